@@ -1,0 +1,79 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { Hono } from 'hono';
+import { config } from '../../shared/config';
+import type { AppEnv } from '../../shared/http/context';
+import { errorHandler, notFoundResponse } from '../../shared/http/error-handler';
+import { requestContext } from '../../shared/http/request-context';
+import { app as agentsApp } from '../agents/app';
+import { app as knowledgeSourcesApp } from '../knowledge-sources/app';
+import { app as workflowsApp } from '../workflows/app';
+
+type OpenApiDocument = ReturnType<typeof agentsApp.getOpenAPI31Document>;
+
+/** One OpenAPI 3.1 document for the whole public API, from the same zod schemas that validate. */
+export function publicApiDocument(): OpenApiDocument {
+  const info = {
+    title: 'Cairn public API',
+    version: '1.0.0',
+    description:
+      'Agents, knowledge sources and workflows. Every call needs the `X-API-Key` header. Responses are ' +
+      '`{data, meta}`; errors are `{error: {code, message, details}, meta}`.',
+  };
+  const parts = [agentsApp, knowledgeSourcesApp, workflowsApp].map((a) =>
+    a.getOpenAPI31Document({ openapi: '3.1.0', info }),
+  );
+  const document: OpenApiDocument = { openapi: '3.1.0', info, paths: {}, components: { schemas: {} } };
+  for (const part of parts) {
+    Object.assign(document.paths!, part.paths);
+    Object.assign(document.components!.schemas!, part.components?.schemas);
+  }
+  document.components!.securitySchemes = {
+    ApiKeyAuth: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+  };
+  return document;
+}
+
+function assetsDir(): string {
+  return config.docsAssetsDir ?? dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+}
+
+const ASSETS: Record<string, string> = {
+  'swagger-ui.css': 'text/css; charset=utf-8',
+  'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
+};
+
+const PAGE = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Cairn API reference</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="stylesheet" href="/v1/docs/swagger-ui.css"></head>
+<body><div id="ui"></div><script src="/v1/docs/swagger-ui-bundle.js"></script>
+<script src="/v1/docs/init.js"></script></body></html>`;
+
+const INIT = `window.ui = SwaggerUIBundle({ url: '/v1/openapi.json', dom_id: '#ui', deepLinking: true,
+  persistAuthorization: true });`;
+
+/** `/v1/openapi.json` and the API reference at `/v1/docs`, served without a CDN and without a key. */
+export function createApiDocsApp() {
+  const app = new Hono<AppEnv>();
+  app.use('*', requestContext());
+  app.onError(errorHandler);
+  app.notFound(notFoundResponse);
+  let document: OpenApiDocument | undefined;
+  app.get('/v1/openapi.json', (c) => c.json((document ??= publicApiDocument())));
+  app.get('/v1/docs', (c) => c.html(PAGE));
+  app.get('/v1/docs/init.js', (c) => c.body(INIT, 200, { 'content-type': 'text/javascript; charset=utf-8' }));
+  const cache = new Map<string, Buffer>();
+  app.get('/v1/docs/:asset', (c) => {
+    const name = c.req.param('asset');
+    const type = ASSETS[name];
+    if (!type) return notFoundResponse(c);
+    let body = cache.get(name);
+    if (!body) cache.set(name, (body = readFileSync(join(assetsDir(), name))));
+    return c.body(new Uint8Array(body), 200, { 'content-type': type, 'cache-control': 'public, max-age=86400' });
+  });
+  return app;
+}
+
+export const app = createApiDocsApp();

@@ -1,0 +1,103 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import {
+  filePath,
+  filesUpload,
+  knowledgeSource,
+  knowledgeSourceInput,
+  MAX_SOURCE_BODY_BYTES,
+} from '../../shared/domain/knowledge-source-schema';
+import {
+  addFiles,
+  createKnowledgeSource,
+  deleteKnowledgeSource,
+  knowledgeSources,
+  presentSource,
+  removeFile,
+  replaceKnowledgeSource,
+} from '../../shared/domain/knowledge-sources';
+import { createGroupApp, type GroupOptions } from '../../shared/http/create-group-app';
+import { registerCrud } from '../../shared/http/crud-routes';
+import { ok } from '../../shared/http/envelope';
+import { commonErrors, envelope, jsonContent } from '../../shared/http/openapi-schemas';
+
+const includeQuery = z.object({
+  include: z.enum(['content']).optional().openapi({ description: '`content` adds each file’s content' }),
+});
+
+/** `/v1/knowledge-sources`. Connecting, ingestion and search are added by the knowledge issue. */
+export function createKnowledgeSourcesApp(options: Partial<GroupOptions> = {}) {
+  const app = createGroupApp({ area: 'knowledge-sources', maxBodyBytes: MAX_SOURCE_BODY_BYTES, ...options });
+  const base = '/v1/knowledge-sources';
+
+  registerCrud(app, {
+    basePath: base,
+    idParam: 'knowledgeSourceId',
+    tag: 'Knowledge sources',
+    noun: 'knowledge source',
+    input: knowledgeSourceInput,
+    output: knowledgeSource,
+    getQuery: includeQuery,
+    async create(scope, input, idempotency) {
+      const created = await createKnowledgeSource(scope, input, idempotency);
+      return { ...created, record: await presentSource(scope, created.record, { files: true }) };
+    },
+    async get(scope, id, query) {
+      const source = await knowledgeSources.get(scope, id);
+      return presentSource(scope, source, { files: true, content: query.include === 'content' });
+    },
+    list: (scope, page) => knowledgeSources.list(scope, page),
+    async replace(scope, id, input) {
+      return presentSource(scope, await replaceKnowledgeSource(scope, id, input), { files: true });
+    },
+    remove: deleteKnowledgeSource,
+  });
+
+  const params = z.object({ knowledgeSourceId: z.string().min(1).max(200) });
+  const security = [{ ApiKeyAuth: [] }];
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: `${base}/{knowledgeSourceId}/files`,
+      tags: ['Knowledge sources'],
+      summary: 'Add or replace files by path',
+      security,
+      request: { params, body: { content: { 'application/json': { schema: filesUpload } }, required: true } },
+      responses: { 200: jsonContent(envelope(knowledgeSource), 'The source with its files'), ...commonErrors },
+    }),
+    async (c) => {
+      const scope = c.get('identity').scope;
+      const id = c.req.valid('param').knowledgeSourceId;
+      const { source } = await addFiles(scope, id, c.req.valid('json').files);
+      return ok(c, await presentSource(scope, source, { files: true })) as never;
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'delete',
+      path: `${base}/{knowledgeSourceId}/files`,
+      tags: ['Knowledge sources'],
+      summary: 'Remove one file',
+      security,
+      request: { params, query: z.object({ path: filePath }) },
+      responses: {
+        200: jsonContent(
+          envelope(z.object({ id: z.string(), path: z.string(), deleted: z.literal(true) })),
+          'Removed',
+        ),
+        ...commonErrors,
+      },
+    }),
+    async (c) => {
+      const id = c.req.valid('param').knowledgeSourceId;
+      const { path } = c.req.valid('query');
+      await removeFile(c.get('identity').scope, id, path);
+      return ok(c, { id, path, deleted: true as const }) as never;
+    },
+  );
+
+  return app;
+}
+
+export const app = createKnowledgeSourcesApp();

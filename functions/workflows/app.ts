@@ -1,0 +1,25 @@
+import { workflow, workflowInput } from '../../shared/domain/workflow-schema';
+import { createWorkflow, replaceWorkflow, workflows } from '../../shared/domain/workflows';
+import { createGroupApp, DEFAULT_MAX_BODY_BYTES, type GroupOptions } from '../../shared/http/create-group-app';
+import { registerCrud } from '../../shared/http/crud-routes';
+
+/** `/v1/workflows`. Executing a workflow is added by the workflows issue. */
+export function createWorkflowsApp(options: Partial<GroupOptions> = {}) {
+  const app = createGroupApp({ area: 'workflows', maxBodyBytes: DEFAULT_MAX_BODY_BYTES, ...options });
+  registerCrud(app, {
+    basePath: '/v1/workflows',
+    idParam: 'workflowId',
+    tag: 'Workflows',
+    noun: 'workflow',
+    input: workflowInput,
+    output: workflow,
+    create: createWorkflow,
+    get: (scope, id) => workflows.get(scope, id),
+    list: (scope, page) => workflows.list(scope, page),
+    replace: replaceWorkflow,
+    remove: (scope, id) => workflows.remove(scope, id),
+  });
+  return app;
+}
+
+export const app = createWorkflowsApp();

@@ -1,0 +1,34 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { generateApiKey } from '../shared/store/api-keys';
+
+export interface LocalCredentials {
+  devApiKey: string;
+  platformAdminToken: string;
+}
+
+/**
+ * Local mode's dev API key and platform admin token: from config when set, otherwise generated
+ * once and kept (mode 0600) in DATA_DIR so they survive restarts. In memory mode nothing is kept.
+ */
+export function localCredentials(
+  dataDir: string | undefined,
+  given: { devApiKey?: string; platformAdminToken?: string },
+): LocalCredentials {
+  const file = dataDir ? join(dataDir, 'credentials.json') : undefined;
+  let kept: Partial<LocalCredentials> = {};
+  if (file && existsSync(file)) kept = JSON.parse(readFileSync(file, 'utf8')) as Partial<LocalCredentials>;
+  const generated: LocalCredentials = {
+    devApiKey: kept.devApiKey ?? generateApiKey(),
+    platformAdminToken: kept.platformAdminToken ?? `cpa_${randomBytes(32).toString('base64url')}`,
+  };
+  if (file && (!kept.devApiKey || !kept.platformAdminToken)) {
+    mkdirSync(dataDir!, { recursive: true });
+    writeFileSync(file, `${JSON.stringify(generated, null, 2)}\n`, { mode: 0o600 });
+  }
+  return {
+    devApiKey: given.devApiKey ?? generated.devApiKey,
+    platformAdminToken: given.platformAdminToken ?? generated.platformAdminToken,
+  };
+}

@@ -1,0 +1,54 @@
+import { z } from 'zod';
+
+/**
+ * The only reader of process.env. Validated once at start-up; a bad value fails fast and names the
+ * variable instead of surfacing later as a confusing runtime error.
+ */
+const plans = ['free', 'pro', 'enterprise', 'unlimited'] as const;
+
+const schema = z.object({
+  TABLE_NAME: z.string().min(1).default('cairn'),
+  AWS_REGION: z.string().min(1).default('us-east-1'),
+  /** Set for DynamoDB Local; unset in AWS. Local mode starts its own when unset. */
+  DYNAMODB_ENDPOINT: z.url().optional(),
+  PORT: z.coerce.number().int().min(1).max(65535).default(3000),
+  /** Local mode: where DynamoDB Local and generated secrets persist; ':memory:' keeps nothing. */
+  DATA_DIR: z.string().min(1).default('.data'),
+  DEV_API_KEY: z.string().min(16, 'must be at least 16 characters').optional(),
+  DEV_API_KEY_PLAN: z.enum(plans).default('free'),
+  PLATFORM_ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  /** How long a Lambda instance trusts a resolved API key; revocation takes effect within it. */
+  API_KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
+  /** Where the docs function finds Swagger UI's files (set in Lambda; locally from node_modules). */
+  DOCS_ASSETS_DIR: z.string().min(1).optional(),
+  DEFAULT_MODEL_PROVIDER: z.enum(['local', 'bedrock', 'openai', 'anthropic']).default('local'),
+});
+
+export type Plan = (typeof plans)[number];
+export const PLANS = plans;
+
+function load() {
+  const parsed = schema.safeParse(process.env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const env = parsed.data;
+  return Object.freeze({
+    tableName: env.TABLE_NAME,
+    region: env.AWS_REGION,
+    dynamodbEndpoint: env.DYNAMODB_ENDPOINT,
+    port: env.PORT,
+    dataDir: env.DATA_DIR,
+    devApiKey: env.DEV_API_KEY,
+    devApiKeyPlan: env.DEV_API_KEY_PLAN,
+    platformAdminToken: env.PLATFORM_ADMIN_TOKEN,
+    logLevel: env.LOG_LEVEL,
+    apiKeyCacheSeconds: env.API_KEY_CACHE_SECONDS,
+    defaultModelProvider: env.DEFAULT_MODEL_PROVIDER,
+    docsAssetsDir: env.DOCS_ASSETS_DIR,
+  });
+}
+
+export const config = load();

@@ -1,0 +1,45 @@
+import { z } from '@hono/zod-openapi';
+import { isId } from '../ids';
+import { between, integerBetween, modelName, readOnlyFields, recordFields, uniqueItems } from './schema-helpers';
+
+export const CAPABILITIES = ['chat', 'document-search'] as const;
+
+const knowledgeSourceId = z
+  .string()
+  .refine((id) => isId('knowledgeSource', id), { error: 'must be a knowledge source id (ks_…)' });
+
+const agentFields = {
+  name: z.string().trim().min(1).max(200).openapi({ example: 'Support bot' }),
+  description: z.string().max(4000).default('').openapi({ example: 'Answers questions' }),
+  model: modelName,
+  temperature: between(0, 2).default(0.7).openapi({ example: 0.3 }),
+  maxTokens: integerBetween(1, 200_000).default(1024).openapi({ example: 512 }),
+  capabilities: z
+    .array(z.enum(CAPABILITIES))
+    .min(1)
+    .max(CAPABILITIES.length)
+    .superRefine(uniqueItems((c) => c, 'capability'))
+    .default(['chat'])
+    .openapi({ example: ['chat', 'document-search'] }),
+  instructions: z.string().max(20_000).optional().openapi({ description: 'System prompt' }),
+  knowledgeSourceIds: z
+    .array(knowledgeSourceId)
+    .max(20)
+    .superRefine(uniqueItems((id) => id, 'knowledge source id'))
+    .default([])
+    .openapi({ description: 'Knowledge sources of the same tenant' }),
+};
+
+/** The body of POST and PUT: PUT replaces, so both are validated alike. */
+export const agentInput = z.strictObject({ ...agentFields, ...readOnlyFields }).openapi('AgentInput');
+
+export const agent = z
+  .object({
+    ...recordFields,
+    ...agentFields,
+    id: z.string().openapi({ example: 'agt_01jd8x2k3m4n5p6q7r8s9t0v1w' }),
+  })
+  .openapi('Agent');
+
+export type AgentInput = z.infer<typeof agentInput>;
+export type Agent = z.infer<typeof agent>;

@@ -1,0 +1,140 @@
+import { z } from '@hono/zod-openapi';
+import { readOnlyFields, recordFields, uniqueItems } from './schema-helpers';
+
+export const SOURCE_TYPES = ['postgresql', 'file-collection'] as const;
+export const SOURCE_STATUSES = ['created', 'pending', 'syncing', 'indexing', 'ready', 'failed'] as const;
+
+/** A file-collection create or file upload carries at most this much content (UTF-8 bytes). */
+export const MAX_CONTENT_BYTES = 5 * 1024 * 1024;
+/** Raw body limit of the group: the content plus JSON escaping, under Lambda's 6 MB payload. */
+export const MAX_SOURCE_BODY_BYTES = 6 * 1024 * 1024 - 64 * 1024;
+
+const IDENT = '[A-Za-z_][A-Za-z0-9_$]{0,62}';
+const identifier = z
+  .string()
+  .regex(new RegExp(`^${IDENT}$`), { error: 'must be a column name (letters, digits, _ or $; not starting with a digit; ≤ 63)' });
+
+const CREDENTIAL_KEYS = ['username', 'user', 'password'];
+const credentialsHint =
+  'is a credential: credentials are never part of config; send them to POST /v1/knowledge-sources/{id}/connect';
+
+/** A credential in config gets a reason that says where it belongs, not just "unknown field". */
+function flagCredentials(value: unknown, ctx: z.RefinementCtx): unknown {
+  if (typeof value === 'object' && value !== null) {
+    for (const key of CREDENTIAL_KEYS) {
+      if (key in value) ctx.addIssue({ code: 'custom', path: [key], message: credentialsHint });
+    }
+  }
+  return value;
+}
+
+const postgresConfigObject = z
+  .strictObject({
+    host: z
+      .string()
+      .min(1)
+      .max(253)
+      .regex(/^[A-Za-z0-9._:\-[\]]+$/, { error: 'must be a host name or IP address' })
+      .openapi({ example: 'db.example.com' }),
+    port: z
+      .int({ error: 'must be an integer between 1 and 65535' })
+      .min(1, { error: 'must be an integer between 1 and 65535' })
+      .max(65535, { error: 'must be an integer between 1 and 65535' })
+      .default(5432),
+    database: z.string().min(1).max(63).openapi({ example: 'shop' }),
+    table: z
+      .string()
+      .regex(new RegExp(`^${IDENT}(\\.${IDENT})?$`), {
+        error: 'must be a table name, optionally schema-qualified (schema.table)',
+      })
+      .openapi({ example: 'public.articles' }),
+    idColumn: identifier.optional().openapi({ description: 'Default: the primary key' }),
+    textColumns: z.array(identifier).min(1).max(100).optional().openapi({ description: 'Default: every text-like column' }),
+    metadataColumns: z.array(identifier).max(100).optional(),
+    updatedAtColumn: identifier.optional().openapi({ description: 'Enables incremental re-sync' }),
+    ssl: z.boolean().default(false),
+  })
+  .openapi('PostgresConfig');
+
+export const postgresConfig = z.preprocess(flagCredentials, postgresConfigObject);
+
+/** Relative, normalised paths: no leading slash, no `.`/`..` segments, no empty segments. */
+const SEGMENT_RULES = 'must be a relative path without empty, "." or ".." segments';
+export const filePath = z
+  .string()
+  .min(1)
+  .max(1024)
+  .refine(
+    (p) =>
+      !p.startsWith('/') &&
+      !p.includes('\\') &&
+      !/[\u0000-\u001f]/.test(p) &&
+      p.split('/').every((s) => s !== '' && s !== '.' && s !== '..'),
+    { error: SEGMENT_RULES },
+  )
+  .openapi({ example: 'policies/returns.md' });
+
+export const fileInput = z
+  .strictObject({
+    path: filePath,
+    content: z.string().openapi({ example: '# Returns\nItems can be returned within 30 days.' }),
+  })
+  .openapi('FileInput');
+
+export const fileList = z
+  .array(fileInput)
+  .max(10_000)
+  .superRefine(uniqueItems((f: { path: string }) => f.path, 'path', 'path'));
+
+/** Server-computed fields of a source: sent back by a client, they are ignored like the others. */
+const sourceReadOnly = {
+  ...readOnlyFields,
+  stats: z.unknown().optional().openapi({ description: 'read-only; ignored' }),
+  error: z.unknown().optional().openapi({ description: 'read-only; ignored' }),
+  fileCount: z.unknown().optional().openapi({ description: 'read-only; ignored' }),
+  totalBytes: z.unknown().optional().openapi({ description: 'read-only; ignored' }),
+};
+export const SOURCE_READ_ONLY_EXTRA = ['stats', 'error', 'fileCount', 'totalBytes'];
+
+const common = {
+  name: z.string().trim().min(1).max(200).openapi({ example: 'Help centre' }),
+  description: z.string().max(4000).default(''),
+};
+
+export const knowledgeSourceInput = z
+  .discriminatedUnion('type', [
+    z.strictObject({ ...common, type: z.literal('postgresql'), config: postgresConfig, ...sourceReadOnly }),
+    z.strictObject({ ...common, type: z.literal('file-collection'), files: fileList.default([]), ...sourceReadOnly }),
+  ])
+  .openapi('KnowledgeSourceInput');
+
+export const filesUpload = z.strictObject({ files: fileList.min(1) }).openapi('FilesUpload');
+
+export const fileSummary = z
+  .object({
+    path: z.string(),
+    size: z.int().openapi({ description: 'UTF-8 bytes' }),
+    contentType: z.string(),
+    sha256: z.string(),
+    updatedAt: z.string(),
+    content: z.string().optional().openapi({ description: 'Only with ?include=content' }),
+  })
+  .openapi('File');
+
+export const knowledgeSource = z
+  .object({
+    ...recordFields,
+    ...common,
+    id: z.string().openapi({ example: 'ks_01jd8x2k3m4n5p6q7r8s9t0v1w' }),
+    type: z.enum(SOURCE_TYPES),
+    status: z.enum(SOURCE_STATUSES),
+    config: postgresConfigObject.optional(),
+    files: z.array(fileSummary).optional().openapi({ description: 'file-collection: on GET of one source' }),
+    fileCount: z.int().optional(),
+    totalBytes: z.int().optional(),
+  })
+  .openapi('KnowledgeSource');
+
+export type KnowledgeSourceInput = z.infer<typeof knowledgeSourceInput>;
+export type FileInput = z.infer<typeof fileInput>;
+export type PostgresConfig = z.infer<typeof postgresConfigObject>;

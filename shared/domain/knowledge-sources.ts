@@ -1,0 +1,149 @@
+import { AppError, NotFoundError, ValidationError } from '../errors';
+import type { Idempotency } from '../store/records';
+import { deleteAllFiles, deleteFiles, listFiles, putFiles, readContents, type StoredFile } from '../store/files';
+import { updateRecord } from '../store/records';
+import type { TenantScope } from '../tenancy';
+import { detachKnowledgeSource } from './agents';
+import { collection } from './collection';
+import {
+  MAX_CONTENT_BYTES,
+  SOURCE_READ_ONLY_EXTRA,
+  type FileInput,
+  type KnowledgeSourceInput,
+  type PostgresConfig,
+} from './knowledge-source-schema';
+import { withoutReadOnly } from './schema-helpers';
+
+export type SourceStatus = 'created' | 'pending' | 'syncing' | 'indexing' | 'ready' | 'failed';
+
+/** The stored record. File contents live beside it in the store, not in it. */
+export interface KnowledgeSourceRecord {
+  id: string;
+  createdAt: string;
+  updatedAt: string;
+  version: number;
+  name: string;
+  description: string;
+  type: 'postgresql' | 'file-collection';
+  status: SourceStatus;
+  config?: PostgresConfig;
+  stats?: Record<string, unknown>;
+  error?: { code: string; message: string };
+}
+
+export const knowledgeSources = collection<KnowledgeSourceRecord>('KS', 'knowledgeSource', 'knowledge source');
+
+function assertContentSize(files: FileInput[]) {
+  let total = 0;
+  for (const file of files) total += Buffer.byteLength(file.content, 'utf8');
+  if (total > MAX_CONTENT_BYTES) {
+    throw new AppError(
+      'PAYLOAD_TOO_LARGE',
+      `Files carry ${total} bytes of content; one request may carry at most ${MAX_CONTENT_BYTES}`,
+      { field: 'files', limitBytes: MAX_CONTENT_BYTES, actualBytes: total },
+    );
+  }
+}
+
+function recordFields(input: KnowledgeSourceInput) {
+  const { files: _files, ...rest } = withoutReadOnly(input, SOURCE_READ_ONLY_EXTRA) as KnowledgeSourceInput & {
+    files?: unknown;
+  };
+  return rest;
+}
+
+export async function createKnowledgeSource(
+  scope: TenantScope,
+  input: KnowledgeSourceInput,
+  idempotency?: Idempotency,
+) {
+  const files = input.type === 'file-collection' ? input.files : [];
+  assertContentSize(files);
+  const created = await knowledgeSources.create(
+    scope,
+    { ...recordFields(input), status: 'created' } as Omit<KnowledgeSourceRecord, 'id' | 'createdAt' | 'updatedAt' | 'version'>,
+    { idempotency },
+  );
+  // Files follow the record: a retry with the same Idempotency-Key rewrites only what is missing.
+  if (files.length > 0) {
+    const existing = created.replayed ? await listFiles(scope, created.record.id) : [];
+    await putFiles(scope, created.record.id, files, existing);
+  }
+  return created;
+}
+
+/** PUT: the record is replaced; for a file collection, so is the whole set of files. */
+export async function replaceKnowledgeSource(scope: TenantScope, id: string, input: KnowledgeSourceInput) {
+  const files = input.type === 'file-collection' ? input.files : [];
+  assertContentSize(files);
+  const replaced = await knowledgeSources.replace(scope, id, (current) => ({
+    ...(recordFields(input) as Omit<KnowledgeSourceRecord, 'id' | 'createdAt' | 'updatedAt' | 'version' | 'status'>),
+    status: current.status,
+    ...(current.stats ? { stats: current.stats } : {}),
+  }));
+  const existing = await listFiles(scope, id);
+  const keep = new Set(files.map((f) => f.path));
+  await putFiles(scope, id, files, existing);
+  await deleteFiles(scope, id, existing.filter((f) => !keep.has(f.path)));
+  return replaced;
+}
+
+function assertFileCollection(source: KnowledgeSourceRecord) {
+  if (source.type !== 'file-collection') {
+    throw new ValidationError('type', `is ${source.type}; only file-collection sources have files`);
+  }
+}
+
+/** Bumps the source's version and updatedAt after its files changed. */
+function touch(scope: TenantScope, id: string) {
+  return updateRecord<KnowledgeSourceRecord>(scope, 'KS', id, (current) => current);
+}
+
+export async function addFiles(scope: TenantScope, id: string, files: FileInput[]) {
+  assertContentSize(files);
+  const source = await knowledgeSources.get(scope, id);
+  assertFileCollection(source);
+  const changed = await putFiles(scope, id, files, await listFiles(scope, id));
+  return { source: changed.length > 0 ? ((await touch(scope, id)) ?? source) : source, changed };
+}
+
+export async function removeFile(scope: TenantScope, id: string, path: string) {
+  const source = await knowledgeSources.get(scope, id);
+  assertFileCollection(source);
+  const file = (await listFiles(scope, id)).find((f) => f.path === path);
+  if (!file) throw new NotFoundError('file', path);
+  await deleteFiles(scope, id, [file]);
+  await touch(scope, id);
+}
+
+/** A source as the API shows it; with `files`, its file list (and, if asked, their content). */
+export async function presentSource(
+  scope: TenantScope,
+  source: KnowledgeSourceRecord,
+  options: { files: boolean; content?: boolean },
+) {
+  if (source.type !== 'file-collection' || !options.files) return source;
+  const stored = await listFiles(scope, source.id);
+  const contents = options.content ? await readContents(scope, source.id, stored) : undefined;
+  return {
+    ...source,
+    fileCount: stored.length,
+    totalBytes: stored.reduce((sum, f) => sum + f.size, 0),
+    files: stored.map((f: StoredFile) => ({
+      path: f.path,
+      size: f.size,
+      contentType: f.contentType,
+      sha256: f.sha256,
+      updatedAt: f.updatedAt,
+      ...(contents ? { content: contents.get(f.path) ?? '' } : {}),
+    })),
+  };
+}
+
+/** Deletes the source, its files, and its place in every agent that listed it. */
+export async function deleteKnowledgeSource(scope: TenantScope, id: string) {
+  const removed = await knowledgeSources.remove(scope, id);
+  await deleteAllFiles(scope, id);
+  await detachKnowledgeSource(scope, id);
+  return removed;
+}

@@ -1,0 +1,142 @@
+import { z } from '@hono/zod-openapi';
+import { isId } from '../ids';
+import { between, integerBetween, modelName, readOnlyFields, recordFields, uniqueItems } from './schema-helpers';
+
+export const STEP_TYPES = ['classification', 'search', 'generation'] as const;
+
+/** Keys that belong in a step's `config`; the seed's samples also put them on the step itself. */
+const CONFIG_KEYS: Record<(typeof STEP_TYPES)[number], string[]> = {
+  classification: ['model', 'categories', 'input'],
+  search: ['knowledgeSourceId', 'query', 'topK'],
+  generation: ['model', 'prompt', 'temperature', 'maxTokens', 'instructions'],
+};
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Moves config keys given on the step into `config`, so every stored step has one shape. */
+function hoistConfig(step: unknown, ctx: z.RefinementCtx): unknown {
+  if (!isPlainObject(step) || typeof step.type !== 'string' || !(step.type in CONFIG_KEYS)) return step;
+  if (step.config !== undefined && !isPlainObject(step.config)) return step;
+  const config: Record<string, unknown> = { ...(step.config ?? {}) };
+  const out: Record<string, unknown> = { ...step };
+  for (const key of CONFIG_KEYS[step.type as keyof typeof CONFIG_KEYS]) {
+    if (!(key in out)) continue;
+    if (key in config) {
+      ctx.addIssue({ code: 'custom', path: [key], message: 'is given both on the step and in its config' });
+      continue;
+    }
+    config[key] = out[key];
+    delete out[key];
+  }
+  out.config = config;
+  return out;
+}
+
+export const STEP_ID_PATTERN = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
+
+const stepCommon = {
+  id: z
+    .string()
+    .regex(STEP_ID_PATTERN, { error: 'must start with a letter and hold only letters, digits, _ or - (≤ 64)' })
+    .optional()
+    .openapi({ description: 'Stable step id; `step1`, `step2`… when omitted', example: 'classify' }),
+  name: z.string().max(200).optional(),
+};
+
+const template = (max: number) => z.string().trim().min(1).max(max);
+
+const category = z.union([
+  z.string().trim().min(1).max(100),
+  z.strictObject({
+    name: z.string().trim().min(1).max(100),
+    description: z.string().max(1000).optional(),
+    examples: z.array(z.string().max(1000)).max(50).optional(),
+  }),
+]);
+
+const classificationStep = z.strictObject({
+  ...stepCommon,
+  type: z.literal('classification'),
+  config: z.strictObject({
+    model: modelName,
+    categories: z
+      .array(category)
+      .min(2)
+      .max(50)
+      .superRefine(uniqueItems((c) => (typeof c === 'string' ? c : c.name).toLowerCase(), 'category')),
+    input: template(10_000).optional().openapi({ description: 'Template; default {{input}}' }),
+  }),
+});
+
+const searchStep = z.strictObject({
+  ...stepCommon,
+  type: z.literal('search'),
+  config: z.strictObject({
+    knowledgeSourceId: z
+      .string()
+      .refine((id) => isId('knowledgeSource', id), { error: 'must be a knowledge source id (ks_…)' }),
+    query: template(10_000).openapi({ example: '{{user_message}}' }),
+    topK: integerBetween(1, 100).default(5),
+  }),
+});
+
+const generationStep = z.strictObject({
+  ...stepCommon,
+  type: z.literal('generation'),
+  config: z.strictObject({
+    model: modelName,
+    prompt: template(50_000).openapi({ example: 'Answer using the context: {{user_message}}' }),
+    temperature: between(0, 2).optional(),
+    maxTokens: integerBetween(1, 200_000).optional(),
+    instructions: z.string().max(20_000).optional(),
+  }),
+});
+
+export const workflowStep = z
+  .preprocess(hoistConfig, z.discriminatedUnion('type', [classificationStep, searchStep, generationStep]))
+  .openapi('WorkflowStep');
+
+export const workflowInput = z
+  .strictObject({
+    name: z.string().trim().min(1).max(200).openapi({ example: 'Customer support flow' }),
+    description: z.string().max(4000).default(''),
+    steps: z
+      .array(workflowStep)
+      .min(1)
+      .max(50)
+      .superRefine((steps, ctx) => {
+        const seen = new Map<string, number>();
+        steps.forEach((step, index) => {
+          if (!step.id) return;
+          const first = seen.get(step.id);
+          if (first !== undefined) {
+            ctx.addIssue({ code: 'custom', path: [index, 'id'], message: `repeats the step id at index ${first}` });
+          } else seen.set(step.id, index);
+        });
+      }),
+    ...readOnlyFields,
+  })
+  .openapi('WorkflowInput');
+
+export type WorkflowInput = z.infer<typeof workflowInput>;
+export type WorkflowStep = z.infer<typeof workflowStep> & { id: string };
+
+export const workflow = z
+  .object({
+    ...recordFields,
+    id: z.string().openapi({ example: 'wf_01jd8x2k3m4n5p6q7r8s9t0v1w' }),
+    name: z.string(),
+    description: z.string(),
+    steps: z.array(
+      z.object({
+        id: z.string(),
+        name: z.string().optional(),
+        type: z.enum(STEP_TYPES),
+        config: z.record(z.string(), z.unknown()),
+      }),
+    ),
+  })
+  .openapi('Workflow');
+
+export type Workflow = z.infer<typeof workflow>;

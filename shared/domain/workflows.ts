@@ -1,0 +1,50 @@
+import type { Idempotency, Reference } from '../store/records';
+import type { TenantScope } from '../tenancy';
+import { collection } from './collection';
+import { withoutReadOnly } from './schema-helpers';
+import type { Workflow, WorkflowInput } from './workflow-schema';
+
+export const workflows = collection<Workflow>('WORKFLOW', 'workflow', 'workflow');
+
+/**
+ * Gives every step a stable id: its own, else `step<n>` by position, skipping ids that other
+ * steps already claim.
+ */
+export function assignStepIds(steps: WorkflowInput['steps']): Workflow['steps'] {
+  const taken = new Set(steps.map((s) => s.id).filter((id): id is string => Boolean(id)));
+  return steps.map((step, index) => {
+    if (step.id) return step as Workflow['steps'][number];
+    let n = index + 1;
+    while (taken.has(`step${n}`)) n++;
+    taken.add(`step${n}`);
+    return { ...step, id: `step${n}` } as Workflow['steps'][number];
+  });
+}
+
+function fieldsOf(input: WorkflowInput) {
+  const rest = withoutReadOnly(input) as Omit<WorkflowInput, 'steps'>;
+  return { ...rest, steps: assignStepIds(input.steps) } as Omit<Workflow, 'id' | 'createdAt' | 'updatedAt' | 'version'>;
+}
+
+/** Search steps must name knowledge sources that exist in the tenant when the workflow is written. */
+function sourceReferences(input: WorkflowInput): Reference[] {
+  return input.steps.flatMap((step, i) =>
+    step.type === 'search'
+      ? [{ kind: 'KS' as const, id: step.config.knowledgeSourceId, field: `steps[${i}].config.knowledgeSourceId` }]
+      : [],
+  );
+}
+
+export function createWorkflow(scope: TenantScope, input: WorkflowInput, idempotency?: Idempotency) {
+  return workflows.create(scope, fieldsOf(input), { references: dedupe(sourceReferences(input)), idempotency });
+}
+
+export function replaceWorkflow(scope: TenantScope, id: string, input: WorkflowInput) {
+  return workflows.replace(scope, id, () => fieldsOf(input), dedupe(sourceReferences(input)));
+}
+
+/** A transaction may check each item only once. */
+function dedupe(references: Reference[]): Reference[] {
+  const seen = new Set<string>();
+  return references.filter((r) => !seen.has(r.id) && seen.add(r.id));
+}

@@ -1,0 +1,38 @@
+import type { MiddlewareHandler } from 'hono';
+import { config } from '../config';
+import { AppError } from '../errors';
+import { API_KEY_PATTERN, hashApiKey, resolveApiKey, type ApiKeyIdentity } from '../store/api-keys';
+import type { AppEnv } from './context';
+
+/**
+ * Resolves `X-API-Key` to tenant scope and plan. In AWS, API Gateway has already checked the key
+ * against its usage plans; the app still resolves it so local mode and Lambda behave alike.
+ * Each app instance keeps resolved keys for `API_KEY_CACHE_SECONDS` (one DynamoDB read saved per
+ * request); revocation therefore takes effect within that time.
+ */
+export function apiKeyAuth(options: { cacheSeconds?: number } = {}): MiddlewareHandler<AppEnv> {
+  const ttlMs = (options.cacheSeconds ?? config.apiKeyCacheSeconds) * 1000;
+  const cache = new Map<string, { identity: ApiKeyIdentity; until: number }>();
+  return async (c, next) => {
+    const apiKey = c.req.header('x-api-key');
+    if (!apiKey) throw new AppError('UNAUTHORIZED', 'Missing X-API-Key header');
+    if (!API_KEY_PATTERN.test(apiKey)) throw new AppError('UNAUTHORIZED', 'Unknown or revoked API key');
+    const hash = hashApiKey(apiKey);
+    const now = Date.now();
+    let identity = cache.get(hash);
+    if (!identity || identity.until <= now) {
+      const resolved = await resolveApiKey(apiKey);
+      if (!resolved) {
+        cache.delete(hash);
+        throw new AppError('UNAUTHORIZED', 'Unknown or revoked API key');
+      }
+      identity = { identity: resolved, until: now + ttlMs };
+      if (ttlMs > 0) {
+        if (cache.size >= 10_000) cache.clear(); // bound memory; a miss only costs one read
+        cache.set(hash, identity);
+      }
+    }
+    c.set('identity', identity.identity);
+    await next();
+  };
+}

@@ -1,0 +1,36 @@
+import type { MiddlewareHandler } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { AppError } from '../errors';
+import type { AppEnv } from './context';
+
+const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i;
+
+function hasBody(headers: Headers): boolean {
+  const length = headers.get('content-length');
+  if (length !== null) return Number(length) > 0;
+  return headers.has('transfer-encoding');
+}
+
+/**
+ * A request body must be JSON (else 415) and no larger than `maxBytes` (else 413). Requests
+ * without a body pass: their handlers then report the missing fields.
+ */
+export function bodyGuard(maxBytes: number): MiddlewareHandler<AppEnv> {
+  const limit = bodyLimit({
+    maxSize: maxBytes,
+    onError: () => {
+      throw new AppError('PAYLOAD_TOO_LARGE', `Request body exceeds ${maxBytes} bytes`, { limitBytes: maxBytes });
+    },
+  });
+  return async (c, next) => {
+    if (c.req.method === 'GET' || c.req.method === 'HEAD' || c.req.method === 'DELETE') return next();
+    if (!hasBody(c.req.raw.headers)) return next();
+    const type = c.req.header('content-type') ?? '';
+    if (!JSON_TYPE.test(type)) {
+      throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Request body must be application/json', {
+        contentType: type || null,
+      });
+    }
+    return limit(c, next);
+  };
+}

@@ -1,0 +1,38 @@
+import { OpenAPIHono } from '@hono/zod-openapi';
+import type { RateArea } from '../plans';
+import { apiKeyAuth } from './api-key-auth';
+import { bodyGuard } from './body-guard';
+import type { AppEnv } from './context';
+import { errorHandler, notFoundResponse } from './error-handler';
+import { rateLimit } from './rate-limit';
+import { requestContext } from './request-context';
+import { toValidationError } from './validation';
+
+export interface GroupOptions {
+  area: RateArea;
+  /** Largest request body the group accepts. */
+  maxBodyBytes: number;
+  /** Overrides API_KEY_CACHE_SECONDS (tests that revoke keys use 0). */
+  apiKeyCacheSeconds?: number;
+}
+
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+
+/**
+ * A route group of the public API: request id → API key → rate limit → body checks, then the
+ * group's routes. Validation failures of any route become the API's 400 naming the field.
+ */
+export function createGroupApp(options: GroupOptions): OpenAPIHono<AppEnv> {
+  const app = new OpenAPIHono<AppEnv>({
+    defaultHook: (result) => {
+      if (!result.success) throw toValidationError(result.error);
+    },
+  });
+  app.use('*', requestContext());
+  app.use('*', apiKeyAuth({ cacheSeconds: options.apiKeyCacheSeconds }));
+  app.use('*', rateLimit(options.area));
+  app.use('*', bodyGuard(options.maxBodyBytes));
+  app.onError(errorHandler);
+  app.notFound(notFoundResponse);
+  return app;
+}

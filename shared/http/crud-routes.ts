@@ -1,0 +1,139 @@
+import { createHash } from 'node:crypto';
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import type { Idempotency, Page } from '../store/records';
+import type { TenantScope } from '../tenancy';
+import type { AppEnv } from './context';
+import { ok, okList } from './envelope';
+import { commonErrors, deletedSchema, envelope, jsonContent, listEnvelope } from './openapi-schemas';
+import { paginationQuery } from './pagination';
+
+/** What a resource supplies; the five routes and their OpenAPI entries are the same for all. */
+export interface CrudSpec<Input, Out> {
+  /** e.g. `/v1/agents` */
+  basePath: string;
+  /** Path parameter name, e.g. `agentId`. */
+  idParam: string;
+  tag: string;
+  noun: string;
+  input: z.ZodType<Input>;
+  output: z.ZodType<Out>;
+  /** Extra query parameters of `GET …/{id}` (e.g. `include`). */
+  getQuery?: z.ZodObject;
+  create(scope: TenantScope, input: Input, idempotency?: Idempotency): Promise<{ record: Out; replayed: boolean }>;
+  get(scope: TenantScope, id: string, query: Record<string, unknown>): Promise<Out>;
+  list(scope: TenantScope, page: { limit: number; cursor?: string }): Promise<Page<Out>>;
+  replace(scope: TenantScope, id: string, input: Input): Promise<Out>;
+  remove(scope: TenantScope, id: string): Promise<unknown>;
+}
+
+const idempotencyHeader = z.object({
+  'idempotency-key': z
+    .string()
+    .min(1)
+    .max(255)
+    .optional()
+    .openapi({ description: 'Retries with the same key and body return the first result instead of creating again' }),
+});
+
+function idempotencyOf(c: Context<AppEnv>, input: unknown): Idempotency | undefined {
+  const key = c.req.header('idempotency-key');
+  if (!key) return undefined;
+  const requestHash = createHash('sha256').update(JSON.stringify(input)).digest('hex');
+  return { key, requestHash };
+}
+
+export function registerCrud<Input, Out extends { id: string }>(app: OpenAPIHono<AppEnv>, spec: CrudSpec<Input, Out>) {
+  const itemPath = `${spec.basePath}/{${spec.idParam}}`;
+  const params = z.object({ [spec.idParam]: z.string().min(1).max(200) });
+  const body = { content: { 'application/json': { schema: spec.input } }, required: true };
+  const scope = (c: Context<AppEnv>) => c.get('identity').scope;
+  const idOf = (c: Context<AppEnv>) => c.req.param(spec.idParam)!;
+  const security = [{ ApiKeyAuth: [] }];
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: spec.basePath,
+      tags: [spec.tag],
+      summary: `Create a ${spec.noun}`,
+      security,
+      request: { body, headers: idempotencyHeader },
+      responses: { 201: jsonContent(envelope(spec.output), `The created ${spec.noun}`), ...commonErrors },
+    }),
+    async (c) => {
+      const input = c.req.valid('json') as Input;
+      const { record, replayed } = await spec.create(scope(c), input, idempotencyOf(c, input));
+      c.header('Location', `${spec.basePath}/${record.id}`);
+      if (replayed) c.header('Idempotent-Replayed', 'true');
+      return ok(c, record, 201) as never;
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: spec.basePath,
+      tags: [spec.tag],
+      summary: `List ${spec.noun}s, newest first`,
+      security,
+      request: { query: paginationQuery },
+      responses: { 200: jsonContent(listEnvelope(spec.output), `A page of ${spec.noun}s`), ...commonErrors },
+    }),
+    async (c) => {
+      const page = c.req.valid('query');
+      const result = await spec.list(scope(c), page);
+      return okList(c, result.items, { limit: page.limit, nextCursor: result.nextCursor }) as never;
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: itemPath,
+      tags: [spec.tag],
+      summary: `Get a ${spec.noun}`,
+      security,
+      request: { params, ...(spec.getQuery ? { query: spec.getQuery } : {}) },
+      responses: { 200: jsonContent(envelope(spec.output), `The ${spec.noun}`), ...commonErrors },
+    }),
+    async (c) => {
+      const query = spec.getQuery ? (c.req.valid('query' as never) as Record<string, unknown>) : {};
+      return ok(c, await spec.get(scope(c), idOf(c), query)) as never;
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'put',
+      path: itemPath,
+      tags: [spec.tag],
+      summary: `Replace a ${spec.noun}`,
+      description: 'Validated as on create. id, createdAt, updatedAt, status and version are ignored.',
+      security,
+      request: { params, body },
+      responses: {
+        200: jsonContent(envelope(spec.output), `The replaced ${spec.noun}`),
+        409: jsonContent(commonErrors[400].content['application/json'].schema, 'Modified concurrently; retry'),
+        ...commonErrors,
+      },
+    }),
+    async (c) => ok(c, await spec.replace(scope(c), idOf(c), c.req.valid('json') as Input)) as never,
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'delete',
+      path: itemPath,
+      tags: [spec.tag],
+      summary: `Delete a ${spec.noun}`,
+      security,
+      request: { params },
+      responses: { 200: jsonContent(envelope(deletedSchema), 'Deleted'), ...commonErrors },
+    }),
+    async (c) => {
+      await spec.remove(scope(c), idOf(c));
+      return ok(c, { id: idOf(c), deleted: true as const }) as never;
+    },
+  );
+}

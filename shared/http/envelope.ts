@@ -1,0 +1,30 @@
+import type { Context } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { AppError } from '../errors';
+import type { AppEnv } from './context';
+
+export interface Meta {
+  timestamp: string;
+  requestId: string;
+  pagination?: { limit: number; nextCursor: string | null; hasMore: boolean };
+}
+
+export function meta(c: Context<AppEnv>): Meta {
+  return { timestamp: new Date().toISOString(), requestId: c.get('requestId') };
+}
+
+export function ok<T>(c: Context<AppEnv>, data: T, status: ContentfulStatusCode = 200) {
+  return c.json({ data, meta: meta(c) }, status);
+}
+
+export function okList<T>(c: Context<AppEnv>, items: T[], page: { limit: number; nextCursor: string | null }) {
+  const pagination = { limit: page.limit, nextCursor: page.nextCursor, hasMore: page.nextCursor !== null };
+  return c.json({ data: items, meta: { ...meta(c), pagination } }, 200);
+}
+
+export function errorBody(c: Context<AppEnv>, error: Pick<AppError, 'code' | 'message' | 'details'>) {
+  return {
+    error: { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) },
+    meta: meta(c),
+  };
+}

@@ -1,0 +1,38 @@
+import type { Context, ErrorHandler } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { AppError } from '../errors';
+import { errorFields, log } from '../log';
+import type { AppEnv } from './context';
+import { errorBody } from './envelope';
+
+function fromHttpException(error: HTTPException): AppError {
+  // Hono's JSON validator throws 400 on a body it cannot parse.
+  if (error.status === 400) return new AppError('INVALID_REQUEST', 'Request body is not valid JSON', { field: 'body', reason: 'is not valid JSON' });
+  if (error.status === 413) return new AppError('PAYLOAD_TOO_LARGE', 'Request body is too large');
+  if (error.status === 401) return new AppError('UNAUTHORIZED', 'Unauthorized');
+  return new AppError('INVALID_REQUEST', error.message || 'Bad request');
+}
+
+/** The one place errors become responses. Anything unexpected is a 500 that leaks nothing. */
+export const errorHandler: ErrorHandler<AppEnv> = (error, c) => {
+  let appError: AppError;
+  if (error instanceof AppError) appError = error;
+  else if (error instanceof HTTPException) appError = fromHttpException(error);
+  else {
+    log.error('unhandled error', { requestId: c.get('requestId'), path: c.req.path, ...errorFields(error) });
+    appError = new AppError('INTERNAL_ERROR', 'Internal error; quote the requestId when reporting it');
+  }
+  if (appError.statusCode >= 500 && error instanceof AppError) {
+    log.error('request failed', { requestId: c.get('requestId'), code: appError.code, ...errorFields(error.cause ?? error) });
+  }
+  return c.json(errorBody(c, appError), appError.statusCode as ContentfulStatusCode);
+};
+
+export function notFoundResponse(c: Context<AppEnv>) {
+  const error = new AppError('NOT_FOUND', `No route for ${c.req.method} ${c.req.path}`, {
+    method: c.req.method,
+    path: c.req.path,
+  });
+  return c.json(errorBody(c, error), 404);
+}

@@ -1,0 +1,42 @@
+import { randomBytes } from 'node:crypto';
+
+export const ID_PREFIXES = {
+  agent: 'agt_',
+  knowledgeSource: 'ks_',
+  workflow: 'wf_',
+  execution: 'exe_',
+  document: 'doc_',
+  chunk: 'chk_',
+  tenant: 'ten_',
+  apiKey: 'key_',
+  request: 'req_',
+} as const;
+
+export type IdKind = keyof typeof ID_PREFIXES;
+
+const CROCKFORD = '0123456789abcdefghjkmnpqrstvwxyz';
+
+/**
+ * Time-ordered ids (ULID layout: 48-bit milliseconds then 80 random bits, Crockford base32,
+ * lower case) so that a DynamoDB sort key on the id lists records in creation order.
+ */
+export function newId(kind: IdKind, now = Date.now()): string {
+  let time = '';
+  let t = now;
+  for (let i = 0; i < 10; i++) {
+    time = CROCKFORD[t % 32] + time;
+    t = Math.floor(t / 32);
+  }
+  const bytes = randomBytes(16);
+  let rand = '';
+  for (let i = 0; i < 16; i++) rand += CROCKFORD[bytes[i]! % 32];
+  return `${ID_PREFIXES[kind]}${time}${rand}`;
+}
+
+const ID_BODY = /^[0-9a-z]{26}$/;
+
+/** Whether a string has the shape of an id of that kind (used to answer 404 early, without I/O). */
+export function isId(kind: IdKind, value: string): boolean {
+  const prefix = ID_PREFIXES[kind];
+  return value.startsWith(prefix) && ID_BODY.test(value.slice(prefix.length));
+}

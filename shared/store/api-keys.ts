@@ -1,0 +1,141 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import type { Plan } from '../config';
+import { newId } from '../ids';
+import { scopeOf, type TenantScope } from '../tenancy';
+import { documentClient, tableName } from './client';
+import { keys } from './keys';
+
+/** What a presented API key resolves to. The key itself is never stored, only its SHA-256. */
+export interface ApiKeyIdentity {
+  keyId: string;
+  scope: TenantScope;
+  plan: Plan;
+}
+
+export interface ApiKeySummary {
+  keyId: string;
+  tenantId: string;
+  plan: Plan;
+  name?: string;
+  createdAt: string;
+}
+
+/** Printable ASCII: anything else cannot be a key, and is refused without a read. */
+export const API_KEY_PATTERN = /^[\x21-\x7e]{16,256}$/;
+
+export function hashApiKey(apiKey: string): string {
+  return createHash('sha256').update(apiKey, 'utf8').digest('hex');
+}
+
+/** 32 random bytes: the key is a bearer secret, so it must be unguessable. */
+export function generateApiKey(): string {
+  return `cak_${randomBytes(32).toString('base64url')}`;
+}
+
+export async function putTenant(scope: TenantScope, tenant: { name: string; plan: Plan }): Promise<boolean> {
+  try {
+    await documentClient().send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: { ...keys.tenant(scope), tenantId: scope.tenantId, schema: scope.schema, ...tenant, createdAt: new Date().toISOString() },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof Error && error.name === 'ConditionalCheckFailedException') return false;
+    throw error;
+  }
+}
+
+/**
+ * Stores a key for a tenant. `apiKey` may be given (local mode's DEV_API_KEY); otherwise one is
+ * generated. Returns the plaintext key: the only time it is ever available.
+ */
+export async function createApiKey(
+  scope: TenantScope,
+  options: { plan: Plan; name?: string; apiKey?: string },
+): Promise<{ apiKey: string; summary: ApiKeySummary }> {
+  const apiKey = options.apiKey ?? generateApiKey();
+  const hash = hashApiKey(apiKey);
+  const summary: ApiKeySummary = {
+    keyId: newId('apiKey'),
+    tenantId: scope.tenantId,
+    plan: options.plan,
+    name: options.name,
+    createdAt: new Date().toISOString(),
+  };
+  await documentClient().send(
+    new TransactWriteCommand({
+      TransactItems: [
+        {
+          Put: {
+            TableName: tableName(),
+            Item: { ...keys.apiKeyByHash(hash), ...summary },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
+        },
+        {
+          Put: {
+            TableName: tableName(),
+            Item: { ...keys.tenantApiKey(scope, summary.keyId), ...summary, hash },
+          },
+        },
+      ],
+    }),
+  );
+  return { apiKey, summary };
+}
+
+export async function resolveApiKey(apiKey: string): Promise<ApiKeyIdentity | undefined> {
+  const out = await documentClient().send(
+    new GetCommand({ TableName: tableName(), Key: keys.apiKeyByHash(hashApiKey(apiKey)) }),
+  );
+  if (!out.Item) return undefined;
+  const item = out.Item as ApiKeySummary;
+  return { keyId: item.keyId, scope: scopeOf(item.tenantId), plan: item.plan };
+}
+
+export async function listApiKeys(scope: TenantScope): Promise<ApiKeySummary[]> {
+  const out = await documentClient().send(
+    new QueryCommand({
+      TableName: tableName(),
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': keys.tenantApiKey(scope, '').pk },
+    }),
+  );
+  return (out.Items ?? []).map(({ keyId, tenantId, plan, name, createdAt }) => ({
+    keyId, tenantId, plan, name, createdAt,
+  }));
+}
+
+/** Removes both the look-up and the tenant's entry at once; false when the key is unknown. */
+export async function revokeApiKey(scope: TenantScope, keyId: string): Promise<boolean> {
+  const out = await documentClient().send(
+    new GetCommand({ TableName: tableName(), Key: keys.tenantApiKey(scope, keyId) }),
+  );
+  const hash = out.Item?.hash as string | undefined;
+  if (!hash) return false;
+  try {
+    await documentClient().send(
+      new TransactWriteCommand({
+        TransactItems: [
+          { Delete: { TableName: tableName(), Key: keys.apiKeyByHash(hash) } },
+          {
+            Delete: {
+              TableName: tableName(),
+              Key: keys.tenantApiKey(scope, keyId),
+              ConditionExpression: 'attribute_exists(pk)',
+            },
+          },
+        ],
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof TransactionCanceledException) return false;
+    throw error;
+  }
+}

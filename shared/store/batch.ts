@@ -1,0 +1,42 @@
+import { BatchWriteCommand, QueryCommand, type BatchWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { documentClient, tableName } from './client';
+import type { ItemKey } from './keys';
+
+type WriteRequest = NonNullable<BatchWriteCommandInput['RequestItems']>[string][number];
+
+/** BatchWriteItem in groups of 25, resending what DynamoDB leaves unprocessed (with backoff). */
+export async function batchWrite(requests: WriteRequest[]): Promise<void> {
+  for (let i = 0; i < requests.length; i += 25) {
+    let pending: WriteRequest[] = requests.slice(i, i + 25);
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 25 * 2 ** attempt)));
+      if (attempt > 8) throw new Error('DynamoDB left batch writes unprocessed after 8 retries');
+      const out = await documentClient().send(
+        new BatchWriteCommand({ RequestItems: { [tableName()]: pending } }),
+      );
+      pending = (out.UnprocessedItems?.[tableName()] ?? []) as WriteRequest[];
+    }
+  }
+}
+
+export const putRequest = (item: Record<string, unknown>): WriteRequest => ({ PutRequest: { Item: item } });
+export const deleteRequest = (key: ItemKey): WriteRequest => ({ DeleteRequest: { Key: { ...key } } });
+
+/** Every item of a partition (optionally with a sort-key prefix), following pagination. */
+export async function queryAll(pk: string, skPrefix?: string): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await documentClient().send(
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: skPrefix === undefined ? 'pk = :pk' : 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: skPrefix === undefined ? { ':pk': pk } : { ':pk': pk, ':prefix': skPrefix },
+        ExclusiveStartKey: start,
+      }),
+    );
+    items.push(...(out.Items ?? []));
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return items;
+}

@@ -1,0 +1,54 @@
+import type { TenantScope } from '../tenancy';
+
+/**
+ * Every key the store writes is built here. Tenant-owned keys start with the tenant scope; the
+ * only global keys are look-ups that must be found before the tenant is known (API key hash).
+ */
+export interface ItemKey {
+  pk: string;
+  sk: string;
+}
+
+/** Record collections, one partition per tenant and kind. */
+export type RecordKind = 'AGENT' | 'KS' | 'WORKFLOW';
+
+const scoped = (scope: TenantScope) => `T#${scope.tenantId}#${scope.schema}`;
+
+export const keys = {
+  recordPartition: (scope: TenantScope, kind: RecordKind) => `${scoped(scope)}#${kind}`,
+  record: (scope: TenantScope, kind: RecordKind, id: string): ItemKey => ({
+    pk: keys.recordPartition(scope, kind),
+    sk: id,
+  }),
+
+  filePartition: (scope: TenantScope, sourceId: string) => `${scoped(scope)}#KS#${sourceId}#FILE`,
+  file: (scope: TenantScope, sourceId: string, path: string): ItemKey => ({
+    pk: keys.filePartition(scope, sourceId),
+    sk: path,
+  }),
+  /** File content is split into parts (an item holds at most 400 KB); parts belong to one version. */
+  filePartPartition: (scope: TenantScope, sourceId: string) => `${scoped(scope)}#KS#${sourceId}#BLOB`,
+  filePart: (scope: TenantScope, sourceId: string, versionId: string, index: number): ItemKey => ({
+    pk: keys.filePartPartition(scope, sourceId),
+    sk: `${versionId}#${String(index).padStart(5, '0')}`,
+  }),
+
+  tenant: (scope: TenantScope): ItemKey => ({ pk: `${scoped(scope)}#TENANT`, sk: 'TENANT' }),
+  tenantApiKey: (scope: TenantScope, keyId: string): ItemKey => ({
+    pk: `${scoped(scope)}#APIKEY`,
+    sk: keyId,
+  }),
+  /** Global: resolves a presented key to its tenant before any scope is known. */
+  apiKeyByHash: (hash: string): ItemKey => ({ pk: `APIKEY#${hash}`, sk: 'APIKEY' }),
+
+  /** One item per key, area and clock hour holds the hour's count and each minute's count. */
+  rateWindow: (scope: TenantScope, keyId: string, area: string, hourStart: number): ItemKey => ({
+    pk: `${scoped(scope)}#RATE#${keyId}#${area}`,
+    sk: String(hourStart),
+  }),
+
+  idempotency: (scope: TenantScope, kind: RecordKind, idempotencyKey: string): ItemKey => ({
+    pk: `${scoped(scope)}#IDEM#${kind}`,
+    sk: idempotencyKey,
+  }),
+};
