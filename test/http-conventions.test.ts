@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+import { createAgentsApp } from '../functions/agents/app';
+import { createLocalApp } from '../local/local-app';
+import { revokeApiKey } from '../shared/store/api-keys';
+import { call } from './helpers/http';
+import { newTenant } from './helpers/tenant';
+
+const app = createLocalApp();
+
+describe('HTTP conventions', () => {
+  it('answers 401 in the error body for a missing, unknown or revoked key', async () => {
+    const t = await newTenant();
+    const noCache = createAgentsApp({ apiKeyCacheSeconds: 0 });
+    expect((await call(noCache, 'GET', '/v1/agents', { key: t.apiKey })).status).toBe(200);
+    const missing = await call(noCache, 'GET', '/v1/agents');
+    expect(missing.status).toBe(401);
+    expect(missing.body.error).toEqual({ code: 'UNAUTHORIZED', message: 'Missing X-API-Key header' });
+    expect((await call(noCache, 'GET', '/v1/agents', { key: 'cak_unknown_0123456789abcdef' })).status).toBe(401);
+    expect(await revokeApiKey(t.scope, t.keyId)).toBe(true);
+    const revoked = await call(noCache, 'GET', '/v1/agents', { key: t.apiKey });
+    expect(revoked.status).toBe(401);
+    expect(revoked.body.meta.requestId).toBe(revoked.headers.get('x-request-id'));
+  });
+
+  it('answers 415 for a body that is not JSON and 400 for malformed JSON', async () => {
+    const t = await newTenant();
+    const form = await call(app, 'POST', '/v1/agents', {
+      key: t.apiKey,
+      rawBody: 'name=x',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(form.status).toBe(415);
+    expect(form.body.error.code).toBe('UNSUPPORTED_MEDIA_TYPE');
+    const untyped = await call(app, 'POST', '/v1/agents', { key: t.apiKey, rawBody: '{"name":"x"}' });
+    expect(untyped.status).toBe(415);
+    for (const raw of ['{"name":', 'not json', '']) {
+      const res = await call(app, 'POST', '/v1/agents', { key: t.apiKey, rawBody: raw, headers: { 'content-type': 'application/json' } });
+      expect(res.status, raw).toBe(400);
+      expect(res.body.error.code).toBe('INVALID_REQUEST');
+    }
+    const array = await call(app, 'POST', '/v1/agents', { key: t.apiKey, body: [1, 2] });
+    expect(array.status).toBe(400);
+    expect(array.body.error.details.field).toBe('body');
+  });
+
+  it('answers 413 for a body over the group limit', async () => {
+    const t = await newTenant();
+    const res = await call(app, 'POST', '/v1/agents', { key: t.apiKey, body: { name: 'x', model: 'gpt-4', instructions: 'y'.repeat(1024 * 1024) } });
+    expect(res.status).toBe(413);
+    expect(res.body.error.code).toBe('PAYLOAD_TOO_LARGE');
+  });
+
+  it('answers 404 in the error body for unknown routes and ids of the wrong shape', async () => {
+    const t = await newTenant();
+    const unknown = await call(app, 'GET', '/v2/nothing');
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error.code).toBe('NOT_FOUND');
+    expect(unknown.headers.get('x-request-id')).toBeTruthy();
+    const inGroup = await call(app, 'GET', '/v1/agents/agt_x/unknown', { key: t.apiKey });
+    expect(inGroup.status).toBe(404);
+    expect(inGroup.body.error.code).toBe('NOT_FOUND');
+    const badId = await call(app, 'GET', '/v1/agents/not-an-id', { key: t.apiKey });
+    expect(badId.status).toBe(404);
+    const wrongKind = await call(app, 'GET', '/v1/agents/wf_01m7y62dvspbq7k3p58zfb7w0n', { key: t.apiKey });
+    expect(wrongKind.status).toBe(404);
+  });
+
+  it("echoes a caller's sane X-Request-Id and replaces an unsafe one", async () => {
+    const t = await newTenant();
+    const given = await call(app, 'GET', '/v1/agents', { key: t.apiKey, headers: { 'x-request-id': 'trace-12345678' } });
+    expect(given.headers.get('x-request-id')).toBe('trace-12345678');
+    expect(given.body.meta.requestId).toBe('trace-12345678');
+    const unsafe = await call(app, 'GET', '/v1/agents', { key: t.apiKey, headers: { 'x-request-id': 'x"><script>' } });
+    expect(unsafe.headers.get('x-request-id')).toMatch(/^req_/);
+  });
+
+  it('serves /healthz', async () => {
+    const res = await call(app, 'GET', '/healthz');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ status: 'ok' });
+  });
+});

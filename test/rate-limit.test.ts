@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import { createAgentsApp } from '../functions/agents/app';
+import { createWorkflowsApp } from '../functions/workflows/app';
+import { consumeRequest } from '../shared/store/rate-counters';
+import { call } from './helpers/http';
+import { newTenant } from './helpers/tenant';
+
+/** Fixed windows: start a burst early in a minute so it cannot straddle two windows. */
+async function awayFromMinuteEdge() {
+  const intoMinute = Date.now() % 60_000;
+  if (intoMinute > 45_000) await new Promise((r) => setTimeout(r, 60_000 - intoMinute + 200));
+}
+
+describe('rate limits', () => {
+  it('lets exactly 100 of 150 concurrent requests through two app instances on a free key', async () => {
+    const t = await newTenant('free');
+    const instances = [createAgentsApp(), createAgentsApp()];
+    await awayFromMinuteEdge();
+    const responses = await Promise.all(
+      Array.from({ length: 150 }, (_, i) => call(instances[i % 2]!, 'GET', '/v1/agents', { key: t.apiKey })),
+    );
+    const statuses = responses.map((r) => r.status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(100);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(50);
+    for (const res of responses) {
+      expect(res.headers.get('x-ratelimit-limit')).toBe('100');
+      const reset = Number(res.headers.get('x-ratelimit-reset'));
+      expect(reset).toBeGreaterThan(0);
+      expect(reset).toBeLessThanOrEqual(60);
+    }
+    const remaining = responses.filter((r) => r.status === 200).map((r) => Number(r.headers.get('x-ratelimit-remaining')));
+    expect(new Set(remaining).size).toBe(100); // each success saw its own count
+    expect(Math.min(...remaining)).toBe(0);
+    const limited = responses.find((r) => r.status === 429)!;
+    expect(limited.body.error.code).toBe('RATE_LIMITED');
+    expect(limited.body.error.details).toMatchObject({ area: 'agents', window: 'minute', limit: 100 });
+    expect(limited.headers.get('x-ratelimit-remaining')).toBe('0');
+    expect(limited.headers.get('retry-after')).toBe(limited.headers.get('x-ratelimit-reset'));
+  });
+
+  it('keeps a budget per area: spent workflows do not block agents', async () => {
+    const t = await newTenant('free');
+    const workflows = createWorkflowsApp();
+    const agents = createAgentsApp();
+    await awayFromMinuteEdge();
+    for (let i = 0; i < 20; i++) expect((await call(workflows, 'GET', '/v1/workflows', { key: t.apiKey })).status).toBe(200);
+    const spent = await call(workflows, 'GET', '/v1/workflows', { key: t.apiKey });
+    expect(spent.status).toBe(429);
+    expect(spent.headers.get('x-ratelimit-limit')).toBe('20');
+    const other = await call(agents, 'GET', '/v1/agents', { key: t.apiKey });
+    expect(other.status).toBe(200);
+    expect(other.headers.get('x-ratelimit-remaining')).toBe('99');
+  });
+
+  it('multiplies limits by plan and leaves unlimited keys alone', async () => {
+    const pro = await newTenant('pro');
+    const res = await call(createAgentsApp(), 'GET', '/v1/agents', { key: pro.apiKey });
+    expect(res.headers.get('x-ratelimit-limit')).toBe('1000');
+    expect(res.headers.get('x-ratelimit-remaining')).toBe('999');
+    const unlimited = await newTenant('unlimited');
+    const app = createAgentsApp();
+    const all = await Promise.all(Array.from({ length: 120 }, () => call(app, 'GET', '/v1/agents', { key: unlimited.apiKey })));
+    expect(all.every((r) => r.status === 200)).toBe(true);
+    expect(all[0]!.headers.get('x-ratelimit-limit')).toBeNull();
+  });
+
+  it('binds on the hour window once the hour is spent, across minutes', async () => {
+    const t = await newTenant('free');
+    const hour = Math.floor(Date.now() / 3_600_000) * 3_600_000;
+    const limits = { minute: 5, hour: 7 };
+    const inMinute = (m: number) => hour + m * 60_000 + 1000;
+    const first: boolean[] = [];
+    for (let i = 0; i < 6; i++) first.push((await consumeRequest(t.scope, t.keyId, 'agents', limits, inMinute(0))).allowed);
+    expect(first).toEqual([true, true, true, true, true, false]);
+    const second = [];
+    for (let i = 0; i < 3; i++) second.push(await consumeRequest(t.scope, t.keyId, 'agents', limits, inMinute(1)));
+    expect(second.map((c) => c.allowed)).toEqual([true, true, false]);
+    expect(second[2]).toMatchObject({ hour: 7, minute: 2 });
+    // The next hour starts afresh.
+    expect((await consumeRequest(t.scope, t.keyId, 'agents', limits, hour + 3_600_000 + 1000)).allowed).toBe(true);
+  });
+
+  it('sends no rate-limit headers without a valid key', async () => {
+    const res = await call(createAgentsApp(), 'GET', '/v1/agents', { key: 'cak_not-a-real-key-at-all' });
+    expect(res.status).toBe(401);
+    expect(res.headers.get('x-ratelimit-limit')).toBeNull();
+  });
+});
