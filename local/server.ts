@@ -1,32 +1,15 @@
 import { serve } from '@hono/node-server';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { config } from '../shared/config';
 import { log } from '../shared/log';
-import { useDynamoEndpoint } from '../shared/store/client';
-import { ensureTable } from '../shared/store/ensure-table';
 import { localCredentials } from './credentials';
 import { ensureDevTenant } from './dev-tenant';
-import { startDynamoDbLocal, type RunningDynamoDb } from './dynamodb-local';
 import { createLocalApp } from './local-app';
+import { openLocalStore } from './local-store';
 
 /** `npm start`: every route group on one port against DynamoDB Local. */
 async function main() {
-  const inMemory = config.dataDir === ':memory:';
-  const dataDir = inMemory ? undefined : config.dataDir;
-  let dynamo: RunningDynamoDb | undefined;
-  let endpoint = config.dynamodbEndpoint;
-  if (!endpoint) {
-    dynamo = await startDynamoDbLocal({ dataDir });
-    endpoint = dynamo.endpoint;
-  }
-  useDynamoEndpoint(endpoint);
-  const admin = new DynamoDBClient({
-    endpoint,
-    region: config.region,
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  });
-  await ensureTable(admin, config.tableName);
-  admin.destroy();
+  const store = await openLocalStore('server');
+  const dataDir = config.dataDir === ':memory:' ? undefined : config.dataDir;
 
   const credentials = localCredentials(dataDir, {
     devApiKey: config.devApiKey,
@@ -46,12 +29,11 @@ async function main() {
       `Cairn is running at ${base}`,
       `  Public API      ${base}/v1   (header X-API-Key)`,
       `  API reference   ${base}/v1/docs`,
-      `  Platform API    ${base}/platform`,
       `  Health          ${base}/healthz`,
-      `  DynamoDB        ${endpoint}${dynamo ? ` (DynamoDB Local, ${inMemory ? 'in memory' : `data in ${config.dataDir}`})` : ''}`,
+      `  DynamoDB        ${store.endpoint} (${store.description})`,
       '',
       `  DEV_API_KEY=${credentials.devApiKey}   (plan ${config.devApiKeyPlan})`,
-      `  PLATFORM_ADMIN_TOKEN=${credentials.platformAdminToken}`,
+      `  PLATFORM_ADMIN_TOKEN=${credentials.platformAdminToken}   (for /platform/tenants)`,
       '',
       `  Try: curl -s ${base}/v1/agents -H "X-API-Key: ${credentials.devApiKey}"`,
       '',
@@ -64,7 +46,7 @@ async function main() {
     stopping = true;
     log.info('shutting down', { signal });
     await new Promise<void>((resolve) => server.close(() => resolve()));
-    await dynamo?.stop();
+    await store.close();
     process.exit(0);
   };
   process.on('SIGINT', () => void stop('SIGINT'));

@@ -16,7 +16,8 @@ describe('HTTP conventions', () => {
     expect(missing.status).toBe(401);
     expect(missing.body.error).toEqual({ code: 'UNAUTHORIZED', message: 'Missing X-API-Key header' });
     expect((await call(noCache, 'GET', '/v1/agents', { key: 'cak_unknown_0123456789abcdef' })).status).toBe(401);
-    expect(await revokeApiKey(t.scope, t.keyId)).toBe(true);
+    expect(await revokeApiKey(t.scope, t.keyId)).toMatchObject({ keyId: t.keyId, tenantId: t.scope.tenantId });
+    expect(await revokeApiKey(t.scope, t.keyId)).toBeUndefined();
     const revoked = await call(noCache, 'GET', '/v1/agents', { key: t.apiKey });
     expect(revoked.status).toBe(401);
     expect(revoked.body.meta.requestId).toBe(revoked.headers.get('x-request-id'));

@@ -20,6 +20,8 @@ export interface ApiKeySummary {
   plan: Plan;
   name?: string;
   createdAt: string;
+  /** The matching API Gateway key, when the key was registered there (AWS). */
+  gatewayKeyId?: string;
 }
 
 /** Printable ASCII: anything else cannot be a key, and is refused without a read. */
@@ -56,7 +58,7 @@ export async function putTenant(scope: TenantScope, tenant: { name: string; plan
  */
 export async function createApiKey(
   scope: TenantScope,
-  options: { plan: Plan; name?: string; apiKey?: string },
+  options: { plan: Plan; name?: string; apiKey?: string; gatewayKeyId?: string },
 ): Promise<{ apiKey: string; summary: ApiKeySummary }> {
   const apiKey = options.apiKey ?? generateApiKey();
   const hash = hashApiKey(apiKey);
@@ -66,6 +68,7 @@ export async function createApiKey(
     plan: options.plan,
     name: options.name,
     createdAt: new Date().toISOString(),
+    gatewayKeyId: options.gatewayKeyId,
   };
   await documentClient().send(
     new TransactWriteCommand({
@@ -106,18 +109,21 @@ export async function listApiKeys(scope: TenantScope): Promise<ApiKeySummary[]> 
       ExpressionAttributeValues: { ':pk': keys.tenantApiKey(scope, '').pk },
     }),
   );
-  return (out.Items ?? []).map(({ keyId, tenantId, plan, name, createdAt }) => ({
-    keyId, tenantId, plan, name, createdAt,
+  return (out.Items ?? []).map(({ keyId, tenantId, plan, name, createdAt, gatewayKeyId }) => ({
+    keyId, tenantId, plan, name, createdAt, gatewayKeyId,
   }));
 }
 
-/** Removes both the look-up and the tenant's entry at once; false when the key is unknown. */
-export async function revokeApiKey(scope: TenantScope, keyId: string): Promise<boolean> {
+/**
+ * Removes both the look-up and the tenant's entry at once. Returns what was revoked (its API
+ * Gateway twin may need removing too), or undefined when the key is unknown.
+ */
+export async function revokeApiKey(scope: TenantScope, keyId: string): Promise<ApiKeySummary | undefined> {
   const out = await documentClient().send(
     new GetCommand({ TableName: tableName(), Key: keys.tenantApiKey(scope, keyId) }),
   );
   const hash = out.Item?.hash as string | undefined;
-  if (!hash) return false;
+  if (!hash) return undefined;
   try {
     await documentClient().send(
       new TransactWriteCommand({
@@ -133,9 +139,10 @@ export async function revokeApiKey(scope: TenantScope, keyId: string): Promise<b
         ],
       }),
     );
-    return true;
+    const { pk: _pk, sk: _sk, hash: _hash, ...summary } = out.Item!;
+    return summary as ApiKeySummary;
   } catch (error) {
-    if (error instanceof TransactionCanceledException) return false;
+    if (error instanceof TransactionCanceledException) return undefined;
     throw error;
   }
 }

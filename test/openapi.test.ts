@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { createLocalApp } from '../local/local-app';
+import { call } from './helpers/http';
+
+const app = createLocalApp();
+
+describe('OpenAPI document and reference page', () => {
+  it('documents every CRUD route of the public API with the API key scheme', async () => {
+    const res = await call(app, 'GET', '/v1/openapi.json');
+    expect(res.status).toBe(200);
+    const doc = res.body;
+    expect(doc.openapi).toBe('3.1.0');
+    const routes = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, ops]) =>
+      Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`),
+    );
+    for (const [group, param] of [['agents', 'agentId'], ['knowledge-sources', 'knowledgeSourceId'], ['workflows', 'workflowId']]) {
+      expect(routes).toEqual(
+        expect.arrayContaining([
+          `GET /v1/${group}`,
+          `POST /v1/${group}`,
+          `GET /v1/${group}/{${param}}`,
+          `PUT /v1/${group}/{${param}}`,
+          `DELETE /v1/${group}/{${param}}`,
+        ]),
+      );
+    }
+    expect(doc.components.securitySchemes.ApiKeyAuth).toEqual({ type: 'apiKey', in: 'header', name: 'X-API-Key' });
+  });
+
+  it('derives constraints from the same zod schemas that validate requests', async () => {
+    const { body: doc } = await call(app, 'GET', '/v1/openapi.json');
+    const input = doc.components.schemas.AgentInput;
+    expect(input.required).toEqual(expect.arrayContaining(['name', 'model']));
+    expect(input.properties.temperature).toMatchObject({ minimum: 0, maximum: 2, default: 0.7 });
+    expect(input.properties.maxTokens).toMatchObject({ minimum: 1, maximum: 200000 });
+    expect(input.additionalProperties).toBe(false);
+  });
+
+  it('serves the reference page and its assets locally', async () => {
+    const page = await call(app, 'GET', '/v1/docs');
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('/v1/docs/swagger-ui-bundle.js');
+    const css = await app.request('http://localhost/v1/docs/swagger-ui.css');
+    expect(css.status).toBe(200);
+    expect(css.headers.get('content-type')).toContain('text/css');
+    expect((await call(app, 'GET', '/v1/docs/../../etc/passwd')).status).toBe(404);
+    expect((await call(app, 'GET', '/v1/docs/package.json')).status).toBe(404);
+  });
+});
