@@ -1,0 +1,18 @@
+import { App, Validations } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { ApiStack } from './stacks/api-stack';
+import { DataStack } from './stacks/data-stack';
+import { acknowledgeReviewedFindings } from './nag-suppressions';
+
+/** Builds Cairn's stacks; `cdk synth` and the tests both call it. */
+export function buildApp(app = new App()) {
+  const data = new DataStack(app, 'CairnData', { description: 'Cairn: table and work queues (stateful)' });
+  const api = new ApiStack(app, 'CairnApi', { description: 'Cairn: REST API and functions', data: data.data });
+  acknowledgeReviewedFindings(api);
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));
+  return { app, data, api };
+}
+
+if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split('/').pop()!)) {
+  buildApp().app.synth();
+}

@@ -1,0 +1,61 @@
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat, type NodejsFunctionProps } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, RetentionDays, type CfnLogGroup } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { fileURLToPath } from 'node:url';
+
+export const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface AppFunctionProps extends NodejsFunctionProps {
+  /** Path of the handler module from the project root, e.g. `functions/agents/handler.ts`. */
+  entry: string;
+}
+
+/**
+ * The defaults every Cairn function shares (ARM64, Node 22, ESM, minified with source maps, its
+ * own log group with retention, a role that may only write its own logs). Caller props are
+ * merged over them, never replaced wholesale.
+ */
+export class AppFunction extends NodejsFunction {
+  constructor(scope: Construct, id: string, props: AppFunctionProps) {
+    const logGroup = new LogGroup(scope, `${id}Logs`, {
+      retention: RetentionDays.ONE_MONTH,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    // Instead of the managed AWSLambdaBasicExecutionRole (logs on *), a role scoped to this log group.
+    const role = new Role(scope, `${id}Role`, { assumedBy: new ServicePrincipal('lambda.amazonaws.com') });
+    role.addToPolicy(
+      new PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [`${logGroup.logGroupArn}:*`] }),
+    );
+    const logGroupId = Stack.of(scope).getLogicalId(logGroup.node.defaultChild as CfnLogGroup);
+    Validations.of(role).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::<${logGroupId}.Arn>:*]`,
+      reason: "Log streams are created at run time inside the function's own log group; `:*` names only them.",
+    });
+    super(scope, id, {
+      runtime: Runtime.NODEJS_22_X,
+      architecture: Architecture.ARM_64,
+      memorySize: 512,
+      timeout: Duration.seconds(29),
+      projectRoot: PROJECT_ROOT,
+      depsLockFilePath: `${PROJECT_ROOT}package-lock.json`,
+      logGroup,
+      role,
+      ...props,
+      entry: `${PROJECT_ROOT}${props.entry}`,
+      environment: { NODE_OPTIONS: '--enable-source-maps', LOG_LEVEL: 'info', ...props.environment },
+      bundling: {
+        format: OutputFormat.ESM,
+        target: 'node22',
+        minify: true,
+        sourceMap: true,
+        mainFields: ['module', 'main'],
+        // Some dependencies still call require(); give ESM bundles one.
+        banner: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
+        ...props.bundling,
+      },
+    });
+  }
+}

@@ -1,0 +1,122 @@
+import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import {
+  AccessLogFormat,
+  ApiKeySourceType,
+  EndpointType,
+  LogGroupLogDestination,
+  MethodLoggingLevel,
+  Period,
+  RestApi,
+} from 'aws-cdk-lib/aws-apigateway';
+import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import { limitsFor, RATE_AREAS } from '../../shared/plans';
+import { PLANS } from '../../shared/config';
+import type { DataTable } from '../constructs/data-table';
+import { RouteGroup } from '../constructs/route-group';
+
+export interface ApiStackProps extends StackProps {
+  data: DataTable;
+}
+
+/** Stateless: the REST API, one Lambda per route group, usage plans. */
+export class ApiStack extends Stack {
+  readonly api: RestApi;
+  readonly groups: Record<string, RouteGroup> = {};
+
+  constructor(scope: Construct, id: string, props: ApiStackProps) {
+    super(scope, id, props);
+    const accessLogs = new LogGroup(this, 'AccessLogs', { retention: RetentionDays.THREE_MONTHS });
+    this.api = new RestApi(this, 'Api', {
+      description: 'Cairn public API',
+      endpointTypes: [EndpointType.REGIONAL],
+      apiKeySourceType: ApiKeySourceType.HEADER,
+      cloudWatchRole: true,
+      deployOptions: {
+        stageName: 'prod',
+        accessLogDestination: new LogGroupLogDestination(accessLogs),
+        accessLogFormat: AccessLogFormat.jsonWithStandardFields(),
+        loggingLevel: MethodLoggingLevel.ERROR,
+        metricsEnabled: true,
+      },
+    });
+
+    const groups: Array<[string, string, boolean]> = [
+      ['Agents', 'agents', true],
+      ['KnowledgeSources', 'knowledge-sources', true],
+      ['Workflows', 'workflows', true],
+    ];
+    for (const [name, path, apiKeyRequired] of groups) {
+      const group = new RouteGroup(this, name, {
+        api: this.api,
+        paths: [`v1/${path}`],
+        apiKeyRequired,
+        function: { entry: `functions/${path}/handler.ts` },
+      });
+      props.data.bind(group.fn, 'RW');
+      this.groups[path] = group;
+    }
+
+    const docsFunction = {
+      entry: 'functions/api-docs/handler.ts',
+      environment: { DOCS_ASSETS_DIR: '/var/task/swagger-ui' },
+      bundling: {
+        commandHooks: {
+          beforeBundling: () => [],
+          beforeInstall: () => [],
+          // Swagger UI is served from the bundle itself: no CDN.
+          afterBundling: (inputDir: string, outputDir: string) => [
+            `mkdir -p ${outputDir}/swagger-ui`,
+            `cp ${inputDir}/node_modules/swagger-ui-dist/swagger-ui.css ${inputDir}/node_modules/swagger-ui-dist/swagger-ui-bundle.js ${outputDir}/swagger-ui/`,
+          ],
+        },
+      },
+    };
+    this.groups.docs = new RouteGroup(this, 'Docs', {
+      api: this.api,
+      paths: ['v1/docs', 'v1/openapi.json'],
+      apiKeyRequired: false,
+      function: docsFunction,
+    });
+
+    this.usagePlans();
+
+    new Alarm(this, 'Api5xxAlarm', {
+      alarmDescription: 'The API answered with 5xx',
+      metric: this.api.metricServerError({ period: Duration.minutes(5) }),
+      threshold: 5,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    new CfnOutput(this, 'ApiUrl', { value: this.api.url });
+  }
+
+  /**
+   * A usage plan per plan, approximating the app's limits: the gateway is a backstop; the app's
+   * limiter is the one that answers with headers. API Gateway quotas count per day at the finest.
+   */
+  private usagePlans() {
+    for (const plan of PLANS) {
+      const limits = RATE_AREAS.map((area) => limitsFor(plan, area));
+      const perMinute = limits.reduce((sum, l) => sum + (l?.minute ?? 0), 0);
+      const perHour = limits.reduce((sum, l) => sum + (l?.hour ?? 0), 0);
+      const usagePlan = this.api.addUsagePlan(`UsagePlan-${plan}`, {
+        name: `cairn-${plan}`,
+        description: `Cairn plan ${plan}`,
+        apiStages: [{ api: this.api, stage: this.api.deploymentStage }],
+        ...(plan === 'unlimited'
+          ? {}
+          : {
+              throttle: { rateLimit: Math.ceil(perMinute / 60), burstLimit: perMinute },
+              quota: { limit: perHour * 24, period: Period.DAY },
+            }),
+      });
+      new CfnOutput(this, `UsagePlanId${plan[0]!.toUpperCase()}${plan.slice(1)}`, {
+        value: usagePlan.usagePlanId,
+        description: `--usage-plan-id for keys on plan ${plan}`,
+      });
+    }
+  }
+}

@@ -1,0 +1,122 @@
+import { readFileSync } from 'node:fs';
+import { App } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../infra/app';
+
+const cdkJson = JSON.parse(readFileSync(new URL('../cdk.json', import.meta.url), 'utf8')) as { context: Record<string, unknown> };
+
+describe('CDK app', () => {
+  let built: ReturnType<typeof buildApp>;
+  let data: Template;
+  let api: Template;
+
+  beforeAll(() => {
+    built = buildApp(new App({ context: cdkJson.context }));
+    data = Template.fromStack(built.data);
+    api = Template.fromStack(built.api);
+  }, 120_000);
+
+  it('keeps the table stateful: on-demand, PITR, TTL, encrypted, retained', () => {
+    data.hasResource('AWS::DynamoDB::Table', {
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+      Properties: Match.objectLike({
+        BillingMode: 'PAY_PER_REQUEST',
+        KeySchema: [
+          { AttributeName: 'pk', KeyType: 'HASH' },
+          { AttributeName: 'sk', KeyType: 'RANGE' },
+        ],
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
+        SSESpecification: { SSEEnabled: true },
+        DeletionProtectionEnabled: true,
+      }),
+    });
+  });
+
+  it('gives both work queues a dead-letter queue, encryption and TLS-only access', () => {
+    const queues = data.findResources('AWS::SQS::Queue');
+    const withRedrive = Object.values(queues).filter((q) => q.Properties.RedrivePolicy);
+    expect(withRedrive).toHaveLength(2);
+    for (const q of withRedrive) {
+      expect(q.Properties.RedrivePolicy.maxReceiveCount).toBe(5);
+      expect(q.Properties.SqsManagedSseEnabled).toBe(true);
+    }
+    expect(Object.keys(queues)).toHaveLength(4);
+    data.resourceCountIs('AWS::SQS::QueuePolicy', 4);
+    data.hasResourceProperties('AWS::SQS::QueuePolicy', {
+      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
+    });
+    data.resourceCountIs('AWS::CloudWatch::Alarm', 2);
+  });
+
+  it('runs one ARM64 Node 22 function per route group, ESM-bundled, with the table name', () => {
+    const functions = api.findResources('AWS::Lambda::Function');
+    expect(Object.keys(functions)).toHaveLength(4);
+    for (const fn of Object.values(functions)) {
+      expect(fn.Properties.Runtime).toBe('nodejs22.x');
+      expect(fn.Properties.Architectures).toEqual(['arm64']);
+      expect(fn.Properties.Handler).toBe('index.handler');
+      expect(fn.Properties.Environment.Variables.NODE_OPTIONS).toBe('--enable-source-maps');
+    }
+    const withTable = Object.values(functions).filter((f) => f.Properties.Environment.Variables.TABLE_NAME);
+    expect(withTable).toHaveLength(3); // the docs function has no data access
+  });
+
+  it('grants table data access on the table only, never dynamodb:* or DeleteTable', () => {
+    const policies = Object.values(api.findResources('AWS::IAM::Policy'));
+    const statements = policies.flatMap((p) => p.Properties.PolicyDocument.Statement as Array<{ Action: string | string[]; Resource: unknown }>);
+    const dynamo = statements.filter((s) => [s.Action].flat().some((a) => a.startsWith('dynamodb:')));
+    expect(dynamo.filter((s) => [s.Action].flat().includes('dynamodb:PutItem'))).toHaveLength(3);
+    for (const s of dynamo) {
+      const actions = [s.Action].flat();
+      expect(actions).not.toContain('dynamodb:*');
+      expect(actions).not.toContain('dynamodb:DeleteTable');
+      expect(JSON.stringify(s.Resource)).not.toContain('"*"');
+    }
+  });
+
+  it('requires an API key on every customer route and none on the docs', () => {
+    const resources = api.findResources('AWS::ApiGateway::Resource');
+    const pathOf = (id: string): string => {
+      const r = resources[id];
+      if (!r) return '';
+      const parent = r.Properties.ParentId;
+      const parentPath = parent && parent.Ref ? pathOf(parent.Ref) : '';
+      return `${parentPath}/${r.Properties.PathPart}`;
+    };
+    const methods = Object.values(api.findResources('AWS::ApiGateway::Method'));
+    const byPath = methods.map((m) => ({ path: pathOf(m.Properties.ResourceId.Ref), keyRequired: m.Properties.ApiKeyRequired }));
+    for (const group of ['agents', 'knowledge-sources', 'workflows']) {
+      expect(byPath).toEqual(expect.arrayContaining([
+        { path: `/v1/${group}`, keyRequired: true },
+        { path: `/v1/${group}/{proxy+}`, keyRequired: true },
+      ]));
+    }
+    for (const m of byPath.filter((m) => m.path.startsWith('/v1/docs') || m.path.startsWith('/v1/openapi.json'))) {
+      expect(m.keyRequired).toBe(false);
+    }
+    expect(byPath.filter((m) => m.keyRequired === true)).toHaveLength(6);
+    api.hasResourceProperties('AWS::ApiGateway::RestApi', { ApiKeySourceType: 'HEADER' });
+    api.hasResourceProperties('AWS::ApiGateway::Stage', { AccessLogSetting: Match.objectLike({ DestinationArn: Match.anyValue() }) });
+  });
+
+  it('has a usage plan per plan, scaled like the app limits', () => {
+    const plans = Object.values(api.findResources('AWS::ApiGateway::UsagePlan')).map((p) => p.Properties);
+    expect(plans.map((p) => p.UsagePlanName).sort()).toEqual(['cairn-enterprise', 'cairn-free', 'cairn-pro', 'cairn-unlimited']);
+    const free = plans.find((p) => p.UsagePlanName === 'cairn-free');
+    const pro = plans.find((p) => p.UsagePlanName === 'cairn-pro');
+    expect(free.Throttle).toEqual({ RateLimit: 3, BurstLimit: 170 });
+    expect(free.Quota).toEqual({ Limit: 1700 * 24, Period: 'DAY' });
+    expect(pro.Throttle.BurstLimit).toBe(1700);
+    expect(plans.find((p) => p.UsagePlanName === 'cairn-unlimited').Throttle).toBeUndefined();
+  });
+
+  it('passes cdk-nag AwsSolutions with every acknowledged finding carrying a reason', () => {
+    const report = new AwsSolutionsChecks(built.app).validateScope(built.app);
+    expect(report.violations.map((v) => `${v.ruleName}: ${v.violatingResources.map((r) => r.resourceLogicalId).join(',')}`)).toEqual([]);
+    expect(report.success).toBe(true);
+  });
+});
