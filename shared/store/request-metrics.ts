@@ -15,7 +15,15 @@ export function withRequestMetrics<T>(fn: () => Promise<T>): { result: Promise<T
   return { result: storage.run(counters, fn), counters };
 }
 
+let total = 0;
+
 export function countDynamoRequest(): void {
+  total++;
   const counters = storage.getStore();
   if (counters) counters.dynamoRequests++;
+}
+
+/** Every DynamoDB request this process has made (benchmarks take differences). */
+export function totalDynamoRequests(): number {
+  return total;
 }

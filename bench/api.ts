@@ -1,0 +1,174 @@
+/**
+ * `npm run bench`: the public API on the local server next to a bare Hono hello-world on the same
+ * adapter, measured in one run (the ratio is what to quote; machines here are shared and noisy),
+ * plus the DynamoDB requests each API call makes. Writes bench/results/api.json.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { startDynamoDbLocal } from '../local/dynamodb-local';
+import { load, type LoadResult } from './load';
+
+const TOTAL = Number(process.env.BENCH_REQUESTS ?? 4000);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function startChild(args: string[], env: Record<string, string>, ready: RegExp): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+    env: { ...process.env, NODE_NO_WARNINGS: '1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  await new Promise<void>((resolve, reject) => {
+    const check = (d: Buffer) => {
+      out += d.toString();
+      if (ready.test(out)) resolve();
+    };
+    child.stdout!.on('data', check);
+    child.stderr!.on('data', check);
+    child.once('exit', (code) => reject(new Error(`${args[0]} exited ${code}:\n${out}`)));
+  });
+  child.stdout!.resume();
+  return child;
+}
+
+/**
+ * What DynamoDB Local alone allows: the same two requests a warm GET makes (rate-limit update and
+ * item read), issued directly at the same concurrency. The API cannot be faster than this here.
+ */
+async function dynamoFloor(scope: { tenantId: string; schema: string }, concurrency: number, total: number): Promise<LoadResult> {
+  const { consumeRequest } = await import('../shared/store/rate-counters');
+  const { getRecord } = await import('../shared/store/records');
+  const latencies: number[] = [];
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next++ < total) {
+        const t0 = performance.now();
+        await consumeRequest(scope, 'key_floor', 'agents', { minute: 1e9, hour: 1e9 });
+        await getRecord(scope, 'AGENT', 'agt_missing');
+        latencies.push(performance.now() - t0);
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => Math.round(latencies[Math.floor(q * (latencies.length - 1))]! * 100) / 100;
+  return { requests: latencies.length, seconds: Math.round(seconds * 100) / 100, throughput: Math.round(latencies.length / seconds), p50: at(0.5), p99: at(0.99), errors: 0 };
+}
+
+async function main() {
+  const dynamo = await startDynamoDbLocal();
+  process.env.DYNAMODB_ENDPOINT = dynamo.endpoint;
+  process.env.LOG_LEVEL = 'silent';
+  process.env.TABLE_NAME = 'cairn-bench';
+  // Imported after the environment is set: config is read once, at import.
+  const { createApiKey, putTenant } = await import('../shared/store/api-keys');
+  const { scopeOf } = await import('../shared/tenancy');
+  const { totalDynamoRequests } = await import('../shared/store/request-metrics');
+  const { createLocalApp } = await import('../local/local-app');
+  const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
+  const { ensureTable } = await import('../shared/store/ensure-table');
+  const admin = new DynamoDBClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
+  await ensureTable(admin, 'cairn-bench');
+
+  // Enterprise keys (10,000 requests a minute for agents): each scenario gets its own budget.
+  const scope = scopeOf('ten_bench');
+  await putTenant(scope, { name: 'bench', plan: 'enterprise' });
+  const key = async () => (await createApiKey(scope, { plan: 'enterprise' })).apiKey;
+  const agentBody = JSON.stringify({ name: 'Support bot', description: 'Answers questions', model: 'gpt-4', temperature: 0.3, maxTokens: 512, capabilities: ['chat', 'document-search'] });
+  const json = (k: string) => ({ 'x-api-key': k, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(agentBody)) });
+
+  // DynamoDB requests per call, in process, warm key cache (and the first, cold call).
+  const app = createLocalApp();
+  const countKey = await key();
+  const counted = async (method: string, path: string, body?: string) => {
+    const before = totalDynamoRequests();
+    const res = await app.request(`http://localhost${path}`, { method, headers: body ? json(countKey) : { 'x-api-key': countKey }, body });
+    const out = (await res.json()) as { data?: { id?: string } };
+    return { requests: totalDynamoRequests() - before, id: out.data?.id };
+  };
+  const cold = await counted('POST', '/v1/agents', agentBody);
+  const post = await counted('POST', '/v1/agents', agentBody);
+  const get = await counted('GET', `/v1/agents/${post.id}`);
+  const list = await counted('GET', '/v1/agents?limit=20');
+  const put = await counted('PUT', `/v1/agents/${post.id}`, agentBody);
+  const del = await counted('DELETE', `/v1/agents/${post.id}`);
+  const dynamoPerCall = {
+    'POST /v1/agents (first call of a key: +1 key look-up)': cold.requests,
+    'POST /v1/agents': post.requests,
+    'GET /v1/agents/{id}': get.requests,
+    'GET /v1/agents': list.requests,
+    'PUT /v1/agents/{id}': put.requests,
+    'DELETE /v1/agents/{id}': del.requests,
+  };
+
+  // Throughput and latency over HTTP, each server in its own process.
+  const helloPort = await freePort();
+  const cairnPort = await freePort();
+  const hello = await startChild(['bench/hello-server.ts', String(helloPort)], {}, /listening/);
+  const serverKey = await key();
+  const cairn = await startChild(
+    ['local/server.ts'],
+    { PORT: String(cairnPort), DATA_DIR: ':memory:', DYNAMODB_ENDPOINT: dynamo.endpoint, TABLE_NAME: 'cairn-bench', LOG_LEVEL: 'warn', DEV_API_KEY: serverKey, DEV_API_KEY_PLAN: 'enterprise' },
+    /DEV_API_KEY=/,
+  );
+  const getKey = await key();
+  const created = await fetch(`http://127.0.0.1:${cairnPort}/v1/agents`, { method: 'POST', headers: json(getKey), body: agentBody });
+  const agentId = ((await created.json()) as { data: { id: string } }).data.id;
+
+  const runs: Record<string, LoadResult> = {};
+  const scenario = async (name: string, port: number, make: Parameters<typeof load>[0]['make'], expectStatus: number) => {
+    await load({ port, total: 1000, concurrency: CONCURRENCY, make, expectStatus }); // warm-up (JIT, connections)
+    runs[name] = await load({ port, total: TOTAL, concurrency: CONCURRENCY, make, expectStatus });
+  };
+  await scenario('hello-world (bare Hono)', helloPort, () => ({ method: 'GET', path: '/hello' }), 200);
+  await scenario('GET /v1/agents/{id}', cairnPort, () => ({ method: 'GET', path: `/v1/agents/${agentId}`, headers: { 'x-api-key': getKey } }), 200);
+  const postKey = await key();
+  await scenario('POST /v1/agents', cairnPort, () => ({ method: 'POST', path: '/v1/agents', headers: json(postKey), body: agentBody }), 201);
+  await scenario('hello-world again (drift check)', helloPort, () => ({ method: 'GET', path: '/hello' }), 200);
+  runs['DynamoDB Local alone (2 requests, no HTTP API)'] = await dynamoFloor(scope, CONCURRENCY, TOTAL);
+
+  // The baseline is the mean of the hello-world runs before and after, to cancel drift.
+  const baseline = (runs['hello-world (bare Hono)']!.throughput + runs['hello-world again (drift check)']!.throughput) / 2;
+  const result = {
+    date: new Date().toISOString(),
+    node: process.version,
+    requestsPerScenario: TOTAL,
+    concurrency: CONCURRENCY,
+    dynamoRequestsPerCall: dynamoPerCall,
+    runs: Object.fromEntries(
+      Object.entries(runs).map(([name, r]) => [name, { ...r, throughputVsHello: Math.round((r.throughput / baseline) * 1000) / 1000 }]),
+    ),
+  };
+  writeFileSync(new URL('./results/api.json', import.meta.url), `${JSON.stringify(result, null, 2)}\n`);
+  process.stdout.write(`\nDynamoDB requests per API call:\n`);
+  for (const [call, n] of Object.entries(dynamoPerCall)) process.stdout.write(`  ${String(n).padStart(2)}  ${call}\n`);
+  process.stdout.write(`\n${TOTAL} requests per scenario, ${CONCURRENCY} keep-alive connections:\n`);
+  process.stdout.write(`  ${'scenario'.padEnd(48)} ${'req/s'.padStart(7)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'vs hello'.padStart(9)} errors\n`);
+  for (const [name, r] of Object.entries(result.runs)) {
+    process.stdout.write(`  ${name.padEnd(48)} ${String(r.throughput).padStart(7)} ${String(r.p50).padStart(8)} ${String(r.p99).padStart(8)} ${String(r.throughputVsHello).padStart(9)} ${r.errors}\n`);
+  }
+  process.stdout.write('\nWritten to bench/results/api.json\n');
+
+  hello.kill('SIGTERM');
+  cairn.kill('SIGTERM');
+  await new Promise((r) => cairn.once('exit', r));
+  admin.destroy();
+  await dynamo.stop();
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exit(1);
+});
