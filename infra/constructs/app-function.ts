@@ -8,6 +8,12 @@ import { fileURLToPath } from 'node:url';
 
 export const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
+/** Bundle settings shared with the test that runs the bundles themselves. */
+export const BUNDLE_TARGET = 'node22';
+export const BUNDLE_MAIN_FIELDS = ['module', 'main'];
+/** Some dependencies still call require(); give ESM bundles one. */
+export const ESM_REQUIRE_BANNER = "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);";
+
 export interface AppFunctionProps extends NodejsFunctionProps {
   /** Path of the handler module from the project root, e.g. `functions/agents/handler.ts`. */
   entry: string;
@@ -48,12 +54,11 @@ export class AppFunction extends NodejsFunction {
       environment: { NODE_OPTIONS: '--enable-source-maps', LOG_LEVEL: 'info', ...props.environment },
       bundling: {
         format: OutputFormat.ESM,
-        target: 'node22',
+        target: BUNDLE_TARGET,
         minify: true,
         sourceMap: true,
-        mainFields: ['module', 'main'],
-        // Some dependencies still call require(); give ESM bundles one.
-        banner: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
+        mainFields: BUNDLE_MAIN_FIELDS,
+        banner: ESM_REQUIRE_BANNER,
         ...props.bundling,
       },
     });

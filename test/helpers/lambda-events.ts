@@ -70,5 +70,10 @@ type Handler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGat
 
 export async function invoke(handler: unknown, event: APIGatewayProxyEvent) {
   const result = await (handler as Handler)(event, lambdaContext);
-  return { ...result, json: result.body ? JSON.parse(result.body) : undefined };
+  // API Gateway v1 responses may carry a header in `headers` or in `multiValueHeaders`.
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(result.headers ?? {})) headers[name.toLowerCase()] = String(value);
+  for (const [name, values] of Object.entries(result.multiValueHeaders ?? {})) headers[name.toLowerCase()] = values.map(String).join(', ');
+  const isJson = (headers['content-type'] ?? '').includes('application/json');
+  return { ...result, headers, json: isJson && result.body ? JSON.parse(result.body) : undefined };
 }

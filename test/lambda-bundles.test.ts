@@ -1,0 +1,67 @@
+import { cpSync, mkdirSync, mkdtempSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { BUNDLE_MAIN_FIELDS, BUNDLE_TARGET, ESM_REQUIRE_BANNER } from '../infra/constructs/app-function';
+import { invoke, restEvent } from './helpers/lambda-events';
+import { newTenant } from './helpers/tenant';
+
+/**
+ * The code Lambda runs is the esbuild bundle, not the sources: bundle each handler as the CDK app
+ * does, import the bundle, and invoke it with API Gateway events.
+ */
+const out = mkdtempSync(join(tmpdir(), 'cairn-bundles-'));
+
+async function bundle(group: string): Promise<string> {
+  const outfile = join(out, group, 'index.mjs');
+  await build({
+    entryPoints: [`functions/${group}/handler.ts`],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: BUNDLE_TARGET,
+    mainFields: BUNDLE_MAIN_FIELDS,
+    minify: true,
+    sourcemap: true,
+    banner: { js: ESM_REQUIRE_BANNER },
+    outfile,
+    logLevel: 'silent',
+  });
+  return outfile;
+}
+
+describe('Lambda bundles', () => {
+  beforeAll(() => {
+    // A bundle has its own copy of config and store, read from the environment as in Lambda.
+    process.env.DYNAMODB_ENDPOINT = inject('dynamoEndpoint');
+  });
+
+  it('bundles the agents handler into one small ESM file that serves the API', async () => {
+    const file = await bundle('agents');
+    expect(statSync(file).size).toBeLessThan(1024 * 1024);
+    const { handler } = (await import(pathToFileURL(file).href)) as { handler: unknown };
+    const t = await newTenant();
+    const created = await invoke(handler, restEvent('POST', '/v1/agents', { apiKey: t.apiKey, body: { name: 'From the bundle', model: 'gpt-4' } }));
+    expect(created.statusCode).toBe(201);
+    expect(created.json.data.id).toMatch(/^agt_/);
+    const listed = await invoke(handler, restEvent('GET', '/v1/agents', { apiKey: t.apiKey }));
+    expect(listed.json.data.map((a: { name: string }) => a.name)).toEqual(['From the bundle']);
+  }, 60_000);
+
+  it('bundles the docs handler, which serves Swagger UI from files beside the bundle', async () => {
+    const file = await bundle('api-docs');
+    const assets = join(out, 'api-docs', 'swagger-ui');
+    mkdirSync(assets, { recursive: true });
+    for (const name of ['swagger-ui.css', 'swagger-ui-bundle.js']) cpSync(join('node_modules/swagger-ui-dist', name), join(assets, name));
+    process.env.DOCS_ASSETS_DIR = assets;
+    const { handler } = (await import(pathToFileURL(file).href)) as { handler: unknown };
+    const css = await invoke(handler, restEvent('GET', '/v1/docs/swagger-ui.css'));
+    expect(css.statusCode).toBe(200);
+    expect(css.headers?.['content-type']).toContain('text/css');
+    expect(css.body).toContain('.swagger-ui');
+    const doc = await invoke(handler, restEvent('GET', '/v1/openapi.json'));
+    expect(Object.keys(doc.json.paths)).toContain('/v1/agents/{agentId}');
+  }, 60_000);
+});
