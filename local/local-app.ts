@@ -17,12 +17,13 @@ interface Fetchable {
  * Lambdas: each group's app sees the request as its Lambda would, middleware included.
  */
 export function createLocalApp(options: Partial<GroupOptions> = {}) {
+  const docs = createApiDocsApp();
   const groups: Array<[string, Fetchable]> = [
     ['/v1/agents', createAgentsApp(options)],
     ['/v1/knowledge-sources', createKnowledgeSourcesApp(options)],
     ['/v1/workflows', createWorkflowsApp(options)],
-    ['/v1/openapi.json', createApiDocsApp()],
-    ['/v1/docs', createApiDocsApp()],
+    ['/v1/openapi.json', docs],
+    ['/v1/docs', docs],
   ];
   // Unknown paths get the API's error body like everything else.
   const fallback = new Hono<AppEnv>();

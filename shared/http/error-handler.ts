@@ -23,6 +23,7 @@ export const errorHandler: ErrorHandler<AppEnv> = (error, c) => {
     log.error('unhandled error', { requestId: c.get('requestId'), path: c.req.path, ...errorFields(error) });
     appError = new AppError('INTERNAL_ERROR', 'Internal error; quote the requestId when reporting it');
   }
+  if (appError.code === 'SERVICE_UNAVAILABLE') c.header('Retry-After', '1');
   if (appError.statusCode >= 500 && error instanceof AppError) {
     log.error('request failed', { requestId: c.get('requestId'), code: appError.code, ...errorFields(error.cause ?? error) });
   }

@@ -1,9 +1,34 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config';
+import { AppError } from '../errors';
 import { countDynamoRequest } from './request-metrics';
 
 let client: DynamoDBDocumentClient | undefined;
+
+const UNAVAILABLE_ERRORS = new Set([
+  'ProvisionedThroughputExceededException',
+  'ThrottlingException',
+  'RequestLimitExceeded',
+  'InternalServerError',
+  'ServiceUnavailable',
+]);
+const NETWORK_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/**
+ * Throttling, server and network failures that outlived the SDK's retries are the caller's 503
+ * (retry later), not a 500: the request was fine, the store was not reachable.
+ */
+function unavailable(error: unknown): AppError | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const code = (error as { code?: string }).code;
+  if (UNAVAILABLE_ERRORS.has(error.name) || (code && NETWORK_ERRORS.has(code))) {
+    return new AppError('SERVICE_UNAVAILABLE', 'The data store is temporarily unavailable; retry shortly', undefined, {
+      cause: error,
+    });
+  }
+  return undefined;
+}
 
 function create(endpoint: string | undefined): DynamoDBDocumentClient {
   const base = new DynamoDBClient({
@@ -13,9 +38,13 @@ function create(endpoint: string | undefined): DynamoDBDocumentClient {
     ...(endpoint ? { endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
   });
   base.middlewareStack.add(
-    (next) => (args) => {
+    (next) => async (args) => {
       countDynamoRequest();
-      return next(args);
+      try {
+        return await next(args);
+      } catch (error) {
+        throw unavailable(error) ?? error;
+      }
     },
     { step: 'initialize', name: 'cairnRequestCounter' },
   );
