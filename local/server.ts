@@ -22,7 +22,9 @@ async function main() {
     server.once('listening', resolve);
     server.once('error', reject);
   });
-  const base = `http://localhost:${config.port}`;
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const base = `http://localhost:${port}`;
   process.stdout.write(
     [
       '',

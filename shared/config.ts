@@ -11,7 +11,8 @@ const schema = z.object({
   AWS_REGION: z.string().min(1).default('us-east-1'),
   /** Set for DynamoDB Local; unset in AWS. Local mode starts its own when unset. */
   DYNAMODB_ENDPOINT: z.url().optional(),
-  PORT: z.coerce.number().int().min(1).max(65535).default(3000),
+  /** 0 picks a free port (tests); the banner shows the one in use. */
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   /** Local mode: where DynamoDB Local and generated secrets persist; ':memory:' keeps nothing. */
   DATA_DIR: z.string().min(1).default('.data'),
   DEV_API_KEY: z.string().min(16, 'must be at least 16 characters').optional(),

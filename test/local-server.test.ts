@@ -5,16 +5,18 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { runScript, waitFor, type Started } from './helpers/processes';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'cairn-local-'));
-const port = String(39_000 + Math.floor(Math.random() * 1000));
-const base = `http://127.0.0.1:${port}`;
+// The server picks a free port; each start's banner says which.
+let base = '';
 const running: Started[] = [];
 
 async function startServer(): Promise<{ server: Started; key: string }> {
-  const server = runScript('local/server.ts', [], { PORT: port, DATA_DIR: dataDir, API_KEY_CACHE_SECONDS: '0' });
+  const server = runScript('local/server.ts', [], { PORT: '0', DATA_DIR: dataDir, API_KEY_CACHE_SECONDS: '0' });
   running.push(server);
   await waitFor(() => /DEV_API_KEY=\S+/.test(server.output()) || server.child.exitCode !== null, 'the server banner');
   const key = /DEV_API_KEY=(\S+)/.exec(server.output())?.[1];
   if (!key) throw new Error(`server did not start:\n${server.output()}`);
+  const port = /Cairn is running at http:\/\/localhost:(\d+)/.exec(server.output())![1];
+  base = `http://127.0.0.1:${port}`;
   return { server, key };
 }
 
@@ -34,7 +36,7 @@ describe('npm start (local mode)', () => {
   it('starts DynamoDB Local, prints a working key and serves /healthz and /v1/docs', async () => {
     const { server, key } = await startServer();
     firstKey = key;
-    expect(server.output()).toContain(`http://localhost:${port}/v1`);
+    expect(server.output()).toContain(`${base.replace('127.0.0.1', 'localhost')}/v1/docs`);
     expect(server.output()).toMatch(/PLATFORM_ADMIN_TOKEN=\S+/);
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
     const docs = await fetch(`${base}/v1/docs`);
