@@ -1,0 +1,88 @@
+import type { Block } from './extract';
+
+/** A piece of a document as it is indexed and returned by search. */
+export interface Chunk {
+  index: number;
+  /** Document title and headings above the text, for title weighting and display. */
+  title: string;
+  text: string;
+}
+
+export interface ChunkOptions {
+  /** Target size in characters. */
+  size: number;
+  /** Characters of the previous chunk's end repeated at the start of the next. */
+  overlap: number;
+}
+
+export const DEFAULT_CHUNK_OPTIONS: ChunkOptions = { size: 1500, overlap: 200 };
+
+const SENTENCE = /[^.!?。！？]+(?:[.!?。！？]+["')\]]*|$)\s*/g;
+
+/** Sentences, and words for sentences longer than `max`. */
+function pieces(text: string, max: number): string[] {
+  const out: string[] = [];
+  for (const sentence of text.match(SENTENCE) ?? [text]) {
+    if (sentence.length <= max) {
+      out.push(sentence);
+      continue;
+    }
+    let current = '';
+    for (const word of sentence.split(/(?<=\s)/)) {
+      if (current.length + word.length > max && current) {
+        out.push(current);
+        current = '';
+      }
+      current += word.length > max ? word.slice(0, max) : word;
+    }
+    if (current) out.push(current);
+  }
+  return out;
+}
+
+/** The end of a chunk, cut at a sentence (else word) start, to open the next one. */
+function tail(text: string, overlap: number): string {
+  if (overlap <= 0 || text.length <= overlap) return overlap > 0 ? text : '';
+  const cut = text.slice(text.length - overlap);
+  const sentence = cut.search(/[.!?]\s+\S/);
+  if (sentence >= 0) return cut.slice(sentence + 1).trimStart();
+  const space = cut.indexOf(' ');
+  return space >= 0 ? cut.slice(space + 1) : cut;
+}
+
+/**
+ * Structure-aware chunking: a chunk never spans two sections (heading paths); within a section
+ * paragraphs are packed up to `size`, a long paragraph is split at sentences, a long sentence at
+ * words. Consecutive chunks of a section share `overlap` characters.
+ */
+export function chunkBlocks(title: string | undefined, blocks: Block[], options: ChunkOptions = DEFAULT_CHUNK_OPTIONS): Chunk[] {
+  const chunks: Chunk[] = [];
+  let section: string | undefined;
+  let current = '';
+  let carried = '';
+  const titleOf = (headings: string[]) => [title, ...headings].filter((h, i, all) => h && all.indexOf(h) === i).join(' › ');
+  const emit = () => {
+    if (current.trim() && current.trim() !== carried.trim()) {
+      chunks.push({ index: chunks.length, title: section ?? '', text: current.trim() });
+      carried = tail(current.trim(), options.overlap);
+    }
+    current = carried ? `${carried} ` : '';
+  };
+  for (const block of blocks) {
+    const blockTitle = titleOf(block.headings);
+    if (section !== undefined && blockTitle !== section) {
+      emit();
+      current = '';
+      carried = '';
+    }
+    section = blockTitle;
+    for (const piece of pieces(block.text, options.size)) {
+      if (current.length + piece.length > options.size && current.trim() && current.trim() !== carried.trim()) emit();
+      current += piece;
+    }
+    current += '\n\n';
+  }
+  emit();
+  if (chunks.length === 0 && title) chunks.push({ index: 0, title, text: title });
+  return chunks;
+}

@@ -1,0 +1,195 @@
+import { parse as parseCsv } from 'csv-parse/sync';
+import { Parser } from 'htmlparser2';
+
+/**
+ * Turns a file's content into blocks of text with the heading path they sit under, keeping the
+ * structure that chunking and title weighting rely on. One function per format.
+ */
+export interface Block {
+  /** Headings above the block, outermost first. */
+  headings: string[];
+  text: string;
+}
+
+export interface Extracted {
+  title?: string;
+  blocks: Block[];
+}
+
+const paragraphs = (text: string) =>
+  text
+    .split(/\n\s*\n/)
+    .map((p) => p.replace(/\s+/g, ' ').trim())
+    .filter(Boolean);
+
+/** Plain text: paragraphs; a short first line followed by a blank line is the title. */
+export function extractText(content: string): Extracted {
+  const parts = content.replace(/\r\n?/g, '\n').split(/\n\s*\n/);
+  const first = parts[0]?.trim() ?? '';
+  if (parts.length > 1 && first.length > 0 && first.length <= 200 && !first.includes('\n')) {
+    return { title: first, blocks: paragraphs(parts.slice(1).join('\n\n')).map((text) => ({ headings: [], text })) };
+  }
+  return { blocks: paragraphs(content).map((text) => ({ headings: [], text })) };
+}
+
+/** Markdown: ATX and setext headings open sections; fenced code stays one block. */
+export function extractMarkdown(content: string): Extracted {
+  const lines = content.replace(/\r\n?/g, '\n').split('\n');
+  const blocks: Block[] = [];
+  const stack: Array<{ level: number; text: string }> = [];
+  let buffer: string[] = [];
+  let fence: string | undefined;
+  let title: string | undefined;
+  const headings = () => stack.map((h) => h.text);
+  const flush = () => {
+    for (const text of paragraphs(buffer.join('\n'))) blocks.push({ headings: headings(), text });
+    buffer = [];
+  };
+  const heading = (level: number, text: string) => {
+    flush();
+    const clean = text.replace(/[*_`]/g, '').trim();
+    while (stack.length > 0 && stack[stack.length - 1]!.level >= level) stack.pop();
+    stack.push({ level, text: clean });
+    if (level === 1 && title === undefined) title = clean;
+  };
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    const fenceMatch = /^\s*(```|~~~)/.exec(line);
+    if (fenceMatch) {
+      if (fence === undefined) {
+        flush();
+        fence = fenceMatch[1];
+      } else if (fenceMatch[1] === fence) {
+        blocks.push({ headings: headings(), text: buffer.join('\n').trim() });
+        buffer = [];
+        fence = undefined;
+      }
+      continue;
+    }
+    if (fence !== undefined) {
+      buffer.push(line);
+      continue;
+    }
+    const atx = /^(#{1,6})\s+(.*?)\s*#*\s*$/.exec(line);
+    if (atx) {
+      heading(atx[1]!.length, atx[2]!);
+      continue;
+    }
+    const next = lines[i + 1];
+    if (next !== undefined && line.trim() && /^(=+|-+)\s*$/.test(next) && buffer.every((l) => !l.trim())) {
+      heading(next.trim().startsWith('=') ? 1 : 2, line);
+      i++;
+      continue;
+    }
+    buffer.push(line.replace(/^\s*(?:[-*+]|\d+[.)])\s+/, '').replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1'));
+  }
+  flush();
+  return { title, blocks: blocks.filter((b) => b.text) };
+}
+
+const BLOCK_TAGS = new Set(['p', 'li', 'td', 'th', 'pre', 'blockquote', 'dd', 'dt', 'figcaption', 'div', 'section', 'article', 'br', 'tr']);
+const SKIP_TAGS = new Set(['script', 'style', 'noscript', 'template', 'svg', 'head']);
+
+/** HTML: text without markup, scripts or styles; h1–h6 open sections; <title> is the title. */
+export function extractHtml(content: string): Extracted {
+  const blocks: Block[] = [];
+  const stack: Array<{ level: number; text: string }> = [];
+  let text = '';
+  let headingText: string | undefined;
+  let headingLevel = 0;
+  let skipping = 0;
+  let inTitle = false;
+  let title = '';
+  const flush = () => {
+    const clean = text.replace(/\s+/g, ' ').trim();
+    if (clean) blocks.push({ headings: stack.map((h) => h.text), text: clean });
+    text = '';
+  };
+  const parser = new Parser(
+    {
+      onopentag(name) {
+        if (SKIP_TAGS.has(name) && name !== 'head') skipping++;
+        if (name === 'title') inTitle = true;
+        const h = /^h([1-6])$/.exec(name);
+        if (h) {
+          flush();
+          headingText = '';
+          headingLevel = Number(h[1]);
+        } else if (BLOCK_TAGS.has(name)) flush();
+      },
+      ontext(data) {
+        if (inTitle) title += data;
+        else if (skipping > 0) return;
+        else if (headingText !== undefined) headingText += data;
+        else text += data;
+      },
+      onclosetag(name) {
+        if (SKIP_TAGS.has(name) && name !== 'head') skipping--;
+        if (name === 'title') inTitle = false;
+        if (/^h[1-6]$/.test(name) && headingText !== undefined) {
+          const clean = headingText.replace(/\s+/g, ' ').trim();
+          while (stack.length > 0 && stack[stack.length - 1]!.level >= headingLevel) stack.pop();
+          if (clean) stack.push({ level: headingLevel, text: clean });
+          headingText = undefined;
+        } else if (BLOCK_TAGS.has(name)) flush();
+      },
+    },
+    { decodeEntities: true },
+  );
+  parser.write(content);
+  parser.end();
+  flush();
+  const cleanTitle = title.replace(/\s+/g, ' ').trim();
+  return { title: cleanTitle || stack[0]?.text || blocks.find((b) => b.headings.length)?.headings[0], blocks };
+}
+
+/** JSON: each object of a top-level array is a block of `path: value` lines; otherwise one per leaf group. */
+export function extractJson(content: string): Extracted {
+  let value: unknown;
+  try {
+    value = JSON.parse(content);
+  } catch {
+    return extractText(content); // not valid JSON: index it as text rather than lose it
+  }
+  const lines = (v: unknown, path: string, out: string[]) => {
+    if (v === null || v === undefined) return;
+    if (Array.isArray(v)) v.forEach((item, i) => lines(item, `${path}[${i}]`, out));
+    else if (typeof v === 'object') for (const [k, child] of Object.entries(v)) lines(child, path ? `${path}.${k}` : k, out);
+    else out.push(path ? `${path}: ${String(v)}` : String(v));
+  };
+  const items = Array.isArray(value) ? value : [value];
+  const blocks: Block[] = [];
+  for (const item of items) {
+    const out: string[] = [];
+    lines(item, '', out);
+    if (out.length) blocks.push({ headings: [], text: out.join('\n') });
+  }
+  return { blocks };
+}
+
+/** CSV: a header row, then each row as `column: value` pairs. */
+export function extractCsv(content: string): Extracted {
+  let rows: string[][];
+  try {
+    rows = parseCsv(content, { relax_column_count: true, skip_empty_lines: true, bom: true }) as string[][];
+  } catch {
+    return extractText(content);
+  }
+  const [header, ...data] = rows;
+  if (!header) return { blocks: [] };
+  return {
+    blocks: data.map((row) => ({
+      headings: [],
+      text: row.map((cell, i) => `${header[i] ?? `column${i + 1}`}: ${cell}`).filter((s) => !s.endsWith(': ')).join('; '),
+    })),
+  };
+}
+
+export function extract(path: string, content: string): Extracted {
+  const ext = path.slice(path.lastIndexOf('.') + 1).toLowerCase();
+  if (ext === 'md' || ext === 'markdown') return extractMarkdown(content);
+  if (ext === 'html' || ext === 'htm') return extractHtml(content);
+  if (ext === 'json') return extractJson(content);
+  if (ext === 'csv') return extractCsv(content);
+  return extractText(content);
+}

@@ -1,0 +1,121 @@
+/**
+ * Ranking: BM25F over two fields (title/headings and body) with pseudo-relevance feedback (RM3).
+ * Pure functions over postings, so the DynamoDB-backed index and the offline evaluation rank
+ * identically. Parameters are general defaults, not fitted to any query.
+ */
+
+/** One chunk's entry in a term's postings. */
+export interface Posting {
+  doc: number;
+  tfBody: number;
+  tfTitle: number;
+  lenBody: number;
+  lenTitle: number;
+}
+
+export interface CorpusStats {
+  documents: number;
+  totalBodyLength: number;
+  totalTitleLength: number;
+}
+
+export interface RankParams {
+  k1: number;
+  bBody: number;
+  bTitle: number;
+  titleWeight: number;
+  /** Pseudo-relevance feedback: documents and terms taken, and the original query's share. */
+  feedbackDocs: number;
+  feedbackTerms: number;
+  originalWeight: number;
+}
+
+export const DEFAULT_RANK_PARAMS: RankParams = {
+  k1: 1.2,
+  bBody: 0.75,
+  bTitle: 0.5,
+  titleWeight: 2,
+  feedbackDocs: 10,
+  feedbackTerms: 20,
+  originalWeight: 0.6,
+};
+
+/** Robertson–Sparck Jones idf as Lucene computes it (never negative). */
+export function idf(documents: number, df: number): number {
+  return Math.log(1 + (documents - df + 0.5) / (df + 0.5));
+}
+
+/** Query term → weight (repeated query terms count more, as in Lucene). */
+export type WeightedQuery = Map<string, number>;
+
+export function scoreBm25f(
+  query: WeightedQuery,
+  postings: Map<string, Posting[]>,
+  stats: CorpusStats,
+  params: RankParams = DEFAULT_RANK_PARAMS,
+): Map<number, number> {
+  const scores = new Map<number, number>();
+  if (stats.documents === 0) return scores;
+  const avgBody = stats.totalBodyLength / stats.documents || 1;
+  const avgTitle = stats.totalTitleLength / stats.documents || 1;
+  for (const [term, weight] of query) {
+    const list = postings.get(term);
+    if (!list || list.length === 0) continue;
+    const termIdf = idf(stats.documents, list.length) * weight;
+    for (const p of list) {
+      const body = p.tfBody / (1 - params.bBody + (params.bBody * p.lenBody) / avgBody);
+      const title = p.lenTitle > 0 ? p.tfTitle / (1 - params.bTitle + (params.bTitle * p.lenTitle) / avgTitle) : 0;
+      const tf = body + params.titleWeight * title;
+      scores.set(p.doc, (scores.get(p.doc) ?? 0) + (termIdf * tf * (params.k1 + 1)) / (tf + params.k1));
+    }
+  }
+  return scores;
+}
+
+export function topDocs(scores: Map<number, number>, k: number): Array<{ doc: number; score: number }> {
+  // Ties break on the document number, so equal scores always rank the same way.
+  return [...scores]
+    .map(([doc, score]) => ({ doc, score }))
+    .sort((a, b) => b.score - a.score || a.doc - b.doc)
+    .slice(0, k);
+}
+
+/** A chunk's terms with their frequencies (both fields), for feedback. */
+export interface TermVector {
+  doc: number;
+  terms: Map<string, number>;
+  length: number;
+}
+
+/**
+ * RM3: a relevance model estimated from the top documents (term probability in each document,
+ * weighted by that document's normalised score), interpolated with the original query.
+ */
+export function expandQuery(
+  query: WeightedQuery,
+  top: Array<{ doc: number; score: number }>,
+  vectors: Map<number, TermVector>,
+  params: RankParams = DEFAULT_RANK_PARAMS,
+): WeightedQuery {
+  const feedback = top.slice(0, params.feedbackDocs).filter((d) => vectors.has(d.doc));
+  if (feedback.length === 0 || params.feedbackTerms === 0) return query;
+  const maxScore = feedback[0]!.score;
+  const docWeights = feedback.map((d) => Math.exp(d.score - maxScore));
+  const totalDocWeight = docWeights.reduce((a, b) => a + b, 0);
+  const model = new Map<string, number>();
+  feedback.forEach((d, i) => {
+    const vector = vectors.get(d.doc)!;
+    for (const [term, tf] of vector.terms) {
+      model.set(term, (model.get(term) ?? 0) + (docWeights[i]! / totalDocWeight) * (tf / vector.length));
+    }
+  });
+  const chosen = [...model].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, params.feedbackTerms);
+  const chosenTotal = chosen.reduce((s, [, w]) => s + w, 0) || 1;
+  const queryTotal = [...query.values()].reduce((a, b) => a + b, 0) || 1;
+  const expanded: WeightedQuery = new Map();
+  for (const [term, w] of query) expanded.set(term, (params.originalWeight * w) / queryTotal);
+  for (const [term, w] of chosen) {
+    expanded.set(term, (expanded.get(term) ?? 0) + ((1 - params.originalWeight) * w) / chosenTotal);
+  }
+  return expanded;
+}
