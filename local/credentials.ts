@@ -32,3 +32,14 @@ export function localCredentials(
     platformAdminToken: given.platformAdminToken ?? generated.platformAdminToken,
   };
 }
+
+/** The master key that seals stored secrets locally: kept (0600) in DATA_DIR, or per process. */
+export function localSecretsKey(dataDir: string | undefined): Buffer {
+  if (!dataDir) return randomBytes(32);
+  const file = join(dataDir, 'secrets.key');
+  if (existsSync(file)) return Buffer.from(readFileSync(file, 'utf8').trim(), 'base64');
+  const key = randomBytes(32);
+  mkdirSync(dataDir, { recursive: true });
+  writeFileSync(file, `${key.toString('base64')}\n`, { mode: 0o600 });
+  return key;
+}

@@ -3,10 +3,20 @@ import { createAgentsApp } from '../functions/agents/app';
 import { createApiDocsApp } from '../functions/api-docs/app';
 import { createKnowledgeSourcesApp } from '../functions/knowledge-sources/app';
 import { createWorkflowsApp } from '../functions/workflows/app';
+import { config } from '../shared/config';
+import { handleIngestionMessage, useIngestionQueue, type IngestionMessage } from '../shared/domain/ingestion';
 import type { GroupOptions } from '../shared/http/create-group-app';
+import { localQueue, type LocalQueue } from '../shared/queue/local-queue';
 import type { AppEnv } from '../shared/http/context';
 import { notFoundResponse } from '../shared/http/error-handler';
 import { requestContext } from '../shared/http/request-context';
+
+let localIngestion: LocalQueue<IngestionMessage> | undefined;
+
+/** The in-process ingestion queue (tests wait on it; shutdown drains it). */
+export function localIngestionQueue(): LocalQueue<IngestionMessage> | undefined {
+  return localIngestion;
+}
 
 interface Fetchable {
   fetch(request: Request): Response | Promise<Response>;
@@ -17,6 +27,11 @@ interface Fetchable {
  * Lambdas: each group's app sees the request as its Lambda would, middleware included.
  */
 export function createLocalApp(options: Partial<GroupOptions> = {}) {
+  // Local mode's workers run in this process, fed by the in-process queue.
+  if (!config.ingestionQueueUrl) {
+    localIngestion = localQueue('ingestion', handleIngestionMessage);
+    useIngestionQueue(localIngestion);
+  }
   const docs = createApiDocsApp();
   const groups: Array<[string, Fetchable]> = [
     ['/v1/agents', createAgentsApp(options)],

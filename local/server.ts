@@ -1,7 +1,8 @@
 import { serve } from '@hono/node-server';
 import { config } from '../shared/config';
 import { log } from '../shared/log';
-import { localCredentials } from './credentials';
+import { useLocalSecretsKey } from '../shared/secrets/secret-box';
+import { localCredentials, localSecretsKey } from './credentials';
 import { ensureDevTenant } from './dev-tenant';
 import { createLocalApp } from './local-app';
 import { openLocalStore } from './local-store';
@@ -16,6 +17,7 @@ async function main() {
     platformAdminToken: config.platformAdminToken,
   });
   await ensureDevTenant(credentials.devApiKey, config.devApiKeyPlan);
+  useLocalSecretsKey(localSecretsKey(dataDir));
 
   const server = serve({ fetch: createLocalApp().fetch, port: config.port, hostname: '0.0.0.0' });
   await new Promise<void>((resolve, reject) => {
@@ -48,6 +50,7 @@ async function main() {
     stopping = true;
     log.info('shutting down', { signal });
     await new Promise<void>((resolve) => server.close(() => resolve()));
+    // Ingestion queued in this process ends with it; connecting the source again re-syncs it.
     await store.close();
     process.exit(0);
   };

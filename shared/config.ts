@@ -21,6 +21,12 @@ const schema = z.object({
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   /** How long a Lambda instance trusts a resolved API key; revocation takes effect within it. */
   API_KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
+  /** SQS queue of ingestion work (AWS); unset: the in-process local queue. */
+  INGESTION_QUEUE_URL: z.url().optional(),
+  /** An SQS-compatible endpoint (tests); unset in AWS. */
+  SQS_ENDPOINT: z.url().optional(),
+  /** KMS key that wraps the data keys of stored secrets (AWS). */
+  SECRETS_KMS_KEY_ID: z.string().min(1).optional(),
   /** Where the docs function finds Swagger UI's files (set in Lambda; locally from node_modules). */
   DOCS_ASSETS_DIR: z.string().min(1).optional(),
   DEFAULT_MODEL_PROVIDER: z.enum(['local', 'bedrock', 'openai', 'anthropic']).default('local'),
@@ -49,6 +55,9 @@ function load() {
     apiKeyCacheSeconds: env.API_KEY_CACHE_SECONDS,
     defaultModelProvider: env.DEFAULT_MODEL_PROVIDER,
     docsAssetsDir: env.DOCS_ASSETS_DIR,
+    ingestionQueueUrl: env.INGESTION_QUEUE_URL,
+    sqsEndpoint: env.SQS_ENDPOINT,
+    secretsKmsKeyId: env.SECRETS_KMS_KEY_ID,
   });
 }
 

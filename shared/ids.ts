@@ -9,6 +9,7 @@ export const ID_PREFIXES = {
   chunk: 'chk_',
   tenant: 'ten_',
   apiKey: 'key_',
+  sync: 'syn_',
   request: 'req_',
 } as const;
 

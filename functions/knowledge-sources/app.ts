@@ -1,7 +1,12 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { connectSource } from '../../shared/domain/knowledge-connect';
+import { assertSearchable, searchSource } from '../../shared/search/search';
 import {
+  connectInput,
   filePath,
   filesUpload,
+  searchInput,
+  searchResponse,
   knowledgeSource,
   knowledgeSourceInput,
   MAX_SOURCE_BODY_BYTES,
@@ -94,6 +99,53 @@ export function createKnowledgeSourcesApp(options: Partial<GroupOptions> = {}) {
       const { path } = c.req.valid('query');
       await removeFile(c.get('identity').scope, id, path);
       return ok(c, { id, path, deleted: true as const }) as never;
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: `${base}/{knowledgeSourceId}/connect`,
+      tags: ['Knowledge sources'],
+      summary: 'Connect the source (test and store credentials, link an agent) and ingest it',
+      description:
+        'PostgreSQL: wrong credentials → 400 (details.field credentials); unreachable host or timeout (5 s) → 502; ' +
+        'missing table or column → 400 naming it. Ingestion runs asynchronously: poll GET until status is ready.',
+      security,
+      request: { params, body: { content: { 'application/json': { schema: connectInput } } } },
+      responses: {
+        202: jsonContent(envelope(knowledgeSource), 'Ingestion queued (status pending)'),
+        200: jsonContent(envelope(knowledgeSource), 'Connected; nothing to ingest'),
+        502: jsonContent(commonErrors[400].content['application/json'].schema, 'The database could not be reached'),
+        ...commonErrors,
+      },
+    }),
+    async (c) => {
+      const scope = c.get('identity').scope;
+      const { source, queued } = await connectSource(scope, c.req.valid('param').knowledgeSourceId, c.req.valid('json'));
+      return ok(c, source, queued ? 202 : 200) as never;
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: `${base}/{knowledgeSourceId}/search`,
+      tags: ['Knowledge sources'],
+      summary: 'Search the source (BM25F with pseudo-relevance feedback)',
+      security,
+      request: { params, body: { content: { 'application/json': { schema: searchInput } }, required: true } },
+      responses: {
+        200: jsonContent(envelope(searchResponse), 'Best chunks first'),
+        409: jsonContent(commonErrors[400].content['application/json'].schema, 'The source is not ready (details.status)'),
+        ...commonErrors,
+      },
+    }),
+    async (c) => {
+      const scope = c.get('identity').scope;
+      const source = await knowledgeSources.get(scope, c.req.valid('param').knowledgeSourceId);
+      assertSearchable(source);
+      return ok(c, await searchSource(scope, source, c.req.valid('json'))) as never;
     },
   );
 

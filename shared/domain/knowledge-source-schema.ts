@@ -132,8 +132,58 @@ export const knowledgeSource = z
     files: z.array(fileSummary).optional().openapi({ description: 'file-collection: on GET of one source' }),
     fileCount: z.int().optional(),
     totalBytes: z.int().optional(),
+    stats: z
+      .object({ documents: z.int(), chunks: z.int(), lastSyncedAt: z.string(), durationMs: z.int() })
+      .optional()
+      .openapi({ description: 'After the first successful sync' }),
+    error: z.object({ code: z.string(), message: z.string() }).optional().openapi({ description: 'When status is failed' }),
   })
   .openapi('KnowledgeSource');
+
+export const connectInput = z
+  .strictObject({
+    credentials: z
+      .strictObject({ username: z.string().min(1).max(63), password: z.string().max(1024) })
+      .optional()
+      .openapi({ description: 'postgresql: required on the first connect; stored encrypted, never returned' }),
+    options: z
+      .strictObject({ sync: z.boolean().default(true), index: z.boolean().default(true) })
+      .default({ sync: true, index: true })
+      .openapi({ description: 'Ingestion runs when both are true; otherwise the source is only connected' }),
+    agentId: z.string().min(1).max(200).optional().openapi({ description: 'The agent then lists this source' }),
+  })
+  .openapi('ConnectRequest');
+
+export const searchInput = z
+  .strictObject({
+    query: z.string().trim().min(1).max(4000).openapi({ example: 'How long do I have to return an item?' }),
+    topK: z.int({ error: 'must be an integer between 1 and 100' }).min(1, { error: 'must be an integer between 1 and 100' }).max(100, { error: 'must be an integer between 1 and 100' }).default(5),
+    filter: z
+      .strictObject({
+        pathPrefix: z.string().max(1024).optional().openapi({ description: 'Path (or row key) starts with' }),
+        metadata: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional().openapi({ description: 'Metadata equals' }),
+      })
+      .optional(),
+  })
+  .openapi('SearchRequest');
+
+export const searchResponse = z
+  .object({
+    results: z.array(
+      z.object({
+        chunkId: z.string(),
+        documentId: z.string(),
+        path: z.string().optional(),
+        rowKey: z.string().optional(),
+        score: z.number(),
+        title: z.string(),
+        text: z.string(),
+        metadata: z.record(z.string(), z.unknown()),
+      }),
+    ),
+    took: z.int().openapi({ description: 'Milliseconds spent searching' }),
+  })
+  .openapi('SearchResponse');
 
 export type KnowledgeSourceInput = z.infer<typeof knowledgeSourceInput>;
 export type FileInput = z.infer<typeof fileInput>;

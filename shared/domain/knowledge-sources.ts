@@ -4,6 +4,9 @@ import { deleteAllFiles, deleteFiles, listFiles, putFiles, readContents, type St
 import { updateRecord } from '../store/records';
 import type { TenantScope } from '../tenancy';
 import { detachKnowledgeSource } from './agents';
+import { ingestionQueue } from './ingestion';
+import { startSync } from './knowledge-connect';
+import { deleteCredentials } from './source-credentials';
 import { collection } from './collection';
 import {
   MAX_CONTENT_BYTES,
@@ -27,8 +30,12 @@ export interface KnowledgeSourceRecord {
   type: 'postgresql' | 'file-collection';
   status: SourceStatus;
   config?: PostgresConfig;
-  stats?: Record<string, unknown>;
+  stats?: { documents: number; chunks: number; lastSyncedAt: string; durationMs: number };
   error?: { code: string; message: string };
+  /** The sync in progress or last run; messages of older syncs are ignored. */
+  syncId?: string;
+  /** PostgreSQL with updatedAtColumn: the database time the last sync began reading. */
+  watermark?: string;
 }
 
 export const knowledgeSources = collection<KnowledgeSourceRecord>('KS', 'knowledgeSource', 'knowledge source');
@@ -99,12 +106,18 @@ function touch(scope: TenantScope, id: string) {
   return updateRecord<KnowledgeSourceRecord>(scope, 'KS', id, (current) => current);
 }
 
+/** After a connected collection's files change, its index follows (a newer sync supersedes a running one). */
+async function afterFilesChanged(scope: TenantScope, source: KnowledgeSourceRecord) {
+  if (source.status === 'created') return (await touch(scope, source.id)) ?? source;
+  return startSync(scope, source.id);
+}
+
 export async function addFiles(scope: TenantScope, id: string, files: FileInput[]) {
   assertContentSize(files);
   const source = await knowledgeSources.get(scope, id);
   assertFileCollection(source);
   const changed = await putFiles(scope, id, files, await listFiles(scope, id));
-  return { source: changed.length > 0 ? ((await touch(scope, id)) ?? source) : source, changed };
+  return { source: changed.length > 0 ? await afterFilesChanged(scope, source) : source, changed };
 }
 
 export async function removeFile(scope: TenantScope, id: string, path: string) {
@@ -113,7 +126,7 @@ export async function removeFile(scope: TenantScope, id: string, path: string) {
   const file = (await listFiles(scope, id)).find((f) => f.path === path);
   if (!file) throw new NotFoundError('file', path);
   await deleteFiles(scope, id, [file]);
-  await touch(scope, id);
+  await afterFilesChanged(scope, source);
 }
 
 /** A source as the API shows it; with `files`, its file list (and, if asked, their content). */
@@ -140,10 +153,15 @@ export async function presentSource(
   };
 }
 
-/** Deletes the source, its files, and its place in every agent that listed it. */
+/**
+ * Deletes the source, its files, its credentials and its place in every agent that listed it;
+ * its index is purged by the ingestion worker (it can be large).
+ */
 export async function deleteKnowledgeSource(scope: TenantScope, id: string) {
   const removed = await knowledgeSources.remove(scope, id);
   await deleteAllFiles(scope, id);
+  await deleteCredentials(scope, id);
   await detachKnowledgeSource(scope, id);
+  if (removed.status !== 'created') await ingestionQueue().send([{ type: 'purge', tenantId: scope.tenantId, sourceId: id }]);
   return removed;
 }

@@ -14,6 +14,9 @@ export type RecordKind = 'AGENT' | 'KS' | 'WORKFLOW';
 
 const scoped = (scope: TenantScope) => `T#${scope.tenantId}#${scope.schema}`;
 
+/** Fixed-width base-36 numbers sort as the numbers do. */
+const pad = (n: number) => n.toString(36).padStart(11, '0');
+
 export const keys = {
   recordPartition: (scope: TenantScope, kind: RecordKind) => `${scoped(scope)}#${kind}`,
   record: (scope: TenantScope, kind: RecordKind, id: string): ItemKey => ({
@@ -32,6 +35,35 @@ export const keys = {
     pk: keys.filePartPartition(scope, sourceId),
     sk: `${versionId}#${String(index).padStart(5, '0')}`,
   }),
+
+  /** Search index of a source: segments, postings per term and segment, chunks, documents. */
+  segmentPartition: (scope: TenantScope, sourceId: string) => `${scoped(scope)}#KS#${sourceId}#SEG`,
+  segment: (scope: TenantScope, sourceId: string, segNo: number): ItemKey => ({
+    pk: keys.segmentPartition(scope, sourceId),
+    sk: pad(segNo),
+  }),
+  termPartition: (scope: TenantScope, sourceId: string, term: string) => `${scoped(scope)}#KS#${sourceId}#T#${term}`,
+  termSegment: (scope: TenantScope, sourceId: string, term: string, segNo: number): ItemKey => ({
+    pk: keys.termPartition(scope, sourceId, term),
+    sk: pad(segNo),
+  }),
+  chunkPartition: (scope: TenantScope, sourceId: string) => `${scoped(scope)}#KS#${sourceId}#CHUNK`,
+  chunk: (scope: TenantScope, sourceId: string, docNo: number): ItemKey => ({
+    pk: keys.chunkPartition(scope, sourceId),
+    sk: pad(docNo),
+  }),
+  documentPartition: (scope: TenantScope, sourceId: string) => `${scoped(scope)}#KS#${sourceId}#DOC`,
+  document: (scope: TenantScope, sourceId: string, documentKey: string): ItemKey => ({
+    pk: keys.documentPartition(scope, sourceId),
+    sk: documentKey,
+  }),
+  sync: (scope: TenantScope, sourceId: string, syncId: string): ItemKey => ({
+    pk: `${scoped(scope)}#KS#${sourceId}#SYNC`,
+    sk: syncId,
+  }),
+  segmentCounter: (scope: TenantScope, sourceId: string): ItemKey => ({ pk: `${scoped(scope)}#KS#${sourceId}#SEQ`, sk: 'SEQ' }),
+  /** The source's sealed credentials (never returned by the API). */
+  sourceSecret: (scope: TenantScope, sourceId: string): ItemKey => ({ pk: `${scoped(scope)}#KS#${sourceId}#SECRET`, sk: 'SECRET' }),
 
   tenant: (scope: TenantScope): ItemKey => ({ pk: `${scoped(scope)}#TENANT`, sk: 'TENANT' }),
   tenantApiKey: (scope: TenantScope, keyId: string): ItemKey => ({

@@ -1,0 +1,4 @@
+import { handleIngestionMessage } from '../../shared/domain/ingestion';
+import { sqsHandler } from '../../shared/queue/sqs-handler';
+
+export const handler = sqsHandler(handleIngestionMessage);

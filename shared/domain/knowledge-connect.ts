@@ -1,0 +1,69 @@
+import { connect, inspectTable, readOnly, type PgCredentials } from '../connectors/postgres';
+import { AppError, ValidationError } from '../errors';
+import { newId } from '../ids';
+import { getRecord, updateRecord } from '../store/records';
+import type { TenantScope } from '../tenancy';
+import type { Agent } from './agent-schema';
+import { ingestionQueue } from './ingestion';
+import { knowledgeSources, type KnowledgeSourceRecord } from './knowledge-sources';
+import { loadCredentials, storeCredentials } from './source-credentials';
+
+export interface ConnectRequest {
+  credentials?: PgCredentials;
+  options: { sync: boolean; index: boolean };
+  agentId?: string;
+}
+
+/** Checks the connection, the table and its columns, within the connect timeout. */
+async function testPostgres(source: KnowledgeSourceRecord, credentials: PgCredentials): Promise<void> {
+  const client = await connect(source.config!, credentials);
+  try {
+    await readOnly(client, () => inspectTable(client, source.config!));
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** Queues a new sync of the source; the status becomes `pending`. */
+export async function startSync(scope: TenantScope, sourceId: string): Promise<KnowledgeSourceRecord> {
+  const syncId = newId('sync');
+  const updated = await updateRecord<KnowledgeSourceRecord>(scope, 'KS', sourceId, (current) => {
+    const next: KnowledgeSourceRecord = { ...current, status: 'pending', syncId };
+    delete next.error;
+    return next;
+  });
+  if (!updated) throw new AppError('NOT_FOUND', `knowledge source ${sourceId} not found`);
+  await ingestionQueue().send([{ type: 'sync', tenantId: scope.tenantId, sourceId, syncId }]);
+  return updated;
+}
+
+/**
+ * Connects a source: for PostgreSQL, tests the credentials and the table first and stores the
+ * credentials sealed; links the agent if one is named; then queues ingestion unless told not to.
+ */
+export async function connectSource(
+  scope: TenantScope,
+  id: string,
+  request: ConnectRequest,
+): Promise<{ source: KnowledgeSourceRecord; queued: boolean }> {
+  let source = await knowledgeSources.get(scope, id);
+  if (request.agentId && !(await getRecord<Agent>(scope, 'AGENT', request.agentId))) {
+    throw new ValidationError('agentId', `refers to agent ${request.agentId}, which does not exist`);
+  }
+  // A connect during a running sync supersedes it: the old sync's messages are then ignored.
+  const ingest = request.options.sync && request.options.index;
+  if (source.type === 'postgresql') {
+    const credentials = request.credentials ?? (await loadCredentials(scope, id));
+    if (!credentials) throw new ValidationError('credentials', 'are required to connect a postgresql source');
+    await testPostgres(source, credentials);
+    if (request.credentials) await storeCredentials(scope, id, request.credentials);
+  }
+  if (request.agentId) {
+    await updateRecord<Agent>(scope, 'AGENT', request.agentId, (agent) =>
+      agent.knowledgeSourceIds.includes(id) ? agent : { ...agent, knowledgeSourceIds: [...agent.knowledgeSourceIds, id] },
+    );
+  }
+  if (!ingest) return { source, queued: false };
+  source = await startSync(scope, id);
+  return { source, queued: true };
+}

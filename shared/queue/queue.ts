@@ -1,0 +1,21 @@
+/**
+ * One queue interface, two drivers: SQS (AWS, and tests against an SQS-compatible endpoint) and
+ * an in-process queue for local mode. Delivery is at least once either way: consumers must be
+ * idempotent.
+ */
+export interface Queue<M> {
+  send(messages: M[]): Promise<void>;
+}
+
+/** What a consumer learns about a delivery besides the message. */
+export interface Delivery {
+  /** 1 on the first delivery. */
+  receiveCount: number;
+  /** Deliveries after which the message goes to the dead-letter queue. */
+  maxReceives: number;
+}
+
+export type Consumer<M> = (message: M, delivery: Delivery) => Promise<void>;
+
+/** Redeliveries before a message is dead-lettered; the CDK queues use the same number. */
+export const MAX_RECEIVES = 5;

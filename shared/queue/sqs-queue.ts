@@ -1,0 +1,20 @@
+import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+import type { Queue } from './queue';
+
+/** Sends JSON messages in batches of ten (SQS's limit), resending any the service rejects. */
+export function sqsQueue<M>(client: SQSClient, queueUrl: string): Queue<M> {
+  return {
+    async send(messages) {
+      for (let i = 0; i < messages.length; i += 10) {
+        let entries = messages.slice(i, i + 10).map((m, j) => ({ Id: String(j), MessageBody: JSON.stringify(m) }));
+        for (let attempt = 0; entries.length > 0; attempt++) {
+          if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 50 * 2 ** attempt)));
+          const out = await client.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));
+          const failed = new Set((out.Failed ?? []).map((f) => f.Id));
+          if (failed.size > 0 && attempt >= 5) throw new Error(`SQS rejected ${failed.size} messages: ${out.Failed?.[0]?.Message}`);
+          entries = entries.filter((e) => failed.has(e.Id));
+        }
+      }
+    },
+  };
+}

@@ -1,0 +1,51 @@
+import type { Posting } from './ranker';
+
+/**
+ * Postings of one term in one segment, packed as unsigned varints: for each chunk (ascending)
+ * the gap to the previous chunk number, then tfBody, tfTitle, lenBody, lenTitle. Typically 6–8
+ * bytes a posting, so a term in 50,000 chunks still fits one DynamoDB item and one read.
+ */
+function writeVarint(out: number[], value: number) {
+  let v = value;
+  while (v >= 0x80) {
+    out.push((v & 0x7f) | 0x80);
+    v = Math.floor(v / 128);
+  }
+  out.push(v);
+}
+
+export function encodePostings(postings: Posting[]): Uint8Array {
+  const sorted = [...postings].sort((a, b) => a.doc - b.doc);
+  const out: number[] = [];
+  let previous = 0;
+  for (const p of sorted) {
+    writeVarint(out, p.doc - previous);
+    writeVarint(out, p.tfBody);
+    writeVarint(out, p.tfTitle);
+    writeVarint(out, p.lenBody);
+    writeVarint(out, p.lenTitle);
+    previous = p.doc;
+  }
+  return Uint8Array.from(out);
+}
+
+export function decodePostings(bytes: Uint8Array, base = 0): Posting[] {
+  const out: Posting[] = [];
+  let i = 0;
+  const read = () => {
+    let value = 0;
+    let scale = 1;
+    for (;;) {
+      const byte = bytes[i++]!;
+      value += (byte & 0x7f) * scale;
+      if (byte < 0x80) return value;
+      scale *= 128;
+    }
+  };
+  let doc = base;
+  while (i < bytes.length) {
+    doc += read();
+    out.push({ doc, tfBody: read(), tfTitle: read(), lenBody: read(), lenTitle: read() });
+  }
+  return out;
+}

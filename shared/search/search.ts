@@ -1,0 +1,151 @@
+import { AppError } from '../errors';
+import {
+  getChunks,
+  livePostings,
+  readSegments,
+  readTermItems,
+  type ChunkRecord,
+  type SegmentRecord,
+  type TermItems,
+} from '../store/search-index';
+import type { TenantScope } from '../tenancy';
+import { analyze, termFrequencies } from './analyzer';
+import {
+  DEFAULT_RANK_PARAMS,
+  expandQuery,
+  scoreBm25f,
+  topDocs,
+  type CorpusStats,
+  type Posting,
+  type TermVector,
+} from './ranker';
+
+export interface SearchFilter {
+  /** Only documents whose path (or row key) starts with this. */
+  pathPrefix?: string;
+  /** Only chunks whose metadata has all of these values. */
+  metadata?: Record<string, string | number | boolean>;
+}
+
+export interface SearchRequest {
+  query: string;
+  topK: number;
+  filter?: SearchFilter;
+}
+
+export interface SearchResult {
+  chunkId: string;
+  documentId: string;
+  path?: string;
+  rowKey?: string;
+  score: number;
+  title: string;
+  text: string;
+  metadata: Record<string, unknown>;
+}
+
+/** Longer queries keep their first distinct terms: bounds the requests a search makes. */
+export const MAX_QUERY_TERMS = 64;
+
+function parseTermVector(doc: number, chunk: ChunkRecord): TermVector {
+  const terms = new Map<string, number>();
+  let length = 0;
+  for (const pair of chunk.terms.split(' ')) {
+    const at = pair.lastIndexOf(':');
+    if (at <= 0) continue;
+    const tf = Number(pair.slice(at + 1));
+    terms.set(pair.slice(0, at), tf);
+    length += tf;
+  }
+  return { doc, terms, length: length || 1 };
+}
+
+function statsOf(segments: SegmentRecord[]): CorpusStats {
+  const stats = { documents: 0, totalBodyLength: 0, totalTitleLength: 0 };
+  for (const s of segments) {
+    if (s.state !== 'live') continue;
+    stats.documents += s.chunks - s.deletedCount;
+    stats.totalBodyLength += s.lenBody - s.deletedLenBody;
+    stats.totalTitleLength += s.lenTitle - s.deletedLenTitle;
+  }
+  return stats;
+}
+
+function matches(chunk: ChunkRecord, filter: SearchFilter | undefined): boolean {
+  if (!filter) return true;
+  if (filter.pathPrefix !== undefined && !chunk.documentKey.startsWith(filter.pathPrefix)) return false;
+  for (const [key, value] of Object.entries(filter.metadata ?? {})) if (chunk.metadata?.[key] !== value) return false;
+  return true;
+}
+
+/**
+ * Searches one source's index. DynamoDB work, whatever the corpus size: wave 1 reads the segment
+ * items and each query term's postings in parallel; wave 2 fetches the top chunks (for feedback
+ * and the answer); wave 3 reads the postings of feedback terms; wave 4 fetches any chunk not yet
+ * fetched. Each wave is one round trip of parallel requests.
+ */
+export async function searchSource(
+  scope: TenantScope,
+  source: { id: string; type: 'postgresql' | 'file-collection' },
+  request: SearchRequest,
+): Promise<{ results: SearchResult[]; took: number }> {
+  const started = performance.now();
+  const frequencies = termFrequencies(analyze(request.query));
+  const query = new Map([...frequencies].slice(0, MAX_QUERY_TERMS));
+  if (query.size === 0) return { results: [], took: Math.round(performance.now() - started) };
+
+  const [segmentList, items] = await Promise.all([readSegments(scope, source.id), readTermItems(scope, source.id, [...query.keys()])]);
+  const segments = new Map(segmentList.map((s) => [s.segNo, s]));
+  const stats = statsOf(segmentList);
+  const postings = new Map<string, Posting[]>();
+  const addPostings = (fetched: Map<string, TermItems>) => {
+    for (const [term, list] of fetched) postings.set(term, livePostings(list, segments));
+  };
+  addPostings(items);
+
+  const params = DEFAULT_RANK_PARAMS;
+  let scores = scoreBm25f(query, postings, stats, params);
+  const chunks = new Map<number, ChunkRecord>();
+  const fetchChunks = async (docNos: number[]) => {
+    const missing = docNos.filter((n) => !chunks.has(n));
+    if (missing.length > 0) for (const [n, c] of await getChunks(scope, source.id, missing)) chunks.set(n, c);
+  };
+
+  if (params.feedbackDocs > 0 && scores.size > 0) {
+    const first = topDocs(scores, Math.max(params.feedbackDocs, request.topK));
+    await fetchChunks(first.map((d) => d.doc));
+    const vectors = new Map(first.filter((d) => chunks.has(d.doc)).map((d) => [d.doc, parseTermVector(d.doc, chunks.get(d.doc)!)]));
+    const expanded = expandQuery(query, first, vectors, params);
+    const newTerms = [...expanded.keys()].filter((t) => !postings.has(t));
+    if (newTerms.length > 0) addPostings(await readTermItems(scope, source.id, newTerms));
+    scores = scoreBm25f(expanded, postings, stats, params);
+  }
+
+  const wanted = request.filter ? Math.min(request.topK * 5, 500) : request.topK;
+  const candidates = topDocs(scores, wanted);
+  await fetchChunks(candidates.map((d) => d.doc));
+  const results: SearchResult[] = [];
+  for (const { doc, score } of candidates) {
+    const chunk = chunks.get(doc);
+    if (!chunk || !matches(chunk, request.filter)) continue;
+    results.push({
+      chunkId: chunk.chunkId,
+      documentId: chunk.documentId,
+      ...(source.type === 'postgresql' ? { rowKey: chunk.documentKey } : { path: chunk.documentKey }),
+      score: Math.round(score * 10_000) / 10_000,
+      title: chunk.title,
+      text: chunk.text,
+      metadata: chunk.metadata ?? {},
+    });
+    if (results.length === request.topK) break;
+  }
+  return { results, took: Math.round(performance.now() - started) };
+}
+
+export function assertSearchable(source: { id: string; status: string }): void {
+  if (source.status !== 'ready') {
+    throw new AppError('CONFLICT', `Knowledge source ${source.id} is ${source.status}, not ready to search`, {
+      status: source.status,
+    });
+  }
+}
