@@ -3,7 +3,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    globalSetup: ['test/setup/dynamodb.ts'],
+    globalSetup: ['test/setup/services.ts'],
     setupFiles: ['test/setup/store.ts'],
     // The SDK's notice that it will need Node 22 in 2027 would repeat in every worker.
     env: { LOG_LEVEL: 'silent', TABLE_NAME: 'cairn-test', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },

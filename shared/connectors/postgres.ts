@@ -109,15 +109,15 @@ export async function inspectTable(client: pg.Client, config: PostgresConfig): P
   const [schemaPart, tablePart] = config.table.includes('.') ? config.table.split('.') : [undefined, config.table];
   const tables = await client.query<{ table_schema: string; table_name: string }>(
     `SELECT table_schema, table_name FROM information_schema.tables
-      WHERE table_schema = coalesce($1, current_schema()) AND table_name IN ($2, lower($2))
-      ORDER BY (table_name = $2) DESC LIMIT 1`,
+      WHERE table_schema = coalesce($1::text, current_schema()) AND table_name IN ($2::text, lower($2::text))
+      ORDER BY (table_name = $2::text) DESC LIMIT 1`,
     [schemaPart ?? null, tablePart],
   );
   const found = tables.rows[0];
   if (!found) throw new ValidationError('config.table', `${config.table} does not exist in database ${config.database} (or is not visible to this user)`);
   const columns = await client.query<{ column_name: string; data_type: string; udt_name: string }>(
     `SELECT column_name, data_type, udt_name FROM information_schema.columns
-      WHERE table_schema = $1 AND table_name = $2 ORDER BY ordinal_position`,
+      WHERE table_schema = $1::text AND table_name = $2::text ORDER BY ordinal_position`,
     [found.table_schema, found.table_name],
   );
   const types = new Map(columns.rows.map((c) => [c.column_name, c.udt_name === 'citext' ? 'citext' : c.data_type]));

@@ -1,0 +1,186 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:net';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createLocalApp, localIngestionQueue } from '../local/local-app';
+import { connect, readOnly } from '../shared/connectors/postgres';
+import { documentClient, tableName } from '../shared/store/client';
+import { keys } from '../shared/store/keys';
+import { call } from './helpers/http';
+import { newTenant, type TestTenant } from './helpers/tenant';
+
+const app = createLocalApp();
+const settle = () => localIngestionQueue()!.drain();
+const target = inject('postgres');
+/** Short-lived connections: PGlite's socket server (the fallback) serves one connection at a time. */
+const admin = {
+  async query(text: string, values: unknown[] = []) {
+    const client = new pg.Client({ host: target.host, port: target.port, database: target.database, user: target.username, password: target.password });
+    await client.connect();
+    try {
+      return await client.query(text, values);
+    } finally {
+      await client.end();
+    }
+  },
+};
+const table = `articles_${randomBytes(4).toString('hex')}`;
+const credentials = { username: target.username, password: target.password };
+const config = {
+  host: target.host,
+  port: target.port,
+  database: target.database,
+  table: `public.${table}`,
+  metadataColumns: ['price', 'published', 'tags'],
+  updatedAtColumn: 'updated_at',
+};
+
+const rows = [
+  ['Returns policy', 'Items can be returned within 30 days of delivery.', '19.90', '2024-01-15', { section: 'help' }],
+  ['Express shipping', 'Express parcels arrive the next working day.', '7.50', '2024-02-01', { section: 'shipping' }],
+  ['Überweisung und Zahlung', 'Zahlung per Überweisung ist möglich — Ünïcödé bleibt erhalten.', null, null, null],
+  ["Robert'); DROP TABLE students;--", 'A row whose text looks like SQL is just text.', '0', '2024-03-01', { tricky: "'; --" }],
+  ['Long article', `${'Bicycle maintenance explained step by step. '.repeat(400)}The chain needs oil every month.`, '1', '2024-04-01', []],
+  [null, 'A row without a title still becomes a document.', '2', '2024-05-01', { n: 1 }],
+];
+
+async function connectSource(t: TestTenant, body: unknown, connectBody: unknown = { credentials }) {
+  const created = await call(app, 'POST', '/v1/knowledge-sources', { key: t.apiKey, body });
+  expect(created.status).toBe(201);
+  const connected = await call(app, 'POST', `/v1/knowledge-sources/${created.body.data.id}/connect`, { key: t.apiKey, body: connectBody });
+  return { id: created.body.data.id as string, connected };
+}
+
+describe(`PostgreSQL sources (${target.kind})`, () => {
+  let t: TestTenant;
+  let id: string;
+  let silent: Server;
+
+  beforeAll(async () => {
+    await admin.query(`CREATE TABLE ${table} (id serial PRIMARY KEY, title text, body text, price numeric, published date, tags jsonb, updated_at timestamptz NOT NULL DEFAULT now())`);
+    for (const [title, body, price, published, tags] of rows) {
+      await admin.query(`INSERT INTO ${table} (title, body, price, published, tags) VALUES ($1, $2, $3, $4, $5)`, [title, body, price, published, tags === null ? null : JSON.stringify(tags)]);
+    }
+    t = await newTenant();
+    const result = await connectSource(t, { name: 'Articles', type: 'postgresql', config });
+    expect(result.connected.status).toBe(202);
+    id = result.id;
+    await settle();
+    // A server that accepts connections and never answers: the connect timeout must trigger.
+    silent = createServer(() => undefined);
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+  });
+
+  afterAll(async () => {
+    await admin.query(`DROP TABLE IF EXISTS ${table}`).catch(() => undefined);
+    silent.close();
+  });
+
+  it('ingests every row as a document and ends ready', async () => {
+    const got = await call(app, 'GET', `/v1/knowledge-sources/${id}`, { key: t.apiKey });
+    expect(got.body.data.status).toBe('ready');
+    expect(got.body.data.stats.documents).toBe(rows.length);
+    expect(JSON.stringify(got.body.data)).not.toContain(target.password);
+  });
+
+  it('finds rows by their text, with rowKey and typed metadata', async () => {
+    const res = await call(app, 'POST', `/v1/knowledge-sources/${id}/search`, { key: t.apiKey, body: { query: 'how long to return items' } });
+    const top = res.body.data.results[0];
+    expect(top).toMatchObject({ rowKey: '1', title: 'Returns policy', metadata: { price: '19.90', tags: { section: 'help' } } });
+    expect(top.metadata.published).toMatch(/^2024-01-1[45]T/);
+    expect(top.path).toBeUndefined();
+    const unicode = await call(app, 'POST', `/v1/knowledge-sources/${id}/search`, { key: t.apiKey, body: { query: 'Überweisung Zahlung' } });
+    expect(unicode.body.data.results[0].text).toContain('Ünïcödé bleibt erhalten');
+    const long = await call(app, 'POST', `/v1/knowledge-sources/${id}/search`, { key: t.apiKey, body: { query: 'chain oil every month' } });
+    expect(long.body.data.results[0]).toMatchObject({ rowKey: '5' });
+    expect(long.body.data.results[0].text).toContain('The chain needs oil');
+  });
+
+  it('stores credentials sealed, never in clear', async () => {
+    const out = await documentClient().send(new GetCommand({ TableName: tableName(), Key: keys.sourceSecret(t.scope, id) }));
+    expect(out.Item?.sealed.wrap).toBe('local');
+    expect(JSON.stringify(out.Item)).not.toContain(target.password);
+    expect(JSON.stringify(out.Item)).not.toContain(`"${target.username}"`);
+  });
+
+  it('re-syncs incrementally: changed rows replaced, deleted rows removed, new rows added', async () => {
+    await admin.query(`UPDATE ${table} SET body = 'Express parcels now arrive within two hours by cargo bike.', updated_at = now() + interval '1 second' WHERE id = 2`);
+    await admin.query(`DELETE FROM ${table} WHERE id = 6`);
+    await admin.query(`INSERT INTO ${table} (title, body, price, published) VALUES ('Gift cards', 'Gift cards never expire.', '25', '2024-06-01')`);
+    const again = await call(app, 'POST', `/v1/knowledge-sources/${id}/connect`, { key: t.apiKey, body: {} });
+    expect(again.status).toBe(202);
+    await settle();
+    const got = await call(app, 'GET', `/v1/knowledge-sources/${id}`, { key: t.apiKey });
+    expect(got.body.data.status).toBe('ready');
+    expect(got.body.data.stats.documents).toBe(rows.length); // one deleted, one added
+    const search = async (query: string) =>
+      (await call(app, 'POST', `/v1/knowledge-sources/${id}/search`, { key: t.apiKey, body: { query } })).body.data.results;
+    expect((await search('cargo bike two hours'))[0]).toMatchObject({ rowKey: '2' });
+    expect((await search('next working day')).map((r: { text: string }) => r.text).join(' ')).not.toContain('next working day');
+    expect((await search('gift cards expire'))[0].title).toBe('Gift cards');
+    expect((await search('row without a title')).map((r: { rowKey: string }) => r.rowKey)).not.toContain('6');
+  });
+
+  it('answers 400 naming config.table for a missing table, and for unknown columns', async () => {
+    const own = await newTenant();
+    const missing = await connectSource(own, { name: 'x', type: 'postgresql', config: { ...config, table: 'public.no_such_table' } });
+    expect(missing.connected.status).toBe(400);
+    expect(missing.connected.body.error.details.field).toBe('config.table');
+    const column = await connectSource(own, { name: 'x', type: 'postgresql', config: { ...config, textColumns: ['body', 'no_such_column'] } });
+    expect(column.connected.status).toBe(400);
+    expect(column.connected.body.error.details.field).toBe('config.textColumns[1]');
+  });
+
+  it('refuses SQL in table and column names before any connection', async () => {
+    const own = await newTenant();
+    for (const [change, field] of [
+      [{ table: `${table}; DROP TABLE ${table}` }, 'config.table'],
+      [{ table: `public."${table}"` }, 'config.table'],
+      [{ textColumns: ['body) FROM x; --'] }, 'config.textColumns[0]'],
+      [{ idColumn: 'id OR 1=1' }, 'config.idColumn'],
+    ] as const) {
+      const res = await call(app, 'POST', '/v1/knowledge-sources', { key: own.apiKey, body: { name: 'x', type: 'postgresql', config: { ...config, ...change } } });
+      expect(res.status).toBe(400);
+      expect(res.body.error.details.field).toBe(field);
+    }
+    expect((await admin.query(`SELECT count(*)::int AS n FROM ${table}`)).rows[0].n).toBe(rows.length);
+  });
+
+  it('answers 502 for an unreachable host and for a server that never answers (within 5 s)', async () => {
+    const own = await newTenant();
+    const closed = await connectSource(own, { name: 'x', type: 'postgresql', config: { ...config, port: 1 } });
+    expect(closed.connected.status).toBe(502);
+    expect(closed.connected.body.error.code).toBe('UPSTREAM_ERROR');
+    const started = Date.now();
+    const hanging = await connectSource(own, { name: 'x', type: 'postgresql', config: { ...config, port: (silent.address() as { port: number }).port } });
+    expect(hanging.connected.status).toBe(502);
+    expect(Date.now() - started).toBeLessThan(8000);
+    expect(JSON.stringify(hanging.connected.body)).not.toContain(target.password);
+  }, 20_000);
+
+  it.runIf(target.checksPasswords)('answers 400 naming credentials for a wrong password, without echoing it', async () => {
+    const own = await newTenant();
+    const wrong = await connectSource(own, { name: 'x', type: 'postgresql', config }, { credentials: { username: target.username, password: 'not-the-password' } });
+    expect(wrong.connected.status).toBe(400);
+    expect(wrong.connected.body.error.details.field).toBe('credentials');
+    expect(JSON.stringify(wrong.connected.body)).not.toContain('not-the-password');
+  });
+
+  it('requires credentials on the first connect', async () => {
+    const own = await newTenant();
+    const none = await connectSource(own, { name: 'x', type: 'postgresql', config }, {});
+    expect(none.connected.status).toBe(400);
+    expect(none.connected.body.error.details.field).toBe('credentials');
+  });
+
+  it('reads in a read-only transaction', async () => {
+    const client = await connect({ ...config, ssl: false, port: target.port }, credentials);
+    try {
+      await expect(readOnly(client, () => client.query(`DELETE FROM ${table}`))).rejects.toMatchObject({ code: '25006' });
+    } finally {
+      await client.end();
+    }
+    expect((await admin.query(`SELECT count(*)::int AS n FROM ${table}`)).rows[0].n).toBe(rows.length);
+  });
+});
