@@ -7,7 +7,12 @@ import { acknowledgeReviewedFindings } from './nag-suppressions';
 /** Builds Cairn's stacks; `cdk synth` and the tests both call it. */
 export function buildApp(app = new App()) {
   const data = new DataStack(app, 'CairnData', { description: 'Cairn: table and work queues (stateful)' });
-  const api = new ApiStack(app, 'CairnApi', { description: 'Cairn: REST API and functions', data: data.data });
+  const api = new ApiStack(app, 'CairnApi', {
+    description: 'Cairn: REST API and functions',
+    data: data.data,
+    ingestion: data.ingestion,
+    secretsKey: data.secretsKey,
+  });
   acknowledgeReviewedFindings(api);
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));
   return { app, data, api };

@@ -54,7 +54,7 @@ describe('CDK app', () => {
 
   it('runs one ARM64 Node 22 function per route group, ESM-bundled, with the table name', () => {
     const functions = api.findResources('AWS::Lambda::Function');
-    expect(Object.keys(functions)).toHaveLength(4);
+    expect(Object.keys(functions)).toHaveLength(5); // four route groups and the ingestion worker
     for (const fn of Object.values(functions)) {
       expect(fn.Properties.Runtime).toBe('nodejs22.x');
       expect(fn.Properties.Architectures).toEqual(['arm64']);
@@ -62,14 +62,14 @@ describe('CDK app', () => {
       expect(fn.Properties.Environment.Variables.NODE_OPTIONS).toBe('--enable-source-maps');
     }
     const withTable = Object.values(functions).filter((f) => f.Properties.Environment.Variables.TABLE_NAME);
-    expect(withTable).toHaveLength(3); // the docs function has no data access
+    expect(withTable).toHaveLength(4); // the docs function has no data access
   });
 
   it('grants table data access on the table only, never dynamodb:* or DeleteTable', () => {
     const policies = Object.values(api.findResources('AWS::IAM::Policy'));
     const statements = policies.flatMap((p) => p.Properties.PolicyDocument.Statement as Array<{ Action: string | string[]; Resource: unknown }>);
     const dynamo = statements.filter((s) => [s.Action].flat().some((a) => a.startsWith('dynamodb:')));
-    expect(dynamo.filter((s) => [s.Action].flat().includes('dynamodb:PutItem'))).toHaveLength(3);
+    expect(dynamo.filter((s) => [s.Action].flat().includes('dynamodb:PutItem'))).toHaveLength(4);
     for (const s of dynamo) {
       const actions = [s.Action].flat();
       expect(actions).not.toContain('dynamodb:*');
@@ -112,6 +112,31 @@ describe('CDK app', () => {
     expect(free.Quota).toEqual({ Limit: 1700 * 24, Period: 'DAY' });
     expect(pro.Throttle.BurstLimit).toBe(1700);
     expect(plans.find((p) => p.UsagePlanName === 'cairn-unlimited').Throttle).toBeUndefined();
+  });
+
+  it('feeds the ingestion worker from the ingestion queue with partial batch failure reporting', () => {
+    api.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      BatchSize: 1,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      ScalingConfig: { MaximumConcurrency: 5 },
+    });
+    const functions = Object.values(api.findResources('AWS::Lambda::Function'));
+    const senders = functions.filter((f) => f.Properties.Environment.Variables.INGESTION_QUEUE_URL);
+    expect(senders).toHaveLength(2); // the knowledge-sources API and the worker itself
+    const worker = functions.find((f) => f.Properties.Timeout === 300)!;
+    expect(worker.Properties.Environment.Variables.SECRETS_KMS_KEY_ID).toBeDefined();
+    // The queue's visibility is six times the worker's timeout.
+    const queues = Object.values(data.findResources('AWS::SQS::Queue')).map((q) => q.Properties.VisibilityTimeout).filter(Boolean);
+    expect(queues).toContain(1800);
+  });
+
+  it('keeps a rotating KMS key for sealing credentials, granted only GenerateDataKey and Decrypt', () => {
+    data.hasResource('AWS::KMS::Key', { DeletionPolicy: 'Retain', Properties: Match.objectLike({ EnableKeyRotation: true }) });
+    const kmsActions = Object.values(api.findResources('AWS::IAM::Policy'))
+      .flatMap((p) => p.Properties.PolicyDocument.Statement as Array<{ Action: string | string[] }>)
+      .flatMap((st) => [st.Action].flat())
+      .filter((a) => a.startsWith('kms:'));
+    expect([...new Set(kmsActions)].sort()).toEqual(['kms:Decrypt', 'kms:GenerateDataKey']);
   });
 
   it('passes cdk-nag AwsSolutions with every acknowledged finding carrying a reason', () => {

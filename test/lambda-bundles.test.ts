@@ -6,6 +6,7 @@ import { build } from 'esbuild';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { BUNDLE_MAIN_FIELDS, BUNDLE_TARGET, ESM_REQUIRE_BANNER } from '../infra/constructs/app-function';
 import { invoke, restEvent } from './helpers/lambda-events';
+import { recordOf } from './helpers/sqs';
 import { newTenant } from './helpers/tenant';
 
 /**
@@ -48,6 +49,18 @@ describe('Lambda bundles', () => {
     expect(created.json.data.id).toMatch(/^agt_/);
     const listed = await invoke(handler, restEvent('GET', '/v1/agents', { apiKey: t.apiKey }));
     expect(listed.json.data.map((a: { name: string }) => a.name)).toEqual(['From the bundle']);
+  }, 60_000);
+
+  it('bundles the ingestion worker, which answers SQS events with batchItemFailures', async () => {
+    const file = await bundle('ingestion');
+    expect(statSync(file).size).toBeLessThan(2 * 1024 * 1024);
+    const { handler } = (await import(pathToFileURL(file).href)) as { handler: (e: unknown) => Promise<{ batchItemFailures: unknown[] }> };
+    const t = await newTenant();
+    const purge = { type: 'purge', tenantId: t.scope.tenantId, sourceId: 'ks_01m7y62dvspbq7k3p58zfb7w0n' };
+    const ok = await handler({ Records: [recordOf({ MessageId: 'a', ReceiptHandle: 'r', Body: JSON.stringify(purge) })] });
+    expect(ok.batchItemFailures).toEqual([]);
+    const bad = await handler({ Records: [recordOf({ MessageId: 'b', ReceiptHandle: 'r', Body: '{oops' })] });
+    expect(bad.batchItemFailures).toEqual([{ itemIdentifier: 'b' }]);
   }, 60_000);
 
   it('bundles the docs handler, which serves Swagger UI from files beside the bundle', async () => {

@@ -13,11 +13,17 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { limitsFor, RATE_AREAS } from '../../shared/plans';
 import { PLANS } from '../../shared/config';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { AppFunction } from '../constructs/app-function';
 import type { DataTable } from '../constructs/data-table';
+import type { WorkQueue } from '../constructs/work-queue';
 import { RouteGroup } from '../constructs/route-group';
 
 export interface ApiStackProps extends StackProps {
   data: DataTable;
+  ingestion: WorkQueue;
+  secretsKey: IKey;
 }
 
 /** Stateless: the REST API, one Lambda per route group, usage plans. */
@@ -80,6 +86,15 @@ export class ApiStack extends Stack {
       function: docsFunction,
     });
 
+    // Knowledge sources send ingestion work and seal credentials.
+    const sources = this.groups['knowledge-sources']!.fn;
+    sources.addEnvironment('INGESTION_QUEUE_URL', props.ingestion.queue.queueUrl);
+    sources.addEnvironment('SECRETS_KMS_KEY_ID', props.secretsKey.keyArn);
+    props.ingestion.queue.grantSendMessages(sources);
+    // Exactly the two calls the secret box makes (not the kms:GenerateDataKey*/ReEncrypt* families).
+    props.secretsKey.grant(sources, 'kms:GenerateDataKey', 'kms:Decrypt');
+    this.ingestionWorker(props);
+
     this.usagePlans();
 
     new Alarm(this, 'Api5xxAlarm', {
@@ -91,6 +106,31 @@ export class ApiStack extends Stack {
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
     new CfnOutput(this, 'ApiUrl', { value: this.api.url });
+  }
+
+  /**
+   * The ingestion worker: one message per invocation (a batch is already up to 500 rows or 200
+   * files), partial batch failures reported, a few in parallel so one source cannot flood the table.
+   */
+  private ingestionWorker(props: ApiStackProps) {
+    const worker = new AppFunction(this, 'IngestionWorker', {
+      entry: 'functions/ingestion/handler.ts',
+      memorySize: 1024,
+      timeout: Duration.minutes(5),
+      environment: { INGESTION_QUEUE_URL: props.ingestion.queue.queueUrl, SECRETS_KMS_KEY_ID: props.secretsKey.keyArn },
+    });
+    props.data.bind(worker, 'RW');
+    props.ingestion.queue.grantSendMessages(worker);
+    props.secretsKey.grant(worker, 'kms:Decrypt');
+    worker.addEventSource(new SqsEventSource(props.ingestion.queue, { batchSize: 1, reportBatchItemFailures: true, maxConcurrency: 5 }));
+    new Alarm(this, 'IngestionWorkerErrors', {
+      alarmDescription: 'Ingestion worker errors',
+      metric: worker.metricErrors({ period: Duration.minutes(5) }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
   }
 
   /**
