@@ -129,3 +129,35 @@ describe('file-collection ingestion and search', () => {
     expect((await readTermItems(own.scope, sid, ['cyclist'])).get('cyclist')).toEqual([]);
   });
 });
+
+describe('chunking settings', () => {
+  it('uses the source’s chunk size and rejects an overlap above half of it', async () => {
+    const t = await newTenant();
+    const long = Array.from({ length: 40 }, (_, i) => `Sentence number ${i} talks about topic ${i}.`).join(' ');
+    const small = await readySource(t, { name: 'small', type: 'file-collection', chunking: { size: 300, overlap: 0 }, files: [{ path: 'a.txt', content: long }] });
+    const big = await readySource(t, { name: 'big', type: 'file-collection', files: [{ path: 'a.txt', content: long }] });
+    const stats = async (id: string) => (await call(app, 'GET', `/v1/knowledge-sources/${id}`, { key: t.apiKey })).body.data.stats;
+    expect((await stats(small)).chunks).toBeGreaterThan(4);
+    expect((await stats(big)).chunks).toBe(2);
+    const bad = await call(app, 'POST', '/v1/knowledge-sources', { key: t.apiKey, body: { name: 'x', type: 'file-collection', chunking: { size: 300, overlap: 200 } } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details.field).toBe('chunking.overlap');
+  });
+});
+
+describe('replacing a connected source', () => {
+  it('re-syncs it so the index follows the new files', async () => {
+    const t = await newTenant();
+    const id = await readySource(t, { name: 'kb', type: 'file-collection', files });
+    const put = await call(app, 'PUT', `/v1/knowledge-sources/${id}`, {
+      key: t.apiKey,
+      body: { name: 'kb', type: 'file-collection', files: [{ path: 'only.md', content: '# Warranty\n\nBicycles carry a two-year warranty.' }] },
+    });
+    expect(put.body.data.status).toBe('pending');
+    await settle();
+    const source = (await call(app, 'GET', `/v1/knowledge-sources/${id}`, { key: t.apiKey })).body.data;
+    expect(source).toMatchObject({ status: 'ready', stats: { documents: 1, chunks: 1 } });
+    expect((await search(t, id, { query: 'warranty years' })).body.data.results[0].path).toBe('only.md');
+    expect((await search(t, id, { query: 'returned within 30 days' })).body.data.results).toEqual([]);
+  });
+});

@@ -145,7 +145,8 @@ export function createKnowledgeSourcesApp(options: Partial<GroupOptions> = {}) {
       const scope = c.get('identity').scope;
       const source = await knowledgeSources.get(scope, c.req.valid('param').knowledgeSourceId);
       assertSearchable(source);
-      return ok(c, await searchSource(scope, source, c.req.valid('json'))) as never;
+      const { results, took } = await searchSource(scope, source, c.req.valid('json'));
+      return ok(c, { results, took }) as never;
     },
   );
 

@@ -7,7 +7,7 @@ import { AppError } from '../errors';
 import { sqsQueue } from '../queue/sqs-queue';
 import { errorFields, log } from '../log';
 import type { Delivery, Queue } from '../queue/queue';
-import { chunkBlocks } from '../search/chunker';
+import { chunkBlocks, DEFAULT_CHUNK_OPTIONS } from '../search/chunker';
 import { extract, type Block } from '../search/extract';
 import { allTerms, analyzeChunk } from '../search/indexing';
 import { getFiles, listFiles, readFileContent } from '../store/files';
@@ -196,7 +196,7 @@ async function handleBatch(scope: TenantScope, source: KnowledgeSourceRecord, me
       if (!doc) continue; // gone since: the sync's deletions take care of it
       const documentId = documentIdOf(source.id, key);
       const refs = [];
-      for (const chunk of chunkBlocks(doc.title, doc.blocks)) {
+      for (const chunk of chunkBlocks(doc.title, doc.blocks, source.chunking ?? DEFAULT_CHUNK_OPTIONS)) {
         const docNo = segNo * SEGMENT_SPAN + chunks.length;
         const analyzed = analyzeChunk(chunk);
         const terms = [...allTerms(analyzed)].map(([t, n]) => `${t}:${n}`).join(' ');

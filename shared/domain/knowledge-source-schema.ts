@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { readOnlyFields, recordFields, uniqueItems } from './schema-helpers';
+import { integerBetween, readOnlyFields, recordFields, uniqueItems } from './schema-helpers';
 
 export const SOURCE_TYPES = ['postgresql', 'file-collection'] as const;
 export const SOURCE_STATUSES = ['created', 'pending', 'syncing', 'indexing', 'ready', 'failed'] as const;
@@ -96,9 +96,18 @@ const sourceReadOnly = {
 };
 export const SOURCE_READ_ONLY_EXTRA = ['stats', 'error', 'fileCount', 'totalBytes'];
 
+export const chunkingSchema = z
+  .strictObject({
+    size: integerBetween(200, 8000).default(1500).openapi({ description: 'Target chunk size in characters' }),
+    overlap: integerBetween(0, 2000).default(200).openapi({ description: 'Characters repeated between consecutive chunks' }),
+  })
+  .refine((c) => c.overlap <= c.size / 2, { error: 'overlap must be at most half the size', path: ['overlap'] })
+  .openapi('Chunking');
+
 const common = {
   name: z.string().trim().min(1).max(200).openapi({ example: 'Help centre' }),
   description: z.string().max(4000).default(''),
+  chunking: chunkingSchema.optional().openapi({ description: 'Default: 1,500 characters with 200 of overlap' }),
 };
 
 export const knowledgeSourceInput = z

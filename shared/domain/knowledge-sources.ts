@@ -30,6 +30,7 @@ export interface KnowledgeSourceRecord {
   type: 'postgresql' | 'file-collection';
   status: SourceStatus;
   config?: PostgresConfig;
+  chunking?: { size: number; overlap: number };
   stats?: { documents: number; chunks: number; lastSyncedAt: string; durationMs: number };
   error?: { code: string; message: string };
   /** The sync in progress or last run; messages of older syncs are ignored. */
@@ -79,7 +80,10 @@ export async function createKnowledgeSource(
   return created;
 }
 
-/** PUT: the record is replaced; for a file collection, so is the whole set of files. */
+/**
+ * PUT: the record is replaced; for a file collection, so is the whole set of files. A source that
+ * was connected before is re-synced in full (no watermark), so its index follows the new definition.
+ */
 export async function replaceKnowledgeSource(scope: TenantScope, id: string, input: KnowledgeSourceInput) {
   const files = input.type === 'file-collection' ? input.files : [];
   assertContentSize(files);
@@ -87,12 +91,13 @@ export async function replaceKnowledgeSource(scope: TenantScope, id: string, inp
     ...(recordFields(input) as Omit<KnowledgeSourceRecord, 'id' | 'createdAt' | 'updatedAt' | 'version' | 'status'>),
     status: current.status,
     ...(current.stats ? { stats: current.stats } : {}),
+    ...(current.syncId ? { syncId: current.syncId } : {}),
   }));
   const existing = await listFiles(scope, id);
   const keep = new Set(files.map((f) => f.path));
   await putFiles(scope, id, files, existing);
   await deleteFiles(scope, id, existing.filter((f) => !keep.has(f.path)));
-  return replaced;
+  return replaced.status === 'created' ? replaced : startSync(scope, id);
 }
 
 function assertFileCollection(source: KnowledgeSourceRecord) {

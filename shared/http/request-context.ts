@@ -26,6 +26,7 @@ export function requestContext(): MiddlewareHandler<AppEnv> {
       status: c.res.status,
       durationMs: Math.round((performance.now() - started) * 10) / 10,
       dynamoRequests: counters.dynamoRequests,
+      capacityUnits: Math.round(counters.capacityUnits * 10) / 10,
       tenantId: c.get('identity')?.scope.tenantId,
     });
   };

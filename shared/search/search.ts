@@ -88,23 +88,33 @@ export async function searchSource(
   scope: TenantScope,
   source: { id: string; type: 'postgresql' | 'file-collection' },
   request: SearchRequest,
-): Promise<{ results: SearchResult[]; took: number }> {
+): Promise<{ results: SearchResult[]; took: number; scoringMs: number }> {
   const started = performance.now();
+  let scoringMs = 0;
+  const timed = <T>(fn: () => T): T => {
+    const t0 = performance.now();
+    try {
+      return fn();
+    } finally {
+      scoringMs += performance.now() - t0;
+    }
+  };
   const frequencies = termFrequencies(analyze(request.query));
   const query = new Map([...frequencies].slice(0, MAX_QUERY_TERMS));
-  if (query.size === 0) return { results: [], took: Math.round(performance.now() - started) };
+  if (query.size === 0) return { results: [], took: Math.round(performance.now() - started), scoringMs: 0 };
 
   const [segmentList, items] = await Promise.all([readSegments(scope, source.id), readTermItems(scope, source.id, [...query.keys()])]);
   const segments = new Map(segmentList.map((s) => [s.segNo, s]));
   const stats = statsOf(segmentList);
   const postings = new Map<string, Posting[]>();
-  const addPostings = (fetched: Map<string, TermItems>) => {
-    for (const [term, list] of fetched) postings.set(term, livePostings(list, segments));
-  };
+  const addPostings = (fetched: Map<string, TermItems>) =>
+    timed(() => {
+      for (const [term, list] of fetched) postings.set(term, livePostings(list, segments));
+    });
   addPostings(items);
 
   const params = DEFAULT_RANK_PARAMS;
-  let scores = scoreBm25f(query, postings, stats, params);
+  let scores = timed(() => scoreBm25f(query, postings, stats, params));
   const chunks = new Map<number, ChunkRecord>();
   const fetchChunks = async (docNos: number[]) => {
     const missing = docNos.filter((n) => !chunks.has(n));
@@ -114,15 +124,17 @@ export async function searchSource(
   if (params.feedbackDocs > 0 && scores.size > 0) {
     const first = topDocs(scores, Math.max(params.feedbackDocs, request.topK));
     await fetchChunks(first.map((d) => d.doc));
-    const vectors = new Map(first.filter((d) => chunks.has(d.doc)).map((d) => [d.doc, parseTermVector(d.doc, chunks.get(d.doc)!)]));
-    const expanded = expandQuery(query, first, vectors, params);
+    const expanded = timed(() => {
+      const vectors = new Map(first.filter((d) => chunks.has(d.doc)).map((d) => [d.doc, parseTermVector(d.doc, chunks.get(d.doc)!)]));
+      return expandQuery(query, first, vectors, params);
+    });
     const newTerms = [...expanded.keys()].filter((t) => !postings.has(t));
     if (newTerms.length > 0) addPostings(await readTermItems(scope, source.id, newTerms));
-    scores = scoreBm25f(expanded, postings, stats, params);
+    scores = timed(() => scoreBm25f(expanded, postings, stats, params));
   }
 
   const wanted = request.filter ? Math.min(request.topK * 5, 500) : request.topK;
-  const candidates = topDocs(scores, wanted);
+  const candidates = timed(() => topDocs(scores, wanted));
   await fetchChunks(candidates.map((d) => d.doc));
   const results: SearchResult[] = [];
   for (const { doc, score } of candidates) {
@@ -139,7 +151,7 @@ export async function searchSource(
     });
     if (results.length === request.topK) break;
   }
-  return { results, took: Math.round(performance.now() - started) };
+  return { results, took: Math.round(performance.now() - started), scoringMs: Math.round(scoringMs * 100) / 100 };
 }
 
 export function assertSearchable(source: { id: string; status: string }): void {

@@ -4,18 +4,28 @@ import type { ItemKey } from './keys';
 
 type WriteRequest = NonNullable<BatchWriteCommandInput['RequestItems']>[string][number];
 
-/** BatchWriteItem in groups of 25, resending what DynamoDB leaves unprocessed (with backoff). */
-export async function batchWrite(requests: WriteRequest[]): Promise<void> {
-  for (let i = 0; i < requests.length; i += 25) {
-    let pending: WriteRequest[] = requests.slice(i, i + 25);
-    for (let attempt = 0; pending.length > 0; attempt++) {
-      if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 25 * 2 ** attempt)));
-      if (attempt > 8) throw new Error('DynamoDB left batch writes unprocessed after 8 retries');
-      const out = await documentClient().send(
-        new BatchWriteCommand({ RequestItems: { [tableName()]: pending } }),
-      );
-      pending = (out.UnprocessedItems?.[tableName()] ?? []) as WriteRequest[];
-    }
+/**
+ * BatchWriteItem in groups of 25 (a few groups in flight at once), resending what DynamoDB leaves
+ * unprocessed, with backoff.
+ */
+export async function batchWrite(requests: WriteRequest[], concurrency = 4): Promise<void> {
+  const groups: WriteRequest[][] = [];
+  for (let i = 0; i < requests.length; i += 25) groups.push(requests.slice(i, i + 25));
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, groups.length) }, async () => {
+      while (next < groups.length) await writeGroup(groups[next++]!);
+    }),
+  );
+}
+
+async function writeGroup(group: WriteRequest[]): Promise<void> {
+  let pending: WriteRequest[] = group;
+  for (let attempt = 0; pending.length > 0; attempt++) {
+    if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 25 * 2 ** attempt)));
+    if (attempt > 8) throw new Error('DynamoDB left batch writes unprocessed after 8 retries');
+    const out = await documentClient().send(new BatchWriteCommand({ RequestItems: { [tableName()]: pending } }));
+    pending = (out.UnprocessedItems?.[tableName()] ?? []) as WriteRequest[];
   }
 }
 

@@ -39,10 +39,15 @@ function create(endpoint: string | undefined): DynamoDBDocumentClient {
   });
   base.middlewareStack.add(
     (next) => async (args) => {
-      countDynamoRequest();
+      // Ask every operation for the capacity it consumes: logs and benchmarks report it.
+      const input = args.input as { ReturnConsumedCapacity?: string };
+      input.ReturnConsumedCapacity ??= 'TOTAL';
       try {
-        return await next(args);
+        const result = await next(args);
+        countDynamoRequest(capacityOf((result.output as { ConsumedCapacity?: unknown }).ConsumedCapacity));
+        return result;
       } catch (error) {
+        countDynamoRequest(0);
         throw unavailable(error) ?? error;
       }
     },
@@ -51,6 +56,11 @@ function create(endpoint: string | undefined): DynamoDBDocumentClient {
   return DynamoDBDocumentClient.from(base, {
     marshallOptions: { removeUndefinedValues: true, convertEmptyValues: false },
   });
+}
+
+function capacityOf(consumed: unknown): number {
+  const list = Array.isArray(consumed) ? consumed : consumed ? [consumed] : [];
+  return list.reduce((sum: number, c: { CapacityUnits?: number }) => sum + (c.CapacityUnits ?? 0), 0);
 }
 
 /** The shared document client, created on first use from config. */

@@ -1,0 +1,171 @@
+/**
+ * `npm run bench` (second part): ingestion throughput and search cost at 1k, 10k and 100k chunks.
+ * PostgreSQL tables of generated articles (sentences resampled from the CISI abstracts, so term
+ * statistics are those of real text) are synced into the DynamoDB index by the real ingestion
+ * pipeline; then the 76 CISI queries are run against each. Also a 1,000-file collection.
+ * Writes bench/results/search.json. BENCH_SIZES=1000,10000 limits the sizes.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import pg from 'pg';
+import { startDynamoDbLocal } from '../local/dynamodb-local';
+import { startPostgres } from '../test/setup/postgres';
+
+const SIZES = (process.env.BENCH_SIZES ?? '1000,10000,100000').split(',').map(Number);
+const CISI = new URL('../../shared/data/cisi/', import.meta.url);
+
+function rng(seed: number) {
+  let a = seed;
+  return () => {
+    a |= 0;
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const rows = (file: string) => readFileSync(new URL(file, CISI), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+const corpus = rows('corpus.jsonl') as Array<{ title: string; text: string }>;
+const queries = (rows('queries.jsonl') as Array<{ text: string }>).map((q) => q.text);
+const sentences = corpus.flatMap((d) => d.text.split(/(?<=\.)\s+/)).filter((s) => s.length > 30);
+const titles = corpus.map((d) => d.title);
+
+function percentile(values: number[], p: number) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return Math.round(sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]! * 10) / 10;
+}
+
+async function main() {
+  const dynamo = await startDynamoDbLocal();
+  const postgres = await startPostgres();
+  process.env.DYNAMODB_ENDPOINT = dynamo.endpoint;
+  process.env.TABLE_NAME = 'cairn-bench';
+  process.env.LOG_LEVEL = 'silent';
+  const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
+  const { ensureTable } = await import('../shared/store/ensure-table');
+  const { createApiKey, putTenant } = await import('../shared/store/api-keys');
+  const { scopeOf } = await import('../shared/tenancy');
+  const { dynamoTotals, withRequestMetrics } = await import('../shared/store/request-metrics');
+  const { useLocalSecretsKey } = await import('../shared/secrets/secret-box');
+  const { handleIngestionMessage, useIngestionQueue } = await import('../shared/domain/ingestion');
+  const { localQueue } = await import('../shared/queue/local-queue');
+  const { connectSource } = await import('../shared/domain/knowledge-connect');
+  const { createKnowledgeSource, knowledgeSources } = await import('../shared/domain/knowledge-sources');
+  const { searchSource } = await import('../shared/search/search');
+  const { randomBytes } = await import('node:crypto');
+
+  const admin = new DynamoDBClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
+  await ensureTable(admin, 'cairn-bench');
+  useLocalSecretsKey(randomBytes(32));
+  const queue = localQueue('ingestion', handleIngestionMessage, { concurrency: 2 });
+  useIngestionQueue(queue);
+  const scope = scopeOf('ten_searchbench');
+  await putTenant(scope, { name: 'bench', plan: 'unlimited' });
+  await createApiKey(scope, { plan: 'unlimited' });
+
+  const t = postgres.target;
+  const db = new pg.Client({ host: t.host, port: t.port, database: t.database, user: t.username, password: t.password });
+  await db.connect();
+
+  const results: Record<string, unknown> = { date: new Date().toISOString(), node: process.version, postgres: t.kind, sizes: {} };
+
+  async function ingest(sourceId: string) {
+    const before = dynamoTotals();
+    const started = performance.now();
+    await connectSource(scope, sourceId, { options: { sync: true, index: true }, credentials: { username: t.username, password: t.password } });
+    await queue.drain();
+    const seconds = (performance.now() - started) / 1000;
+    const source = await knowledgeSources.get(scope, sourceId);
+    if (source.status !== 'ready') throw new Error(`source ended ${source.status}: ${JSON.stringify(source.error)}`);
+    const after = dynamoTotals();
+    const { documents, chunks } = source.stats!;
+    return {
+      documents,
+      chunks,
+      seconds: Math.round(seconds * 10) / 10,
+      documentsPerSecond: Math.round(documents / seconds),
+      chunksPerSecond: Math.round(chunks / seconds),
+      dynamoRequestsPerChunk: Math.round(((after.dynamoRequests - before.dynamoRequests) / chunks) * 100) / 100,
+      writeUnitsPerChunk: Math.round(((after.capacityUnits - before.capacityUnits) / chunks) * 10) / 10,
+    };
+  }
+
+  async function searchCost(source: { id: string; type: 'postgresql' | 'file-collection' }) {
+    const latencies: number[] = [];
+    const scoring: number[] = [];
+    const requests: number[] = [];
+    const units: number[] = [];
+    for (let pass = 0; pass < 2; pass++) {
+      for (const query of queries) {
+        const started = performance.now();
+        const { result, counters } = withRequestMetrics(() => searchSource(scope, source, { query, topK: 10 }));
+        const { scoringMs } = await result;
+        if (pass === 0) continue; // the first pass warms the JIT and connections
+        latencies.push(performance.now() - started);
+        scoring.push(scoringMs);
+        requests.push(counters.dynamoRequests);
+        units.push(counters.capacityUnits);
+      }
+    }
+    const mean = (v: number[]) => Math.round((v.reduce((a, b) => a + b, 0) / v.length) * 10) / 10;
+    return {
+      queries: latencies.length,
+      latencyMs: { p50: percentile(latencies, 0.5), p95: percentile(latencies, 0.95) },
+      scoringCpuMs: { mean: mean(scoring), p95: percentile(scoring, 0.95) },
+      dynamoRequestsPerQuery: { mean: mean(requests), max: Math.max(...requests) },
+      readUnitsPerQuery: { mean: mean(units), p95: percentile(units, 0.95) },
+    };
+  }
+
+  for (const size of SIZES) {
+    const random = rng(size);
+    const table = `bench_articles_${size}`;
+    await db.query(`DROP TABLE IF EXISTS ${table}`);
+    await db.query(`CREATE TABLE ${table} (id integer PRIMARY KEY, title text, body text)`);
+    for (let start = 0; start < size; start += 5000) {
+      const ids: number[] = [];
+      const ts: string[] = [];
+      const bodies: string[] = [];
+      for (let i = start; i < Math.min(size, start + 5000); i++) {
+        ids.push(i + 1);
+        ts.push(titles[Math.floor(random() * titles.length)]!);
+        const n = 3 + Math.floor(random() * 4);
+        bodies.push(Array.from({ length: n }, () => sentences[Math.floor(random() * sentences.length)]).join(' '));
+      }
+      await db.query(`INSERT INTO ${table} SELECT * FROM unnest($1::int[], $2::text[], $3::text[])`, [ids, ts, bodies]);
+    }
+    const { record } = await createKnowledgeSource(scope, {
+      name: table,
+      description: '',
+      type: 'postgresql',
+      config: { host: t.host, port: t.port, database: t.database, table: `public.${table}`, ssl: false },
+    } as never);
+    process.stdout.write(`${size} rows: ingesting… `);
+    const ingestion = await ingest(record.id);
+    process.stdout.write(`${ingestion.seconds} s; searching… `);
+    const search = await searchCost({ id: record.id, type: 'postgresql' });
+    process.stdout.write('done\n');
+    (results.sizes as Record<string, unknown>)[String(size)] = { ingestion, search };
+  }
+
+  // The file path: 1,000 files in one collection.
+  const random = rng(7);
+  const files = Array.from({ length: 1000 }, (_, i) => ({
+    path: `notes/${i}.md`,
+    content: `# ${titles[Math.floor(random() * titles.length)]}\n\n${Array.from({ length: 5 }, () => sentences[Math.floor(random() * sentences.length)]).join(' ')}`,
+  }));
+  const { record: collection } = await createKnowledgeSource(scope, { name: 'files', description: '', type: 'file-collection', files } as never);
+  results.fileCollection1000 = { ingestion: await ingest(collection.id) };
+
+  writeFileSync(new URL('./results/search.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
+  process.stdout.write(`\n${JSON.stringify(results, null, 2)}\nWritten to bench/results/search.json\n`);
+  await db.end();
+  admin.destroy();
+  await postgres.stop();
+  await dynamo.stop();
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exit(1);
+});

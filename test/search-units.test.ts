@@ -1,0 +1,81 @@
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { localKeyWrapper } from '../shared/secrets/secret-box';
+import { analyze } from '../shared/search/analyzer';
+import { chunkBlocks } from '../shared/search/chunker';
+import { extractHtml, extractMarkdown, extractText } from '../shared/search/extract';
+import { decodePostings, encodePostings } from '../shared/search/postings-codec';
+import { expandQuery, idf, scoreBm25f, topDocs } from '../shared/search/ranker';
+
+describe('analysis', () => {
+  it('folds case and accents, drops stop words and possessives, stems', () => {
+    expect(analyze("The Library's cataloguing of Éditions, and what retrieving means")).toEqual(['librari', 'catalogu', 'edit', 'retriev', 'mean']);
+    expect(analyze('What are the problems?')).toEqual(['problem']);
+    expect(analyze('2024 ISBN 978')).toEqual(['2024', 'isbn', '978']);
+  });
+});
+
+describe('extraction and chunking', () => {
+  it('keeps Markdown sections apart and titles chunks with their headings', () => {
+    const { title, blocks } = extractMarkdown('# Guide\n\nIntro.\n\n## Returns\n\n- Within 30 days.\n\n```\ncode stays\n```\n\n## Shipping\n\nFast.');
+    expect(title).toBe('Guide');
+    const chunks = chunkBlocks(title, blocks);
+    expect(chunks.map((c) => c.title)).toEqual(['Guide', 'Guide › Returns', 'Guide › Shipping']);
+    expect(chunks[1]!.text).toContain('Within 30 days.');
+    expect(chunks[1]!.text).toContain('code stays');
+  });
+
+  it('drops scripts and styles from HTML', () => {
+    const { title, blocks } = extractHtml('<title>T</title><style>p{}</style><h2>Sec</h2><p>Body &amp; more</p><script>evil()</script>');
+    expect(title).toBe('T');
+    expect(blocks).toEqual([{ headings: ['Sec'], text: 'Body & more' }]);
+  });
+
+  it('splits long text at sentences within the size, with overlap', () => {
+    const sentence = 'The quick brown fox jumps over the lazy dog. ';
+    const chunks = chunkBlocks(undefined, extractText(sentence.repeat(100)).blocks, { size: 500, overlap: 100 });
+    expect(chunks.length).toBeGreaterThan(8);
+    for (const c of chunks) expect(c.text.length).toBeLessThanOrEqual(600);
+    expect(chunks[1]!.text.startsWith('The quick brown fox')).toBe(true);
+    expect(chunks.every((c) => c.text.trim().endsWith('dog.'))).toBe(true);
+  });
+});
+
+describe('postings codec and ranking', () => {
+  it('round-trips postings, including large numbers', () => {
+    const postings = [
+      { doc: 3, tfBody: 1, tfTitle: 0, lenBody: 40, lenTitle: 2 },
+      { doc: 1_000_000, tfBody: 300, tfTitle: 2, lenBody: 70_000, lenTitle: 9 },
+    ];
+    expect(decodePostings(encodePostings(postings))).toEqual(postings);
+  });
+
+  it('prefers a rarer term, a title match and a shorter document', () => {
+    const stats = { documents: 100, totalBodyLength: 10_000, totalTitleLength: 300 };
+    expect(idf(100, 1)).toBeGreaterThan(idf(100, 50));
+    const scores = scoreBm25f(new Map([['x', 1]]), new Map([['x', [
+      { doc: 1, tfBody: 1, tfTitle: 0, lenBody: 100, lenTitle: 3 },
+      { doc: 2, tfBody: 1, tfTitle: 1, lenBody: 100, lenTitle: 3 },
+      { doc: 3, tfBody: 1, tfTitle: 0, lenBody: 20, lenTitle: 3 },
+    ]]]), stats);
+    expect(topDocs(scores, 3).map((d) => d.doc)).toEqual([2, 3, 1]);
+  });
+
+  it('expands a query with the terms of its top documents', () => {
+    const expanded = expandQuery(new Map([['bike', 1]]), [{ doc: 1, score: 2 }], new Map([[1, { doc: 1, terms: new Map([['bike', 2], ['chain', 3]]), length: 5 }]]));
+    expect([...expanded.keys()]).toEqual(['bike', 'chain']);
+    expect(expanded.get('bike')!).toBeGreaterThan(expanded.get('chain')!);
+  });
+});
+
+describe('sealing secrets', () => {
+  it('opens only with the same key and the same context', async () => {
+    const wrapper = localKeyWrapper(randomBytes(32));
+    const { plaintext, wrapped } = await wrapper.generate({ tenantId: 'a', sourceId: 'b' });
+    expect((await wrapper.unwrap(wrapped, { tenantId: 'a', sourceId: 'b' })).equals(plaintext)).toBe(true);
+    await expect(wrapper.unwrap(wrapped, { tenantId: 'a', sourceId: 'other' })).rejects.toThrow();
+    await expect(localKeyWrapper(randomBytes(32)).unwrap(wrapped, { tenantId: 'a', sourceId: 'b' })).rejects.toThrow();
+    wrapped[wrapped.length - 1]! ^= 1;
+    await expect(wrapper.unwrap(wrapped, { tenantId: 'a', sourceId: 'b' })).rejects.toThrow();
+  });
+});
