@@ -1,4 +1,4 @@
-import { BatchWriteCommand, QueryCommand, type BatchWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, BatchWriteCommand, QueryCommand, type BatchWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { documentClient, tableName } from './client';
 import type { ItemKey } from './keys';
 
@@ -27,6 +27,27 @@ async function writeGroup(group: WriteRequest[]): Promise<void> {
     const out = await documentClient().send(new BatchWriteCommand({ RequestItems: { [tableName()]: pending } }));
     pending = (out.UnprocessedItems?.[tableName()] ?? []) as WriteRequest[];
   }
+}
+
+/** BatchGetItem in groups of 100, in parallel, retrying unprocessed keys; items without pk/sk. */
+export async function batchGet(itemKeys: ItemKey[], options: { consistent?: boolean } = {}): Promise<Record<string, unknown>[]> {
+  const groups: ItemKey[][] = [];
+  for (let i = 0; i < itemKeys.length; i += 100) groups.push(itemKeys.slice(i, i + 100));
+  const found: Record<string, unknown>[] = [];
+  await Promise.all(
+    groups.map(async (group) => {
+      let pending: Record<string, unknown>[] = group.map((k) => ({ ...k }));
+      for (let attempt = 0; pending.length > 0; attempt++) {
+        if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(500, 20 * 2 ** attempt)));
+        const out = await documentClient().send(
+          new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: pending, ConsistentRead: options.consistent } } }),
+        );
+        for (const { pk: _pk, sk: _sk, ...item } of out.Responses?.[tableName()] ?? []) found.push(item);
+        pending = (out.UnprocessedKeys?.[tableName()]?.Keys ?? []) as Record<string, unknown>[];
+      }
+    }),
+  );
+  return found;
 }
 
 export const putRequest = (item: Record<string, unknown>): WriteRequest => ({ PutRequest: { Item: item } });

@@ -1,8 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
 import type { TenantScope } from '../tenancy';
-import { documentClient, tableName } from './client';
-import { batchWrite, deleteRequest, putRequest, queryAll } from './batch';
+import { batchGet, batchWrite, deleteRequest, putRequest, queryAll } from './batch';
 import { keys } from './keys';
 
 /** What the store keeps of a file besides its content. */
@@ -122,17 +120,7 @@ export async function deleteAllFiles(scope: TenantScope, sourceId: string): Prom
 
 /** File entries for the given paths (missing paths are absent from the result). */
 export async function getFiles(scope: TenantScope, sourceId: string, paths: string[]): Promise<StoredFile[]> {
-  const found: StoredFile[] = [];
-  for (let i = 0; i < paths.length; i += 100) {
-    let pending: Record<string, unknown>[] = paths.slice(i, i + 100).map((p) => ({ ...keys.file(scope, sourceId, p) }));
-    for (let attempt = 0; pending.length > 0; attempt++) {
-      if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(500, 20 * 2 ** attempt)));
-      const out = await documentClient().send(new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: pending } } }));
-      found.push(...(out.Responses?.[tableName()] ?? []).map(toStored));
-      pending = (out.UnprocessedKeys?.[tableName()]?.Keys ?? []) as Record<string, unknown>[];
-    }
-  }
-  return found;
+  return (await batchGet(paths.map((p) => keys.file(scope, sourceId, p)))).map(toStored);
 }
 
 /** One file's content, from its parts. */

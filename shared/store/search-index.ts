@@ -1,9 +1,9 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { decodePostings, encodePostings } from '../search/postings-codec';
 import type { Posting } from '../search/ranker';
 import type { TenantScope } from '../tenancy';
-import { batchWrite, deleteRequest, putRequest, queryAll } from './batch';
+import { batchGet, batchWrite, deleteRequest, putRequest, queryAll } from './batch';
 import { documentClient, tableName } from './client';
 import { keys } from './keys';
 
@@ -256,26 +256,10 @@ export function livePostings(items: TermItems, segments: Map<number, SegmentReco
   return postings;
 }
 
-/** Chunks by number, 100 keys a request, requests in parallel; unprocessed keys retried. */
+/** Chunks by number. */
 export async function getChunks(scope: TenantScope, sourceId: string, docNos: number[]): Promise<Map<number, ChunkRecord>> {
-  const found = new Map<number, ChunkRecord>();
-  const groups: number[][] = [];
-  for (let i = 0; i < docNos.length; i += 100) groups.push(docNos.slice(i, i + 100));
-  await Promise.all(
-    groups.map(async (group) => {
-      let pending: Record<string, unknown>[] = group.map((n) => ({ ...keys.chunk(scope, sourceId, n) }));
-      for (let attempt = 0; pending.length > 0; attempt++) {
-        if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(500, 20 * 2 ** attempt)));
-        const out = await client().send(new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: pending } } }));
-        for (const item of out.Responses?.[tableName()] ?? []) {
-          const { pk: _pk, sk: _sk, ...chunk } = item;
-          found.set(Number(chunk.docNo), chunk as ChunkRecord);
-        }
-        pending = (out.UnprocessedKeys?.[tableName()]?.Keys ?? []) as Record<string, unknown>[];
-      }
-    }),
-  );
-  return found;
+  const items = await batchGet(docNos.map((n) => keys.chunk(scope, sourceId, n)));
+  return new Map(items.map((item) => [Number(item.docNo), item as unknown as ChunkRecord]));
 }
 
 export async function listDocuments(scope: TenantScope, sourceId: string): Promise<DocumentRecord[]> {
@@ -283,20 +267,8 @@ export async function listDocuments(scope: TenantScope, sourceId: string): Promi
 }
 
 export async function getDocuments(scope: TenantScope, sourceId: string, documentKeys: string[]): Promise<Map<string, DocumentRecord>> {
-  const found = new Map<string, DocumentRecord>();
-  for (let i = 0; i < documentKeys.length; i += 100) {
-    let pending: Record<string, unknown>[] = documentKeys.slice(i, i + 100).map((k) => ({ ...keys.document(scope, sourceId, k) }));
-    for (let attempt = 0; pending.length > 0; attempt++) {
-      if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(500, 20 * 2 ** attempt)));
-      const out = await client().send(new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: pending, ConsistentRead: true } } }));
-      for (const item of out.Responses?.[tableName()] ?? []) {
-        const { pk: _pk, sk: _sk, ...d } = item;
-        found.set(String(d.documentKey), d as DocumentRecord);
-      }
-      pending = (out.UnprocessedKeys?.[tableName()]?.Keys ?? []) as Record<string, unknown>[];
-    }
-  }
-  return found;
+  const items = await batchGet(documentKeys.map((k) => keys.document(scope, sourceId, k)), { consistent: true });
+  return new Map(items.map((item) => [String(item.documentKey), item as unknown as DocumentRecord]));
 }
 
 /** Reserves `count` consecutive segment numbers for a source; returns the first. */

@@ -1,8 +1,9 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, Socket } from 'node:net';
+import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../../local/free-port';
 
 /** Where the PostgreSQL tests connect, and whether that server checks passwords. */
 export interface PostgresTarget {
@@ -17,16 +18,6 @@ export interface PostgresTarget {
 }
 
 const PASSWORD = 'cairn-test-password';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 function reachable(port: number): Promise<boolean> {
   return new Promise((resolve) => {
