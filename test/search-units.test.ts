@@ -79,3 +79,48 @@ describe('sealing secrets', () => {
     await expect(wrapper.unwrap(wrapped, { tenantId: 'a', sourceId: 'b' })).rejects.toThrow();
   });
 });
+
+describe('segment score arrays', () => {
+  it('rank exactly as BM25F over decoded postings, feedback included', async () => {
+    const { SegmentScores } = await import('../shared/search/segment-scores');
+    const { DEFAULT_RANK_PARAMS, scoreBm25f, expandQuery, rm3 } = await import('../shared/search/ranker');
+    let seed = 42;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const span = 2 ** 20;
+    const terms = ['a', 'b', 'c', 'd', 'e'];
+    const items = new Map<string, Array<{ segNo: number; bytes: Uint8Array }>>();
+    const postings = new Map<string, Array<{ doc: number; tfBody: number; tfTitle: number; lenBody: number; lenTitle: number }>>();
+    const lengths = new Map<number, [number, number]>();
+    for (const segNo of [3, 4]) for (let local = 0; local < 50; local++) lengths.set(segNo * span + local, [5 + Math.floor(random() * 200), Math.floor(random() * 6)]);
+    for (const term of terms) {
+      for (const segNo of [3, 4]) {
+        const list = [];
+        for (let local = 0; local < 50; local++) {
+          if (random() < 0.4) continue;
+          const [lenBody, lenTitle] = lengths.get(segNo * span + local)!;
+          list.push({ doc: local, tfBody: 1 + Math.floor(random() * 5), tfTitle: Math.floor(random() * 2), lenBody, lenTitle });
+        }
+        items.set(term, [...(items.get(term) ?? []), { segNo, bytes: encodePostings(list) }]);
+        postings.set(term, [...(postings.get(term) ?? []), ...list.map((p) => ({ ...p, doc: segNo * span + p.doc }))]);
+      }
+    }
+    const stats = { documents: 100, totalBodyLength: [...lengths.values()].reduce((s, [b]) => s + b, 0), totalTitleLength: [...lengths.values()].reduce((s, [, t]) => s + t, 0) };
+    const segments = new Map([3, 4].map((segNo) => [segNo, { segNo, span, size: 50 }]));
+    const query = new Map([['a', 2], ['c', 1]]);
+    const scorer = new SegmentScores(segments, stats, DEFAULT_RANK_PARAMS);
+    for (const [t, w] of query) scorer.addTerm(items.get(t)!, w);
+    const reference = scoreBm25f(query, postings, stats);
+    const first = topDocs(reference, 10);
+    expect(scorer.top(10).map((d) => d.doc)).toEqual(first.map((d) => d.doc));
+    // Feedback as a change of weights gives the same ranking as scoring the expanded query.
+    const vectors = new Map(first.map((d) => [d.doc, { doc: d.doc, terms: new Map([['b', 2], ['e', 1], ['a', 1]]), length: 4 }]));
+    const { scale, feedback } = rm3(query, first, vectors);
+    scorer.scale(scale);
+    for (const [t, w] of feedback) scorer.addTerm(items.get(t)!, w);
+    const expanded = scoreBm25f(expandQuery(query, first, vectors), postings, stats);
+    const fast = scorer.top(20);
+    const slow = topDocs(expanded, 20);
+    expect(fast.map((d) => d.doc)).toEqual(slow.map((d) => d.doc));
+    fast.forEach((d, i) => expect(d.score).toBeCloseTo(slow[i]!.score, 9));
+  });
+});

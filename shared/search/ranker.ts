@@ -48,6 +48,25 @@ export function idf(documents: number, df: number): number {
 /** Query term → weight (repeated query terms count more, as in Lucene). */
 export type WeightedQuery = Map<string, number>;
 
+/**
+ * The BM25F contribution of one posting, before the term's idf and query weight: field
+ * frequencies normalised by field length, combined, then saturated.
+ */
+export function bm25fTermFrequency(
+  params: RankParams,
+  stats: CorpusStats,
+): (tfBody: number, tfTitle: number, lenBody: number, lenTitle: number) => number {
+  const avgBody = stats.totalBodyLength / stats.documents || 1;
+  const avgTitle = stats.totalTitleLength / stats.documents || 1;
+  const { k1, bBody, bTitle, titleWeight } = params;
+  return (tfBody, tfTitle, lenBody, lenTitle) => {
+    const body = tfBody / (1 - bBody + (bBody * lenBody) / avgBody);
+    const title = lenTitle > 0 ? tfTitle / (1 - bTitle + (bTitle * lenTitle) / avgTitle) : 0;
+    const tf = body + titleWeight * title;
+    return (tf * (k1 + 1)) / (tf + k1);
+  };
+}
+
 export function scoreBm25f(
   query: WeightedQuery,
   postings: Map<string, Posting[]>,
@@ -56,17 +75,13 @@ export function scoreBm25f(
 ): Map<number, number> {
   const scores = new Map<number, number>();
   if (stats.documents === 0) return scores;
-  const avgBody = stats.totalBodyLength / stats.documents || 1;
-  const avgTitle = stats.totalTitleLength / stats.documents || 1;
+  const tfPart = bm25fTermFrequency(params, stats);
   for (const [term, weight] of query) {
     const list = postings.get(term);
     if (!list || list.length === 0) continue;
     const termIdf = idf(stats.documents, list.length) * weight;
     for (const p of list) {
-      const body = p.tfBody / (1 - params.bBody + (params.bBody * p.lenBody) / avgBody);
-      const title = p.lenTitle > 0 ? p.tfTitle / (1 - params.bTitle + (params.bTitle * p.lenTitle) / avgTitle) : 0;
-      const tf = body + params.titleWeight * title;
-      scores.set(p.doc, (scores.get(p.doc) ?? 0) + (termIdf * tf * (params.k1 + 1)) / (tf + params.k1));
+      scores.set(p.doc, (scores.get(p.doc) ?? 0) + termIdf * tfPart(p.tfBody, p.tfTitle, p.lenBody, p.lenTitle));
     }
   }
   return scores;
@@ -88,17 +103,26 @@ export interface TermVector {
 }
 
 /**
+ * RM3 as a change of weights: the expanded query is `scale × original query + feedback terms`, so
+ * scores of the first pass can be scaled and only the feedback terms' postings scored again.
+ */
+export interface Expansion {
+  scale: number;
+  feedback: WeightedQuery;
+}
+
+/**
  * RM3: a relevance model estimated from the top documents (term probability in each document,
  * weighted by that document's normalised score), interpolated with the original query.
  */
-export function expandQuery(
+export function rm3(
   query: WeightedQuery,
   top: Array<{ doc: number; score: number }>,
   vectors: Map<number, TermVector>,
   params: RankParams = DEFAULT_RANK_PARAMS,
-): WeightedQuery {
+): Expansion {
   const feedback = top.slice(0, params.feedbackDocs).filter((d) => vectors.has(d.doc));
-  if (feedback.length === 0 || params.feedbackTerms === 0) return query;
+  if (feedback.length === 0 || params.feedbackTerms === 0) return { scale: 1, feedback: new Map() };
   const maxScore = feedback[0]!.score;
   const docWeights = feedback.map((d) => Math.exp(d.score - maxScore));
   const totalDocWeight = docWeights.reduce((a, b) => a + b, 0);
@@ -112,10 +136,22 @@ export function expandQuery(
   const chosen = [...model].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, params.feedbackTerms);
   const chosenTotal = chosen.reduce((s, [, w]) => s + w, 0) || 1;
   const queryTotal = [...query.values()].reduce((a, b) => a + b, 0) || 1;
+  return {
+    scale: params.originalWeight / queryTotal,
+    feedback: new Map(chosen.map(([term, w]) => [term, ((1 - params.originalWeight) * w) / chosenTotal])),
+  };
+}
+
+/** The expanded query as one weighted query (the offline harness scores it in one pass). */
+export function expandQuery(
+  query: WeightedQuery,
+  top: Array<{ doc: number; score: number }>,
+  vectors: Map<number, TermVector>,
+  params: RankParams = DEFAULT_RANK_PARAMS,
+): WeightedQuery {
+  const { scale, feedback } = rm3(query, top, vectors, params);
   const expanded: WeightedQuery = new Map();
-  for (const [term, w] of query) expanded.set(term, (params.originalWeight * w) / queryTotal);
-  for (const [term, w] of chosen) {
-    expanded.set(term, (expanded.get(term) ?? 0) + ((1 - params.originalWeight) * w) / chosenTotal);
-  }
+  for (const [term, w] of query) expanded.set(term, scale * w);
+  for (const [term, w] of feedback) expanded.set(term, (expanded.get(term) ?? 0) + w);
   return expanded;
 }

@@ -1,24 +1,9 @@
 import { AppError } from '../errors';
-import {
-  getChunks,
-  livePostings,
-  readSegments,
-  readTermItems,
-  type ChunkRecord,
-  type SegmentRecord,
-  type TermItems,
-} from '../store/search-index';
+import { getChunks, readSegments, readTermItems, SEGMENT_SPAN, type ChunkRecord, type SegmentRecord } from '../store/search-index';
 import type { TenantScope } from '../tenancy';
 import { analyze, termFrequencies } from './analyzer';
-import {
-  DEFAULT_RANK_PARAMS,
-  expandQuery,
-  scoreBm25f,
-  topDocs,
-  type CorpusStats,
-  type Posting,
-  type TermVector,
-} from './ranker';
+import { DEFAULT_RANK_PARAMS, rm3, type CorpusStats, type TermVector } from './ranker';
+import { SegmentScores } from './segment-scores';
 
 export interface SearchFilter {
   /** Only documents whose path (or row key) starts with this. */
@@ -82,7 +67,8 @@ function matches(chunk: ChunkRecord, filter: SearchFilter | undefined): boolean 
  * Searches one source's index. DynamoDB work, whatever the corpus size: wave 1 reads the segment
  * items and each query term's postings in parallel; wave 2 fetches the top chunks (for feedback
  * and the answer); wave 3 reads the postings of feedback terms; wave 4 fetches any chunk not yet
- * fetched. Each wave is one round trip of parallel requests.
+ * fetched. Each wave is one round trip of parallel requests. Scoring decodes postings straight
+ * into per-segment score arrays (see SegmentScores).
  */
 export async function searchSource(
   scope: TenantScope,
@@ -104,37 +90,41 @@ export async function searchSource(
   if (query.size === 0) return { results: [], took: Math.round(performance.now() - started), scoringMs: 0 };
 
   const [segmentList, items] = await Promise.all([readSegments(scope, source.id), readTermItems(scope, source.id, [...query.keys()])]);
-  const segments = new Map(segmentList.map((s) => [s.segNo, s]));
-  const stats = statsOf(segmentList);
-  const postings = new Map<string, Posting[]>();
-  const addPostings = (fetched: Map<string, TermItems>) =>
-    timed(() => {
-      for (const [term, list] of fetched) postings.set(term, livePostings(list, segments));
-    });
-  addPostings(items);
-
+  const live = new Map(
+    segmentList.filter((s) => s.state === 'live').map((s) => [s.segNo, { segNo: s.segNo, span: SEGMENT_SPAN, deleted: s.deleted, size: s.chunks }]),
+  );
   const params = DEFAULT_RANK_PARAMS;
-  let scores = timed(() => scoreBm25f(query, postings, stats, params));
+  const scorer = new SegmentScores(live, statsOf(segmentList), params);
+  timed(() => {
+    for (const [term, weight] of query) scorer.addTerm(items.get(term) ?? [], weight);
+  });
+
   const chunks = new Map<number, ChunkRecord>();
   const fetchChunks = async (docNos: number[]) => {
     const missing = docNos.filter((n) => !chunks.has(n));
     if (missing.length > 0) for (const [n, c] of await getChunks(scope, source.id, missing)) chunks.set(n, c);
   };
 
-  if (params.feedbackDocs > 0 && scores.size > 0) {
-    const first = topDocs(scores, Math.max(params.feedbackDocs, request.topK));
-    await fetchChunks(first.map((d) => d.doc));
-    const expanded = timed(() => {
-      const vectors = new Map(first.filter((d) => chunks.has(d.doc)).map((d) => [d.doc, parseTermVector(d.doc, chunks.get(d.doc)!)]));
-      return expandQuery(query, first, vectors, params);
-    });
-    const newTerms = [...expanded.keys()].filter((t) => !postings.has(t));
-    if (newTerms.length > 0) addPostings(await readTermItems(scope, source.id, newTerms));
-    scores = timed(() => scoreBm25f(expanded, postings, stats, params));
+  if (params.feedbackDocs > 0) {
+    const first = timed(() => scorer.top(Math.max(params.feedbackDocs, request.topK)));
+    if (first.length > 0) {
+      await fetchChunks(first.map((d) => d.doc));
+      const expansion = timed(() => {
+        const vectors = new Map(first.filter((d) => chunks.has(d.doc)).map((d) => [d.doc, parseTermVector(d.doc, chunks.get(d.doc)!)]));
+        return rm3(query, first, vectors, params);
+      });
+      const newTerms = [...expansion.feedback.keys()].filter((t) => !items.has(t));
+      if (newTerms.length > 0) for (const [term, list] of await readTermItems(scope, source.id, newTerms)) items.set(term, list);
+      // Expanded query = scale × original + feedback terms: scale the first pass, add the feedback terms.
+      timed(() => {
+        scorer.scale(expansion.scale);
+        for (const [term, weight] of expansion.feedback) scorer.addTerm(items.get(term) ?? [], weight);
+      });
+    }
   }
 
   const wanted = request.filter ? Math.min(request.topK * 5, 500) : request.topK;
-  const candidates = timed(() => topDocs(scores, wanted));
+  const candidates = timed(() => scorer.top(wanted));
   await fetchChunks(candidates.map((d) => d.doc));
   const results: SearchResult[] = [];
   for (const { doc, score } of candidates) {

@@ -1,6 +1,6 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { decodePostings, encodePostings } from '../search/postings-codec';
+import { encodePostings } from '../search/postings-codec';
 import type { Posting } from '../search/ranker';
 import type { TenantScope } from '../tenancy';
 import { batchGet, batchWrite, deleteRequest, putRequest, queryAll } from './batch';
@@ -223,11 +223,6 @@ export async function readSegments(scope: TenantScope, sourceId: string): Promis
   return (await queryAll(keys.segmentPartition(scope, sourceId))).map(toSegment);
 }
 
-function isDeleted(segment: SegmentRecord, local: number): boolean {
-  const bits = segment.deleted;
-  return !!bits && local >> 3 < bits.length && (bits[local >> 3]! & (1 << (local % 8))) !== 0;
-}
-
 /** A term's postings items, one per segment that contains it. */
 export type TermItems = Array<{ segNo: number; bytes: Uint8Array }>;
 
@@ -240,20 +235,6 @@ export async function readTermItems(scope: TenantScope, sourceId: string, terms:
     }),
   );
   return new Map(lists);
-}
-
-/** Postings in live segments, deleted chunks removed, chunk numbers made absolute. */
-export function livePostings(items: TermItems, segments: Map<number, SegmentRecord>): Posting[] {
-  const postings: Posting[] = [];
-  for (const { segNo, bytes } of items) {
-    const segment = segments.get(segNo);
-    if (!segment || segment.state !== 'live') continue;
-    for (const p of decodePostings(bytes)) {
-      if (isDeleted(segment, p.doc)) continue;
-      postings.push({ ...p, doc: segNo * SEGMENT_SPAN + p.doc });
-    }
-  }
-  return postings;
 }
 
 /** Chunks by number. */
