@@ -86,7 +86,7 @@ async function main() {
       documentsPerSecond: Math.round(documents / seconds),
       chunksPerSecond: Math.round(chunks / seconds),
       dynamoRequestsPerChunk: Math.round(((after.dynamoRequests - before.dynamoRequests) / chunks) * 100) / 100,
-      writeUnitsPerChunk: Math.round(((after.capacityUnits - before.capacityUnits) / chunks) * 10) / 10,
+      capacityUnitsPerChunk: Math.round(((after.capacityUnits - before.capacityUnits) / chunks) * 10) / 10,
     };
   }
 
