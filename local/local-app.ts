@@ -33,8 +33,10 @@ export function createLocalApp(options: Partial<GroupOptions> = {}) {
     useIngestionQueue(localIngestion);
   }
   const docs = createApiDocsApp();
+  const agentsApp = createAgentsApp(options);
   const groups: Array<[string, Fetchable]> = [
-    ['/v1/agents', createAgentsApp(options)],
+    ['/v1/agents', agentsApp],
+    ['/v1/chat/completions', agentsApp],
     ['/v1/knowledge-sources', createKnowledgeSourcesApp(options)],
     ['/v1/workflows', createWorkflowsApp(options)],
     ['/v1/openapi.json', docs],

@@ -27,6 +27,17 @@ const schema = z.object({
   SQS_ENDPOINT: z.url().optional(),
   /** KMS key that wraps the data keys of stored secrets (AWS). */
   SECRETS_KMS_KEY_ID: z.string().min(1).optional(),
+  OPENAI_API_KEY: z.string().min(1).optional(),
+  /** Any OpenAI-compatible server (Ollama, vLLM, …); default api.openai.com. */
+  OPENAI_BASE_URL: z.url().default('https://api.openai.com/v1'),
+  ANTHROPIC_API_KEY: z.string().min(1).optional(),
+  ANTHROPIC_BASE_URL: z.url().default('https://api.anthropic.com'),
+  /** Bedrock uses the Lambda role's credentials; set to enable `bedrock/…` models. */
+  BEDROCK_REGION: z.string().min(1).optional(),
+  /** A Bedrock-compatible endpoint (tests). */
+  BEDROCK_ENDPOINT: z.url().optional(),
+  MODEL_TIMEOUT_MS: z.coerce.number().int().min(1000).max(900_000).default(60_000),
+  SESSION_TTL_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   /** Where the docs function finds Swagger UI's files (set in Lambda; locally from node_modules). */
   DOCS_ASSETS_DIR: z.string().min(1).optional(),
   DEFAULT_MODEL_PROVIDER: z.enum(['local', 'bedrock', 'openai', 'anthropic']).default('local'),
@@ -58,6 +69,14 @@ function load() {
     ingestionQueueUrl: env.INGESTION_QUEUE_URL,
     sqsEndpoint: env.SQS_ENDPOINT,
     secretsKmsKeyId: env.SECRETS_KMS_KEY_ID,
+    openaiApiKey: env.OPENAI_API_KEY,
+    openaiBaseUrl: env.OPENAI_BASE_URL,
+    anthropicApiKey: env.ANTHROPIC_API_KEY,
+    anthropicBaseUrl: env.ANTHROPIC_BASE_URL,
+    bedrockRegion: env.BEDROCK_REGION,
+    bedrockEndpoint: env.BEDROCK_ENDPOINT,
+    modelTimeoutMs: env.MODEL_TIMEOUT_MS,
+    sessionTtlDays: env.SESSION_TTL_DAYS,
   });
 }
 

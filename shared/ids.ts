@@ -10,6 +10,8 @@ export const ID_PREFIXES = {
   tenant: 'ten_',
   apiKey: 'key_',
   sync: 'syn_',
+  session: 'ses_',
+  message: 'msg_',
   request: 'req_',
 } as const;
 

@@ -2,8 +2,10 @@ import { agent, agentInput } from '../../shared/domain/agent-schema';
 import { agents, createAgent, replaceAgent } from '../../shared/domain/agents';
 import { createGroupApp, DEFAULT_MAX_BODY_BYTES, type GroupOptions } from '../../shared/http/create-group-app';
 import { registerCrud } from '../../shared/http/crud-routes';
+import { registerChatCompletions } from './chat-completions';
+import { registerConversationRoutes } from './conversation-routes';
 
-/** `/v1/agents`. Conversing with an agent is added by the agents issue. */
+/** `/v1/agents` (CRUD, converse, sessions) and the OpenAI-compatible `/v1/chat/completions`. */
 export function createAgentsApp(options: Partial<GroupOptions> = {}) {
   const app = createGroupApp({ area: 'agents', maxBodyBytes: DEFAULT_MAX_BODY_BYTES, ...options });
   registerCrud(app, {
@@ -19,6 +21,8 @@ export function createAgentsApp(options: Partial<GroupOptions> = {}) {
     replace: replaceAgent,
     remove: (scope, id) => agents.remove(scope, id),
   });
+  registerConversationRoutes(app);
+  registerChatCompletions(app);
   return app;
 }
 

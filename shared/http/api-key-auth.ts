@@ -14,7 +14,9 @@ export function apiKeyAuth(options: { cacheSeconds?: number } = {}): MiddlewareH
   const ttlMs = (options.cacheSeconds ?? config.apiKeyCacheSeconds) * 1000;
   const cache = new Map<string, { identity: ApiKeyIdentity; until: number }>();
   return async (c, next) => {
-    const apiKey = c.req.header('x-api-key');
+    // `Authorization: Bearer <key>` too, so OpenAI-style clients can send a Cairn key.
+    const bearer = /^Bearer\s+(\S+)$/i.exec(c.req.header('authorization') ?? '')?.[1];
+    const apiKey = c.req.header('x-api-key') ?? bearer;
     if (!apiKey) throw new AppError('UNAUTHORIZED', 'Missing X-API-Key header');
     if (!API_KEY_PATTERN.test(apiKey)) throw new AppError('UNAUTHORIZED', 'Unknown or revoked API key');
     const hash = hashApiKey(apiKey);

@@ -13,8 +13,8 @@ export function meta(c: Context<AppEnv>): Meta {
   return { timestamp: new Date().toISOString(), requestId: c.get('requestId') };
 }
 
-export function ok<T>(c: Context<AppEnv>, data: T, status: ContentfulStatusCode = 200) {
-  return c.json({ data, meta: meta(c) }, status);
+export function ok<T>(c: Context<AppEnv>, data: T, status: ContentfulStatusCode = 200, extraMeta?: Record<string, unknown>) {
+  return c.json({ data, meta: { ...meta(c), ...extraMeta } }, status);
 }
 
 export function okList<T>(c: Context<AppEnv>, items: T[], page: { limit: number; nextCursor: string | null }) {

@@ -65,6 +65,9 @@ export const keys = {
   /** The source's sealed credentials (never returned by the API). */
   sourceSecret: (scope: TenantScope, sourceId: string): ItemKey => ({ pk: `${scoped(scope)}#KS#${sourceId}#SECRET`, sk: 'SECRET' }),
 
+  /** A conversation: its messages, oldest first by their time-ordered ids. */
+  sessionPartition: (scope: TenantScope, agentId: string, sessionId: string) => `${scoped(scope)}#SESSION#${agentId}#${sessionId}`,
+
   tenant: (scope: TenantScope): ItemKey => ({ pk: `${scoped(scope)}#TENANT`, sk: 'TENANT' }),
   tenantApiKey: (scope: TenantScope, keyId: string): ItemKey => ({
     pk: `${scoped(scope)}#APIKEY`,

@@ -1,0 +1,138 @@
+import { config } from '../config';
+import { newId } from '../ids';
+import { resolveModel, type ResolvedModel } from '../models/resolve-model';
+import type { ChatMessage, ChatRequest, ChatResult } from '../models/types';
+import { searchSource } from '../search/search';
+import { getRecord } from '../store/records';
+import { appendMessages, recentMessages } from '../store/sessions';
+import type { TenantScope } from '../tenancy';
+import type { Agent } from './agent-schema';
+import { agents } from './agents';
+import type { KnowledgeSourceRecord } from './knowledge-sources';
+
+/** Turns of the session a model is given (the newest). */
+export const HISTORY_WINDOW = 20;
+const PASSAGES = 5;
+
+export interface ConverseSource {
+  knowledgeSourceId: string;
+  documentId: string;
+  path?: string;
+  rowKey?: string;
+  chunkId: string;
+  score: number;
+  snippet: string;
+}
+
+export interface PreparedConversation {
+  agent: Agent;
+  sessionId: string;
+  resolved: ResolvedModel;
+  request: ChatRequest;
+  sources: ConverseSource[];
+  skipped: Array<{ knowledgeSourceId: string; status: string }>;
+  /** Whether turns are stored (Cairn sessions) or the caller keeps the history (OpenAI-style). */
+  persist: boolean;
+  /** When the user's turn arrived (its id sorts before the reply's). */
+  receivedAt: number;
+}
+
+/** Passages from the agent's ready sources for the message and the previous user turn. */
+async function ground(scope: TenantScope, agent: Agent, message: string, history: ChatMessage[]) {
+  const previous = [...history].reverse().find((m) => m.role === 'user')?.content ?? '';
+  const query = `${message} ${previous}`.slice(0, 4000);
+  const skipped: PreparedConversation['skipped'] = [];
+  const found = await Promise.all(
+    agent.knowledgeSourceIds.map(async (id) => {
+      const source = await getRecord<KnowledgeSourceRecord>(scope, 'KS', id);
+      if (!source || source.status !== 'ready') {
+        skipped.push({ knowledgeSourceId: id, status: source?.status ?? 'deleted' });
+        return [];
+      }
+      const { results } = await searchSource(scope, source, { query, topK: PASSAGES });
+      return results.map((r) => ({ ...r, knowledgeSourceId: id }));
+    }),
+  );
+  const best = found.flat().sort((a, b) => b.score - a.score).slice(0, PASSAGES);
+  return {
+    passages: best.map((r) => ({ title: r.title, text: r.text })),
+    sources: best.map((r) => ({
+      knowledgeSourceId: r.knowledgeSourceId,
+      documentId: r.documentId,
+      ...(r.path !== undefined ? { path: r.path } : { rowKey: r.rowKey }),
+      chunkId: r.chunkId,
+      score: r.score,
+      snippet: r.text.length > 300 ? `${r.text.slice(0, 297)}…` : r.text,
+    })),
+    skipped,
+  };
+}
+
+export async function prepareConversation(
+  scope: TenantScope,
+  agentId: string,
+  input: { message: string; sessionId?: string; history?: ChatMessage[] },
+): Promise<PreparedConversation> {
+  const agent = await agents.get(scope, agentId);
+  const sessionId = input.sessionId ?? newId('session');
+  const history =
+    input.history ??
+    (await recentMessages(scope, agent.id, sessionId, HISTORY_WINDOW)).map((m) => ({ role: m.role, content: m.content }));
+  const grounded =
+    agent.capabilities.includes('document-search') && agent.knowledgeSourceIds.length > 0
+      ? await ground(scope, agent, input.message, history)
+      : undefined;
+  const resolved = resolveModel(agent.model);
+  return {
+    agent,
+    sessionId,
+    resolved,
+    sources: grounded?.sources ?? [],
+    skipped: grounded?.skipped ?? [],
+    persist: input.history === undefined,
+    receivedAt: Date.now(),
+    request: {
+      model: resolved.model,
+      messages: [...history, { role: 'user', content: input.message }],
+      instructions: agent.instructions,
+      passages: grounded?.passages,
+      temperature: agent.temperature,
+      maxTokens: agent.maxTokens,
+      agent: { name: agent.name, description: agent.description },
+    },
+  };
+}
+
+/** Stores the turn (for Cairn sessions) and shapes the API's answer. */
+export async function finishConversation(scope: TenantScope, prepared: PreparedConversation, result: ChatResult) {
+  const { agent, sessionId, resolved, sources } = prepared;
+  if (prepared.persist) {
+    const question = prepared.request.messages[prepared.request.messages.length - 1]!.content;
+    // Ids are time-ordered: the reply's time is strictly after the question's, so they list in order.
+    const asked = prepared.receivedAt;
+    const answered = Math.max(Date.now(), asked + 1);
+    await appendMessages(scope, agent.id, sessionId, [
+      { id: newId('message', asked), role: 'user', content: question, createdAt: new Date(asked).toISOString() },
+      { id: newId('message', answered), role: 'assistant', content: result.text, createdAt: new Date(answered).toISOString(), sources, model: resolved.name },
+    ]);
+  }
+  return {
+    agentId: agent.id,
+    sessionId,
+    reply: result.text,
+    model: resolved.name,
+    sources,
+    usage: result.usage,
+    finishReason: result.finishReason,
+  };
+}
+
+export function modelDeadline(): AbortSignal {
+  return AbortSignal.timeout(config.modelTimeoutMs);
+}
+
+export async function converse(scope: TenantScope, agentId: string, input: { message: string; sessionId?: string }) {
+  const prepared = await prepareConversation(scope, agentId, input);
+  const result = await prepared.resolved.engine.generate(prepared.request, modelDeadline());
+  return { data: await finishConversation(scope, prepared, result), skipped: prepared.skipped };
+}

@@ -1,0 +1,53 @@
+import { AppError } from '../errors';
+
+/** A provider failure as the API reports it: 502 naming the provider and its status, never a 500. */
+export function providerError(provider: string, status: number | 'timeout' | 'network', detail?: string): AppError {
+  const what = status === 'timeout' ? 'did not answer in time' : status === 'network' ? 'could not be reached' : `answered ${status}`;
+  return new AppError('UPSTREAM_ERROR', `Model provider ${provider} ${what}`, {
+    provider,
+    status,
+    ...(detail ? { providerMessage: detail.slice(0, 300) } : {}),
+  });
+}
+
+/** fetch with the provider's name on every failure. */
+export async function providerFetch(provider: string, url: string, init: RequestInit, signal: AbortSignal): Promise<Response> {
+  let response: Response;
+  try {
+    response = await fetch(url, { ...init, signal });
+  } catch (error) {
+    throw providerError(provider, signal.aborted ? 'timeout' : 'network');
+  }
+  if (!response.ok) {
+    let detail: string | undefined;
+    try {
+      const body = (await response.json()) as { error?: { message?: string } | string; message?: string };
+      detail = typeof body.error === 'string' ? body.error : (body.error?.message ?? body.message);
+    } catch {
+      // no JSON body
+    }
+    throw providerError(provider, response.status, detail);
+  }
+  return response;
+}
+
+/** Server-sent events of a response body: each event's data line(s). */
+export async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<{ event?: string; data: string }> {
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    buffer += decoder.decode(chunk, { stream: true });
+    let end: number;
+    while ((end = buffer.search(/\r?\n\r?\n/)) >= 0) {
+      const raw = buffer.slice(0, end);
+      buffer = buffer.slice(end).replace(/^\r?\n\r?\n/, '');
+      let event: string | undefined;
+      const data: string[] = [];
+      for (const line of raw.split(/\r?\n/)) {
+        if (line.startsWith('event:')) event = line.slice(6).trim();
+        else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+      }
+      if (data.length > 0) yield { event, data: data.join('\n') };
+    }
+  }
+}

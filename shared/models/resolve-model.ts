@@ -1,0 +1,48 @@
+import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
+import { config } from '../config';
+import { anthropicProvider } from './anthropic-provider';
+import { bedrockProvider } from './bedrock-provider';
+import { localEngine } from './local-engine';
+import { openaiProvider } from './openai-provider';
+import type { ChatModel } from './types';
+
+export interface ResolvedModel {
+  /** `provider/model`, as responses report it. */
+  name: string;
+  model: string;
+  engine: ChatModel;
+}
+
+let bedrock: ChatModel | undefined;
+
+/** The engine of a configured provider; undefined when the provider has no credentials here. */
+function providerEngine(provider: string): ChatModel | undefined {
+  switch (provider) {
+    case 'local':
+      return localEngine;
+    case 'openai':
+      return config.openaiApiKey ? openaiProvider({ baseUrl: config.openaiBaseUrl, apiKey: config.openaiApiKey }) : undefined;
+    case 'anthropic':
+      return config.anthropicApiKey ? anthropicProvider({ baseUrl: config.anthropicBaseUrl, apiKey: config.anthropicApiKey }) : undefined;
+    case 'bedrock':
+      if (!config.bedrockRegion) return undefined;
+      return (bedrock ??= bedrockProvider(
+        new BedrockRuntimeClient({ region: config.bedrockRegion, ...(config.bedrockEndpoint ? { endpoint: config.bedrockEndpoint } : {}) }),
+      ));
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * `provider/model` as written, a bare name through DEFAULT_MODEL_PROVIDER, and — as
+ * ARCHITECTURE.md fixes — any provider without credentials here falls back to the built-in engine.
+ */
+export function resolveModel(name: string): ResolvedModel {
+  const slash = name.indexOf('/');
+  const provider = slash < 0 ? config.defaultModelProvider : name.slice(0, slash);
+  const model = slash < 0 ? name : name.slice(slash + 1);
+  const engine = providerEngine(provider);
+  if (!engine || provider === 'local') return { name: 'local/extractive', model: 'extractive', engine: localEngine };
+  return { name: `${provider}/${model}`, model, engine };
+}

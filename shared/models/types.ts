@@ -1,0 +1,53 @@
+/** What every model provider is given and returns; providers translate to their wire formats. */
+export interface ChatMessage {
+  role: 'user' | 'assistant';
+  content: string;
+}
+
+/** A retrieved passage the answer may use; cited as [n], n = position + 1. */
+export interface Passage {
+  title: string;
+  text: string;
+}
+
+export interface ChatRequest {
+  /** The provider's own model name (after `provider/`). */
+  model: string;
+  /** The conversation, oldest first, ending with the user's message. */
+  messages: ChatMessage[];
+  instructions?: string;
+  passages?: Passage[];
+  temperature: number;
+  maxTokens: number;
+  /** Who is answering (the local engine introduces itself). */
+  agent?: { name: string; description: string };
+}
+
+export interface ChatResult {
+  text: string;
+  usage: { inputTokens: number; outputTokens: number };
+  finishReason: 'stop' | 'length' | 'content_filter' | 'error' | 'other';
+}
+
+export interface ChatModel {
+  readonly provider: string;
+  generate(request: ChatRequest, signal: AbortSignal): Promise<ChatResult>;
+  /** Text deltas as they come; the generator's return value is the final result. */
+  stream(request: ChatRequest, signal: AbortSignal): AsyncGenerator<string, ChatResult>;
+}
+
+/** The system prompt real providers get: the agent's instructions and the passages to ground on. */
+export function systemPrompt(request: ChatRequest): string | undefined {
+  const parts: string[] = [];
+  if (request.instructions) parts.push(request.instructions);
+  if (request.passages && request.passages.length > 0) {
+    parts.push(
+      'Answer from the numbered passages below. Cite them as [n]. If they do not contain the answer, say so; do not invent facts.',
+      request.passages.map((p, i) => `[${i + 1}] ${p.title ? `${p.title}: ` : ''}${p.text}`).join('\n\n'),
+    );
+  }
+  return parts.length > 0 ? parts.join('\n\n') : undefined;
+}
+
+/** A rough token count (4 characters a token) for engines that do not report one. */
+export const approximateTokens = (text: string) => Math.ceil(text.length / 4);

@@ -1,0 +1,73 @@
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { config } from '../config';
+import type { TenantScope } from '../tenancy';
+import { batchWrite, deleteRequest, putRequest, queryAll } from './batch';
+import { documentClient, tableName } from './client';
+import { decodeCursor, encodeCursor } from './cursor';
+import { keys } from './keys';
+
+/** One turn of a conversation as stored (and listed by the API). */
+export interface SessionMessage {
+  id: string;
+  role: 'user' | 'assistant';
+  content: string;
+  createdAt: string;
+  /** Assistant turns: the passages the reply was grounded on. */
+  sources?: unknown[];
+  model?: string;
+}
+
+const strip = ({ pk: _pk, sk: _sk, expiresAt: _e, ...rest }: Record<string, unknown>) => rest as unknown as SessionMessage;
+
+/** Appends turns; each expires SESSION_TTL_DAYS after it was written. */
+export async function appendMessages(scope: TenantScope, agentId: string, sessionId: string, messages: SessionMessage[]): Promise<void> {
+  const pk = keys.sessionPartition(scope, agentId, sessionId);
+  const expiresAt = Math.floor(Date.now() / 1000) + config.sessionTtlDays * 86400;
+  await batchWrite(messages.map((m) => putRequest({ pk, sk: m.id, ...m, expiresAt })));
+}
+
+/** The last `count` turns, oldest first: the window a model is given. */
+export async function recentMessages(scope: TenantScope, agentId: string, sessionId: string, count: number): Promise<SessionMessage[]> {
+  const out = await documentClient().send(
+    new QueryCommand({
+      TableName: tableName(),
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': keys.sessionPartition(scope, agentId, sessionId) },
+      ScanIndexForward: false,
+      Limit: count,
+    }),
+  );
+  return (out.Items ?? []).map(strip).reverse();
+}
+
+/** Oldest first, with the API's cursor pagination. */
+export async function listMessages(
+  scope: TenantScope,
+  agentId: string,
+  sessionId: string,
+  page: { limit: number; cursor?: string },
+): Promise<{ items: SessionMessage[]; nextCursor: string | null }> {
+  const pk = keys.sessionPartition(scope, agentId, sessionId);
+  const after = decodeCursor(page.cursor);
+  const out = await documentClient().send(
+    new QueryCommand({
+      TableName: tableName(),
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': pk },
+      Limit: page.limit + 1,
+      ExclusiveStartKey: after === undefined ? undefined : { pk, sk: after },
+    }),
+  );
+  const items = out.Items ?? [];
+  const more = items.length > page.limit;
+  const shown = more ? items.slice(0, page.limit) : items;
+  return { items: shown.map(strip), nextCursor: more ? encodeCursor(shown[shown.length - 1]) : null };
+}
+
+/** Deletes every turn; returns how many there were. */
+export async function deleteSession(scope: TenantScope, agentId: string, sessionId: string): Promise<number> {
+  const pk = keys.sessionPartition(scope, agentId, sessionId);
+  const items = await queryAll(pk);
+  await batchWrite(items.map((item) => deleteRequest({ pk, sk: String(item.sk) })));
+  return items.length;
+}
