@@ -1,4 +1,5 @@
 import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { config } from '../config';
 import { anthropicProvider } from './anthropic-provider';
 import { bedrockProvider } from './bedrock-provider';
@@ -27,7 +28,12 @@ function providerEngine(provider: string): ChatModel | undefined {
     case 'bedrock':
       if (!config.bedrockRegion) return undefined;
       return (bedrock ??= bedrockProvider(
-        new BedrockRuntimeClient({ region: config.bedrockRegion, ...(config.bedrockEndpoint ? { endpoint: config.bedrockEndpoint } : {}) }),
+        // HTTP/1.1: Converse needs no HTTP/2 (the client's default, for bidirectional streams).
+        new BedrockRuntimeClient({
+          region: config.bedrockRegion,
+          requestHandler: new NodeHttpHandler(),
+          ...(config.bedrockEndpoint ? { endpoint: config.bedrockEndpoint } : {}),
+        }),
       ));
     default:
       return undefined;

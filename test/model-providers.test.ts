@@ -1,0 +1,220 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AppError } from '../shared/errors';
+import { anthropicProvider } from '../shared/models/anthropic-provider';
+import { bedrockProvider } from '../shared/models/bedrock-provider';
+import { openaiProvider } from '../shared/models/openai-provider';
+import type { ChatModel, ChatRequest } from '../shared/models/types';
+
+/**
+ * Each provider adapter against a local server speaking that provider's wire format, with
+ * response shapes recorded from the real APIs (bodies, stream chunks, error bodies). These
+ * stand-ins are the only fakes in the suite: paid model APIs cannot run here.
+ */
+interface Seen {
+  url: string;
+  headers: IncomingMessage['headers'];
+  body: Record<string, unknown>;
+}
+const seen: Seen[] = [];
+let mode: 'ok' | 'error' | 'slow' = 'ok';
+let server: Server;
+let base = '';
+
+const sse = (res: ServerResponse, events: Array<{ event?: string; data: unknown }>) => {
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  for (const e of events) res.write(`${e.event ? `event: ${e.event}\n` : ''}data: ${typeof e.data === 'string' ? e.data : JSON.stringify(e.data)}\n\n`);
+  res.end();
+};
+
+function openai(body: Record<string, unknown>, res: ServerResponse) {
+  if (mode === 'error') {
+    res.writeHead(429, { 'content-type': 'application/json' });
+    return res.end(JSON.stringify({ error: { message: 'Rate limit reached for gpt-4o', type: 'requests', param: null, code: 'rate_limit_exceeded' } }));
+  }
+  if (body.stream) {
+    const chunk = (delta: unknown, finish: string | null, usage: unknown = null) => ({
+      id: 'chatcmpl-AbC', object: 'chat.completion.chunk', created: 1795255200, model: 'gpt-4o-2024-08-06', system_fingerprint: 'fp_1',
+      choices: usage ? [] : [{ index: 0, delta, logprobs: null, finish_reason: finish }], usage,
+    });
+    return sse(res, [
+      { data: chunk({ role: 'assistant', content: '', refusal: null }, null) },
+      { data: chunk({ content: 'Within ' }, null) },
+      { data: chunk({ content: '30 days [1].' }, null) },
+      { data: chunk({}, 'stop') },
+      { data: chunk(null, null, { prompt_tokens: 57, completion_tokens: 6, total_tokens: 63 }) },
+      { data: '[DONE]' },
+    ]);
+  }
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({
+    id: 'chatcmpl-AbC', object: 'chat.completion', created: 1795255200, model: 'gpt-4o-2024-08-06',
+    choices: [{ index: 0, message: { role: 'assistant', content: 'Within 30 days [1].', refusal: null }, logprobs: null, finish_reason: 'stop' }],
+    usage: { prompt_tokens: 57, completion_tokens: 6, total_tokens: 63 }, system_fingerprint: 'fp_1',
+  }));
+}
+
+function anthropic(body: Record<string, unknown>, res: ServerResponse) {
+  if (mode === 'error') {
+    res.writeHead(529, { 'content-type': 'application/json' });
+    return res.end(JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }));
+  }
+  if (body.stream) {
+    return sse(res, [
+      { event: 'message_start', data: { type: 'message_start', message: { id: 'msg_01', type: 'message', role: 'assistant', content: [], model: 'claude-sonnet-4', stop_reason: null, usage: { input_tokens: 61, output_tokens: 1 } } } },
+      { event: 'content_block_start', data: { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } } },
+      { event: 'ping', data: { type: 'ping' } },
+      { event: 'content_block_delta', data: { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Within ' } } },
+      { event: 'content_block_delta', data: { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: '30 days [1].' } } },
+      { event: 'content_block_stop', data: { type: 'content_block_stop', index: 0 } },
+      { event: 'message_delta', data: { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 8 } } },
+      { event: 'message_stop', data: { type: 'message_stop' } },
+    ]);
+  }
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({
+    id: 'msg_01', type: 'message', role: 'assistant', model: 'claude-sonnet-4', content: [{ type: 'text', text: 'Within 30 days [1].' }],
+    stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 61, output_tokens: 8 },
+  }));
+}
+
+function bedrock(res: ServerResponse) {
+  if (mode === 'error') {
+    res.writeHead(400, { 'content-type': 'application/json', 'x-amzn-errortype': 'ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/' });
+    return res.end(JSON.stringify({ message: 'The provided model identifier is invalid.' }));
+  }
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({
+    output: { message: { role: 'assistant', content: [{ text: 'Within 30 days [1].' }] } },
+    stopReason: 'end_turn', usage: { inputTokens: 59, outputTokens: 7, totalTokens: 66 }, metrics: { latencyMs: 412 },
+  }));
+}
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    let raw = '';
+    req.on('data', (c) => (raw += c));
+    req.on('end', () => {
+      const body = raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
+      seen.push({ url: req.url!, headers: req.headers, body });
+      const respond = () => {
+        if (req.url === '/v1/chat/completions') openai(body, res);
+        else if (req.url === '/v1/messages') anthropic(body, res);
+        else if (req.url?.startsWith('/model/')) bedrock(res);
+        else res.writeHead(404).end();
+      };
+      if (mode === 'slow') setTimeout(respond, 2000);
+      else respond();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+});
+
+afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+const request: ChatRequest = {
+  model: 'the-model',
+  messages: [
+    { role: 'user', content: 'My order is 12.' },
+    { role: 'assistant', content: 'Noted.' },
+    { role: 'user', content: 'How long can I return it?' },
+  ],
+  instructions: 'You are the support bot.',
+  passages: [{ title: 'Returns', text: 'Items can be returned within 30 days.' }],
+  temperature: 0.3,
+  maxTokens: 256,
+};
+
+async function collect(model: ChatModel) {
+  const deltas: string[] = [];
+  const generator = model.stream(request, AbortSignal.timeout(5000));
+  let step = await generator.next();
+  while (!step.done) {
+    deltas.push(step.value);
+    step = await generator.next();
+  }
+  return { deltas, result: step.value };
+}
+
+async function failure(promise: Promise<unknown>): Promise<AppError> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as AppError;
+  }
+  throw new Error('expected a failure');
+}
+
+const providers = () => ({
+  openai: openaiProvider({ baseUrl: `${base}/v1`, apiKey: 'sk-test' }),
+  anthropic: anthropicProvider({ baseUrl: base, apiKey: 'sk-ant-test' }),
+  bedrock: bedrockProvider(
+    new BedrockRuntimeClient({ endpoint: base, region: 'eu-west-1', credentials: { accessKeyId: 'AKID', secretAccessKey: 'secret' }, maxAttempts: 1, requestHandler: new NodeHttpHandler() }),
+  ),
+});
+
+describe('model provider adapters', () => {
+  it('OpenAI(-compatible): passes model, history, instructions, passages, temperature and max tokens', async () => {
+    mode = 'ok';
+    seen.length = 0;
+    const result = await providers().openai.generate(request, AbortSignal.timeout(5000));
+    expect(result).toEqual({ text: 'Within 30 days [1].', usage: { inputTokens: 57, outputTokens: 6 }, finishReason: 'stop' });
+    const sent = seen[0]!;
+    expect(sent.headers.authorization).toBe('Bearer sk-test');
+    expect(sent.body).toMatchObject({ model: 'the-model', temperature: 0.3, max_tokens: 256, stream: false });
+    const messages = sent.body.messages as Array<{ role: string; content: string }>;
+    expect(messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user']);
+    expect(messages[0]!.content).toContain('You are the support bot.');
+    expect(messages[0]!.content).toContain('[1] Returns: Items can be returned within 30 days.');
+    const streamed = await collect(providers().openai);
+    expect(streamed.deltas).toEqual(['Within ', '30 days [1].']);
+    expect(streamed.result).toEqual({ text: 'Within 30 days [1].', usage: { inputTokens: 57, outputTokens: 6 }, finishReason: 'stop' });
+  });
+
+  it('Anthropic: system prompt apart, x-api-key and version headers, streamed deltas and usage', async () => {
+    mode = 'ok';
+    seen.length = 0;
+    const result = await providers().anthropic.generate(request, AbortSignal.timeout(5000));
+    expect(result).toEqual({ text: 'Within 30 days [1].', usage: { inputTokens: 61, outputTokens: 8 }, finishReason: 'stop' });
+    expect(seen[0]!.headers['x-api-key']).toBe('sk-ant-test');
+    expect(seen[0]!.headers['anthropic-version']).toBe('2023-06-01');
+    expect(seen[0]!.body).toMatchObject({ model: 'the-model', max_tokens: 256, temperature: 0.3 });
+    expect(String(seen[0]!.body.system)).toContain('Items can be returned within 30 days.');
+    expect((seen[0]!.body.messages as unknown[]).length).toBe(3);
+    const streamed = await collect(providers().anthropic);
+    expect(streamed.deltas).toEqual(['Within ', '30 days [1].']);
+    expect(streamed.result).toEqual({ text: 'Within 30 days [1].', usage: { inputTokens: 61, outputTokens: 8 }, finishReason: 'stop' });
+  });
+
+  it('Bedrock: the Converse API, signed, with the system prompt and inference config', async () => {
+    mode = 'ok';
+    seen.length = 0;
+    const result = await providers().bedrock.generate({ ...request, model: 'anthropic.claude-3-haiku-20240307-v1:0' }, AbortSignal.timeout(5000));
+    expect(result).toEqual({ text: 'Within 30 days [1].', usage: { inputTokens: 59, outputTokens: 7 }, finishReason: 'stop' });
+    expect(decodeURIComponent(seen[0]!.url)).toBe('/model/anthropic.claude-3-haiku-20240307-v1:0/converse');
+    expect(String(seen[0]!.headers.authorization)).toMatch(/^AWS4-HMAC-SHA256 /);
+    expect(seen[0]!.body).toMatchObject({ inferenceConfig: { temperature: 0.3, maxTokens: 256 } });
+    expect(JSON.stringify(seen[0]!.body.system)).toContain('Items can be returned within 30 days.');
+  });
+
+  it('turns provider errors into 502 UPSTREAM_ERROR naming the provider and its status', async () => {
+    mode = 'error';
+    const p = providers();
+    const openaiError = await failure(p.openai.generate(request, AbortSignal.timeout(5000)));
+    expect(openaiError).toMatchObject({ code: 'UPSTREAM_ERROR', statusCode: 502, details: { provider: 'openai', status: 429, providerMessage: 'Rate limit reached for gpt-4o' } });
+    expect(await failure(p.anthropic.generate(request, AbortSignal.timeout(5000)))).toMatchObject({ code: 'UPSTREAM_ERROR', details: { provider: 'anthropic', status: 529 } });
+    expect(await failure(collect(p.anthropic))).toMatchObject({ details: { provider: 'anthropic', status: 529 } });
+    expect(await failure(p.bedrock.generate(request, AbortSignal.timeout(5000)))).toMatchObject({ code: 'UPSTREAM_ERROR', details: { provider: 'bedrock', status: 400 } });
+  });
+
+  it('turns a provider that does not answer in time into 502 with status timeout', async () => {
+    mode = 'slow';
+    const p = providers();
+    expect(await failure(p.openai.generate(request, AbortSignal.timeout(300)))).toMatchObject({ code: 'UPSTREAM_ERROR', details: { provider: 'openai', status: 'timeout' } });
+    expect(await failure(p.bedrock.generate(request, AbortSignal.timeout(300)))).toMatchObject({ details: { provider: 'bedrock', status: 'timeout' } });
+    mode = 'ok';
+  });
+});
