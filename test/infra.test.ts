@@ -99,8 +99,16 @@ describe('CDK app', () => {
       expect(m.keyRequired).toBe(false);
     }
     expect(byPath.filter((m) => m.keyRequired === true)).toHaveLength(6);
+    expect(byPath).toContainEqual({ path: '/v1/chat/completions', keyRequired: false });
     api.hasResourceProperties('AWS::ApiGateway::RestApi', { ApiKeySourceType: 'HEADER' });
     api.hasResourceProperties('AWS::ApiGateway::Stage', { AccessLogSetting: Match.objectLike({ DestinationArn: Match.anyValue() }) });
+  });
+
+  it('streams the agents group (converse, chat completions) with response streaming', () => {
+    const methods = Object.values(api.findResources('AWS::ApiGateway::Method'));
+    const streaming = methods.filter((m) => m.Properties.Integration.ResponseTransferMode === 'STREAM');
+    expect(streaming).toHaveLength(3); // /v1/agents, /v1/agents/{proxy+}, /v1/chat/completions
+    for (const m of streaming) expect(JSON.stringify(m.Properties.Integration.Uri)).toContain('response-streaming-invocations');
   });
 
   it('has a usage plan per plan, scaled like the app limits', () => {

@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { BUNDLE_MAIN_FIELDS, BUNDLE_TARGET, ESM_REQUIRE_BANNER } from '../infra/constructs/app-function';
 import { invoke, restEvent } from './helpers/lambda-events';
 import { recordOf } from './helpers/sqs';
+import { invokeStreaming } from './helpers/lambda-streaming';
 import { newTenant } from './helpers/tenant';
 
 /**
@@ -44,10 +45,10 @@ describe('Lambda bundles', () => {
     expect(statSync(file).size).toBeLessThan(1024 * 1024);
     const { handler } = (await import(pathToFileURL(file).href)) as { handler: unknown };
     const t = await newTenant();
-    const created = await invoke(handler, restEvent('POST', '/v1/agents', { apiKey: t.apiKey, body: { name: 'From the bundle', model: 'gpt-4' } }));
+    const created = await invokeStreaming(handler, restEvent('POST', '/v1/agents', { apiKey: t.apiKey, body: { name: 'From the bundle', model: 'gpt-4' } }));
     expect(created.statusCode).toBe(201);
     expect(created.json.data.id).toMatch(/^agt_/);
-    const listed = await invoke(handler, restEvent('GET', '/v1/agents', { apiKey: t.apiKey }));
+    const listed = await invokeStreaming(handler, restEvent('GET', '/v1/agents', { apiKey: t.apiKey }));
     expect(listed.json.data.map((a: { name: string }) => a.name)).toEqual(['From the bundle']);
   }, 60_000);
 

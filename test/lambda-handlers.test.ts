@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { handler as agentsHandler } from '../functions/agents/handler';
+import { invokeStreaming } from './helpers/lambda-streaming';
+// The runtime stand-in must exist before the streaming handler module loads.
+const { handler: agentsHandler } = await import('../functions/agents/handler');
 import { handler as docsHandler } from '../functions/api-docs/handler';
 import { handler as sourcesHandler } from '../functions/knowledge-sources/handler';
 import { handler as workflowsHandler } from '../functions/workflows/handler';
@@ -29,7 +31,7 @@ describe('Lambda handlers with API Gateway REST proxy events', () => {
     const t = await newTenant();
     const body = { name: 'Support bot', model: 'gpt-4', temperature: 0.3, capabilities: ['chat', 'document-search'] };
 
-    const created = await invoke(agentsHandler, restEvent('POST', '/v1/agents', { apiKey: t.apiKey, body }));
+    const created = await invokeStreaming(agentsHandler, restEvent('POST', '/v1/agents', { apiKey: t.apiKey, body }));
     const createdLocally = await call(local, 'POST', '/v1/agents', { key: t.apiKey, body });
     expect(created.statusCode).toBe(201);
     expect(shape(created.json)).toEqual(shape(createdLocally.body));
@@ -38,17 +40,17 @@ describe('Lambda handlers with API Gateway REST proxy events', () => {
     );
     const id = created.json.data.id;
 
-    const got = await invoke(agentsHandler, restEvent('GET', `/v1/agents/${id}`, { apiKey: t.apiKey }));
+    const got = await invokeStreaming(agentsHandler, restEvent('GET', `/v1/agents/${id}`, { apiKey: t.apiKey }));
     expect(got.statusCode).toBe(200);
     expect(got.json.data).toEqual(created.json.data);
 
-    const page = await invoke(agentsHandler, restEvent('GET', '/v1/agents?limit=1', { apiKey: t.apiKey }));
+    const page = await invokeStreaming(agentsHandler, restEvent('GET', '/v1/agents?limit=1', { apiKey: t.apiKey }));
     expect(page.json.meta.pagination).toMatchObject({ limit: 1, hasMore: true });
 
-    const put = await invoke(agentsHandler, restEvent('PUT', `/v1/agents/${id}`, { apiKey: t.apiKey, body: { ...body, name: 'Renamed' } }));
+    const put = await invokeStreaming(agentsHandler, restEvent('PUT', `/v1/agents/${id}`, { apiKey: t.apiKey, body: { ...body, name: 'Renamed' } }));
     expect(put.json.data).toMatchObject({ name: 'Renamed', version: 2 });
 
-    const del = await invoke(agentsHandler, restEvent('DELETE', `/v1/agents/${id}`, { apiKey: t.apiKey }));
+    const del = await invokeStreaming(agentsHandler, restEvent('DELETE', `/v1/agents/${id}`, { apiKey: t.apiKey }));
     expect(del.json.data).toEqual({ id, deleted: true });
   });
 
@@ -60,7 +62,7 @@ describe('Lambda handlers with API Gateway REST proxy events', () => {
       ['GET', '/v1/agents/agt_01m7y62dvspbq7k3p58zfb7w0n', { apiKey: t.apiKey }],
     ];
     for (const [method, path, options] of cases) {
-      const lambda = await invoke(agentsHandler, restEvent(method, path, options));
+      const lambda = await invokeStreaming(agentsHandler, restEvent(method, path, options));
       const viaLocal = await call(local, method, path, { key: options.apiKey, body: options.body });
       expect(lambda.statusCode, `${method} ${path}`).toBe(viaLocal.status);
       expect(shape(lambda.json)).toEqual(shape(viaLocal.body));
@@ -91,6 +93,23 @@ describe('Lambda handlers with API Gateway REST proxy events', () => {
     // A group's handler does not answer for another group's paths.
     const wrong = await invoke(workflowsHandler, restEvent('GET', '/v1/agents', { apiKey: t.apiKey }));
     expect(wrong.statusCode).toBe(404);
+  });
+
+  it('streams a conversation as server-sent events through the streaming handler', async () => {
+    const t = await newTenant();
+    const agent = await invokeStreaming(agentsHandler, restEvent('POST', '/v1/agents', { apiKey: t.apiKey, body: { name: 'Greeter', model: 'gpt-4' } }));
+    const res = await invokeStreaming(
+      agentsHandler,
+      restEvent('POST', `/v1/agents/${agent.json.data.id}/converse`, { apiKey: t.apiKey, body: { message: 'Hello!', stream: true } }),
+    );
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toContain('text/event-stream');
+    expect(res.headers['x-request-id']).toMatch(/^req_/);
+    const events = [...res.body.matchAll(/^event: (\w+)$/gm)].map((m) => m[1]);
+    expect(events[0]).toBe('start');
+    expect(events).toContain('delta');
+    expect(events[events.length - 1]).toBe('done');
+    expect(res.body).toContain("Hello! I'm Greeter.");
   });
 
   it('serves the OpenAPI document without a key', async () => {

@@ -1,4 +1,4 @@
-import { LambdaIntegration, type IResource, type RestApi } from 'aws-cdk-lib/aws-apigateway';
+import { LambdaIntegration, ResponseTransferMode, type IResource, type RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { Duration } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { Construct } from 'constructs';
@@ -10,6 +10,10 @@ export interface RouteGroupProps {
   paths: string[];
   /** Customer routes need an API key (usage plans); the docs do not. */
   apiKeyRequired: boolean;
+  /** Paths whose callers authenticate in the app only (e.g. `Authorization: Bearer`). */
+  appAuthenticatedPaths?: string[];
+  /** Response streaming: the handler is `streamHandle(app)` and the integration uses STREAM. */
+  streaming?: boolean;
   function: AppFunctionProps;
 }
 
@@ -21,14 +25,18 @@ export class RouteGroup extends Construct {
   constructor(scope: Construct, id: string, props: RouteGroupProps) {
     super(scope, id);
     this.fn = new AppFunction(this, 'Function', props.function);
-    const integration = new LambdaIntegration(this.fn, { proxy: true });
-    const options = { apiKeyRequired: props.apiKeyRequired };
-    for (const path of props.paths) {
+    const integration = new LambdaIntegration(this.fn, {
+      proxy: true,
+      ...(props.streaming ? { responseTransferMode: ResponseTransferMode.STREAM } : {}),
+    });
+    const mount = (path: string, apiKeyRequired: boolean, greedy: boolean) => {
       let resource: IResource = props.api.root;
       for (const part of path.split('/')) resource = resource.getResource(part) ?? resource.addResource(part);
-      resource.addMethod('ANY', integration, options);
-      resource.addResource('{proxy+}').addMethod('ANY', integration, options);
-    }
+      resource.addMethod('ANY', integration, { apiKeyRequired });
+      if (greedy) resource.addResource('{proxy+}').addMethod('ANY', integration, { apiKeyRequired });
+    };
+    for (const path of props.paths) mount(path, props.apiKeyRequired, true);
+    for (const path of props.appAuthenticatedPaths ?? []) mount(path, false, false);
     this.errorsAlarm = new Alarm(this, 'ErrorsAlarm', {
       alarmDescription: `${props.paths.join(', ')} function errors (unhandled exceptions, timeouts)`,
       metric: this.fn.metricErrors({ period: Duration.minutes(5) }),

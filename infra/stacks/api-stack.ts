@@ -54,10 +54,15 @@ export class ApiStack extends Stack {
       ['Workflows', 'workflows', true],
     ];
     for (const [name, path, apiKeyRequired] of groups) {
+      const agents = path === 'agents';
       const group = new RouteGroup(this, name, {
         api: this.api,
         paths: [`v1/${path}`],
         apiKeyRequired,
+        // OpenAI clients send the key as `Authorization: Bearer`, which API Gateway's key check
+        // does not read: the app authenticates and rate-limits that route itself.
+        appAuthenticatedPaths: agents ? ['v1/chat/completions'] : [],
+        streaming: agents,
         function: { entry: `functions/${path}/handler.ts` },
       });
       props.data.bind(group.fn, 'RW');
