@@ -12,6 +12,7 @@ export function buildApp(app = new App()) {
     data: data.data,
     ingestion: data.ingestion,
     secretsKey: data.secretsKey,
+    providerKeys: data.providerKeys,
   });
   acknowledgeReviewedFindings(api);
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));

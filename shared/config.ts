@@ -36,6 +36,10 @@ const schema = z.object({
   BEDROCK_REGION: z.string().min(1).optional(),
   /** A Bedrock-compatible endpoint (tests). */
   BEDROCK_ENDPOINT: z.url().optional(),
+  /** AWS: a Secrets Manager secret holding {"OPENAI_API_KEY": …, "ANTHROPIC_API_KEY": …}. */
+  PROVIDER_SECRETS_ARN: z.string().min(1).optional(),
+  /** A Secrets Manager-compatible endpoint (tests). */
+  SECRETS_MANAGER_ENDPOINT: z.url().optional(),
   MODEL_TIMEOUT_MS: z.coerce.number().int().min(1000).max(900_000).default(60_000),
   SESSION_TTL_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   /** Where the docs function finds Swagger UI's files (set in Lambda; locally from node_modules). */
@@ -76,6 +80,8 @@ function load() {
     bedrockRegion: env.BEDROCK_REGION,
     bedrockEndpoint: env.BEDROCK_ENDPOINT,
     modelTimeoutMs: env.MODEL_TIMEOUT_MS,
+    providerSecretsArn: env.PROVIDER_SECRETS_ARN,
+    secretsManagerEndpoint: env.SECRETS_MANAGER_ENDPOINT,
     sessionTtlDays: env.SESSION_TTL_DAYS,
   });
 }

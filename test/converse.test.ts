@@ -176,9 +176,9 @@ describe('converse with the built-in engine', () => {
 });
 
 describe('model resolution', () => {
-  it('resolves bare names and unconfigured providers to the built-in engine', () => {
-    expect(resolveModel('gpt-4').name).toBe('local/extractive');
-    expect(resolveModel('openai/gpt-4o').name).toBe('local/extractive'); // no OPENAI_API_KEY here
-    expect(resolveModel('local/anything').engine.provider).toBe('local');
+  it('resolves bare names and unconfigured providers to the built-in engine', async () => {
+    expect((await resolveModel('gpt-4')).name).toBe('local/extractive');
+    expect((await resolveModel('openai/gpt-4o')).name).toBe('local/extractive'); // no OPENAI_API_KEY here
+    expect((await resolveModel('local/anything')).engine.provider).toBe('local');
   });
 });

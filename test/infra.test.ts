@@ -111,6 +111,17 @@ describe('CDK app', () => {
     for (const m of streaming) expect(JSON.stringify(m.Properties.Integration.Uri)).toContain('response-streaming-invocations');
   });
 
+  it('gives the agents function provider keys from Secrets Manager and Bedrock in its region only', () => {
+    data.hasResource('AWS::SecretsManager::Secret', { DeletionPolicy: 'Retain' });
+    const agentsFn = Object.values(api.findResources('AWS::Lambda::Function')).find((f) => f.Properties.Environment.Variables.PROVIDER_SECRETS_ARN)!;
+    expect(agentsFn.Properties.Environment.Variables.BEDROCK_REGION).toEqual({ Ref: 'AWS::Region' });
+    const statements = Object.values(api.findResources('AWS::IAM::Policy')).flatMap((p) => p.Properties.PolicyDocument.Statement as Array<{ Action: string | string[]; Resource: unknown }>);
+    const bedrock = statements.filter((st) => [st.Action].flat().some((a) => a.startsWith('bedrock:')));
+    expect(bedrock).toHaveLength(1);
+    expect(bedrock[0]!.Action).toBe('bedrock:InvokeModel');
+    expect(JSON.stringify(bedrock[0]!.Resource)).toContain('foundation-model/*');
+  });
+
   it('has a usage plan per plan, scaled like the app limits', () => {
     const plans = Object.values(api.findResources('AWS::ApiGateway::UsagePlan')).map((p) => p.Properties);
     expect(plans.map((p) => p.UsagePlanName).sort()).toEqual(['cairn-enterprise', 'cairn-free', 'cairn-pro', 'cairn-unlimited']);

@@ -14,6 +14,9 @@ import type { Construct } from 'constructs';
 import { limitsFor, RATE_AREAS } from '../../shared/plans';
 import { PLANS } from '../../shared/config';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { Validations } from 'aws-cdk-lib';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { AppFunction } from '../constructs/app-function';
 import type { DataTable } from '../constructs/data-table';
@@ -24,6 +27,7 @@ export interface ApiStackProps extends StackProps {
   data: DataTable;
   ingestion: WorkQueue;
   secretsKey: IKey;
+  providerKeys: ISecret;
 }
 
 /** Stateless: the REST API, one Lambda per route group, usage plans. */
@@ -99,6 +103,7 @@ export class ApiStack extends Stack {
     // Exactly the two calls the secret box makes (not the kms:GenerateDataKey*/ReEncrypt* families).
     props.secretsKey.grant(sources, 'kms:GenerateDataKey', 'kms:Decrypt');
     this.ingestionWorker(props);
+    this.modelAccess(this.groups.agents!.fn, props);
 
     this.usagePlans();
 
@@ -111,6 +116,27 @@ export class ApiStack extends Stack {
       treatMissingData: TreatMissingData.NOT_BREACHING,
     });
     new CfnOutput(this, 'ApiUrl', { value: this.api.url });
+  }
+
+  /** What conversing needs: provider keys from Secrets Manager, and Bedrock in this region. */
+  private modelAccess(fn: AppFunction, props: ApiStackProps) {
+    fn.addEnvironment('PROVIDER_SECRETS_ARN', props.providerKeys.secretArn);
+    fn.addEnvironment('BEDROCK_REGION', this.region);
+    props.providerKeys.grantRead(fn);
+    fn.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['bedrock:InvokeModel'],
+        resources: [`arn:${this.partition}:bedrock:${this.region}::foundation-model/*`, `arn:${this.partition}:bedrock:${this.region}:${this.account}:inference-profile/*`],
+      }),
+    );
+    Validations.of(fn.role!).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:<AWS::Region>::foundation-model/*]`,
+      reason: 'Agents name their Bedrock model at run time (bedrock/<modelId>); only InvokeModel, only in this region.',
+    });
+    Validations.of(fn.role!).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:<AWS::Region>:<AWS::AccountId>:inference-profile/*]`,
+      reason: "Cross-region inference profiles are named by the agent's model at run time; only InvokeModel.",
+    });
   }
 
   /**

@@ -1,5 +1,6 @@
-import { Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
 import { Key } from 'aws-cdk-lib/aws-kms';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { MAX_RECEIVES } from '../../shared/queue/queue';
 import type { Construct } from 'constructs';
 import { DataTable } from '../constructs/data-table';
@@ -12,6 +13,8 @@ export class DataStack extends Stack {
   readonly ingestion: WorkQueue;
   /** Wraps the data keys that seal stored secrets (PostgreSQL credentials). */
   readonly secretsKey: Key;
+  /** API keys of model providers; fill in after deploying (see README). */
+  readonly providerKeys: Secret;
 
   constructor(scope: Construct, id: string, props?: StackProps) {
     super(scope, id, props);
@@ -23,6 +26,18 @@ export class DataStack extends Stack {
       description: 'Cairn: wraps data keys of stored source credentials',
       enableKeyRotation: true,
       removalPolicy: RemovalPolicy.RETAIN,
+    });
+    this.providerKeys = new Secret(this, 'ProviderKeys', {
+      description: 'Cairn: {"OPENAI_API_KEY": "...", "ANTHROPIC_API_KEY": "..."} (leave empty for the built-in engine)',
+      generateSecretString: {
+        secretStringTemplate: JSON.stringify({ OPENAI_API_KEY: '', ANTHROPIC_API_KEY: '' }),
+        generateStringKey: 'unused',
+      },
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    Validations.of(this.providerKeys).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason: "Third-party model API keys cannot be rotated by a Lambda here; rotate them at the provider and update the secret (Cairn re-reads it every five minutes).",
     });
   }
 }

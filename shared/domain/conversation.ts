@@ -82,7 +82,7 @@ export async function prepareConversation(
     agent.capabilities.includes('document-search') && agent.knowledgeSourceIds.length > 0
       ? await ground(scope, agent, input.message, history)
       : undefined;
-  const resolved = resolveModel(agent.model);
+  const resolved = await resolveModel(agent.model);
   return {
     agent,
     sessionId,

@@ -5,6 +5,7 @@ import { anthropicProvider } from './anthropic-provider';
 import { bedrockProvider } from './bedrock-provider';
 import { localEngine } from './local-engine';
 import { openaiProvider } from './openai-provider';
+import { providerKeys, type ProviderKeys } from './provider-keys';
 import type { ChatModel } from './types';
 
 export interface ResolvedModel {
@@ -17,14 +18,14 @@ export interface ResolvedModel {
 let bedrock: ChatModel | undefined;
 
 /** The engine of a configured provider; undefined when the provider has no credentials here. */
-function providerEngine(provider: string): ChatModel | undefined {
+function providerEngine(provider: string, keys: ProviderKeys): ChatModel | undefined {
   switch (provider) {
     case 'local':
       return localEngine;
     case 'openai':
-      return config.openaiApiKey ? openaiProvider({ baseUrl: config.openaiBaseUrl, apiKey: config.openaiApiKey }) : undefined;
+      return keys.openai ? openaiProvider({ baseUrl: config.openaiBaseUrl, apiKey: keys.openai }) : undefined;
     case 'anthropic':
-      return config.anthropicApiKey ? anthropicProvider({ baseUrl: config.anthropicBaseUrl, apiKey: config.anthropicApiKey }) : undefined;
+      return keys.anthropic ? anthropicProvider({ baseUrl: config.anthropicBaseUrl, apiKey: keys.anthropic }) : undefined;
     case 'bedrock':
       if (!config.bedrockRegion) return undefined;
       return (bedrock ??= bedrockProvider(
@@ -44,11 +45,11 @@ function providerEngine(provider: string): ChatModel | undefined {
  * `provider/model` as written, a bare name through DEFAULT_MODEL_PROVIDER, and — as
  * ARCHITECTURE.md fixes — any provider without credentials here falls back to the built-in engine.
  */
-export function resolveModel(name: string): ResolvedModel {
+export async function resolveModel(name: string): Promise<ResolvedModel> {
   const slash = name.indexOf('/');
   const provider = slash < 0 ? config.defaultModelProvider : name.slice(0, slash);
   const model = slash < 0 ? name : name.slice(slash + 1);
-  const engine = providerEngine(provider);
+  const engine = providerEngine(provider, await providerKeys());
   if (!engine || provider === 'local') return { name: 'local/extractive', model: 'extractive', engine: localEngine };
   return { name: `${provider}/${model}`, model, engine };
 }
