@@ -124,3 +124,20 @@ describe('segment score arrays', () => {
     fast.forEach((d, i) => expect(d.score).toBeCloseTo(slow[i]!.score, 9));
   });
 });
+
+describe('the built-in engine', () => {
+  it('classifies by lexical similarity to category names, descriptions and examples', async () => {
+    const { classifyLocally } = await import('../shared/models/local-engine');
+    const categories = [
+      { name: 'billing', description: 'invoices, payments, refunds and charges', examples: ['I was charged twice'] },
+      { name: 'shipping', description: 'delivery, parcels, tracking', examples: ['where is my parcel'] },
+      { name: 'other' },
+    ];
+    const billing = classifyLocally('Why was my card charged twice for one invoice?', categories);
+    expect(billing.category).toBe('billing');
+    expect(classifyLocally('My parcel tracking has not moved', categories).category).toBe('shipping');
+    expect(Object.values(billing.scores).reduce((a, b) => a + b, 0)).toBeCloseTo(1, 9);
+    expect(billing.confidence).toBe(billing.scores.billing);
+    expect(classifyLocally('Why was my card charged twice for one invoice?', categories)).toEqual(billing); // deterministic
+  });
+});

@@ -1,0 +1,124 @@
+/**
+ * `npm run bench` (third part): converse latency with the built-in engine over a 10k-chunk
+ * PostgreSQL source, and how much of it is spent outside the model (retrieval, session store,
+ * envelope). Writes bench/results/converse.json.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import pg from 'pg';
+import { startDynamoDbLocal } from '../local/dynamodb-local';
+import { startPostgres } from '../test/setup/postgres';
+
+const ROWS = Number(process.env.BENCH_CONVERSE_ROWS ?? 10_000);
+const TURNS = Number(process.env.BENCH_CONVERSE_TURNS ?? 200);
+const CISI = new URL('../../shared/data/cisi/', import.meta.url);
+const lines = (f: string) => readFileSync(new URL(f, CISI), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+
+const pct = (values: number[], p: number) => {
+  const s = [...values].sort((a, b) => a - b);
+  return Math.round(s[Math.min(s.length - 1, Math.floor(p * s.length))]! * 10) / 10;
+};
+
+async function main() {
+  const dynamo = await startDynamoDbLocal();
+  const postgres = await startPostgres();
+  process.env.DYNAMODB_ENDPOINT = dynamo.endpoint;
+  process.env.TABLE_NAME = 'cairn-bench';
+  process.env.LOG_LEVEL = 'silent';
+  const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
+  const { ensureTable } = await import('../shared/store/ensure-table');
+  const { createApiKey, putTenant } = await import('../shared/store/api-keys');
+  const { scopeOf } = await import('../shared/tenancy');
+  const { useLocalSecretsKey } = await import('../shared/secrets/secret-box');
+  const { createLocalApp, localIngestionQueue } = await import('../local/local-app');
+  const { localEngine } = await import('../shared/models/local-engine');
+  const { randomBytes } = await import('node:crypto');
+  const { dynamoTotals } = await import('../shared/store/request-metrics');
+
+  const admin = new DynamoDBClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
+  await ensureTable(admin, 'cairn-bench');
+  useLocalSecretsKey(randomBytes(32));
+  const app = createLocalApp();
+  const scope = scopeOf('ten_conversebench');
+  await putTenant(scope, { name: 'bench', plan: 'unlimited' });
+  const { apiKey } = await createApiKey(scope, { plan: 'unlimited' });
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await app.request(`http://localhost${path}`, { method, headers: { 'x-api-key': apiKey, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    return (await res.json()) as { data: Record<string, unknown> & { id: string } };
+  };
+
+  // A 10k-row table of articles made of CISI sentences.
+  const corpus = lines('corpus.jsonl') as Array<{ title: string; text: string }>;
+  const sentences = corpus.flatMap((d) => d.text.split(/(?<=\.)\s+/)).filter((s) => s.length > 30);
+  const t = postgres.target;
+  const db = new pg.Client({ host: t.host, port: t.port, database: t.database, user: t.username, password: t.password });
+  await db.connect();
+  await db.query('DROP TABLE IF EXISTS converse_bench');
+  await db.query('CREATE TABLE converse_bench (id integer PRIMARY KEY, title text, body text)');
+  let seed = 1;
+  const random = () => ((seed = (seed * 16807) % 2147483647) / 2147483647);
+  const ids = [], titles = [], bodies = [];
+  for (let i = 0; i < ROWS; i++) {
+    ids.push(i + 1);
+    titles.push(corpus[Math.floor(random() * corpus.length)]!.title);
+    bodies.push(Array.from({ length: 4 }, () => sentences[Math.floor(random() * sentences.length)]).join(' '));
+  }
+  await db.query('INSERT INTO converse_bench SELECT * FROM unnest($1::int[], $2::text[], $3::text[])', [ids, titles, bodies]);
+  await db.end();
+  const source = await call('POST', '/v1/knowledge-sources', { name: 'bench', type: 'postgresql', config: { host: t.host, port: t.port, database: t.database, table: 'public.converse_bench' } });
+  await call('POST', `/v1/knowledge-sources/${source.data.id}/connect`, { credentials: { username: t.username, password: t.password } });
+  await localIngestionQueue()!.drain();
+  const ready = await call('GET', `/v1/knowledge-sources/${source.data.id}`);
+  const agent = await call('POST', '/v1/agents', { name: 'Librarian', model: 'gpt-4', capabilities: ['chat', 'document-search'], knowledgeSourceIds: [source.data.id] });
+
+  // Time inside the model: wrap the engine's generate.
+  let modelMs = 0;
+  const generate = localEngine.generate.bind(localEngine);
+  localEngine.generate = async (request, signal) => {
+    const t0 = performance.now();
+    try {
+      return await generate(request, signal);
+    } finally {
+      modelMs += performance.now() - t0;
+    }
+  };
+
+  const questions = (lines('queries.jsonl') as Array<{ text: string }>).map((q) => q.text.split(/(?<=[.?])\s+/)[0]!);
+  const total: number[] = [];
+  const outside: number[] = [];
+  const dynamoRequests: number[] = [];
+  let sessionId: string | undefined;
+  for (let i = 0; i < TURNS + 20; i++) {
+    if (i % 5 === 0) sessionId = undefined; // conversations of five turns
+    const before = modelMs;
+    const t0 = performance.now();
+    const requestsBefore = dynamoTotals().dynamoRequests;
+    const reply = await call('POST', `/v1/agents/${agent.data.id}/converse`, { message: questions[i % questions.length], context: sessionId ? { sessionId } : {} });
+    const elapsed = performance.now() - t0;
+    sessionId = String(reply.data.sessionId);
+    if (i < 20) continue; // warm-up
+    total.push(elapsed);
+    outside.push(elapsed - (modelMs - before));
+    dynamoRequests.push(dynamoTotals().dynamoRequests - requestsBefore);
+  }
+  const mean = (v: number[]) => Math.round((v.reduce((a, b) => a + b, 0) / v.length) * 10) / 10;
+  const results = {
+    date: new Date().toISOString(),
+    node: process.version,
+    chunks: (ready.data.stats as { chunks: number }).chunks,
+    turns: total.length,
+    latencyMs: { p50: pct(total, 0.5), p95: pct(total, 0.95), mean: mean(total) },
+    outsideModelMs: { p50: pct(outside, 0.5), p95: pct(outside, 0.95), mean: mean(outside) },
+    modelMsMean: Math.round(((mean(total) - mean(outside)) * 10)) / 10,
+    dynamoRequestsPerTurn: { mean: mean(dynamoRequests), max: Math.max(...dynamoRequests) },
+  };
+  writeFileSync(new URL('./results/converse.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify(results, null, 2)}\nWritten to bench/results/converse.json\n`);
+  admin.destroy();
+  await postgres.stop();
+  await dynamo.stop();
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exit(1);
+});
