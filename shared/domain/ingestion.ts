@@ -14,6 +14,7 @@ import { getFiles, listFiles, readFileContent } from '../store/files';
 import { getRecord, updateRecord } from '../store/records';
 import {
   beginSegment,
+  claimSync,
   deleteDocuments,
   getDocuments,
   getSync,
@@ -88,10 +89,14 @@ export function ingestionQueue(): Queue<IngestionMessage> {
 const documentIdOf = (sourceId: string, key: string) =>
   `doc_${createHash('sha256').update(`${sourceId}\u0000${key}`).digest('hex').slice(0, 26)}`;
 
+const PHASE: Record<string, number> = { created: 0, pending: 1, syncing: 2, indexing: 3, ready: 4, failed: 4 };
+
 function setStatus(scope: TenantScope, sourceId: string, change: Partial<KnowledgeSourceRecord>, syncId?: string) {
   return updateRecord<KnowledgeSourceRecord>(scope, 'KS', sourceId, (current) => {
     // A newer sync owns the status: an old message must not overwrite it.
     if (syncId && current.syncId !== syncId) return current;
+    // Within a sync the status only moves forward (a late duplicate cannot undo 'ready').
+    if (change.status && PHASE[change.status]! < PHASE[current.status]!) return current;
     const next = { ...current, ...change };
     if (change.status && change.status !== 'failed') delete next.error;
     return next;
@@ -143,10 +148,15 @@ async function plan(scope: TenantScope, source: KnowledgeSourceRecord, syncId: s
   return { batches, watermark };
 }
 
+/** How long one delivery of a sync message owns its planning before a redelivery may take over. */
+const PLANNING_LEASE_MS = 5 * 60_000;
+
 async function handleSync(scope: TenantScope, source: KnowledgeSourceRecord, syncId: string) {
+  // Exactly one delivery plans: a duplicate delivered at the same time, or a redelivery once the
+  // batches are out, has nothing to do.
+  if (!(await claimSync(scope, source.id, syncId, PLANNING_LEASE_MS))) return;
   await setStatus(scope, source.id, { status: 'syncing' }, syncId);
   const startedAt = new Date().toISOString();
-  if ((await getSync(scope, source.id, syncId))?.sent) return; // redelivered: the batches are already out
   const { batches, watermark } = await plan(scope, source, syncId);
   // A fresh range of segments for each planning attempt: numbers left unused by a crash are harmless.
   const segBase = await reserveSegments(scope, source.id, Math.max(1, batches.length));

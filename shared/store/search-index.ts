@@ -278,14 +278,52 @@ export interface SyncRecord {
   sent: boolean;
 }
 
-/** Records a sync's plan, unless its batches were already sent (a redelivered sync message). */
-export async function saveSyncPlan(scope: TenantScope, sourceId: string, sync: Omit<SyncRecord, 'done' | 'sent'>): Promise<void> {
+/**
+ * Claims the planning of a sync for one delivery of its message: true for the first claimant, or
+ * for a redelivery after the claimant's lease ran out without sending the batches (it crashed);
+ * false while another delivery holds the lease or once the batches are out.
+ */
+export async function claimSync(scope: TenantScope, sourceId: string, syncId: string, leaseMs: number): Promise<boolean> {
+  const now = Date.now();
+  try {
+    await client().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.sync(scope, sourceId, syncId),
+        UpdateExpression: 'SET leaseUntil = :until, sent = :false, syncId = :syncId, expiresAt = :expires',
+        ConditionExpression: 'attribute_not_exists(pk) OR (sent = :false AND leaseUntil < :now)',
+        ExpressionAttributeValues: {
+          ':until': now + leaseMs,
+          ':now': now,
+          ':false': false,
+          ':syncId': syncId,
+          ':expires': Math.floor(now / 1000) + 30 * 86400,
+        },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
+}
+
+/** Records the plan of a claimed sync. */
+export async function saveSyncPlan(scope: TenantScope, sourceId: string, plan: Pick<SyncRecord, 'syncId' | 'total' | 'startedAt' | 'watermark' | 'segBase'>): Promise<void> {
   await client().send(
-    new PutCommand({
+    new UpdateCommand({
       TableName: tableName(),
-      Item: { ...keys.sync(scope, sourceId, sync.syncId), ...sync, sent: false, expiresAt: Math.floor(Date.now() / 1000) + 30 * 86400 },
-      ConditionExpression: 'attribute_not_exists(pk) OR sent = :false',
-      ExpressionAttributeValues: { ':false': false },
+      Key: keys.sync(scope, sourceId, plan.syncId),
+      UpdateExpression: 'SET #total = :total, startedAt = :startedAt, segBase = :segBase' + (plan.watermark ? ', watermark = :watermark' : ''),
+      ConditionExpression: 'sent = :false',
+      ExpressionAttributeNames: { '#total': 'total' },
+      ExpressionAttributeValues: {
+        ':total': plan.total,
+        ':startedAt': plan.startedAt,
+        ':segBase': plan.segBase,
+        ':false': false,
+        ...(plan.watermark ? { ':watermark': plan.watermark } : {}),
+      },
     }),
   );
 }
