@@ -1,5 +1,7 @@
 import OpenAI from 'openai';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { localEngine } from '../shared/models/local-engine';
+import { providerError } from '../shared/models/provider-error';
 import { createLocalApp, localIngestionQueue } from '../local/local-app';
 import { resolveModel } from '../shared/models/resolve-model';
 import { call } from './helpers/http';
@@ -130,6 +132,31 @@ describe('converse with the built-in engine', () => {
       expect(deltas.join('')).toBe(done.reply);
       expect(done.reply).toContain('returned within 30 days');
       expect(done.usage.outputTokens).toBeGreaterThan(0);
+    }
+  });
+
+  it('answers 502 naming the provider when the model fails, and an error event when streaming', async () => {
+    const generate = vi.spyOn(localEngine, 'generate').mockRejectedValue(providerError('openai', 503, 'upstream overloaded'));
+    // eslint-disable-next-line require-yield
+    const stream = vi.spyOn(localEngine, 'stream').mockImplementation(async function* () {
+      throw providerError('openai', 'timeout');
+    });
+    try {
+      const res = await converse(grounded, { message: 'returns?' });
+      expect(res.status).toBe(502);
+      expect(res.body.error).toMatchObject({ code: 'UPSTREAM_ERROR', details: { provider: 'openai', status: 503 } });
+      const streamed = await app.request(`http://localhost/v1/agents/${grounded}/converse`, {
+        method: 'POST',
+        headers: { 'x-api-key': t.apiKey, 'content-type': 'application/json' },
+        body: JSON.stringify({ message: 'returns?', stream: true }),
+      });
+      const events = parseSse(await streamed.text());
+      const last = events[events.length - 1]!;
+      expect(last.event).toBe('error');
+      expect(JSON.parse(last.data)).toMatchObject({ code: 'UPSTREAM_ERROR', details: { provider: 'openai', status: 'timeout' } });
+    } finally {
+      generate.mockRestore();
+      stream.mockRestore();
     }
   });
 

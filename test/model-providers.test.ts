@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
+import { EventStreamCodec } from '@smithy/core/event-streams';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../shared/errors';
@@ -80,6 +81,35 @@ function anthropic(body: Record<string, unknown>, res: ServerResponse) {
   }));
 }
 
+const fromUtf8 = (text: string) => new TextEncoder().encode(text);
+const toUtf8 = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+const codec = new EventStreamCodec(toUtf8, fromUtf8);
+const frame = (type: string, payload: unknown) =>
+  codec.encode({
+    headers: {
+      ':event-type': { type: 'string', value: type },
+      ':content-type': { type: 'string', value: 'application/json' },
+      ':message-type': { type: 'string', value: 'event' },
+    },
+    body: fromUtf8(JSON.stringify(payload)),
+  });
+
+/** ConverseStream: AWS event-stream frames, as Bedrock sends them. */
+function bedrockStream(res: ServerResponse) {
+  res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream' });
+  for (const [type, payload] of [
+    ['messageStart', { role: 'assistant', p: 'abcd' }],
+    ['contentBlockDelta', { contentBlockIndex: 0, delta: { text: 'Within ' }, p: 'abcdef' }],
+    ['contentBlockDelta', { contentBlockIndex: 0, delta: { text: '30 days [1].' }, p: 'ab' }],
+    ['contentBlockStop', { contentBlockIndex: 0, p: 'abc' }],
+    ['messageStop', { stopReason: 'end_turn', p: 'abcdefg' }],
+    ['metadata', { usage: { inputTokens: 59, outputTokens: 7, totalTokens: 66 }, metrics: { latencyMs: 388 }, p: 'a' }],
+  ] as const) {
+    res.write(frame(type, payload));
+  }
+  res.end();
+}
+
 function bedrock(res: ServerResponse) {
   if (mode === 'error') {
     res.writeHead(400, { 'content-type': 'application/json', 'x-amzn-errortype': 'ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/' });
@@ -102,6 +132,7 @@ beforeAll(async () => {
       const respond = () => {
         if (req.url === '/v1/chat/completions') openai(body, res);
         else if (req.url === '/v1/messages') anthropic(body, res);
+        else if (req.url?.startsWith('/model/') && req.url.endsWith('/converse-stream')) bedrockStream(res);
         else if (req.url?.startsWith('/model/')) bedrock(res);
         else res.writeHead(404).end();
       };
@@ -198,6 +229,10 @@ describe('model provider adapters', () => {
     expect(String(seen[0]!.headers.authorization)).toMatch(/^AWS4-HMAC-SHA256 /);
     expect(seen[0]!.body).toMatchObject({ inferenceConfig: { temperature: 0.3, maxTokens: 256 } });
     expect(JSON.stringify(seen[0]!.body.system)).toContain('Items can be returned within 30 days.');
+    const streamed = await collect(providers().bedrock);
+    expect(streamed.deltas).toEqual(['Within ', '30 days [1].']);
+    expect(streamed.result).toEqual({ text: 'Within 30 days [1].', usage: { inputTokens: 59, outputTokens: 7 }, finishReason: 'stop' });
+    expect(seen[seen.length - 1]!.url).toMatch(/\/converse-stream$/);
   });
 
   it('turns provider errors into 502 UPSTREAM_ERROR naming the provider and its status', async () => {

@@ -1,4 +1,4 @@
-import { BedrockRuntimeClient, ConverseCommand } from '@aws-sdk/client-bedrock-runtime';
+import { BedrockRuntimeClient, ConverseCommand, ConverseStreamCommand } from '@aws-sdk/client-bedrock-runtime';
 import { providerError } from './provider-error';
 import { systemPrompt, type ChatModel, type ChatRequest, type ChatResult } from './types';
 
@@ -7,37 +7,60 @@ const finish = (reason: string | undefined): ChatResult['finishReason'] =>
   reason === 'end_turn' || reason === 'stop_sequence' ? 'stop' : reason === 'max_tokens' ? 'length' : reason === 'content_filtered' ? 'content_filter' : 'other';
 
 export function bedrockProvider(client: BedrockRuntimeClient): ChatModel {
-  const generate = async (request: ChatRequest, signal: AbortSignal): Promise<ChatResult> => {
+  const input = (request: ChatRequest) => {
     const system = systemPrompt(request);
+    return {
+      modelId: request.model,
+      messages: request.messages.map((m) => ({ role: m.role, content: [{ text: m.content }] })),
+      ...(system ? { system: [{ text: system }] } : {}),
+      inferenceConfig: { temperature: request.temperature, maxTokens: request.maxTokens },
+    };
+  };
+  const failed = (error: unknown, signal: AbortSignal) => {
+    if (error instanceof Error && error.name === 'AppError') return error;
+    if (signal.aborted) return providerError('bedrock', 'timeout');
+    const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+    return providerError('bedrock', status ?? 'network', (error as Error).message);
+  };
+  const generate = async (request: ChatRequest, signal: AbortSignal): Promise<ChatResult> => {
     try {
-      const out = await client.send(
-        new ConverseCommand({
-          modelId: request.model,
-          messages: request.messages.map((m) => ({ role: m.role, content: [{ text: m.content }] })),
-          ...(system ? { system: [{ text: system }] } : {}),
-          inferenceConfig: { temperature: request.temperature, maxTokens: request.maxTokens },
-        }),
-        { abortSignal: signal },
-      );
+      const out = await client.send(new ConverseCommand(input(request)), { abortSignal: signal });
       return {
         text: (out.output?.message?.content ?? []).map((c) => c.text ?? '').join(''),
         usage: { inputTokens: out.usage?.inputTokens ?? 0, outputTokens: out.usage?.outputTokens ?? 0 },
         finishReason: finish(out.stopReason),
       };
     } catch (error) {
-      if (signal.aborted) throw providerError('bedrock', 'timeout');
-      const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-      throw providerError('bedrock', status ?? 'network', (error as Error).message);
+      throw failed(error, signal);
     }
   };
   return {
     provider: 'bedrock',
     generate,
-    // Streaming (ConverseStream) is not wired yet: the whole answer arrives as one delta.
     async *stream(request, signal) {
-      const result = await generate(request, signal);
-      if (result.text) yield result.text;
-      return result;
+      let text = '';
+      let reason: string | undefined;
+      const usage = { inputTokens: 0, outputTokens: 0 };
+      try {
+        const out = await client.send(new ConverseStreamCommand(input(request)), { abortSignal: signal });
+        for await (const event of out.stream ?? []) {
+          const delta = event.contentBlockDelta?.delta?.text;
+          if (delta) {
+            text += delta;
+            yield delta;
+          }
+          if (event.messageStop) reason = event.messageStop.stopReason;
+          if (event.metadata?.usage) {
+            usage.inputTokens = event.metadata.usage.inputTokens ?? 0;
+            usage.outputTokens = event.metadata.usage.outputTokens ?? 0;
+          }
+          const streamError = event.internalServerException ?? event.modelStreamErrorException ?? event.throttlingException ?? event.validationException ?? event.serviceUnavailableException;
+          if (streamError) throw providerError('bedrock', 'stream', streamError.message);
+        }
+      } catch (error) {
+        throw failed(error, signal);
+      }
+      return { text, usage, finishReason: finish(reason) };
     },
   };
 }

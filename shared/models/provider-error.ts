@@ -1,8 +1,9 @@
 import { AppError } from '../errors';
 
 /** A provider failure as the API reports it: 502 naming the provider and its status, never a 500. */
-export function providerError(provider: string, status: number | 'timeout' | 'network', detail?: string): AppError {
-  const what = status === 'timeout' ? 'did not answer in time' : status === 'network' ? 'could not be reached' : `answered ${status}`;
+export function providerError(provider: string, status: number | 'timeout' | 'network' | 'stream', detail?: string): AppError {
+  const what =
+    status === 'timeout' ? 'did not answer in time' : status === 'network' ? 'could not be reached' : status === 'stream' ? 'failed mid-stream' : `answered ${status}`;
   return new AppError('UPSTREAM_ERROR', `Model provider ${provider} ${what}`, {
     provider,
     status,
