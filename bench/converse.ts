@@ -3,29 +3,14 @@
  * PostgreSQL source, and how much of it is spent outside the model (retrieval, session store,
  * envelope). Writes bench/results/converse.json.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import pg from 'pg';
-import { startDynamoDbLocal } from '../local/dynamodb-local';
-import { startPostgres } from '../test/setup/postgres';
+import { cisi, mean, percentile, rng, startBenchServices } from './common';
 
 const ROWS = Number(process.env.BENCH_CONVERSE_ROWS ?? 10_000);
 const TURNS = Number(process.env.BENCH_CONVERSE_TURNS ?? 200);
-const CISI = new URL('../../shared/data/cisi/', import.meta.url);
-const lines = (f: string) => readFileSync(new URL(f, CISI), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
-
-const pct = (values: number[], p: number) => {
-  const s = [...values].sort((a, b) => a - b);
-  return Math.round(s[Math.min(s.length - 1, Math.floor(p * s.length))]! * 10) / 10;
-};
-
 async function main() {
-  const dynamo = await startDynamoDbLocal();
-  const postgres = await startPostgres();
-  process.env.DYNAMODB_ENDPOINT = dynamo.endpoint;
-  process.env.TABLE_NAME = 'cairn-bench';
-  process.env.LOG_LEVEL = 'silent';
-  const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
-  const { ensureTable } = await import('../shared/store/ensure-table');
+  const services = await startBenchServices('cairn-bench');
   const { createApiKey, putTenant } = await import('../shared/store/api-keys');
   const { scopeOf } = await import('../shared/tenancy');
   const { useLocalSecretsKey } = await import('../shared/secrets/secret-box');
@@ -34,8 +19,6 @@ async function main() {
   const { randomBytes } = await import('node:crypto');
   const { dynamoTotals } = await import('../shared/store/request-metrics');
 
-  const admin = new DynamoDBClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
-  await ensureTable(admin, 'cairn-bench');
   useLocalSecretsKey(randomBytes(32));
   const app = createLocalApp();
   const scope = scopeOf('ten_conversebench');
@@ -47,15 +30,13 @@ async function main() {
   };
 
   // A 10k-row table of articles made of CISI sentences.
-  const corpus = lines('corpus.jsonl') as Array<{ title: string; text: string }>;
-  const sentences = corpus.flatMap((d) => d.text.split(/(?<=\.)\s+/)).filter((s) => s.length > 30);
-  const t = postgres.target;
+  const { corpus, sentences, queries } = cisi();
+  const t = services.postgres;
   const db = new pg.Client({ host: t.host, port: t.port, database: t.database, user: t.username, password: t.password });
   await db.connect();
   await db.query('DROP TABLE IF EXISTS converse_bench');
   await db.query('CREATE TABLE converse_bench (id integer PRIMARY KEY, title text, body text)');
-  let seed = 1;
-  const random = () => ((seed = (seed * 16807) % 2147483647) / 2147483647);
+  const random = rng(1);
   const ids = [], titles = [], bodies = [];
   for (let i = 0; i < ROWS; i++) {
     ids.push(i + 1);
@@ -82,7 +63,7 @@ async function main() {
     }
   };
 
-  const questions = (lines('queries.jsonl') as Array<{ text: string }>).map((q) => q.text.split(/(?<=[.?])\s+/)[0]!);
+  const questions = queries.map((q) => q.split(/(?<=[.?])\s+/)[0]!);
   const total: number[] = [];
   const outside: number[] = [];
   const dynamoRequests: number[] = [];
@@ -100,22 +81,19 @@ async function main() {
     outside.push(elapsed - (modelMs - before));
     dynamoRequests.push(dynamoTotals().dynamoRequests - requestsBefore);
   }
-  const mean = (v: number[]) => Math.round((v.reduce((a, b) => a + b, 0) / v.length) * 10) / 10;
   const results = {
     date: new Date().toISOString(),
     node: process.version,
     chunks: (ready.data.stats as { chunks: number }).chunks,
     turns: total.length,
-    latencyMs: { p50: pct(total, 0.5), p95: pct(total, 0.95), mean: mean(total) },
-    outsideModelMs: { p50: pct(outside, 0.5), p95: pct(outside, 0.95), mean: mean(outside) },
+    latencyMs: { p50: percentile(total, 0.5), p95: percentile(total, 0.95), mean: mean(total) },
+    outsideModelMs: { p50: percentile(outside, 0.5), p95: percentile(outside, 0.95), mean: mean(outside) },
     modelMsMean: Math.round(((mean(total) - mean(outside)) * 10)) / 10,
     dynamoRequestsPerTurn: { mean: mean(dynamoRequests), max: Math.max(...dynamoRequests) },
   };
   writeFileSync(new URL('./results/converse.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
   process.stdout.write(`${JSON.stringify(results, null, 2)}\nWritten to bench/results/converse.json\n`);
-  admin.destroy();
-  await postgres.stop();
-  await dynamo.stop();
+  await services.stop();
 }
 
 main().catch((error: unknown) => {

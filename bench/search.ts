@@ -5,44 +5,15 @@
  * pipeline; then the 76 CISI queries are run against each. Also a 1,000-file collection.
  * Writes bench/results/search.json. BENCH_SIZES=1000,10000 limits the sizes.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import pg from 'pg';
-import { startDynamoDbLocal } from '../local/dynamodb-local';
-import { startPostgres } from '../test/setup/postgres';
+import { cisi, mean, percentile, rng, startBenchServices } from './common';
 
 const SIZES = (process.env.BENCH_SIZES ?? '1000,10000,100000').split(',').map(Number);
-const CISI = new URL('../../shared/data/cisi/', import.meta.url);
-
-function rng(seed: number) {
-  let a = seed;
-  return () => {
-    a |= 0;
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const rows = (file: string) => readFileSync(new URL(file, CISI), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
-const corpus = rows('corpus.jsonl') as Array<{ title: string; text: string }>;
-const queries = (rows('queries.jsonl') as Array<{ text: string }>).map((q) => q.text);
-const sentences = corpus.flatMap((d) => d.text.split(/(?<=\.)\s+/)).filter((s) => s.length > 30);
-const titles = corpus.map((d) => d.title);
-
-function percentile(values: number[], p: number) {
-  const sorted = [...values].sort((a, b) => a - b);
-  return Math.round(sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]! * 10) / 10;
-}
+const { queries, sentences, titles } = cisi();
 
 async function main() {
-  const dynamo = await startDynamoDbLocal();
-  const postgres = await startPostgres();
-  process.env.DYNAMODB_ENDPOINT = dynamo.endpoint;
-  process.env.TABLE_NAME = 'cairn-bench';
-  process.env.LOG_LEVEL = 'silent';
-  const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
-  const { ensureTable } = await import('../shared/store/ensure-table');
+  const services = await startBenchServices('cairn-bench');
   const { createApiKey, putTenant } = await import('../shared/store/api-keys');
   const { scopeOf } = await import('../shared/tenancy');
   const { dynamoTotals, withRequestMetrics } = await import('../shared/store/request-metrics');
@@ -54,8 +25,6 @@ async function main() {
   const { searchSource } = await import('../shared/search/search');
   const { randomBytes } = await import('node:crypto');
 
-  const admin = new DynamoDBClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
-  await ensureTable(admin, 'cairn-bench');
   useLocalSecretsKey(randomBytes(32));
   const queue = localQueue('ingestion', handleIngestionMessage, { concurrency: 2 });
   useIngestionQueue(queue);
@@ -63,7 +32,7 @@ async function main() {
   await putTenant(scope, { name: 'bench', plan: 'unlimited' });
   await createApiKey(scope, { plan: 'unlimited' });
 
-  const t = postgres.target;
+  const t = services.postgres;
   const db = new pg.Client({ host: t.host, port: t.port, database: t.database, user: t.username, password: t.password });
   await db.connect();
 
@@ -107,7 +76,6 @@ async function main() {
         units.push(counters.capacityUnits);
       }
     }
-    const mean = (v: number[]) => Math.round((v.reduce((a, b) => a + b, 0) / v.length) * 10) / 10;
     return {
       queries: latencies.length,
       latencyMs: { p50: percentile(latencies, 0.5), p95: percentile(latencies, 0.95) },
@@ -160,9 +128,7 @@ async function main() {
   writeFileSync(new URL('./results/search.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
   process.stdout.write(`\n${JSON.stringify(results, null, 2)}\nWritten to bench/results/search.json\n`);
   await db.end();
-  admin.destroy();
-  await postgres.stop();
-  await dynamo.stop();
+  await services.stop();
 }
 
 main().catch((error: unknown) => {

@@ -29,8 +29,11 @@ export function encodePostings(postings: Posting[]): Uint8Array {
   return Uint8Array.from(out);
 }
 
-export function decodePostings(bytes: Uint8Array, base = 0): Posting[] {
-  const out: Posting[] = [];
+/** Calls `visit` for each posting, in chunk order, without allocating (the scoring hot path). */
+export function forEachPosting(
+  bytes: Uint8Array,
+  visit: (doc: number, tfBody: number, tfTitle: number, lenBody: number, lenTitle: number) => void,
+): void {
   let i = 0;
   const read = () => {
     let value = 0;
@@ -42,10 +45,15 @@ export function decodePostings(bytes: Uint8Array, base = 0): Posting[] {
       scale *= 128;
     }
   };
-  let doc = base;
+  let doc = 0;
   while (i < bytes.length) {
     doc += read();
-    out.push({ doc, tfBody: read(), tfTitle: read(), lenBody: read(), lenTitle: read() });
+    visit(doc, read(), read(), read(), read());
   }
+}
+
+export function decodePostings(bytes: Uint8Array): Posting[] {
+  const out: Posting[] = [];
+  forEachPosting(bytes, (doc, tfBody, tfTitle, lenBody, lenTitle) => out.push({ doc, tfBody, tfTitle, lenBody, lenTitle }));
   return out;
 }

@@ -1,4 +1,5 @@
-import { idf, type CorpusStats, type RankParams, bm25fTermFrequency } from './ranker';
+import { forEachPosting } from './postings-codec';
+import { bm25fTermFrequency, idf, type CorpusStats, type RankParams } from './ranker';
 
 /**
  * The fast path of ranking over stored segments: postings are decoded straight from their bytes
@@ -45,28 +46,12 @@ export class SegmentScores {
       let scores = this.arrays.get(segNo);
       if (!scores) this.arrays.set(segNo, (scores = new Float64Array(segment.size)));
       const deleted = segment.deleted;
-      let i = 0;
-      let local = 0;
-      const read = () => {
-        let value = 0;
-        let scale = 1;
-        for (;;) {
-          const byte = bytes[i++]!;
-          value += (byte & 0x7f) * scale;
-          if (byte < 0x80) return value;
-          scale *= 128;
-        }
-      };
-      while (i < bytes.length) {
-        local += read();
-        const tfBody = read();
-        const tfTitle = read();
-        const lenBody = read();
-        const lenTitle = read();
-        if (deleted && local >> 3 < deleted.length && (deleted[local >> 3]! & (1 << (local % 8))) !== 0) continue;
-        if (local >= scores.length) continue; // a posting past the sealed size cannot happen; never write out of bounds
-        scores[local]! += factor * this.tfPart(tfBody, tfTitle, lenBody, lenTitle);
-      }
+      const target = scores;
+      forEachPosting(bytes, (local, tfBody, tfTitle, lenBody, lenTitle) => {
+        if (deleted && local >> 3 < deleted.length && (deleted[local >> 3]! & (1 << (local % 8))) !== 0) return;
+        if (local >= target.length) return; // a posting past the sealed size cannot happen; never write out of bounds
+        target[local]! += factor * this.tfPart(tfBody, tfTitle, lenBody, lenTitle);
+      });
     }
   }
 

@@ -1,0 +1,60 @@
+import { readFileSync } from 'node:fs';
+import { startDynamoDbLocal } from '../local/dynamodb-local';
+import { startPostgres } from '../test/setup/postgres';
+
+/** What the benchmarks share: the CISI text, a seeded random source, percentiles, services. */
+const CISI = new URL('../../shared/data/cisi/', import.meta.url);
+const lines = (file: string) => readFileSync(new URL(file, CISI), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+
+export function cisi() {
+  const corpus = lines('corpus.jsonl') as Array<{ title: string; text: string }>;
+  return {
+    corpus,
+    queries: (lines('queries.jsonl') as Array<{ text: string }>).map((q) => q.text),
+    sentences: corpus.flatMap((d) => d.text.split(/(?<=\.)\s+/)).filter((s) => s.length > 30),
+    titles: corpus.map((d) => d.title),
+  };
+}
+
+/** mulberry32: the same numbers for the same seed, so generated corpora are reproducible. */
+export function rng(seed: number) {
+  let a = seed;
+  return () => {
+    a |= 0;
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export function percentile(values: number[], p: number) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return Math.round(sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]! * 10) / 10;
+}
+
+export const mean = (values: number[]) => Math.round((values.reduce((a, b) => a + b, 0) / values.length) * 10) / 10;
+
+/**
+ * DynamoDB Local (with the table) and a PostgreSQL, with this process's configuration pointed at
+ * them. Product modules must be imported after this resolves: config is read once, at import.
+ */
+export async function startBenchServices(tableName: string) {
+  const dynamo = await startDynamoDbLocal();
+  const postgres = await startPostgres();
+  process.env.DYNAMODB_ENDPOINT = dynamo.endpoint;
+  process.env.TABLE_NAME = tableName;
+  process.env.LOG_LEVEL = 'silent';
+  const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
+  const { ensureTable } = await import('../shared/store/ensure-table');
+  const admin = new DynamoDBClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
+  await ensureTable(admin, tableName);
+  admin.destroy();
+  return {
+    postgres: postgres.target,
+    stop: async () => {
+      await postgres.stop();
+      await dynamo.stop();
+    },
+  };
+}
