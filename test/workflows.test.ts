@@ -123,3 +123,64 @@ describe('workflows', () => {
     expect(second.body.meta.pagination).toEqual({ limit: 2, nextCursor: null, hasMore: false });
   });
 });
+
+describe('workflow compilation at create and update time', () => {
+  let t: TestTenant;
+  let ks: string;
+  beforeAll(async () => {
+    t = await newTenant();
+    ks = (await call(app, 'POST', '/v1/knowledge-sources', { key: t.apiKey, body: { name: 'kb', type: 'file-collection' } })).body.data.id;
+  });
+  const classify = { id: 'route', type: 'classification', model: 'gpt-4', categories: ['billing', 'shipping'] };
+  const search = () => ({ id: 'find', type: 'search', knowledgeSourceId: ks, query: '{{user_message}}' });
+  const generate = (prompt: string, extra: Record<string, unknown> = {}) => ({ type: 'generation', model: 'gpt-4', prompt, ...extra });
+
+  it('accepts templates that name what exists before the step', async () => {
+    const res = await call(app, 'POST', '/v1/workflows', {
+      key: t.apiKey,
+      body: {
+        name: 'ok',
+        steps: [classify, search(), generate('[{{category}}] {{context}} {{steps.route.output.category}} {{steps.find.output.results.0.text}} {{parameters.tone}} {{ input }}')],
+      },
+    });
+    expect(res.status).toBe(201);
+  });
+
+  it.each([
+    ['steps[1].config.prompt', [classify, generate('{{steps.nope.output.text}}')], 'names step nope, which does not exist'],
+    ['steps[1].config.prompt', [classify, generate('{{steps.step3.output.text}}'), generate('x')], 'does not run before this step'],
+    ['steps[1].config.prompt', [classify, generate('{{steps.route.output.text}}')], "a classification step's output has no text"],
+    ['steps[1].config.prompt', [classify, generate('{{context}}')], '{{context}} needs a search step before this one'],
+    ['steps[0].config.prompt', [generate('{{category}}')], '{{category}} needs a classification step before this one'],
+    ['steps[0].config.prompt', [generate('{{secrets.key}}')], 'is not a known template variable'],
+    ['steps[1].dependsOn[0]', [classify, generate('x', { dependsOn: ['ghost'] })], 'names step ghost, which does not exist'],
+    ['steps[0].dependsOn', [generate('x', { id: 'a', dependsOn: ['b'] }), generate('y', { id: 'b', dependsOn: ['a'] })], 'is part of a dependency cycle'],
+    ['steps[1].when.category', [classify, generate('x', { when: { step: 'route', category: 'returns' } })], 'must be one of: billing, shipping'],
+    ['steps[1].when.step', [{ ...search(), knowledgeSourceId: 'ks_01m7y62dvspbq7k3p58zfb7w0n' }, generate('x', { when: { step: 'find', category: 'billing' } })], 'is not a classification step'],
+  ])('rejects a bad %s', async (field, steps, reason) => {
+    const res = await call(app, 'POST', '/v1/workflows', { key: t.apiKey, body: { name: 'bad', steps } });
+    expect(res.status).toBe(400);
+    expect(res.body.error.details.field).toBe(field);
+    expect(res.body.error.details.reason).toContain(reason);
+  });
+
+  it('stores branches: two steps depend on one classification and run on different categories', async () => {
+    const res = await call(app, 'POST', '/v1/workflows', {
+      key: t.apiKey,
+      body: {
+        name: 'router',
+        steps: [
+          classify,
+          generate('Billing: {{input}}', { id: 'billing', dependsOn: ['route'], when: { step: 'route', category: 'billing' } }),
+          generate('Shipping: {{input}}', { id: 'shipping', dependsOn: ['route'], when: { step: 'route', category: 'shipping' } }),
+          generate('{{steps.billing.output.text}} {{steps.shipping.output.text}}', { id: 'join', dependsOn: ['billing', 'shipping'] }),
+        ],
+      },
+    });
+    expect(res.status).toBe(201);
+    expect(res.body.data.steps[1]).toMatchObject({ id: 'billing', dependsOn: ['route'], when: { step: 'route', category: 'billing' } });
+    const bad = await call(app, 'PUT', `/v1/workflows/${res.body.data.id}`, { key: t.apiKey, body: { name: 'router', steps: [generate('{{steps.route.output.category}}')] } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details.field).toBe('steps[0].config.prompt');
+  });
+});

@@ -4,6 +4,8 @@ import { between, integerBetween, modelName, readOnlyFields, recordFields, uniqu
 
 export const STEP_TYPES = ['classification', 'search', 'generation'] as const;
 
+export const STEP_ID_PATTERN = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
+
 /** Keys that belong in a step's `config`; the seed's samples also put them on the step itself. */
 const CONFIG_KEYS: Record<(typeof STEP_TYPES)[number], string[]> = {
   classification: ['model', 'categories', 'input'],
@@ -33,8 +35,6 @@ function hoistConfig(step: unknown, ctx: z.RefinementCtx): unknown {
   return out;
 }
 
-export const STEP_ID_PATTERN = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
-
 const stepCommon = {
   id: z
     .string()
@@ -42,6 +42,15 @@ const stepCommon = {
     .optional()
     .openapi({ description: 'Stable step id; `step1`, `step2`… when omitted', example: 'classify' }),
   name: z.string().max(200).optional(),
+  dependsOn: z
+    .array(z.string().regex(STEP_ID_PATTERN, { error: 'must be a step id' }))
+    .max(50)
+    .optional()
+    .openapi({ description: 'Steps that must finish first (default: the previous step); several steps may depend on one (fan-out) and one on several (fan-in)' }),
+  when: z
+    .strictObject({ step: z.string().regex(STEP_ID_PATTERN, { error: 'must be a step id' }), category: z.string().min(1).max(100) })
+    .optional()
+    .openapi({ description: 'Run only when that classification step chose this category' }),
 };
 
 const template = (max: number) => z.string().trim().min(1).max(max);
@@ -134,6 +143,8 @@ export const workflow = z
         name: z.string().optional(),
         type: z.enum(STEP_TYPES),
         config: z.record(z.string(), z.unknown()),
+        dependsOn: z.array(z.string()).optional(),
+        when: z.object({ step: z.string(), category: z.string() }).optional(),
       }),
     ),
   })

@@ -1,6 +1,8 @@
 import type { Idempotency, Reference } from '../store/records';
 import type { TenantScope } from '../tenancy';
+import { ValidationError } from '../errors';
 import { collection } from './collection';
+import { compileWorkflow } from './workflow-compiler';
 import { withoutReadOnly } from './schema-helpers';
 import type { Workflow, WorkflowInput } from './workflow-schema';
 
@@ -21,9 +23,16 @@ export function assignStepIds(steps: WorkflowInput['steps']): Workflow['steps'] 
   });
 }
 
+/** Normalised fields of a valid definition; a definition that does not compile is a 400 naming the field. */
 function fieldsOf(input: WorkflowInput) {
   const rest = withoutReadOnly(input) as Omit<WorkflowInput, 'steps'>;
-  return { ...rest, steps: assignStepIds(input.steps) } as Omit<Workflow, 'id' | 'createdAt' | 'updatedAt' | 'version'>;
+  const steps = assignStepIds(input.steps);
+  const compiled = compileWorkflow(steps);
+  if (!compiled.valid) {
+    const [first, ...others] = compiled.errors;
+    throw new ValidationError(first!.path, first!.message, others.length > 0 ? { issues: compiled.errors.slice(0, 20).map((e) => ({ field: e.path, reason: e.message })) } : undefined);
+  }
+  return { ...rest, steps } as Omit<Workflow, 'id' | 'createdAt' | 'updatedAt' | 'version'>;
 }
 
 /** Search steps must name knowledge sources that exist in the tenant when the workflow is written. */
