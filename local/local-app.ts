@@ -5,6 +5,7 @@ import { createKnowledgeSourcesApp } from '../functions/knowledge-sources/app';
 import { createWorkflowsApp } from '../functions/workflows/app';
 import { config } from '../shared/config';
 import { handleIngestionMessage, useIngestionQueue, type IngestionMessage } from '../shared/domain/ingestion';
+import { consumeStepMessage, useWorkflowQueue, type StepMessage } from '../shared/domain/workflow-execution';
 import type { GroupOptions } from '../shared/http/create-group-app';
 import { localQueue, type LocalQueue } from '../shared/queue/local-queue';
 import type { AppEnv } from '../shared/http/context';
@@ -12,6 +13,12 @@ import { notFoundResponse } from '../shared/http/error-handler';
 import { requestContext } from '../shared/http/request-context';
 
 let localIngestion: LocalQueue<IngestionMessage> | undefined;
+let localSteps: LocalQueue<StepMessage> | undefined;
+
+/** The in-process workflow-steps queue. */
+export function localWorkflowQueue(): LocalQueue<StepMessage> | undefined {
+  return localSteps;
+}
 
 /** The in-process ingestion queue (tests wait on it; shutdown drains it). */
 export function localIngestionQueue(): LocalQueue<IngestionMessage> | undefined {
@@ -31,6 +38,10 @@ export function createLocalApp(options: Partial<GroupOptions> = {}) {
   if (!config.ingestionQueueUrl) {
     localIngestion = localQueue('ingestion', handleIngestionMessage);
     useIngestionQueue(localIngestion);
+  }
+  if (!config.workflowQueueUrl) {
+    localSteps = localQueue('workflow-steps', consumeStepMessage, { concurrency: 4 });
+    useWorkflowQueue(localSteps);
   }
   const docs = createApiDocsApp();
   const agentsApp = createAgentsApp(options);

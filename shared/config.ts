@@ -23,6 +23,10 @@ const schema = z.object({
   API_KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
   /** SQS queue of ingestion work (AWS); unset: the in-process local queue. */
   INGESTION_QUEUE_URL: z.url().optional(),
+  /** SQS queue of workflow steps (AWS); unset: the in-process local queue. */
+  WORKFLOW_QUEUE_URL: z.url().optional(),
+  /** How long a synchronous execute waits before answering 202. */
+  WORKFLOW_SYNC_WAIT_MS: z.coerce.number().int().min(0).max(28_000).default(25_000),
   /** An SQS-compatible endpoint (tests); unset in AWS. */
   SQS_ENDPOINT: z.url().optional(),
   /** KMS key that wraps the data keys of stored secrets (AWS). */
@@ -72,6 +76,8 @@ function load() {
     docsAssetsDir: env.DOCS_ASSETS_DIR,
     ingestionQueueUrl: env.INGESTION_QUEUE_URL,
     sqsEndpoint: env.SQS_ENDPOINT,
+    workflowQueueUrl: env.WORKFLOW_QUEUE_URL,
+    workflowSyncWaitMs: env.WORKFLOW_SYNC_WAIT_MS,
     secretsKmsKeyId: env.SECRETS_KMS_KEY_ID,
     openaiApiKey: env.OPENAI_API_KEY,
     openaiBaseUrl: env.OPENAI_BASE_URL,

@@ -57,9 +57,19 @@ export function localQueue<M>(name: string, consumer: Consumer<M>, options: { co
   };
 
   return {
-    async send(messages) {
-      for (const message of messages) waiting.push({ message: structuredClone(message), receiveCount: 1 });
-      setImmediate(pump);
+    async send(messages, options = {}) {
+      const copies = messages.map((message) => ({ message: structuredClone(message), receiveCount: 1 }));
+      if (!options.delaySeconds) {
+        waiting.push(...copies);
+        setImmediate(pump);
+        return;
+      }
+      delayed++;
+      setTimeout(() => {
+        delayed--;
+        waiting.push(...copies);
+        pump();
+      }, options.delaySeconds * 1000).unref();
     },
     drain: () =>
       new Promise<void>((resolve) => {

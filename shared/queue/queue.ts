@@ -4,7 +4,8 @@
  * idempotent.
  */
 export interface Queue<M> {
-  send(messages: M[]): Promise<void>;
+  /** `delaySeconds` (≤ 900, SQS's limit) holds the messages back before they can be received. */
+  send(messages: M[], options?: { delaySeconds?: number }): Promise<void>;
 }
 
 /** What a consumer learns about a delivery besides the message. */

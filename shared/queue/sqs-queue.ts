@@ -4,9 +4,10 @@ import type { Queue } from './queue';
 /** Sends JSON messages in batches of ten (SQS's limit), resending any the service rejects. */
 export function sqsQueue<M>(client: SQSClient, queueUrl: string): Queue<M> {
   return {
-    async send(messages) {
+    async send(messages, options = {}) {
+      const delay = options.delaySeconds ? Math.min(900, Math.max(0, Math.round(options.delaySeconds))) : undefined;
       for (let i = 0; i < messages.length; i += 10) {
-        let entries = messages.slice(i, i + 10).map((m, j) => ({ Id: String(j), MessageBody: JSON.stringify(m) }));
+        let entries = messages.slice(i, i + 10).map((m, j) => ({ Id: String(j), MessageBody: JSON.stringify(m), DelaySeconds: delay }));
         for (let attempt = 0; entries.length > 0; attempt++) {
           if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 50 * 2 ** attempt)));
           const out = await client.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));

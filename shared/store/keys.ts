@@ -68,6 +68,12 @@ export const keys = {
   /** A conversation: its messages, oldest first by their time-ordered ids. */
   sessionPartition: (scope: TenantScope, agentId: string, sessionId: string) => `${scoped(scope)}#SESSION#${agentId}#${sessionId}`,
 
+  executionPartition: (scope: TenantScope, workflowId: string) => `${scoped(scope)}#EXEC#${workflowId}`,
+  execution: (scope: TenantScope, workflowId: string, executionId: string): ItemKey => ({
+    pk: keys.executionPartition(scope, workflowId),
+    sk: executionId,
+  }),
+
   tenant: (scope: TenantScope): ItemKey => ({ pk: `${scoped(scope)}#TENANT`, sk: 'TENANT' }),
   tenantApiKey: (scope: TenantScope, keyId: string): ItemKey => ({
     pk: `${scoped(scope)}#APIKEY`,

@@ -1,0 +1,156 @@
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { config } from '../../shared/config';
+import { presentExecution, startExecution } from '../../shared/domain/workflow-execution';
+import { workflows } from '../../shared/domain/workflows';
+import { ConflictError, NotFoundError } from '../../shared/errors';
+import type { AppEnv } from '../../shared/http/context';
+import { ok, okList } from '../../shared/http/envelope';
+import { commonErrors, envelope, jsonContent, listEnvelope } from '../../shared/http/openapi-schemas';
+import { paginationQuery } from '../../shared/http/pagination';
+import { isId } from '../../shared/ids';
+import { cancelExecution, getExecution, listExecutions, type ExecutionRecord } from '../../shared/store/executions';
+
+const STATUSES = ['queued', 'running', 'succeeded', 'failed', 'canceled'] as const;
+const security = [{ ApiKeyAuth: [] }];
+const workflowParams = z.object({ workflowId: z.string().min(1).max(200) });
+const executionParams = workflowParams.extend({ executionId: z.string().min(1).max(200) });
+
+const executeInput = z
+  .strictObject({
+    input: z.string().max(100_000).default('').openapi({ example: 'I was charged twice for my order' }),
+    parameters: z.record(z.string(), z.unknown()).default({}).openapi({ description: 'Available to templates as {{parameters.<name>}}' }),
+    mode: z.enum(['sync', 'async']).default('sync').openapi({ description: 'sync waits up to 25 s for the result' }),
+  })
+  .openapi('ExecuteRequest');
+
+const execution = z
+  .object({
+    id: z.string().openapi({ example: 'exe_01jd8x2k3m4n5p6q7r8s9t0v1w' }),
+    workflowId: z.string(),
+    workflowVersion: z.int(),
+    status: z.enum(STATUSES),
+    input: z.string(),
+    parameters: z.record(z.string(), z.unknown()),
+    output: z.unknown().optional(),
+    error: z.object({ code: z.string(), message: z.string() }).optional(),
+    steps: z.array(
+      z.object({
+        id: z.string(),
+        type: z.string(),
+        status: z.string(),
+        attempt: z.int(),
+        startedAt: z.string().optional(),
+        finishedAt: z.string().optional(),
+        durationMs: z.number().optional(),
+        output: z.unknown().optional(),
+        error: z.object({ code: z.string(), message: z.string() }).optional(),
+      }),
+    ),
+    usage: z.object({ inputTokens: z.number(), outputTokens: z.number() }),
+    startedAt: z.string(),
+    finishedAt: z.string().optional(),
+  })
+  .openapi('Execution');
+
+async function found(scope: Parameters<typeof getExecution>[0], workflowId: string, executionId: string): Promise<ExecutionRecord> {
+  const record = isId('execution', executionId) ? await getExecution(scope, workflowId, executionId) : undefined;
+  if (!record) throw new NotFoundError('execution', executionId);
+  return record;
+}
+
+const FINISHED = new Set(['succeeded', 'failed', 'canceled']);
+
+export function registerExecutionRoutes(app: OpenAPIHono<AppEnv>) {
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/v1/workflows/{workflowId}/execute',
+      tags: ['Workflows'],
+      summary: 'Execute a workflow',
+      description: 'Steps run through the workflow-steps queue. sync (default) answers 200 with the finished execution, or 202 if it takes longer than 25 s; async answers 202 at once. Poll the Location.',
+      security,
+      request: { params: workflowParams, body: { content: { 'application/json': { schema: executeInput } } } },
+      responses: {
+        200: jsonContent(envelope(execution), 'Finished'),
+        202: jsonContent(envelope(execution), 'Running; see Location'),
+        ...commonErrors,
+      },
+    }),
+    async (c) => {
+      const scope = c.get('identity').scope;
+      const { workflowId } = c.req.valid('param');
+      const body = c.req.valid('json');
+      let record = await startExecution(scope, workflowId, { input: body.input, parameters: body.parameters });
+      if (body.mode === 'sync') {
+        const deadline = Date.now() + config.workflowSyncWaitMs;
+        while (!FINISHED.has(record.status) && Date.now() < deadline) {
+          await new Promise((r) => setTimeout(r, 50));
+          record = (await getExecution(scope, workflowId, record.id)) ?? record;
+        }
+      }
+      if (FINISHED.has(record.status)) return ok(c, presentExecution(record)) as never;
+      c.header('Location', `/v1/workflows/${workflowId}/executions/${record.id}`);
+      return ok(c, presentExecution(record), 202) as never;
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/v1/workflows/{workflowId}/executions',
+      tags: ['Workflows'],
+      summary: 'List executions, newest first',
+      security,
+      request: { params: workflowParams, query: paginationQuery.extend({ status: z.enum(STATUSES).optional() }) },
+      responses: { 200: jsonContent(listEnvelope(execution), 'A page of executions'), ...commonErrors },
+    }),
+    async (c) => {
+      const scope = c.get('identity').scope;
+      const { workflowId } = c.req.valid('param');
+      await workflows.get(scope, workflowId);
+      const query = c.req.valid('query');
+      const page = await listExecutions(scope, workflowId, query);
+      return okList(c, page.items.map(presentExecution), { limit: query.limit, nextCursor: page.nextCursor }) as never;
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/v1/workflows/{workflowId}/executions/{executionId}',
+      tags: ['Workflows'],
+      summary: 'Get an execution',
+      security,
+      request: { params: executionParams },
+      responses: { 200: jsonContent(envelope(execution), 'The execution'), ...commonErrors },
+    }),
+    async (c) => {
+      const { workflowId, executionId } = c.req.valid('param');
+      return ok(c, presentExecution(await found(c.get('identity').scope, workflowId, executionId))) as never;
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/v1/workflows/{workflowId}/executions/{executionId}/cancel',
+      tags: ['Workflows'],
+      summary: 'Cancel a running execution',
+      security,
+      request: { params: executionParams },
+      responses: {
+        200: jsonContent(envelope(execution), 'Canceled'),
+        409: jsonContent(commonErrors[400].content['application/json'].schema, 'Already finished'),
+        ...commonErrors,
+      },
+    }),
+    async (c) => {
+      const scope = c.get('identity').scope;
+      const { workflowId, executionId } = c.req.valid('param');
+      const current = await found(scope, workflowId, executionId);
+      const canceled = await cancelExecution(scope, current);
+      if (!canceled) throw new ConflictError(`Execution ${executionId} is already ${current.status}`, { status: current.status });
+      return ok(c, presentExecution(canceled)) as never;
+    },
+  );
+}

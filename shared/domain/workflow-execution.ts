@@ -1,0 +1,281 @@
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { config } from '../config';
+import { AppError } from '../errors';
+import { newId } from '../ids';
+import { errorFields, log } from '../log';
+import { classifyLocally } from '../models/local-engine';
+import { resolveModel } from '../models/resolve-model';
+import type { Delivery, Queue } from '../queue/queue';
+import { sqsQueue } from '../queue/sqs-queue';
+import { searchSource } from '../search/search';
+import {
+  claimStep,
+  createExecution,
+  finishExecution,
+  getExecution,
+  markQueued,
+  settleStep,
+  type ExecutionRecord,
+  type StepState,
+} from '../store/executions';
+import { getRecord } from '../store/records';
+import { scopeOf, type TenantScope } from '../tenancy';
+import type { KnowledgeSourceRecord } from './knowledge-sources';
+import { compileWorkflow } from './workflow-compiler';
+import { renderTemplate } from './workflow-templates';
+import { workflows } from './workflows';
+
+/**
+ * Executing a workflow: the execution record pins the definition; ready steps go to the
+ * workflow-steps queue; the worker claims a step (conditional write), runs it, settles it
+ * (conditional on its attempt) and sends the steps that became ready. Duplicate messages find the
+ * step taken or done and change nothing; a worker that dies mid-step loses its lease and the
+ * redelivered message runs the step again.
+ */
+export interface StepMessage {
+  type: 'step';
+  tenantId: string;
+  workflowId: string;
+  executionId: string;
+  stepId: string;
+}
+
+export const MAX_STEP_ATTEMPTS = 3;
+const STEP_LEASE_MS = 5 * 60_000;
+const OUTPUT_TEXT_LIMIT = 20_000;
+
+let queue: Queue<StepMessage> | undefined;
+
+export function useWorkflowQueue(q: Queue<StepMessage>): void {
+  queue = q;
+}
+
+function workflowQueue(): Queue<StepMessage> {
+  if (queue) return queue;
+  if (!config.workflowQueueUrl) throw new Error('No workflow queue: set WORKFLOW_QUEUE_URL (AWS) or start in local mode');
+  const client = new SQSClient({ region: config.region, ...(config.sqsEndpoint ? { endpoint: config.sqsEndpoint } : {}) });
+  return (queue = sqsQueue(client, config.workflowQueueUrl));
+}
+
+type Definition = ExecutionRecord['definition'];
+const TERMINAL = new Set(['succeeded', 'failed', 'skipped']);
+
+/** Steps whose dependencies are all settled and that have not started. */
+function readySteps(definition: Definition, steps: Record<string, StepState>): string[] {
+  return definition
+    .filter((s) => steps[s.id]?.status === 'pending' && s.dependsOn.every((d) => TERMINAL.has(steps[d]?.status ?? '')))
+    .map((s) => s.id);
+}
+
+async function send(scope: TenantScope, execution: ExecutionRecord, stepIds: string[], delaySeconds?: number) {
+  if (stepIds.length === 0) return;
+  await workflowQueue().send(
+    stepIds.map((stepId) => ({ type: 'step', tenantId: scope.tenantId, workflowId: execution.workflowId, executionId: execution.id, stepId })),
+    { delaySeconds },
+  );
+}
+
+export async function startExecution(
+  scope: TenantScope,
+  workflowId: string,
+  request: { input: string; parameters: Record<string, unknown> },
+): Promise<ExecutionRecord> {
+  const workflow = await workflows.get(scope, workflowId);
+  const { plan } = compileWorkflow(workflow.steps as never);
+  const definition = workflow.steps.map((s) => ({ ...s, dependsOn: plan.steps.find((p) => p.id === s.id)!.dependsOn })) as Definition;
+  const now = new Date().toISOString();
+  const execution: ExecutionRecord = {
+    id: newId('execution'),
+    workflowId,
+    workflowVersion: workflow.version,
+    status: 'running',
+    input: request.input,
+    parameters: request.parameters,
+    steps: Object.fromEntries(definition.map((s) => [s.id, { id: s.id, type: s.type, status: 'pending', attempt: 0 } satisfies StepState])),
+    definition,
+    usage: { inputTokens: 0, outputTokens: 0 },
+    createdAt: now,
+    startedAt: now,
+  };
+  await createExecution(scope, execution);
+  const ready = readySteps(definition, execution.steps);
+  await send(scope, execution, ready);
+  await markQueued(scope, execution, ready);
+  return execution;
+}
+
+/** The outputs a step may read: every settled step's, and the latest classification and search. */
+function templateScope(execution: ExecutionRecord, stepIndex: number) {
+  const outputs: Record<string, unknown> = {};
+  let category: string | undefined;
+  let context: string | undefined;
+  let passages: Array<{ title: string; text: string }> | undefined;
+  for (const step of execution.definition.slice(0, stepIndex)) {
+    const state = execution.steps[step.id];
+    if (state?.status !== 'succeeded') continue;
+    outputs[step.id] = state.output;
+    const output = state.output as Record<string, unknown>;
+    if (step.type === 'classification') category = String(output.category);
+    if (step.type === 'search') {
+      context = String(output.context);
+      passages = (output.results as Array<{ title: string; text: string }>).map((r) => ({ title: r.title, text: r.text }));
+    }
+  }
+  return { scope: { input: execution.input, parameters: execution.parameters, outputs, category, context }, passages };
+}
+
+type Categories = Array<string | { name: string; description?: string; examples?: string[] }>;
+
+async function runStep(scope: TenantScope, execution: ExecutionRecord, step: Definition[number]) {
+  const index = execution.definition.findIndex((s) => s.id === step.id);
+  const { scope: vars, passages } = templateScope(execution, index);
+  const cfg = step.config as Record<string, unknown>;
+  const deadline = AbortSignal.timeout(config.modelTimeoutMs);
+  if (step.type === 'classification') {
+    const input = renderTemplate(String(cfg.input ?? '{{input}}'), vars);
+    const categories = (cfg.categories as Categories).map((c) => (typeof c === 'string' ? { name: c } : c));
+    const resolved = await resolveModel(String(cfg.model));
+    if (resolved.engine.provider === 'local') return { output: classifyLocally(input, categories) };
+    const names = categories.map((c) => c.name);
+    const result = await resolved.engine.generate(
+      {
+        model: resolved.model,
+        messages: [{ role: 'user', content: input }],
+        instructions: `Classify the user's message into exactly one of these categories and answer with the category name only: ${categories.map((c) => `${c.name}${c.description ? ` (${c.description})` : ''}`).join('; ')}.`,
+        temperature: 0,
+        maxTokens: 20,
+      },
+      deadline,
+    );
+    const answer = result.text.trim().toLowerCase();
+    const chosen = names.find((n) => answer === n.toLowerCase()) ?? names.find((n) => answer.includes(n.toLowerCase()));
+    // A model that answers off the list: fall back to the lexical classifier rather than guess.
+    const output = chosen
+      ? { category: chosen, confidence: 1, scores: Object.fromEntries(names.map((n) => [n, n === chosen ? 1 : 0])) }
+      : classifyLocally(input, categories);
+    return { output, usage: result.usage };
+  }
+  if (step.type === 'search') {
+    const source = await getRecord<KnowledgeSourceRecord>(scope, 'KS', String(cfg.knowledgeSourceId));
+    if (!source) throw new AppError('NOT_FOUND', `knowledge source ${String(cfg.knowledgeSourceId)} no longer exists`);
+    if (source.status !== 'ready') throw new AppError('CONFLICT', `knowledge source ${source.id} is ${source.status}, not ready`);
+    const { results } = await searchSource(scope, source, { query: renderTemplate(String(cfg.query), vars), topK: Number(cfg.topK ?? 5) });
+    return { output: { results, context: results.map((r, i) => `[${i + 1}] ${r.text}`).join('\n\n') } };
+  }
+  const resolved = await resolveModel(String(cfg.model));
+  const result = await resolved.engine.generate(
+    {
+      model: resolved.model,
+      messages: [{ role: 'user', content: renderTemplate(String(cfg.prompt), vars) }],
+      instructions: typeof cfg.instructions === 'string' ? renderTemplate(cfg.instructions, vars) : undefined,
+      // Grounded in the latest search even when the prompt does not place {{context}} itself.
+      passages,
+      temperature: Number(cfg.temperature ?? 0.7),
+      maxTokens: Number(cfg.maxTokens ?? 1024),
+    },
+    deadline,
+  );
+  return { output: { text: result.text.slice(0, OUTPUT_TEXT_LIMIT), usage: result.usage, model: resolved.name }, usage: result.usage };
+}
+
+/** Errors worth another attempt: the provider or the store may answer next time. */
+const transient = (error: unknown) => !(error instanceof AppError) || ['UPSTREAM_ERROR', 'SERVICE_UNAVAILABLE', 'INTERNAL_ERROR'].includes(error.code);
+
+async function afterSettle(scope: TenantScope, execution: ExecutionRecord) {
+  const states = Object.values(execution.steps);
+  const failed = states.find((s) => s.status === 'failed');
+  if (failed) {
+    await finishExecution(scope, execution, { status: 'failed', error: { code: failed.error?.code ?? 'INTERNAL_ERROR', message: `step ${failed.id} failed: ${failed.error?.message ?? ''}` } });
+    return;
+  }
+  if (states.every((s) => TERMINAL.has(s.status))) {
+    const last = [...execution.definition].reverse().find((s) => execution.steps[s.id]?.status === 'succeeded');
+    await finishExecution(scope, execution, { status: 'succeeded', output: last ? execution.steps[last.id]!.output : null });
+    return;
+  }
+  const ready = readySteps(execution.definition, execution.steps);
+  await send(scope, execution, ready);
+  await markQueued(scope, execution, ready);
+}
+
+export async function handleStepMessage(message: StepMessage, delivery: Delivery): Promise<void> {
+  const scope = scopeOf(message.tenantId);
+  const current = await getExecution(scope, message.workflowId, message.executionId);
+  if (!current || current.status !== 'running') return; // gone, canceled or finished
+  const state = current.steps[message.stepId];
+  if (!state) return;
+  if (TERMINAL.has(state.status)) {
+    // A redelivery after the step settled: make sure what it unblocked was sent (a crash may
+    // have come between settling and sending); duplicates of those messages are harmless.
+    await afterSettle(scope, current);
+    return;
+  }
+  const claimed = await claimStep(scope, current, message.stepId, STEP_LEASE_MS);
+  if (!claimed) return; // another delivery runs it (or the execution ended)
+  const step = claimed.definition.find((s) => s.id === message.stepId)!;
+  const attempt = claimed.steps[message.stepId]!.attempt;
+  const startedAt = claimed.steps[message.stepId]!.startedAt!;
+
+  // A branch whose condition is not met is skipped, and so is a step that depends on skipped ones only.
+  const when = step.when as { step: string; category: string } | undefined;
+  const chosen = when ? (claimed.steps[when.step]?.output as { category?: string } | undefined)?.category : undefined;
+  const dependsOnSkipped = step.dependsOn.length > 0 && step.dependsOn.every((d) => claimed.steps[d]?.status === 'skipped');
+  if ((when && chosen !== when.category) || dependsOnSkipped) {
+    const settled = await settleStep(scope, claimed, step.id, attempt, { status: 'skipped', startedAt });
+    if (settled) await afterSettle(scope, settled);
+    return;
+  }
+
+  // Only the step's own work counts as its failure; a store error while settling fails the message
+  // instead, and SQS redelivers it (the lease then lets the step run again).
+  let outcome: { output: unknown; usage?: { inputTokens: number; outputTokens: number } } | { error: unknown };
+  try {
+    outcome = await runStep(scope, claimed, step);
+  } catch (error) {
+    outcome = { error };
+  }
+  if (!('error' in outcome)) {
+    const settled = await settleStep(scope, claimed, step.id, attempt, { status: 'succeeded', output: outcome.output, usage: outcome.usage, startedAt });
+    if (settled) await afterSettle(scope, settled);
+    return;
+  }
+  const { error } = outcome;
+  const appError = error instanceof AppError ? error : new AppError('INTERNAL_ERROR', 'The step failed');
+  log.warn('workflow step failed', { executionId: claimed.id, stepId: step.id, attempt, ...errorFields(error) });
+  if (transient(error) && attempt < MAX_STEP_ATTEMPTS && delivery.receiveCount < delivery.maxReceives) {
+    const settled = await settleStep(scope, claimed, step.id, attempt, { status: 'retrying', error: { code: appError.code, message: appError.message }, startedAt });
+    if (settled) await send(scope, settled, [step.id], 2 ** attempt); // backoff: 2 s, 4 s, …
+    return;
+  }
+  const settled = await settleStep(scope, claimed, step.id, attempt, { status: 'failed', error: { code: appError.code, message: appError.message }, startedAt });
+  if (settled) await afterSettle(scope, settled);
+}
+
+/** Poison or repeatedly failing messages: the execution must not stay running. */
+export async function failExecutionOf(message: StepMessage, reason: string): Promise<void> {
+  const scope = scopeOf(message.tenantId);
+  const execution = await getExecution(scope, message.workflowId, message.executionId);
+  if (execution?.status === 'running') await finishExecution(scope, execution, { status: 'failed', error: { code: 'INTERNAL_ERROR', message: reason } });
+}
+
+/** The worker's consumer: on the last allowed delivery a failing message fails its execution. */
+export async function consumeStepMessage(message: StepMessage, delivery: Delivery): Promise<void> {
+  try {
+    await handleStepMessage(message, delivery);
+  } catch (error) {
+    if (delivery.receiveCount >= delivery.maxReceives) await failExecutionOf(message, `step ${message.stepId} could not be processed`);
+    throw error;
+  }
+}
+
+/** An execution as the API shows it: steps in definition order, no internal lease fields. */
+export function presentExecution(execution: ExecutionRecord) {
+  const { definition, steps, ...rest } = execution;
+  return {
+    ...rest,
+    steps: definition.map((s) => {
+      const { leaseUntil: _lease, ...state } = steps[s.id]!;
+      return state;
+    }),
+  };
+}
