@@ -11,6 +11,7 @@ export function buildApp(app = new App()) {
     description: 'Cairn: REST API and functions',
     data: data.data,
     ingestion: data.ingestion,
+    workflowSteps: data.workflowSteps,
     secretsKey: data.secretsKey,
     providerKeys: data.providerKeys,
   });

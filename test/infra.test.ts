@@ -54,7 +54,7 @@ describe('CDK app', () => {
 
   it('runs one ARM64 Node 22 function per route group, ESM-bundled, with the table name', () => {
     const functions = api.findResources('AWS::Lambda::Function');
-    expect(Object.keys(functions)).toHaveLength(5); // four route groups and the ingestion worker
+    expect(Object.keys(functions)).toHaveLength(6); // four route groups and two workers
     for (const fn of Object.values(functions)) {
       expect(fn.Properties.Runtime).toBe('nodejs22.x');
       expect(fn.Properties.Architectures).toEqual(['arm64']);
@@ -62,14 +62,14 @@ describe('CDK app', () => {
       expect(fn.Properties.Environment.Variables.NODE_OPTIONS).toBe('--enable-source-maps');
     }
     const withTable = Object.values(functions).filter((f) => f.Properties.Environment.Variables.TABLE_NAME);
-    expect(withTable).toHaveLength(4); // the docs function has no data access
+    expect(withTable).toHaveLength(5); // the docs function has no data access
   });
 
   it('grants table data access on the table only, never dynamodb:* or DeleteTable', () => {
     const policies = Object.values(api.findResources('AWS::IAM::Policy'));
     const statements = policies.flatMap((p) => p.Properties.PolicyDocument.Statement as Array<{ Action: string | string[]; Resource: unknown }>);
     const dynamo = statements.filter((s) => [s.Action].flat().some((a) => a.startsWith('dynamodb:')));
-    expect(dynamo.filter((s) => [s.Action].flat().includes('dynamodb:PutItem'))).toHaveLength(4);
+    expect(dynamo.filter((s) => [s.Action].flat().includes('dynamodb:PutItem'))).toHaveLength(5);
     for (const s of dynamo) {
       const actions = [s.Action].flat();
       expect(actions).not.toContain('dynamodb:*');
@@ -113,12 +113,13 @@ describe('CDK app', () => {
 
   it('gives the agents function provider keys from Secrets Manager and Bedrock in its region only', () => {
     data.hasResource('AWS::SecretsManager::Secret', { DeletionPolicy: 'Retain' });
-    const agentsFn = Object.values(api.findResources('AWS::Lambda::Function')).find((f) => f.Properties.Environment.Variables.PROVIDER_SECRETS_ARN)!;
-    expect(agentsFn.Properties.Environment.Variables.BEDROCK_REGION).toEqual({ Ref: 'AWS::Region' });
+    const withModels = Object.values(api.findResources('AWS::Lambda::Function')).filter((f) => f.Properties.Environment.Variables.PROVIDER_SECRETS_ARN);
+    expect(withModels).toHaveLength(2); // agents and the workflow steps worker
+    expect(withModels[0]!.Properties.Environment.Variables.BEDROCK_REGION).toEqual({ Ref: 'AWS::Region' });
     const statements = Object.values(api.findResources('AWS::IAM::Policy')).flatMap((p) => p.Properties.PolicyDocument.Statement as Array<{ Action: string | string[]; Resource: unknown }>);
     const bedrock = statements.filter((st) => [st.Action].flat().some((a) => a.startsWith('bedrock:')));
-    expect(bedrock).toHaveLength(1);
-    expect(bedrock[0]!.Action).toBe('bedrock:InvokeModel');
+    expect(bedrock).toHaveLength(2);
+    for (const st of bedrock) expect(st.Action).toBe('bedrock:InvokeModel');
     expect(JSON.stringify(bedrock[0]!.Resource)).toContain('foundation-model/*');
   });
 
@@ -131,6 +132,12 @@ describe('CDK app', () => {
     expect(free.Quota).toEqual({ Limit: 1700 * 24, Period: 'DAY' });
     expect(pro.Throttle.BurstLimit).toBe(1700);
     expect(plans.find((p) => p.UsagePlanName === 'cairn-unlimited').Throttle).toBeUndefined();
+  });
+
+  it('feeds the workflow steps worker from its queue with partial batch failure reporting', () => {
+    api.hasResourceProperties('AWS::Lambda::EventSourceMapping', { BatchSize: 5, FunctionResponseTypes: ['ReportBatchItemFailures'] });
+    const senders = Object.values(api.findResources('AWS::Lambda::Function')).filter((f) => f.Properties.Environment.Variables.WORKFLOW_QUEUE_URL);
+    expect(senders).toHaveLength(2); // the workflows API and the worker
   });
 
   it('feeds the ingestion worker from the ingestion queue with partial batch failure reporting', () => {

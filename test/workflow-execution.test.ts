@@ -234,3 +234,32 @@ describe('workflow steps under at-least-once delivery', () => {
     expect((await get(id, exe.id)).steps[0].status).toBe('queued');
   });
 });
+
+describe('the workflow steps Lambda handler with SQS event records', () => {
+  it('runs duplicate records once and reports poison records as batch item failures', async () => {
+    const { handler } = await import('../functions/workflow-steps/handler');
+    const { recordOf } = await import('./helpers/sqs');
+    const t = await newTenant();
+    const sent: StepMessage[] = [];
+    useWorkflowQueue({ send: async (messages) => void sent.push(...messages) });
+    const id = (await call(app, 'POST', '/v1/workflows', { key: t.apiKey, body: { name: 'w', steps: [{ type: 'generation', model: 'gpt-4', prompt: 'hi' }] } })).body.data.id;
+    const exe = (await call(app, 'POST', `/v1/workflows/${id}/execute`, { key: t.apiKey, body: { mode: 'async' } })).body.data;
+    const body = JSON.stringify(sent[0]);
+    const spy = vi.spyOn(localEngine, 'generate');
+    try {
+      const result = await handler({
+        Records: [
+          recordOf({ MessageId: 'a', ReceiptHandle: 'ra', Body: body }),
+          recordOf({ MessageId: 'b', ReceiptHandle: 'rb', Body: body }, 2),
+          recordOf({ MessageId: 'c', ReceiptHandle: 'rc', Body: '{not json' }),
+        ],
+      });
+      expect(result.batchItemFailures).toEqual([{ itemIdentifier: 'c' }]);
+      expect(spy).toHaveBeenCalledTimes(1);
+    } finally {
+      spy.mockRestore();
+    }
+    const done = (await call(app, 'GET', `/v1/workflows/${id}/executions/${exe.id}`, { key: t.apiKey })).body.data;
+    expect(done).toMatchObject({ status: 'succeeded', steps: [{ status: 'succeeded', attempt: 1 }] });
+  });
+});

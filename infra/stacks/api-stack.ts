@@ -26,6 +26,7 @@ import { RouteGroup } from '../constructs/route-group';
 export interface ApiStackProps extends StackProps {
   data: DataTable;
   ingestion: WorkQueue;
+  workflowSteps: WorkQueue;
   secretsKey: IKey;
   providerKeys: ISecret;
 }
@@ -104,6 +105,7 @@ export class ApiStack extends Stack {
     props.secretsKey.grant(sources, 'kms:GenerateDataKey', 'kms:Decrypt');
     this.ingestionWorker(props);
     this.modelAccess(this.groups.agents!.fn, props);
+    this.workflowWorker(props);
 
     this.usagePlans();
 
@@ -118,7 +120,35 @@ export class ApiStack extends Stack {
     new CfnOutput(this, 'ApiUrl', { value: this.api.url });
   }
 
-  /** What conversing needs: provider keys from Secrets Manager, and Bedrock in this region. */
+  /**
+   * Workflow steps: the workflows function sends the first steps, the worker runs each step and
+   * sends the next. Both need the models; the worker also reads knowledge sources to search them.
+   */
+  private workflowWorker(props: ApiStackProps) {
+    const api = this.groups.workflows!.fn;
+    api.addEnvironment('WORKFLOW_QUEUE_URL', props.workflowSteps.queue.queueUrl);
+    props.workflowSteps.queue.grantSendMessages(api);
+    const worker = new AppFunction(this, 'WorkflowStepsWorker', {
+      entry: 'functions/workflow-steps/handler.ts',
+      memorySize: 1024,
+      timeout: Duration.minutes(1),
+      environment: { WORKFLOW_QUEUE_URL: props.workflowSteps.queue.queueUrl },
+    });
+    props.data.bind(worker, 'RW');
+    props.workflowSteps.queue.grantSendMessages(worker);
+    this.modelAccess(worker, props);
+    worker.addEventSource(new SqsEventSource(props.workflowSteps.queue, { batchSize: 5, reportBatchItemFailures: true, maxConcurrency: 20 }));
+    new Alarm(this, 'WorkflowStepsWorkerErrors', {
+      alarmDescription: 'Workflow steps worker errors',
+      metric: worker.metricErrors({ period: Duration.minutes(5) }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+  }
+
+  /** What calling models needs: provider keys from Secrets Manager, and Bedrock in this region. */
   private modelAccess(fn: AppFunction, props: ApiStackProps) {
     fn.addEnvironment('PROVIDER_SECRETS_ARN', props.providerKeys.secretArn);
     fn.addEnvironment('BEDROCK_REGION', this.region);
