@@ -1,7 +1,8 @@
 import { LambdaIntegration, ResponseTransferMode, type IResource, type RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { Duration } from 'aws-cdk-lib';
-import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import { Construct } from 'constructs';
+import { alarmAt } from './alarm';
 import { AppFunction, type AppFunctionProps } from './app-function';
 
 export interface RouteGroupProps {
@@ -37,13 +38,6 @@ export class RouteGroup extends Construct {
     };
     for (const path of props.paths) mount(path, props.apiKeyRequired, true);
     for (const path of props.appAuthenticatedPaths ?? []) mount(path, false, false);
-    this.errorsAlarm = new Alarm(this, 'ErrorsAlarm', {
-      alarmDescription: `${props.paths.join(', ')} function errors (unhandled exceptions, timeouts)`,
-      metric: this.fn.metricErrors({ period: Duration.minutes(5) }),
-      threshold: 1,
-      evaluationPeriods: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-    });
+    this.errorsAlarm = alarmAt(this, 'ErrorsAlarm', this.fn.metricErrors({ period: Duration.minutes(5) }), `${props.paths.join(', ')} function errors (unhandled exceptions, timeouts)`);
   }
 }

@@ -1,7 +1,8 @@
 import { Duration } from 'aws-cdk-lib';
-import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { alarmAt } from './alarm';
 
 export interface WorkQueueProps {
   /** At least the worker's timeout, so a message is not redelivered while it is being handled. */
@@ -30,13 +31,11 @@ export class WorkQueue extends Construct {
       enforceSSL: true,
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: props.maxReceiveCount ?? 5 },
     });
-    this.deadLetterAlarm = new Alarm(this, 'DeadLettersAlarm', {
-      alarmDescription: `Messages in the ${id} dead-letter queue: a batch failed every retry`,
-      metric: this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5) }),
-      threshold: 1,
-      evaluationPeriods: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-    });
+    this.deadLetterAlarm = alarmAt(
+      this,
+      'DeadLettersAlarm',
+      this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5) }),
+      `Messages in the ${id} dead-letter queue: a batch failed every retry`,
+    );
   }
 }

@@ -8,7 +8,6 @@ import {
   Period,
   RestApi,
 } from 'aws-cdk-lib/aws-apigateway';
-import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { limitsFor, RATE_AREAS } from '../../shared/plans';
@@ -18,6 +17,7 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Validations } from 'aws-cdk-lib';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { alarmAt } from '../constructs/alarm';
 import { AppFunction } from '../constructs/app-function';
 import type { DataTable } from '../constructs/data-table';
 import type { WorkQueue } from '../constructs/work-queue';
@@ -109,14 +109,7 @@ export class ApiStack extends Stack {
 
     this.usagePlans();
 
-    new Alarm(this, 'Api5xxAlarm', {
-      alarmDescription: 'The API answered with 5xx',
-      metric: this.api.metricServerError({ period: Duration.minutes(5) }),
-      threshold: 5,
-      evaluationPeriods: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-    });
+    alarmAt(this, 'Api5xxAlarm', this.api.metricServerError({ period: Duration.minutes(5) }), 'The API answered with 5xx', 5);
     new CfnOutput(this, 'ApiUrl', { value: this.api.url });
   }
 
@@ -138,14 +131,7 @@ export class ApiStack extends Stack {
     props.workflowSteps.queue.grantSendMessages(worker);
     this.modelAccess(worker, props);
     worker.addEventSource(new SqsEventSource(props.workflowSteps.queue, { batchSize: 5, reportBatchItemFailures: true, maxConcurrency: 20 }));
-    new Alarm(this, 'WorkflowStepsWorkerErrors', {
-      alarmDescription: 'Workflow steps worker errors',
-      metric: worker.metricErrors({ period: Duration.minutes(5) }),
-      threshold: 1,
-      evaluationPeriods: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-    });
+    alarmAt(this, 'WorkflowStepsWorkerErrors', worker.metricErrors({ period: Duration.minutes(5) }), 'Workflow steps worker errors');
   }
 
   /** What calling models needs: provider keys from Secrets Manager, and Bedrock in this region. */
@@ -184,14 +170,7 @@ export class ApiStack extends Stack {
     props.ingestion.queue.grantSendMessages(worker);
     props.secretsKey.grant(worker, 'kms:Decrypt');
     worker.addEventSource(new SqsEventSource(props.ingestion.queue, { batchSize: 1, reportBatchItemFailures: true, maxConcurrency: 5 }));
-    new Alarm(this, 'IngestionWorkerErrors', {
-      alarmDescription: 'Ingestion worker errors',
-      metric: worker.metricErrors({ period: Duration.minutes(5) }),
-      threshold: 1,
-      evaluationPeriods: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-    });
+    alarmAt(this, 'IngestionWorkerErrors', worker.metricErrors({ period: Duration.minutes(5) }), 'Ingestion worker errors');
   }
 
   /**
