@@ -58,3 +58,29 @@ export async function startBenchServices(tableName: string) {
     },
   };
 }
+
+/**
+ * The local app with a fresh tenant on plan `unlimited`, and a JSON caller with its key (after
+ * startBenchServices, so the app's modules read the benchmark's configuration).
+ */
+export async function benchApp(tenantId: string) {
+  const { useLocalSecretsKey } = await import('../shared/secrets/secret-box');
+  const { createLocalApp } = await import('../local/local-app');
+  const { createApiKey, putTenant } = await import('../shared/store/api-keys');
+  const { scopeOf } = await import('../shared/tenancy');
+  const { randomBytes } = await import('node:crypto');
+  useLocalSecretsKey(randomBytes(32));
+  const app = createLocalApp();
+  const scope = scopeOf(tenantId);
+  await putTenant(scope, { name: 'bench', plan: 'unlimited' });
+  const { apiKey } = await createApiKey(scope, { plan: 'unlimited' });
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await app.request(`http://localhost${path}`, {
+      method,
+      headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return (await res.json()) as { data: Record<string, unknown> & { id: string } };
+  };
+  return { app, call, scope, apiKey };
+}

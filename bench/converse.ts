@@ -5,29 +5,17 @@
  */
 import { writeFileSync } from 'node:fs';
 import pg from 'pg';
-import { cisi, mean, percentile, rng, startBenchServices } from './common';
+import { benchApp, cisi, mean, percentile, rng, startBenchServices } from './common';
 
 const ROWS = Number(process.env.BENCH_CONVERSE_ROWS ?? 10_000);
 const TURNS = Number(process.env.BENCH_CONVERSE_TURNS ?? 200);
+
 async function main() {
   const services = await startBenchServices('cairn-bench');
-  const { createApiKey, putTenant } = await import('../shared/store/api-keys');
-  const { scopeOf } = await import('../shared/tenancy');
-  const { useLocalSecretsKey } = await import('../shared/secrets/secret-box');
-  const { createLocalApp, localIngestionQueue } = await import('../local/local-app');
+  const { call } = await benchApp('ten_conversebench');
+  const { localIngestionQueue } = await import('../local/local-app');
   const { localEngine } = await import('../shared/models/local-engine');
-  const { randomBytes } = await import('node:crypto');
   const { dynamoTotals } = await import('../shared/store/request-metrics');
-
-  useLocalSecretsKey(randomBytes(32));
-  const app = createLocalApp();
-  const scope = scopeOf('ten_conversebench');
-  await putTenant(scope, { name: 'bench', plan: 'unlimited' });
-  const { apiKey } = await createApiKey(scope, { plan: 'unlimited' });
-  const call = async (method: string, path: string, body?: unknown) => {
-    const res = await app.request(`http://localhost${path}`, { method, headers: { 'x-api-key': apiKey, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-    return (await res.json()) as { data: Record<string, unknown> & { id: string } };
-  };
 
   // A 10k-row table of articles made of CISI sentences.
   const { corpus, sentences, queries } = cisi();

@@ -5,35 +5,23 @@
  * Writes bench/results/workflows.json.
  */
 import { writeFileSync } from 'node:fs';
-import { cisi, mean, percentile, startBenchServices } from './common';
+import { benchApp, cisi, mean, percentile, startBenchServices } from './common';
 
 const RUNS = Number(process.env.BENCH_WORKFLOW_RUNS ?? 100);
 
 async function main() {
   const services = await startBenchServices('cairn-bench');
-  const { createApiKey, putTenant } = await import('../shared/store/api-keys');
-  const { scopeOf } = await import('../shared/tenancy');
-  const { useLocalSecretsKey } = await import('../shared/secrets/secret-box');
-  const { createLocalApp, localIngestionQueue } = await import('../local/local-app');
+  const { call } = await benchApp('ten_workflowbench');
+  const { localIngestionQueue } = await import('../local/local-app');
   const { localEngine } = await import('../shared/models/local-engine');
   const { dynamoTotals } = await import('../shared/store/request-metrics');
   const { useWorkflowQueue, consumeStepMessage } = await import('../shared/domain/workflow-execution');
   const { localQueue } = await import('../shared/queue/local-queue');
-  const { randomBytes } = await import('node:crypto');
-  useLocalSecretsKey(randomBytes(32));
-  const app = createLocalApp();
   // Count the messages the steps send through the queue.
   let messages = 0;
   const steps = localQueue('workflow-steps', consumeStepMessage, { concurrency: 4 });
   useWorkflowQueue({ send: async (m, o) => { messages += m.length; await steps.send(m, o); } });
 
-  const scope = scopeOf('ten_workflowbench');
-  await putTenant(scope, { name: 'bench', plan: 'unlimited' });
-  const { apiKey } = await createApiKey(scope, { plan: 'unlimited' });
-  const call = async (method: string, path: string, body?: unknown) => {
-    const res = await app.request(`http://localhost${path}`, { method, headers: { 'x-api-key': apiKey, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-    return (await res.json()) as { data: Record<string, unknown> & { id: string } };
-  };
   const { corpus, queries } = cisi();
   const files = corpus.slice(0, 1000).map((d, i) => ({ path: `docs/${i}.txt`, content: `${d.title}\n\n${d.text}` }));
   const source = await call('POST', '/v1/knowledge-sources', { name: 'cisi', type: 'file-collection', files });
