@@ -84,3 +84,19 @@ export async function benchApp(tenantId: string) {
   };
   return { app, call, scope, apiKey };
 }
+
+/** Counts the time spent inside the built-in engine's generate (the "model" part of a request). */
+export async function timeLocalModel(): Promise<() => number> {
+  const { localEngine } = await import('../shared/models/local-engine');
+  let total = 0;
+  const generate = localEngine.generate.bind(localEngine);
+  localEngine.generate = async (request, signal) => {
+    const started = performance.now();
+    try {
+      return await generate(request, signal);
+    } finally {
+      total += performance.now() - started;
+    }
+  };
+  return () => total;
+}

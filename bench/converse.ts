@@ -5,7 +5,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import pg from 'pg';
-import { benchApp, cisi, mean, percentile, rng, startBenchServices } from './common';
+import { benchApp, cisi, mean, percentile, rng, startBenchServices, timeLocalModel } from './common';
 
 const ROWS = Number(process.env.BENCH_CONVERSE_ROWS ?? 10_000);
 const TURNS = Number(process.env.BENCH_CONVERSE_TURNS ?? 200);
@@ -14,7 +14,6 @@ async function main() {
   const services = await startBenchServices('cairn-bench');
   const { call } = await benchApp('ten_conversebench');
   const { localIngestionQueue } = await import('../local/local-app');
-  const { localEngine } = await import('../shared/models/local-engine');
   const { dynamoTotals } = await import('../shared/store/request-metrics');
 
   // A 10k-row table of articles made of CISI sentences.
@@ -40,16 +39,7 @@ async function main() {
   const agent = await call('POST', '/v1/agents', { name: 'Librarian', model: 'gpt-4', capabilities: ['chat', 'document-search'], knowledgeSourceIds: [source.data.id] });
 
   // Time inside the model: wrap the engine's generate.
-  let modelMs = 0;
-  const generate = localEngine.generate.bind(localEngine);
-  localEngine.generate = async (request, signal) => {
-    const t0 = performance.now();
-    try {
-      return await generate(request, signal);
-    } finally {
-      modelMs += performance.now() - t0;
-    }
-  };
+  const modelTime = await timeLocalModel();
 
   const questions = queries.map((q) => q.split(/(?<=[.?])\s+/)[0]!);
   const total: number[] = [];
@@ -58,7 +48,7 @@ async function main() {
   let sessionId: string | undefined;
   for (let i = 0; i < TURNS + 20; i++) {
     if (i % 5 === 0) sessionId = undefined; // conversations of five turns
-    const before = modelMs;
+    const before = modelTime();
     const t0 = performance.now();
     const requestsBefore = dynamoTotals().dynamoRequests;
     const reply = await call('POST', `/v1/agents/${agent.data.id}/converse`, { message: questions[i % questions.length], context: sessionId ? { sessionId } : {} });
@@ -66,7 +56,7 @@ async function main() {
     sessionId = String(reply.data.sessionId);
     if (i < 20) continue; // warm-up
     total.push(elapsed);
-    outside.push(elapsed - (modelMs - before));
+    outside.push(elapsed - (modelTime() - before));
     dynamoRequests.push(dynamoTotals().dynamoRequests - requestsBefore);
   }
   const results = {

@@ -5,7 +5,7 @@
  * Writes bench/results/workflows.json.
  */
 import { writeFileSync } from 'node:fs';
-import { benchApp, cisi, mean, percentile, startBenchServices } from './common';
+import { benchApp, cisi, mean, percentile, startBenchServices, timeLocalModel } from './common';
 
 const RUNS = Number(process.env.BENCH_WORKFLOW_RUNS ?? 100);
 
@@ -13,7 +13,6 @@ async function main() {
   const services = await startBenchServices('cairn-bench');
   const { call } = await benchApp('ten_workflowbench');
   const { localIngestionQueue } = await import('../local/local-app');
-  const { localEngine } = await import('../shared/models/local-engine');
   const { dynamoTotals } = await import('../shared/store/request-metrics');
   const { useWorkflowQueue, consumeStepMessage } = await import('../shared/domain/workflow-execution');
   const { localQueue } = await import('../shared/queue/local-queue');
@@ -36,16 +35,7 @@ async function main() {
     ],
   });
 
-  let modelMs = 0;
-  const generate = localEngine.generate.bind(localEngine);
-  localEngine.generate = async (request, signal) => {
-    const t0 = performance.now();
-    try {
-      return await generate(request, signal);
-    } finally {
-      modelMs += performance.now() - t0;
-    }
-  };
+  const modelTime = await timeLocalModel();
 
   const total: number[] = [];
   const stepOverhead: number[] = [];
@@ -53,7 +43,7 @@ async function main() {
   const sent: number[] = [];
   const modelPerRun: number[] = [];
   for (let i = 0; i < RUNS + 10; i++) {
-    const before = { model: modelMs, dynamo: dynamoTotals().dynamoRequests, messages };
+    const before = { model: modelTime(), dynamo: dynamoTotals().dynamoRequests, messages };
     const t0 = performance.now();
     const res = await call('POST', `/v1/workflows/${workflow.data.id}/execute`, { input: queries[i % queries.length] });
     const elapsed = performance.now() - t0;
@@ -64,7 +54,7 @@ async function main() {
     // store, and the synchronous execute's polling.
     const stepsMs = (res.data.steps as Array<{ durationMs: number }>).reduce((s, st) => s + st.durationMs, 0);
     stepOverhead.push((elapsed - stepsMs) / 3);
-    modelPerRun.push(modelMs - before.model);
+    modelPerRun.push(modelTime() - before.model);
     requests.push(dynamoTotals().dynamoRequests - before.dynamo);
     sent.push(messages - before.messages);
   }
