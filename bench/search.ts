@@ -7,30 +7,21 @@
  */
 import { writeFileSync } from 'node:fs';
 import pg from 'pg';
-import { cisi, mean, percentile, rng, startBenchServices } from './common';
+import { benchApp, cisi, mean, percentile, rng, startBenchServices } from './common';
 
 const SIZES = (process.env.BENCH_SIZES ?? '1000,10000,100000').split(',').map(Number);
 const { queries, sentences, titles } = cisi();
 
 async function main() {
   const services = await startBenchServices('cairn-bench');
-  const { createApiKey, putTenant } = await import('../shared/store/api-keys');
-  const { scopeOf } = await import('../shared/tenancy');
+  // The local app's in-process ingestion queue (two batches in flight) does the ingesting.
+  const { scope } = await benchApp('ten_searchbench');
+  const { localIngestionQueue } = await import('../local/local-app');
+  const queue = localIngestionQueue()!;
   const { dynamoTotals, withRequestMetrics } = await import('../shared/store/request-metrics');
-  const { useLocalSecretsKey } = await import('../shared/secrets/secret-box');
-  const { handleIngestionMessage, useIngestionQueue } = await import('../shared/domain/ingestion');
-  const { localQueue } = await import('../shared/queue/local-queue');
   const { connectSource } = await import('../shared/domain/knowledge-connect');
   const { createKnowledgeSource, knowledgeSources } = await import('../shared/domain/knowledge-sources');
   const { searchSource } = await import('../shared/search/search');
-  const { randomBytes } = await import('node:crypto');
-
-  useLocalSecretsKey(randomBytes(32));
-  const queue = localQueue('ingestion', handleIngestionMessage, { concurrency: 2 });
-  useIngestionQueue(queue);
-  const scope = scopeOf('ten_searchbench');
-  await putTenant(scope, { name: 'bench', plan: 'unlimited' });
-  await createApiKey(scope, { plan: 'unlimited' });
 
   const t = services.postgres;
   const db = new pg.Client({ host: t.host, port: t.port, database: t.database, user: t.username, password: t.password });

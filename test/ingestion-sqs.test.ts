@@ -18,12 +18,10 @@ import { newTenant } from './helpers/tenant';
 let server: FauxqsServer;
 let sqs: SQSClient;
 let queueUrl: string;
-let dlqUrl: string;
 const app = createKnowledgeSourcesApp();
 
 beforeAll(async () => {
   server = await startFauxqs({ port: 0, logger: false });
-  dlqUrl = server.createQueue('ingestion-dlq').queueUrl;
   const dlqArn = server.createQueue('ingestion-dlq').queueArn;
   queueUrl = server.createQueue('ingestion', {
     attributes: { VisibilityTimeout: '1', RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: String(MAX_RECEIVES) }) },

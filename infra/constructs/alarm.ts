@@ -1,4 +1,3 @@
-import { Duration } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
 import type { Construct } from 'constructs';
 

@@ -1,5 +1,5 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { encodePostings } from '../search/postings-codec';
 import type { Posting } from '../search/ranker';
 import type { TenantScope } from '../tenancy';
@@ -379,24 +379,4 @@ export async function purgeIndex(scope: TenantScope, sourceId: string): Promise<
     await batchWrite((await queryAll(pk)).map((item) => deleteRequest({ pk, sk: String(item.sk) })));
   }
   await batchWrite([deleteRequest(keys.segmentCounter(scope, sourceId))]);
-}
-
-/** Counts items of a partition without reading them (Select COUNT pages through keys only). */
-export async function countDocuments(scope: TenantScope, sourceId: string): Promise<number> {
-  let count = 0;
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await client().send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': keys.documentPartition(scope, sourceId) },
-        Select: 'COUNT',
-        ExclusiveStartKey: start,
-      }),
-    );
-    count += out.Count ?? 0;
-    start = out.LastEvaluatedKey;
-  } while (start);
-  return count;
 }
