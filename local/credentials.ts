@@ -6,15 +6,17 @@ import { generateApiKey } from '../shared/store/api-keys';
 export interface LocalCredentials {
   devApiKey: string;
   platformAdminToken: string;
+  /** Signs platform access tokens; kept so tokens survive restarts. */
+  platformTokenKey: string;
 }
 
 /**
- * Local mode's dev API key and platform admin token: from config when set, otherwise generated
+ * Local mode's dev API key, platform admin token and token-signing key: from config when set, otherwise generated
  * once and kept (mode 0600) in DATA_DIR so they survive restarts. In memory mode nothing is kept.
  */
 export function localCredentials(
   dataDir: string | undefined,
-  given: { devApiKey?: string; platformAdminToken?: string },
+  given: { devApiKey?: string; platformAdminToken?: string; platformTokenKey?: string },
 ): LocalCredentials {
   const file = dataDir ? join(dataDir, 'credentials.json') : undefined;
   let kept: Partial<LocalCredentials> = {};
@@ -22,14 +24,16 @@ export function localCredentials(
   const generated: LocalCredentials = {
     devApiKey: kept.devApiKey ?? generateApiKey(),
     platformAdminToken: kept.platformAdminToken ?? `cpa_${randomBytes(32).toString('base64url')}`,
+    platformTokenKey: kept.platformTokenKey ?? randomBytes(48).toString('base64url'),
   };
-  if (file && (!kept.devApiKey || !kept.platformAdminToken)) {
+  if (file && (!kept.devApiKey || !kept.platformAdminToken || !kept.platformTokenKey)) {
     mkdirSync(dataDir!, { recursive: true });
     writeFileSync(file, `${JSON.stringify(generated, null, 2)}\n`, { mode: 0o600 });
   }
   return {
     devApiKey: given.devApiKey ?? generated.devApiKey,
     platformAdminToken: given.platformAdminToken ?? generated.platformAdminToken,
+    platformTokenKey: given.platformTokenKey ?? generated.platformTokenKey,
   };
 }
 

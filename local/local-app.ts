@@ -1,6 +1,7 @@
 import { Hono } from 'hono';
 import { createAgentsApp } from '../functions/agents/app';
 import { createApiDocsApp } from '../functions/api-docs/app';
+import { createPlatformApp } from '../functions/platform/app';
 import { createKnowledgeSourcesApp } from '../functions/knowledge-sources/app';
 import { createWorkflowsApp } from '../functions/workflows/app';
 import { config } from '../shared/config';
@@ -52,6 +53,7 @@ export function createLocalApp(options: Partial<GroupOptions> = {}) {
     ['/v1/workflows', createWorkflowsApp(options)],
     ['/v1/openapi.json', docs],
     ['/v1/docs', docs],
+    ['/platform', createPlatformApp()],
   ];
   // Unknown paths get the API's error body like everything else.
   const fallback = new Hono<AppEnv>();

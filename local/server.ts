@@ -1,6 +1,7 @@
 import { serve } from '@hono/node-server';
 import { config } from '../shared/config';
 import { log } from '../shared/log';
+import { usePlatformSecrets } from '../shared/platform/platform-secrets';
 import { useLocalSecretsKey } from '../shared/secrets/secret-box';
 import { localCredentials, localSecretsKey } from './credentials';
 import { ensureDevTenant } from './dev-tenant';
@@ -15,7 +16,9 @@ async function main() {
   const credentials = localCredentials(dataDir, {
     devApiKey: config.devApiKey,
     platformAdminToken: config.platformAdminToken,
+    platformTokenKey: config.platformTokenKey,
   });
+  usePlatformSecrets({ adminToken: credentials.platformAdminToken, tokenKey: credentials.platformTokenKey });
   await ensureDevTenant(credentials.devApiKey, config.devApiKeyPlan);
   useLocalSecretsKey(localSecretsKey(dataDir));
 
@@ -33,6 +36,7 @@ async function main() {
       `Cairn is running at ${base}`,
       `  Public API      ${base}/v1   (header X-API-Key)`,
       `  API reference   ${base}/v1/docs`,
+      `  Platform API    ${base}/platform   (Authorization: Bearer <access token>; OpenAPI at /platform/openapi.json)`,
       `  Health          ${base}/healthz`,
       `  DynamoDB        ${store.endpoint} (${store.description})`,
       '',

@@ -18,6 +18,27 @@ const schema = z.object({
   DEV_API_KEY: z.string().min(16, 'must be at least 16 characters').optional(),
   DEV_API_KEY_PLAN: z.enum(plans).default('free'),
   PLATFORM_ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** HMAC key that signs platform access tokens (local mode generates and keeps one). */
+  PLATFORM_TOKEN_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
+  /** AWS: Secrets Manager secret holding {"adminToken": …, "tokenKey": …} for the platform API. */
+  PLATFORM_SECRETS_ARN: z.string().min(1).optional(),
+  /** Lifetime of issued platform access tokens; 0 issues tokens that only revocation ends. */
+  PLATFORM_TOKEN_TTL_SECONDS: z.coerce.number().int().min(0).max(366 * 86400).default(30 * 86400),
+  /** AWS: usage plan of each plan, so provisioned tenants' keys pass API Gateway ({"free": "id", …}). */
+  USAGE_PLAN_IDS: z
+    .string()
+    .optional()
+    .transform((s, ctx) => {
+      if (!s) return undefined;
+      try {
+        return z.record(z.enum(plans), z.string().min(1)).parse(JSON.parse(s));
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'must be JSON like {"free": "<usage plan id>", …}' });
+        return z.NEVER;
+      }
+    }),
+  /** An API Gateway control-plane-compatible endpoint (tests). */
+  API_GATEWAY_ENDPOINT: z.url().optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   /** How long a Lambda instance trusts a resolved API key; revocation takes effect within it. */
   API_KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
@@ -70,6 +91,11 @@ function load() {
     devApiKey: env.DEV_API_KEY,
     devApiKeyPlan: env.DEV_API_KEY_PLAN,
     platformAdminToken: env.PLATFORM_ADMIN_TOKEN,
+    platformTokenKey: env.PLATFORM_TOKEN_KEY,
+    platformSecretsArn: env.PLATFORM_SECRETS_ARN,
+    platformTokenTtlSeconds: env.PLATFORM_TOKEN_TTL_SECONDS,
+    usagePlanIds: env.USAGE_PLAN_IDS,
+    apiGatewayEndpoint: env.API_GATEWAY_ENDPOINT,
     logLevel: env.LOG_LEVEL,
     apiKeyCacheSeconds: env.API_KEY_CACHE_SECONDS,
     defaultModelProvider: env.DEFAULT_MODEL_PROVIDER,

@@ -13,6 +13,11 @@ export const ID_PREFIXES = {
   session: 'ses_',
   message: 'msg_',
   request: 'req_',
+  token: 'tok_',
+  record: 'rec_',
+  memoryNode: 'mnd_',
+  memoryEdge: 'med_',
+  episode: 'epi_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -20,7 +20,7 @@ const converseInput = z
     context: z
       .looseObject({
         sessionId: z.string().regex(SESSION_ID, { error: 'must be 1–128 letters, digits, _ or -' }).optional(),
-        userId: z.string().max(200).optional(),
+        userId: z.string().min(1).max(200).optional().openapi({ description: 'Who is talking: the agent’s memory of this user spans sessions' }),
       })
       .optional()
       .openapi({ description: 'sessionId continues a conversation (a new one is made when absent); other fields are free-form' }),
@@ -102,7 +102,7 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>) {
     async (c) => {
       const scope = c.get('identity').scope;
       const body = c.req.valid('json');
-      const prepared = await prepareConversation(scope, c.req.valid('param').agentId, { message: body.message, sessionId: body.context?.sessionId });
+      const prepared = await prepareConversation(scope, c.req.valid('param').agentId, { message: body.message, sessionId: body.context?.sessionId, userId: body.context?.userId });
       if (wantsStream(c, body.stream)) return streamConversation(c, scope, prepared) as never;
       const result = await prepared.resolved.engine.generate(prepared.request, modelDeadline());
       const data = await finishConversation(scope, prepared, result);

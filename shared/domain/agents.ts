@@ -1,7 +1,9 @@
 import type { Idempotency, Reference } from '../store/records';
 import { recordsContaining, updateRecord } from '../store/records';
 import type { TenantScope } from '../tenancy';
-import type { Agent, AgentInput } from './agent-schema';
+import { ConflictError } from '../errors';
+import { toValidationError } from '../http/validation';
+import { agentInput, type Agent, type AgentInput } from './agent-schema';
 import { collection } from './collection';
 import { withoutReadOnly } from './schema-helpers';
 
@@ -37,4 +39,35 @@ export async function detachKnowledgeSource(scope: TenantScope, sourceId: string
     }));
   }
   return referencing.length;
+}
+
+/** The writable fields of a stored agent, as a client would send them. */
+function inputOf(current: Agent): Record<string, unknown> {
+  const { id: _id, createdAt: _c, updatedAt: _u, version: _v, ...fields } = current;
+  return fields;
+}
+
+/**
+ * A JSON merge patch (RFC 7396, one level): given fields replace the current ones, `null` removes
+ * a field so its default applies. The result is validated exactly like a create, so a patch can
+ * never store what a PUT would refuse; a concurrent change in between is a 409.
+ */
+export async function patchAgent(scope: TenantScope, id: string, patch: Record<string, unknown>): Promise<Agent> {
+  const current = await agents.get(scope, id);
+  const merged = inputOf(current);
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete merged[key];
+    else merged[key] = value;
+  }
+  const parsed = agentInput.safeParse(merged);
+  if (!parsed.success) throw toValidationError(parsed.error);
+  return agents.replace(
+    scope,
+    id,
+    (latest) => {
+      if (latest.version !== current.version) throw new ConflictError(`agent ${id} was modified concurrently; retry`, { id });
+      return fieldsOf(parsed.data);
+    },
+    sourceReferences(parsed.data),
+  );
 }

@@ -4,7 +4,9 @@ import { resolveModel, type ResolvedModel } from '../models/resolve-model';
 import type { ChatMessage, ChatRequest, ChatResult } from '../models/types';
 import { searchSource } from '../search/search';
 import { getRecord } from '../store/records';
-import { appendMessages, recentMessages } from '../store/sessions';
+import { log, errorFields } from '../log';
+import { recordEpisode, type Turn } from '../memory/record-episode';
+import { appendMessages, recentMessages, touchSession } from '../store/sessions';
 import type { TenantScope } from '../tenancy';
 import type { Agent } from './agent-schema';
 import { agents } from './agents';
@@ -35,6 +37,8 @@ export interface PreparedConversation {
   persist: boolean;
   /** When the user's turn arrived (its id sorts before the reply's). */
   receivedAt: number;
+  /** Whose memory the turn adds to (else the session's own). */
+  userId?: string;
 }
 
 /** Passages from the agent's ready sources for the message and the previous user turn. */
@@ -71,7 +75,7 @@ async function ground(scope: TenantScope, agent: Agent, message: string, history
 export async function prepareConversation(
   scope: TenantScope,
   agentId: string,
-  input: { message: string; sessionId?: string; history?: ChatMessage[] },
+  input: { message: string; sessionId?: string; userId?: string; history?: ChatMessage[] },
 ): Promise<PreparedConversation> {
   const agent = await agents.get(scope, agentId);
   const sessionId = input.sessionId ?? newId('session');
@@ -91,6 +95,7 @@ export async function prepareConversation(
     skipped: grounded?.skipped ?? [],
     persist: input.history === undefined,
     receivedAt: Date.now(),
+    userId: input.userId,
     request: {
       model: resolved.model,
       messages: [...history, { role: 'user', content: input.message }],
@@ -115,6 +120,8 @@ export async function finishConversation(scope: TenantScope, prepared: PreparedC
       { id: newId('message', asked), role: 'user', content: question, createdAt: new Date(asked).toISOString() },
       { id: newId('message', answered), role: 'assistant', content: result.text, createdAt: new Date(answered).toISOString(), sources, model: resolved.name },
     ]);
+    await touchSession(scope, { agentId: agent.id, sessionId, userId: prepared.userId, at: new Date(answered).toISOString(), messages: 2 });
+    await rememberTurn(scope, { agentId: agent.id, sessionId, userId: prepared.userId, text: question, reply: result.text, at: new Date(asked) });
   }
   return {
     agentId: agent.id,
@@ -127,11 +134,23 @@ export async function finishConversation(scope: TenantScope, prepared: PreparedC
   };
 }
 
+/**
+ * Adds the turn to the memory graph. The conversation is already stored and answered: a memory
+ * failure is logged, never turned into a failed turn.
+ */
+async function rememberTurn(scope: TenantScope, turn: Turn): Promise<void> {
+  try {
+    await recordEpisode(scope, turn);
+  } catch (error) {
+    log.error('memory not recorded', { tenantId: scope.tenantId, agentId: turn.agentId, sessionId: turn.sessionId, ...errorFields(error) });
+  }
+}
+
 export function modelDeadline(): AbortSignal {
   return AbortSignal.timeout(config.modelTimeoutMs);
 }
 
-export async function converse(scope: TenantScope, agentId: string, input: { message: string; sessionId?: string }) {
+export async function converse(scope: TenantScope, agentId: string, input: { message: string; sessionId?: string; userId?: string }) {
   const prepared = await prepareConversation(scope, agentId, input);
   const result = await prepared.resolved.engine.generate(prepared.request, modelDeadline());
   return { data: await finishConversation(scope, prepared, result), skipped: prepared.skipped };

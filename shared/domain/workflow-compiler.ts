@@ -13,10 +13,20 @@ export interface CompileError {
   message: string;
 }
 
+/** A template variable and where its value will come from when the step runs. */
+export interface ResolvedTemplate {
+  field: string;
+  variable: string;
+  /** `request` (input, user_message, parameters.*) or the id of the step whose output it reads. */
+  from: string;
+}
+
 export interface CompiledPlan {
   /** Steps in an order that respects every dependency. */
   order: string[];
-  steps: Array<{ id: string; type: string; dependsOn: string[]; when?: { step: string; category: string } }>;
+  steps: Array<{ id: string; type: string; dependsOn: string[]; when?: { step: string; category: string }; templates: ResolvedTemplate[] }>;
+  /** Each classification step's categories and the steps that run only for each. */
+  branches: Array<{ step: string; category: string; runs: string[] }>;
 }
 
 const TEMPLATE = /\{\{\s*([^{}]*?)\s*\}\}/g;
@@ -80,6 +90,9 @@ export function compileWorkflow(steps: Step[]): { valid: boolean; errors: Compil
   }
   const before = (i: number) => ancestors.get(steps[i]!.id) ?? new Set<string>();
   const typeOf = (id: string) => steps[index.get(id)!]?.type;
+  // {{category}} and {{context}} read the latest such step before this one, in definition order.
+  const latest = (i: number, type: string) => steps.slice(0, i).reverse().find((s) => s.type === type && before(i).has(s.id))?.id;
+  const resolved: ResolvedTemplate[][] = steps.map(() => []);
 
   steps.forEach((step, i) => {
     if (step.when) {
@@ -99,14 +112,16 @@ export function compileWorkflow(steps: Step[]): { valid: boolean; errors: Compil
         const expr = match[1]!;
         const parts = expr.split('.');
         const root = parts[0];
-        if (expr === 'input' || expr === 'user_message') continue;
-        if (root === 'parameters' && parts.length >= 2 && parts.every(Boolean)) continue;
-        if (expr === 'category') {
-          if (![...before(i)].some((a) => typeOf(a) === 'classification')) errors.push({ path, message: '{{category}} needs a classification step before this one' });
+        const found = (from: string) => resolved[i]!.push({ field, variable: expr, from });
+        if (expr === 'input' || expr === 'user_message' || (root === 'parameters' && parts.length >= 2 && parts.every(Boolean))) {
+          found('request');
           continue;
         }
-        if (expr === 'context') {
-          if (![...before(i)].some((a) => typeOf(a) === 'search')) errors.push({ path, message: '{{context}} needs a search step before this one' });
+        if (expr === 'category' || expr === 'context') {
+          const type = expr === 'category' ? 'classification' : 'search';
+          const from = latest(i, type);
+          if (from) found(from);
+          else errors.push({ path, message: `{{${expr}}} needs a ${type} step before this one` });
           continue;
         }
         if (root === 'steps' && parts.length >= 3 && parts[2] === 'output') {
@@ -115,7 +130,7 @@ export function compileWorkflow(steps: Step[]): { valid: boolean; errors: Compil
           else if (!before(i).has(id)) errors.push({ path, message: `{{${expr}}} names step ${id}, which does not run before this step` });
           else if (parts.length > 3 && !OUTPUT_PATHS[typeOf(id)!]!(parts.slice(3))) {
             errors.push({ path, message: `{{${expr}}}: a ${typeOf(id)} step's output has no ${parts.slice(3).join('.')}` });
-          }
+          } else found(id);
           continue;
         }
         errors.push({ path, message: `{{${expr}}} is not a known template variable (input, user_message, parameters.<name>, steps.<id>.output.<path>, category, context)` });
@@ -128,7 +143,15 @@ export function compileWorkflow(steps: Step[]): { valid: boolean; errors: Compil
     errors,
     plan: {
       order,
-      steps: steps.map((s, i) => ({ id: s.id, type: s.type, dependsOn: deps[i]!, ...(s.when ? { when: s.when } : {}) })),
+      steps: steps.map((s, i) => ({ id: s.id, type: s.type, dependsOn: deps[i]!, ...(s.when ? { when: s.when } : {}), templates: resolved[i]! })),
+      branches: steps
+        .filter((s) => s.type === 'classification')
+        .flatMap((cls) =>
+          (cls.config.categories as Array<string | { name: string }>).map((c) => {
+            const category = typeof c === 'string' ? c : c.name;
+            return { step: cls.id, category, runs: steps.filter((s) => s.when?.step === cls.id && s.when.category === category).map((s) => s.id) };
+          }),
+        ),
     },
   };
 }

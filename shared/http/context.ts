@@ -1,9 +1,13 @@
+import type { PlatformToken } from '../platform/access-tokens';
 import type { ApiKeyIdentity } from '../store/api-keys';
 
 /** Variables middleware sets once and handlers read (`c.get('identity')`). */
 export interface AppEnv {
   Variables: {
     requestId: string;
+    /** Public API: the tenant and plan the API key resolved to. */
     identity: ApiKeyIdentity;
+    /** Platform API: the verified access token and its tenant scope. */
+    platformToken: PlatformToken;
   };
 }

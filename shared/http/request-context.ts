@@ -27,7 +27,7 @@ export function requestContext(): MiddlewareHandler<AppEnv> {
       durationMs: Math.round((performance.now() - started) * 10) / 10,
       dynamoRequests: counters.dynamoRequests,
       capacityUnits: Math.round(counters.capacityUnits * 10) / 10,
-      tenantId: c.get('identity')?.scope.tenantId,
+      tenantId: (c.get('identity') ?? c.get('platformToken'))?.scope.tenantId,
     });
   };
 }

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { Plan } from '../config';
 import { newId } from '../ids';
 import { scopeOf, type TenantScope } from '../tenancy';
@@ -34,6 +34,26 @@ export function hashApiKey(apiKey: string): string {
 /** 32 random bytes: the key is a bearer secret, so it must be unguessable. */
 export function generateApiKey(): string {
   return `cak_${randomBytes(32).toString('base64url')}`;
+}
+
+export interface TenantRecord {
+  tenantId: string;
+  schema: string;
+  name: string;
+  plan: Plan;
+  createdAt: string;
+}
+
+export async function getTenant(scope: TenantScope): Promise<TenantRecord | undefined> {
+  const out = await documentClient().send(new GetCommand({ TableName: tableName(), Key: keys.tenant(scope) }));
+  if (!out.Item) return undefined;
+  const { tenantId, schema, name, plan, createdAt } = out.Item as TenantRecord;
+  return { tenantId, schema, name, plan, createdAt };
+}
+
+/** Removes a tenant's record (a provisioning that could not finish is undone). */
+export async function deleteTenantRecord(scope: TenantScope): Promise<void> {
+  await documentClient().send(new DeleteCommand({ TableName: tableName(), Key: keys.tenant(scope) }));
 }
 
 export async function putTenant(scope: TenantScope, tenant: { name: string; plan: Plan }): Promise<boolean> {

@@ -68,6 +68,27 @@ export const keys = {
   /** A conversation: its messages, oldest first by their time-ordered ids. */
   sessionPartition: (scope: TenantScope, agentId: string, sessionId: string) => `${scoped(scope)}#SESSION#${agentId}#${sessionId}`,
 
+  /**
+   * The memory graph of one user (or of one anonymous session): nodes, edges and episodes of
+   * every agent, sort keys `<agentId>#N|E|P#<id>`, so one Query reads an agent's graph for the user
+   * and one partition holds everything a "forget this user" must delete.
+   */
+  memoryPartition: (scope: TenantScope, userKey: string) => `${scoped(scope)}#MEM#${userKey}`,
+  /** Which users (or sessions) an agent has memories of. */
+  memoryIndex: (scope: TenantScope, agentId: string, userKey: string): ItemKey => ({
+    pk: `${scoped(scope)}#MEMIDX#${agentId}`,
+    sk: userKey,
+  }),
+
+  /** `records`: free-form application data, one partition per collection the tenant names. */
+  appRecord: (scope: TenantScope, collection: string, id: string): ItemKey => ({ pk: `${scoped(scope)}#REC#${collection}`, sk: id }),
+
+  /** Every conversation of the tenant, one item each: what the `sessions` table lists. */
+  sessionIndex: (scope: TenantScope, agentId: string, sessionId: string): ItemKey => ({
+    pk: `${scoped(scope)}#SESSIONS`,
+    sk: `${agentId}#${sessionId}`,
+  }),
+
   executionPartition: (scope: TenantScope, workflowId: string) => `${scoped(scope)}#EXEC#${workflowId}`,
   execution: (scope: TenantScope, workflowId: string, executionId: string): ItemKey => ({
     pk: keys.executionPartition(scope, workflowId),
@@ -79,6 +100,8 @@ export const keys = {
     pk: `${scoped(scope)}#APIKEY`,
     sk: keyId,
   }),
+  /** Global: a revoked platform access token, found by the token id its payload carries. */
+  revokedToken: (tokenId: string): ItemKey => ({ pk: `TOKEN#${tokenId}`, sk: 'REVOKED' }),
   /** Global: resolves a presented key to its tenant before any scope is known. */
   apiKeyByHash: (hash: string): ItemKey => ({ pk: `APIKEY#${hash}`, sk: 'APIKEY' }),
 

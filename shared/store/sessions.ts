@@ -1,4 +1,4 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config';
 import type { TenantScope } from '../tenancy';
 import { batchWrite, deleteRequest, putRequest, queryAll } from './batch';
@@ -24,6 +24,40 @@ export async function appendMessages(scope: TenantScope, agentId: string, sessio
   const pk = keys.sessionPartition(scope, agentId, sessionId);
   const expiresAt = Math.floor(Date.now() / 1000) + config.sessionTtlDays * 86400;
   await batchWrite(messages.map((m) => putRequest({ pk, sk: m.id, ...m, expiresAt })));
+}
+
+/** A conversation as the `sessions` table lists it. */
+export interface SessionSummary {
+  agentId: string;
+  sessionId: string;
+  userId: string | null;
+  messages: number;
+  createdAt: string;
+  lastMessageAt: string;
+}
+
+/** Keeps the session's index item current; it expires with the session's last turn. */
+export async function touchSession(
+  scope: TenantScope,
+  s: { agentId: string; sessionId: string; userId?: string; at: string; messages: number },
+): Promise<void> {
+  await documentClient().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: keys.sessionIndex(scope, s.agentId, s.sessionId),
+      UpdateExpression:
+        'SET agentId = :agentId, sessionId = :sessionId, userId = if_not_exists(userId, :userId), createdAt = if_not_exists(createdAt, :at), ' +
+        'lastMessageAt = :at, expiresAt = :expiresAt ADD messages :n',
+      ExpressionAttributeValues: {
+        ':agentId': s.agentId,
+        ':sessionId': s.sessionId,
+        ':userId': s.userId ?? null,
+        ':at': s.at,
+        ':expiresAt': Math.floor(Date.parse(s.at) / 1000) + config.sessionTtlDays * 86400,
+        ':n': s.messages,
+      },
+    }),
+  );
 }
 
 /** The last `count` turns, oldest first: the window a model is given. */
@@ -68,6 +102,6 @@ export async function listMessages(
 export async function deleteSession(scope: TenantScope, agentId: string, sessionId: string): Promise<number> {
   const pk = keys.sessionPartition(scope, agentId, sessionId);
   const items = await queryAll(pk);
-  await batchWrite(items.map((item) => deleteRequest({ pk, sk: String(item.sk) })));
+  await batchWrite([...items.map((item) => deleteRequest({ pk, sk: String(item.sk) })), deleteRequest(keys.sessionIndex(scope, agentId, sessionId))]);
   return items.length;
 }

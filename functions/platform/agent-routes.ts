@@ -1,0 +1,102 @@
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import { agent, agentInput } from '../../shared/domain/agent-schema';
+import { agents, createAgent, patchAgent } from '../../shared/domain/agents';
+import type { AppEnv } from '../../shared/http/context';
+import { ok, okList } from '../../shared/http/envelope';
+import { deletedSchema, envelope, errorResponse, jsonContent, listEnvelope } from '../../shared/http/openapi-schemas';
+import { paginationQuery } from '../../shared/http/pagination';
+import { platformErrors, tokenSecurity } from './openapi';
+
+const params = z.object({ agentId: z.string().min(1).max(200) });
+const notFound = { 404: jsonContent(errorResponse, 'No such agent in the tenant') };
+const scope = (c: Context<AppEnv>) => c.get('platformToken').scope;
+
+/** The tenant's agents: the very records `/v1/agents` serves to its API keys. */
+export function registerAgentRoutes(app: OpenAPIHono<AppEnv>) {
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/platform/agent',
+      tags: ['Agents'],
+      summary: 'List the tenant’s agents, newest first',
+      security: tokenSecurity,
+      request: { query: paginationQuery },
+      responses: { 200: jsonContent(listEnvelope(agent), 'A page of agents'), ...platformErrors },
+    }),
+    async (c) => {
+      const page = c.req.valid('query');
+      const result = await agents.list(scope(c), page);
+      return okList(c, result.items, { limit: page.limit, nextCursor: result.nextCursor }) as never;
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/platform/agent',
+      tags: ['Agents'],
+      summary: 'Create an agent',
+      security: tokenSecurity,
+      request: { body: { content: { 'application/json': { schema: agentInput } }, required: true } },
+      responses: { 201: jsonContent(envelope(agent), 'The agent'), ...platformErrors },
+    }),
+    async (c) => {
+      const { record } = await createAgent(scope(c), c.req.valid('json'));
+      return ok(c, record, 201) as never;
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/platform/agent/{agentId}',
+      tags: ['Agents'],
+      summary: 'Get an agent',
+      security: tokenSecurity,
+      request: { params },
+      responses: { 200: jsonContent(envelope(agent), 'The agent'), ...notFound, ...platformErrors },
+    }),
+    async (c) => ok(c, await agents.get(scope(c), c.req.valid('param').agentId)) as never,
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'patch',
+      path: '/platform/agent/{agentId}',
+      tags: ['Agents'],
+      summary: 'Update some of an agent’s fields',
+      description:
+        'JSON merge patch: the fields given replace the current ones, `null` resets a field to its default. The result is validated like a create.',
+      security: tokenSecurity,
+      request: {
+        params,
+        body: { content: { 'application/json': { schema: z.record(z.string(), z.unknown()).openapi({ description: 'Any subset of AgentInput' }) } }, required: true },
+      },
+      responses: {
+        200: jsonContent(envelope(agent), 'The updated agent'),
+        409: jsonContent(errorResponse, 'Modified concurrently; retry'),
+        ...notFound,
+        ...platformErrors,
+      },
+    }),
+    async (c) => ok(c, await patchAgent(scope(c), c.req.valid('param').agentId, c.req.valid('json'))) as never,
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'delete',
+      path: '/platform/agent/{agentId}',
+      tags: ['Agents'],
+      summary: 'Delete an agent',
+      security: tokenSecurity,
+      request: { params },
+      responses: { 200: jsonContent(envelope(deletedSchema), 'Deleted'), ...notFound, ...platformErrors },
+    }),
+    async (c) => {
+      const { agentId } = c.req.valid('param');
+      await agents.remove(scope(c), agentId);
+      return ok(c, { id: agentId, deleted: true as const }) as never;
+    },
+  );
+}

@@ -1,0 +1,70 @@
+import { OpenAPIHono } from '@hono/zod-openapi';
+import { bodyGuard } from '../../shared/http/body-guard';
+import type { AppEnv } from '../../shared/http/context';
+import { DEFAULT_MAX_BODY_BYTES } from '../../shared/http/create-group-app';
+import { errorHandler, notFoundResponse } from '../../shared/http/error-handler';
+import { platformAdminAuth, platformTokenAuth } from '../../shared/http/platform-auth';
+import { requestContext } from '../../shared/http/request-context';
+import { toValidationError } from '../../shared/http/validation';
+import { registerAgentRoutes } from './agent-routes';
+import { registerDbOpsRoutes } from './db-ops-routes';
+import { registerMemoryRoutes } from './memory-routes';
+import { registerResourceRoutes } from './resource-routes';
+import { registerTenantRoutes } from './tenant-routes';
+
+const OPEN_PATHS = new Set(['/platform/openapi.json']);
+
+/**
+ * `/platform`: tenant provisioning (admin credential) and the tenant-scoped operations (access
+ * token + scope headers). Same envelope and error body as the public API.
+ */
+export function createPlatformApp() {
+  const app = new OpenAPIHono<AppEnv>({
+    defaultHook: (result) => {
+      if (!result.success) throw toValidationError(result.error);
+    },
+  });
+  app.use('*', requestContext());
+  const admin = platformAdminAuth();
+  const token = platformTokenAuth();
+  app.use('*', async (c, next) => {
+    const path = c.req.path;
+    if (OPEN_PATHS.has(path) || (path === '/platform/tenants' && c.req.method === 'GET')) return next();
+    if (path === '/platform/tenants' || path.startsWith('/platform/tenants/')) return admin(c, next);
+    return token(c, next);
+  });
+  app.use('*', bodyGuard(DEFAULT_MAX_BODY_BYTES));
+  app.onError(errorHandler);
+  app.notFound(notFoundResponse);
+
+  registerTenantRoutes(app);
+  registerDbOpsRoutes(app);
+  registerAgentRoutes(app);
+  registerMemoryRoutes(app);
+  registerResourceRoutes(app);
+
+  app.openAPIRegistry.registerComponent('securitySchemes', 'PlatformToken', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'An access token `cpt_v1.…` issued by POST /platform/tenants',
+  });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'PlatformAdmin', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'PLATFORM_ADMIN_TOKEN',
+  });
+  app.doc31('/platform/openapi.json', {
+    openapi: '3.1.0',
+    info: {
+      title: 'Cairn platform API',
+      version: '1.0.0',
+      description:
+        'Tenant-scoped operations. Every call but /platform/tenants needs `Authorization: Bearer <access token>`; ' +
+        '`X-Tenant-Id` and `X-PG-Schema`, when sent, must match the token (else 403). Responses are `{data, meta}`; ' +
+        'errors are `{error: {code, message, details}, meta}`.',
+    },
+  });
+  return app;
+}
+
+export const app = createPlatformApp();

@@ -1,0 +1,41 @@
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import type { AppEnv } from '../../shared/http/context';
+import { ok } from '../../shared/http/envelope';
+import { envelope, jsonContent } from '../../shared/http/openapi-schemas';
+import { dbOpRequest, describeTables, runDbOperation } from '../../shared/platform/db-ops';
+import { platformErrors, tokenSecurity } from './openapi';
+
+const request = dbOpRequest.openapi('DbOperation', {
+  example: { operation: 'query', table: 'memory_edges', where: { userId: 'u-42', relation: { in: ['prefers', 'likes'] } }, limit: 20 },
+});
+
+export function registerDbOpsRoutes(app: OpenAPIHono<AppEnv>) {
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/platform/db/ops',
+      tags: ['Data'],
+      summary: 'The allowed logical tables: fields, types, key, operations, writable fields',
+      security: tokenSecurity,
+      responses: { 200: jsonContent(envelope(z.record(z.string(), z.unknown())), 'Tables and operators'), ...platformErrors },
+    }),
+    (c) => ok(c, describeTables()) as never,
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/platform/db/ops',
+      tags: ['Data'],
+      summary: 'Run one tenant-scoped operation (get, query, put, update, delete, count)',
+      description:
+        '`where`: `{field: value}` or `{field: {eq|ne|lt|lte|gt|gte|between|begins_with|in|exists: value}}`, all conditions must hold. ' +
+        'Queries read one partition in key order and return `nextCursor` while more remains. Table and field names come from the ' +
+        'allow-list of GET /platform/db/ops only; anything else, and any value outside the token’s tenant or schema, is a 400.',
+      security: tokenSecurity,
+      request: { body: { content: { 'application/json': { schema: request } }, required: true } },
+      responses: { 200: jsonContent(envelope(z.record(z.string(), z.unknown())), 'The result'), ...platformErrors },
+    }),
+    async (c) => ok(c, await runDbOperation(c.get('platformToken').scope, c.req.valid('json'))) as never,
+  );
+}

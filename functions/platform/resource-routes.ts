@@ -1,0 +1,116 @@
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import { knowledgeSources, type KnowledgeSourceRecord } from '../../shared/domain/knowledge-sources';
+import { compileWorkflow } from '../../shared/domain/workflow-compiler';
+import { workflow, workflowInput } from '../../shared/domain/workflow-schema';
+import { assignStepIds, createWorkflow, workflows } from '../../shared/domain/workflows';
+import type { AppEnv } from '../../shared/http/context';
+import { ok, okList } from '../../shared/http/envelope';
+import { envelope, jsonContent, listEnvelope } from '../../shared/http/openapi-schemas';
+import { paginationQuery } from '../../shared/http/pagination';
+import { platformErrors, tokenSecurity } from './openapi';
+
+const scope = (c: Context<AppEnv>) => c.get('platformToken').scope;
+
+const definitionInput = workflowInput
+  .extend({ compileOnly: z.boolean().default(false).openapi({ description: 'Only validate and compile; store nothing' }) })
+  .openapi('WorkflowDefinitionInput');
+
+const compiled = z
+  .object({
+    valid: z.boolean(),
+    errors: z.array(z.object({ path: z.string(), message: z.string() })),
+    steps: z.array(z.record(z.string(), z.unknown())).openapi({ description: 'The normalised steps (ids assigned, config hoisted, defaults applied)' }),
+    plan: z.object({
+      order: z.array(z.string()),
+      steps: z.array(z.record(z.string(), z.unknown())),
+      branches: z.array(z.object({ step: z.string(), category: z.string(), runs: z.array(z.string()) })),
+    }),
+  })
+  .openapi('CompiledWorkflow');
+
+const collection = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    type: z.enum(['postgresql', 'file-collection']),
+    status: z.string(),
+    documents: z.int(),
+    chunks: z.int(),
+    updatedAt: z.string(),
+  })
+  .openapi('KnowledgeCollection');
+
+export const asCollection = (s: KnowledgeSourceRecord) => ({
+  id: s.id,
+  name: s.name,
+  type: s.type,
+  status: s.status,
+  documents: s.stats?.documents ?? 0,
+  chunks: s.stats?.chunks ?? 0,
+  updatedAt: s.updatedAt,
+});
+
+/** Workflow definitions (the same records as /v1/workflows) and knowledge collections. */
+export function registerResourceRoutes(app: OpenAPIHono<AppEnv>) {
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/platform/workflow/definitions',
+      tags: ['Workflows'],
+      summary: 'List the tenant’s workflow definitions, newest first',
+      security: tokenSecurity,
+      request: { query: paginationQuery },
+      responses: { 200: jsonContent(listEnvelope(workflow), 'A page of definitions'), ...platformErrors },
+    }),
+    async (c) => {
+      const page = c.req.valid('query');
+      const result = await workflows.list(scope(c), page);
+      return okList(c, result.items, { limit: page.limit, nextCursor: result.nextCursor }) as never;
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/platform/workflow/definitions',
+      tags: ['Workflows'],
+      summary: 'Compile a definition, and store it unless compileOnly',
+      description:
+        'Answers 200 with the compilation (normalised steps, resolved templates, execution order, branches). A valid definition is ' +
+        'stored (as /v1/workflows stores it) unless compileOnly; an invalid one is reported in compiled.errors and not stored.',
+      security: tokenSecurity,
+      request: { body: { content: { 'application/json': { schema: definitionInput } }, required: true } },
+      responses: {
+        200: jsonContent(envelope(z.object({ compiled, definition: workflow.nullable().optional() })), 'The compilation and the stored definition'),
+        ...platformErrors,
+      },
+    }),
+    async (c) => {
+      const { compileOnly, ...input } = c.req.valid('json');
+      const steps = assignStepIds(input.steps);
+      const result = compileWorkflow(steps);
+      const out = { compiled: { valid: result.valid, errors: result.errors, steps, plan: result.plan } };
+      if (compileOnly) return ok(c, out) as never;
+      const definition = result.valid ? (await createWorkflow(scope(c), input)).record : null;
+      return ok(c, { ...out, definition }) as never;
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/platform/knowledge/collections',
+      tags: ['Knowledge'],
+      summary: 'List the tenant’s knowledge sources as collections, newest first',
+      security: tokenSecurity,
+      request: { query: paginationQuery },
+      responses: { 200: jsonContent(listEnvelope(collection), 'A page of collections'), ...platformErrors },
+    }),
+    async (c) => {
+      const page = c.req.valid('query');
+      const result = await knowledgeSources.list(scope(c), page);
+      return okList(c, result.items.map(asCollection), { limit: page.limit, nextCursor: result.nextCursor }) as never;
+    },
+  );
+}

@@ -1,0 +1,48 @@
+import type { MiddlewareHandler } from 'hono';
+import { AppError } from '../errors';
+import { verifyToken } from '../platform/access-tokens';
+import { platformSecrets, sameSecret } from '../platform/platform-secrets';
+import { isRevoked } from '../store/revoked-tokens';
+import type { AppEnv } from './context';
+
+export const SCOPE_HEADERS = { tenant: 'X-Tenant-Id', schema: 'X-PG-Schema' } as const;
+
+const bearerOf = (header: string | undefined) => /^Bearer\s+(\S+)$/i.exec(header ?? '')?.[1];
+
+/** One answer for every bad token, so a caller learns nothing about why it was refused. */
+const invalidToken = () => new AppError('UNAUTHORIZED', 'Invalid, expired or revoked access token');
+
+/**
+ * Verifies `Authorization: Bearer cpt_v1…` (signature, expiry, revocation), then the scope
+ * headers: a present `X-Tenant-Id` or `X-PG-Schema` that differs from the token is a 403.
+ */
+export function platformTokenAuth(): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const token = bearerOf(c.req.header('authorization'));
+    if (!token) throw new AppError('UNAUTHORIZED', 'Missing Authorization: Bearer <access token>');
+    const { tokenKey } = await platformSecrets();
+    const verified = verifyToken(tokenKey, token);
+    if (!verified || (await isRevoked(verified.tokenId))) throw invalidToken();
+    const tenantHeader = c.req.header(SCOPE_HEADERS.tenant);
+    if (tenantHeader !== undefined && tenantHeader !== verified.tenantId) {
+      throw new AppError('FORBIDDEN', `${SCOPE_HEADERS.tenant} does not match the access token's tenant`, { field: SCOPE_HEADERS.tenant });
+    }
+    const schemaHeader = c.req.header(SCOPE_HEADERS.schema);
+    if (schemaHeader !== undefined && schemaHeader !== verified.schema) {
+      throw new AppError('FORBIDDEN', `${SCOPE_HEADERS.schema} does not match the access token's schema`, { field: SCOPE_HEADERS.schema });
+    }
+    c.set('platformToken', verified);
+    await next();
+  };
+}
+
+/** `POST /platform/tenants`: only the platform admin credential. */
+export function platformAdminAuth(): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const presented = bearerOf(c.req.header('authorization'));
+    if (!presented) throw new AppError('UNAUTHORIZED', 'Missing Authorization: Bearer <platform admin token>');
+    const { adminToken } = await platformSecrets();
+    if (!sameSecret(presented, adminToken)) throw new AppError('UNAUTHORIZED', 'Invalid platform admin token');
+    await next();
+  };
+}

@@ -1,0 +1,123 @@
+import { createHash } from 'node:crypto';
+import { newId } from '../ids';
+import type { TenantScope } from '../tenancy';
+import { extractMemory, FUNCTIONAL_RELATIONS, headNoun, normaliseLabel, OPPOSITE_RELATIONS, type Extraction } from './extract';
+import { invalidateEdge, loadMemory, memoryOwner, putMemoryItems, upsertNode, type MemoryEdge, type MemoryEpisode } from './graph-store';
+
+const CROCKFORD = '0123456789abcdefghjkmnpqrstvwxyz';
+
+/** The same entity mentioned again is the same node: its id derives from agent, owner and label. */
+export function nodeIdOf(agentId: string, userKey: string, norm: string): string {
+  const digest = createHash('sha256').update(`${agentId}\u0000${userKey}\u0000${norm}`).digest();
+  let body = '';
+  for (let i = 0; i < 26; i++) body += CROCKFORD[digest[i]! % 32];
+  return `mnd_${body}`;
+}
+
+const USER_NORM = '\u0000user';
+
+/** Relations stated with a verb ("I prefer …"); any other relation is an attribute ("my email is …"). */
+const VERB_RELATIONS = new Set(['prefers', 'likes', 'dislikes', 'uses', 'wants', 'has', 'ordered', 'drives', 'eats', 'lives_in', 'works_at', 'works_as', 'allergic_to']);
+/** Verb relations a person holds many of at once ("I have a dog", "I have a car"). */
+const ACCUMULATING = new Set(['has', 'ordered', 'allergic_to']);
+
+function factText(relation: string, object: string): string {
+  if (relation === 'name') return `user's name is ${object}`;
+  if (relation === 'age') return `user is ${object} years old`;
+  if (relation === 'is_a') return `user is a ${object}`;
+  if (relation === 'from') return `user is from ${object}`;
+  if (VERB_RELATIONS.has(relation)) return `user ${relation.replace(/_/g, ' ')} ${object}`;
+  return `user's ${relation.replace(/_/g, ' ')} is ${object}`;
+}
+
+/**
+ * Whether a new fact and a current one cannot both hold: a different value of a one-valued
+ * relation (name, city, employer, any "my X is Y"); a preference for another thing of the same
+ * kind ("express shipping" vs "standard shipping" share the head noun); liking what one dislikes.
+ */
+function contradicts(current: MemoryEdge, relation: string, toId: string, toLabel: string): boolean {
+  if (current.relation !== relation) return OPPOSITE_RELATIONS[relation] === current.relation && current.to === toId;
+  if (current.to === toId || ACCUMULATING.has(relation)) return false;
+  if (FUNCTIONAL_RELATIONS.has(relation) || !VERB_RELATIONS.has(relation)) return true;
+  return headNoun(current.toLabel) === headNoun(toLabel);
+}
+
+export interface Turn {
+  agentId: string;
+  userId?: string;
+  sessionId: string;
+  text: string;
+  reply: string;
+  at: Date;
+}
+
+/**
+ * Records one converse turn: the episode, the entities it mentions (as nodes) and the facts it
+ * states (as edges from the user node). A fact that contradicts a current one invalidates it
+ * (invalidAt = when the new one became valid, expiredAt = now) instead of deleting it; a fact
+ * stated again only counts another mention.
+ */
+export async function recordEpisode(scope: TenantScope, turn: Turn, extraction: Extraction = extractMemory(turn.text)) {
+  const owner = memoryOwner(turn);
+  const at = turn.at.toISOString();
+  const episodeId = newId('episode', turn.at.getTime());
+  const base = { agentId: turn.agentId, userId: owner.userId, sessionId: owner.sessionId };
+
+  const userNode = { ...base, kind: 'node' as const, id: nodeIdOf(turn.agentId, owner.userKey, USER_NORM), type: 'user', label: turn.userId ?? 'user', norm: USER_NORM, createdAt: at };
+  const entityNodes = extraction.entities.map((e) => {
+    const norm = normaliseLabel(e.label);
+    return { ...base, kind: 'node' as const, id: nodeIdOf(turn.agentId, owner.userKey, norm), type: e.type, label: e.label, norm, createdAt: at };
+  });
+  const nodes = [userNode, ...entityNodes];
+  const current = ((await loadMemory(scope, owner.userKey, turn.agentId, 'edge')) as MemoryEdge[]).filter((e) => e.expiredAt === null);
+
+  const newEdges: MemoryEdge[] = [];
+  const invalidations: Array<{ edge: MemoryEdge; by: string | null }> = [];
+  for (const fact of extraction.facts) {
+    const toId = nodeIdOf(turn.agentId, owner.userKey, normaliseLabel(fact.object.label));
+    if (fact.negated) {
+      for (const edge of current) if (edge.from === userNode.id && edge.relation === fact.relation && edge.to === toId) invalidations.push({ edge, by: null });
+      continue;
+    }
+    if (current.some((e) => e.from === userNode.id && e.relation === fact.relation && e.to === toId)) continue;
+    if (newEdges.some((e) => e.relation === fact.relation && e.to === toId)) continue;
+    const edge: MemoryEdge = {
+      ...base,
+      kind: 'edge',
+      id: newId('memoryEdge', turn.at.getTime()),
+      from: userNode.id,
+      to: toId,
+      toLabel: fact.object.label,
+      relation: fact.relation,
+      fact: factText(fact.relation, fact.object.label),
+      validAt: at,
+      invalidAt: null,
+      createdAt: at,
+      expiredAt: null,
+      episodeId,
+      invalidatedBy: null,
+    };
+    for (const old of current) if (old.from === userNode.id && contradicts(old, fact.relation, toId, fact.object.label)) invalidations.push({ edge: old, by: edge.id });
+    newEdges.push(edge);
+  }
+
+  const episode: MemoryEpisode = {
+    kind: 'episode',
+    id: episodeId,
+    agentId: turn.agentId,
+    userId: owner.userId,
+    sessionId: turn.sessionId,
+    text: turn.text,
+    reply: turn.reply.slice(0, 2000),
+    at,
+    entityIds: entityNodes.map((n) => n.id),
+    factIds: newEdges.map((e) => e.id),
+  };
+  const now = new Date().toISOString();
+  await Promise.all([
+    ...nodes.map((n) => upsertNode(scope, owner.userKey, n)),
+    ...invalidations.map(({ edge, by }) => invalidateEdge(scope, owner.userKey, edge, { invalidAt: at, expiredAt: now, by })),
+    putMemoryItems(scope, owner.userKey, [...newEdges, episode], [turn.agentId]),
+  ]);
+  return { episode, nodes: nodes.length, facts: newEdges.length, invalidated: invalidations.length };
+}

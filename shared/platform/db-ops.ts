@@ -1,0 +1,272 @@
+import { createHash } from 'node:crypto';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { z } from 'zod';
+import { ValidationError } from '../errors';
+import { documentClient, tableName } from '../store/client';
+import type { TenantScope } from '../tenancy';
+import { equalityOf, matches, MAX_CONDITIONS, MAX_IN_VALUES, OPERATORS, parseWhere, type Condition, type FieldInfo } from './conditions';
+import { OPERATIONS, TABLES, type FieldDef, type Lookup, type Row, type TableDef } from './logical-tables';
+
+/** Rows one query examines at most (a count: COUNT_SCAN); past it the answer carries a cursor. */
+const QUERY_SCAN = 1000;
+const COUNT_SCAN = 10_000;
+
+/** Fields every table has: always the token's own tenant and schema. */
+const SCOPE_FIELDS: Record<string, FieldDef> = {
+  tenantId: { type: 'string', description: 'Always the token’s tenant' },
+  schema: { type: 'string', description: 'Always the token’s schema' },
+};
+
+export const dbOpRequest = z.strictObject({
+  operation: z.enum(OPERATIONS),
+  table: z.string().min(1).max(128),
+  key: z.record(z.string(), z.unknown()).optional(),
+  item: z.record(z.string(), z.unknown()).optional(),
+  where: z.record(z.string(), z.unknown()).optional(),
+  select: z.array(z.string().min(1).max(128)).min(1).max(50).optional(),
+  limit: z.int().min(1).max(100).default(20),
+  cursor: z.string().min(1).max(2048).optional(),
+});
+export type DbOpRequest = z.infer<typeof dbOpRequest>;
+
+const TABLE_NAME = /^(?:([A-Za-z0-9_]{1,70})\.)?([a-z_]{1,64})$/;
+
+/** `agents` or `<schema>.agents`; a schema other than the token's is a scope error. */
+function resolveTable(scope: TenantScope, name: string): TableDef {
+  const m = TABLE_NAME.exec(name);
+  if (!m) throw new ValidationError('table', 'is not an allowed table name');
+  if (m[1] !== undefined && m[1] !== scope.schema) {
+    throw new ValidationError('table', `names schema ${m[1]}, outside the access token's schema`, { scope: 'schema' });
+  }
+  const table = TABLES.get(m[2]!);
+  if (!table) throw new ValidationError('table', `is not an allowed table (${[...TABLES.keys()].join(', ')})`);
+  return table;
+}
+
+function fieldOf(table: TableDef, name: string): FieldInfo | undefined {
+  if (Object.hasOwn(table.fields, name)) return table.fields[name];
+  if (Object.hasOwn(SCOPE_FIELDS, name)) return SCOPE_FIELDS[name];
+  return table.dynamicField?.(name);
+}
+
+/** A tenantId or schema value anywhere in a request must be the token's own. */
+function checkScopeValue(scope: TenantScope, path: string, field: string, value: unknown): void {
+  const own = field === 'tenantId' ? scope.tenantId : scope.schema;
+  const values = Array.isArray(value) ? value : [value];
+  if (values.some((v) => v !== own)) throw new ValidationError(path, `reaches outside the access token's ${field === 'tenantId' ? 'tenant' : 'schema'}`, { scope: field });
+}
+
+function checkPattern(table: TableDef, path: string, field: string, value: unknown): void {
+  const def = Object.hasOwn(table.fields, field) ? table.fields[field] : undefined;
+  if (!def?.pattern || value === null) return;
+  if (typeof value !== 'string' || !def.pattern.test(value)) throw new ValidationError(path, 'has an invalid format for this field', { scope: 'key' });
+}
+
+/** Memory rows of an anonymous session are keyed by sessionId instead of userId. */
+const ALTERNATIVE_KEY: Record<string, string> = { userId: 'sessionId' };
+
+function parseKey(scope: TenantScope, table: TableDef, key: Record<string, unknown> | undefined): Lookup {
+  if (!key) throw new ValidationError('key', `is required (${table.key.join(', ')})`);
+  const values: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(key)) {
+    if (Object.hasOwn(SCOPE_FIELDS, field)) {
+      checkScopeValue(scope, `key.${field}`, field, value);
+      continue;
+    }
+    const alternativeOf = Object.entries(ALTERNATIVE_KEY).find(([, alt]) => alt === field)?.[0];
+    if (!table.key.includes(field) && !(alternativeOf && table.key.includes(alternativeOf))) {
+      throw new ValidationError(`key.${field.slice(0, 100)}`, `is not part of this table's key (${table.key.join(', ')})`);
+    }
+    checkPattern(table, `key.${field}`, field, value);
+    values[field] = value;
+  }
+  for (const field of table.key) {
+    const alt = ALTERNATIVE_KEY[field];
+    if (typeof values[field] !== 'string' && !(alt && typeof values[alt] === 'string')) {
+      throw new ValidationError(`key.${field}`, 'is required');
+    }
+  }
+  return (field) => values[field];
+}
+
+function checkItem(scope: TenantScope, table: TableDef, item: Record<string, unknown> | undefined, allowKeyFields: boolean): Row {
+  if (!item) throw new ValidationError('item', 'is required');
+  const out: Row = {};
+  for (const [field, value] of Object.entries(item)) {
+    if (Object.hasOwn(SCOPE_FIELDS, field)) {
+      checkScopeValue(scope, `item.${field}`, field, value);
+      continue;
+    }
+    if (!Object.hasOwn(table.fields, field)) throw new ValidationError(`item.${field.slice(0, 100)}`, 'is not a field of this table');
+    const def = table.fields[field]!;
+    const isKey = table.key.includes(field);
+    if (!def.writable && !(allowKeyFields && isKey)) throw new ValidationError(`item.${field}`, 'is read-only');
+    if (isKey) checkPattern(table, `item.${field}`, field, value);
+    out[field] = value;
+  }
+  return out;
+}
+
+function cursorFor(table: string, partition: string, sk: string): string {
+  return Buffer.from(JSON.stringify({ t: table, p: partition, s: sk })).toString('base64url');
+}
+
+/** A cursor continues the same read only: another table's or partition's cursor is refused. */
+function afterCursor(cursor: string | undefined, table: string, partition: string): string | undefined {
+  if (!cursor) return undefined;
+  try {
+    const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { t?: unknown; p?: unknown; s?: unknown };
+    if (parsed.t === table && parsed.p === partition && typeof parsed.s === 'string') return parsed.s;
+  } catch {
+    // falls through to the 400
+  }
+  throw new ValidationError('cursor', 'is not a cursor of this table and partition');
+}
+
+const withScope = (scope: TenantScope, row: Row): Row => ({ ...row, tenantId: scope.tenantId, schema: scope.schema });
+
+function project(row: Row, select: string[] | undefined): Row {
+  if (!select) return row;
+  const out: Row = {};
+  for (const field of select) {
+    if (field.includes('.')) {
+      const [head, tail] = field.split('.', 2) as [string, string];
+      const inner = row[head];
+      if (inner && typeof inner === 'object' && Object.hasOwn(inner, tail)) out[field] = (inner as Row)[tail];
+    } else if (Object.hasOwn(row, field)) out[field] = row[field];
+  }
+  return out;
+}
+
+/** Reads matching rows of one partition in key order, from the cursor on, examining at most `maxScan`. */
+async function scanPartition(
+  scope: TenantScope,
+  tableLabel: string,
+  table: TableDef,
+  conditions: Condition[],
+  options: { limit: number; maxScan: number; cursor?: string },
+  onMatch: (row: Row) => void,
+) {
+  const eq: Lookup = (field) => equalityOf(conditions, field);
+  const { pk, skPrefix } = table.locate(scope, eq);
+  const partition = createHash('sha256').update(`${pk}\u0000${skPrefix ?? ''}`).digest('base64url').slice(0, 16);
+  let after = afterCursor(options.cursor, tableLabel, partition);
+  let matched = 0;
+  let scanned = 0;
+  let exhausted = false;
+  while (matched < options.limit && scanned < options.maxScan) {
+    const out = await documentClient().send(
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: skPrefix ? 'pk = :pk AND begins_with(sk, :prefix)' : 'pk = :pk',
+        ExpressionAttributeValues: skPrefix ? { ':pk': pk, ':prefix': skPrefix } : { ':pk': pk },
+        ExclusiveStartKey: after === undefined ? undefined : { pk, sk: after },
+        Limit: Math.min(options.maxScan - scanned, Math.max(25, Math.min(500, (options.limit - matched) * 4))),
+      }),
+    );
+    const items = out.Items ?? [];
+    let stoppedEarly = false;
+    for (const [i, item] of items.entries()) {
+      scanned++;
+      after = String(item.sk);
+      const row = table.toRow(item);
+      if (row && matches(withScope(scope, row), conditions)) {
+        onMatch(withScope(scope, row));
+        if (++matched >= options.limit) {
+          stoppedEarly = i < items.length - 1;
+          break;
+        }
+      }
+    }
+    if (!out.LastEvaluatedKey && !stoppedEarly) {
+      exhausted = true;
+      break;
+    }
+  }
+  return { scanned, nextCursor: exhausted || after === undefined ? null : cursorFor(tableLabel, partition, after) };
+}
+
+/** Runs one db/ops request inside the token's scope. Every name comes from the allow-list. */
+export async function runDbOperation(scope: TenantScope, req: DbOpRequest) {
+  const table = resolveTable(scope, req.table);
+  const label = TABLE_NAME.exec(req.table)![2]!;
+  if (!table.operations.includes(req.operation)) {
+    throw new ValidationError('operation', `is not allowed on ${label} (${table.operations.join(', ')})`);
+  }
+  for (const [i, field] of (req.select ?? []).entries()) {
+    if (!fieldOf(table, field)) throw new ValidationError(`select[${i}]`, `${field.slice(0, 100)} is not a field of this table`);
+  }
+  const conditions = parseWhere(req.where, (name) => fieldOf(table, name));
+  for (const c of conditions) {
+    if (Object.hasOwn(SCOPE_FIELDS, c.field)) {
+      if (c.op !== 'eq' && c.op !== 'in' && c.op !== 'exists') throw new ValidationError(`where.${c.field}`, 'may only be compared for equality with the token’s own value');
+      if (c.op !== 'exists') checkScopeValue(scope, `where.${c.field}`, c.field, c.value);
+    } else if (c.op === 'eq') checkPattern(table, `where.${c.field}`, c.field, c.value);
+  }
+  const base = { operation: req.operation, table: label };
+
+  switch (req.operation) {
+    case 'get': {
+      const key = parseKey(scope, table, req.key);
+      const { pk } = table.locate(scope, key);
+      const out = await documentClient().send(new GetCommand({ TableName: tableName(), Key: { pk, sk: table.sortKey(key) } }));
+      const row = out.Item ? table.toRow(out.Item) : undefined;
+      return { ...base, item: row ? project(withScope(scope, row), req.select) : null };
+    }
+    case 'query': {
+      const items: Row[] = [];
+      const page = await scanPartition(scope, label, table, conditions, { limit: req.limit, maxScan: QUERY_SCAN, cursor: req.cursor }, (row) => items.push(project(row, req.select)));
+      return { ...base, items, nextCursor: page.nextCursor, hasMore: page.nextCursor !== null, scanned: page.scanned };
+    }
+    case 'count': {
+      let count = 0;
+      const page = await scanPartition(scope, label, table, conditions, { limit: Number.MAX_SAFE_INTEGER, maxScan: COUNT_SCAN, cursor: req.cursor }, () => count++);
+      return { ...base, count, complete: page.nextCursor === null, nextCursor: page.nextCursor, scanned: page.scanned };
+    }
+    case 'put': {
+      const item = checkItem(scope, table, req.item, true);
+      return { ...base, item: withScope(scope, (await table.put!(scope, item)) as Row) };
+    }
+    case 'update': {
+      const key = parseKey(scope, table, req.key);
+      const changes = checkItem(scope, table, req.item, false);
+      if (Object.keys(changes).length === 0) throw new ValidationError('item', 'must change at least one writable field');
+      const row = await table.update!(scope, key, changes);
+      return { ...base, item: row ? withScope(scope, row as Row) : null, updated: row !== undefined };
+    }
+    case 'delete': {
+      if (req.key) return { ...base, deleted: await table.remove!(scope, parseKey(scope, table, req.key)) };
+      const bulk = table.removeWhere;
+      if (!bulk || conditions.length === 0) throw new ValidationError('key', `is required (${table.key.join(', ')})`);
+      const own = conditions.filter((c) => !Object.hasOwn(SCOPE_FIELDS, c.field));
+      const bad = own.find((c) => c.op !== 'eq' || !bulk.fields.includes(c.field));
+      if (bad) throw new ValidationError(`where.${bad.field}`, `bulk delete takes only equality on ${bulk.fields.join(', ')}`);
+      return { ...base, deleted: await bulk.run(scope, (field) => equalityOf(own, field)) };
+    }
+  }
+}
+
+/** `GET /platform/db/ops`: what can be asked, table by table. */
+export function describeTables() {
+  return {
+    operations: OPERATIONS,
+    operators: OPERATORS,
+    limits: { conditions: MAX_CONDITIONS, inValues: MAX_IN_VALUES, pageSize: 100, rowsExaminedPerQuery: QUERY_SCAN, rowsExaminedPerCount: COUNT_SCAN },
+    tables: [...TABLES].map(([name, t]) => ({
+      name,
+      description: t.description,
+      key: t.key,
+      partition: t.partition,
+      operations: t.operations,
+      writable: Object.entries(t.fields).filter(([, f]) => f.writable).map(([n]) => n),
+      fields: Object.entries({ ...t.fields, ...SCOPE_FIELDS }).map(([n, f]) => ({
+        name: n,
+        type: f.type,
+        nullable: f.nullable ?? false,
+        writable: f.writable ?? false,
+        description: f.description,
+      })),
+      ...(t.dynamicField ? { dynamicFields: 'data.<name> (letters, digits, _) in conditions and select' } : {}),
+    })),
+  };
+}

@@ -1,0 +1,75 @@
+import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
+import { config, type Plan } from '../config';
+import { AppError, ConflictError } from '../errors';
+import { registerGatewayKey, removeGatewayKey } from '../gateway-keys';
+import { newId } from '../ids';
+import { log, errorFields } from '../log';
+import { createApiKey, deleteTenantRecord, generateApiKey, putTenant, type TenantRecord } from '../store/api-keys';
+import { scopeOf, type TenantScope } from '../tenancy';
+import { issueToken, type TokenClaims } from './access-tokens';
+import { platformSecrets } from './platform-secrets';
+
+export interface IssuedToken {
+  accessToken: string;
+  claims: TokenClaims;
+}
+
+/** A signed token for the tenant, valid PLATFORM_TOKEN_TTL_SECONDS (or `ttlSeconds`) from now. */
+export async function issueAccessToken(scope: TenantScope, ttlSeconds = config.platformTokenTtlSeconds): Promise<IssuedToken> {
+  const { tokenKey } = await platformSecrets();
+  const issuedAt = Math.floor(Date.now() / 1000);
+  const claims: TokenClaims = {
+    tenantId: scope.tenantId,
+    schema: scope.schema,
+    tokenId: newId('token'),
+    issuedAt,
+    ...(ttlSeconds > 0 ? { expiresAt: issuedAt + ttlSeconds } : {}),
+  };
+  return { accessToken: issueToken(tokenKey, claims), claims };
+}
+
+let gatewayClient: APIGatewayClient | undefined;
+function gateway(): APIGatewayClient {
+  gatewayClient ??= new APIGatewayClient({ region: config.region, ...(config.apiGatewayEndpoint ? { endpoint: config.apiGatewayEndpoint } : {}) });
+  return gatewayClient;
+}
+
+/**
+ * Creates the tenant record, its public API key on the plan (in AWS also an API Gateway key in
+ * the plan's usage plan) and a first access token. A duplicate tenant id is a 409; a failure
+ * after the record was written removes it again, so the same request can simply be retried.
+ */
+export async function provisionTenant(input: { name: string; tenantId?: string; plan: Plan }) {
+  const scope = scopeOf(input.tenantId ?? newId('tenant'));
+  if (!(await putTenant(scope, { name: input.name, plan: input.plan }))) {
+    throw new ConflictError(`tenant ${scope.tenantId} already exists`, { field: 'tenantId', tenantId: scope.tenantId });
+  }
+  let gatewayKeyId: string | undefined;
+  try {
+    const apiKey = generateApiKey();
+    const usagePlanId = config.usagePlanIds?.[input.plan];
+    if (usagePlanId) {
+      try {
+        gatewayKeyId = await registerGatewayKey(gateway(), { value: apiKey, name: `${scope.tenantId}-${input.plan}`, usagePlanId });
+      } catch (error) {
+        throw new AppError('UPSTREAM_ERROR', 'API Gateway did not register the tenant’s API key; retry', { provider: 'apigateway' }, { cause: error });
+      }
+    }
+    await createApiKey(scope, { plan: input.plan, name: 'provisioned', apiKey, gatewayKeyId });
+    const { accessToken, claims } = await issueAccessToken(scope);
+    const tenant: TenantRecord = { tenantId: scope.tenantId, schema: scope.schema, name: input.name, plan: input.plan, createdAt: new Date(claims.issuedAt * 1000).toISOString() };
+    log.info('tenant provisioned', { tenantId: scope.tenantId, plan: input.plan, gatewayKeyId });
+    return {
+      tenant: { id: tenant.tenantId, name: tenant.name, schema: tenant.schema, plan: tenant.plan, createdAt: tenant.createdAt },
+      accessToken,
+      tokenId: claims.tokenId,
+      expiresAt: claims.expiresAt ? new Date(claims.expiresAt * 1000).toISOString() : null,
+      apiKey,
+    };
+  } catch (error) {
+    log.warn('tenant provisioning undone', { tenantId: scope.tenantId, ...errorFields(error) });
+    if (gatewayKeyId) await removeGatewayKey(gateway(), gatewayKeyId).catch(() => undefined);
+    await deleteTenantRecord(scope);
+    throw error;
+  }
+}
