@@ -60,7 +60,12 @@ const COLLECTION = /^[A-Za-z0-9_-]{1,64}$/;
 const RECORD_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 const DATA_FIELD = /^data\.[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 
-const text = (v: Lookup, field: string) => String(v(field));
+/** A value that selects the partition: a query must pin it with an equality. */
+function text(v: Lookup, field: string): string {
+  const value = v(field);
+  if (typeof value !== 'string') throw new ValidationError(`where.${field}`, 'is required as an equality: it selects the partition this table is read from');
+  return value;
+}
 const stripKeys = ({ pk: _pk, sk: _sk, expiresAt: _e, ...rest }: Record<string, unknown>) => rest;
 
 /** Turns a domain zod failure into a 400 naming `item.<field>`. */
