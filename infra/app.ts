@@ -14,6 +14,8 @@ export function buildApp(app = new App()) {
     workflowSteps: data.workflowSteps,
     secretsKey: data.secretsKey,
     providerKeys: data.providerKeys,
+    platformAdminToken: data.platformAdminToken,
+    platformTokenKey: data.platformTokenKey,
   });
   acknowledgeReviewedFindings(api);
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));

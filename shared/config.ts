@@ -20,23 +20,13 @@ const schema = z.object({
   PLATFORM_ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   /** HMAC key that signs platform access tokens (local mode generates and keeps one). */
   PLATFORM_TOKEN_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
-  /** AWS: Secrets Manager secret holding {"adminToken": …, "tokenKey": …} for the platform API. */
-  PLATFORM_SECRETS_ARN: z.string().min(1).optional(),
+  /** AWS: the Secrets Manager secrets holding the admin token and the token-signing key. */
+  PLATFORM_ADMIN_TOKEN_SECRET_ARN: z.string().min(1).optional(),
+  PLATFORM_TOKEN_KEY_SECRET_ARN: z.string().min(1).optional(),
   /** Lifetime of issued platform access tokens; 0 issues tokens that only revocation ends. */
   PLATFORM_TOKEN_TTL_SECONDS: z.coerce.number().int().min(0).max(366 * 86400).default(30 * 86400),
-  /** AWS: usage plan of each plan, so provisioned tenants' keys pass API Gateway ({"free": "id", …}). */
-  USAGE_PLAN_IDS: z
-    .string()
-    .optional()
-    .transform((s, ctx) => {
-      if (!s) return undefined;
-      try {
-        return z.record(z.enum(plans), z.string().min(1)).parse(JSON.parse(s));
-      } catch {
-        ctx.addIssue({ code: 'custom', message: 'must be JSON like {"free": "<usage plan id>", …}' });
-        return z.NEVER;
-      }
-    }),
+  /** AWS: usage plans are named <prefix><plan>; provisioned tenants' keys join theirs so API Gateway accepts them. */
+  USAGE_PLAN_NAME_PREFIX: z.string().min(1).max(100).optional(),
   /** An API Gateway control-plane-compatible endpoint (tests). */
   API_GATEWAY_ENDPOINT: z.url().optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
@@ -92,9 +82,10 @@ function load() {
     devApiKeyPlan: env.DEV_API_KEY_PLAN,
     platformAdminToken: env.PLATFORM_ADMIN_TOKEN,
     platformTokenKey: env.PLATFORM_TOKEN_KEY,
-    platformSecretsArn: env.PLATFORM_SECRETS_ARN,
+    platformAdminTokenSecretArn: env.PLATFORM_ADMIN_TOKEN_SECRET_ARN,
+    platformTokenKeySecretArn: env.PLATFORM_TOKEN_KEY_SECRET_ARN,
     platformTokenTtlSeconds: env.PLATFORM_TOKEN_TTL_SECONDS,
-    usagePlanIds: env.USAGE_PLAN_IDS,
+    usagePlanNamePrefix: env.USAGE_PLAN_NAME_PREFIX,
     apiGatewayEndpoint: env.API_GATEWAY_ENDPOINT,
     logLevel: env.LOG_LEVEL,
     apiKeyCacheSeconds: env.API_KEY_CACHE_SECONDS,

@@ -1,7 +1,13 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLocalApp } from '../local/local-app';
 import { registerGatewayKey, removeGatewayKey } from '../shared/gateway-keys';
+import { useGateway } from '../shared/platform/tenants';
+import { getTenant, listApiKeys } from '../shared/store/api-keys';
+import { scopeOf } from '../shared/tenancy';
+import { call } from './helpers/http';
+import { platformTestSecrets } from './helpers/platform';
 
 /**
  * A stand-in for the API Gateway control-plane endpoint (the one thing that cannot run here),
@@ -36,6 +42,9 @@ describe('API Gateway key registration', () => {
         res.writeHead(status, { 'content-type': 'application/json', ...headers });
         res.end(JSON.stringify(payload));
       };
+      if (req.method === 'GET' && req.url?.startsWith('/usageplans')) {
+        return json(200, { item: ['free', 'pro', 'enterprise', 'unlimited'].map((plan) => ({ id: `up-${plan}`, name: `CairnApi-${plan}` })).concat([{ id: 'up-other', name: 'Other-pro' }]) });
+      }
       if (req.method === 'POST' && req.url === '/apikeys') {
         return json(201, { id: 'k7x9q2w1z0', name: parsed.name, enabled: true, value: parsed.value, createdDate: 1795255200, stageKeys: [] });
       }
@@ -89,5 +98,33 @@ describe('API Gateway key registration', () => {
 
   it('treats deleting a key that is already gone as done', async () => {
     await expect(removeGatewayKey(client, 'gone')).resolves.toBeUndefined();
+  });
+
+  it('registers a provisioned tenant’s key in its plan’s usage plan, and undoes everything when that fails', async () => {
+    const secrets = platformTestSecrets();
+    useGateway({ client, usagePlanNamePrefix: 'CairnApi-' });
+    const app = createLocalApp();
+    const admin = { authorization: `Bearer ${secrets.adminToken}` };
+    seen.length = 0;
+    const tenantId = `gw${Date.now()}`;
+    const res = await call(app, 'POST', '/platform/tenants', { headers: admin, body: { name: 'Gateway', tenantId, plan: 'pro' } });
+    expect(res.status).toBe(201);
+    expect(seen.map((s) => `${s.method} ${s.url?.split('?')[0]}`)).toEqual(['GET /usageplans', 'POST /apikeys', 'POST /usageplans/up-pro/keys']);
+    expect(seen[1]!.body).toMatchObject({ name: `${tenantId}-pro`, value: res.body.data.apiKey, enabled: true });
+    const [key] = await listApiKeys(scopeOf(tenantId));
+    expect(key).toMatchObject({ plan: 'pro', gatewayKeyId: 'k7x9q2w1z0' });
+
+    seen.length = 0;
+    failUsagePlan = true;
+    const failed = await call(app, 'POST', '/platform/tenants', { headers: admin, body: { name: 'Gateway', tenantId: `${tenantId}b`, plan: 'free' } });
+    failUsagePlan = false;
+    expect(failed.status).toBe(502);
+    expect(failed.body.error).toMatchObject({ code: 'UPSTREAM_ERROR', details: { provider: 'apigateway' } });
+    // The plan ids were read once; the created key was deleted again; the tenant was not kept.
+    expect(seen.map((s) => `${s.method} ${s.url}`)).toEqual(['POST /apikeys', 'POST /usageplans/up-free/keys', 'DELETE /apikeys/k7x9q2w1z0']);
+    expect(await getTenant(scopeOf(`${tenantId}b`))).toBeUndefined();
+    const retried = await call(app, 'POST', '/platform/tenants', { headers: admin, body: { name: 'Gateway', tenantId: `${tenantId}b`, plan: 'free' } });
+    expect(retried.status).toBe(201);
+    useGateway(undefined);
   });
 });

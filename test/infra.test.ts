@@ -54,7 +54,7 @@ describe('CDK app', () => {
 
   it('runs one ARM64 Node 22 function per route group, ESM-bundled, with the table name', () => {
     const functions = api.findResources('AWS::Lambda::Function');
-    expect(Object.keys(functions)).toHaveLength(6); // four route groups and two workers
+    expect(Object.keys(functions)).toHaveLength(7); // five route groups and two workers
     for (const fn of Object.values(functions)) {
       expect(fn.Properties.Runtime).toBe('nodejs22.x');
       expect(fn.Properties.Architectures).toEqual(['arm64']);
@@ -62,14 +62,14 @@ describe('CDK app', () => {
       expect(fn.Properties.Environment.Variables.NODE_OPTIONS).toBe('--enable-source-maps');
     }
     const withTable = Object.values(functions).filter((f) => f.Properties.Environment.Variables.TABLE_NAME);
-    expect(withTable).toHaveLength(5); // the docs function has no data access
+    expect(withTable).toHaveLength(6); // the docs function has no data access
   });
 
   it('grants table data access on the table only, never dynamodb:* or DeleteTable', () => {
     const policies = Object.values(api.findResources('AWS::IAM::Policy'));
     const statements = policies.flatMap((p) => p.Properties.PolicyDocument.Statement as Array<{ Action: string | string[]; Resource: unknown }>);
     const dynamo = statements.filter((s) => [s.Action].flat().some((a) => a.startsWith('dynamodb:')));
-    expect(dynamo.filter((s) => [s.Action].flat().includes('dynamodb:PutItem'))).toHaveLength(5);
+    expect(dynamo.filter((s) => [s.Action].flat().includes('dynamodb:PutItem'))).toHaveLength(6);
     for (const s of dynamo) {
       const actions = [s.Action].flat();
       expect(actions).not.toContain('dynamodb:*');
@@ -100,8 +100,22 @@ describe('CDK app', () => {
     }
     expect(byPath.filter((m) => m.keyRequired === true)).toHaveLength(6);
     expect(byPath).toContainEqual({ path: '/v1/chat/completions', keyRequired: false });
+    // The platform API authenticates access tokens in the app: no API key.
+    expect(byPath).toEqual(expect.arrayContaining([
+      { path: '/platform', keyRequired: false },
+      { path: '/platform/{proxy+}', keyRequired: false },
+    ]));
     api.hasResourceProperties('AWS::ApiGateway::RestApi', { ApiKeySourceType: 'HEADER' });
     api.hasResourceProperties('AWS::ApiGateway::Stage', { AccessLogSetting: Match.objectLike({ DestinationArn: Match.anyValue() }) });
+  });
+
+  it('gives the platform function its two secrets and only the API Gateway calls provisioning makes', () => {
+    const fn = Object.values(api.findResources('AWS::Lambda::Function')).find((f) => f.Properties.Environment?.Variables?.PLATFORM_ADMIN_TOKEN_SECRET_ARN);
+    expect(fn?.Properties.Environment.Variables).toMatchObject({ USAGE_PLAN_NAME_PREFIX: 'CairnApi-', PLATFORM_TOKEN_KEY_SECRET_ARN: expect.anything() });
+    const statements = Object.values(api.findResources('AWS::IAM::Policy')).flatMap((p) => p.Properties.PolicyDocument.Statement as Array<{ Action: string | string[] }>);
+    const gatewayActions = statements.flatMap((s) => [s.Action].flat()).filter((a) => a.startsWith('apigateway:'));
+    expect(gatewayActions.sort()).toEqual(['apigateway:DELETE', 'apigateway:GET', 'apigateway:POST']);
+    data.resourceCountIs('AWS::SecretsManager::Secret', 3);
   });
 
   it('streams the agents group (converse, chat completions) with response streaming', () => {
@@ -125,13 +139,13 @@ describe('CDK app', () => {
 
   it('has a usage plan per plan, scaled like the app limits', () => {
     const plans = Object.values(api.findResources('AWS::ApiGateway::UsagePlan')).map((p) => p.Properties);
-    expect(plans.map((p) => p.UsagePlanName).sort()).toEqual(['cairn-enterprise', 'cairn-free', 'cairn-pro', 'cairn-unlimited']);
-    const free = plans.find((p) => p.UsagePlanName === 'cairn-free');
-    const pro = plans.find((p) => p.UsagePlanName === 'cairn-pro');
+    expect(plans.map((p) => p.UsagePlanName).sort()).toEqual(['CairnApi-enterprise', 'CairnApi-free', 'CairnApi-pro', 'CairnApi-unlimited']);
+    const free = plans.find((p) => p.UsagePlanName === 'CairnApi-free');
+    const pro = plans.find((p) => p.UsagePlanName === 'CairnApi-pro');
     expect(free.Throttle).toEqual({ RateLimit: 3, BurstLimit: 170 });
     expect(free.Quota).toEqual({ Limit: 1700 * 24, Period: 'DAY' });
     expect(pro.Throttle.BurstLimit).toBe(1700);
-    expect(plans.find((p) => p.UsagePlanName === 'cairn-unlimited').Throttle).toBeUndefined();
+    expect(plans.find((p) => p.UsagePlanName === 'CairnApi-unlimited').Throttle).toBeUndefined();
   });
 
   it('feeds the workflow steps worker from its queue with partial batch failure reporting', () => {

@@ -4,10 +4,12 @@ import { invokeStreaming } from './helpers/lambda-streaming';
 const { handler: agentsHandler } = await import('../functions/agents/handler');
 import { handler as docsHandler } from '../functions/api-docs/handler';
 import { handler as sourcesHandler } from '../functions/knowledge-sources/handler';
+import { handler as platformHandler } from '../functions/platform/handler';
 import { handler as workflowsHandler } from '../functions/workflows/handler';
 import { createLocalApp } from '../local/local-app';
 import { call } from './helpers/http';
 import { invoke, restEvent } from './helpers/lambda-events';
+import { platformTestSecrets } from './helpers/platform';
 import { newTenant } from './helpers/tenant';
 
 const local = createLocalApp();
@@ -93,6 +95,24 @@ describe('Lambda handlers with API Gateway REST proxy events', () => {
     // A group's handler does not answer for another group's paths.
     const wrong = await invoke(workflowsHandler, restEvent('GET', '/v1/agents', { apiKey: t.apiKey }));
     expect(wrong.statusCode).toBe(404);
+  });
+
+  it('provisions a tenant and serves its platform calls through the platform handler', async () => {
+    const secrets = platformTestSecrets();
+    const created = await invoke(
+      platformHandler,
+      restEvent('POST', '/platform/tenants', { headers: { Authorization: `Bearer ${secrets.adminToken}` }, body: { name: 'Lambda tenant' } }),
+    );
+    expect(created.statusCode).toBe(201);
+    const bearer = { Authorization: `Bearer ${created.json.data.accessToken}` };
+    const session = await invoke(platformHandler, restEvent('GET', '/platform/login/session', { headers: bearer }));
+    expect(session.json.data.tenantId).toBe(created.json.data.tenant.id);
+    const agent = await invoke(platformHandler, restEvent('POST', '/platform/agent', { headers: bearer, body: { name: 'From Lambda', model: 'local/x' } }));
+    expect(agent.statusCode).toBe(201);
+    const viaPublic = await invokeStreaming(agentsHandler, restEvent('GET', `/v1/agents/${agent.json.data.id}`, { apiKey: created.json.data.apiKey }));
+    expect(viaPublic.json.data.name).toBe('From Lambda');
+    const mismatch = await invoke(platformHandler, restEvent('GET', '/platform/agent', { headers: { ...bearer, 'X-Tenant-Id': 'someone-else' } }));
+    expect(mismatch.statusCode).toBe(403);
   });
 
   it('streams a conversation as server-sent events through the streaming handler', async () => {

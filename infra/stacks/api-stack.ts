@@ -29,6 +29,8 @@ export interface ApiStackProps extends StackProps {
   workflowSteps: WorkQueue;
   secretsKey: IKey;
   providerKeys: ISecret;
+  platformAdminToken: ISecret;
+  platformTokenKey: ISecret;
 }
 
 /** Stateless: the REST API, one Lambda per route group, usage plans. */
@@ -108,6 +110,7 @@ export class ApiStack extends Stack {
     this.workflowWorker(props);
 
     this.usagePlans();
+    this.platform(props);
 
     alarmAt(this, 'Api5xxAlarm', this.api.metricServerError({ period: Duration.minutes(5) }), 'The API answered with 5xx', 5);
     new CfnOutput(this, 'ApiUrl', { value: this.api.url });
@@ -183,7 +186,7 @@ export class ApiStack extends Stack {
       const perMinute = limits.reduce((sum, l) => sum + (l?.minute ?? 0), 0);
       const perHour = limits.reduce((sum, l) => sum + (l?.hour ?? 0), 0);
       const usagePlan = this.api.addUsagePlan(`UsagePlan-${plan}`, {
-        name: `cairn-${plan}`,
+        name: `${this.usagePlanNamePrefix}${plan}`,
         description: `Cairn plan ${plan}`,
         apiStages: [{ api: this.api, stage: this.api.deploymentStage }],
         ...(plan === 'unlimited'
@@ -198,5 +201,46 @@ export class ApiStack extends Stack {
         description: `--usage-plan-id for keys on plan ${plan}`,
       });
     }
+  }
+
+  /**
+   * The platform API: token-authenticated in the app (no API key), reads its two secrets, and
+   * registers provisioned tenants' keys in their plan's usage plan.
+   */
+  /** The platform function finds the usage plans by these names. */
+  private get usagePlanNamePrefix() {
+    return `${this.stackName}-`;
+  }
+
+  private platform(props: ApiStackProps) {
+    const group = new RouteGroup(this, 'Platform', {
+      api: this.api,
+      paths: ['platform'],
+      apiKeyRequired: false,
+      function: {
+        entry: 'functions/platform/handler.ts',
+        environment: {
+          PLATFORM_ADMIN_TOKEN_SECRET_ARN: props.platformAdminToken.secretArn,
+          PLATFORM_TOKEN_KEY_SECRET_ARN: props.platformTokenKey.secretArn,
+          USAGE_PLAN_NAME_PREFIX: this.usagePlanNamePrefix,
+        },
+      },
+    });
+    props.data.bind(group.fn, 'RW');
+    props.platformAdminToken.grantRead(group.fn);
+    props.platformTokenKey.grantRead(group.fn);
+    const apigw = (path: string) => `arn:${this.partition}:apigateway:${this.region}::${path}`;
+    group.fn.addToRolePolicy(new PolicyStatement({ actions: ['apigateway:GET'], resources: [apigw('/usageplans')] }));
+    group.fn.addToRolePolicy(new PolicyStatement({ actions: ['apigateway:POST'], resources: [apigw('/apikeys'), apigw('/usageplans/*/keys')] }));
+    group.fn.addToRolePolicy(new PolicyStatement({ actions: ['apigateway:DELETE'], resources: [apigw('/apikeys/*')] }));
+    Validations.of(group.fn.role!).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::/apikeys/*]',
+      reason: 'Undoing a failed provisioning deletes the API key it just created, whose id is only known at run time.',
+    });
+    Validations.of(group.fn.role!).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::/usageplans/*/keys]',
+      reason: 'Usage plan ids cannot be named here without a dependency cycle (function → plans → deployment → function); the function only adds keys.',
+    });
+    this.groups.platform = group;
   }
 }

@@ -15,6 +15,10 @@ export class DataStack extends Stack {
   readonly secretsKey: Key;
   /** API keys of model providers; fill in after deploying (see README). */
   readonly providerKeys: Secret;
+  /** The credential for POST /platform/tenants (read it with `aws secretsmanager get-secret-value`). */
+  readonly platformAdminToken: Secret;
+  /** Signs platform access tokens; rotating it ends every issued token. */
+  readonly platformTokenKey: Secret;
 
   constructor(scope: Construct, id: string, props?: StackProps) {
     super(scope, id, props);
@@ -35,6 +39,20 @@ export class DataStack extends Stack {
       },
       removalPolicy: RemovalPolicy.RETAIN,
     });
+    const generated = (id: string, description: string) =>
+      new Secret(this, id, {
+        description,
+        generateSecretString: { passwordLength: 64, excludePunctuation: true },
+        removalPolicy: RemovalPolicy.RETAIN,
+      });
+    this.platformAdminToken = generated('PlatformAdminToken', 'Cairn: the platform admin token (Authorization: Bearer … on POST /platform/tenants)');
+    this.platformTokenKey = generated('PlatformTokenKey', 'Cairn: HMAC key that signs platform access tokens');
+    for (const secret of [this.platformAdminToken, this.platformTokenKey]) {
+      Validations.of(secret).acknowledge({
+        id: 'AwsSolutions-SMG4',
+        reason: 'Rotating these is an operator decision (a new admin token; a new signing key ends every access token); Cairn re-reads them every five minutes.',
+      });
+    }
     Validations.of(this.providerKeys).acknowledge({
       id: 'AwsSolutions-SMG4',
       reason: "Third-party model API keys cannot be rotated by a Lambda here; rotate them at the provider and update the secret (Cairn re-reads it every five minutes).",

@@ -1,6 +1,5 @@
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { timingSafeEqual, createHash } from 'node:crypto';
-import { z } from 'zod';
 import { config } from '../config';
 
 /** The admin credential for provisioning tenants and the key that signs access tokens. */
@@ -19,10 +18,8 @@ export function usePlatformSecrets(secrets: PlatformSecrets | undefined): void {
   cached = undefined;
 }
 
-const stored = z.object({ adminToken: z.string().min(16), tokenKey: z.string().min(32) });
-
 /**
- * From the environment when both are set, else (AWS) from one Secrets Manager secret, re-read at
+ * From the environment when both are set, else (AWS) from two Secrets Manager secrets, re-read at
  * most every five minutes per instance so a rotated admin token is picked up.
  */
 export async function platformSecrets(client?: SecretsManagerClient): Promise<PlatformSecrets> {
@@ -30,13 +27,19 @@ export async function platformSecrets(client?: SecretsManagerClient): Promise<Pl
   if (config.platformAdminToken && config.platformTokenKey) {
     return { adminToken: config.platformAdminToken, tokenKey: config.platformTokenKey };
   }
-  if (!config.platformSecretsArn) throw new Error('platform secrets are not configured (PLATFORM_SECRETS_ARN)');
+  const adminArn = config.platformAdminTokenSecretArn;
+  const keyArn = config.platformTokenKeySecretArn;
+  if (!adminArn || !keyArn) throw new Error('platform secrets are not configured (PLATFORM_ADMIN_TOKEN_SECRET_ARN, PLATFORM_TOKEN_KEY_SECRET_ARN)');
   if (cached && cached.until > Date.now()) return cached.secrets;
   const sm = client ?? new SecretsManagerClient({ region: config.region, ...(config.secretsManagerEndpoint ? { endpoint: config.secretsManagerEndpoint } : {}) });
-  const out = await sm.send(new GetSecretValueCommand({ SecretId: config.platformSecretsArn }));
-  const secrets = stored.parse(JSON.parse(out.SecretString ?? '{}'));
-  cached = { secrets, until: Date.now() + CACHE_MS };
-  return secrets;
+  const read = async (arn: string) => {
+    const value = (await sm.send(new GetSecretValueCommand({ SecretId: arn }))).SecretString ?? '';
+    if (value.length < 32) throw new Error(`secret ${arn} holds fewer than 32 characters`);
+    return value;
+  };
+  const [adminToken, tokenKey] = await Promise.all([read(adminArn), read(keyArn)]);
+  cached = { secrets: { adminToken, tokenKey }, until: Date.now() + CACHE_MS };
+  return cached.secrets;
 }
 
 /** Constant-time comparison (of digests, so lengths never leak either). */

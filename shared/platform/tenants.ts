@@ -1,4 +1,4 @@
-import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
+import { APIGatewayClient, paginateGetUsagePlans } from '@aws-sdk/client-api-gateway';
 import { config, type Plan } from '../config';
 import { AppError, ConflictError } from '../errors';
 import { registerGatewayKey, removeGatewayKey } from '../gateway-keys';
@@ -28,10 +28,47 @@ export async function issueAccessToken(scope: TenantScope, ttlSeconds = config.p
   return { accessToken: issueToken(tokenKey, claims), claims };
 }
 
-let gatewayClient: APIGatewayClient | undefined;
-function gateway(): APIGatewayClient {
-  gatewayClient ??= new APIGatewayClient({ region: config.region, ...(config.apiGatewayEndpoint ? { endpoint: config.apiGatewayEndpoint } : {}) });
-  return gatewayClient;
+interface GatewaySettings {
+  client: APIGatewayClient;
+  /** Usage plans are named `<prefix><plan>`; unset (local mode): keys live in DynamoDB only. */
+  usagePlanNamePrefix?: string;
+}
+
+let settings: GatewaySettings | undefined;
+let planIds: Map<string, string> | undefined;
+
+/** Tests point provisioning at a stand-in of the API Gateway endpoint. */
+export function useGateway(given: GatewaySettings | undefined): void {
+  settings = given;
+  planIds = undefined;
+}
+
+function gateway(): GatewaySettings {
+  settings ??= {
+    client: new APIGatewayClient({ region: config.region, ...(config.apiGatewayEndpoint ? { endpoint: config.apiGatewayEndpoint } : {}) }),
+    usagePlanNamePrefix: config.usagePlanNamePrefix,
+  };
+  return settings;
+}
+
+/**
+ * The usage plan of a plan, found by name once per instance. (Passing the ids in the function's
+ * environment would make the function depend on the usage plans, which depend on the deployment,
+ * which depends on the function: a cycle CloudFormation refuses.)
+ */
+async function usagePlanIdFor(plan: Plan): Promise<string | undefined> {
+  const { client, usagePlanNamePrefix: prefix } = gateway();
+  if (!prefix) return undefined;
+  if (!planIds) {
+    const found = new Map<string, string>();
+    for await (const page of paginateGetUsagePlans({ client }, { limit: 500 })) {
+      for (const p of page.items ?? []) if (p.name?.startsWith(prefix) && p.id) found.set(p.name.slice(prefix.length), p.id);
+    }
+    planIds = found;
+  }
+  const id = planIds.get(plan);
+  if (!id) throw new Error(`no API Gateway usage plan named ${prefix}${plan}`);
+  return id;
 }
 
 /**
@@ -47,10 +84,10 @@ export async function provisionTenant(input: { name: string; tenantId?: string; 
   let gatewayKeyId: string | undefined;
   try {
     const apiKey = generateApiKey();
-    const usagePlanId = config.usagePlanIds?.[input.plan];
-    if (usagePlanId) {
+    if (gateway().usagePlanNamePrefix) {
       try {
-        gatewayKeyId = await registerGatewayKey(gateway(), { value: apiKey, name: `${scope.tenantId}-${input.plan}`, usagePlanId });
+        const usagePlanId = (await usagePlanIdFor(input.plan))!;
+        gatewayKeyId = await registerGatewayKey(gateway().client, { value: apiKey, name: `${scope.tenantId}-${input.plan}`, usagePlanId });
       } catch (error) {
         throw new AppError('UPSTREAM_ERROR', 'API Gateway did not register the tenant’s API key; retry', { provider: 'apigateway' }, { cause: error });
       }
@@ -68,7 +105,7 @@ export async function provisionTenant(input: { name: string; tenantId?: string; 
     };
   } catch (error) {
     log.warn('tenant provisioning undone', { tenantId: scope.tenantId, ...errorFields(error) });
-    if (gatewayKeyId) await removeGatewayKey(gateway(), gatewayKeyId).catch(() => undefined);
+    if (gatewayKeyId) await removeGatewayKey(gateway().client, gatewayKeyId).catch(() => undefined);
     await deleteTenantRecord(scope);
     throw error;
   }
