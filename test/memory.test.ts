@@ -1,6 +1,9 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { createServer, type Server } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalApp } from '../local/local-app';
 import { extractMemory } from '../shared/memory/extract';
+import { extractWithModel } from '../shared/memory/llm-extract';
+import { openaiProvider } from '../shared/models/openai-provider';
 import { call } from './helpers/http';
 import { pcall, platformTestSecrets, provision, type ProvisionedTenant } from './helpers/platform';
 
@@ -29,6 +32,51 @@ describe('memory extraction (rule-based)', () => {
     ]));
     expect(extractMemory("I don't like spicy food anymore.").facts).toEqual([{ subject: 'user', relation: 'likes', object: { label: 'spicy food', type: 'concept' }, negated: true }]);
     expect(extractMemory("I'd like to know how returns work.").facts).toEqual([]);
+  });
+});
+
+describe('memory extraction by a configured model', () => {
+  let server: Server;
+  let reply = '';
+  const requests: Array<Record<string, unknown>> = [];
+  let resolved: Parameters<typeof extractWithModel>[0];
+
+  beforeAll(async () => {
+    // An OpenAI-compatible endpoint answering with the recorded shape of a chat completion.
+    server = createServer((req, res) => {
+      let raw = '';
+      req.on('data', (c) => (raw += c));
+      req.on('end', () => {
+        requests.push(JSON.parse(raw) as Record<string, unknown>);
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({
+          id: 'chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG', object: 'chat.completion', created: 1741570283, model: 'gpt-4o-2024-08-06',
+          choices: [{ index: 0, message: { role: 'assistant', content: reply, refusal: null, annotations: [] }, logprobs: null, finish_reason: 'stop' }],
+          usage: { prompt_tokens: 180, completion_tokens: 60, total_tokens: 240 }, service_tier: 'default', system_fingerprint: 'fp_fc9f1d7035',
+        }));
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const base = `http://127.0.0.1:${(server.address() as { port: number }).port}/v1`;
+    resolved = { name: 'openai/gpt-4o', model: 'gpt-4o', engine: openaiProvider({ baseUrl: base, apiKey: 'sk-test' }) };
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+  it('reads entities and facts from the model’s JSON, even inside a code fence', async () => {
+    reply = 'Here you go:\n```json\n{"entities":[{"label":"Lisbon","type":"place"}],"facts":[{"relation":"moved_to","object":{"label":"Lisbon","type":"place"}},{"relation":"likes","object":{"label":"surfing","type":"hobby"},"negated":true}]}\n```';
+    const out = await extractWithModel(resolved, 'We moved to Lisbon; I gave up surfing.', AbortSignal.timeout(5000));
+    expect(out.facts).toEqual([
+      { subject: 'user', relation: 'moved_to', object: { label: 'Lisbon', type: 'place' }, negated: false },
+      { subject: 'user', relation: 'likes', object: { label: 'surfing', type: 'concept' }, negated: true },
+    ]);
+    expect(requests.at(-1)).toMatchObject({ model: 'gpt-4o', temperature: 0 });
+  });
+
+  it('refuses an answer that is not the asked-for JSON, so the rules are used instead', async () => {
+    reply = 'Sure! The user likes Lisbon.';
+    await expect(extractWithModel(resolved, 'I like Lisbon.', AbortSignal.timeout(5000))).rejects.toThrow(/JSON/);
+    reply = '{"facts":[{"relation":"DROP TABLE","object":{"label":"x","type":"concept"}}]}';
+    await expect(extractWithModel(resolved, 'I like Lisbon.', AbortSignal.timeout(5000))).rejects.toThrow();
   });
 });
 

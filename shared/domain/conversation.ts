@@ -5,6 +5,8 @@ import type { ChatMessage, ChatRequest, ChatResult } from '../models/types';
 import { searchSource } from '../search/search';
 import { getRecord } from '../store/records';
 import { log, errorFields } from '../log';
+import { extractMemory, type Extraction } from '../memory/extract';
+import { extractWithModel } from '../memory/llm-extract';
 import { recordEpisode, type Turn } from '../memory/record-episode';
 import { appendMessages, recentMessages, touchSession } from '../store/sessions';
 import type { TenantScope } from '../tenancy';
@@ -121,7 +123,7 @@ export async function finishConversation(scope: TenantScope, prepared: PreparedC
       { id: newId('message', answered), role: 'assistant', content: result.text, createdAt: new Date(answered).toISOString(), sources, model: resolved.name },
     ]);
     await touchSession(scope, { agentId: agent.id, sessionId, userId: prepared.userId, at: new Date(answered).toISOString(), messages: 2 });
-    await rememberTurn(scope, { agentId: agent.id, sessionId, userId: prepared.userId, text: question, reply: result.text, at: new Date(asked) });
+    await rememberTurn(scope, { agentId: agent.id, sessionId, userId: prepared.userId, text: question, reply: result.text, at: new Date(asked) }, resolved);
   }
   return {
     agentId: agent.id,
@@ -134,13 +136,24 @@ export async function finishConversation(scope: TenantScope, prepared: PreparedC
   };
 }
 
+/** With a real provider configured, the model extracts memory; the rules when it cannot. */
+async function extractionOf(text: string, resolved: ResolvedModel): Promise<Extraction> {
+  if (resolved.engine.provider === 'local') return extractMemory(text);
+  try {
+    return await extractWithModel(resolved, text, modelDeadline());
+  } catch (error) {
+    log.warn('model memory extraction failed; using the rules', { model: resolved.name, ...errorFields(error) });
+    return extractMemory(text);
+  }
+}
+
 /**
  * Adds the turn to the memory graph. The conversation is already stored and answered: a memory
  * failure is logged, never turned into a failed turn.
  */
-async function rememberTurn(scope: TenantScope, turn: Turn): Promise<void> {
+async function rememberTurn(scope: TenantScope, turn: Turn, resolved: ResolvedModel): Promise<void> {
   try {
-    await recordEpisode(scope, turn);
+    await recordEpisode(scope, turn, await extractionOf(turn.text, resolved));
   } catch (error) {
     log.error('memory not recorded', { tenantId: scope.tenantId, agentId: turn.agentId, sessionId: turn.sessionId, ...errorFields(error) });
   }
