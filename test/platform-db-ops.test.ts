@@ -75,6 +75,15 @@ describe('platform db/ops', () => {
     } while (cursor);
     expect(pages).toBe(3);
     expect(new Set(seen).size).toBe(25);
+    // Filtered paging: every match exactly once, in key order, however the pages fall.
+    const open: string[] = [];
+    cursor = undefined;
+    do {
+      const res = await op(a, { operation: 'query', table: 'records', where: { collection: 'orders', 'data.status': 'open' }, limit: 2, cursor });
+      open.push(...res.body.data.items.map((r: { id: string }) => r.id));
+      cursor = res.body.data.nextCursor ?? undefined;
+    } while (cursor);
+    expect(open).toEqual(['o00', 'o03', 'o06', 'o09', 'o12', 'o15', 'o18', 'o21', 'o24']);
     const count = await op(a, { operation: 'count', table: 'records', where: { collection: 'orders', 'data.status': 'open' } });
     expect(count.body.data).toMatchObject({ count: 9, complete: true });
     // A cursor of one partition does not continue another.

@@ -154,6 +154,9 @@ async function scanPartition(
   let matched = 0;
   let scanned = 0;
   let exhausted = false;
+  // Pages start a few times the rows still wanted and double while the filter keeps rejecting,
+  // so a selective query needs few round trips and an unfiltered one reads little more than it returns.
+  let pageSize = Math.max(25, Math.min(1000, (options.limit - matched) * 4));
   while (matched < options.limit && scanned < options.maxScan) {
     const out = await documentClient().send(
       new QueryCommand({
@@ -161,7 +164,7 @@ async function scanPartition(
         KeyConditionExpression: skPrefix ? 'pk = :pk AND begins_with(sk, :prefix)' : 'pk = :pk',
         ExpressionAttributeValues: skPrefix ? { ':pk': pk, ':prefix': skPrefix } : { ':pk': pk },
         ExclusiveStartKey: after === undefined ? undefined : { pk, sk: after },
-        Limit: Math.min(options.maxScan - scanned, Math.max(25, Math.min(500, (options.limit - matched) * 4))),
+        Limit: Math.min(options.maxScan - scanned, pageSize),
       }),
     );
     const items = out.Items ?? [];
@@ -182,6 +185,7 @@ async function scanPartition(
       exhausted = true;
       break;
     }
+    pageSize = Math.min(1000, pageSize * 2);
   }
   return { scanned, nextCursor: exhausted || after === undefined ? null : cursorFor(tableLabel, partition, after) };
 }
