@@ -110,6 +110,14 @@ describe('memory graph from converse turns', () => {
     expect(res.body.data.nodes[0]).toMatchObject({ label: 'express shipping', type: 'concept' });
     expect(res.body.data.episodes[0]).toMatchObject({ sessionId: 'dana-1', text: expect.stringContaining('express shipping') });
 
+    // The agent itself remembers, in a new session, and only for the same user.
+    const asked = await say('Which shipping do I prefer?', { sessionId: 'dana-2', userId: 'dana' });
+    expect(asked.body.data.reply).toBe('I remember from an earlier conversation that you prefer express shipping.');
+    const askedOmar = await say('Which shipping do I prefer?', { sessionId: 'omar-2', userId: 'omar' });
+    expect(askedOmar.body.data.reply).toBe('I remember from an earlier conversation that you prefer standard shipping.');
+    const anonymous = await say('Which shipping do I prefer?', { sessionId: 'anon-1' });
+    expect(anonymous.body.data.reply).not.toContain('shipping');
+
     const omar = await query(a, { userId: 'omar', query: 'shipping' });
     expect(omar.body.data.edges.map((e: { fact: string }) => e.fact)).toEqual(['user prefers standard shipping']);
     expect(JSON.stringify(omar.body.data)).not.toContain('Dana');
@@ -159,7 +167,7 @@ describe('memory graph from converse turns', () => {
     const rows = await pcall(app, 'POST', '/platform/db/ops', a.accessToken, { body: { operation: 'count', table: 'memory_edges', where: { userId: 'dana' } } });
     expect(rows.body.data.count).toBeGreaterThanOrEqual(4);
     const sessions = await pcall(app, 'POST', '/platform/db/ops', a.accessToken, { body: { operation: 'query', table: 'sessions', where: { agentId, userId: 'dana' } } });
-    expect(sessions.body.data.items.map((s: { sessionId: string }) => s.sessionId).sort()).toEqual(['dana-1', 'dana-3']);
+    expect(sessions.body.data.items.map((s: { sessionId: string }) => s.sessionId).sort()).toEqual(['dana-1', 'dana-2', 'dana-3']);
     expect((await pcall(app, 'POST', '/platform/db/ops', b.accessToken, { body: { operation: 'count', table: 'memory_edges', where: { userId: 'dana' } } })).body.data.count).toBe(0);
 
     const forget = await pcall(app, 'POST', '/platform/db/ops', a.accessToken, { body: { operation: 'delete', table: 'memory_nodes', where: { userId: 'dana' } } });

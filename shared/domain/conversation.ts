@@ -7,6 +7,7 @@ import { getRecord } from '../store/records';
 import { log, errorFields } from '../log';
 import { extractMemory, type Extraction } from '../memory/extract';
 import { extractWithModel } from '../memory/llm-extract';
+import { rememberedFacts } from '../memory/query-memory';
 import { recordEpisode, type Turn } from '../memory/record-episode';
 import { appendMessages, recentMessages, touchSession } from '../store/sessions';
 import type { TenantScope } from '../tenancy';
@@ -88,7 +89,10 @@ export async function prepareConversation(
     agent.capabilities.includes('document-search') && agent.knowledgeSourceIds.length > 0
       ? await ground(scope, agent, input.message, history)
       : undefined;
-  const resolved = await resolveModel(agent.model);
+  const [resolved, memory] = await Promise.all([
+    resolveModel(agent.model),
+    input.userId && input.history === undefined ? rememberedFacts(scope, agent.id, input.userId) : Promise.resolve(undefined),
+  ]);
   return {
     agent,
     sessionId,
@@ -103,6 +107,7 @@ export async function prepareConversation(
       messages: [...history, { role: 'user', content: input.message }],
       instructions: agent.instructions,
       passages: grounded?.passages,
+      ...(memory && memory.length > 0 ? { memory } : {}),
       temperature: agent.temperature,
       maxTokens: agent.maxTokens,
       agent: { name: agent.name, description: agent.description },

@@ -17,6 +17,19 @@ export interface MemoryQuery {
   includeInvalidated?: boolean;
 }
 
+/** Facts a model is given about the user: the newest current ones. */
+const FACTS_FOR_MODEL = 20;
+
+/** What the agent currently knows about the user (one Query): the facts a conversation starts with. */
+export async function rememberedFacts(scope: TenantScope, agentId: string, userId: string): Promise<string[]> {
+  const edges = (await loadMemory(scope, memoryOwner({ userId }).userKey, agentId, 'edge')) as MemoryEdge[];
+  return edges
+    .filter((e) => e.invalidAt === null && e.expiredAt === null)
+    .sort((a, b) => b.createdAt.localeCompare(a.createdAt) || b.id.localeCompare(a.id))
+    .slice(0, FACTS_FOR_MODEL)
+    .map((e) => e.fact);
+}
+
 /** Without a user or session, the graph of at most this many of the agent's users is searched. */
 const MAX_OWNERS = 20;
 const RECENCY_DAYS = 7;

@@ -42,6 +42,16 @@ function bestSentences(question: string, candidates: Candidate[]): Array<Candida
     .sort((a, b) => b.score - a.score);
 }
 
+const VERBS: Record<string, string> = { prefers: 'prefer', likes: 'like', dislikes: 'dislike', uses: 'use', wants: 'want', has: 'have', drives: 'drive', eats: 'eat', lives: 'live', works: 'work', ordered: 'ordered', is: 'are', allergic_to: 'are allergic to' };
+
+/** "user prefers express shipping" → "you prefer express shipping"; "user's name is Dana" → "your name is Dana". */
+function secondPerson(fact: string): string {
+  if (fact.startsWith("user's ")) return `your ${fact.slice(7)}`;
+  if (!fact.startsWith('user ')) return fact;
+  const [verb, ...rest] = fact.slice(5).split(' ') as [string, ...string[]];
+  return `you ${VERBS[verb] ?? verb} ${rest.join(' ')}`;
+}
+
 export function localAnswer(request: ChatRequest): string {
   const messages = request.messages;
   const question = messages[messages.length - 1]?.content ?? '';
@@ -51,13 +61,17 @@ export function localAnswer(request: ChatRequest): string {
     for (const text of sentencesOf(p.text)) candidates.push({ text, cite: i + 1, terms: new Set(analyze(`${p.title} ${text}`)) });
   });
   for (const m of earlier) for (const text of sentencesOf(m.content)) candidates.push({ text, cite: 0, terms: new Set(analyze(text)) });
+  for (const fact of request.memory ?? []) {
+    const text = secondPerson(fact);
+    candidates.push({ text, cite: -1, terms: new Set(analyze(text)) });
+  }
 
   const ranked = bestSentences(question, candidates);
   const best = ranked[0];
   if (best && best.score >= 0.34) {
     const chosen = ranked.filter((c) => c.score >= best.score * 0.6).slice(0, 3);
     return chosen
-      .map((c) => (c.cite > 0 ? `${c.text} [${c.cite}]` : `You told me earlier: "${c.text}"`))
+      .map((c) => (c.cite > 0 ? `${c.text} [${c.cite}]` : c.cite < 0 ? `I remember from an earlier conversation that ${c.text}.` : `You told me earlier: "${c.text}"`))
       .join(' ');
   }
   const name = request.agent?.name ?? 'an assistant';

@@ -19,6 +19,8 @@ export interface ChatRequest {
   passages?: Passage[];
   temperature: number;
   maxTokens: number;
+  /** Current facts the agent remembers about the user from earlier conversations ("user prefers …"). */
+  memory?: string[];
   /** Who is answering (the local engine introduces itself). */
   agent?: { name: string; description: string };
 }
@@ -40,6 +42,9 @@ export interface ChatModel {
 export function systemPrompt(request: ChatRequest): string | undefined {
   const parts: string[] = [];
   if (request.instructions) parts.push(request.instructions);
+  if (request.memory && request.memory.length > 0) {
+    parts.push(`What you remember about the user from earlier conversations (use it when relevant):\n${request.memory.map((f) => `- ${f}`).join('\n')}`);
+  }
   if (request.passages && request.passages.length > 0) {
     parts.push(
       'Answer from the numbered passages below. Cite them as [n]. If they do not contain the answer, say so; do not invent facts.',
