@@ -10,6 +10,8 @@ const SENTENCE = /[^.!?\n]+(?:[.!?]+|$)/g;
 const GREETING = /^\s*(hi|hello|hey|good (morning|afternoon|evening)|bonjour|hallo|hola)\b/i;
 const ABOUT = /\b(who are you|what can you do|what do you do|help me|how can you help|what are you)\b/i;
 const THANKS = /^\s*(thanks|thank you|merci|cheers)\b/i;
+/** A message that tells rather than asks ("I prefer express shipping."): acknowledged, not searched for. */
+const STATEMENT = /^\s*(i|i'm|i am|i've|my|we|we're|our)\b[^?]*[.!]?\s*$/i;
 
 interface Candidate {
   text: string;
@@ -79,6 +81,7 @@ export function localAnswer(request: ChatRequest): string {
     return `Hello! I'm ${name}.${request.agent?.description ? ` ${request.agent.description}.` : ''} Ask me a question and I'll answer from the knowledge I'm connected to.`;
   }
   if (THANKS.test(question)) return "You're welcome.";
+  if (STATEMENT.test(question)) return "Noted — I'll keep that in mind.";
   if (ABOUT.test(question)) {
     return request.passages !== undefined
       ? `I'm ${name}. I answer questions from the documents and tables connected to me, quoting the passages I rely on.`
