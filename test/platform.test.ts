@@ -107,6 +107,10 @@ describe('platform tenants and tokens', () => {
     expect((await pcall(app, 'GET', '/platform/agent', token)).status).toBe(401);
     expect((await pcall(app, 'GET', '/platform/login/session', a.accessToken)).status).toBe(200);
     expect((await call(app, 'POST', '/platform/tenants/nobody-here/tokens', { headers: admin, body: {} })).status).toBe(404);
+    // The body is optional: without one the token gets the default lifetime.
+    const plain = await call(app, 'POST', `/platform/tenants/${a.tenantId}/tokens`, { headers: admin });
+    expect(plain.status).toBe(201);
+    expect(Date.parse(plain.body.data.expiresAt) - Date.now()).toBeGreaterThan(29 * 86_400_000);
   });
 
   it('answers 403 when X-Tenant-Id or X-PG-Schema differs from the token, and accepts matching ones', async () => {

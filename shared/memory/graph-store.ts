@@ -90,7 +90,7 @@ export async function rememberedUsers(scope: TenantScope, agentId: string, limit
     new QueryCommand({
       TableName: tableName(),
       KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': keys.memoryIndex(scope, agentId, '').pk },
+      ExpressionAttributeValues: { ':pk': keys.memoryIndexPartition(scope, agentId) },
       Limit: limit,
     }),
   );

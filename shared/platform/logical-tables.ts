@@ -195,7 +195,7 @@ const sessionsTable: TableDef = {
   operations: ['get', 'query', 'count', 'delete'],
   locate: (scope, v) => {
     const agentId = v('agentId');
-    return { pk: keys.sessionIndex(scope, 'x', 'x').pk, ...(typeof agentId === 'string' ? { skPrefix: `${agentId}#` } : {}) };
+    return { pk: keys.sessionIndexPartition(scope), ...(typeof agentId === 'string' ? { skPrefix: `${agentId}#` } : {}) };
   },
   sortKey: (v) => `${text(v, 'agentId')}#${text(v, 'sessionId')}`,
   toRow: (item) => ({ agentId: item.agentId, sessionId: item.sessionId, userId: item.userId ?? null, messages: item.messages ?? 0, createdAt: item.createdAt, lastMessageAt: item.lastMessageAt }),
@@ -278,7 +278,7 @@ const recordsTable: TableDef = {
   key: ['collection', 'id'],
   partition: 'collection (equality)',
   operations: [...OPERATIONS],
-  locate: (scope, v) => ({ pk: keys.appRecord(scope, text(v, 'collection'), '').pk }),
+  locate: (scope, v) => ({ pk: keys.appRecordPartition(scope, text(v, 'collection')) }),
   sortKey: (v) => text(v, 'id'),
   toRow: stripKeys,
   dynamicField: (name) => (DATA_FIELD.test(name) ? { type: 'any', nullable: true } : undefined),

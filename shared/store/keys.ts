@@ -75,17 +75,20 @@ export const keys = {
    */
   memoryPartition: (scope: TenantScope, userKey: string) => `${scoped(scope)}#MEM#${userKey}`,
   /** Which users (or sessions) an agent has memories of. */
+  memoryIndexPartition: (scope: TenantScope, agentId: string) => `${scoped(scope)}#MEMIDX#${agentId}`,
   memoryIndex: (scope: TenantScope, agentId: string, userKey: string): ItemKey => ({
-    pk: `${scoped(scope)}#MEMIDX#${agentId}`,
+    pk: keys.memoryIndexPartition(scope, agentId),
     sk: userKey,
   }),
 
   /** `records`: free-form application data, one partition per collection the tenant names. */
-  appRecord: (scope: TenantScope, collection: string, id: string): ItemKey => ({ pk: `${scoped(scope)}#REC#${collection}`, sk: id }),
+  appRecordPartition: (scope: TenantScope, collection: string) => `${scoped(scope)}#REC#${collection}`,
+  appRecord: (scope: TenantScope, collection: string, id: string): ItemKey => ({ pk: keys.appRecordPartition(scope, collection), sk: id }),
 
   /** Every conversation of the tenant, one item each: what the `sessions` table lists. */
+  sessionIndexPartition: (scope: TenantScope) => `${scoped(scope)}#SESSIONS`,
   sessionIndex: (scope: TenantScope, agentId: string, sessionId: string): ItemKey => ({
-    pk: `${scoped(scope)}#SESSIONS`,
+    pk: keys.sessionIndexPartition(scope),
     sk: `${agentId}#${sessionId}`,
   }),
 
