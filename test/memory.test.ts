@@ -180,5 +180,14 @@ describe('memory graph from converse turns', () => {
     }
     expect((await query(a, { userId: 'dana' })).body.data).toEqual({ nodes: [], edges: [], episodes: [] });
     expect((await query(a, { userId: 'omar', query: 'shipping' })).body.data.edges).toHaveLength(1);
+
+    // Deleting the agent takes its sessions and its memory of every user with it.
+    const count = async (table: string, where: Record<string, string>) =>
+      (await pcall(app, 'POST', '/platform/db/ops', a.accessToken, { body: { operation: 'count', table, where } })).body.data.count;
+    expect(await count('sessions', { agentId })).toBeGreaterThan(0);
+    expect((await pcall(app, 'DELETE', `/platform/agent/${agentId}`, a.accessToken)).status).toBe(200);
+    expect(await count('sessions', { agentId })).toBe(0);
+    expect(await count('messages', { agentId, sessionId: 'omar-1' })).toBe(0);
+    expect(await count('memory_edges', { userId: 'omar' })).toBe(0);
   });
 });

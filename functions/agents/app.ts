@@ -1,5 +1,5 @@
 import { agent, agentInput } from '../../shared/domain/agent-schema';
-import { agents, createAgent, replaceAgent } from '../../shared/domain/agents';
+import { agents, createAgent, deleteAgent, replaceAgent } from '../../shared/domain/agents';
 import { createGroupApp, DEFAULT_MAX_BODY_BYTES, type GroupOptions } from '../../shared/http/create-group-app';
 import { registerCrud } from '../../shared/http/crud-routes';
 import { registerChatCompletions } from './chat-completions';
@@ -19,7 +19,7 @@ export function createAgentsApp(options: Partial<GroupOptions> = {}) {
     get: (scope, id) => agents.get(scope, id),
     list: (scope, page) => agents.list(scope, page),
     replace: replaceAgent,
-    remove: (scope, id) => agents.remove(scope, id),
+    remove: deleteAgent,
   });
   registerConversationRoutes(app);
   registerChatCompletions(app);

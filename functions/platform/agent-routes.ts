@@ -1,7 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { agent, agentInput } from '../../shared/domain/agent-schema';
-import { agents, createAgent, patchAgent } from '../../shared/domain/agents';
+import { agents, createAgent, deleteAgent, patchAgent } from '../../shared/domain/agents';
 import type { AppEnv } from '../../shared/http/context';
 import { ok, okList } from '../../shared/http/envelope';
 import { deletedSchema, envelope, errorResponse, jsonContent, listEnvelope } from '../../shared/http/openapi-schemas';
@@ -95,7 +95,7 @@ export function registerAgentRoutes(app: OpenAPIHono<AppEnv>) {
     }),
     async (c) => {
       const { agentId } = c.req.valid('param');
-      await agents.remove(scope(c), agentId);
+      await deleteAgent(scope(c), agentId);
       return ok(c, { id: agentId, deleted: true as const }) as never;
     },
   );

@@ -2,6 +2,10 @@ import type { Idempotency, Reference } from '../store/records';
 import { recordsContaining, updateRecord } from '../store/records';
 import type { TenantScope } from '../tenancy';
 import { ConflictError } from '../errors';
+import { deleteMemoryOf } from '../memory/graph-store';
+import { queryAll } from '../store/batch';
+import { keys } from '../store/keys';
+import { deleteSession } from '../store/sessions';
 import { toValidationError } from '../http/validation';
 import { agentInput, type Agent, type AgentInput } from './agent-schema';
 import { collection } from './collection';
@@ -70,4 +74,18 @@ export async function patchAgent(scope: TenantScope, id: string, patch: Record<s
     },
     sourceReferences(parsed.data),
   );
+}
+
+/**
+ * Deletes an agent and what only it could reach: its sessions (messages included) and its memory
+ * of every user. The record goes first, so a concurrent converse fails with 404 instead of
+ * writing into what is being purged.
+ */
+export async function deleteAgent(scope: TenantScope, id: string): Promise<Agent> {
+  const removed = await agents.remove(scope, id);
+  const sessions = await queryAll(keys.sessionIndexPartition(scope), `${id}#`);
+  for (const s of sessions) await deleteSession(scope, id, String(s.sessionId));
+  const owners = await queryAll(keys.memoryIndexPartition(scope, id));
+  for (const o of owners) await deleteMemoryOf(scope, String(o.sk), id);
+  return removed;
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { agentInput } from '../domain/agent-schema';
-import { agents, createAgent, patchAgent } from '../domain/agents';
+import { createAgent, deleteAgent, patchAgent } from '../domain/agents';
 import type { KnowledgeSourceRecord } from '../domain/knowledge-sources';
 import { workflowInput, type Workflow } from '../domain/workflow-schema';
 import { createWorkflow, replaceWorkflow, workflows } from '../domain/workflows';
@@ -112,7 +112,7 @@ const agentsTable: TableDef = {
   toRow: stripKeys,
   put: async (scope, item) => (await createAgent(scope, parseItem(agentInput, item))).record,
   update: (scope, v, changes) => orUndefined(patchAgent(scope, text(v, 'id'), changes)),
-  remove: async (scope, v) => ((await orUndefined(agents.remove(scope, text(v, 'id')))) ? 1 : 0),
+  remove: async (scope, v) => ((await orUndefined(deleteAgent(scope, text(v, 'id')))) ? 1 : 0),
 };
 
 const workflowDefinitionsTable: TableDef = {
