@@ -3,9 +3,9 @@ import type { Context } from 'hono';
 import { agent, agentInput } from '../../shared/domain/agent-schema';
 import { agents, createAgent, deleteAgent, patchAgent } from '../../shared/domain/agents';
 import type { AppEnv } from '../../shared/http/context';
-import { ok, okList } from '../../shared/http/envelope';
-import { deletedSchema, envelope, errorResponse, jsonContent, listEnvelope } from '../../shared/http/openapi-schemas';
-import { paginationQuery } from '../../shared/http/pagination';
+import { registerListRoute } from '../../shared/http/crud-routes';
+import { ok } from '../../shared/http/envelope';
+import { deletedSchema, envelope, errorResponse, jsonContent } from '../../shared/http/openapi-schemas';
 import { platformErrors, tokenSecurity } from './openapi';
 
 const params = z.object({ agentId: z.string().min(1).max(200) });
@@ -14,22 +14,16 @@ const scope = (c: Context<AppEnv>) => c.get('platformToken').scope;
 
 /** The tenant's agents: the very records `/v1/agents` serves to its API keys. */
 export function registerAgentRoutes(app: OpenAPIHono<AppEnv>) {
-  app.openapi(
-    createRoute({
-      method: 'get',
-      path: '/platform/agent',
-      tags: ['Agents'],
-      summary: 'List the tenant’s agents, newest first',
-      security: tokenSecurity,
-      request: { query: paginationQuery },
-      responses: { 200: jsonContent(listEnvelope(agent), 'A page of agents'), ...platformErrors },
-    }),
-    async (c) => {
-      const page = c.req.valid('query');
-      const result = await agents.list(scope(c), page);
-      return okList(c, result.items, { limit: page.limit, nextCursor: result.nextCursor }) as never;
-    },
-  );
+  registerListRoute(app, {
+    path: '/platform/agent',
+    tag: 'Agents',
+    summary: 'List the tenant’s agents, newest first',
+    security: tokenSecurity,
+    errors: platformErrors,
+    item: agent,
+    scope,
+    list: agents.list,
+  });
 
   app.openapi(
     createRoute({

@@ -5,9 +5,9 @@ import { compileWorkflow } from '../../shared/domain/workflow-compiler';
 import { workflow, workflowInput } from '../../shared/domain/workflow-schema';
 import { assignStepIds, createWorkflow, workflows } from '../../shared/domain/workflows';
 import type { AppEnv } from '../../shared/http/context';
-import { ok, okList } from '../../shared/http/envelope';
-import { envelope, jsonContent, listEnvelope } from '../../shared/http/openapi-schemas';
-import { paginationQuery } from '../../shared/http/pagination';
+import { registerListRoute } from '../../shared/http/crud-routes';
+import { ok } from '../../shared/http/envelope';
+import { envelope, jsonContent } from '../../shared/http/openapi-schemas';
 import { platformErrors, tokenSecurity } from './openapi';
 
 const scope = (c: Context<AppEnv>) => c.get('platformToken').scope;
@@ -41,7 +41,7 @@ const collection = z
   })
   .openapi('KnowledgeCollection');
 
-export const asCollection = (s: KnowledgeSourceRecord) => ({
+const asCollection = (s: KnowledgeSourceRecord) => ({
   id: s.id,
   name: s.name,
   type: s.type,
@@ -53,22 +53,16 @@ export const asCollection = (s: KnowledgeSourceRecord) => ({
 
 /** Workflow definitions (the same records as /v1/workflows) and knowledge collections. */
 export function registerResourceRoutes(app: OpenAPIHono<AppEnv>) {
-  app.openapi(
-    createRoute({
-      method: 'get',
-      path: '/platform/workflow/definitions',
-      tags: ['Workflows'],
-      summary: 'List the tenant’s workflow definitions, newest first',
-      security: tokenSecurity,
-      request: { query: paginationQuery },
-      responses: { 200: jsonContent(listEnvelope(workflow), 'A page of definitions'), ...platformErrors },
-    }),
-    async (c) => {
-      const page = c.req.valid('query');
-      const result = await workflows.list(scope(c), page);
-      return okList(c, result.items, { limit: page.limit, nextCursor: result.nextCursor }) as never;
-    },
-  );
+  registerListRoute(app, {
+    path: '/platform/workflow/definitions',
+    tag: 'Workflows',
+    summary: 'List the tenant’s workflow definitions, newest first',
+    security: tokenSecurity,
+    errors: platformErrors,
+    item: workflow,
+    scope,
+    list: workflows.list,
+  });
 
   app.openapi(
     createRoute({
@@ -97,20 +91,15 @@ export function registerResourceRoutes(app: OpenAPIHono<AppEnv>) {
     },
   );
 
-  app.openapi(
-    createRoute({
-      method: 'get',
-      path: '/platform/knowledge/collections',
-      tags: ['Knowledge'],
-      summary: 'List the tenant’s knowledge sources as collections, newest first',
-      security: tokenSecurity,
-      request: { query: paginationQuery },
-      responses: { 200: jsonContent(listEnvelope(collection), 'A page of collections'), ...platformErrors },
-    }),
-    async (c) => {
-      const page = c.req.valid('query');
-      const result = await knowledgeSources.list(scope(c), page);
-      return okList(c, result.items.map(asCollection), { limit: page.limit, nextCursor: result.nextCursor }) as never;
-    },
-  );
+  registerListRoute(app, {
+    path: '/platform/knowledge/collections',
+    tag: 'Knowledge',
+    summary: 'List the tenant’s knowledge sources as collections, newest first',
+    security: tokenSecurity,
+    errors: platformErrors,
+    item: collection,
+    scope,
+    list: knowledgeSources.list,
+    map: asCollection,
+  });
 }

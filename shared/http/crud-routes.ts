@@ -43,6 +43,41 @@ function idempotencyOf(c: Context<AppEnv>, input: unknown): Idempotency | undefi
   return { key, requestHash };
 }
 
+/** A paginated list route (`?limit=&cursor=` → `okList`), for the public and the platform API alike. */
+export function registerListRoute<Row, Out = Row>(
+  app: OpenAPIHono<AppEnv>,
+  spec: {
+    path: string;
+    tag: string;
+    summary: string;
+    security: Array<Record<string, string[]>>;
+    errors: Record<number, ReturnType<typeof jsonContent>>;
+    item: z.ZodType;
+    scope(c: Context<AppEnv>): TenantScope;
+    list(scope: TenantScope, page: { limit: number; cursor?: string }): Promise<Page<Row>>;
+    /** Shapes each stored row for the response. */
+    map?(row: Row): Out;
+  },
+) {
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: spec.path,
+      tags: [spec.tag],
+      summary: spec.summary,
+      security: spec.security,
+      request: { query: paginationQuery },
+      responses: { 200: jsonContent(listEnvelope(spec.item), spec.summary), ...spec.errors },
+    }),
+    async (c) => {
+      const page = c.req.valid('query');
+      const result = await spec.list(spec.scope(c), page);
+      const items: unknown[] = spec.map ? result.items.map(spec.map) : result.items;
+      return okList(c, items, { limit: page.limit, nextCursor: result.nextCursor }) as never;
+    },
+  );
+}
+
 export function registerCrud<Input, Out extends { id: string }>(app: OpenAPIHono<AppEnv>, spec: CrudSpec<Input, Out>) {
   const itemPath = `${spec.basePath}/{${spec.idParam}}`;
   const params = z.object({ [spec.idParam]: z.string().min(1).max(200) });
@@ -70,22 +105,16 @@ export function registerCrud<Input, Out extends { id: string }>(app: OpenAPIHono
     },
   );
 
-  app.openapi(
-    createRoute({
-      method: 'get',
-      path: spec.basePath,
-      tags: [spec.tag],
-      summary: `List ${spec.noun}s, newest first`,
-      security,
-      request: { query: paginationQuery },
-      responses: { 200: jsonContent(listEnvelope(spec.output), `A page of ${spec.noun}s`), ...commonErrors },
-    }),
-    async (c) => {
-      const page = c.req.valid('query');
-      const result = await spec.list(scope(c), page);
-      return okList(c, result.items, { limit: page.limit, nextCursor: result.nextCursor }) as never;
-    },
-  );
+  registerListRoute(app, {
+    path: spec.basePath,
+    tag: spec.tag,
+    summary: `List ${spec.noun}s, newest first`,
+    security,
+    errors: commonErrors,
+    item: spec.output,
+    scope,
+    list: spec.list,
+  });
 
   app.openapi(
     createRoute({
