@@ -107,6 +107,13 @@ describe('platform tenants and tokens', () => {
     expect((await pcall(app, 'GET', '/platform/agent', token)).status).toBe(401);
     expect((await pcall(app, 'GET', '/platform/login/session', a.accessToken)).status).toBe(200);
     expect((await call(app, 'POST', '/platform/tenants/nobody-here/tokens', { headers: admin, body: {} })).status).toBe(404);
+    // The admin revokes a token by its id, without holding it.
+    const leaked = await call(app, 'POST', `/platform/tenants/${a.tenantId}/tokens`, { headers: admin, body: {} });
+    expect((await pcall(app, 'GET', '/platform/login/session', leaked.body.data.accessToken)).status).toBe(200);
+    const byId = await call(app, 'DELETE', `/platform/tenants/${a.tenantId}/tokens/${leaked.body.data.tokenId}`, { headers: admin });
+    expect(byId.status).toBe(200);
+    expect((await pcall(app, 'GET', '/platform/login/session', leaked.body.data.accessToken)).status).toBe(401);
+    expect((await call(app, 'DELETE', `/platform/tenants/${a.tenantId}/tokens/${leaked.body.data.tokenId}`, { headers: { authorization: `Bearer ${a.accessToken}` } })).status).toBe(401);
     // The body is optional: without one the token gets the default lifetime.
     const plain = await call(app, 'POST', `/platform/tenants/${a.tenantId}/tokens`, { headers: admin });
     expect(plain.status).toBe(201);

@@ -125,6 +125,24 @@ export function registerTenantRoutes(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(
     createRoute({
+      method: 'delete',
+      path: '/platform/tenants/{tenantId}/tokens/{tokenId}',
+      tags: ['Tenants'],
+      summary: 'Revoke one of a tenant’s tokens by id (e.g. a leaked one)',
+      security: adminSecurity,
+      request: { params: z.object({ tenantId, tokenId: z.string().regex(/^tok_[0-9a-z]{26}$/, { error: 'must be a token id (tok_…)' }) }) },
+      responses: { 200: jsonContent(envelope(z.object({ tokenId: z.string(), revoked: z.literal(true) })), 'Revoked'), ...platformErrors },
+    }),
+    async (c) => {
+      const { tenantId: id, tokenId } = c.req.valid('param');
+      // The token's expiry is not known here, so the revocation is kept for good.
+      await revokeToken({ tenantId: id, schema: scopeOf(id).schema, tokenId, issuedAt: 0 });
+      return ok(c, { tokenId, revoked: true as const }) as never;
+    },
+  );
+
+  app.openapi(
+    createRoute({
       method: 'get',
       path: '/platform/login/session',
       tags: ['Tenants'],
