@@ -69,7 +69,11 @@ export async function recordEpisode(scope: TenantScope, turn: Turn, extraction: 
     return { ...base, kind: 'node' as const, id: nodeIdOf(turn.agentId, owner.userKey, norm), type: e.type, label: e.label, norm, createdAt: at };
   });
   const nodes = [userNode, ...entityNodes];
-  const current = ((await loadMemory(scope, owner.userKey, turn.agentId, 'edge')) as MemoryEdge[]).filter((e) => e.expiredAt === null);
+  // Only a turn that states facts needs the current ones (to skip repeats and find contradictions).
+  const current =
+    extraction.facts.length === 0
+      ? []
+      : ((await loadMemory(scope, owner.userKey, turn.agentId, 'edge')) as MemoryEdge[]).filter((e) => e.expiredAt === null);
 
   const newEdges: MemoryEdge[] = [];
   const invalidations: Array<{ edge: MemoryEdge; by: string | null }> = [];
