@@ -4,6 +4,7 @@ import { createLocalApp } from '../local/local-app';
 import { extractMemory } from '../shared/memory/extract';
 import { extractWithModel } from '../shared/memory/llm-extract';
 import { openaiProvider } from '../shared/models/openai-provider';
+import { systemPrompt } from '../shared/models/types';
 import { call } from './helpers/http';
 import { pcall, platformTestSecrets, provision, type ProvisionedTenant } from './helpers/platform';
 
@@ -70,6 +71,11 @@ describe('memory extraction by a configured model', () => {
       { subject: 'user', relation: 'likes', object: { label: 'surfing', type: 'concept' }, negated: true },
     ]);
     expect(requests.at(-1)).toMatchObject({ model: 'gpt-4o', temperature: 0 });
+  });
+
+  it('gives a real provider the remembered facts in its system prompt', () => {
+    const prompt = systemPrompt({ model: 'm', messages: [{ role: 'user', content: 'hi' }], memory: ['user prefers express shipping', "user's name is Dana"], temperature: 0, maxTokens: 10 });
+    expect(prompt).toBe("What you remember about the user from earlier conversations (use it when relevant):\n- user prefers express shipping\n- user's name is Dana");
   });
 
   it('refuses an answer that is not the asked-for JSON, so the rules are used instead', async () => {
