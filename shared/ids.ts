@@ -41,6 +41,13 @@ export function newId(kind: IdKind, now = Date.now()): string {
   return `${ID_PREFIXES[kind]}${time}${rand}`;
 }
 
+/** An id derived from a digest (the same input, the same id), in the shape of the time-ordered ones. */
+export function digestId(kind: IdKind, digest: Uint8Array): string {
+  let body = '';
+  for (let i = 0; i < 26; i++) body += CROCKFORD[digest[i]! % 32];
+  return `${ID_PREFIXES[kind]}${body}`;
+}
+
 const ID_BODY = /^[0-9a-z]{26}$/;
 
 /** Whether a string has the shape of an id of that kind (used to answer 404 early, without I/O). */

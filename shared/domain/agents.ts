@@ -5,6 +5,7 @@ import { ConflictError } from '../errors';
 import { deleteMemoryOf } from '../memory/graph-store';
 import { queryAll } from '../store/batch';
 import { keys } from '../store/keys';
+import { applyMergePatch } from '../json-objects';
 import { deleteSession } from '../store/sessions';
 import { toValidationError } from '../http/validation';
 import { agentInput, type Agent, type AgentInput } from './agent-schema';
@@ -52,18 +53,13 @@ function inputOf(current: Agent): Record<string, unknown> {
 }
 
 /**
- * A JSON merge patch (RFC 7396, one level): given fields replace the current ones, `null` removes
- * a field so its default applies. The result is validated exactly like a create, so a patch can
+ * Applies a JSON merge patch: given fields replace the current ones, `null` removes a field so its
+ * default applies. The result is validated exactly like a create, so a patch can
  * never store what a PUT would refuse; a concurrent change in between is a 409.
  */
 export async function patchAgent(scope: TenantScope, id: string, patch: Record<string, unknown>): Promise<Agent> {
   const current = await agents.get(scope, id);
-  const merged = inputOf(current);
-  for (const [key, value] of Object.entries(patch)) {
-    if (value === null) delete merged[key];
-    else merged[key] = value;
-  }
-  const parsed = agentInput.safeParse(merged);
+  const parsed = agentInput.safeParse(applyMergePatch(inputOf(current), patch));
   if (!parsed.success) throw toValidationError(parsed.error);
   return agents.replace(
     scope,

@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { isId } from '../ids';
+import { isPlainObject } from '../json-objects';
 import { between, integerBetween, modelName, readOnlyFields, recordFields, uniqueItems } from './schema-helpers';
 
 export const STEP_TYPES = ['classification', 'search', 'generation'] as const;
@@ -12,9 +13,6 @@ const CONFIG_KEYS: Record<(typeof STEP_TYPES)[number], string[]> = {
   search: ['knowledgeSourceId', 'query', 'topK'],
   generation: ['model', 'prompt', 'temperature', 'maxTokens', 'instructions'],
 };
-
-const isPlainObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Moves config keys given on the step into `config`, so every stored step has one shape. */
 function hoistConfig(step: unknown, ctx: z.RefinementCtx): unknown {

@@ -1,17 +1,12 @@
 import { createHash } from 'node:crypto';
-import { newId } from '../ids';
+import { digestId, newId } from '../ids';
 import type { TenantScope } from '../tenancy';
 import { extractMemory, FUNCTIONAL_RELATIONS, headNoun, normaliseLabel, OPPOSITE_RELATIONS, type Extraction } from './extract';
 import { invalidateEdge, loadMemory, memoryOwner, putMemoryItems, upsertNode, type MemoryEdge, type MemoryEpisode } from './graph-store';
 
-const CROCKFORD = '0123456789abcdefghjkmnpqrstvwxyz';
-
 /** The same entity mentioned again is the same node: its id derives from agent, owner and label. */
 export function nodeIdOf(agentId: string, userKey: string, norm: string): string {
-  const digest = createHash('sha256').update(`${agentId}\u0000${userKey}\u0000${norm}`).digest();
-  let body = '';
-  for (let i = 0; i < 26; i++) body += CROCKFORD[digest[i]! % 32];
-  return `mnd_${body}`;
+  return digestId('memoryNode', createHash('sha256').update(`${agentId}\u0000${userKey}\u0000${norm}`).digest());
 }
 
 const USER_NORM = '\u0000user';

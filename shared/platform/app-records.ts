@@ -2,6 +2,7 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { ConflictError, ValidationError } from '../errors';
 import { newId } from '../ids';
+import { applyMergePatch, isPlainObject } from '../json-objects';
 import { documentClient, tableName } from '../store/client';
 import { keys } from '../store/keys';
 import type { TenantScope } from '../tenancy';
@@ -18,7 +19,6 @@ export type AppRecord = {
 
 /** DynamoDB items hold 400 KB; the rest is key and bookkeeping. */
 const MAX_DATA_BYTES = 350 * 1024;
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function checkData(data: unknown, field: string): Record<string, unknown> {
   if (!isPlainObject(data)) throw new ValidationError(field, 'must be a JSON object');
@@ -67,13 +67,7 @@ export async function putAppRecord(scope: TenantScope, item: Record<string, unkn
 export async function updateAppRecord(scope: TenantScope, collection: string, id: string, changes: Record<string, unknown>): Promise<AppRecord | undefined> {
   const current = await read(scope, collection, id);
   if (!current) return undefined;
-  const patch = checkData(changes.data, 'item.data');
-  const data: Record<string, unknown> = { ...current.data };
-  for (const [k, v] of Object.entries(patch)) {
-    if (v === null) delete data[k];
-    else data[k] = v;
-  }
-  checkData(data, 'item.data');
+  const data = checkData(applyMergePatch(current.data, checkData(changes.data, 'item.data')), 'item.data');
   return write(scope, { ...current, data, updatedAt: new Date().toISOString(), version: current.version + 1 }, current.version);
 }
 

@@ -1,4 +1,5 @@
 import { ValidationError } from '../errors';
+import { isPlainObject } from '../json-objects';
 
 /**
  * `where` of a db/ops request: `{ field: value }` (equality) or `{ field: { op: value, … } }`.
@@ -21,8 +22,6 @@ export const MAX_IN_VALUES = 100;
 export const MAX_STRING = 1024;
 
 type Scalar = string | number | boolean | null;
-
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function scalarOf(path: string, value: unknown, type: FieldType, nullable: boolean): Scalar {
   if (value === null) {
