@@ -127,8 +127,11 @@ export async function finishConversation(scope: TenantScope, prepared: PreparedC
       { id: newId('message', asked), role: 'user', content: question, createdAt: new Date(asked).toISOString() },
       { id: newId('message', answered), role: 'assistant', content: result.text, createdAt: new Date(answered).toISOString(), sources, model: resolved.name },
     ]);
-    await touchSession(scope, { agentId: agent.id, sessionId, userId: prepared.userId, at: new Date(answered).toISOString(), messages: 2 });
-    await rememberTurn(scope, { agentId: agent.id, sessionId, userId: prepared.userId, text: question, reply: result.text, at: new Date(asked) }, resolved);
+    // Independent writes: the session's index entry and the memory of the turn.
+    await Promise.all([
+      touchSession(scope, { agentId: agent.id, sessionId, userId: prepared.userId, at: new Date(answered).toISOString(), messages: 2 }),
+      rememberTurn(scope, { agentId: agent.id, sessionId, userId: prepared.userId, text: question, reply: result.text, at: new Date(asked) }, resolved),
+    ]);
   }
   return {
     agentId: agent.id,

@@ -56,6 +56,9 @@ export interface MemoryEpisode {
 
 export type MemoryItem = MemoryNode | MemoryEdge | MemoryEpisode;
 
+/** A fact that still holds, as far as Cairn knows now. */
+export const isCurrent = (edge: MemoryEdge) => edge.invalidAt === null && edge.expiredAt === null;
+
 /** Whose memory: a user's across sessions, or (without a userId) one anonymous session's. */
 export function memoryOwner(input: { userId?: string | null; sessionId?: string | null }): { userKey: string; userId: string | null; sessionId: string | null } {
   if (input.userId) return { userKey: `u:${input.userId}`, userId: input.userId, sessionId: null };

@@ -1,7 +1,7 @@
 import { analyze } from '../search/analyzer';
 import type { TenantScope } from '../tenancy';
 import { normaliseLabel } from './extract';
-import { loadMemory, memoryOwner, rememberedUsers, type MemoryEdge, type MemoryEpisode, type MemoryItem, type MemoryNode } from './graph-store';
+import { isCurrent, loadMemory, memoryOwner, rememberedUsers, type MemoryEdge, type MemoryEpisode, type MemoryItem, type MemoryNode } from './graph-store';
 
 export interface MemoryQuery {
   agentId: string;
@@ -24,7 +24,7 @@ const FACTS_FOR_MODEL = 20;
 export async function rememberedFacts(scope: TenantScope, agentId: string, userId: string): Promise<string[]> {
   const edges = (await loadMemory(scope, memoryOwner({ userId }).userKey, agentId, 'edge')) as MemoryEdge[];
   return edges
-    .filter((e) => e.invalidAt === null && e.expiredAt === null)
+    .filter(isCurrent)
     .sort((a, b) => b.createdAt.localeCompare(a.createdAt) || b.id.localeCompare(a.id))
     .slice(0, FACTS_FOR_MODEL)
     .map((e) => e.fact);
@@ -58,7 +58,7 @@ export async function queryMemory(scope: TenantScope, q: MemoryQuery) {
     if (i.kind !== 'edge' || i.createdAt > t) return false;
     if (q.includeInvalidated) return true;
     if (q.asOf) return i.validAt <= t && (i.invalidAt === null || i.invalidAt > t) && (i.expiredAt === null || i.expiredAt > t);
-    return i.invalidAt === null && i.expiredAt === null;
+    return isCurrent(i);
   });
   const episodes = items.filter((i): i is MemoryEpisode => i.kind === 'episode' && i.at <= t);
   const newest = Math.max(0, ...items.map((i) => Date.parse(i.kind === 'episode' ? i.at : i.kind === 'node' ? i.lastSeenAt : i.createdAt)));
@@ -80,9 +80,14 @@ export async function queryMemory(scope: TenantScope, q: MemoryQuery) {
   }
 
   const neighbours = new Map<string, string[]>();
+  const link = (a: string, b: string) => {
+    const list = neighbours.get(a);
+    if (list) list.push(b);
+    else neighbours.set(a, [b]);
+  };
   for (const e of edges) {
-    neighbours.set(e.from, [...(neighbours.get(e.from) ?? []), e.to]);
-    neighbours.set(e.to, [...(neighbours.get(e.to) ?? []), e.from]);
+    link(e.from, e.to);
+    link(e.to, e.from);
   }
   const distance = new Map<string, number>(seeds.map((s) => [s, 0]));
   let frontier = [...new Set(seeds)];

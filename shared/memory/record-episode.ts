@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { digestId, newId } from '../ids';
 import type { TenantScope } from '../tenancy';
 import { extractMemory, FUNCTIONAL_RELATIONS, headNoun, normaliseLabel, OPPOSITE_RELATIONS, type Extraction } from './extract';
-import { invalidateEdge, loadMemory, memoryOwner, putMemoryItems, upsertNode, type MemoryEdge, type MemoryEpisode } from './graph-store';
+import { invalidateEdge, isCurrent, loadMemory, memoryOwner, putMemoryItems, upsertNode, type MemoryEdge, type MemoryEpisode } from './graph-store';
 
 /** The same entity mentioned again is the same node: its id derives from agent, owner and label. */
 export function nodeIdOf(agentId: string, userKey: string, norm: string): string {
@@ -68,7 +68,7 @@ export async function recordEpisode(scope: TenantScope, turn: Turn, extraction: 
   const current =
     extraction.facts.length === 0
       ? []
-      : ((await loadMemory(scope, owner.userKey, turn.agentId, 'edge')) as MemoryEdge[]).filter((e) => e.expiredAt === null);
+      : ((await loadMemory(scope, owner.userKey, turn.agentId, 'edge')) as MemoryEdge[]).filter(isCurrent);
 
   const newEdges: MemoryEdge[] = [];
   const invalidations: Array<{ edge: MemoryEdge; by: string | null }> = [];

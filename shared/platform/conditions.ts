@@ -105,7 +105,8 @@ function compare(a: unknown, b: unknown): number | undefined {
   return undefined;
 }
 
-function valueAt(row: Record<string, unknown>, field: string): unknown {
+/** A field's value in a row; `data.total` reads one level into an object field. */
+export function valueAt(row: Record<string, unknown>, field: string): unknown {
   if (!field.includes('.')) return row[field];
   const [head, tail] = field.split('.', 2) as [string, string];
   const inner = row[head];

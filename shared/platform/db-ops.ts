@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { ValidationError } from '../errors';
 import { documentClient, tableName } from '../store/client';
 import type { TenantScope } from '../tenancy';
-import { equalityOf, matches, MAX_CONDITIONS, MAX_IN_VALUES, OPERATORS, parseWhere, type Condition, type FieldInfo } from './conditions';
+import { equalityOf, matches, valueAt, MAX_CONDITIONS, MAX_IN_VALUES, OPERATORS, parseWhere, type Condition, type FieldInfo } from './conditions';
 import { OPERATIONS, TABLES, type FieldDef, type Lookup, type Row, type TableDef } from './logical-tables';
 
 /** Rows one query examines at most (a count: COUNT_SCAN); past it the answer carries a cursor. */
@@ -62,9 +62,6 @@ function checkPattern(table: TableDef, path: string, field: string, value: unkno
   if (typeof value !== 'string' || !def.pattern.test(value)) throw new ValidationError(path, 'has an invalid format for this field', { scope: 'key' });
 }
 
-/** Memory rows of an anonymous session are keyed by sessionId instead of userId. */
-const ALTERNATIVE_KEY: Record<string, string> = { userId: 'sessionId' };
-
 function parseKey(scope: TenantScope, table: TableDef, key: Record<string, unknown> | undefined): Lookup {
   if (!key) throw new ValidationError('key', `is required (${table.key.join(', ')})`);
   const values: Record<string, unknown> = {};
@@ -73,7 +70,7 @@ function parseKey(scope: TenantScope, table: TableDef, key: Record<string, unkno
       checkScopeValue(scope, `key.${field}`, field, value);
       continue;
     }
-    const alternativeOf = Object.entries(ALTERNATIVE_KEY).find(([, alt]) => alt === field)?.[0];
+    const alternativeOf = Object.entries(table.keyAlternatives ?? {}).find(([, alt]) => alt === field)?.[0];
     if (!table.key.includes(field) && !(alternativeOf && table.key.includes(alternativeOf))) {
       throw new ValidationError(`key.${field.slice(0, 100)}`, `is not part of this table's key (${table.key.join(', ')})`);
     }
@@ -81,7 +78,7 @@ function parseKey(scope: TenantScope, table: TableDef, key: Record<string, unkno
     values[field] = value;
   }
   for (const field of table.key) {
-    const alt = ALTERNATIVE_KEY[field];
+    const alt = table.keyAlternatives?.[field];
     if (typeof values[field] !== 'string' && !(alt && typeof values[alt] === 'string')) {
       throw new ValidationError(`key.${field}`, 'is required');
     }
@@ -129,11 +126,8 @@ function project(row: Row, select: string[] | undefined): Row {
   if (!select) return row;
   const out: Row = {};
   for (const field of select) {
-    if (field.includes('.')) {
-      const [head, tail] = field.split('.', 2) as [string, string];
-      const inner = row[head];
-      if (inner && typeof inner === 'object' && Object.hasOwn(inner, tail)) out[field] = (inner as Row)[tail];
-    } else if (Object.hasOwn(row, field)) out[field] = row[field];
+    const value = valueAt(row, field);
+    if (value !== undefined) out[field] = value;
   }
   return out;
 }
@@ -172,9 +166,10 @@ async function scanPartition(
     for (const [i, item] of items.entries()) {
       scanned++;
       after = String(item.sk);
-      const row = table.toRow(item);
-      if (row && matches(withScope(scope, row), conditions)) {
-        onMatch(withScope(scope, row));
+      const stored = table.toRow(item);
+      const row = stored && withScope(scope, stored);
+      if (row && matches(row, conditions)) {
+        onMatch(row);
         if (++matched >= options.limit) {
           stoppedEarly = i < items.length - 1;
           break;

@@ -34,6 +34,8 @@ export interface TableDef {
   fields: Record<string, FieldDef>;
   /** Fields that together identify one row (`key` of get/update/delete). */
   key: string[];
+  /** A key field that another may stand in for (memory of an anonymous session: sessionId for userId). */
+  keyAlternatives?: Record<string, string>;
   /** Which equalities a query or count needs, in words. */
   partition: string;
   operations: Operation[];
@@ -243,6 +245,7 @@ function memoryTable(kind: MemoryItem['kind'], description: string, fields: Reco
       ...fields,
     },
     key: ['agentId', 'userId', 'id'],
+    keyAlternatives: { userId: 'sessionId' },
     partition: 'userId (or sessionId for anonymous memory), equality; agentId narrows the read',
     operations: ['get', 'query', 'count', 'delete'],
     locate: (scope, v) => {
