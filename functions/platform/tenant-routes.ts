@@ -5,7 +5,7 @@ import type { AppEnv } from '../../shared/http/context';
 import { ok } from '../../shared/http/envelope';
 import { envelope, errorResponse, jsonContent } from '../../shared/http/openapi-schemas';
 import { SCOPE_HEADERS } from '../../shared/http/platform-auth';
-import { issueAccessToken, provisionTenant } from '../../shared/platform/tenants';
+import { issueAccessToken, provisionTenant, sessionOf, tokenResponse } from '../../shared/platform/tenants';
 import { getTenant } from '../../shared/store/api-keys';
 import { revokeToken } from '../../shared/store/revoked-tokens';
 import { scopeOf, TENANT_ID_PATTERN } from '../../shared/tenancy';
@@ -57,7 +57,6 @@ const session = z
   })
   .openapi('TokenSession');
 
-const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
 
 export function registerTenantRoutes(app: OpenAPIHono<AppEnv>) {
   app.openapi(
@@ -118,8 +117,7 @@ export function registerTenantRoutes(app: OpenAPIHono<AppEnv>) {
       const scope = scopeOf(c.req.valid('param').tenantId);
       if (!(await getTenant(scope))) throw new AppError('NOT_FOUND', `tenant ${scope.tenantId} not found`, { resource: 'tenant', id: scope.tenantId });
       const body = (c.req.valid('json') ?? {}) as { ttlSeconds?: number };
-      const { accessToken, claims } = await issueAccessToken(scope, body.ttlSeconds);
-      return ok(c, { accessToken, tokenId: claims.tokenId, expiresAt: claims.expiresAt ? iso(claims.expiresAt) : null }, 201) as never;
+      return ok(c, tokenResponse(await issueAccessToken(scope, body.ttlSeconds)), 201) as never;
     },
   );
 
@@ -151,8 +149,7 @@ export function registerTenantRoutes(app: OpenAPIHono<AppEnv>) {
       responses: { 200: jsonContent(envelope(session), 'The token’s scope'), ...platformErrors },
     }),
     (c) => {
-      const t = c.get('platformToken');
-      return ok(c, { tenantId: t.tenantId, schema: t.schema, tokenId: t.tokenId, issuedAt: iso(t.issuedAt), ...(t.expiresAt ? { expiresAt: iso(t.expiresAt) } : {}) }) as never;
+      return ok(c, sessionOf(c.get('platformToken'))) as never;
     },
   );
 

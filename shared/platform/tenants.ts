@@ -4,7 +4,7 @@ import { AppError, ConflictError } from '../errors';
 import { registerGatewayKey, removeGatewayKey } from '../gateway-keys';
 import { newId } from '../ids';
 import { log, errorFields } from '../log';
-import { createApiKey, deleteTenantRecord, generateApiKey, putTenant, type TenantRecord } from '../store/api-keys';
+import { createApiKey, deleteTenantRecord, generateApiKey, putTenant } from '../store/api-keys';
 import { scopeOf, type TenantScope } from '../tenancy';
 import { issueToken, type TokenClaims } from './access-tokens';
 import { platformSecrets } from './platform-secrets';
@@ -12,6 +12,18 @@ import { platformSecrets } from './platform-secrets';
 export interface IssuedToken {
   accessToken: string;
   claims: TokenClaims;
+}
+
+const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
+
+/** How an issued token is answered: the token, its id and when it expires (null: when revoked). */
+export function tokenResponse({ accessToken, claims }: IssuedToken) {
+  return { accessToken, tokenId: claims.tokenId, expiresAt: claims.expiresAt ? iso(claims.expiresAt) : null };
+}
+
+/** What `GET /platform/login/session` tells about a verified token. */
+export function sessionOf(t: TokenClaims) {
+  return { tenantId: t.tenantId, schema: t.schema, tokenId: t.tokenId, issuedAt: iso(t.issuedAt), ...(t.expiresAt ? { expiresAt: iso(t.expiresAt) } : {}) };
 }
 
 /** A signed token for the tenant, valid PLATFORM_TOKEN_TTL_SECONDS (or `ttlSeconds`) from now. */
@@ -78,7 +90,8 @@ async function usagePlanIdFor(plan: Plan): Promise<string | undefined> {
  */
 export async function provisionTenant(input: { name: string; tenantId?: string; plan: Plan }) {
   const scope = scopeOf(input.tenantId ?? newId('tenant'));
-  if (!(await putTenant(scope, { name: input.name, plan: input.plan }))) {
+  const tenant = await putTenant(scope, { name: input.name, plan: input.plan });
+  if (!tenant) {
     throw new ConflictError(`tenant ${scope.tenantId} already exists`, { field: 'tenantId', tenantId: scope.tenantId });
   }
   let gatewayKeyId: string | undefined;
@@ -93,14 +106,11 @@ export async function provisionTenant(input: { name: string; tenantId?: string; 
       }
     }
     await createApiKey(scope, { plan: input.plan, name: 'provisioned', apiKey, gatewayKeyId });
-    const { accessToken, claims } = await issueAccessToken(scope);
-    const tenant: TenantRecord = { tenantId: scope.tenantId, schema: scope.schema, name: input.name, plan: input.plan, createdAt: new Date(claims.issuedAt * 1000).toISOString() };
+    const issued = await issueAccessToken(scope);
     log.info('tenant provisioned', { tenantId: scope.tenantId, plan: input.plan, gatewayKeyId });
     return {
       tenant: { id: tenant.tenantId, name: tenant.name, schema: tenant.schema, plan: tenant.plan, createdAt: tenant.createdAt },
-      accessToken,
-      tokenId: claims.tokenId,
-      expiresAt: claims.expiresAt ? new Date(claims.expiresAt * 1000).toISOString() : null,
+      ...tokenResponse(issued),
       apiKey,
     };
   } catch (error) {

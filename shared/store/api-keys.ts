@@ -56,18 +56,20 @@ export async function deleteTenantRecord(scope: TenantScope): Promise<void> {
   await documentClient().send(new DeleteCommand({ TableName: tableName(), Key: keys.tenant(scope) }));
 }
 
-export async function putTenant(scope: TenantScope, tenant: { name: string; plan: Plan }): Promise<boolean> {
+/** Creates the tenant's record; undefined when the tenant exists already. */
+export async function putTenant(scope: TenantScope, tenant: { name: string; plan: Plan }): Promise<TenantRecord | undefined> {
+  const record: TenantRecord = { tenantId: scope.tenantId, schema: scope.schema, ...tenant, createdAt: new Date().toISOString() };
   try {
     await documentClient().send(
       new PutCommand({
         TableName: tableName(),
-        Item: { ...keys.tenant(scope), tenantId: scope.tenantId, schema: scope.schema, ...tenant, createdAt: new Date().toISOString() },
+        Item: { ...keys.tenant(scope), ...record },
         ConditionExpression: 'attribute_not_exists(pk)',
       }),
     );
-    return true;
+    return record;
   } catch (error) {
-    if (error instanceof Error && error.name === 'ConditionalCheckFailedException') return false;
+    if (error instanceof Error && error.name === 'ConditionalCheckFailedException') return undefined;
     throw error;
   }
 }
