@@ -4,9 +4,9 @@
  * plus the DynamoDB requests each API call makes. Writes bench/results/api.json.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
 import { startDynamoDbLocal } from '../local/dynamodb-local';
 import { freePort } from '../local/free-port';
+import { runBench, writeResults } from './common';
 import { load, type LoadResult } from './load';
 
 const TOTAL = Number(process.env.BENCH_REQUESTS ?? 4000);
@@ -143,7 +143,6 @@ async function main() {
       Object.entries(runs).map(([name, r]) => [name, { ...r, throughputVsHello: Math.round((r.throughput / baseline) * 1000) / 1000 }]),
     ),
   };
-  writeFileSync(new URL('./results/api.json', import.meta.url), `${JSON.stringify(result, null, 2)}\n`);
   process.stdout.write(`\nDynamoDB requests per API call:\n`);
   for (const [call, n] of Object.entries(dynamoPerCall)) process.stdout.write(`  ${String(n).padStart(2)}  ${call}\n`);
   process.stdout.write(`\n${TOTAL} requests per API scenario (hello-world ${helloTotal}), ${CONCURRENCY} keep-alive connections:\n`);
@@ -151,7 +150,8 @@ async function main() {
   for (const [name, r] of Object.entries(result.runs)) {
     process.stdout.write(`  ${name.padEnd(48)} ${String(r.throughput).padStart(7)} ${String(r.p50).padStart(8)} ${String(r.p99).padStart(8)} ${String(r.throughputVsHello).padStart(9)} ${r.errors}\n`);
   }
-  process.stdout.write('\nWritten to bench/results/api.json\n');
+  process.stdout.write('\n');
+  writeResults('api', result, { print: false });
 
   hello.kill('SIGTERM');
   cairn.kill('SIGTERM');
@@ -160,7 +160,4 @@ async function main() {
   await dynamo.stop();
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`bench failed: ${error instanceof Error ? error.stack : String(error)}\n`);
-  process.exit(1);
-});
+runBench(main);

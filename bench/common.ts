@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { startDynamoDbLocal } from '../local/dynamodb-local';
 import { startPostgres } from '../test/setup/postgres';
 
@@ -99,4 +99,19 @@ export async function timeLocalModel(): Promise<() => number> {
     }
   };
   return () => total;
+}
+
+/** Writes bench/results/<name>.json (the figures the README and notes quote) and prints it. */
+export function writeResults(name: string, results: unknown, options: { print?: boolean } = {}) {
+  const json = `${JSON.stringify(results, null, 2)}\n`;
+  writeFileSync(new URL(`./results/${name}.json`, import.meta.url), json);
+  process.stdout.write(`${options.print === false ? '' : json}Written to bench/results/${name}.json\n`);
+}
+
+/** Runs a benchmark's main; a failure prints its stack and exits non-zero (npm run bench stops). */
+export function runBench(main: () => Promise<void>) {
+  main().catch((error: unknown) => {
+    process.stderr.write(`bench failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+    process.exit(1);
+  });
 }

@@ -3,9 +3,8 @@
  * PostgreSQL source, and how much of it is spent outside the model (retrieval, session store,
  * envelope). Writes bench/results/converse.json.
  */
-import { writeFileSync } from 'node:fs';
 import pg from 'pg';
-import { benchApp, cisi, mean, percentile, rng, startBenchServices, timeLocalModel } from './common';
+import { benchApp, cisi, mean, percentile, rng, runBench, startBenchServices, timeLocalModel, writeResults } from './common';
 
 const ROWS = Number(process.env.BENCH_CONVERSE_ROWS ?? 10_000);
 const TURNS = Number(process.env.BENCH_CONVERSE_TURNS ?? 200);
@@ -69,12 +68,8 @@ async function main() {
     modelMsMean: Math.round(((mean(total) - mean(outside)) * 10)) / 10,
     dynamoRequestsPerTurn: { mean: mean(dynamoRequests), max: Math.max(...dynamoRequests) },
   };
-  writeFileSync(new URL('./results/converse.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
-  process.stdout.write(`${JSON.stringify(results, null, 2)}\nWritten to bench/results/converse.json\n`);
+  writeResults('converse', results);
   await services.stop();
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`bench failed: ${error instanceof Error ? error.stack : String(error)}\n`);
-  process.exit(1);
-});
+runBench(main);

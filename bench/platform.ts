@@ -5,8 +5,7 @@
  * each next to the cheapest authenticated call (GET /platform/login/session) measured in the same
  * run. Writes bench/results/platform.json.
  */
-import { writeFileSync } from 'node:fs';
-import { benchApp, mean, percentile, rng, startBenchServices } from './common';
+import { benchApp, mean, percentile, rng, runBench, startBenchServices, writeResults } from './common';
 
 const RUNS = Number(process.env.BENCH_PLATFORM_RUNS ?? 200);
 
@@ -108,12 +107,8 @@ async function main() {
       queryUserWith300Turns: { ...memoryHeavy, xBaseline: ratio(memoryHeavy), nodes: (heavyResult.data.nodes as unknown[]).length, firstFact: (heavyResult.data.edges as Array<{ fact: string }>)[0]?.fact },
     },
   };
-  writeFileSync(new URL('./results/platform.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
-  process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
+  writeResults('platform', results);
   await services.stop();
 }
 
-main().catch((error) => {
-  console.error(error);
-  process.exit(1);
-});
+runBench(main);

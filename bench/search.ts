@@ -5,9 +5,8 @@
  * pipeline; then the 76 CISI queries are run against each. Also a 1,000-file collection.
  * Writes bench/results/search.json. BENCH_SIZES=1000,10000 limits the sizes.
  */
-import { writeFileSync } from 'node:fs';
 import pg from 'pg';
-import { benchApp, cisi, mean, percentile, rng, startBenchServices } from './common';
+import { benchApp, cisi, mean, percentile, rng, runBench, startBenchServices, writeResults } from './common';
 
 const SIZES = (process.env.BENCH_SIZES ?? '1000,10000,100000').split(',').map(Number);
 const { queries, sentences, titles } = cisi();
@@ -116,13 +115,9 @@ async function main() {
   const { record: collection } = await createKnowledgeSource(scope, { name: 'files', description: '', type: 'file-collection', files } as never);
   results.fileCollection1000 = { ingestion: await ingest(collection.id) };
 
-  writeFileSync(new URL('./results/search.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
-  process.stdout.write(`\n${JSON.stringify(results, null, 2)}\nWritten to bench/results/search.json\n`);
+  writeResults('search', results);
   await db.end();
   await services.stop();
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`bench failed: ${error instanceof Error ? error.stack : String(error)}\n`);
-  process.exit(1);
-});
+runBench(main);

@@ -4,8 +4,7 @@
  * outside the model per step (queue + store), queue messages and DynamoDB requests per execution.
  * Writes bench/results/workflows.json.
  */
-import { writeFileSync } from 'node:fs';
-import { benchApp, cisi, mean, percentile, startBenchServices, timeLocalModel } from './common';
+import { benchApp, cisi, mean, percentile, runBench, startBenchServices, timeLocalModel, writeResults } from './common';
 
 const RUNS = Number(process.env.BENCH_WORKFLOW_RUNS ?? 100);
 
@@ -69,12 +68,8 @@ async function main() {
     queueMessagesPerExecution: mean(sent),
     dynamoRequestsPerExecution: mean(requests),
   };
-  writeFileSync(new URL('./results/workflows.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
-  process.stdout.write(`${JSON.stringify(results, null, 2)}\nWritten to bench/results/workflows.json\n`);
+  writeResults('workflows', results);
   await services.stop();
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`bench failed: ${error instanceof Error ? error.stack : String(error)}\n`);
-  process.exit(1);
-});
+runBench(main);
