@@ -4,7 +4,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/setup/services.ts'],
-    setupFiles: ['test/setup/store.ts'],
+    setupFiles: ['test/setup/env.ts'],
     // The SDK's notice that it will need Node 22 in 2027 would repeat in every worker.
     env: { LOG_LEVEL: 'silent', TABLE_NAME: 'cairn-test', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
     testTimeout: 30_000,

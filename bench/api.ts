@@ -6,7 +6,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { startDynamoDbLocal } from '../local/dynamodb-local';
 import { freePort } from '../local/free-port';
-import { runBench, writeResults } from './common';
+import type { Runtime } from '../shared/runtime';
+import { benchRuntime, runBench, writeResults } from './common';
 import { load, type LoadResult } from './load';
 
 const TOTAL = Number(process.env.BENCH_REQUESTS ?? 4000);
@@ -35,9 +36,9 @@ async function startChild(args: string[], env: Record<string, string>, ready: Re
  * What DynamoDB Local alone allows: the same two requests a warm GET makes (rate-limit update and
  * item read), issued directly at the same concurrency. The API cannot be faster than this here.
  */
-async function dynamoFloor(scope: { tenantId: string; schema: string }, concurrency: number, total: number): Promise<LoadResult> {
-  const { consumeRequest } = await import('../shared/store/rate-counters');
-  const { getRecord } = await import('../shared/store/records');
+async function dynamoFloor(rt: Runtime, scope: { tenantId: string; schema: string }, concurrency: number, total: number): Promise<LoadResult> {
+  const { consumeRequest } = rt.store.rateCounters;
+  const { getRecord } = rt.store.records;
   const latencies: number[] = [];
   let next = 0;
   const started = performance.now();
@@ -63,7 +64,6 @@ async function main() {
   process.env.LOG_LEVEL = 'silent';
   process.env.TABLE_NAME = 'cairn-bench';
   // Imported after the environment is set: config is read once, at import.
-  const { createApiKey, putTenant } = await import('../shared/store/api-keys');
   const { scopeOf } = await import('../shared/tenancy');
   const { totalDynamoRequests } = await import('../shared/store/request-metrics');
   const { createLocalApp } = await import('../local/local-app');
@@ -71,6 +71,8 @@ async function main() {
   const { ensureTable } = await import('../shared/store/ensure-table');
   const admin = new DynamoDBClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
   await ensureTable(admin, 'cairn-bench');
+  const { rt } = await benchRuntime();
+  const { createApiKey, putTenant } = rt.store.apiKeys;
 
   // Enterprise keys (10,000 requests a minute for agents): each scenario gets its own budget.
   const scope = scopeOf('ten_bench');
@@ -80,7 +82,7 @@ async function main() {
   const json = (k: string) => ({ 'x-api-key': k, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(agentBody)) });
 
   // DynamoDB requests per call, in process, warm key cache (and the first, cold call).
-  const app = createLocalApp();
+  const app = createLocalApp(rt);
   const countKey = await key();
   const counted = async (method: string, path: string, body?: string) => {
     const before = totalDynamoRequests();
@@ -129,7 +131,7 @@ async function main() {
   const postKey = await key();
   await scenario('POST /v1/agents', cairnPort, () => ({ method: 'POST', path: '/v1/agents', headers: json(postKey), body: agentBody }), 201);
   await scenario('hello-world again (drift check)', helloPort, () => ({ method: 'GET', path: '/hello' }), 200, helloTotal);
-  runs['DynamoDB Local alone (2 requests, no HTTP API)'] = await dynamoFloor(scope, CONCURRENCY, TOTAL);
+  runs['DynamoDB Local alone (2 requests, no HTTP API)'] = await dynamoFloor(rt, scope, CONCURRENCY, TOTAL);
 
   // The baseline is the mean of the hello-world runs before and after, to cancel drift.
   const baseline = (runs['hello-world (bare Hono)']!.throughput + runs['hello-world again (drift check)']!.throughput) / 2;

@@ -59,21 +59,31 @@ export async function startBenchServices(tableName: string) {
   };
 }
 
+/** Local mode's runtime over the benchmark's DynamoDB (after startBenchServices), with fresh secrets. */
+export async function benchRuntime() {
+  const { localRuntime } = await import('../local/local-runtime');
+  const { createDb } = await import('../shared/store/db');
+  const { randomBytes } = await import('node:crypto');
+  return localRuntime({
+    db: createDb(),
+    secretsKey: randomBytes(32),
+    platformSecrets: { adminToken: randomBytes(24).toString('base64url'), tokenKey: randomBytes(48).toString('base64url') },
+  });
+}
+
 /**
  * The local app with a fresh tenant on plan `unlimited`, and a JSON caller with its key (after
  * startBenchServices, so the app's modules read the benchmark's configuration).
  */
 export async function benchApp(tenantId: string) {
-  const { useLocalSecretsKey } = await import('../shared/secrets/secret-box');
   const { createLocalApp } = await import('../local/local-app');
-  const { createApiKey, putTenant } = await import('../shared/store/api-keys');
   const { scopeOf } = await import('../shared/tenancy');
-  const { randomBytes } = await import('node:crypto');
-  useLocalSecretsKey(randomBytes(32));
-  const app = createLocalApp();
+  const local = await benchRuntime();
+  const { rt } = local;
+  const app = createLocalApp(rt);
   const scope = scopeOf(tenantId);
-  await putTenant(scope, { name: 'bench', plan: 'unlimited' });
-  const { apiKey } = await createApiKey(scope, { plan: 'unlimited' });
+  await rt.store.apiKeys.putTenant(scope, { name: 'bench', plan: 'unlimited' });
+  const { apiKey } = await rt.store.apiKeys.createApiKey(scope, { plan: 'unlimited' });
   const call = async (method: string, path: string, body?: unknown) => {
     const res = await app.request(`http://localhost${path}`, {
       method,
@@ -82,7 +92,7 @@ export async function benchApp(tenantId: string) {
     });
     return (await res.json()) as { data: Record<string, unknown> & { id: string } };
   };
-  return { app, call, scope, apiKey };
+  return { app, call, scope, apiKey, rt, local };
 }
 
 /** Counts the time spent inside the built-in engine's generate (the "model" part of a request). */

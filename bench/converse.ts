@@ -11,8 +11,7 @@ const TURNS = Number(process.env.BENCH_CONVERSE_TURNS ?? 200);
 
 async function main() {
   const services = await startBenchServices('cairn-bench');
-  const { call } = await benchApp('ten_conversebench');
-  const { localIngestionQueue } = await import('../local/local-app');
+  const { call, local } = await benchApp('ten_conversebench');
   const { dynamoTotals } = await import('../shared/store/request-metrics');
 
   // A 10k-row table of articles made of CISI sentences.
@@ -33,7 +32,7 @@ async function main() {
   await db.end();
   const source = await call('POST', '/v1/knowledge-sources', { name: 'bench', type: 'postgresql', config: { host: t.host, port: t.port, database: t.database, table: 'public.converse_bench' } });
   await call('POST', `/v1/knowledge-sources/${source.data.id}/connect`, { credentials: { username: t.username, password: t.password } });
-  await localIngestionQueue()!.drain();
+  await local.ingestion!.drain();
   const ready = await call('GET', `/v1/knowledge-sources/${source.data.id}`);
   const agent = await call('POST', '/v1/agents', { name: 'Librarian', model: 'gpt-4', capabilities: ['chat', 'document-search'], knowledgeSourceIds: [source.data.id] });
 

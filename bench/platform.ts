@@ -21,14 +21,11 @@ const FACTS = [
 
 async function main() {
   const services = await startBenchServices('cairn-bench');
-  const { app, call, scope } = await benchApp('ten_platformbench');
-  const { usePlatformSecrets } = await import('../shared/platform/platform-secrets');
+  const { app, call, scope, rt } = await benchApp('ten_platformbench');
   const { issueAccessToken } = await import('../shared/platform/tenants');
   const { dynamoTotals } = await import('../shared/store/request-metrics');
   const { recordEpisode } = await import('../shared/memory/record-episode');
-  const { randomBytes } = await import('node:crypto');
-  usePlatformSecrets({ adminToken: randomBytes(24).toString('base64url'), tokenKey: randomBytes(48).toString('base64url') });
-  const { accessToken } = await issueAccessToken(scope);
+  const { accessToken } = await issueAccessToken(rt, scope);
   const pcall = async (method: string, path: string, body?: unknown) => {
     const res = await app.request(`http://localhost${path}`, {
       method,
@@ -78,12 +75,12 @@ async function main() {
   // The same turns recorded straight into memory (what converse spends on it).
   const recording = await measure((i) => {
     const t = turns[i % turns.length]!;
-    return recordEpisode(scope, { agentId: agent.data.id, userId: `rec-${t.user}`, sessionId: 's1', text: t.text, reply: 'ok', at: new Date() });
+    return recordEpisode(rt, scope, { agentId: agent.data.id, userId: `rec-${t.user}`, sessionId: 's1', text: t.text, reply: 'ok', at: new Date() });
   }, 200);
 
   // A heavy user: 300 turns of memory.
   for (let i = 0; i < 300; i++) {
-    await recordEpisode(scope, { agentId: agent.data.id, userId: 'heavy', sessionId: `h${Math.floor(i / 20)}`, text: FACTS[i % FACTS.length]!(random), reply: 'ok', at: new Date() });
+    await recordEpisode(rt, scope, { agentId: agent.data.id, userId: 'heavy', sessionId: `h${Math.floor(i / 20)}`, text: FACTS[i % FACTS.length]!(random), reply: 'ok', at: new Date() });
   }
   const memoryLight = await measure(() => pcall('POST', '/platform/memory/query', { agentId: agent.data.id, userId: 'user3', query: 'which shipping do I prefer?' }));
   const memoryHeavy = await measure(() => pcall('POST', '/platform/memory/query', { agentId: agent.data.id, userId: 'heavy', query: 'which shipping do I prefer?', depth: 2 }), 100);

@@ -14,9 +14,8 @@ const { queries, sentences, titles } = cisi();
 async function main() {
   const services = await startBenchServices('cairn-bench');
   // The local app's in-process ingestion queue (two batches in flight) does the ingesting.
-  const { scope } = await benchApp('ten_searchbench');
-  const { localIngestionQueue } = await import('../local/local-app');
-  const queue = localIngestionQueue()!;
+  const { scope, rt, local } = await benchApp('ten_searchbench');
+  const queue = local.ingestion!;
   const { dynamoTotals, withRequestMetrics } = await import('../shared/store/request-metrics');
   const { connectSource } = await import('../shared/domain/knowledge-connect');
   const { createKnowledgeSource, knowledgeSources } = await import('../shared/domain/knowledge-sources');
@@ -31,10 +30,10 @@ async function main() {
   async function ingest(sourceId: string) {
     const before = dynamoTotals();
     const started = performance.now();
-    await connectSource(scope, sourceId, { options: { sync: true, index: true }, credentials: { username: t.username, password: t.password } });
+    await connectSource(rt, scope, sourceId, { options: { sync: true, index: true }, credentials: { username: t.username, password: t.password } });
     await queue.drain();
     const seconds = (performance.now() - started) / 1000;
-    const source = await knowledgeSources.get(scope, sourceId);
+    const source = await knowledgeSources.get(rt, scope, sourceId);
     if (source.status !== 'ready') throw new Error(`source ended ${source.status}: ${JSON.stringify(source.error)}`);
     const after = dynamoTotals();
     const { documents, chunks } = source.stats!;
@@ -57,7 +56,7 @@ async function main() {
     for (let pass = 0; pass < 2; pass++) {
       for (const query of queries) {
         const started = performance.now();
-        const { result, counters } = withRequestMetrics(() => searchSource(scope, source, { query, topK: 10 }));
+        const { result, counters } = withRequestMetrics(() => searchSource(rt, scope, source, { query, topK: 10 }));
         const { scoringMs } = await result;
         if (pass === 0) continue; // the first pass warms the JIT and connections
         latencies.push(performance.now() - started);
@@ -92,7 +91,7 @@ async function main() {
       }
       await db.query(`INSERT INTO ${table} SELECT * FROM unnest($1::int[], $2::text[], $3::text[])`, [ids, ts, bodies]);
     }
-    const { record } = await createKnowledgeSource(scope, {
+    const { record } = await createKnowledgeSource(rt, scope, {
       name: table,
       description: '',
       type: 'postgresql',
@@ -112,7 +111,7 @@ async function main() {
     path: `notes/${i}.md`,
     content: `# ${titles[Math.floor(random() * titles.length)]}\n\n${Array.from({ length: 5 }, () => sentences[Math.floor(random() * sentences.length)]).join(' ')}`,
   }));
-  const { record: collection } = await createKnowledgeSource(scope, { name: 'files', description: '', type: 'file-collection', files } as never);
+  const { record: collection } = await createKnowledgeSource(rt, scope, { name: 'files', description: '', type: 'file-collection', files } as never);
   results.fileCollection1000 = { ingestion: await ingest(collection.id) };
 
   writeResults('search', results);

@@ -10,21 +10,22 @@ const RUNS = Number(process.env.BENCH_WORKFLOW_RUNS ?? 100);
 
 async function main() {
   const services = await startBenchServices('cairn-bench');
-  const { call } = await benchApp('ten_workflowbench');
-  const { localIngestionQueue } = await import('../local/local-app');
+  const { call, local } = await benchApp('ten_workflowbench');
   const { dynamoTotals } = await import('../shared/store/request-metrics');
-  const { useWorkflowQueue, consumeStepMessage } = await import('../shared/domain/workflow-execution');
-  const { localQueue } = await import('../shared/queue/local-queue');
   // Count the messages the steps send through the queue.
   let messages = 0;
-  const steps = localQueue('workflow-steps', consumeStepMessage, { concurrency: 4 });
-  useWorkflowQueue({ send: async (m, o) => { messages += m.length; await steps.send(m, o); } });
+  const steps = local.workflowSteps!;
+  const send = steps.send.bind(steps);
+  steps.send = async (m, o) => {
+    messages += m.length;
+    await send(m, o);
+  };
 
   const { corpus, queries } = cisi();
   const files = corpus.slice(0, 1000).map((d, i) => ({ path: `docs/${i}.txt`, content: `${d.title}\n\n${d.text}` }));
   const source = await call('POST', '/v1/knowledge-sources', { name: 'cisi', type: 'file-collection', files });
   await call('POST', `/v1/knowledge-sources/${source.data.id}/connect`, {});
-  await localIngestionQueue()!.drain();
+  await local.ingestion!.drain();
   const workflow = await call('POST', '/v1/workflows', {
     name: 'Customer support flow',
     steps: [

@@ -1,12 +1,13 @@
 import type { Plan } from '../shared/config';
-import { createApiKey, putTenant, resolveApiKey, revokeApiKey } from '../shared/store/api-keys';
+import type { Runtime } from '../shared/runtime';
 import { scopeOf } from '../shared/tenancy';
 
 /** Local mode's default tenant: the dev API key belongs to it. */
 export const DEV_TENANT_ID = 'ten_local';
 
 /** Makes sure the dev key resolves to the default tenant on the configured plan. */
-export async function ensureDevTenant(devApiKey: string, plan: Plan): Promise<void> {
+export async function ensureDevTenant(rt: Runtime, devApiKey: string, plan: Plan): Promise<void> {
+  const { putTenant, resolveApiKey, revokeApiKey, createApiKey } = rt.store.apiKeys;
   const scope = scopeOf(DEV_TENANT_ID);
   await putTenant(scope, { name: 'Local development', plan });
   const current = await resolveApiKey(devApiKey);

@@ -2,7 +2,8 @@ import { parseArgs } from 'node:util';
 import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
 import { config, PLANS, type Plan } from '../shared/config';
 import { registerGatewayKey, removeGatewayKey } from '../shared/gateway-keys';
-import { createApiKey, generateApiKey, listApiKeys, putTenant, revokeApiKey } from '../shared/store/api-keys';
+import { apiKeysStore, generateApiKey } from '../shared/store/api-keys';
+import { createDb } from '../shared/store/db';
 import { scopeOf, TENANT_ID_PATTERN } from '../shared/tenancy';
 import { openLocalStore, type LocalStore } from './local-store';
 
@@ -44,6 +45,7 @@ async function main() {
   let store: LocalStore | undefined;
   if (!values.aws) store = await openLocalStore('tool');
   const gateway = values.aws ? new APIGatewayClient({ region: config.region }) : undefined;
+  const { putTenant, createApiKey, listApiKeys, revokeApiKey } = apiKeysStore(store ? store.db : createDb());
   try {
     if (command === 'create') {
       if (!(PLANS as readonly string[]).includes(values.plan!)) fail(`--plan must be one of: ${PLANS.join(', ')}`);

@@ -4,27 +4,12 @@ import { createApiDocsApp } from '../functions/api-docs/app';
 import { createPlatformApp } from '../functions/platform/app';
 import { createKnowledgeSourcesApp } from '../functions/knowledge-sources/app';
 import { createWorkflowsApp } from '../functions/workflows/app';
-import { config } from '../shared/config';
-import { handleIngestionMessage, useIngestionQueue, type IngestionMessage } from '../shared/domain/ingestion';
-import { consumeStepMessage, useWorkflowQueue, type StepMessage } from '../shared/domain/workflow-execution';
+import { publicApiDocument } from '../functions/api-docs/public-document';
 import type { GroupOptions } from '../shared/http/create-group-app';
-import { localQueue, type LocalQueue } from '../shared/queue/local-queue';
 import type { AppEnv } from '../shared/http/context';
 import { notFoundResponse } from '../shared/http/error-handler';
 import { requestContext } from '../shared/http/request-context';
-
-let localIngestion: LocalQueue<IngestionMessage> | undefined;
-let localSteps: LocalQueue<StepMessage> | undefined;
-
-/** The in-process workflow-steps queue. */
-export function localWorkflowQueue(): LocalQueue<StepMessage> | undefined {
-  return localSteps;
-}
-
-/** The in-process ingestion queue (tests wait on it; shutdown drains it). */
-export function localIngestionQueue(): LocalQueue<IngestionMessage> | undefined {
-  return localIngestion;
-}
+import type { Runtime } from '../shared/runtime';
 
 interface Fetchable {
   fetch(request: Request): Response | Promise<Response>;
@@ -34,26 +19,17 @@ interface Fetchable {
  * Every route group in one app, routed by path prefix exactly as API Gateway routes to the
  * Lambdas: each group's app sees the request as its Lambda would, middleware included.
  */
-export function createLocalApp(options: Partial<GroupOptions> = {}) {
-  // Local mode's workers run in this process, fed by the in-process queue.
-  if (!config.ingestionQueueUrl) {
-    localIngestion = localQueue('ingestion', handleIngestionMessage);
-    useIngestionQueue(localIngestion);
-  }
-  if (!config.workflowQueueUrl) {
-    localSteps = localQueue('workflow-steps', consumeStepMessage, { concurrency: 4 });
-    useWorkflowQueue(localSteps);
-  }
-  const docs = createApiDocsApp();
-  const agentsApp = createAgentsApp(options);
+export function createLocalApp(rt: Runtime, options: Partial<GroupOptions> = {}) {
+  const docs = createApiDocsApp(() => publicApiDocument(rt));
+  const agentsApp = createAgentsApp(rt, options);
   const groups: Array<[string, Fetchable]> = [
     ['/v1/agents', agentsApp],
     ['/v1/chat/completions', agentsApp],
-    ['/v1/knowledge-sources', createKnowledgeSourcesApp(options)],
-    ['/v1/workflows', createWorkflowsApp(options)],
+    ['/v1/knowledge-sources', createKnowledgeSourcesApp(rt, options)],
+    ['/v1/workflows', createWorkflowsApp(rt, options)],
     ['/v1/openapi.json', docs],
     ['/v1/docs', docs],
-    ['/platform', createPlatformApp()],
+    ['/platform', createPlatformApp(rt)],
   ];
   // Unknown paths get the API's error body like everything else.
   const fallback = new Hono<AppEnv>();

@@ -2,12 +2,13 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { config } from '../shared/config';
-import { useDynamoEndpoint } from '../shared/store/client';
+import { createDb, type Db } from '../shared/store/db';
 import { ensureTable } from '../shared/store/ensure-table';
 import { startDynamoDbLocal } from './dynamodb-local';
 
 export interface LocalStore {
   endpoint: string;
+  db: Db;
   /** What serves it, for the start-up banner. */
   description: string;
   close(): Promise<void>;
@@ -29,12 +30,12 @@ function runningServer(): { pid: number; endpoint: string } | undefined {
 }
 
 /**
- * Points the store at local mode's DynamoDB: DYNAMODB_ENDPOINT when set; else, for a tool such as
+ * Opens local mode's DynamoDB: DYNAMODB_ENDPOINT when set; else, for a tool such as
  * the keys command, the DynamoDB Local of a running `npm start` on the same DATA_DIR; else a
  * DynamoDB Local of its own. Two DynamoDB Locals must never share one data directory.
  */
 export async function openLocalStore(role: 'server' | 'tool'): Promise<LocalStore> {
-  let store: LocalStore;
+  let store: Omit<LocalStore, 'db'>;
   const running = runningServer();
   if (config.dynamodbEndpoint) {
     store = { endpoint: config.dynamodbEndpoint, description: 'DYNAMODB_ENDPOINT', close: async () => {} };
@@ -55,7 +56,6 @@ export async function openLocalStore(role: 'server' | 'tool'): Promise<LocalStor
       },
     };
   }
-  useDynamoEndpoint(store.endpoint);
   const admin = new DynamoDBClient({
     endpoint: store.endpoint,
     region: config.region,
@@ -69,5 +69,5 @@ export async function openLocalStore(role: 'server' | 'tool'): Promise<LocalStor
   } finally {
     admin.destroy();
   }
-  return store;
+  return { ...store, db: createDb({ endpoint: store.endpoint }) };
 }

@@ -1,11 +1,10 @@
 import { serve } from '@hono/node-server';
 import { config } from '../shared/config';
 import { log } from '../shared/log';
-import { usePlatformSecrets } from '../shared/platform/platform-secrets';
-import { useLocalSecretsKey } from '../shared/secrets/secret-box';
 import { localCredentials, localSecretsKey } from './credentials';
 import { ensureDevTenant } from './dev-tenant';
 import { createLocalApp } from './local-app';
+import { localRuntime } from './local-runtime';
 import { openLocalStore } from './local-store';
 
 /** `npm start`: every route group on one port against DynamoDB Local. */
@@ -18,11 +17,14 @@ async function main() {
     platformAdminToken: config.platformAdminToken,
     platformTokenKey: config.platformTokenKey,
   });
-  usePlatformSecrets({ adminToken: credentials.platformAdminToken, tokenKey: credentials.platformTokenKey });
-  await ensureDevTenant(credentials.devApiKey, config.devApiKeyPlan);
-  useLocalSecretsKey(localSecretsKey(dataDir));
+  const { rt } = localRuntime({
+    db: store.db,
+    secretsKey: localSecretsKey(dataDir),
+    platformSecrets: { adminToken: credentials.platformAdminToken, tokenKey: credentials.platformTokenKey },
+  });
+  await ensureDevTenant(rt, credentials.devApiKey, config.devApiKeyPlan);
 
-  const server = serve({ fetch: createLocalApp().fetch, port: config.port, hostname: '0.0.0.0' });
+  const server = serve({ fetch: createLocalApp(rt).fetch, port: config.port, hostname: '0.0.0.0' });
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);

@@ -4,7 +4,9 @@ import {
   CreateUsagePlanKeyCommand,
   DeleteApiKeyCommand,
   NotFoundException,
+  paginateGetUsagePlans,
 } from '@aws-sdk/client-api-gateway';
+import { config, type Plan } from './config';
 
 /**
  * In AWS, API Gateway checks `X-API-Key` before the app does, so every customer key must also be
@@ -33,4 +35,55 @@ export async function removeGatewayKey(client: APIGatewayClient, gatewayKeyId: s
   } catch (error) {
     if (!(error instanceof NotFoundException)) throw error;
   }
+}
+
+/** API Gateway's side of provisioned keys; one per runtime. */
+export interface Gateway {
+  /** Whether provisioned keys are registered in API Gateway (AWS) or live in DynamoDB only (local). */
+  readonly enabled: boolean;
+  /** Creates the key in the usage plan of its plan; returns API Gateway's key id. */
+  register(key: { value: string; name: string; plan: Plan }): Promise<string>;
+  remove(gatewayKeyId: string): Promise<void>;
+}
+
+/** Local mode: keys live in DynamoDB only. */
+export const noGateway: Gateway = {
+  enabled: false,
+  register: async () => {
+    throw new Error('API Gateway is not configured (USAGE_PLAN_NAME_PREFIX)');
+  },
+  remove: async () => {},
+};
+
+/**
+ * Keys in the usage plans named `<prefix><plan>`, found by name once per instance. (Passing the
+ * usage plan ids in the function's environment would make the function depend on the usage
+ * plans, which depend on the deployment, which depends on the function: a cycle CloudFormation
+ * refuses.)
+ */
+export function apiGateway(client: APIGatewayClient, usagePlanNamePrefix: string): Gateway {
+  let planIds: Map<string, string> | undefined;
+  async function usagePlanIdFor(plan: Plan): Promise<string> {
+    if (!planIds) {
+      const found = new Map<string, string>();
+      for await (const page of paginateGetUsagePlans({ client }, { limit: 500 })) {
+        for (const p of page.items ?? []) if (p.name?.startsWith(usagePlanNamePrefix) && p.id) found.set(p.name.slice(usagePlanNamePrefix.length), p.id);
+      }
+      planIds = found;
+    }
+    const id = planIds.get(plan);
+    if (!id) throw new Error(`no API Gateway usage plan named ${usagePlanNamePrefix}${plan}`);
+    return id;
+  }
+  return {
+    enabled: true,
+    register: async (key) => registerGatewayKey(client, { value: key.value, name: key.name, usagePlanId: await usagePlanIdFor(key.plan) }),
+    remove: (gatewayKeyId) => removeGatewayKey(client, gatewayKeyId),
+  };
+}
+
+/** The Lambda's gateway from config: enabled where the stack set USAGE_PLAN_NAME_PREFIX. */
+export function gatewayFromConfig(): Gateway {
+  if (!config.usagePlanNamePrefix) return noGateway;
+  return apiGateway(new APIGatewayClient({ region: config.region, ...(config.apiGatewayEndpoint ? { endpoint: config.apiGatewayEndpoint } : {}) }), config.usagePlanNamePrefix);
 }

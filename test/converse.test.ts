@@ -2,12 +2,12 @@ import OpenAI from 'openai';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { localEngine } from '../shared/models/local-engine';
 import { providerError } from '../shared/models/provider-error';
-import { createLocalApp, localIngestionQueue } from '../local/local-app';
-import { resolveModel } from '../shared/models/resolve-model';
+import { createLocalApp } from '../local/local-app';
 import { call } from './helpers/http';
 import { newTenant, type TestTenant } from './helpers/tenant';
+import { testRt, testLocal } from './helpers/runtime';
 
-const app = createLocalApp();
+const app = createLocalApp(testRt);
 const files = [
   { path: 'policies/returns.md', content: '# Returns\n\nItems can be returned within 30 days of delivery. Refunds reach your card within 5 business days.' },
   { path: 'shipping.md', content: '# Shipping\n\nStandard shipping takes 3 to 5 days. Express shipping arrives the next day.' },
@@ -33,7 +33,7 @@ describe('converse with the built-in engine', () => {
     t = await newTenant();
     ksId = (await call(app, 'POST', '/v1/knowledge-sources', { key: t.apiKey, body: { name: 'Help', type: 'file-collection', files } })).body.data.id;
     await call(app, 'POST', `/v1/knowledge-sources/${ksId}/connect`, { key: t.apiKey, body: {} });
-    await localIngestionQueue()!.drain();
+    await testLocal.ingestion!.drain();
     grounded = (await call(app, 'POST', '/v1/agents', {
       key: t.apiKey,
       body: { name: 'Support bot', description: 'Answers questions about orders', model: 'gpt-4', capabilities: ['chat', 'document-search'], knowledgeSourceIds: [ksId] },
@@ -204,8 +204,8 @@ describe('converse with the built-in engine', () => {
 
 describe('model resolution', () => {
   it('resolves bare names and unconfigured providers to the built-in engine', async () => {
-    expect((await resolveModel('gpt-4')).name).toBe('local/extractive');
-    expect((await resolveModel('openai/gpt-4o')).name).toBe('local/extractive'); // no OPENAI_API_KEY here
-    expect((await resolveModel('local/anything')).engine.provider).toBe('local');
+    expect((await testRt.models.resolve('gpt-4')).name).toBe('local/extractive');
+    expect((await testRt.models.resolve('openai/gpt-4o')).name).toBe('local/extractive'); // no OPENAI_API_KEY here
+    expect((await testRt.models.resolve('local/anything')).engine.provider).toBe('local');
   });
 });

@@ -3,11 +3,11 @@ import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalApp } from '../local/local-app';
 import { registerGatewayKey, removeGatewayKey } from '../shared/gateway-keys';
-import { useGateway } from '../shared/platform/tenants';
-import { getTenant, listApiKeys } from '../shared/store/api-keys';
+import { apiGateway } from '../shared/gateway-keys';
 import { scopeOf } from '../shared/tenancy';
 import { call } from './helpers/http';
 import { platformTestSecrets } from './helpers/platform';
+import { testRt } from './helpers/runtime';
 
 /**
  * A stand-in for the API Gateway control-plane endpoint (the one thing that cannot run here),
@@ -102,8 +102,8 @@ describe('API Gateway key registration', () => {
 
   it('registers a provisioned tenant’s key in its plan’s usage plan, and undoes everything when that fails', async () => {
     const secrets = platformTestSecrets();
-    useGateway({ client, usagePlanNamePrefix: 'CairnApi-' });
-    const app = createLocalApp();
+    const rt = { ...testRt, gateway: apiGateway(client, 'CairnApi-') };
+    const app = createLocalApp(rt);
     const admin = { authorization: `Bearer ${secrets.adminToken}` };
     seen.length = 0;
     const tenantId = `gw${Date.now()}`;
@@ -111,7 +111,7 @@ describe('API Gateway key registration', () => {
     expect(res.status).toBe(201);
     expect(seen.map((s) => `${s.method} ${s.url?.split('?')[0]}`)).toEqual(['GET /usageplans', 'POST /apikeys', 'POST /usageplans/up-pro/keys']);
     expect(seen[1]!.body).toMatchObject({ name: `${tenantId}-pro`, value: res.body.data.apiKey, enabled: true });
-    const [key] = await listApiKeys(scopeOf(tenantId));
+    const [key] = await rt.store.apiKeys.listApiKeys(scopeOf(tenantId));
     expect(key).toMatchObject({ plan: 'pro', gatewayKeyId: 'k7x9q2w1z0' });
 
     seen.length = 0;
@@ -122,9 +122,8 @@ describe('API Gateway key registration', () => {
     expect(failed.body.error).toMatchObject({ code: 'UPSTREAM_ERROR', details: { provider: 'apigateway' } });
     // The plan ids were read once; the created key was deleted again; the tenant was not kept.
     expect(seen.map((s) => `${s.method} ${s.url}`)).toEqual(['POST /apikeys', 'POST /usageplans/up-free/keys', 'DELETE /apikeys/k7x9q2w1z0']);
-    expect(await getTenant(scopeOf(`${tenantId}b`))).toBeUndefined();
+    expect(await rt.store.apiKeys.getTenant(scopeOf(`${tenantId}b`))).toBeUndefined();
     const retried = await call(app, 'POST', '/platform/tenants', { headers: admin, body: { name: 'Gateway', tenantId: `${tenantId}b`, plan: 'free' } });
     expect(retried.status).toBe(201);
-    useGateway(undefined);
   });
 });

@@ -1,23 +1,23 @@
 import { describe, expect, it } from 'vitest';
 import { createAgentsApp } from '../functions/agents/app';
 import { createLocalApp } from '../local/local-app';
-import { revokeApiKey } from '../shared/store/api-keys';
 import { call } from './helpers/http';
 import { newTenant } from './helpers/tenant';
+import { testRt } from './helpers/runtime';
 
-const app = createLocalApp();
+const app = createLocalApp(testRt);
 
 describe('HTTP conventions', () => {
   it('answers 401 in the error body for a missing, unknown or revoked key', async () => {
     const t = await newTenant();
-    const noCache = createAgentsApp({ apiKeyCacheSeconds: 0 });
+    const noCache = createAgentsApp(testRt, { apiKeyCacheSeconds: 0 });
     expect((await call(noCache, 'GET', '/v1/agents', { key: t.apiKey })).status).toBe(200);
     const missing = await call(noCache, 'GET', '/v1/agents');
     expect(missing.status).toBe(401);
     expect(missing.body.error).toEqual({ code: 'UNAUTHORIZED', message: 'Missing X-API-Key header' });
     expect((await call(noCache, 'GET', '/v1/agents', { key: 'cak_unknown_0123456789abcdef' })).status).toBe(401);
-    expect(await revokeApiKey(t.scope, t.keyId)).toMatchObject({ keyId: t.keyId, tenantId: t.scope.tenantId });
-    expect(await revokeApiKey(t.scope, t.keyId)).toBeUndefined();
+    expect(await testRt.store.apiKeys.revokeApiKey(t.scope, t.keyId)).toMatchObject({ keyId: t.keyId, tenantId: t.scope.tenantId });
+    expect(await testRt.store.apiKeys.revokeApiKey(t.scope, t.keyId)).toBeUndefined();
     const revoked = await call(noCache, 'GET', '/v1/agents', { key: t.apiKey });
     expect(revoked.status).toBe(401);
     expect(revoked.body.meta.requestId).toBe(revoked.headers.get('x-request-id'));

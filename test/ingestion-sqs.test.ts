@@ -2,23 +2,28 @@ import { SQSClient, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { startFauxqs, type FauxqsServer } from 'fauxqs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createKnowledgeSourcesApp } from '../functions/knowledge-sources/app';
-import { handler } from '../functions/ingestion/handler';
-import { useIngestionQueue, type IngestionMessage } from '../shared/domain/ingestion';
+import { handleIngestionMessage } from '../shared/domain/ingestion';
+import type { IngestionMessage } from '../shared/queue/messages';
 import { MAX_RECEIVES } from '../shared/queue/queue';
 import { sqsQueue } from '../shared/queue/sqs-queue';
-import * as searchIndex from '../shared/store/search-index';
+import { sqsHandler } from '../shared/queue/sqs-handler';
+import type { Runtime } from '../shared/runtime';
 import { call } from './helpers/http';
 import { pollOnce, recordOf } from './helpers/sqs';
 import { newTenant } from './helpers/tenant';
+import { testRt } from './helpers/runtime';
 
 /**
  * The AWS path of ingestion: the API sends to SQS (fauxqs, an SQS-compatible server), and the
- * ingestion Lambda handler receives real SQS event records, reporting partial batch failures.
+ * ingestion Lambda handler (built as functions/ingestion/handler.ts builds it, over this test's
+ * runtime) receives real SQS event records, reporting partial batch failures.
  */
 let server: FauxqsServer;
 let sqs: SQSClient;
 let queueUrl: string;
-const app = createKnowledgeSourcesApp();
+let rt: Runtime;
+let app: ReturnType<typeof createKnowledgeSourcesApp>;
+const handler = sqsHandler<IngestionMessage>((message, delivery) => handleIngestionMessage(rt, message, delivery));
 
 beforeAll(async () => {
   server = await startFauxqs({ port: 0, logger: false });
@@ -27,7 +32,8 @@ beforeAll(async () => {
     attributes: { VisibilityTimeout: '1', RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: String(MAX_RECEIVES) }) },
   }).queueUrl;
   sqs = new SQSClient({ endpoint: server.address, region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
-  useIngestionQueue(sqsQueue<IngestionMessage>(sqs, queueUrl));
+  rt = { ...testRt, queues: { ...testRt.queues, ingestion: sqsQueue<IngestionMessage>(sqs, queueUrl) } };
+  app = createKnowledgeSourcesApp(rt);
 });
 
 afterAll(async () => {
@@ -87,9 +93,9 @@ describe('ingestion through SQS', () => {
     const id = (await call(app, 'POST', '/v1/knowledge-sources', { key: t.apiKey, body: { name: 'notes', type: 'file-collection', files: manyFiles(450, 'crash') } })).body.data.id;
     await call(app, 'POST', `/v1/knowledge-sources/${id}/connect`, { key: t.apiKey, body: {} });
     // The second batch to be sealed dies after its chunks and postings are written.
-    const real = searchIndex.sealSegment;
+    const real = rt.store.searchIndex.sealSegment;
     let seals = 0;
-    const spy = vi.spyOn(searchIndex, 'sealSegment').mockImplementation(async (...args) => {
+    const spy = vi.spyOn(rt.store.searchIndex, 'sealSegment').mockImplementation(async (...args) => {
       if (++seals === 2) throw new Error('worker crashed');
       return real(...args);
     });
@@ -115,7 +121,7 @@ describe('ingestion through SQS', () => {
     const id = (await call(app, 'POST', '/v1/knowledge-sources', { key: t.apiKey, body: { name: 'notes', type: 'file-collection', files: manyFiles(3) } })).body.data.id;
     const source = (await call(app, 'POST', `/v1/knowledge-sources/${id}/connect`, { key: t.apiKey, body: {} })).body.data;
     // The last allowed delivery of a sync that keeps failing: the source must not stay pending.
-    const spy = vi.spyOn(searchIndex, 'listDocuments').mockRejectedValue(new Error('disk on fire'));
+    const spy = vi.spyOn(rt.store.searchIndex, 'listDocuments').mockRejectedValue(new Error('disk on fire'));
     try {
       const message = { type: 'sync', tenantId: t.scope.tenantId, sourceId: id, syncId: source.syncId };
       const result = await handler({ Records: [recordOf({ MessageId: 'm-1', ReceiptHandle: 'r-1', Body: JSON.stringify(message) }, MAX_RECEIVES)] });

@@ -1,11 +1,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createLocalApp, localIngestionQueue } from '../local/local-app';
-import { readTermItems } from '../shared/store/search-index';
+import { createLocalApp } from '../local/local-app';
 import { call } from './helpers/http';
 import { newTenant, type TestTenant } from './helpers/tenant';
+import { testRt, testLocal } from './helpers/runtime';
 
-const app = createLocalApp();
-const settle = () => localIngestionQueue()!.drain();
+const app = createLocalApp(testRt);
+const settle = () => testLocal.ingestion!.drain();
 
 const files = [
   { path: 'policies/returns.md', content: '# Returns\n\nItems can be returned within 30 days of delivery.\n\n## Refunds\n\nRefunds reach your card within 5 business days.' },
@@ -123,10 +123,10 @@ describe('file-collection ingestion and search', () => {
   it('purges the index when the source is deleted', async () => {
     const own = await newTenant();
     const sid = await readySource(own, { name: 'kb', type: 'file-collection', files });
-    expect((await readTermItems(own.scope, sid, ['cyclist'])).get('cyclist')!.length).toBe(1);
+    expect((await testRt.store.searchIndex.readTermItems(own.scope, sid, ['cyclist'])).get('cyclist')!.length).toBe(1);
     await call(app, 'DELETE', `/v1/knowledge-sources/${sid}`, { key: own.apiKey });
     await settle();
-    expect((await readTermItems(own.scope, sid, ['cyclist'])).get('cyclist')).toEqual([]);
+    expect((await testRt.store.searchIndex.readTermItems(own.scope, sid, ['cyclist'])).get('cyclist')).toEqual([]);
   });
 });
 

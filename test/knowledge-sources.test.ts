@@ -2,8 +2,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createLocalApp } from '../local/local-app';
 import { call } from './helpers/http';
 import { newTenant, type TestTenant } from './helpers/tenant';
+import { testRt } from './helpers/runtime';
 
-const app = createLocalApp();
+const app = createLocalApp(testRt);
 const pgSource = {
   name: 'Orders DB',
   type: 'postgresql',

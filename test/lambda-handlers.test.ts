@@ -11,8 +11,9 @@ import { call } from './helpers/http';
 import { invoke, restEvent } from './helpers/lambda-events';
 import { platformTestSecrets } from './helpers/platform';
 import { newTenant } from './helpers/tenant';
+import { testRt } from './helpers/runtime';
 
-const local = createLocalApp();
+const local = createLocalApp(testRt);
 
 /** Strips what differs between two runs of the same request (ids, times). */
 function shape(value: unknown): unknown {

@@ -7,8 +7,9 @@ import { openaiProvider } from '../shared/models/openai-provider';
 import { systemPrompt } from '../shared/models/types';
 import { call } from './helpers/http';
 import { pcall, platformTestSecrets, provision, type ProvisionedTenant } from './helpers/platform';
+import { testRt } from './helpers/runtime';
 
-const app = createLocalApp();
+const app = createLocalApp(testRt);
 const secrets = platformTestSecrets();
 
 describe('memory extraction (rule-based)', () => {

@@ -1,10 +1,17 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { DOCUMENT_FILE, documentText } from '../functions/api-docs/generate';
 import { createLocalApp } from '../local/local-app';
 import { call } from './helpers/http';
+import { testRt } from './helpers/runtime';
 
-const app = createLocalApp();
+const app = createLocalApp(testRt);
 
 describe('OpenAPI document and reference page', () => {
+  it('ships the docs function the current document (npm run openapi writes it)', () => {
+    expect(readFileSync(DOCUMENT_FILE, 'utf8')).toBe(documentText());
+  });
+
   it('documents every CRUD route of the public API with the API key scheme', async () => {
     const res = await call(app, 'GET', '/v1/openapi.json');
     expect(res.status).toBe(200);

@@ -2,8 +2,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createLocalApp } from '../local/local-app';
 import { call } from './helpers/http';
 import { pcall, platformTestSecrets, provision, type ProvisionedTenant } from './helpers/platform';
+import { testRt } from './helpers/runtime';
 
-const app = createLocalApp();
+const app = createLocalApp(testRt);
 const secrets = platformTestSecrets();
 
 describe('platform db/ops', () => {

@@ -1,12 +1,12 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createLocalApp } from '../local/local-app';
 import { issueToken } from '../shared/platform/access-tokens';
-import { getTenant } from '../shared/store/api-keys';
 import { scopeOf } from '../shared/tenancy';
 import { call } from './helpers/http';
 import { pcall, platformTestSecrets, provision, type ProvisionedTenant } from './helpers/platform';
+import { testRt } from './helpers/runtime';
 
-const app = createLocalApp();
+const app = createLocalApp(testRt);
 const secrets = platformTestSecrets();
 const admin = { authorization: `Bearer ${secrets.adminToken}` };
 
@@ -39,7 +39,7 @@ describe('platform tenants and tokens', () => {
     const { tenant, accessToken, apiKey } = res.body.data;
     expect(tenant).toMatchObject({ name: 'Acme', plan: 'pro', schema: `t_${tenant.id}` });
     expect(new Date(tenant.createdAt).toISOString()).toBe(tenant.createdAt);
-    expect((await getTenant(scopeOf(tenant.id)))?.createdAt).toBe(tenant.createdAt); // the stored record, not a second clock reading
+    expect((await testRt.store.apiKeys.getTenant(scopeOf(tenant.id)))?.createdAt).toBe(tenant.createdAt); // the stored record, not a second clock reading
     expect(accessToken).toMatch(/^cpt_v1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}$/);
     const pub = await call(app, 'GET', '/v1/agents', { key: apiKey });
     expect(pub.status).toBe(200);

@@ -1,17 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:net';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createLocalApp, localIngestionQueue } from '../local/local-app';
+import { createLocalApp } from '../local/local-app';
 import { connect, readOnly } from '../shared/connectors/postgres';
-import { documentClient, tableName } from '../shared/store/client';
-import { keys } from '../shared/store/keys';
 import { call } from './helpers/http';
 import { newTenant, type TestTenant } from './helpers/tenant';
+import { testRt, testLocal } from './helpers/runtime';
 
-const app = createLocalApp();
-const settle = () => localIngestionQueue()!.drain();
+const app = createLocalApp(testRt);
+const settle = () => testLocal.ingestion!.drain();
 const target = inject('postgres');
 /** Short-lived connections: PGlite's socket server (the fallback) serves one connection at a time. */
 const admin = {
@@ -98,10 +96,10 @@ describe(`PostgreSQL sources (${target.kind})`, () => {
   });
 
   it('stores credentials sealed, never in clear', async () => {
-    const out = await documentClient().send(new GetCommand({ TableName: tableName(), Key: keys.sourceSecret(t.scope, id) }));
-    expect(out.Item?.sealed.wrap).toBe('local');
-    expect(JSON.stringify(out.Item)).not.toContain(target.password);
-    expect(JSON.stringify(out.Item)).not.toContain(`"${target.username}"`);
+    const sealed = await testRt.store.sourceSecrets.getSourceSecret(t.scope, id);
+    expect(sealed?.wrap).toBe('local');
+    expect(JSON.stringify(sealed)).not.toContain(target.password);
+    expect(JSON.stringify(sealed)).not.toContain(`"${target.username}"`);
   });
 
   it('re-syncs incrementally: changed rows replaced, deleted rows removed, new rows added', async () => {

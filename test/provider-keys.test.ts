@@ -38,11 +38,13 @@ describe('provider keys', () => {
     vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'secret');
     vi.resetModules(); // config is read once per module instance: load fresh ones with this environment
     try {
-      const { providerKeys } = await import('../shared/models/provider-keys');
-      const { resolveModel } = await import('../shared/models/resolve-model');
+      const { providerKeysLoader } = await import('../shared/models/provider-keys');
+      const { modelResolver } = await import('../shared/models/resolve-model');
+      const providerKeys = providerKeysLoader();
+      const models = modelResolver(providerKeys);
       expect(await providerKeys()).toEqual({ openai: 'sk-from-secrets-manager', anthropic: undefined });
-      expect((await resolveModel('openai/gpt-4o')).name).toBe('openai/gpt-4o');
-      expect((await resolveModel('anthropic/claude')).name).toBe('local/extractive'); // empty in the secret
+      expect((await models.resolve('openai/gpt-4o')).name).toBe('openai/gpt-4o');
+      expect((await models.resolve('anthropic/claude')).name).toBe('local/extractive'); // empty in the secret
       expect(calls).toHaveLength(1);
       expect(calls[0]).toEqual({ target: 'secretsmanager.GetSecretValue', body: { SecretId: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:cairn/providers-AbCdEf' } });
     } finally {

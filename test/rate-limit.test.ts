@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { createAgentsApp } from '../functions/agents/app';
 import { createWorkflowsApp } from '../functions/workflows/app';
-import { consumeRequest } from '../shared/store/rate-counters';
 import { call } from './helpers/http';
 import { newTenant } from './helpers/tenant';
+import { testRt } from './helpers/runtime';
 
 /** Fixed windows: start a burst early in a minute so it cannot straddle two windows. */
 async function awayFromMinuteEdge() {
@@ -14,7 +14,7 @@ async function awayFromMinuteEdge() {
 describe('rate limits', () => {
   it('lets exactly 100 of 150 concurrent requests through two app instances on a free key', async () => {
     const t = await newTenant('free');
-    const instances = [createAgentsApp(), createAgentsApp()];
+    const instances = [createAgentsApp(testRt), createAgentsApp(testRt)];
     await awayFromMinuteEdge();
     const responses = await Promise.all(
       Array.from({ length: 150 }, (_, i) => call(instances[i % 2]!, 'GET', '/v1/agents', { key: t.apiKey })),
@@ -40,8 +40,8 @@ describe('rate limits', () => {
 
   it('keeps a budget per area: spent workflows do not block agents', async () => {
     const t = await newTenant('free');
-    const workflows = createWorkflowsApp();
-    const agents = createAgentsApp();
+    const workflows = createWorkflowsApp(testRt);
+    const agents = createAgentsApp(testRt);
     await awayFromMinuteEdge();
     for (let i = 0; i < 20; i++) expect((await call(workflows, 'GET', '/v1/workflows', { key: t.apiKey })).status).toBe(200);
     const spent = await call(workflows, 'GET', '/v1/workflows', { key: t.apiKey });
@@ -54,11 +54,11 @@ describe('rate limits', () => {
 
   it('multiplies limits by plan and leaves unlimited keys alone', async () => {
     const pro = await newTenant('pro');
-    const res = await call(createAgentsApp(), 'GET', '/v1/agents', { key: pro.apiKey });
+    const res = await call(createAgentsApp(testRt), 'GET', '/v1/agents', { key: pro.apiKey });
     expect(res.headers.get('x-ratelimit-limit')).toBe('1000');
     expect(res.headers.get('x-ratelimit-remaining')).toBe('999');
     const unlimited = await newTenant('unlimited');
-    const app = createAgentsApp();
+    const app = createAgentsApp(testRt);
     const all = await Promise.all(Array.from({ length: 120 }, () => call(app, 'GET', '/v1/agents', { key: unlimited.apiKey })));
     expect(all.every((r) => r.status === 200)).toBe(true);
     expect(all[0]!.headers.get('x-ratelimit-limit')).toBeNull();
@@ -70,18 +70,18 @@ describe('rate limits', () => {
     const limits = { minute: 5, hour: 7 };
     const inMinute = (m: number) => hour + m * 60_000 + 1000;
     const first: boolean[] = [];
-    for (let i = 0; i < 6; i++) first.push((await consumeRequest(t.scope, t.keyId, 'agents', limits, inMinute(0))).allowed);
+    for (let i = 0; i < 6; i++) first.push((await testRt.store.rateCounters.consumeRequest(t.scope, t.keyId, 'agents', limits, inMinute(0))).allowed);
     expect(first).toEqual([true, true, true, true, true, false]);
     const second = [];
-    for (let i = 0; i < 3; i++) second.push(await consumeRequest(t.scope, t.keyId, 'agents', limits, inMinute(1)));
+    for (let i = 0; i < 3; i++) second.push(await testRt.store.rateCounters.consumeRequest(t.scope, t.keyId, 'agents', limits, inMinute(1)));
     expect(second.map((c) => c.allowed)).toEqual([true, true, false]);
     expect(second[2]).toMatchObject({ hour: 7, minute: 2 });
     // The next hour starts afresh.
-    expect((await consumeRequest(t.scope, t.keyId, 'agents', limits, hour + 3_600_000 + 1000)).allowed).toBe(true);
+    expect((await testRt.store.rateCounters.consumeRequest(t.scope, t.keyId, 'agents', limits, hour + 3_600_000 + 1000)).allowed).toBe(true);
   });
 
   it('sends no rate-limit headers without a valid key', async () => {
-    const res = await call(createAgentsApp(), 'GET', '/v1/agents', { key: 'cak_not-a-real-key-at-all' });
+    const res = await call(createAgentsApp(testRt), 'GET', '/v1/agents', { key: 'cak_not-a-real-key-at-all' });
     expect(res.status).toBe(401);
     expect(res.headers.get('x-ratelimit-limit')).toBeNull();
   });

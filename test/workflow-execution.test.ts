@@ -1,14 +1,16 @@
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import { createLocalApp, localIngestionQueue, localWorkflowQueue } from '../local/local-app';
-import { consumeStepMessage, handleStepMessage, useWorkflowQueue, type StepMessage } from '../shared/domain/workflow-execution';
+import { createLocalApp } from '../local/local-app';
+import { consumeStepMessage, handleStepMessage } from '../shared/domain/workflow-execution';
 import { localEngine } from '../shared/models/local-engine';
 import { providerError } from '../shared/models/provider-error';
 import { MAX_RECEIVES } from '../shared/queue/queue';
-import * as executions from '../shared/store/executions';
+import type { StepMessage } from '../shared/queue/messages';
+import type { Runtime } from '../shared/runtime';
 import { call } from './helpers/http';
 import { newTenant, type TestTenant } from './helpers/tenant';
+import { testRt, testLocal } from './helpers/runtime';
 
-const app = createLocalApp();
+const app = createLocalApp(testRt);
 const files = [
   { path: 'policies/returns.md', content: '# Returns\n\nItems can be returned within 30 days of delivery.' },
   { path: 'billing.md', content: '# Billing\n\nDouble charges are refunded within 5 business days.' },
@@ -21,7 +23,7 @@ describe('workflow execution (local queue)', () => {
     t = await newTenant();
     ks = (await call(app, 'POST', '/v1/knowledge-sources', { key: t.apiKey, body: { name: 'kb', type: 'file-collection', files } })).body.data.id;
     await call(app, 'POST', `/v1/knowledge-sources/${ks}/connect`, { key: t.apiKey, body: {} });
-    await localIngestionQueue()!.drain();
+    await testLocal.ingestion!.drain();
   });
 
   const create = async (body: unknown) => {
@@ -95,7 +97,7 @@ describe('workflow execution (local queue)', () => {
     const res = await execute(id, { input: 'there', mode: 'async' });
     expect(res.status).toBe(202);
     expect(res.headers.get('location')).toBe(`/v1/workflows/${id}/executions/${res.body.data.id}`);
-    await localWorkflowQueue()!.drain();
+    await testLocal.workflowSteps!.drain();
     const got = await call(app, 'GET', res.headers.get('location')!, { key: t.apiKey });
     expect(got.body.data.status).toBe('succeeded');
     await call(app, 'PUT', `/v1/workflows/${id}`, { key: t.apiKey, body: { name: 'one', steps: [{ type: 'generation', model: 'gpt-4', prompt: 'Changed' }, { type: 'generation', model: 'gpt-4', prompt: 'x' }] } });
@@ -144,13 +146,19 @@ describe('workflow execution (local queue)', () => {
   }, 30_000);
 });
 
+/** A runtime whose workflow-steps queue only collects what is sent, and an app over it. */
+function capturing(sent: StepMessage[]) {
+  const rt: Runtime = { ...testRt, queues: { ...testRt.queues, workflowSteps: { send: async (messages) => void sent.push(...messages) } } };
+  return { rt, app: createLocalApp(rt) };
+}
+
 describe('workflow steps under at-least-once delivery', () => {
   let t: TestTenant;
   const sent: StepMessage[] = [];
+  // Capture messages instead of running them, to deliver them as SQS might: twice, late, after a crash.
+  const { rt, app } = capturing(sent);
   beforeAll(async () => {
     t = await newTenant();
-    // Capture messages instead of running them, to deliver them as SQS might: twice, late, after a crash.
-    useWorkflowQueue({ send: async (messages) => void sent.push(...messages) });
   });
   const delivery = (receiveCount = 1) => ({ receiveCount, maxReceives: MAX_RECEIVES });
 
@@ -167,12 +175,12 @@ describe('workflow steps under at-least-once delivery', () => {
     const spy = vi.spyOn(localEngine, 'generate');
     try {
       const first = sent.shift()!;
-      await Promise.all([handleStepMessage(first, delivery()), handleStepMessage(first, delivery())]);
-      await handleStepMessage(first, delivery(2)); // and once more, late
+      await Promise.all([handleStepMessage(rt, first, delivery()), handleStepMessage(rt, first, delivery())]);
+      await handleStepMessage(rt, first, delivery(2)); // and once more, late
       expect(spy).toHaveBeenCalledTimes(1);
       const next = sent.filter((m) => m.stepId === 'step2');
       expect(next.length).toBeGreaterThanOrEqual(1); // re-sent by the late duplicate: harmless
-      for (const m of next) await handleStepMessage(m, delivery());
+      for (const m of next) await handleStepMessage(rt, m, delivery());
       expect(spy).toHaveBeenCalledTimes(2);
     } finally {
       spy.mockRestore();
@@ -185,18 +193,18 @@ describe('workflow steps under at-least-once delivery', () => {
   it('recovers a step whose worker died mid-step: the redelivery runs it again and the execution completes once', async () => {
     const { id, exe } = await started([{ type: 'generation', model: 'gpt-4', prompt: 'a' }]);
     const message = sent.shift()!;
-    const settle = vi.spyOn(executions, 'settleStep').mockRejectedValueOnce(new Error('worker killed'));
-    await expect(handleStepMessage(message, delivery())).rejects.toThrow('worker killed');
+    const settle = vi.spyOn(rt.store.executions, 'settleStep').mockRejectedValueOnce(new Error('worker killed'));
+    await expect(handleStepMessage(rt, message, delivery())).rejects.toThrow('worker killed');
     settle.mockRestore();
     expect((await get(id, exe.id)).steps[0].status).toBe('running');
     // Redelivered before the lease ends: left alone (the first worker may still be at it).
-    await handleStepMessage(message, delivery(2));
+    await handleStepMessage(rt, message, delivery(2));
     expect((await get(id, exe.id)).steps[0]).toMatchObject({ status: 'running', attempt: 1 });
     // Redelivered after the lease: taken over and finished.
     const later = Date.now() + 10 * 60_000;
     const clock = vi.spyOn(Date, 'now').mockReturnValue(later);
     try {
-      await handleStepMessage(message, delivery(3));
+      await handleStepMessage(rt, message, delivery(3));
     } finally {
       clock.mockRestore();
     }
@@ -208,11 +216,11 @@ describe('workflow steps under at-least-once delivery', () => {
   it('marks the execution failed when a message keeps failing to its last delivery', async () => {
     const { id, exe } = await started([{ type: 'generation', model: 'gpt-4', prompt: 'a' }]);
     const message = sent.shift()!;
-    const spy = vi.spyOn(executions, 'claimStep').mockRejectedValue(new Error('table unreachable'));
+    const spy = vi.spyOn(rt.store.executions, 'claimStep').mockRejectedValue(new Error('table unreachable'));
     try {
-      await expect(consumeStepMessage(message, delivery(MAX_RECEIVES - 1))).rejects.toThrow();
+      await expect(consumeStepMessage(rt, message, delivery(MAX_RECEIVES - 1))).rejects.toThrow();
       expect((await get(id, exe.id)).status).toBe('running');
-      await expect(consumeStepMessage(message, delivery(MAX_RECEIVES))).rejects.toThrow();
+      await expect(consumeStepMessage(rt, message, delivery(MAX_RECEIVES))).rejects.toThrow();
     } finally {
       spy.mockRestore();
     }
@@ -228,7 +236,7 @@ describe('workflow steps under at-least-once delivery', () => {
     const again = await call(app, 'POST', `/v1/workflows/${id}/executions/${exe.id}/cancel`, { key: t.apiKey });
     expect(again.status).toBe(409);
     const spy = vi.spyOn(localEngine, 'generate');
-    await handleStepMessage(sent.shift()!, delivery());
+    await handleStepMessage(rt, sent.shift()!, delivery());
     expect(spy).not.toHaveBeenCalled();
     spy.mockRestore();
     expect((await get(id, exe.id)).steps[0].status).toBe('queued');
@@ -241,7 +249,7 @@ describe('the workflow steps Lambda handler with SQS event records', () => {
     const { recordOf } = await import('./helpers/sqs');
     const t = await newTenant();
     const sent: StepMessage[] = [];
-    useWorkflowQueue({ send: async (messages) => void sent.push(...messages) });
+    const { app } = capturing(sent);
     const id = (await call(app, 'POST', '/v1/workflows', { key: t.apiKey, body: { name: 'w', steps: [{ type: 'generation', model: 'gpt-4', prompt: 'hi' }] } })).body.data.id;
     const exe = (await call(app, 'POST', `/v1/workflows/${id}/execute`, { key: t.apiKey, body: { mode: 'async' } })).body.data;
     const body = JSON.stringify(sent[0]);

@@ -4,11 +4,12 @@ import { createGroupApp, DEFAULT_MAX_BODY_BYTES, type GroupOptions } from '../..
 import { registerCrud } from '../../shared/http/crud-routes';
 import { registerChatCompletions } from './chat-completions';
 import { registerConversationRoutes } from './conversation-routes';
+import type { Runtime } from '../../shared/runtime';
 
 /** `/v1/agents` (CRUD, converse, sessions) and the OpenAI-compatible `/v1/chat/completions`. */
-export function createAgentsApp(options: Partial<GroupOptions> = {}) {
-  const app = createGroupApp({ area: 'agents', maxBodyBytes: DEFAULT_MAX_BODY_BYTES, ...options });
-  registerCrud(app, {
+export function createAgentsApp(rt: Runtime, options: Partial<GroupOptions> = {}) {
+  const app = createGroupApp(rt, { area: 'agents', maxBodyBytes: DEFAULT_MAX_BODY_BYTES, ...options });
+  registerCrud(app, rt, {
     basePath: '/v1/agents',
     idParam: 'agentId',
     tag: 'Agents',
@@ -16,14 +17,13 @@ export function createAgentsApp(options: Partial<GroupOptions> = {}) {
     input: agentInput,
     output: agent,
     create: createAgent,
-    get: (scope, id) => agents.get(scope, id),
-    list: (scope, page) => agents.list(scope, page),
+    get: (rt, scope, id) => agents.get(rt, scope, id),
+    list: (rt, scope, page) => agents.list(rt, scope, page),
     replace: replaceAgent,
     remove: deleteAgent,
   });
-  registerConversationRoutes(app);
-  registerChatCompletions(app);
+  registerConversationRoutes(app, rt);
+  registerChatCompletions(app, rt);
   return app;
 }
 
-export const app = createAgentsApp();

@@ -1,10 +1,11 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { streamSSE } from 'hono/streaming';
-import { finishConversation, modelDeadline, prepareConversation } from '../../shared/domain/conversation';
-import { AppError, ValidationError } from '../../shared/errors';
+import { converse, converseStream } from '../../shared/domain/conversation';
+import { ValidationError } from '../../shared/errors';
 import type { AppEnv } from '../../shared/http/context';
 import { commonErrors } from '../../shared/http/openapi-schemas';
 import type { ChatMessage, ChatResult } from '../../shared/models/types';
+import { sseResponse } from '../../shared/http/sse';
+import type { Runtime } from '../../shared/runtime';
 
 /**
  * OpenAI-compatible chat completions: `model` is a Cairn agent id and the key may come as
@@ -27,7 +28,7 @@ const textOf = (content: string | Array<{ text?: string }> | null) =>
 
 const finishReason = (r: ChatResult['finishReason']) => (r === 'length' || r === 'content_filter' ? r : 'stop');
 
-export function registerChatCompletions(app: OpenAPIHono<AppEnv>) {
+export function registerChatCompletions(app: OpenAPIHono<AppEnv>, rt: Runtime) {
   app.openapi(
     createRoute({
       method: 'post',
@@ -49,45 +50,39 @@ export function registerChatCompletions(app: OpenAPIHono<AppEnv>) {
         .map((m) => ({ role: m.role as 'user' | 'assistant', content: textOf(m.content as never) }));
       const last = turns.pop();
       if (!last || last.role !== 'user' || !last.content.trim()) throw new ValidationError('messages', 'must end with a non-empty user message');
-      const prepared = await prepareConversation(scope, body.model, { message: last.content, history: turns });
       const system = body.messages.filter((m) => m.role === 'system' || m.role === 'developer').map((m) => textOf(m.content as never)).join('\n');
-      if (system) prepared.request.instructions = [prepared.request.instructions, system].filter(Boolean).join('\n\n');
-      const id = `chatcmpl-${prepared.sessionId.slice(4)}`;
+      const input = { message: last.content, history: turns, instructions: system || undefined };
       const created = Math.floor(Date.now() / 1000);
+      const usageOf = (u: { inputTokens: number; outputTokens: number }) => ({ prompt_tokens: u.inputTokens, completion_tokens: u.outputTokens, total_tokens: u.inputTokens + u.outputTokens });
       if (!body.stream) {
-        const result = await prepared.resolved.engine.generate(prepared.request, modelDeadline());
-        const done = await finishConversation(scope, prepared, result);
+        const { data: done } = await converse(rt, scope, body.model, input);
         return c.json({
-          id,
+          id: `chatcmpl-${done.sessionId.slice(4)}`,
           object: 'chat.completion',
           created,
           model: body.model,
           choices: [{ index: 0, message: { role: 'assistant', content: done.reply }, finish_reason: finishReason(done.finishReason) }],
-          usage: { prompt_tokens: done.usage.inputTokens, completion_tokens: done.usage.outputTokens, total_tokens: done.usage.inputTokens + done.usage.outputTokens },
+          usage: usageOf(done.usage),
           cairn: { model: done.model, sources: done.sources },
         }) as never;
       }
-      return streamSSE(c, async (stream) => {
-        const chunk = (delta: Record<string, unknown>, finish: string | null, extra: Record<string, unknown> = {}) =>
-          stream.writeSSE({ data: JSON.stringify({ id, object: 'chat.completion.chunk', created, model: body.model, choices: [{ index: 0, delta, finish_reason: finish }], ...extra }) });
-        try {
-          await chunk({ role: 'assistant', content: '' }, null);
-          const generator = prepared.resolved.engine.stream(prepared.request, modelDeadline());
-          let step = await generator.next();
-          while (!step.done) {
-            await chunk({ content: step.value }, null);
-            step = await generator.next();
-          }
-          const done = await finishConversation(scope, prepared, step.value as ChatResult);
-          await chunk({}, finishReason(done.finishReason), {
-            usage: { prompt_tokens: done.usage.inputTokens, completion_tokens: done.usage.outputTokens, total_tokens: done.usage.inputTokens + done.usage.outputTokens },
-          });
-        } catch (error) {
-          const appError = error instanceof AppError ? error : new AppError('INTERNAL_ERROR', 'The reply failed');
-          await stream.writeSSE({ data: JSON.stringify({ error: { message: appError.message, code: appError.code } }) });
-        }
-        await stream.writeSSE({ data: '[DONE]' });
-      }) as never;
+      const turn = await converseStream(rt, scope, body.model, input);
+      const id = `chatcmpl-${turn.sessionId.slice(4)}`;
+      const chunk = (delta: Record<string, unknown>, finish: string | null, extra: Record<string, unknown> = {}) => ({
+        data: { id, object: 'chat.completion.chunk', created, model: body.model, choices: [{ index: 0, delta, finish_reason: finish }], ...extra },
+      });
+      return sseResponse(
+        c,
+        async (send) => {
+          await send(chunk({ role: 'assistant', content: '' }, null));
+          const deltas = turn.deltas();
+          let step = await deltas.next();
+          for (; !step.done; step = await deltas.next()) await send(chunk({ content: step.value }, null));
+          await send(chunk({}, finishReason(step.value.finishReason), { usage: usageOf(step.value.usage) }));
+          await send({ data: '[DONE]' });
+        },
+        (error) => [{ data: { error: { message: error.message, code: error.code } } }, { data: '[DONE]' }],
+      ) as never;
     },
   );
 }

@@ -1,15 +1,13 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { streamSSE } from 'hono/streaming';
-import { finishConversation, modelDeadline, prepareConversation, type PreparedConversation } from '../../shared/domain/conversation';
-import { AppError, NotFoundError } from '../../shared/errors';
+import { converse, converseStream, type ConverseInput } from '../../shared/domain/conversation';
 import type { AppEnv } from '../../shared/http/context';
 import { ok, okList } from '../../shared/http/envelope';
 import { commonErrors, envelope, jsonContent, listEnvelope } from '../../shared/http/openapi-schemas';
 import { paginationQuery } from '../../shared/http/pagination';
-import type { ChatResult } from '../../shared/models/types';
-import { deleteSession, listMessages } from '../../shared/store/sessions';
-import { agents } from '../../shared/domain/agents';
+import { sseResponse } from '../../shared/http/sse';
+import { deleteAgentSession, listSessionMessages } from '../../shared/domain/sessions';
+import type { Runtime } from '../../shared/runtime';
 
 const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
 const security = [{ ApiKeyAuth: [] }];
@@ -59,28 +57,25 @@ const sessionParams = agentParams.extend({ sessionId: z.string().regex(SESSION_I
 
 const wantsStream = (c: Context<AppEnv>, flag: boolean | undefined) => flag ?? (c.req.header('accept') ?? '').includes('text/event-stream');
 
-/** Runs a prepared conversation as server-sent events: start, sources, delta…, done (or error). */
-function streamConversation(c: Context<AppEnv>, scope: Parameters<typeof finishConversation>[0], prepared: PreparedConversation) {
-  return streamSSE(c, async (stream) => {
-    await stream.writeSSE({ event: 'start', data: JSON.stringify({ agentId: prepared.agent.id, sessionId: prepared.sessionId, model: prepared.resolved.name }) });
-    await stream.writeSSE({ event: 'sources', data: JSON.stringify({ sources: prepared.sources, skippedKnowledgeSources: prepared.skipped }) });
-    try {
-      const generator = prepared.resolved.engine.stream(prepared.request, modelDeadline());
-      let step = await generator.next();
-      while (!step.done) {
-        await stream.writeSSE({ event: 'delta', data: JSON.stringify({ text: step.value }) });
-        step = await generator.next();
-      }
-      const done = await finishConversation(scope, prepared, step.value as ChatResult);
-      await stream.writeSSE({ event: 'done', data: JSON.stringify({ usage: done.usage, finishReason: done.finishReason, reply: done.reply }) });
-    } catch (error) {
-      const appError = error instanceof AppError ? error : new AppError('INTERNAL_ERROR', 'The reply failed');
-      await stream.writeSSE({ event: 'error', data: JSON.stringify({ code: appError.code, message: appError.message, details: appError.details }) });
-    }
-  });
+/** The turn as server-sent events: start, sources, delta…, done (or error). */
+async function streamTurn(c: Context<AppEnv>, rt: Runtime, agentId: string, input: ConverseInput) {
+  const turn = await converseStream(rt, c.get('identity').scope, agentId, input);
+  return sseResponse(
+    c,
+    async (send) => {
+      await send({ event: 'start', data: { agentId: turn.agentId, sessionId: turn.sessionId, model: turn.model } });
+      await send({ event: 'sources', data: { sources: turn.sources, skippedKnowledgeSources: turn.skipped } });
+      const deltas = turn.deltas();
+      let step = await deltas.next();
+      for (; !step.done; step = await deltas.next()) await send({ event: 'delta', data: { text: step.value } });
+      const done = step.value;
+      await send({ event: 'done', data: { usage: done.usage, finishReason: done.finishReason, reply: done.reply } });
+    },
+    (error) => [{ event: 'error', data: { code: error.code, message: error.message, details: error.details } }],
+  );
 }
 
-export function registerConversationRoutes(app: OpenAPIHono<AppEnv>) {
+export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
   app.openapi(
     createRoute({
       method: 'post',
@@ -102,11 +97,11 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>) {
     async (c) => {
       const scope = c.get('identity').scope;
       const body = c.req.valid('json');
-      const prepared = await prepareConversation(scope, c.req.valid('param').agentId, { message: body.message, sessionId: body.context?.sessionId, userId: body.context?.userId });
-      if (wantsStream(c, body.stream)) return streamConversation(c, scope, prepared) as never;
-      const result = await prepared.resolved.engine.generate(prepared.request, modelDeadline());
-      const data = await finishConversation(scope, prepared, result);
-      return ok(c, data, 200, prepared.skipped.length > 0 ? { skippedKnowledgeSources: prepared.skipped } : undefined) as never;
+      const { agentId } = c.req.valid('param');
+      const input = { message: body.message, sessionId: body.context?.sessionId, userId: body.context?.userId };
+      if (wantsStream(c, body.stream)) return (await streamTurn(c, rt, agentId, input)) as never;
+      const { data, skipped } = await converse(rt, scope, agentId, input);
+      return ok(c, data, 200, skipped.length > 0 ? { skippedKnowledgeSources: skipped } : undefined) as never;
     },
   );
 
@@ -123,9 +118,8 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>) {
     async (c) => {
       const scope = c.get('identity').scope;
       const { agentId, sessionId } = c.req.valid('param');
-      await agents.get(scope, agentId);
       const page = c.req.valid('query');
-      const result = await listMessages(scope, agentId, sessionId, page);
+      const result = await listSessionMessages(rt, scope, agentId, sessionId, page);
       return okList(c, result.items, { limit: page.limit, nextCursor: result.nextCursor }) as never;
     },
   );
@@ -143,8 +137,7 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>) {
     async (c) => {
       const scope = c.get('identity').scope;
       const { agentId, sessionId } = c.req.valid('param');
-      await agents.get(scope, agentId);
-      if ((await deleteSession(scope, agentId, sessionId)) === 0) throw new NotFoundError('session', sessionId);
+      await deleteAgentSession(rt, scope, agentId, sessionId);
       return ok(c, { id: sessionId, deleted: true as const }) as never;
     },
   );

@@ -1,6 +1,7 @@
 import { streamHandle } from 'hono/aws-lambda';
-import { app } from './app';
+import { configuredRuntime } from '../../shared/configured-runtime';
+import { createAgentsApp } from './app';
 
 // Response streaming (API Gateway REST, STREAM transfer mode): converse and chat completions
 // stream their server-sent events; every other answer is streamed in one piece.
-export const handler = streamHandle(app);
+export const handler = streamHandle(createAgentsApp(configuredRuntime()));

@@ -6,34 +6,6 @@ import { config } from '../../shared/config';
 import type { AppEnv } from '../../shared/http/context';
 import { errorHandler, notFoundResponse } from '../../shared/http/error-handler';
 import { requestContext } from '../../shared/http/request-context';
-import { app as agentsApp } from '../agents/app';
-import { app as knowledgeSourcesApp } from '../knowledge-sources/app';
-import { app as workflowsApp } from '../workflows/app';
-
-type OpenApiDocument = ReturnType<typeof agentsApp.getOpenAPI31Document>;
-
-/** One OpenAPI 3.1 document for the whole public API, from the same zod schemas that validate. */
-export function publicApiDocument(): OpenApiDocument {
-  const info = {
-    title: 'Cairn public API',
-    version: '1.0.0',
-    description:
-      'Agents, knowledge sources and workflows. Every call needs the `X-API-Key` header. Responses are ' +
-      '`{data, meta}`; errors are `{error: {code, message, details}, meta}`.',
-  };
-  const parts = [agentsApp, knowledgeSourcesApp, workflowsApp].map((a) =>
-    a.getOpenAPI31Document({ openapi: '3.1.0', info }),
-  );
-  const document: OpenApiDocument = { openapi: '3.1.0', info, paths: {}, components: { schemas: {} } };
-  for (const part of parts) {
-    Object.assign(document.paths!, part.paths);
-    Object.assign(document.components!.schemas!, part.components?.schemas);
-  }
-  document.components!.securitySchemes = {
-    ApiKeyAuth: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
-  };
-  return document;
-}
 
 function assetsDir(): string {
   return config.docsAssetsDir ?? dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
@@ -54,14 +26,17 @@ const PAGE = `<!doctype html>
 const INIT = `window.ui = SwaggerUIBundle({ url: '/v1/openapi.json', dom_id: '#ui', deepLinking: true,
   persistAuthorization: true });`;
 
-/** `/v1/openapi.json` and the API reference at `/v1/docs`, served without a CDN and without a key. */
-export function createApiDocsApp() {
+/**
+ * `/v1/openapi.json` and the API reference at `/v1/docs`, served without a CDN and without a key.
+ * The document is given (the Lambda bundles the generated JSON, not the other groups' code).
+ */
+export function createApiDocsApp(document: () => unknown) {
   const app = new Hono<AppEnv>();
   app.use('*', requestContext());
   app.onError(errorHandler);
   app.notFound(notFoundResponse);
-  let document: OpenApiDocument | undefined;
-  app.get('/v1/openapi.json', (c) => c.json((document ??= publicApiDocument())));
+  let served: unknown;
+  app.get('/v1/openapi.json', (c) => c.json((served ??= document()) as object));
   app.get('/v1/docs', (c) => c.html(PAGE));
   app.get('/v1/docs/init.js', (c) => c.body(INIT, 200, { 'content-type': 'text/javascript; charset=utf-8' }));
   const cache = new Map<string, Buffer>();
@@ -76,4 +51,3 @@ export function createApiDocsApp() {
   return app;
 }
 
-export const app = createApiDocsApp();

@@ -1,4 +1,5 @@
 import { handle } from 'hono/aws-lambda';
-import { app } from './app';
+import { createApiDocsApp } from './app';
+import document from './public-openapi.json';
 
-export const handler = handle(app);
+export const handler = handle(createApiDocsApp(() => document));

@@ -1,4 +1,9 @@
+import { configuredRuntime } from '../../shared/configured-runtime';
+import { kmsSecretBoxFromConfig } from '../../shared/secrets/kms-secret-box';
+import { sqsQueuesFromConfig } from '../../shared/queue/sqs-queue';
 import { handleIngestionMessage } from '../../shared/domain/ingestion';
+import type { IngestionMessage } from '../../shared/queue/messages';
 import { sqsHandler } from '../../shared/queue/sqs-handler';
 
-export const handler = sqsHandler(handleIngestionMessage);
+const rt = configuredRuntime({ queues: sqsQueuesFromConfig(), secrets: kmsSecretBoxFromConfig() });
+export const handler = sqsHandler<IngestionMessage>((message, delivery) => handleIngestionMessage(rt, message, delivery));

@@ -24,17 +24,18 @@ import { createGroupApp, type GroupOptions } from '../../shared/http/create-grou
 import { registerCrud } from '../../shared/http/crud-routes';
 import { ok } from '../../shared/http/envelope';
 import { commonErrors, envelope, jsonContent } from '../../shared/http/openapi-schemas';
+import type { Runtime } from '../../shared/runtime';
 
 const includeQuery = z.object({
   include: z.enum(['content']).optional().openapi({ description: '`content` adds each file’s content' }),
 });
 
 /** `/v1/knowledge-sources`. Connecting, ingestion and search are added by the knowledge issue. */
-export function createKnowledgeSourcesApp(options: Partial<GroupOptions> = {}) {
-  const app = createGroupApp({ area: 'knowledge-sources', maxBodyBytes: MAX_SOURCE_BODY_BYTES, ...options });
+export function createKnowledgeSourcesApp(rt: Runtime, options: Partial<GroupOptions> = {}) {
+  const app = createGroupApp(rt, { area: 'knowledge-sources', maxBodyBytes: MAX_SOURCE_BODY_BYTES, ...options });
   const base = '/v1/knowledge-sources';
 
-  registerCrud(app, {
+  registerCrud(app, rt, {
     basePath: base,
     idParam: 'knowledgeSourceId',
     tag: 'Knowledge sources',
@@ -42,17 +43,17 @@ export function createKnowledgeSourcesApp(options: Partial<GroupOptions> = {}) {
     input: knowledgeSourceInput,
     output: knowledgeSource,
     getQuery: includeQuery,
-    async create(scope, input, idempotency) {
-      const created = await createKnowledgeSource(scope, input, idempotency);
-      return { ...created, record: await presentSource(scope, created.record, { files: true }) };
+    async create(rt, scope, input, idempotency) {
+      const created = await createKnowledgeSource(rt, scope, input, idempotency);
+      return { ...created, record: await presentSource(rt, scope, created.record, { files: true }) };
     },
-    async get(scope, id, query) {
-      const source = await knowledgeSources.get(scope, id);
-      return presentSource(scope, source, { files: true, content: query.include === 'content' });
+    async get(rt, scope, id, query) {
+      const source = await knowledgeSources.get(rt, scope, id);
+      return presentSource(rt, scope, source, { files: true, content: query.include === 'content' });
     },
-    list: (scope, page) => knowledgeSources.list(scope, page),
-    async replace(scope, id, input) {
-      return presentSource(scope, await replaceKnowledgeSource(scope, id, input), { files: true });
+    list: (rt, scope, page) => knowledgeSources.list(rt, scope, page),
+    async replace(rt, scope, id, input) {
+      return presentSource(rt, scope, await replaceKnowledgeSource(rt, scope, id, input), { files: true });
     },
     remove: deleteKnowledgeSource,
   });
@@ -73,8 +74,8 @@ export function createKnowledgeSourcesApp(options: Partial<GroupOptions> = {}) {
     async (c) => {
       const scope = c.get('identity').scope;
       const id = c.req.valid('param').knowledgeSourceId;
-      const { source } = await addFiles(scope, id, c.req.valid('json').files);
-      return ok(c, await presentSource(scope, source, { files: true })) as never;
+      const { source } = await addFiles(rt, scope, id, c.req.valid('json').files);
+      return ok(c, await presentSource(rt, scope, source, { files: true })) as never;
     },
   );
 
@@ -97,7 +98,7 @@ export function createKnowledgeSourcesApp(options: Partial<GroupOptions> = {}) {
     async (c) => {
       const id = c.req.valid('param').knowledgeSourceId;
       const { path } = c.req.valid('query');
-      await removeFile(c.get('identity').scope, id, path);
+      await removeFile(rt, c.get('identity').scope, id, path);
       return ok(c, { id, path, deleted: true as const }) as never;
     },
   );
@@ -122,7 +123,7 @@ export function createKnowledgeSourcesApp(options: Partial<GroupOptions> = {}) {
     }),
     async (c) => {
       const scope = c.get('identity').scope;
-      const { source, queued } = await connectSource(scope, c.req.valid('param').knowledgeSourceId, c.req.valid('json'));
+      const { source, queued } = await connectSource(rt, scope, c.req.valid('param').knowledgeSourceId, c.req.valid('json'));
       return ok(c, source, queued ? 202 : 200) as never;
     },
   );
@@ -143,9 +144,9 @@ export function createKnowledgeSourcesApp(options: Partial<GroupOptions> = {}) {
     }),
     async (c) => {
       const scope = c.get('identity').scope;
-      const source = await knowledgeSources.get(scope, c.req.valid('param').knowledgeSourceId);
+      const source = await knowledgeSources.get(rt, scope, c.req.valid('param').knowledgeSourceId);
       assertSearchable(source);
-      const { results, took } = await searchSource(scope, source, c.req.valid('json'));
+      const { results, took } = await searchSource(rt, scope, source, c.req.valid('json'));
       return ok(c, { results, took }) as never;
     },
   );
@@ -153,4 +154,3 @@ export function createKnowledgeSourcesApp(options: Partial<GroupOptions> = {}) {
   return app;
 }
 
-export const app = createKnowledgeSourcesApp();

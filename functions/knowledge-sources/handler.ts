@@ -1,4 +1,7 @@
 import { handle } from 'hono/aws-lambda';
-import { app } from './app';
+import { configuredRuntime } from '../../shared/configured-runtime';
+import { kmsSecretBoxFromConfig } from '../../shared/secrets/kms-secret-box';
+import { sqsQueuesFromConfig } from '../../shared/queue/sqs-queue';
+import { createKnowledgeSourcesApp } from './app';
 
-export const handler = handle(app);
+export const handler = handle(createKnowledgeSourcesApp(configuredRuntime({ queues: sqsQueuesFromConfig(), secrets: kmsSecretBoxFromConfig() })));

@@ -7,14 +7,15 @@ import { registerListRoute } from '../../shared/http/crud-routes';
 import { ok } from '../../shared/http/envelope';
 import { deletedSchema, envelope, errorResponse, jsonContent } from '../../shared/http/openapi-schemas';
 import { platformErrors, tokenSecurity } from './openapi';
+import type { Runtime } from '../../shared/runtime';
 
 const params = z.object({ agentId: z.string().min(1).max(200) });
 const notFound = { 404: jsonContent(errorResponse, 'No such agent in the tenant') };
 const scope = (c: Context<AppEnv>) => c.get('platformToken').scope;
 
 /** The tenant's agents: the very records `/v1/agents` serves to its API keys. */
-export function registerAgentRoutes(app: OpenAPIHono<AppEnv>) {
-  registerListRoute(app, {
+export function registerAgentRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
+  registerListRoute(app, rt, {
     path: '/platform/agent',
     tag: 'Agents',
     summary: 'List the tenant’s agents, newest first',
@@ -22,7 +23,7 @@ export function registerAgentRoutes(app: OpenAPIHono<AppEnv>) {
     errors: platformErrors,
     item: agent,
     scope,
-    list: agents.list,
+    list: (rt, scope, page) => agents.list(rt, scope, page),
   });
 
   app.openapi(
@@ -36,7 +37,7 @@ export function registerAgentRoutes(app: OpenAPIHono<AppEnv>) {
       responses: { 201: jsonContent(envelope(agent), 'The agent'), ...platformErrors },
     }),
     async (c) => {
-      const { record } = await createAgent(scope(c), c.req.valid('json'));
+      const { record } = await createAgent(rt, scope(c), c.req.valid('json'));
       return ok(c, record, 201) as never;
     },
   );
@@ -51,7 +52,7 @@ export function registerAgentRoutes(app: OpenAPIHono<AppEnv>) {
       request: { params },
       responses: { 200: jsonContent(envelope(agent), 'The agent'), ...notFound, ...platformErrors },
     }),
-    async (c) => ok(c, await agents.get(scope(c), c.req.valid('param').agentId)) as never,
+    async (c) => ok(c, await agents.get(rt, scope(c), c.req.valid('param').agentId)) as never,
   );
 
   app.openapi(
@@ -74,7 +75,7 @@ export function registerAgentRoutes(app: OpenAPIHono<AppEnv>) {
         ...platformErrors,
       },
     }),
-    async (c) => ok(c, await patchAgent(scope(c), c.req.valid('param').agentId, c.req.valid('json'))) as never,
+    async (c) => ok(c, await patchAgent(rt, scope(c), c.req.valid('param').agentId, c.req.valid('json'))) as never,
   );
 
   app.openapi(
@@ -89,7 +90,7 @@ export function registerAgentRoutes(app: OpenAPIHono<AppEnv>) {
     }),
     async (c) => {
       const { agentId } = c.req.valid('param');
-      await deleteAgent(scope(c), agentId);
+      await deleteAgent(rt, scope(c), agentId);
       return ok(c, { id: agentId, deleted: true as const }) as never;
     },
   );

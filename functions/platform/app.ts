@@ -11,6 +11,7 @@ import { registerDbOpsRoutes } from './db-ops-routes';
 import { registerMemoryRoutes } from './memory-routes';
 import { registerResourceRoutes } from './resource-routes';
 import { registerTenantRoutes } from './tenant-routes';
+import type { Runtime } from '../../shared/runtime';
 
 const OPEN_PATHS = new Set(['/platform/openapi.json']);
 
@@ -18,15 +19,15 @@ const OPEN_PATHS = new Set(['/platform/openapi.json']);
  * `/platform`: tenant provisioning (admin credential) and the tenant-scoped operations (access
  * token + scope headers). Same envelope and error body as the public API.
  */
-export function createPlatformApp() {
+export function createPlatformApp(rt: Runtime) {
   const app = new OpenAPIHono<AppEnv>({
     defaultHook: (result) => {
       if (!result.success) throw toValidationError(result.error);
     },
   });
   app.use('*', requestContext());
-  const admin = platformAdminAuth();
-  const token = platformTokenAuth();
+  const admin = platformAdminAuth(rt);
+  const token = platformTokenAuth(rt);
   app.use('*', async (c, next) => {
     const path = c.req.path;
     if (OPEN_PATHS.has(path) || (path === '/platform/tenants' && c.req.method === 'GET')) return next();
@@ -37,11 +38,11 @@ export function createPlatformApp() {
   app.onError(errorHandler);
   app.notFound(notFoundResponse);
 
-  registerTenantRoutes(app);
-  registerDbOpsRoutes(app);
-  registerAgentRoutes(app);
-  registerMemoryRoutes(app);
-  registerResourceRoutes(app);
+  registerTenantRoutes(app, rt);
+  registerDbOpsRoutes(app, rt);
+  registerAgentRoutes(app, rt);
+  registerMemoryRoutes(app, rt);
+  registerResourceRoutes(app, rt);
 
   app.openAPIRegistry.registerComponent('securitySchemes', 'PlatformToken', {
     type: 'http',
@@ -67,4 +68,3 @@ export function createPlatformApp() {
   return app;
 }
 
-export const app = createPlatformApp();

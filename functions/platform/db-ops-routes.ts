@@ -4,12 +4,13 @@ import { ok } from '../../shared/http/envelope';
 import { envelope, jsonContent } from '../../shared/http/openapi-schemas';
 import { dbOpRequest, describeTables, runDbOperation } from '../../shared/platform/db-ops';
 import { platformErrors, tokenSecurity } from './openapi';
+import type { Runtime } from '../../shared/runtime';
 
 const request = dbOpRequest.openapi('DbOperation', {
   example: { operation: 'query', table: 'memory_edges', where: { userId: 'u-42', relation: { in: ['prefers', 'likes'] } }, limit: 20 },
 });
 
-export function registerDbOpsRoutes(app: OpenAPIHono<AppEnv>) {
+export function registerDbOpsRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
   app.openapi(
     createRoute({
       method: 'get',
@@ -36,6 +37,6 @@ export function registerDbOpsRoutes(app: OpenAPIHono<AppEnv>) {
       request: { body: { content: { 'application/json': { schema: request } }, required: true } },
       responses: { 200: jsonContent(envelope(z.record(z.string(), z.unknown())), 'The result'), ...platformErrors },
     }),
-    async (c) => ok(c, await runDbOperation(c.get('platformToken').scope, c.req.valid('json'))) as never,
+    async (c) => ok(c, await runDbOperation(rt, c.get('platformToken').scope, c.req.valid('json'))) as never,
   );
 }

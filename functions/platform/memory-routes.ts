@@ -5,6 +5,7 @@ import { ok } from '../../shared/http/envelope';
 import { envelope, errorResponse, jsonContent } from '../../shared/http/openapi-schemas';
 import { queryMemory } from '../../shared/memory/query-memory';
 import { platformErrors, tokenSecurity } from './openapi';
+import type { Runtime } from '../../shared/runtime';
 
 const memoryQuery = z
   .strictObject({
@@ -40,7 +41,7 @@ const memoryResult = z
   })
   .openapi('MemoryResult');
 
-export function registerMemoryRoutes(app: OpenAPIHono<AppEnv>) {
+export function registerMemoryRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
   app.openapi(
     createRoute({
       method: 'post',
@@ -57,8 +58,8 @@ export function registerMemoryRoutes(app: OpenAPIHono<AppEnv>) {
     async (c) => {
       const scope = c.get('platformToken').scope;
       const body = c.req.valid('json');
-      await agents.get(scope, body.agentId);
-      return ok(c, await queryMemory(scope, body)) as never;
+      await agents.get(rt, scope, body.agentId);
+      return ok(c, await queryMemory(rt, scope, body)) as never;
     },
   );
 }

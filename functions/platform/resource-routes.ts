@@ -9,6 +9,7 @@ import { registerListRoute } from '../../shared/http/crud-routes';
 import { ok } from '../../shared/http/envelope';
 import { envelope, jsonContent } from '../../shared/http/openapi-schemas';
 import { platformErrors, tokenSecurity } from './openapi';
+import type { Runtime } from '../../shared/runtime';
 
 const scope = (c: Context<AppEnv>) => c.get('platformToken').scope;
 
@@ -52,8 +53,8 @@ const asCollection = (s: KnowledgeSourceRecord) => ({
 });
 
 /** Workflow definitions (the same records as /v1/workflows) and knowledge collections. */
-export function registerResourceRoutes(app: OpenAPIHono<AppEnv>) {
-  registerListRoute(app, {
+export function registerResourceRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
+  registerListRoute(app, rt, {
     path: '/platform/workflow/definitions',
     tag: 'Workflows',
     summary: 'List the tenant’s workflow definitions, newest first',
@@ -61,7 +62,7 @@ export function registerResourceRoutes(app: OpenAPIHono<AppEnv>) {
     errors: platformErrors,
     item: workflow,
     scope,
-    list: workflows.list,
+    list: (rt, scope, page) => workflows.list(rt, scope, page),
   });
 
   app.openapi(
@@ -86,12 +87,12 @@ export function registerResourceRoutes(app: OpenAPIHono<AppEnv>) {
       const result = compileWorkflow(steps);
       const out = { compiled: { valid: result.valid, errors: result.errors, steps, plan: result.plan } };
       if (compileOnly) return ok(c, out) as never;
-      const definition = result.valid ? (await createWorkflow(scope(c), input)).record : null;
+      const definition = result.valid ? (await createWorkflow(rt, scope(c), input)).record : null;
       return ok(c, { ...out, definition }) as never;
     },
   );
 
-  registerListRoute(app, {
+  registerListRoute(app, rt, {
     path: '/platform/knowledge/collections',
     tag: 'Knowledge',
     summary: 'List the tenant’s knowledge sources as collections, newest first',
@@ -99,7 +100,7 @@ export function registerResourceRoutes(app: OpenAPIHono<AppEnv>) {
     errors: platformErrors,
     item: collection,
     scope,
-    list: knowledgeSources.list,
+    list: (rt, scope, page) => knowledgeSources.list(rt, scope, page),
     map: asCollection,
   });
 }

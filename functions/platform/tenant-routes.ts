@@ -1,15 +1,13 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { PLANS } from '../../shared/config';
-import { AppError } from '../../shared/errors';
 import type { AppEnv } from '../../shared/http/context';
 import { ok } from '../../shared/http/envelope';
 import { envelope, errorResponse, jsonContent } from '../../shared/http/openapi-schemas';
 import { SCOPE_HEADERS } from '../../shared/http/platform-auth';
-import { issueAccessToken, provisionTenant, sessionOf, tokenResponse } from '../../shared/platform/tenants';
-import { getTenant } from '../../shared/store/api-keys';
-import { revokeToken } from '../../shared/store/revoked-tokens';
-import { scopeOf, TENANT_ID_PATTERN } from '../../shared/tenancy';
+import { issueTenantToken, provisionTenant, revokeToken, revokeTokenById, sessionOf, tokenResponse } from '../../shared/platform/tenants';
+import { TENANT_ID_PATTERN } from '../../shared/tenancy';
 import { adminSecurity, platformErrors, tokenSecurity } from './openapi';
+import type { Runtime } from '../../shared/runtime';
 
 /** The platform's services, as `GET /platform/tenants` lists them. */
 const SERVICES = [
@@ -58,7 +56,7 @@ const session = z
   .openapi('TokenSession');
 
 
-export function registerTenantRoutes(app: OpenAPIHono<AppEnv>) {
+export function registerTenantRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
   app.openapi(
     createRoute({
       method: 'get',
@@ -90,7 +88,7 @@ export function registerTenantRoutes(app: OpenAPIHono<AppEnv>) {
         ...platformErrors,
       },
     }),
-    async (c) => ok(c, await provisionTenant(c.req.valid('json')), 201) as never,
+    async (c) => ok(c, await provisionTenant(rt, c.req.valid('json')), 201) as never,
   );
 
   app.openapi(
@@ -114,10 +112,8 @@ export function registerTenantRoutes(app: OpenAPIHono<AppEnv>) {
       },
     }),
     async (c) => {
-      const scope = scopeOf(c.req.valid('param').tenantId);
-      if (!(await getTenant(scope))) throw new AppError('NOT_FOUND', `tenant ${scope.tenantId} not found`, { resource: 'tenant', id: scope.tenantId });
       const body = (c.req.valid('json') ?? {}) as { ttlSeconds?: number };
-      return ok(c, tokenResponse(await issueAccessToken(scope, body.ttlSeconds)), 201) as never;
+      return ok(c, tokenResponse(await issueTenantToken(rt, c.req.valid('param').tenantId, body.ttlSeconds)), 201) as never;
     },
   );
 
@@ -133,8 +129,7 @@ export function registerTenantRoutes(app: OpenAPIHono<AppEnv>) {
     }),
     async (c) => {
       const { tenantId: id, tokenId } = c.req.valid('param');
-      // The token's expiry is not known here, so the revocation is kept for good.
-      await revokeToken({ tenantId: id, schema: scopeOf(id).schema, tokenId, issuedAt: 0 });
+      await revokeTokenById(rt, id, tokenId);
       return ok(c, { tokenId, revoked: true as const }) as never;
     },
   );
@@ -164,7 +159,7 @@ export function registerTenantRoutes(app: OpenAPIHono<AppEnv>) {
     }),
     async (c) => {
       const t = c.get('platformToken');
-      await revokeToken(t);
+      await revokeToken(rt, t);
       return ok(c, { tokenId: t.tokenId, revoked: true as const }) as never;
     },
   );

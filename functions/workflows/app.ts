@@ -3,11 +3,12 @@ import { createWorkflow, replaceWorkflow, workflows } from '../../shared/domain/
 import { createGroupApp, DEFAULT_MAX_BODY_BYTES, type GroupOptions } from '../../shared/http/create-group-app';
 import { registerCrud } from '../../shared/http/crud-routes';
 import { registerExecutionRoutes } from './execution-routes';
+import type { Runtime } from '../../shared/runtime';
 
 /** `/v1/workflows`: definitions, execution and execution records. */
-export function createWorkflowsApp(options: Partial<GroupOptions> = {}) {
-  const app = createGroupApp({ area: 'workflows', maxBodyBytes: DEFAULT_MAX_BODY_BYTES, ...options });
-  registerCrud(app, {
+export function createWorkflowsApp(rt: Runtime, options: Partial<GroupOptions> = {}) {
+  const app = createGroupApp(rt, { area: 'workflows', maxBodyBytes: DEFAULT_MAX_BODY_BYTES, ...options });
+  registerCrud(app, rt, {
     basePath: '/v1/workflows',
     idParam: 'workflowId',
     tag: 'Workflows',
@@ -15,13 +16,12 @@ export function createWorkflowsApp(options: Partial<GroupOptions> = {}) {
     input: workflowInput,
     output: workflow,
     create: createWorkflow,
-    get: (scope, id) => workflows.get(scope, id),
-    list: (scope, page) => workflows.list(scope, page),
+    get: (rt, scope, id) => workflows.get(rt, scope, id),
+    list: (rt, scope, page) => workflows.list(rt, scope, page),
     replace: replaceWorkflow,
-    remove: (scope, id) => workflows.remove(scope, id),
+    remove: (rt, scope, id) => workflows.remove(rt, scope, id),
   });
-  registerExecutionRoutes(app);
+  registerExecutionRoutes(app, rt);
   return app;
 }
 
-export const app = createWorkflowsApp();

@@ -1,16 +1,13 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { config } from '../../shared/config';
-import { presentExecution, startExecution } from '../../shared/domain/workflow-execution';
-import { workflows } from '../../shared/domain/workflows';
-import { ConflictError, NotFoundError } from '../../shared/errors';
+import { cancelExecution, executeAndWait, getExecution, listExecutions, presentExecution } from '../../shared/domain/workflow-execution';
 import type { AppEnv } from '../../shared/http/context';
 import { ok, okList } from '../../shared/http/envelope';
 import { commonErrors, envelope, jsonContent, listEnvelope } from '../../shared/http/openapi-schemas';
 import { paginationQuery } from '../../shared/http/pagination';
-import { isId } from '../../shared/ids';
-import { cancelExecution, getExecution, listExecutions, type ExecutionRecord } from '../../shared/store/executions';
+import type { Runtime } from '../../shared/runtime';
 
-const STATUSES = ['queued', 'running', 'succeeded', 'failed', 'canceled'] as const;
+const STATUSES = ['running', 'succeeded', 'failed', 'canceled'] as const;
 const security = [{ ApiKeyAuth: [] }];
 const workflowParams = z.object({ workflowId: z.string().min(1).max(200) });
 const executionParams = workflowParams.extend({ executionId: z.string().min(1).max(200) });
@@ -52,15 +49,7 @@ const execution = z
   })
   .openapi('Execution');
 
-async function found(scope: Parameters<typeof getExecution>[0], workflowId: string, executionId: string): Promise<ExecutionRecord> {
-  const record = isId('execution', executionId) ? await getExecution(scope, workflowId, executionId) : undefined;
-  if (!record) throw new NotFoundError('execution', executionId);
-  return record;
-}
-
-const FINISHED = new Set(['succeeded', 'failed', 'canceled']);
-
-export function registerExecutionRoutes(app: OpenAPIHono<AppEnv>) {
+export function registerExecutionRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
   app.openapi(
     createRoute({
       method: 'post',
@@ -80,15 +69,8 @@ export function registerExecutionRoutes(app: OpenAPIHono<AppEnv>) {
       const scope = c.get('identity').scope;
       const { workflowId } = c.req.valid('param');
       const body = c.req.valid('json');
-      let record = await startExecution(scope, workflowId, { input: body.input, parameters: body.parameters });
-      if (body.mode === 'sync') {
-        const deadline = Date.now() + config.workflowSyncWaitMs;
-        while (!FINISHED.has(record.status) && Date.now() < deadline) {
-          await new Promise((r) => setTimeout(r, 50));
-          record = (await getExecution(scope, workflowId, record.id)) ?? record;
-        }
-      }
-      if (FINISHED.has(record.status)) return ok(c, presentExecution(record)) as never;
+      const { execution: record, finished } = await executeAndWait(rt, scope, workflowId, body, body.mode === 'sync' ? config.workflowSyncWaitMs : 0);
+      if (finished) return ok(c, presentExecution(record)) as never;
       c.header('Location', `/v1/workflows/${workflowId}/executions/${record.id}`);
       return ok(c, presentExecution(record), 202) as never;
     },
@@ -107,9 +89,8 @@ export function registerExecutionRoutes(app: OpenAPIHono<AppEnv>) {
     async (c) => {
       const scope = c.get('identity').scope;
       const { workflowId } = c.req.valid('param');
-      await workflows.get(scope, workflowId);
       const query = c.req.valid('query');
-      const page = await listExecutions(scope, workflowId, query);
+      const page = await listExecutions(rt, scope, workflowId, query);
       return okList(c, page.items.map(presentExecution), { limit: query.limit, nextCursor: page.nextCursor }) as never;
     },
   );
@@ -126,7 +107,7 @@ export function registerExecutionRoutes(app: OpenAPIHono<AppEnv>) {
     }),
     async (c) => {
       const { workflowId, executionId } = c.req.valid('param');
-      return ok(c, presentExecution(await found(c.get('identity').scope, workflowId, executionId))) as never;
+      return ok(c, presentExecution(await getExecution(rt, c.get('identity').scope, workflowId, executionId))) as never;
     },
   );
 
@@ -147,10 +128,7 @@ export function registerExecutionRoutes(app: OpenAPIHono<AppEnv>) {
     async (c) => {
       const scope = c.get('identity').scope;
       const { workflowId, executionId } = c.req.valid('param');
-      const current = await found(scope, workflowId, executionId);
-      const canceled = await cancelExecution(scope, current);
-      if (!canceled) throw new ConflictError(`Execution ${executionId} is already ${current.status}`, { status: current.status });
-      return ok(c, presentExecution(canceled)) as never;
+      return ok(c, presentExecution(await cancelExecution(rt, scope, workflowId, executionId))) as never;
     },
   );
 }

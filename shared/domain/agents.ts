@@ -1,16 +1,12 @@
 import type { Idempotency, Reference } from '../store/records';
-import { recordsContaining, updateRecord } from '../store/records';
 import type { TenantScope } from '../tenancy';
 import { ConflictError } from '../errors';
-import { deleteMemoryOf } from '../memory/graph-store';
-import { queryAll } from '../store/batch';
-import { keys } from '../store/keys';
 import { applyMergePatch } from '../json-objects';
-import { deleteSession } from '../store/sessions';
 import { toValidationError } from '../http/validation';
 import { agentInput, type Agent, type AgentInput } from './agent-schema';
 import { collection } from './collection';
 import { withoutReadOnly } from './schema-helpers';
+import type { Runtime } from '../runtime';
 
 export const agents = collection<Agent>('AGENT', 'agent', 'agent');
 
@@ -23,22 +19,22 @@ function sourceReferences(input: AgentInput): Reference[] {
   return input.knowledgeSourceIds.map((id, i) => ({ kind: 'KS', id, field: `knowledgeSourceIds[${i}]` }));
 }
 
-export function createAgent(scope: TenantScope, input: AgentInput, idempotency?: Idempotency) {
-  return agents.create(scope, fieldsOf(input), { references: sourceReferences(input), idempotency });
+export function createAgent(rt: Runtime, scope: TenantScope, input: AgentInput, idempotency?: Idempotency) {
+  return agents.create(rt, scope, fieldsOf(input), { references: sourceReferences(input), idempotency });
 }
 
-export function replaceAgent(scope: TenantScope, id: string, input: AgentInput) {
-  return agents.replace(scope, id, () => fieldsOf(input), sourceReferences(input));
+export function replaceAgent(rt: Runtime, scope: TenantScope, id: string, input: AgentInput) {
+  return agents.replace(rt, scope, id, () => fieldsOf(input), sourceReferences(input));
 }
 
 /**
  * Removes a deleted knowledge source from every agent that lists it. Runs after the source is
  * deleted: an agent written concurrently either failed its existence check or is found here.
  */
-export async function detachKnowledgeSource(scope: TenantScope, sourceId: string): Promise<number> {
-  const referencing = await recordsContaining<Agent>(scope, 'AGENT', 'knowledgeSourceIds', sourceId);
+export async function detachKnowledgeSource(rt: Runtime, scope: TenantScope, sourceId: string): Promise<number> {
+  const referencing = await rt.store.records.recordsContaining<Agent>(scope, 'AGENT', 'knowledgeSourceIds', sourceId);
   for (const agent of referencing) {
-    await updateRecord<Agent>(scope, 'AGENT', agent.id, (current) => ({
+    await rt.store.records.updateRecord<Agent>(scope, 'AGENT', agent.id, (current) => ({
       ...current,
       knowledgeSourceIds: current.knowledgeSourceIds.filter((id) => id !== sourceId),
     }));
@@ -57,11 +53,11 @@ function inputOf(current: Agent): Record<string, unknown> {
  * default applies. The result is validated exactly like a create, so a patch can
  * never store what a PUT would refuse; a concurrent change in between is a 409.
  */
-export async function patchAgent(scope: TenantScope, id: string, patch: Record<string, unknown>): Promise<Agent> {
-  const current = await agents.get(scope, id);
+export async function patchAgent(rt: Runtime, scope: TenantScope, id: string, patch: Record<string, unknown>): Promise<Agent> {
+  const current = await agents.get(rt, scope, id);
   const parsed = agentInput.safeParse(applyMergePatch(inputOf(current), patch));
   if (!parsed.success) throw toValidationError(parsed.error);
-  return agents.replace(
+  return agents.replace(rt, 
     scope,
     id,
     (latest) => {
@@ -77,11 +73,9 @@ export async function patchAgent(scope: TenantScope, id: string, patch: Record<s
  * of every user. The record goes first, so a concurrent converse fails with 404 instead of
  * writing into what is being purged.
  */
-export async function deleteAgent(scope: TenantScope, id: string): Promise<Agent> {
-  const removed = await agents.remove(scope, id);
-  const sessions = await queryAll(keys.sessionIndexPartition(scope), `${id}#`);
-  for (const s of sessions) await deleteSession(scope, id, String(s.sessionId));
-  const owners = await queryAll(keys.memoryIndexPartition(scope, id));
-  for (const o of owners) await deleteMemoryOf(scope, String(o.sk), id);
+export async function deleteAgent(rt: Runtime, scope: TenantScope, id: string): Promise<Agent> {
+  const removed = await agents.remove(rt, scope, id);
+  for (const sessionId of await rt.store.sessions.sessionsOf(scope, id)) await rt.store.sessions.deleteSession(scope, id, sessionId);
+  for (const userKey of await rt.store.memoryGraph.everyRememberedUser(scope, id)) await rt.store.memoryGraph.deleteMemoryOf(scope, userKey, id);
   return removed;
 }

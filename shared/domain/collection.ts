@@ -1,17 +1,8 @@
 import { NotFoundError } from '../errors';
 import { isId, newId, type IdKind } from '../ids';
 import type { RecordKind } from '../store/keys';
-import {
-  createRecord,
-  deleteRecord,
-  getRecord,
-  listRecords,
-  replaceRecord,
-  type BaseRecord,
-  type Idempotency,
-  type Page,
-  type Reference,
-} from '../store/records';
+import type { Runtime } from '../runtime';
+import type { BaseRecord, Idempotency, Page, Reference } from '../store/records';
 import type { TenantScope } from '../tenancy';
 
 type Fields<T> = Omit<T, keyof BaseRecord>;
@@ -25,34 +16,36 @@ export function collection<T extends BaseRecord>(kind: RecordKind, idKind: IdKin
 
   return {
     async create(
+      rt: Runtime,
       scope: TenantScope,
       fields: Fields<T>,
       options: { references?: Reference[]; idempotency?: Idempotency } = {},
     ): Promise<{ record: T; replayed: boolean }> {
       const now = new Date().toISOString();
       const record = { ...fields, id: newId(idKind), createdAt: now, updatedAt: now, version: 1 } as T;
-      return createRecord(scope, kind, record, options);
+      return rt.store.records.createRecord(scope, kind, record, options);
     },
 
-    async get(scope: TenantScope, id: string): Promise<T> {
+    async get(rt: Runtime, scope: TenantScope, id: string): Promise<T> {
       // A malformed id cannot exist: answer without a read.
-      const record = isId(idKind, id) ? await getRecord<T>(scope, kind, id) : undefined;
+      const record = isId(idKind, id) ? await rt.store.records.getRecord<T>(scope, kind, id) : undefined;
       if (!record) throw notFound(id);
       return record;
     },
 
-    list(scope: TenantScope, page: { limit: number; cursor?: string }): Promise<Page<T>> {
-      return listRecords<T>(scope, kind, page);
+    list(rt: Runtime, scope: TenantScope, page: { limit: number; cursor?: string }): Promise<Page<T>> {
+      return rt.store.records.listRecords<T>(scope, kind, page);
     },
 
     /** Replaces the resource's own fields; `build` sees the current record to keep server state. */
     async replace(
+      rt: Runtime,
       scope: TenantScope,
       id: string,
       build: (current: T) => Fields<T>,
       references: Reference[] = [],
     ): Promise<T> {
-      const current = await this.get(scope, id);
+      const current = await this.get(rt, scope, id);
       const next = {
         ...build(current),
         id,
@@ -60,11 +53,11 @@ export function collection<T extends BaseRecord>(kind: RecordKind, idKind: IdKin
         updatedAt: new Date().toISOString(),
         version: current.version + 1,
       } as T;
-      return replaceRecord(scope, kind, next, current.version, references);
+      return rt.store.records.replaceRecord(scope, kind, next, current.version, references);
     },
 
-    async remove(scope: TenantScope, id: string): Promise<T> {
-      const removed = isId(idKind, id) ? await deleteRecord<T>(scope, kind, id) : undefined;
+    async remove(rt: Runtime, scope: TenantScope, id: string): Promise<T> {
+      const removed = isId(idKind, id) ? await rt.store.records.deleteRecord<T>(scope, kind, id) : undefined;
       if (!removed) throw notFound(id);
       return removed;
     },

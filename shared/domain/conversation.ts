@@ -1,19 +1,18 @@
 import { config } from '../config';
 import { newId } from '../ids';
-import { resolveModel, type ResolvedModel } from '../models/resolve-model';
+import type { ResolvedModel } from '../models/resolve-model';
 import type { ChatMessage, ChatRequest, ChatResult } from '../models/types';
 import { searchSource } from '../search/search';
-import { getRecord } from '../store/records';
 import { log, errorFields } from '../log';
 import { extractMemory, type Extraction } from '../memory/extract';
 import { extractWithModel } from '../memory/llm-extract';
 import { rememberedFacts } from '../memory/query-memory';
 import { recordEpisode, type Turn } from '../memory/record-episode';
-import { appendMessages, recentMessages, touchSession } from '../store/sessions';
 import type { TenantScope } from '../tenancy';
 import type { Agent } from './agent-schema';
 import { agents } from './agents';
 import type { KnowledgeSourceRecord } from './knowledge-sources';
+import type { Runtime } from '../runtime';
 
 /** Turns of the session a model is given (the newest). */
 export const HISTORY_WINDOW = 20;
@@ -45,18 +44,18 @@ export interface PreparedConversation {
 }
 
 /** Passages from the agent's ready sources for the message and the previous user turn. */
-async function ground(scope: TenantScope, agent: Agent, message: string, history: ChatMessage[]) {
+async function ground(rt: Runtime, scope: TenantScope, agent: Agent, message: string, history: ChatMessage[]) {
   const previous = [...history].reverse().find((m) => m.role === 'user')?.content ?? '';
   const query = `${message} ${previous}`.slice(0, 4000);
   const skipped: PreparedConversation['skipped'] = [];
   const found = await Promise.all(
     agent.knowledgeSourceIds.map(async (id) => {
-      const source = await getRecord<KnowledgeSourceRecord>(scope, 'KS', id);
+      const source = await rt.store.records.getRecord<KnowledgeSourceRecord>(scope, 'KS', id);
       if (!source || source.status !== 'ready') {
         skipped.push({ knowledgeSourceId: id, status: source?.status ?? 'deleted' });
         return [];
       }
-      const { results } = await searchSource(scope, source, { query, topK: PASSAGES });
+      const { results } = await searchSource(rt, scope, source, { query, topK: PASSAGES });
       return results.map((r) => ({ ...r, knowledgeSourceId: id }));
     }),
   );
@@ -75,23 +74,32 @@ async function ground(scope: TenantScope, agent: Agent, message: string, history
   };
 }
 
-export async function prepareConversation(
-  scope: TenantScope,
-  agentId: string,
-  input: { message: string; sessionId?: string; userId?: string; history?: ChatMessage[] },
-): Promise<PreparedConversation> {
-  const agent = await agents.get(scope, agentId);
+/**
+ * A turn: either of a Cairn session (`sessionId` continues one, `userId` gives the agent its memory
+ * of the user) or, with `history`, of a conversation the caller keeps (OpenAI-style: nothing is
+ * stored; `instructions` add to the agent's own).
+ */
+export interface ConverseInput {
+  message: string;
+  sessionId?: string;
+  userId?: string;
+  history?: ChatMessage[];
+  instructions?: string;
+}
+
+async function prepareConversation(rt: Runtime, scope: TenantScope, agentId: string, input: ConverseInput): Promise<PreparedConversation> {
+  const agent = await agents.get(rt, scope, agentId);
   const sessionId = input.sessionId ?? newId('session');
   const history =
     input.history ??
-    (await recentMessages(scope, agent.id, sessionId, HISTORY_WINDOW)).map((m) => ({ role: m.role, content: m.content }));
+    (await rt.store.sessions.recentMessages(scope, agent.id, sessionId, HISTORY_WINDOW)).map((m) => ({ role: m.role, content: m.content }));
   const grounded =
     agent.capabilities.includes('document-search') && agent.knowledgeSourceIds.length > 0
-      ? await ground(scope, agent, input.message, history)
+      ? await ground(rt, scope, agent, input.message, history)
       : undefined;
   const [resolved, memory] = await Promise.all([
-    resolveModel(agent.model),
-    input.userId && input.history === undefined ? rememberedFacts(scope, agent.id, input.userId) : Promise.resolve(undefined),
+    rt.models.resolve(agent.model),
+    input.userId && input.history === undefined ? rememberedFacts(rt, scope, agent.id, input.userId) : Promise.resolve(undefined),
   ]);
   return {
     agent,
@@ -105,7 +113,7 @@ export async function prepareConversation(
     request: {
       model: resolved.model,
       messages: [...history, { role: 'user', content: input.message }],
-      instructions: agent.instructions,
+      instructions: [agent.instructions, input.instructions].filter(Boolean).join('\n\n') || undefined,
       passages: grounded?.passages,
       ...(memory && memory.length > 0 ? { memory } : {}),
       temperature: agent.temperature,
@@ -116,21 +124,21 @@ export async function prepareConversation(
 }
 
 /** Stores the turn (for Cairn sessions) and shapes the API's answer. */
-export async function finishConversation(scope: TenantScope, prepared: PreparedConversation, result: ChatResult) {
+async function finishConversation(rt: Runtime, scope: TenantScope, prepared: PreparedConversation, result: ChatResult) {
   const { agent, sessionId, resolved, sources } = prepared;
   if (prepared.persist) {
     const question = prepared.request.messages[prepared.request.messages.length - 1]!.content;
     // Ids are time-ordered: the reply's time is strictly after the question's, so they list in order.
     const asked = prepared.receivedAt;
     const answered = Math.max(Date.now(), asked + 1);
-    await appendMessages(scope, agent.id, sessionId, [
+    await rt.store.sessions.appendMessages(scope, agent.id, sessionId, [
       { id: newId('message', asked), role: 'user', content: question, createdAt: new Date(asked).toISOString() },
       { id: newId('message', answered), role: 'assistant', content: result.text, createdAt: new Date(answered).toISOString(), sources, model: resolved.name },
     ]);
     // Independent writes: the session's index entry and the memory of the turn.
     await Promise.all([
-      touchSession(scope, { agentId: agent.id, sessionId, userId: prepared.userId, at: new Date(answered).toISOString(), messages: 2 }),
-      rememberTurn(scope, { agentId: agent.id, sessionId, userId: prepared.userId, text: question, reply: result.text, at: new Date(asked) }, resolved),
+      rt.store.sessions.touchSession(scope, { agentId: agent.id, sessionId, userId: prepared.userId, at: new Date(answered).toISOString(), messages: 2 }),
+      rememberTurn(rt, scope, { agentId: agent.id, sessionId, userId: prepared.userId, text: question, reply: result.text, at: new Date(asked) }, resolved),
     ]);
   }
   return {
@@ -159,9 +167,9 @@ async function extractionOf(text: string, resolved: ResolvedModel): Promise<Extr
  * Adds the turn to the memory graph. The conversation is already stored and answered: a memory
  * failure is logged, never turned into a failed turn.
  */
-async function rememberTurn(scope: TenantScope, turn: Turn, resolved: ResolvedModel): Promise<void> {
+async function rememberTurn(rt: Runtime, scope: TenantScope, turn: Turn, resolved: ResolvedModel): Promise<void> {
   try {
-    await recordEpisode(scope, turn, await extractionOf(turn.text, resolved));
+    await recordEpisode(rt, scope, turn, await extractionOf(turn.text, resolved));
   } catch (error) {
     log.error('memory not recorded', { tenantId: scope.tenantId, agentId: turn.agentId, sessionId: turn.sessionId, ...errorFields(error) });
   }
@@ -171,8 +179,30 @@ export function modelDeadline(): AbortSignal {
   return AbortSignal.timeout(config.modelTimeoutMs);
 }
 
-export async function converse(scope: TenantScope, agentId: string, input: { message: string; sessionId?: string; userId?: string }) {
-  const prepared = await prepareConversation(scope, agentId, input);
+export type ConverseResult = Awaited<ReturnType<typeof finishConversation>>;
+
+/** One turn, answered whole. `skipped`: the agent's sources that were not ready. */
+export async function converse(rt: Runtime, scope: TenantScope, agentId: string, input: ConverseInput) {
+  const prepared = await prepareConversation(rt, scope, agentId, input);
   const result = await prepared.resolved.engine.generate(prepared.request, modelDeadline());
-  return { data: await finishConversation(scope, prepared, result), skipped: prepared.skipped };
+  return { data: await finishConversation(rt, scope, prepared, result), skipped: prepared.skipped };
+}
+
+/**
+ * One turn, streamed: what is known before the model answers, then `deltas()` yields the reply's
+ * text as it comes and returns the finished turn (stored like a whole one).
+ */
+export async function converseStream(rt: Runtime, scope: TenantScope, agentId: string, input: ConverseInput) {
+  const prepared = await prepareConversation(rt, scope, agentId, input);
+  return {
+    agentId: prepared.agent.id,
+    sessionId: prepared.sessionId,
+    model: prepared.resolved.name,
+    sources: prepared.sources,
+    skipped: prepared.skipped,
+    async *deltas(): AsyncGenerator<string, ConverseResult> {
+      const result = yield* prepared.resolved.engine.stream(prepared.request, modelDeadline());
+      return finishConversation(rt, scope, prepared, result);
+    },
+  };
 }

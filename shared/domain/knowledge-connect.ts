@@ -1,12 +1,11 @@
 import { connect, inspectTable, readOnly, type PgCredentials } from '../connectors/postgres';
 import { AppError, ValidationError } from '../errors';
 import { newId } from '../ids';
-import { getRecord, updateRecord } from '../store/records';
 import type { TenantScope } from '../tenancy';
 import type { Agent } from './agent-schema';
-import { ingestionQueue } from './ingestion';
 import { knowledgeSources, type KnowledgeSourceRecord } from './knowledge-sources';
 import { loadCredentials, storeCredentials } from './source-credentials';
+import type { Runtime } from '../runtime';
 
 export interface ConnectRequest {
   credentials?: PgCredentials;
@@ -25,15 +24,15 @@ async function testPostgres(source: KnowledgeSourceRecord, credentials: PgCreden
 }
 
 /** Queues a new sync of the source; the status becomes `pending`. */
-export async function startSync(scope: TenantScope, sourceId: string): Promise<KnowledgeSourceRecord> {
+export async function startSync(rt: Runtime, scope: TenantScope, sourceId: string): Promise<KnowledgeSourceRecord> {
   const syncId = newId('sync');
-  const updated = await updateRecord<KnowledgeSourceRecord>(scope, 'KS', sourceId, (current) => {
+  const updated = await rt.store.records.updateRecord<KnowledgeSourceRecord>(scope, 'KS', sourceId, (current) => {
     const next: KnowledgeSourceRecord = { ...current, status: 'pending', syncId };
     delete next.error;
     return next;
   });
   if (!updated) throw new AppError('NOT_FOUND', `knowledge source ${sourceId} not found`);
-  await ingestionQueue().send([{ type: 'sync', tenantId: scope.tenantId, sourceId, syncId }]);
+  await rt.queues.ingestion.send([{ type: 'sync', tenantId: scope.tenantId, sourceId, syncId }]);
   return updated;
 }
 
@@ -42,28 +41,29 @@ export async function startSync(scope: TenantScope, sourceId: string): Promise<K
  * credentials sealed; links the agent if one is named; then queues ingestion unless told not to.
  */
 export async function connectSource(
+  rt: Runtime,
   scope: TenantScope,
   id: string,
   request: ConnectRequest,
 ): Promise<{ source: KnowledgeSourceRecord; queued: boolean }> {
-  let source = await knowledgeSources.get(scope, id);
-  if (request.agentId && !(await getRecord<Agent>(scope, 'AGENT', request.agentId))) {
+  let source = await knowledgeSources.get(rt, scope, id);
+  if (request.agentId && !(await rt.store.records.getRecord<Agent>(scope, 'AGENT', request.agentId))) {
     throw new ValidationError('agentId', `refers to agent ${request.agentId}, which does not exist`);
   }
   // A connect during a running sync supersedes it: the old sync's messages are then ignored.
   const ingest = request.options.sync && request.options.index;
   if (source.type === 'postgresql') {
-    const credentials = request.credentials ?? (await loadCredentials(scope, id));
+    const credentials = request.credentials ?? (await loadCredentials(rt, scope, id));
     if (!credentials) throw new ValidationError('credentials', 'are required to connect a postgresql source');
     await testPostgres(source, credentials);
-    if (request.credentials) await storeCredentials(scope, id, request.credentials);
+    if (request.credentials) await storeCredentials(rt, scope, id, request.credentials);
   }
   if (request.agentId) {
-    await updateRecord<Agent>(scope, 'AGENT', request.agentId, (agent) =>
+    await rt.store.records.updateRecord<Agent>(scope, 'AGENT', request.agentId, (agent) =>
       agent.knowledgeSourceIds.includes(id) ? agent : { ...agent, knowledgeSourceIds: [...agent.knowledgeSourceIds, id] },
     );
   }
   if (!ingest) return { source, queued: false };
-  source = await startSync(scope, id);
+  source = await startSync(rt, scope, id);
   return { source, queued: true };
 }

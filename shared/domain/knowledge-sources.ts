@@ -1,10 +1,8 @@
 import { AppError, NotFoundError, ValidationError } from '../errors';
 import type { Idempotency } from '../store/records';
-import { deleteAllFiles, deleteFiles, listFiles, putFiles, readContents, type StoredFile } from '../store/files';
-import { updateRecord } from '../store/records';
+import { type StoredFile } from '../store/files';
 import type { TenantScope } from '../tenancy';
 import { detachKnowledgeSource } from './agents';
-import { ingestionQueue } from './ingestion';
 import { startSync } from './knowledge-connect';
 import { deleteCredentials } from './source-credentials';
 import { collection } from './collection';
@@ -16,6 +14,7 @@ import {
   type PostgresConfig,
 } from './knowledge-source-schema';
 import { withoutReadOnly } from './schema-helpers';
+import type { Runtime } from '../runtime';
 
 export type SourceStatus = 'created' | 'pending' | 'syncing' | 'indexing' | 'ready' | 'failed';
 
@@ -61,21 +60,22 @@ function recordFields(input: KnowledgeSourceInput) {
 }
 
 export async function createKnowledgeSource(
+  rt: Runtime,
   scope: TenantScope,
   input: KnowledgeSourceInput,
   idempotency?: Idempotency,
 ) {
   const files = input.type === 'file-collection' ? input.files : [];
   assertContentSize(files);
-  const created = await knowledgeSources.create(
+  const created = await knowledgeSources.create(rt, 
     scope,
     { ...recordFields(input), status: 'created' } as Omit<KnowledgeSourceRecord, 'id' | 'createdAt' | 'updatedAt' | 'version'>,
     { idempotency },
   );
   // Files follow the record: a retry with the same Idempotency-Key rewrites only what is missing.
   if (files.length > 0) {
-    const existing = created.replayed ? await listFiles(scope, created.record.id) : [];
-    await putFiles(scope, created.record.id, files, existing);
+    const existing = created.replayed ? await rt.store.files.listFiles(scope, created.record.id) : [];
+    await rt.store.files.putFiles(scope, created.record.id, files, existing);
   }
   return created;
 }
@@ -84,20 +84,20 @@ export async function createKnowledgeSource(
  * PUT: the record is replaced; for a file collection, so is the whole set of files. A source that
  * was connected before is re-synced in full (no watermark), so its index follows the new definition.
  */
-export async function replaceKnowledgeSource(scope: TenantScope, id: string, input: KnowledgeSourceInput) {
+export async function replaceKnowledgeSource(rt: Runtime, scope: TenantScope, id: string, input: KnowledgeSourceInput) {
   const files = input.type === 'file-collection' ? input.files : [];
   assertContentSize(files);
-  const replaced = await knowledgeSources.replace(scope, id, (current) => ({
+  const replaced = await knowledgeSources.replace(rt, scope, id, (current) => ({
     ...(recordFields(input) as Omit<KnowledgeSourceRecord, 'id' | 'createdAt' | 'updatedAt' | 'version' | 'status'>),
     status: current.status,
     ...(current.stats ? { stats: current.stats } : {}),
     ...(current.syncId ? { syncId: current.syncId } : {}),
   }));
-  const existing = await listFiles(scope, id);
+  const existing = await rt.store.files.listFiles(scope, id);
   const keep = new Set(files.map((f) => f.path));
-  await putFiles(scope, id, files, existing);
-  await deleteFiles(scope, id, existing.filter((f) => !keep.has(f.path)));
-  return replaced.status === 'created' ? replaced : startSync(scope, id);
+  await rt.store.files.putFiles(scope, id, files, existing);
+  await rt.store.files.deleteFiles(scope, id, existing.filter((f) => !keep.has(f.path)));
+  return replaced.status === 'created' ? replaced : startSync(rt, scope, id);
 }
 
 function assertFileCollection(source: KnowledgeSourceRecord) {
@@ -107,42 +107,43 @@ function assertFileCollection(source: KnowledgeSourceRecord) {
 }
 
 /** Bumps the source's version and updatedAt after its files changed. */
-function touch(scope: TenantScope, id: string) {
-  return updateRecord<KnowledgeSourceRecord>(scope, 'KS', id, (current) => current);
+function touch(rt: Runtime, scope: TenantScope, id: string) {
+  return rt.store.records.updateRecord<KnowledgeSourceRecord>(scope, 'KS', id, (current) => current);
 }
 
 /** After a connected collection's files change, its index follows (a newer sync supersedes a running one). */
-async function afterFilesChanged(scope: TenantScope, source: KnowledgeSourceRecord) {
-  if (source.status === 'created') return (await touch(scope, source.id)) ?? source;
-  return startSync(scope, source.id);
+async function afterFilesChanged(rt: Runtime, scope: TenantScope, source: KnowledgeSourceRecord) {
+  if (source.status === 'created') return (await touch(rt, scope, source.id)) ?? source;
+  return startSync(rt, scope, source.id);
 }
 
-export async function addFiles(scope: TenantScope, id: string, files: FileInput[]) {
+export async function addFiles(rt: Runtime, scope: TenantScope, id: string, files: FileInput[]) {
   assertContentSize(files);
-  const source = await knowledgeSources.get(scope, id);
+  const source = await knowledgeSources.get(rt, scope, id);
   assertFileCollection(source);
-  const changed = await putFiles(scope, id, files, await listFiles(scope, id));
-  return { source: changed.length > 0 ? await afterFilesChanged(scope, source) : source, changed };
+  const changed = await rt.store.files.putFiles(scope, id, files, await rt.store.files.listFiles(scope, id));
+  return { source: changed.length > 0 ? await afterFilesChanged(rt, scope, source) : source, changed };
 }
 
-export async function removeFile(scope: TenantScope, id: string, path: string) {
-  const source = await knowledgeSources.get(scope, id);
+export async function removeFile(rt: Runtime, scope: TenantScope, id: string, path: string) {
+  const source = await knowledgeSources.get(rt, scope, id);
   assertFileCollection(source);
-  const file = (await listFiles(scope, id)).find((f) => f.path === path);
+  const file = (await rt.store.files.listFiles(scope, id)).find((f) => f.path === path);
   if (!file) throw new NotFoundError('file', path);
-  await deleteFiles(scope, id, [file]);
-  await afterFilesChanged(scope, source);
+  await rt.store.files.deleteFiles(scope, id, [file]);
+  await afterFilesChanged(rt, scope, source);
 }
 
 /** A source as the API shows it; with `files`, its file list (and, if asked, their content). */
 export async function presentSource(
+  rt: Runtime,
   scope: TenantScope,
   source: KnowledgeSourceRecord,
   options: { files: boolean; content?: boolean },
 ) {
   if (source.type !== 'file-collection' || !options.files) return source;
-  const stored = await listFiles(scope, source.id);
-  const contents = options.content ? await readContents(scope, source.id, stored) : undefined;
+  const stored = await rt.store.files.listFiles(scope, source.id);
+  const contents = options.content ? await rt.store.files.readContents(scope, source.id, stored) : undefined;
   return {
     ...source,
     fileCount: stored.length,
@@ -162,11 +163,11 @@ export async function presentSource(
  * Deletes the source, its files, its credentials and its place in every agent that listed it;
  * its index is purged by the ingestion worker (it can be large).
  */
-export async function deleteKnowledgeSource(scope: TenantScope, id: string) {
-  const removed = await knowledgeSources.remove(scope, id);
-  await deleteAllFiles(scope, id);
-  await deleteCredentials(scope, id);
-  await detachKnowledgeSource(scope, id);
-  if (removed.status !== 'created') await ingestionQueue().send([{ type: 'purge', tenantId: scope.tenantId, sourceId: id }]);
+export async function deleteKnowledgeSource(rt: Runtime, scope: TenantScope, id: string) {
+  const removed = await knowledgeSources.remove(rt, scope, id);
+  await rt.store.files.deleteAllFiles(scope, id);
+  await deleteCredentials(rt, scope, id);
+  await detachKnowledgeSource(rt, scope, id);
+  if (removed.status !== 'created') await rt.queues.ingestion.send([{ type: 'purge', tenantId: scope.tenantId, sourceId: id }]);
   return removed;
 }

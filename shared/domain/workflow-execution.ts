@@ -1,29 +1,18 @@
-import { SQSClient } from '@aws-sdk/client-sqs';
 import { config } from '../config';
-import { AppError } from '../errors';
-import { newId } from '../ids';
+import { AppError, ConflictError, NotFoundError } from '../errors';
+import { isId, newId } from '../ids';
 import { errorFields, log } from '../log';
 import { classifyLocally } from '../models/local-engine';
-import { resolveModel } from '../models/resolve-model';
-import type { Delivery, Queue } from '../queue/queue';
-import { sqsQueue } from '../queue/sqs-queue';
+import type { StepMessage } from '../queue/messages';
+import type { Delivery } from '../queue/queue';
 import { searchSource } from '../search/search';
-import {
-  claimStep,
-  createExecution,
-  finishExecution,
-  getExecution,
-  markQueued,
-  settleStep,
-  type ExecutionRecord,
-  type StepState,
-} from '../store/executions';
-import { getRecord } from '../store/records';
+import type { ExecutionRecord, ExecutionStatus, StepState } from '../store/executions';
 import { scopeOf, type TenantScope } from '../tenancy';
 import type { KnowledgeSourceRecord } from './knowledge-sources';
 import { compileWorkflow } from './workflow-compiler';
 import { renderTemplate } from './workflow-templates';
 import { workflows } from './workflows';
+import type { Runtime } from '../runtime';
 
 /**
  * Executing a workflow: the execution record pins the definition; ready steps go to the
@@ -32,30 +21,9 @@ import { workflows } from './workflows';
  * step taken or done and change nothing; a worker that dies mid-step loses its lease and the
  * redelivered message runs the step again.
  */
-export interface StepMessage {
-  type: 'step';
-  tenantId: string;
-  workflowId: string;
-  executionId: string;
-  stepId: string;
-}
-
 export const MAX_STEP_ATTEMPTS = 3;
 const STEP_LEASE_MS = 5 * 60_000;
 const OUTPUT_TEXT_LIMIT = 20_000;
-
-let queue: Queue<StepMessage> | undefined;
-
-export function useWorkflowQueue(q: Queue<StepMessage>): void {
-  queue = q;
-}
-
-function workflowQueue(): Queue<StepMessage> {
-  if (queue) return queue;
-  if (!config.workflowQueueUrl) throw new Error('No workflow queue: set WORKFLOW_QUEUE_URL (AWS) or start in local mode');
-  const client = new SQSClient({ region: config.region, ...(config.sqsEndpoint ? { endpoint: config.sqsEndpoint } : {}) });
-  return (queue = sqsQueue(client, config.workflowQueueUrl));
-}
 
 type Definition = ExecutionRecord['definition'];
 const TERMINAL = new Set(['succeeded', 'failed', 'skipped']);
@@ -67,20 +35,21 @@ function readySteps(definition: Definition, steps: Record<string, StepState>): s
     .map((s) => s.id);
 }
 
-async function send(scope: TenantScope, execution: ExecutionRecord, stepIds: string[], delaySeconds?: number) {
+async function send(rt: Runtime, scope: TenantScope, execution: ExecutionRecord, stepIds: string[], delaySeconds?: number) {
   if (stepIds.length === 0) return;
-  await workflowQueue().send(
+  await rt.queues.workflowSteps.send(
     stepIds.map((stepId) => ({ type: 'step', tenantId: scope.tenantId, workflowId: execution.workflowId, executionId: execution.id, stepId })),
     { delaySeconds },
   );
 }
 
 export async function startExecution(
+  rt: Runtime,
   scope: TenantScope,
   workflowId: string,
   request: { input: string; parameters: Record<string, unknown> },
 ): Promise<ExecutionRecord> {
-  const workflow = await workflows.get(scope, workflowId);
+  const workflow = await workflows.get(rt, scope, workflowId);
   const { plan } = compileWorkflow(workflow.steps as never);
   const definition = workflow.steps.map((s) => ({ ...s, dependsOn: plan.steps.find((p) => p.id === s.id)!.dependsOn })) as Definition;
   const now = new Date().toISOString();
@@ -97,10 +66,10 @@ export async function startExecution(
     createdAt: now,
     startedAt: now,
   };
-  await createExecution(scope, execution);
+  await rt.store.executions.createExecution(scope, execution);
   const ready = readySteps(definition, execution.steps);
-  await send(scope, execution, ready);
-  await markQueued(scope, execution, ready);
+  await send(rt, scope, execution, ready);
+  await rt.store.executions.markQueued(scope, execution, ready);
   return execution;
 }
 
@@ -126,7 +95,7 @@ function templateScope(execution: ExecutionRecord, stepIndex: number) {
 
 type Categories = Array<string | { name: string; description?: string; examples?: string[] }>;
 
-async function runStep(scope: TenantScope, execution: ExecutionRecord, step: Definition[number]) {
+async function runStep(rt: Runtime, scope: TenantScope, execution: ExecutionRecord, step: Definition[number]) {
   const index = execution.definition.findIndex((s) => s.id === step.id);
   const { scope: vars, passages } = templateScope(execution, index);
   const cfg = step.config as Record<string, unknown>;
@@ -134,7 +103,7 @@ async function runStep(scope: TenantScope, execution: ExecutionRecord, step: Def
   if (step.type === 'classification') {
     const input = renderTemplate(String(cfg.input ?? '{{input}}'), vars);
     const categories = (cfg.categories as Categories).map((c) => (typeof c === 'string' ? { name: c } : c));
-    const resolved = await resolveModel(String(cfg.model));
+    const resolved = await rt.models.resolve(String(cfg.model));
     if (resolved.engine.provider === 'local') return { output: classifyLocally(input, categories) };
     const names = categories.map((c) => c.name);
     const result = await resolved.engine.generate(
@@ -156,13 +125,13 @@ async function runStep(scope: TenantScope, execution: ExecutionRecord, step: Def
     return { output, usage: result.usage };
   }
   if (step.type === 'search') {
-    const source = await getRecord<KnowledgeSourceRecord>(scope, 'KS', String(cfg.knowledgeSourceId));
+    const source = await rt.store.records.getRecord<KnowledgeSourceRecord>(scope, 'KS', String(cfg.knowledgeSourceId));
     if (!source) throw new AppError('NOT_FOUND', `knowledge source ${String(cfg.knowledgeSourceId)} no longer exists`);
     if (source.status !== 'ready') throw new AppError('CONFLICT', `knowledge source ${source.id} is ${source.status}, not ready`);
-    const { results } = await searchSource(scope, source, { query: renderTemplate(String(cfg.query), vars), topK: Number(cfg.topK ?? 5) });
+    const { results } = await searchSource(rt, scope, source, { query: renderTemplate(String(cfg.query), vars), topK: Number(cfg.topK ?? 5) });
     return { output: { results, context: results.map((r, i) => `[${i + 1}] ${r.text}`).join('\n\n') } };
   }
-  const resolved = await resolveModel(String(cfg.model));
+  const resolved = await rt.models.resolve(String(cfg.model));
   const result = await resolved.engine.generate(
     {
       model: resolved.model,
@@ -181,36 +150,36 @@ async function runStep(scope: TenantScope, execution: ExecutionRecord, step: Def
 /** Errors worth another attempt: the provider or the store may answer next time. */
 const transient = (error: unknown) => !(error instanceof AppError) || ['UPSTREAM_ERROR', 'SERVICE_UNAVAILABLE', 'INTERNAL_ERROR'].includes(error.code);
 
-async function afterSettle(scope: TenantScope, execution: ExecutionRecord) {
+async function afterSettle(rt: Runtime, scope: TenantScope, execution: ExecutionRecord) {
   const states = Object.values(execution.steps);
   const failed = states.find((s) => s.status === 'failed');
   if (failed) {
-    await finishExecution(scope, execution, { status: 'failed', error: { code: failed.error?.code ?? 'INTERNAL_ERROR', message: `step ${failed.id} failed: ${failed.error?.message ?? ''}` } });
+    await rt.store.executions.finishExecution(scope, execution, { status: 'failed', error: { code: failed.error?.code ?? 'INTERNAL_ERROR', message: `step ${failed.id} failed: ${failed.error?.message ?? ''}` } });
     return;
   }
   if (states.every((s) => TERMINAL.has(s.status))) {
     const last = [...execution.definition].reverse().find((s) => execution.steps[s.id]?.status === 'succeeded');
-    await finishExecution(scope, execution, { status: 'succeeded', output: last ? execution.steps[last.id]!.output : null });
+    await rt.store.executions.finishExecution(scope, execution, { status: 'succeeded', output: last ? execution.steps[last.id]!.output : null });
     return;
   }
   const ready = readySteps(execution.definition, execution.steps);
-  await send(scope, execution, ready);
-  await markQueued(scope, execution, ready);
+  await send(rt, scope, execution, ready);
+  await rt.store.executions.markQueued(scope, execution, ready);
 }
 
-export async function handleStepMessage(message: StepMessage, delivery: Delivery): Promise<void> {
+export async function handleStepMessage(rt: Runtime, message: StepMessage, delivery: Delivery): Promise<void> {
   const scope = scopeOf(message.tenantId);
-  const current = await getExecution(scope, message.workflowId, message.executionId);
+  const current = await rt.store.executions.getExecution(scope, message.workflowId, message.executionId);
   if (!current || current.status !== 'running') return; // gone, canceled or finished
   const state = current.steps[message.stepId];
   if (!state) return;
   if (TERMINAL.has(state.status)) {
     // A redelivery after the step settled: make sure what it unblocked was sent (a crash may
     // have come between settling and sending); duplicates of those messages are harmless.
-    await afterSettle(scope, current);
+    await afterSettle(rt, scope, current);
     return;
   }
-  const claimed = await claimStep(scope, current, message.stepId, STEP_LEASE_MS);
+  const claimed = await rt.store.executions.claimStep(scope, current, message.stepId, STEP_LEASE_MS);
   if (!claimed) return; // another delivery runs it (or the execution ended)
   const step = claimed.definition.find((s) => s.id === message.stepId)!;
   const attempt = claimed.steps[message.stepId]!.attempt;
@@ -221,8 +190,8 @@ export async function handleStepMessage(message: StepMessage, delivery: Delivery
   const chosen = when ? (claimed.steps[when.step]?.output as { category?: string } | undefined)?.category : undefined;
   const dependsOnSkipped = step.dependsOn.length > 0 && step.dependsOn.every((d) => claimed.steps[d]?.status === 'skipped');
   if ((when && chosen !== when.category) || dependsOnSkipped) {
-    const settled = await settleStep(scope, claimed, step.id, attempt, { status: 'skipped', startedAt });
-    if (settled) await afterSettle(scope, settled);
+    const settled = await rt.store.executions.settleStep(scope, claimed, step.id, attempt, { status: 'skipped', startedAt });
+    if (settled) await afterSettle(rt, scope, settled);
     return;
   }
 
@@ -230,42 +199,85 @@ export async function handleStepMessage(message: StepMessage, delivery: Delivery
   // instead, and SQS redelivers it (the lease then lets the step run again).
   let outcome: { output: unknown; usage?: { inputTokens: number; outputTokens: number } } | { error: unknown };
   try {
-    outcome = await runStep(scope, claimed, step);
+    outcome = await runStep(rt, scope, claimed, step);
   } catch (error) {
     outcome = { error };
   }
   if (!('error' in outcome)) {
-    const settled = await settleStep(scope, claimed, step.id, attempt, { status: 'succeeded', output: outcome.output, usage: outcome.usage, startedAt });
-    if (settled) await afterSettle(scope, settled);
+    const settled = await rt.store.executions.settleStep(scope, claimed, step.id, attempt, { status: 'succeeded', output: outcome.output, usage: outcome.usage, startedAt });
+    if (settled) await afterSettle(rt, scope, settled);
     return;
   }
   const { error } = outcome;
   const appError = error instanceof AppError ? error : new AppError('INTERNAL_ERROR', 'The step failed');
   log.warn('workflow step failed', { executionId: claimed.id, stepId: step.id, attempt, ...errorFields(error) });
   if (transient(error) && attempt < MAX_STEP_ATTEMPTS && delivery.receiveCount < delivery.maxReceives) {
-    const settled = await settleStep(scope, claimed, step.id, attempt, { status: 'retrying', error: { code: appError.code, message: appError.message }, startedAt });
-    if (settled) await send(scope, settled, [step.id], 2 ** attempt); // backoff: 2 s, 4 s, …
+    const settled = await rt.store.executions.settleStep(scope, claimed, step.id, attempt, { status: 'retrying', error: { code: appError.code, message: appError.message }, startedAt });
+    if (settled) await send(rt, scope, settled, [step.id], 2 ** attempt); // backoff: 2 s, 4 s, …
     return;
   }
-  const settled = await settleStep(scope, claimed, step.id, attempt, { status: 'failed', error: { code: appError.code, message: appError.message }, startedAt });
-  if (settled) await afterSettle(scope, settled);
+  const settled = await rt.store.executions.settleStep(scope, claimed, step.id, attempt, { status: 'failed', error: { code: appError.code, message: appError.message }, startedAt });
+  if (settled) await afterSettle(rt, scope, settled);
 }
 
 /** Poison or repeatedly failing messages: the execution must not stay running. */
-export async function failExecutionOf(message: StepMessage, reason: string): Promise<void> {
+export async function failExecutionOf(rt: Runtime, message: StepMessage, reason: string): Promise<void> {
   const scope = scopeOf(message.tenantId);
-  const execution = await getExecution(scope, message.workflowId, message.executionId);
-  if (execution?.status === 'running') await finishExecution(scope, execution, { status: 'failed', error: { code: 'INTERNAL_ERROR', message: reason } });
+  const execution = await rt.store.executions.getExecution(scope, message.workflowId, message.executionId);
+  if (execution?.status === 'running') await rt.store.executions.finishExecution(scope, execution, { status: 'failed', error: { code: 'INTERNAL_ERROR', message: reason } });
 }
 
 /** The worker's consumer: on the last allowed delivery a failing message fails its execution. */
-export async function consumeStepMessage(message: StepMessage, delivery: Delivery): Promise<void> {
+export async function consumeStepMessage(rt: Runtime, message: StepMessage, delivery: Delivery): Promise<void> {
   try {
-    await handleStepMessage(message, delivery);
+    await handleStepMessage(rt, message, delivery);
   } catch (error) {
-    if (delivery.receiveCount >= delivery.maxReceives) await failExecutionOf(message, `step ${message.stepId} could not be processed`);
+    if (delivery.receiveCount >= delivery.maxReceives) await failExecutionOf(rt, message, `step ${message.stepId} could not be processed`);
     throw error;
   }
+}
+
+const FINISHED = new Set(['succeeded', 'failed', 'canceled']);
+
+/**
+ * Starts an execution and waits up to `waitMs` for it to finish; `finished` says whether it did
+ * (else the caller answers 202 and the client polls).
+ */
+export async function executeAndWait(
+  rt: Runtime,
+  scope: TenantScope,
+  workflowId: string,
+  request: { input: string; parameters: Record<string, unknown> },
+  waitMs: number,
+): Promise<{ execution: ExecutionRecord; finished: boolean }> {
+  let execution = await startExecution(rt, scope, workflowId, request);
+  const deadline = rt.clock.now() + waitMs;
+  while (!FINISHED.has(execution.status) && rt.clock.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+    execution = (await rt.store.executions.getExecution(scope, workflowId, execution.id)) ?? execution;
+  }
+  return { execution, finished: FINISHED.has(execution.status) };
+}
+
+/** An execution of the tenant's workflow, or a 404. */
+export async function getExecution(rt: Runtime, scope: TenantScope, workflowId: string, executionId: string): Promise<ExecutionRecord> {
+  const record = isId('execution', executionId) ? await rt.store.executions.getExecution(scope, workflowId, executionId) : undefined;
+  if (!record) throw new NotFoundError('execution', executionId);
+  return record;
+}
+
+/** A workflow's executions, newest first (the workflow must exist). */
+export async function listExecutions(rt: Runtime, scope: TenantScope, workflowId: string, page: { limit: number; cursor?: string; status?: ExecutionStatus }) {
+  await workflows.get(rt, scope, workflowId);
+  return rt.store.executions.listExecutions(scope, workflowId, page);
+}
+
+/** Cancels a running execution; one that already finished is a 409. */
+export async function cancelExecution(rt: Runtime, scope: TenantScope, workflowId: string, executionId: string): Promise<ExecutionRecord> {
+  const current = await getExecution(rt, scope, workflowId, executionId);
+  const canceled = await rt.store.executions.cancelExecution(scope, current);
+  if (!canceled) throw new ConflictError(`Execution ${executionId} is already ${current.status}`, { status: current.status });
+  return canceled;
 }
 
 /** An execution as the API shows it: steps in definition order, no internal lease fields. */

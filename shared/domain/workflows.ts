@@ -5,6 +5,7 @@ import { collection } from './collection';
 import { compileWorkflow } from './workflow-compiler';
 import { withoutReadOnly } from './schema-helpers';
 import type { Workflow, WorkflowInput } from './workflow-schema';
+import type { Runtime } from '../runtime';
 
 export const workflows = collection<Workflow>('WORKFLOW', 'workflow', 'workflow');
 
@@ -44,12 +45,12 @@ function sourceReferences(input: WorkflowInput): Reference[] {
   );
 }
 
-export function createWorkflow(scope: TenantScope, input: WorkflowInput, idempotency?: Idempotency) {
-  return workflows.create(scope, fieldsOf(input), { references: dedupe(sourceReferences(input)), idempotency });
+export function createWorkflow(rt: Runtime, scope: TenantScope, input: WorkflowInput, idempotency?: Idempotency) {
+  return workflows.create(rt, scope, fieldsOf(input), { references: dedupe(sourceReferences(input)), idempotency });
 }
 
-export function replaceWorkflow(scope: TenantScope, id: string, input: WorkflowInput) {
-  return workflows.replace(scope, id, () => fieldsOf(input), dedupe(sourceReferences(input)));
+export function replaceWorkflow(rt: Runtime, scope: TenantScope, id: string, input: WorkflowInput) {
+  return workflows.replace(rt, scope, id, () => fieldsOf(input), dedupe(sourceReferences(input)));
 }
 
 /** A transaction may check each item only once. */

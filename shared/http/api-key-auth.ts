@@ -1,7 +1,9 @@
 import type { MiddlewareHandler } from 'hono';
 import { config } from '../config';
 import { AppError } from '../errors';
-import { API_KEY_PATTERN, hashApiKey, resolveApiKey, type ApiKeyIdentity } from '../store/api-keys';
+import type { Runtime } from '../runtime';
+import { API_KEY_PATTERN, hashApiKey, type ApiKeyIdentity } from '../store/api-keys';
+import { bearerOf } from './bearer';
 import type { AppEnv } from './context';
 
 /**
@@ -10,20 +12,19 @@ import type { AppEnv } from './context';
  * Each app instance keeps resolved keys for `API_KEY_CACHE_SECONDS` (one DynamoDB read saved per
  * request); revocation therefore takes effect within that time.
  */
-export function apiKeyAuth(options: { cacheSeconds?: number } = {}): MiddlewareHandler<AppEnv> {
+export function apiKeyAuth(rt: Runtime, options: { cacheSeconds?: number } = {}): MiddlewareHandler<AppEnv> {
   const ttlMs = (options.cacheSeconds ?? config.apiKeyCacheSeconds) * 1000;
   const cache = new Map<string, { identity: ApiKeyIdentity; until: number }>();
   return async (c, next) => {
     // `Authorization: Bearer <key>` too, so OpenAI-style clients can send a Cairn key.
-    const bearer = /^Bearer\s+(\S+)$/i.exec(c.req.header('authorization') ?? '')?.[1];
-    const apiKey = c.req.header('x-api-key') ?? bearer;
+    const apiKey = c.req.header('x-api-key') ?? bearerOf(c.req.header('authorization'));
     if (!apiKey) throw new AppError('UNAUTHORIZED', 'Missing X-API-Key header');
     if (!API_KEY_PATTERN.test(apiKey)) throw new AppError('UNAUTHORIZED', 'Unknown or revoked API key');
     const hash = hashApiKey(apiKey);
     const now = Date.now();
     let identity = cache.get(hash);
     if (!identity || identity.until <= now) {
-      const resolved = await resolveApiKey(apiKey);
+      const resolved = await rt.store.apiKeys.resolveApiKey(apiKey);
       if (!resolved) {
         cache.delete(hash);
         throw new AppError('UNAUTHORIZED', 'Unknown or revoked API key');

@@ -1,5 +1,6 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { RateArea } from '../plans';
+import type { Runtime } from '../runtime';
 import { apiKeyAuth } from './api-key-auth';
 import { bodyGuard } from './body-guard';
 import type { AppEnv } from './context';
@@ -22,15 +23,15 @@ export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
  * A route group of the public API: request id → API key → rate limit → body checks, then the
  * group's routes. Validation failures of any route become the API's 400 naming the field.
  */
-export function createGroupApp(options: GroupOptions): OpenAPIHono<AppEnv> {
+export function createGroupApp(rt: Runtime, options: GroupOptions): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>({
     defaultHook: (result) => {
       if (!result.success) throw toValidationError(result.error);
     },
   });
   app.use('*', requestContext());
-  app.use('*', apiKeyAuth({ cacheSeconds: options.apiKeyCacheSeconds }));
-  app.use('*', rateLimit(options.area));
+  app.use('*', apiKeyAuth(rt, { cacheSeconds: options.apiKeyCacheSeconds }));
+  app.use('*', rateLimit(rt, options.area));
   app.use('*', bodyGuard(options.maxBodyBytes));
   app.onError(errorHandler);
   app.notFound(notFoundResponse);

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
+import type { Runtime } from '../runtime';
 import type { Idempotency, Page } from '../store/records';
 import type { TenantScope } from '../tenancy';
 import type { AppEnv } from './context';
@@ -20,11 +21,11 @@ export interface CrudSpec<Input, Out> {
   output: z.ZodType<Out>;
   /** Extra query parameters of `GET …/{id}` (e.g. `include`). */
   getQuery?: z.ZodObject;
-  create(scope: TenantScope, input: Input, idempotency?: Idempotency): Promise<{ record: Out; replayed: boolean }>;
-  get(scope: TenantScope, id: string, query: Record<string, unknown>): Promise<Out>;
-  list(scope: TenantScope, page: { limit: number; cursor?: string }): Promise<Page<Out>>;
-  replace(scope: TenantScope, id: string, input: Input): Promise<Out>;
-  remove(scope: TenantScope, id: string): Promise<unknown>;
+  create(rt: Runtime, scope: TenantScope, input: Input, idempotency?: Idempotency): Promise<{ record: Out; replayed: boolean }>;
+  get(rt: Runtime, scope: TenantScope, id: string, query: Record<string, unknown>): Promise<Out>;
+  list(rt: Runtime, scope: TenantScope, page: { limit: number; cursor?: string }): Promise<Page<Out>>;
+  replace(rt: Runtime, scope: TenantScope, id: string, input: Input): Promise<Out>;
+  remove(rt: Runtime, scope: TenantScope, id: string): Promise<unknown>;
 }
 
 const idempotencyHeader = z.object({
@@ -46,6 +47,7 @@ function idempotencyOf(c: Context<AppEnv>, input: unknown): Idempotency | undefi
 /** A paginated list route (`?limit=&cursor=` → `okList`), for the public and the platform API alike. */
 export function registerListRoute<Row, Out = Row>(
   app: OpenAPIHono<AppEnv>,
+  rt: Runtime,
   spec: {
     path: string;
     tag: string;
@@ -54,7 +56,7 @@ export function registerListRoute<Row, Out = Row>(
     errors: Record<number, ReturnType<typeof jsonContent>>;
     item: z.ZodType;
     scope(c: Context<AppEnv>): TenantScope;
-    list(scope: TenantScope, page: { limit: number; cursor?: string }): Promise<Page<Row>>;
+    list(rt: Runtime, scope: TenantScope, page: { limit: number; cursor?: string }): Promise<Page<Row>>;
     /** Shapes each stored row for the response. */
     map?(row: Row): Out;
   },
@@ -71,14 +73,14 @@ export function registerListRoute<Row, Out = Row>(
     }),
     async (c) => {
       const page = c.req.valid('query');
-      const result = await spec.list(spec.scope(c), page);
+      const result = await spec.list(rt, spec.scope(c), page);
       const items: unknown[] = spec.map ? result.items.map(spec.map) : result.items;
       return okList(c, items, { limit: page.limit, nextCursor: result.nextCursor }) as never;
     },
   );
 }
 
-export function registerCrud<Input, Out extends { id: string }>(app: OpenAPIHono<AppEnv>, spec: CrudSpec<Input, Out>) {
+export function registerCrud<Input, Out extends { id: string }>(app: OpenAPIHono<AppEnv>, rt: Runtime, spec: CrudSpec<Input, Out>) {
   const itemPath = `${spec.basePath}/{${spec.idParam}}`;
   const params = z.object({ [spec.idParam]: z.string().min(1).max(200) });
   const body = { content: { 'application/json': { schema: spec.input } }, required: true };
@@ -98,14 +100,14 @@ export function registerCrud<Input, Out extends { id: string }>(app: OpenAPIHono
     }),
     async (c) => {
       const input = c.req.valid('json') as Input;
-      const { record, replayed } = await spec.create(scope(c), input, idempotencyOf(c, input));
+      const { record, replayed } = await spec.create(rt, scope(c), input, idempotencyOf(c, input));
       c.header('Location', `${spec.basePath}/${record.id}`);
       if (replayed) c.header('Idempotent-Replayed', 'true');
       return ok(c, record, 201) as never;
     },
   );
 
-  registerListRoute(app, {
+  registerListRoute(app, rt, {
     path: spec.basePath,
     tag: spec.tag,
     summary: `List ${spec.noun}s, newest first`,
@@ -128,7 +130,7 @@ export function registerCrud<Input, Out extends { id: string }>(app: OpenAPIHono
     }),
     async (c) => {
       const query = spec.getQuery ? (c.req.valid('query' as never) as Record<string, unknown>) : {};
-      return ok(c, await spec.get(scope(c), idOf(c), query)) as never;
+      return ok(c, await spec.get(rt, scope(c), idOf(c), query)) as never;
     },
   );
 
@@ -147,7 +149,7 @@ export function registerCrud<Input, Out extends { id: string }>(app: OpenAPIHono
         ...commonErrors,
       },
     }),
-    async (c) => ok(c, await spec.replace(scope(c), idOf(c), c.req.valid('json') as Input)) as never,
+    async (c) => ok(c, await spec.replace(rt, scope(c), idOf(c), c.req.valid('json') as Input)) as never,
   );
 
   app.openapi(
@@ -161,7 +163,7 @@ export function registerCrud<Input, Out extends { id: string }>(app: OpenAPIHono
       responses: { 200: jsonContent(envelope(deletedSchema), 'Deleted'), ...commonErrors },
     }),
     async (c) => {
-      await spec.remove(scope(c), idOf(c));
+      await spec.remove(rt, scope(c), idOf(c));
       return ok(c, { id: idOf(c), deleted: true as const }) as never;
     },
   );

@@ -1,13 +1,12 @@
 import type { MiddlewareHandler } from 'hono';
 import { AppError } from '../errors';
 import { verifyToken } from '../platform/access-tokens';
-import { platformSecrets, sameSecret } from '../platform/platform-secrets';
-import { isRevoked } from '../store/revoked-tokens';
+import { sameSecret } from '../platform/platform-secrets';
+import type { Runtime } from '../runtime';
+import { bearerOf } from './bearer';
 import type { AppEnv } from './context';
 
 export const SCOPE_HEADERS = { tenant: 'X-Tenant-Id', schema: 'X-PG-Schema' } as const;
-
-const bearerOf = (header: string | undefined) => /^Bearer\s+(\S+)$/i.exec(header ?? '')?.[1];
 
 /** One answer for every bad token, so a caller learns nothing about why it was refused. */
 const invalidToken = () => new AppError('UNAUTHORIZED', 'Invalid, expired or revoked access token');
@@ -16,13 +15,13 @@ const invalidToken = () => new AppError('UNAUTHORIZED', 'Invalid, expired or rev
  * Verifies `Authorization: Bearer cpt_v1…` (signature, expiry, revocation), then the scope
  * headers: a present `X-Tenant-Id` or `X-PG-Schema` that differs from the token is a 403.
  */
-export function platformTokenAuth(): MiddlewareHandler<AppEnv> {
+export function platformTokenAuth(rt: Runtime): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const token = bearerOf(c.req.header('authorization'));
     if (!token) throw new AppError('UNAUTHORIZED', 'Missing Authorization: Bearer <access token>');
-    const { tokenKey } = await platformSecrets();
+    const { tokenKey } = await rt.platformSecrets();
     const verified = verifyToken(tokenKey, token);
-    if (!verified || (await isRevoked(verified.tokenId))) throw invalidToken();
+    if (!verified || (await rt.store.revokedTokens.isRevoked(verified.tokenId))) throw invalidToken();
     const tenantHeader = c.req.header(SCOPE_HEADERS.tenant);
     if (tenantHeader !== undefined && tenantHeader !== verified.tenantId) {
       throw new AppError('FORBIDDEN', `${SCOPE_HEADERS.tenant} does not match the access token's tenant`, { field: SCOPE_HEADERS.tenant });
@@ -37,11 +36,11 @@ export function platformTokenAuth(): MiddlewareHandler<AppEnv> {
 }
 
 /** `POST /platform/tenants`: only the platform admin credential. */
-export function platformAdminAuth(): MiddlewareHandler<AppEnv> {
+export function platformAdminAuth(rt: Runtime): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const presented = bearerOf(c.req.header('authorization'));
     if (!presented) throw new AppError('UNAUTHORIZED', 'Missing Authorization: Bearer <platform admin token>');
-    const { adminToken } = await platformSecrets();
+    const { adminToken } = await rt.platformSecrets();
     if (!sameSecret(presented, adminToken)) throw new AppError('UNAUTHORIZED', 'Invalid platform admin token');
     await next();
   };

@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from 'hono';
 import { RateLimitedError } from '../errors';
 import { limitsFor, type RateArea } from '../plans';
-import { consumeRequest } from '../store/rate-counters';
+import type { Runtime } from '../runtime';
 import type { AppEnv } from './context';
 
 /**
@@ -10,13 +10,13 @@ import type { AppEnv } from './context';
  * limit, `Remaining` the smaller remainder of the two windows, `Reset` the seconds until the window
  * that binds resets.
  */
-export function rateLimit(area: RateArea): MiddlewareHandler<AppEnv> {
+export function rateLimit(rt: Runtime, area: RateArea): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const { keyId, scope, plan } = c.get('identity');
     const limits = limitsFor(plan, area);
     if (!limits) return next();
     const now = Date.now();
-    const counts = await consumeRequest(scope, keyId, area, limits, now);
+    const counts = await rt.store.rateCounters.consumeRequest(scope, keyId, area, limits, now);
     const minuteLeft = Math.max(0, limits.minute - counts.minute);
     const hourLeft = Math.max(0, limits.hour - counts.hour);
     const minuteReset = Math.ceil((60_000 - (now % 60_000)) / 1000);

@@ -1,7 +1,8 @@
 import { analyze } from '../search/analyzer';
 import type { TenantScope } from '../tenancy';
 import { normaliseLabel } from './extract';
-import { isCurrent, loadMemory, memoryOwner, rememberedUsers, type MemoryEdge, type MemoryEpisode, type MemoryItem, type MemoryNode } from './graph-store';
+import { isCurrent, memoryOwner, type MemoryEdge, type MemoryEpisode, type MemoryItem, type MemoryNode } from '../store/memory-graph';
+import type { Runtime } from '../runtime';
 
 export interface MemoryQuery {
   agentId: string;
@@ -21,8 +22,8 @@ export interface MemoryQuery {
 const FACTS_FOR_MODEL = 20;
 
 /** What the agent currently knows about the user (one Query): the facts a conversation starts with. */
-export async function rememberedFacts(scope: TenantScope, agentId: string, userId: string): Promise<string[]> {
-  const edges = (await loadMemory(scope, memoryOwner({ userId }).userKey, agentId, 'edge')) as MemoryEdge[];
+export async function rememberedFacts(rt: Runtime, scope: TenantScope, agentId: string, userId: string): Promise<string[]> {
+  const edges = (await rt.store.memoryGraph.loadMemory(scope, memoryOwner({ userId }).userKey, agentId, 'edge')) as MemoryEdge[];
   return edges
     .filter(isCurrent)
     .sort((a, b) => b.createdAt.localeCompare(a.createdAt) || b.id.localeCompare(a.id))
@@ -49,9 +50,9 @@ function lexical(queryTerms: Set<string>, text: string): number {
  * Ranks the memory graph for a question: lexical match of labels and facts, graph distance from
  * the matched (or named) entities within `depth` hops, and recency. Deterministic: ties break by id.
  */
-export async function queryMemory(scope: TenantScope, q: MemoryQuery) {
-  const owners = q.userId || q.sessionId ? [memoryOwner(q).userKey] : await rememberedUsers(scope, q.agentId, MAX_OWNERS);
-  const items: MemoryItem[] = (await Promise.all(owners.map((o) => loadMemory(scope, o, q.agentId)))).flat();
+export async function queryMemory(rt: Runtime, scope: TenantScope, q: MemoryQuery) {
+  const owners = q.userId || q.sessionId ? [memoryOwner(q).userKey] : await rt.store.memoryGraph.rememberedUsers(scope, q.agentId, MAX_OWNERS);
+  const items: MemoryItem[] = (await Promise.all(owners.map((o) => rt.store.memoryGraph.loadMemory(scope, o, q.agentId)))).flat();
   const t = q.asOf ?? new Date().toISOString();
   const nodes = items.filter((i): i is MemoryNode => i.kind === 'node' && i.createdAt <= t);
   const edges = items.filter((i): i is MemoryEdge => {

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { digestId, newId } from '../ids';
 import type { TenantScope } from '../tenancy';
 import { extractMemory, FUNCTIONAL_RELATIONS, headNoun, normaliseLabel, OPPOSITE_RELATIONS, type Extraction } from './extract';
-import { invalidateEdge, isCurrent, loadMemory, memoryOwner, putMemoryItems, upsertNode, type MemoryEdge, type MemoryEpisode } from './graph-store';
+import { isCurrent, memoryOwner, type MemoryEdge, type MemoryEpisode } from '../store/memory-graph';
+import type { Runtime } from '../runtime';
 
 /** The same entity mentioned again is the same node: its id derives from agent, owner and label. */
 export function nodeIdOf(agentId: string, userKey: string, norm: string): string {
@@ -52,7 +53,7 @@ export interface Turn {
  * (invalidAt = when the new one became valid, expiredAt = now) instead of deleting it; a fact
  * stated again only counts another mention.
  */
-export async function recordEpisode(scope: TenantScope, turn: Turn, extraction: Extraction = extractMemory(turn.text)) {
+export async function recordEpisode(rt: Runtime, scope: TenantScope, turn: Turn, extraction: Extraction = extractMemory(turn.text)) {
   const owner = memoryOwner(turn);
   const at = turn.at.toISOString();
   const episodeId = newId('episode', turn.at.getTime());
@@ -68,7 +69,7 @@ export async function recordEpisode(scope: TenantScope, turn: Turn, extraction: 
   const current =
     extraction.facts.length === 0
       ? []
-      : ((await loadMemory(scope, owner.userKey, turn.agentId, 'edge')) as MemoryEdge[]).filter(isCurrent);
+      : ((await rt.store.memoryGraph.loadMemory(scope, owner.userKey, turn.agentId, 'edge')) as MemoryEdge[]).filter(isCurrent);
 
   const newEdges: MemoryEdge[] = [];
   const invalidations: Array<{ edge: MemoryEdge; by: string | null }> = [];
@@ -114,9 +115,9 @@ export async function recordEpisode(scope: TenantScope, turn: Turn, extraction: 
   };
   const now = new Date().toISOString();
   await Promise.all([
-    ...nodes.map((n) => upsertNode(scope, owner.userKey, n)),
-    ...invalidations.map(({ edge, by }) => invalidateEdge(scope, owner.userKey, edge, { invalidAt: at, expiredAt: now, by })),
-    putMemoryItems(scope, owner.userKey, [...newEdges, episode], [turn.agentId]),
+    ...nodes.map((n) => rt.store.memoryGraph.upsertNode(scope, owner.userKey, n)),
+    ...invalidations.map(({ edge, by }) => rt.store.memoryGraph.invalidateEdge(scope, owner.userKey, edge, { invalidAt: at, expiredAt: now, by })),
+    rt.store.memoryGraph.putMemoryItems(scope, owner.userKey, [...newEdges, episode], [turn.agentId]),
   ]);
   return { episode, nodes: nodes.length, facts: newEdges.length, invalidated: invalidations.length };
 }

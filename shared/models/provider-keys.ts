@@ -8,17 +8,22 @@ export interface ProviderKeys {
 }
 
 const CACHE_MS = 5 * 60_000;
-let cached: { keys: ProviderKeys; until: number } | undefined;
 
-/** Reads the secret at most every five minutes per instance, so a rotated key is picked up. */
-export async function providerKeys(client?: SecretsManagerClient): Promise<ProviderKeys> {
-  const fromEnv: ProviderKeys = { openai: config.openaiApiKey, anthropic: config.anthropicApiKey };
-  if (!config.providerSecretsArn) return fromEnv;
-  if (cached && cached.until > Date.now()) return cached.keys;
-  const sm = client ?? new SecretsManagerClient({ region: config.region, ...(config.secretsManagerEndpoint ? { endpoint: config.secretsManagerEndpoint } : {}) });
-  const out = await sm.send(new GetSecretValueCommand({ SecretId: config.providerSecretsArn }));
-  const secret = JSON.parse(out.SecretString ?? '{}') as Record<string, string | undefined>;
-  const keys = { openai: secret.OPENAI_API_KEY || fromEnv.openai, anthropic: secret.ANTHROPIC_API_KEY || fromEnv.anthropic };
-  cached = { keys, until: Date.now() + CACHE_MS };
-  return keys;
+/**
+ * The provider keys of this runtime: from the environment, or from PROVIDER_SECRETS_ARN read at
+ * most every five minutes per instance, so a rotated key is picked up.
+ */
+export function providerKeysLoader(client?: SecretsManagerClient): () => Promise<ProviderKeys> {
+  let cached: { keys: ProviderKeys; until: number } | undefined;
+  return async () => {
+    const fromEnv: ProviderKeys = { openai: config.openaiApiKey, anthropic: config.anthropicApiKey };
+    if (!config.providerSecretsArn) return fromEnv;
+    if (cached && cached.until > Date.now()) return cached.keys;
+    const sm = client ?? new SecretsManagerClient({ region: config.region, ...(config.secretsManagerEndpoint ? { endpoint: config.secretsManagerEndpoint } : {}) });
+    const out = await sm.send(new GetSecretValueCommand({ SecretId: config.providerSecretsArn }));
+    const secret = JSON.parse(out.SecretString ?? '{}') as Record<string, string | undefined>;
+    const keys = { openai: secret.OPENAI_API_KEY || fromEnv.openai, anthropic: secret.ANTHROPIC_API_KEY || fromEnv.anthropic };
+    cached = { keys, until: Date.now() + CACHE_MS };
+    return keys;
+  };
 }

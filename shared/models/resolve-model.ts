@@ -5,7 +5,7 @@ import { anthropicProvider } from './anthropic-provider';
 import { bedrockProvider } from './bedrock-provider';
 import { localEngine } from './local-engine';
 import { openaiProvider } from './openai-provider';
-import { providerKeys, type ProviderKeys } from './provider-keys';
+import { providerKeysLoader, type ProviderKeys } from './provider-keys';
 import type { ChatModel } from './types';
 
 export interface ResolvedModel {
@@ -15,10 +15,8 @@ export interface ResolvedModel {
   engine: ChatModel;
 }
 
-let bedrock: ChatModel | undefined;
-
 /** The engine of a configured provider; undefined when the provider has no credentials here. */
-function providerEngine(provider: string, keys: ProviderKeys): ChatModel | undefined {
+function providerEngine(provider: string, keys: ProviderKeys, bedrock: () => ChatModel): ChatModel | undefined {
   switch (provider) {
     case 'local':
       return localEngine;
@@ -28,28 +26,40 @@ function providerEngine(provider: string, keys: ProviderKeys): ChatModel | undef
       return keys.anthropic ? anthropicProvider({ baseUrl: config.anthropicBaseUrl, apiKey: keys.anthropic }) : undefined;
     case 'bedrock':
       if (!config.bedrockRegion) return undefined;
-      return (bedrock ??= bedrockProvider(
-        // HTTP/1.1: Converse needs no HTTP/2 (the client's default, for bidirectional streams).
-        new BedrockRuntimeClient({
-          region: config.bedrockRegion,
-          requestHandler: new NodeHttpHandler(),
-          ...(config.bedrockEndpoint ? { endpoint: config.bedrockEndpoint } : {}),
-        }),
-      ));
+      return bedrock();
     default:
       return undefined;
   }
+}
+
+/** Resolves model names to engines; one per runtime, holding its provider clients and keys. */
+export interface ModelResolver {
+  resolve(name: string): Promise<ResolvedModel>;
 }
 
 /**
  * `provider/model` as written, a bare name through DEFAULT_MODEL_PROVIDER, and — as
  * ARCHITECTURE.md fixes — any provider without credentials here falls back to the built-in engine.
  */
-export async function resolveModel(name: string): Promise<ResolvedModel> {
-  const slash = name.indexOf('/');
-  const provider = slash < 0 ? config.defaultModelProvider : name.slice(0, slash);
-  const model = slash < 0 ? name : name.slice(slash + 1);
-  const engine = providerEngine(provider, await providerKeys());
-  if (!engine || provider === 'local') return { name: 'local/extractive', model: 'extractive', engine: localEngine };
-  return { name: `${provider}/${model}`, model, engine };
+export function modelResolver(keys: () => Promise<ProviderKeys> = providerKeysLoader()): ModelResolver {
+  let bedrockEngine: ChatModel | undefined;
+  const bedrock = () =>
+    (bedrockEngine ??= bedrockProvider(
+      // HTTP/1.1: Converse needs no HTTP/2 (the client's default, for bidirectional streams).
+      new BedrockRuntimeClient({
+        region: config.bedrockRegion,
+        requestHandler: new NodeHttpHandler(),
+        ...(config.bedrockEndpoint ? { endpoint: config.bedrockEndpoint } : {}),
+      }),
+    ));
+  return {
+    async resolve(name) {
+      const slash = name.indexOf('/');
+      const provider = slash < 0 ? config.defaultModelProvider : name.slice(0, slash);
+      const model = slash < 0 ? name : name.slice(slash + 1);
+      const engine = providerEngine(provider, await keys(), bedrock);
+      if (!engine || provider === 'local') return { name: 'local/extractive', model: 'extractive', engine: localEngine };
+      return { name: `${provider}/${model}`, model, engine };
+    },
+  };
 }

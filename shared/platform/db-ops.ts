@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
 import { ValidationError } from '../errors';
-import { documentClient, tableName } from '../store/client';
+import type { Runtime } from '../runtime';
+import type { Store } from '../store';
 import type { TenantScope } from '../tenancy';
 import { equalityOf, matches, valueAt, MAX_CONDITIONS, MAX_IN_VALUES, OPERATORS, parseWhere, type Condition, type FieldInfo } from './conditions';
 import { OPERATIONS, TABLES, type FieldDef, type Lookup, type Row, type TableDef } from './logical-tables';
@@ -32,7 +32,7 @@ export type DbOpRequest = z.infer<typeof dbOpRequest>;
 const TABLE_NAME = /^(?:([A-Za-z0-9_]{1,70})\.)?([a-z_]{1,64})$/;
 
 /** `agents` or `<schema>.agents`; a schema other than the token's is a scope error. */
-function resolveTable(scope: TenantScope, name: string): TableDef {
+function resolveTable(rt: Runtime, scope: TenantScope, name: string): TableDef {
   const m = TABLE_NAME.exec(name);
   if (!m) throw new ValidationError('table', 'is not an allowed table name');
   if (m[1] !== undefined && m[1] !== scope.schema) {
@@ -50,7 +50,7 @@ function fieldOf(table: TableDef, name: string): FieldInfo | undefined {
 }
 
 /** A tenantId or schema value anywhere in a request must be the token's own. */
-function checkScopeValue(scope: TenantScope, path: string, field: string, value: unknown): void {
+function checkScopeValue(rt: Runtime, scope: TenantScope, path: string, field: string, value: unknown): void {
   const own = field === 'tenantId' ? scope.tenantId : scope.schema;
   const values = Array.isArray(value) ? value : [value];
   if (values.some((v) => v !== own)) throw new ValidationError(path, `reaches outside the access token's ${field === 'tenantId' ? 'tenant' : 'schema'}`, { scope: field });
@@ -62,12 +62,12 @@ function checkPattern(table: TableDef, path: string, field: string, value: unkno
   if (typeof value !== 'string' || !def.pattern.test(value)) throw new ValidationError(path, 'has an invalid format for this field', { scope: 'key' });
 }
 
-function parseKey(scope: TenantScope, table: TableDef, key: Record<string, unknown> | undefined): Lookup {
+function parseKey(rt: Runtime, scope: TenantScope, table: TableDef, key: Record<string, unknown> | undefined): Lookup {
   if (!key) throw new ValidationError('key', `is required (${table.key.join(', ')})`);
   const values: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(key)) {
     if (Object.hasOwn(SCOPE_FIELDS, field)) {
-      checkScopeValue(scope, `key.${field}`, field, value);
+      checkScopeValue(rt, scope, `key.${field}`, field, value);
       continue;
     }
     const alternativeOf = Object.entries(table.keyAlternatives ?? {}).find(([, alt]) => alt === field)?.[0];
@@ -86,12 +86,12 @@ function parseKey(scope: TenantScope, table: TableDef, key: Record<string, unkno
   return (field) => values[field];
 }
 
-function checkItem(scope: TenantScope, table: TableDef, item: Record<string, unknown> | undefined, allowKeyFields: boolean): Row {
+function checkItem(rt: Runtime, scope: TenantScope, table: TableDef, item: Record<string, unknown> | undefined, allowKeyFields: boolean): Row {
   if (!item) throw new ValidationError('item', 'is required');
   const out: Row = {};
   for (const [field, value] of Object.entries(item)) {
     if (Object.hasOwn(SCOPE_FIELDS, field)) {
-      checkScopeValue(scope, `item.${field}`, field, value);
+      checkScopeValue(rt, scope, `item.${field}`, field, value);
       continue;
     }
     if (!Object.hasOwn(table.fields, field)) throw new ValidationError(`item.${field.slice(0, 100)}`, 'is not a field of this table');
@@ -134,6 +134,7 @@ function project(row: Row, select: string[] | undefined): Row {
 
 /** Reads matching rows of one partition in key order, from the cursor on, examining at most `maxScan`. */
 async function scanPartition(
+  store: Store,
   scope: TenantScope,
   tableLabel: string,
   table: TableDef,
@@ -152,16 +153,8 @@ async function scanPartition(
   // so a selective query needs few round trips and an unfiltered one reads little more than it returns.
   let pageSize = Math.max(25, Math.min(1000, (options.limit - matched) * 4));
   while (matched < options.limit && scanned < options.maxScan) {
-    const out = await documentClient().send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: skPrefix ? 'pk = :pk AND begins_with(sk, :prefix)' : 'pk = :pk',
-        ExpressionAttributeValues: skPrefix ? { ':pk': pk, ':prefix': skPrefix } : { ':pk': pk },
-        ExclusiveStartKey: after === undefined ? undefined : { pk, sk: after },
-        Limit: Math.min(options.maxScan - scanned, pageSize),
-      }),
-    );
-    const items = out.Items ?? [];
+    const out = await store.partitions.queryPage({ pk, skPrefix }, { after, limit: Math.min(options.maxScan - scanned, pageSize) });
+    const items = out.items;
     let stoppedEarly = false;
     for (const [i, item] of items.entries()) {
       scanned++;
@@ -176,7 +169,7 @@ async function scanPartition(
         }
       }
     }
-    if (!out.LastEvaluatedKey && !stoppedEarly) {
+    if (!out.more && !stoppedEarly) {
       exhausted = true;
       break;
     }
@@ -186,8 +179,8 @@ async function scanPartition(
 }
 
 /** Runs one db/ops request inside the token's scope. Every name comes from the allow-list. */
-export async function runDbOperation(scope: TenantScope, req: DbOpRequest) {
-  const table = resolveTable(scope, req.table);
+export async function runDbOperation(rt: Runtime, scope: TenantScope, req: DbOpRequest) {
+  const table = resolveTable(rt, scope, req.table);
   const label = TABLE_NAME.exec(req.table)![2]!;
   if (!table.operations.includes(req.operation)) {
     throw new ValidationError('operation', `is not allowed on ${label} (${table.operations.join(', ')})`);
@@ -199,48 +192,48 @@ export async function runDbOperation(scope: TenantScope, req: DbOpRequest) {
   for (const c of conditions) {
     if (Object.hasOwn(SCOPE_FIELDS, c.field)) {
       if (c.op !== 'eq' && c.op !== 'in' && c.op !== 'exists') throw new ValidationError(`where.${c.field}`, 'may only be compared for equality with the token’s own value');
-      if (c.op !== 'exists') checkScopeValue(scope, `where.${c.field}`, c.field, c.value);
+      if (c.op !== 'exists') checkScopeValue(rt, scope, `where.${c.field}`, c.field, c.value);
     } else if (c.op === 'eq') checkPattern(table, `where.${c.field}`, c.field, c.value);
   }
   const base = { operation: req.operation, table: label };
 
   switch (req.operation) {
     case 'get': {
-      const key = parseKey(scope, table, req.key);
+      const key = parseKey(rt, scope, table, req.key);
       const { pk } = table.locate(scope, key);
-      const out = await documentClient().send(new GetCommand({ TableName: tableName(), Key: { pk, sk: table.sortKey(key) } }));
-      const row = out.Item ? table.toRow(out.Item) : undefined;
+      const item = await rt.store.partitions.getItem({ pk, sk: table.sortKey(key, scope) });
+      const row = item ? table.toRow(item) : undefined;
       return { ...base, item: row ? project(withScope(scope, row), req.select) : null };
     }
     case 'query': {
       const items: Row[] = [];
-      const page = await scanPartition(scope, label, table, conditions, { limit: req.limit, maxScan: QUERY_SCAN, cursor: req.cursor }, (row) => items.push(project(row, req.select)));
+      const page = await scanPartition(rt.store, scope, label, table, conditions, { limit: req.limit, maxScan: QUERY_SCAN, cursor: req.cursor }, (row) => items.push(project(row, req.select)));
       return { ...base, items, nextCursor: page.nextCursor, hasMore: page.nextCursor !== null, scanned: page.scanned };
     }
     case 'count': {
       let count = 0;
-      const page = await scanPartition(scope, label, table, conditions, { limit: Number.MAX_SAFE_INTEGER, maxScan: COUNT_SCAN, cursor: req.cursor }, () => count++);
+      const page = await scanPartition(rt.store, scope, label, table, conditions, { limit: Number.MAX_SAFE_INTEGER, maxScan: COUNT_SCAN, cursor: req.cursor }, () => count++);
       return { ...base, count, complete: page.nextCursor === null, nextCursor: page.nextCursor, scanned: page.scanned };
     }
     case 'put': {
-      const item = checkItem(scope, table, req.item, true);
-      return { ...base, item: withScope(scope, (await table.put!(scope, item)) as Row) };
+      const item = checkItem(rt, scope, table, req.item, true);
+      return { ...base, item: withScope(scope, (await table.put!(rt, scope, item)) as Row) };
     }
     case 'update': {
-      const key = parseKey(scope, table, req.key);
-      const changes = checkItem(scope, table, req.item, false);
+      const key = parseKey(rt, scope, table, req.key);
+      const changes = checkItem(rt, scope, table, req.item, false);
       if (Object.keys(changes).length === 0) throw new ValidationError('item', 'must change at least one writable field');
-      const row = await table.update!(scope, key, changes);
+      const row = await table.update!(rt, scope, key, changes);
       return { ...base, item: row ? withScope(scope, row as Row) : null, updated: row !== undefined };
     }
     case 'delete': {
-      if (req.key) return { ...base, deleted: await table.remove!(scope, parseKey(scope, table, req.key)) };
+      if (req.key) return { ...base, deleted: await table.remove!(rt, scope, parseKey(rt, scope, table, req.key)) };
       const bulk = table.removeWhere;
       if (!bulk || conditions.length === 0) throw new ValidationError('key', `is required (${table.key.join(', ')})`);
       const own = conditions.filter((c) => !Object.hasOwn(SCOPE_FIELDS, c.field));
       const bad = own.find((c) => c.op !== 'eq' || !bulk.fields.includes(c.field));
       if (bad) throw new ValidationError(`where.${bad.field}`, `bulk delete takes only equality on ${bulk.fields.join(', ')}`);
-      return { ...base, deleted: await bulk.run(scope, (field) => equalityOf(own, field)) };
+      return { ...base, deleted: await bulk.run(rt, scope, (field) => equalityOf(own, field)) };
     }
   }
 }

@@ -7,12 +7,12 @@ import { createWorkflow, replaceWorkflow, workflows } from '../domain/workflows'
 import { NotFoundError, ValidationError } from '../errors';
 import { toValidationError } from '../http/validation';
 import { ID_PREFIXES, type IdKind } from '../ids';
-import { deleteMemoryItem, deleteMemoryOf, getMemoryItem, memoryOwner, memorySortKey, type MemoryItem } from '../memory/graph-store';
+import { memoryOwner, type MemoryItem } from '../store/memory-graph';
+import type { Runtime } from '../runtime';
 import { keys } from '../store/keys';
-import { deleteSession } from '../store/sessions';
 import type { TenantScope } from '../tenancy';
 import type { FieldInfo } from './conditions';
-import { deleteAppRecord, putAppRecord, updateAppRecord } from './app-records';
+import { putAppRecord, updateAppRecord } from './app-records';
 
 export const OPERATIONS = ['get', 'query', 'put', 'update', 'delete', 'count'] as const;
 export type Operation = (typeof OPERATIONS)[number];
@@ -41,15 +41,15 @@ export interface TableDef {
   operations: Operation[];
   /** The DynamoDB partition (and sort-key prefix) the request's values select, inside `scope`. */
   locate(scope: TenantScope, value: Lookup): { pk: string; skPrefix?: string };
-  sortKey(value: Lookup): string;
+  sortKey(value: Lookup, scope: TenantScope): string;
   toRow(item: Record<string, unknown>): Row | undefined;
   /** Fields outside the fixed list (records' `data.<name>`). */
   dynamicField?(name: string): FieldInfo | undefined;
-  put?(scope: TenantScope, item: Row): Promise<Row>;
-  update?(scope: TenantScope, value: Lookup, changes: Row): Promise<Row | undefined>;
-  remove?(scope: TenantScope, value: Lookup): Promise<number>;
+  put?(rt: Runtime, scope: TenantScope, item: Row): Promise<Row>;
+  update?(rt: Runtime, scope: TenantScope, value: Lookup, changes: Row): Promise<Row | undefined>;
+  remove?(rt: Runtime, scope: TenantScope, value: Lookup): Promise<number>;
   /** Bulk delete by equality on these fields (e.g. forget a user). */
-  removeWhere?: { fields: string[]; run(scope: TenantScope, value: Lookup): Promise<number> };
+  removeWhere?: { fields: string[]; run(rt: Runtime, scope: TenantScope, value: Lookup): Promise<number> };
 }
 
 const str = (description: string, extra: Partial<FieldDef> = {}): FieldDef => ({ type: 'string', description, ...extra });
@@ -112,9 +112,9 @@ const agentsTable: TableDef = {
   locate: (scope) => ({ pk: keys.recordPartition(scope, 'AGENT') }),
   sortKey: (v) => text(v, 'id'),
   toRow: stripKeys,
-  put: async (scope, item) => (await createAgent(scope, parseItem(agentInput, item))).record,
-  update: (scope, v, changes) => orUndefined(patchAgent(scope, text(v, 'id'), changes)),
-  remove: async (scope, v) => ((await orUndefined(deleteAgent(scope, text(v, 'id')))) ? 1 : 0),
+  put: async (rt, scope, item) => (await createAgent(rt, scope, parseItem(agentInput, item))).record,
+  update: (rt, scope, v, changes) => orUndefined(patchAgent(rt, scope, text(v, 'id'), changes)),
+  remove: async (rt, scope, v) => ((await orUndefined(deleteAgent(rt, scope, text(v, 'id')))) ? 1 : 0),
 };
 
 const workflowDefinitionsTable: TableDef = {
@@ -132,14 +132,14 @@ const workflowDefinitionsTable: TableDef = {
   locate: (scope) => ({ pk: keys.recordPartition(scope, 'WORKFLOW') }),
   sortKey: (v) => text(v, 'id'),
   toRow: stripKeys,
-  put: async (scope, item) => (await createWorkflow(scope, parseItem(workflowInput, item))).record,
-  update: async (scope, v, changes) => {
-    const current = await orUndefined(workflows.get(scope, text(v, 'id')));
+  put: async (rt, scope, item) => (await createWorkflow(rt, scope, parseItem(workflowInput, item))).record,
+  update: async (rt, scope, v, changes) => {
+    const current = await orUndefined(workflows.get(rt, scope, text(v, 'id')));
     if (!current) return undefined;
     const merged = { name: current.name, description: current.description, steps: current.steps, ...changes };
-    return replaceWorkflow(scope, current.id, parseItem(workflowInput, merged)) as Promise<Workflow>;
+    return replaceWorkflow(rt, scope, current.id, parseItem(workflowInput, merged)) as Promise<Workflow>;
   },
-  remove: async (scope, v) => ((await orUndefined(workflows.remove(scope, text(v, 'id')))) ? 1 : 0),
+  remove: async (rt, scope, v) => ((await orUndefined(workflows.remove(rt, scope, text(v, 'id')))) ? 1 : 0),
 };
 
 const knowledgeCollectionsTable: TableDef = {
@@ -179,7 +179,7 @@ const documentsTable: TableDef = {
   operations: READ_ONLY,
   locate: (scope, v) => ({ pk: keys.documentPartition(scope, text(v, 'knowledgeSourceId')) }),
   sortKey: (v) => text(v, 'documentKey'),
-  toRow: (item) => ({ knowledgeSourceId: String(item.pk).split('#KS#')[1]?.split('#')[0], documentKey: item.documentKey, documentId: item.documentId, chunks: Array.isArray(item.chunks) ? item.chunks.length : 0 }),
+  toRow: (item) => ({ knowledgeSourceId: keys.parseSourcePartition(String(item.pk)), documentKey: item.documentKey, documentId: item.documentId, chunks: Array.isArray(item.chunks) ? item.chunks.length : 0 }),
 };
 
 const sessionsTable: TableDef = {
@@ -197,11 +197,11 @@ const sessionsTable: TableDef = {
   operations: ['get', 'query', 'count', 'delete'],
   locate: (scope, v) => {
     const agentId = v('agentId');
-    return { pk: keys.sessionIndexPartition(scope), ...(typeof agentId === 'string' ? { skPrefix: `${agentId}#` } : {}) };
+    return { pk: keys.sessionIndexPartition(scope), ...(typeof agentId === 'string' ? { skPrefix: keys.sessionIndexPrefix(agentId) } : {}) };
   },
-  sortKey: (v) => `${text(v, 'agentId')}#${text(v, 'sessionId')}`,
+  sortKey: (v, scope) => keys.sessionIndex(scope, text(v, 'agentId'), text(v, 'sessionId')).sk,
   toRow: (item) => ({ agentId: item.agentId, sessionId: item.sessionId, userId: item.userId ?? null, messages: item.messages ?? 0, createdAt: item.createdAt, lastMessageAt: item.lastMessageAt }),
-  remove: async (scope, v) => deleteSession(scope, text(v, 'agentId'), text(v, 'sessionId')),
+  remove: async (rt, scope, v) => rt.store.sessions.deleteSession(scope, text(v, 'agentId'), text(v, 'sessionId')),
 };
 
 const messagesTable: TableDef = {
@@ -221,7 +221,7 @@ const messagesTable: TableDef = {
   locate: (scope, v) => ({ pk: keys.sessionPartition(scope, text(v, 'agentId'), text(v, 'sessionId')) }),
   sortKey: (v) => text(v, 'id'),
   toRow: (item) => {
-    const [agentId, sessionId] = String(item.pk).split('#SESSION#')[1]!.split('#') as [string, string];
+    const { agentId, sessionId } = keys.parseSessionPartition(String(item.pk));
     return { agentId, sessionId, id: item.id, role: item.role, content: item.content, model: item.model ?? null, createdAt: item.createdAt };
   },
 };
@@ -250,22 +250,22 @@ function memoryTable(kind: MemoryItem['kind'], description: string, fields: Reco
     operations: ['get', 'query', 'count', 'delete'],
     locate: (scope, v) => {
       const agentId = v('agentId');
-      return { pk: keys.memoryPartition(scope, owner(v).userKey), ...(typeof agentId === 'string' ? { skPrefix: `${agentId}#${{ node: 'N', edge: 'E', episode: 'P' }[kind]}#` } : {}) };
+      return { pk: keys.memoryPartition(scope, owner(v).userKey), ...(typeof agentId === 'string' ? { skPrefix: keys.memoryPrefix(agentId, kind) } : {}) };
     },
-    sortKey: (v) => memorySortKey(text(v, 'agentId'), kind, text(v, 'id')),
+    sortKey: (v, scope) => keys.memoryItem(scope, owner(v).userKey, text(v, 'agentId'), kind, text(v, 'id')).sk,
     toRow: (item) => {
       if (item.kind !== kind) return undefined;
       const { pk: _pk, sk: _sk, kind: _kind, norm: _norm, toLabel: _t, entityIds: _e, factIds: _f, ...rest } = item;
       return rest;
     },
-    remove: async (scope, v) => {
+    remove: async (rt, scope, v) => {
       const { userKey } = owner(v);
-      const item = await getMemoryItem(scope, userKey, text(v, 'agentId'), kind, text(v, 'id'));
-      return item ? deleteMemoryItem(scope, userKey, item) : 0;
+      const item = await rt.store.memoryGraph.getMemoryItem(scope, userKey, text(v, 'agentId'), kind, text(v, 'id'));
+      return item ? rt.store.memoryGraph.deleteMemoryItem(scope, userKey, item) : 0;
     },
     removeWhere: {
       fields: ['userId', 'sessionId', 'agentId'],
-      run: (scope, v) => deleteMemoryOf(scope, owner(v).userKey, typeof v('agentId') === 'string' ? text(v, 'agentId') : undefined),
+      run: (rt, scope, v) => rt.store.memoryGraph.deleteMemoryOf(scope, owner(v).userKey, typeof v('agentId') === 'string' ? text(v, 'agentId') : undefined),
     },
   };
 }
@@ -285,9 +285,9 @@ const recordsTable: TableDef = {
   sortKey: (v) => text(v, 'id'),
   toRow: stripKeys,
   dynamicField: (name) => (DATA_FIELD.test(name) ? { type: 'any', nullable: true } : undefined),
-  put: (scope, item) => putAppRecord(scope, item),
-  update: (scope, v, changes) => updateAppRecord(scope, text(v, 'collection'), text(v, 'id'), changes),
-  remove: async (scope, v) => ((await deleteAppRecord(scope, text(v, 'collection'), text(v, 'id'))) ? 1 : 0),
+  put: (rt, scope, item) => putAppRecord(rt, scope, item),
+  update: (rt, scope, v, changes) => updateAppRecord(rt, scope, text(v, 'collection'), text(v, 'id'), changes),
+  remove: async (rt, scope, v) => ((await rt.store.appRecords.deleteAppRecord(scope, text(v, 'collection'), text(v, 'id'))) ? 1 : 0),
 };
 
 const executionsTable: TableDef = {

@@ -9,37 +9,33 @@ export interface PlatformSecrets {
 }
 
 const CACHE_MS = 5 * 60_000;
-let given: PlatformSecrets | undefined;
-let cached: { secrets: PlatformSecrets; until: number } | undefined;
-
-/** Local mode and tests hand the secrets over directly (generated and kept in DATA_DIR). */
-export function usePlatformSecrets(secrets: PlatformSecrets | undefined): void {
-  given = secrets;
-  cached = undefined;
-}
 
 /**
- * From the environment when both are set, else (AWS) from two Secrets Manager secrets, re-read at
- * most every five minutes per instance so a rotated admin token is picked up.
+ * The platform secrets of a runtime: the given ones (local mode and tests, generated and kept in
+ * DATA_DIR), from the environment when both are set, else (AWS) from two Secrets Manager secrets,
+ * re-read at most every five minutes per instance so a rotated admin token is picked up.
  */
-export async function platformSecrets(client?: SecretsManagerClient): Promise<PlatformSecrets> {
-  if (given) return given;
-  if (config.platformAdminToken && config.platformTokenKey) {
-    return { adminToken: config.platformAdminToken, tokenKey: config.platformTokenKey };
-  }
-  const adminArn = config.platformAdminTokenSecretArn;
-  const keyArn = config.platformTokenKeySecretArn;
-  if (!adminArn || !keyArn) throw new Error('platform secrets are not configured (PLATFORM_ADMIN_TOKEN_SECRET_ARN, PLATFORM_TOKEN_KEY_SECRET_ARN)');
-  if (cached && cached.until > Date.now()) return cached.secrets;
-  const sm = client ?? new SecretsManagerClient({ region: config.region, ...(config.secretsManagerEndpoint ? { endpoint: config.secretsManagerEndpoint } : {}) });
-  const read = async (arn: string) => {
-    const value = (await sm.send(new GetSecretValueCommand({ SecretId: arn }))).SecretString ?? '';
-    if (value.length < 32) throw new Error(`secret ${arn} holds fewer than 32 characters`);
-    return value;
+export function platformSecretsLoader(given?: PlatformSecrets, client?: SecretsManagerClient): () => Promise<PlatformSecrets> {
+  let cached: { secrets: PlatformSecrets; until: number } | undefined;
+  return async () => {
+    if (given) return given;
+    if (config.platformAdminToken && config.platformTokenKey) {
+      return { adminToken: config.platformAdminToken, tokenKey: config.platformTokenKey };
+    }
+    const adminArn = config.platformAdminTokenSecretArn;
+    const keyArn = config.platformTokenKeySecretArn;
+    if (!adminArn || !keyArn) throw new Error('platform secrets are not configured (PLATFORM_ADMIN_TOKEN_SECRET_ARN, PLATFORM_TOKEN_KEY_SECRET_ARN)');
+    if (cached && cached.until > Date.now()) return cached.secrets;
+    const sm = client ?? new SecretsManagerClient({ region: config.region, ...(config.secretsManagerEndpoint ? { endpoint: config.secretsManagerEndpoint } : {}) });
+    const read = async (arn: string) => {
+      const value = (await sm.send(new GetSecretValueCommand({ SecretId: arn }))).SecretString ?? '';
+      if (value.length < 32) throw new Error(`secret ${arn} holds fewer than 32 characters`);
+      return value;
+    };
+    const [adminToken, tokenKey] = await Promise.all([read(adminArn), read(keyArn)]);
+    cached = { secrets: { adminToken, tokenKey }, until: Date.now() + CACHE_MS };
+    return cached.secrets;
   };
-  const [adminToken, tokenKey] = await Promise.all([read(adminArn), read(keyArn)]);
-  cached = { secrets: { adminToken, tokenKey }, until: Date.now() + CACHE_MS };
-  return cached.secrets;
 }
 
 /** Constant-time comparison (of digests, so lengths never leak either). */

@@ -20,3 +20,12 @@ export type Consumer<M> = (message: M, delivery: Delivery) => Promise<void>;
 
 /** Redeliveries before a message is dead-lettered; the CDK queues use the same number. */
 export const MAX_RECEIVES = 5;
+
+/** A queue this process was not given: sending to it says which variable is missing. */
+export function unconfiguredQueue<M>(variable: string): Queue<M> {
+  return {
+    send: async () => {
+      throw new Error(`No queue: set ${variable}`);
+    },
+  };
+}

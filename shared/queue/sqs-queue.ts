@@ -1,5 +1,7 @@
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
-import type { Queue } from './queue';
+import { config } from '../config';
+import type { Runtime } from '../runtime';
+import { unconfiguredQueue, type Queue } from './queue';
 
 /** Sends JSON messages in batches of ten (SQS's limit), resending any the service rejects. */
 export function sqsQueue<M>(client: SQSClient, queueUrl: string): Queue<M> {
@@ -17,5 +19,14 @@ export function sqsQueue<M>(client: SQSClient, queueUrl: string): Queue<M> {
         }
       }
     },
+  };
+}
+
+/** The Lambda's queues: the SQS queues the stack named (a function that was given none cannot send). */
+export function sqsQueuesFromConfig(): Runtime['queues'] {
+  const client = new SQSClient({ region: config.region, ...(config.sqsEndpoint ? { endpoint: config.sqsEndpoint } : {}) });
+  return {
+    ingestion: config.ingestionQueueUrl ? sqsQueue(client, config.ingestionQueueUrl) : unconfiguredQueue('INGESTION_QUEUE_URL'),
+    workflowSteps: config.workflowQueueUrl ? sqsQueue(client, config.workflowQueueUrl) : unconfiguredQueue('WORKFLOW_QUEUE_URL'),
   };
 }

@@ -1,9 +1,10 @@
 import { AppError } from '../errors';
-import { getChunks, readSegments, readTermItems, SEGMENT_SPAN, type ChunkRecord, type SegmentRecord } from '../store/search-index';
+import { SEGMENT_SPAN, type ChunkRecord, type SegmentRecord } from '../store/search-index';
 import type { TenantScope } from '../tenancy';
 import { analyze, termFrequencies } from './analyzer';
 import { DEFAULT_RANK_PARAMS, rm3, type CorpusStats, type TermVector } from './ranker';
 import { SegmentScores } from './segment-scores';
+import type { Runtime } from '../runtime';
 
 export interface SearchFilter {
   /** Only documents whose path (or row key) starts with this. */
@@ -71,6 +72,7 @@ function matches(chunk: ChunkRecord, filter: SearchFilter | undefined): boolean 
  * into per-segment score arrays (see SegmentScores).
  */
 export async function searchSource(
+  rt: Runtime,
   scope: TenantScope,
   source: { id: string; type: 'postgresql' | 'file-collection' },
   request: SearchRequest,
@@ -89,7 +91,7 @@ export async function searchSource(
   const query = new Map([...frequencies].slice(0, MAX_QUERY_TERMS));
   if (query.size === 0) return { results: [], took: Math.round(performance.now() - started), scoringMs: 0 };
 
-  const [segmentList, items] = await Promise.all([readSegments(scope, source.id), readTermItems(scope, source.id, [...query.keys()])]);
+  const [segmentList, items] = await Promise.all([rt.store.searchIndex.readSegments(scope, source.id), rt.store.searchIndex.readTermItems(scope, source.id, [...query.keys()])]);
   const live = new Map(
     segmentList.filter((s) => s.state === 'live').map((s) => [s.segNo, { segNo: s.segNo, span: SEGMENT_SPAN, deleted: s.deleted, size: s.chunks }]),
   );
@@ -102,7 +104,7 @@ export async function searchSource(
   const chunks = new Map<number, ChunkRecord>();
   const fetchChunks = async (docNos: number[]) => {
     const missing = docNos.filter((n) => !chunks.has(n));
-    if (missing.length > 0) for (const [n, c] of await getChunks(scope, source.id, missing)) chunks.set(n, c);
+    if (missing.length > 0) for (const [n, c] of await rt.store.searchIndex.getChunks(scope, source.id, missing)) chunks.set(n, c);
   };
 
   if (params.feedbackDocs > 0) {
@@ -114,7 +116,7 @@ export async function searchSource(
         return rm3(query, first, vectors, params);
       });
       const newTerms = [...expansion.feedback.keys()].filter((t) => !items.has(t));
-      if (newTerms.length > 0) for (const [term, list] of await readTermItems(scope, source.id, newTerms)) items.set(term, list);
+      if (newTerms.length > 0) for (const [term, list] of await rt.store.searchIndex.readTermItems(scope, source.id, newTerms)) items.set(term, list);
       // Expanded query = scale × original + feedback terms: scale the first pass, add the feedback terms.
       timed(() => {
         scorer.scale(expansion.scale);

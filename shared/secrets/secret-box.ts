@@ -1,6 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { DecryptCommand, GenerateDataKeyCommand, KMSClient } from '@aws-sdk/client-kms';
-import { config } from '../config';
+import { DecryptCommand, GenerateDataKeyCommand, type KMSClient } from '@aws-sdk/client-kms';
 
 /**
  * Envelope encryption for stored secrets (PostgreSQL credentials): each secret gets its own
@@ -18,7 +17,7 @@ export interface SealedSecret {
   data: string;
 }
 
-interface KeyWrapper {
+export interface KeyWrapper {
   kind: SealedSecret['wrap'];
   generate(context: Record<string, string>): Promise<{ plaintext: Buffer; wrapped: Buffer }>;
   unwrap(wrapped: Buffer, context: Record<string, string>): Promise<Buffer>;
@@ -71,36 +70,38 @@ export function kmsKeyWrapper(client: KMSClient, keyId: string): KeyWrapper {
   };
 }
 
-let wrapper: KeyWrapper | undefined;
-
-/** Local mode and tests give the local master key; in AWS the KMS key comes from config. */
-export function useLocalSecretsKey(masterKey: Buffer): void {
-  wrapper = localKeyWrapper(masterKey);
+/** Seals and opens stored secrets with one key wrapper (KMS in AWS, a local key elsewhere). */
+export interface SecretBox {
+  seal(plaintext: string, context: Record<string, string>): Promise<SealedSecret>;
+  open(sealed: SealedSecret, context: Record<string, string>): Promise<string>;
 }
 
-function currentWrapper(): KeyWrapper {
-  if (wrapper) return wrapper;
-  if (config.secretsKmsKeyId) return (wrapper = kmsKeyWrapper(new KMSClient({ region: config.region }), config.secretsKmsKeyId));
-  throw new Error('No secrets key: set SECRETS_KMS_KEY_ID (AWS) or start in local mode');
+export function secretBox(wrapper: KeyWrapper): SecretBox {
+  return {
+    async seal(plaintext, context) {
+      const dataKey = await wrapper.generate(context);
+      const { iv, data, tag } = gcm(dataKey.plaintext, Buffer.from(plaintext, 'utf8'), aadOf(context));
+      dataKey.plaintext.fill(0);
+      const b64 = (b: Buffer) => b.toString('base64');
+      return { v: 1, wrap: wrapper.kind, key: b64(dataKey.wrapped), iv: b64(iv), tag: b64(tag), data: b64(data) };
+    },
+    async open(sealed, context) {
+      if (sealed.wrap !== wrapper.kind) throw new Error(`secret was sealed with ${sealed.wrap}, this process has ${wrapper.kind}`);
+      const b = (s: string) => Buffer.from(s, 'base64');
+      const key = await wrapper.unwrap(b(sealed.key), context);
+      try {
+        return ungcm(key, { iv: b(sealed.iv), tag: b(sealed.tag), data: b(sealed.data) }, aadOf(context)).toString('utf8');
+      } finally {
+        key.fill(0);
+      }
+    },
+  };
 }
 
-export async function seal(plaintext: string, context: Record<string, string>): Promise<SealedSecret> {
-  const w = currentWrapper();
-  const dataKey = await w.generate(context);
-  const { iv, data, tag } = gcm(dataKey.plaintext, Buffer.from(plaintext, 'utf8'), aadOf(context));
-  dataKey.plaintext.fill(0);
-  const b64 = (b: Buffer) => b.toString('base64');
-  return { v: 1, wrap: w.kind, key: b64(dataKey.wrapped), iv: b64(iv), tag: b64(tag), data: b64(data) };
-}
-
-export async function open(sealed: SealedSecret, context: Record<string, string>): Promise<string> {
-  const w = currentWrapper();
-  if (sealed.wrap !== w.kind) throw new Error(`secret was sealed with ${sealed.wrap}, this process has ${w.kind}`);
-  const b = (s: string) => Buffer.from(s, 'base64');
-  const key = await w.unwrap(b(sealed.key), context);
-  try {
-    return ungcm(key, { iv: b(sealed.iv), tag: b(sealed.tag), data: b(sealed.data) }, aadOf(context)).toString('utf8');
-  } finally {
-    key.fill(0);
-  }
+/** A box for a runtime that has no secrets key: using it says what to configure. */
+export function missingSecretBox(): SecretBox {
+  const fail = async (): Promise<never> => {
+    throw new Error('No secrets key: set SECRETS_KMS_KEY_ID (AWS) or start in local mode');
+  };
+  return { seal: fail, open: fail };
 }

@@ -4,7 +4,7 @@ import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteComma
 import type { Plan } from '../config';
 import { newId } from '../ids';
 import { scopeOf, type TenantScope } from '../tenancy';
-import { documentClient, tableName } from './client';
+import type { Db } from './db';
 import { keys } from './keys';
 
 /** What a presented API key resolves to. The key itself is never stored, only its SHA-256. */
@@ -44,127 +44,132 @@ export interface TenantRecord {
   createdAt: string;
 }
 
-export async function getTenant(scope: TenantScope): Promise<TenantRecord | undefined> {
-  const out = await documentClient().send(new GetCommand({ TableName: tableName(), Key: keys.tenant(scope) }));
-  if (!out.Item) return undefined;
-  const { tenantId, schema, name, plan, createdAt } = out.Item as TenantRecord;
-  return { tenantId, schema, name, plan, createdAt };
-}
-
-/** Removes a tenant's record (a provisioning that could not finish is undone). */
-export async function deleteTenantRecord(scope: TenantScope): Promise<void> {
-  await documentClient().send(new DeleteCommand({ TableName: tableName(), Key: keys.tenant(scope) }));
-}
-
-/** Creates the tenant's record; undefined when the tenant exists already. */
-export async function putTenant(scope: TenantScope, tenant: { name: string; plan: Plan }): Promise<TenantRecord | undefined> {
-  const record: TenantRecord = { tenantId: scope.tenantId, schema: scope.schema, ...tenant, createdAt: new Date().toISOString() };
-  try {
-    await documentClient().send(
-      new PutCommand({
-        TableName: tableName(),
-        Item: { ...keys.tenant(scope), ...record },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    );
-    return record;
-  } catch (error) {
-    if (error instanceof Error && error.name === 'ConditionalCheckFailedException') return undefined;
-    throw error;
+export function apiKeysStore(db: Db) {
+  async function getTenant(scope: TenantScope): Promise<TenantRecord | undefined> {
+    const out = await db.client.send(new GetCommand({ TableName: db.table, Key: keys.tenant(scope) }));
+    if (!out.Item) return undefined;
+    const { tenantId, schema, name, plan, createdAt } = out.Item as TenantRecord;
+    return { tenantId, schema, name, plan, createdAt };
   }
-}
 
-/**
- * Stores a key for a tenant. `apiKey` may be given (local mode's DEV_API_KEY); otherwise one is
- * generated. Returns the plaintext key: the only time it is ever available.
- */
-export async function createApiKey(
-  scope: TenantScope,
-  options: { plan: Plan; name?: string; apiKey?: string; gatewayKeyId?: string },
-): Promise<{ apiKey: string; summary: ApiKeySummary }> {
-  const apiKey = options.apiKey ?? generateApiKey();
-  const hash = hashApiKey(apiKey);
-  const summary: ApiKeySummary = {
-    keyId: newId('apiKey'),
-    tenantId: scope.tenantId,
-    plan: options.plan,
-    name: options.name,
-    createdAt: new Date().toISOString(),
-    gatewayKeyId: options.gatewayKeyId,
-  };
-  await documentClient().send(
-    new TransactWriteCommand({
-      TransactItems: [
-        {
-          Put: {
-            TableName: tableName(),
-            Item: { ...keys.apiKeyByHash(hash), ...summary },
-            ConditionExpression: 'attribute_not_exists(pk)',
-          },
-        },
-        {
-          Put: {
-            TableName: tableName(),
-            Item: { ...keys.tenantApiKey(scope, summary.keyId), ...summary, hash },
-          },
-        },
-      ],
-    }),
-  );
-  return { apiKey, summary };
-}
+  /** Removes a tenant's record (a provisioning that could not finish is undone). */
+  async function deleteTenantRecord(scope: TenantScope): Promise<void> {
+    await db.client.send(new DeleteCommand({ TableName: db.table, Key: keys.tenant(scope) }));
+  }
 
-export async function resolveApiKey(apiKey: string): Promise<ApiKeyIdentity | undefined> {
-  const out = await documentClient().send(
-    new GetCommand({ TableName: tableName(), Key: keys.apiKeyByHash(hashApiKey(apiKey)) }),
-  );
-  if (!out.Item) return undefined;
-  const item = out.Item as ApiKeySummary;
-  return { keyId: item.keyId, scope: scopeOf(item.tenantId), plan: item.plan };
-}
+  /** Creates the tenant's record; undefined when the tenant exists already. */
+  async function putTenant(scope: TenantScope, tenant: { name: string; plan: Plan }): Promise<TenantRecord | undefined> {
+    const record: TenantRecord = { tenantId: scope.tenantId, schema: scope.schema, ...tenant, createdAt: new Date().toISOString() };
+    try {
+      await db.client.send(
+        new PutCommand({
+          TableName: db.table,
+          Item: { ...keys.tenant(scope), ...record },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+      return record;
+    } catch (error) {
+      if (error instanceof Error && error.name === 'ConditionalCheckFailedException') return undefined;
+      throw error;
+    }
+  }
 
-export async function listApiKeys(scope: TenantScope): Promise<ApiKeySummary[]> {
-  const out = await documentClient().send(
-    new QueryCommand({
-      TableName: tableName(),
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': keys.tenantApiKey(scope, '').pk },
-    }),
-  );
-  return (out.Items ?? []).map(({ keyId, tenantId, plan, name, createdAt, gatewayKeyId }) => ({
-    keyId, tenantId, plan, name, createdAt, gatewayKeyId,
-  }));
-}
-
-/**
- * Removes both the look-up and the tenant's entry at once. Returns what was revoked (its API
- * Gateway twin may need removing too), or undefined when the key is unknown.
- */
-export async function revokeApiKey(scope: TenantScope, keyId: string): Promise<ApiKeySummary | undefined> {
-  const out = await documentClient().send(
-    new GetCommand({ TableName: tableName(), Key: keys.tenantApiKey(scope, keyId) }),
-  );
-  const hash = out.Item?.hash as string | undefined;
-  if (!hash) return undefined;
-  try {
-    await documentClient().send(
+  /**
+   * Stores a key for a tenant. `apiKey` may be given (local mode's DEV_API_KEY); otherwise one is
+   * generated. Returns the plaintext key: the only time it is ever available.
+   */
+  async function createApiKey(
+    scope: TenantScope,
+    options: { plan: Plan; name?: string; apiKey?: string; gatewayKeyId?: string },
+  ): Promise<{ apiKey: string; summary: ApiKeySummary }> {
+    const apiKey = options.apiKey ?? generateApiKey();
+    const hash = hashApiKey(apiKey);
+    const summary: ApiKeySummary = {
+      keyId: newId('apiKey'),
+      tenantId: scope.tenantId,
+      plan: options.plan,
+      name: options.name,
+      createdAt: new Date().toISOString(),
+      gatewayKeyId: options.gatewayKeyId,
+    };
+    await db.client.send(
       new TransactWriteCommand({
         TransactItems: [
-          { Delete: { TableName: tableName(), Key: keys.apiKeyByHash(hash) } },
           {
-            Delete: {
-              TableName: tableName(),
-              Key: keys.tenantApiKey(scope, keyId),
-              ConditionExpression: 'attribute_exists(pk)',
+            Put: {
+              TableName: db.table,
+              Item: { ...keys.apiKeyByHash(hash), ...summary },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
+          {
+            Put: {
+              TableName: db.table,
+              Item: { ...keys.tenantApiKey(scope, summary.keyId), ...summary, hash },
             },
           },
         ],
       }),
     );
-    const { pk: _pk, sk: _sk, hash: _hash, ...summary } = out.Item!;
-    return summary as ApiKeySummary;
-  } catch (error) {
-    if (error instanceof TransactionCanceledException) return undefined;
-    throw error;
+    return { apiKey, summary };
   }
+
+  async function resolveApiKey(apiKey: string): Promise<ApiKeyIdentity | undefined> {
+    const out = await db.client.send(
+      new GetCommand({ TableName: db.table, Key: keys.apiKeyByHash(hashApiKey(apiKey)) }),
+    );
+    if (!out.Item) return undefined;
+    const item = out.Item as ApiKeySummary;
+    return { keyId: item.keyId, scope: scopeOf(item.tenantId), plan: item.plan };
+  }
+
+  async function listApiKeys(scope: TenantScope): Promise<ApiKeySummary[]> {
+    const out = await db.client.send(
+      new QueryCommand({
+        TableName: db.table,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': keys.tenantApiKey(scope, '').pk },
+      }),
+    );
+    return (out.Items ?? []).map(({ keyId, tenantId, plan, name, createdAt, gatewayKeyId }) => ({
+      keyId, tenantId, plan, name, createdAt, gatewayKeyId,
+    }));
+  }
+
+  /**
+   * Removes both the look-up and the tenant's entry at once. Returns what was revoked (its API
+   * Gateway twin may need removing too), or undefined when the key is unknown.
+   */
+  async function revokeApiKey(scope: TenantScope, keyId: string): Promise<ApiKeySummary | undefined> {
+    const out = await db.client.send(
+      new GetCommand({ TableName: db.table, Key: keys.tenantApiKey(scope, keyId) }),
+    );
+    const hash = out.Item?.hash as string | undefined;
+    if (!hash) return undefined;
+    try {
+      await db.client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            { Delete: { TableName: db.table, Key: keys.apiKeyByHash(hash) } },
+            {
+              Delete: {
+                TableName: db.table,
+                Key: keys.tenantApiKey(scope, keyId),
+                ConditionExpression: 'attribute_exists(pk)',
+              },
+            },
+          ],
+        }),
+      );
+      const { pk: _pk, sk: _sk, hash: _hash, ...summary } = out.Item!;
+      return summary as ApiKeySummary;
+    } catch (error) {
+      if (error instanceof TransactionCanceledException) return undefined;
+      throw error;
+    }
+  }
+  return { getTenant, deleteTenantRecord, putTenant, createApiKey, resolveApiKey, listApiKeys, revokeApiKey };
 }
+
+export type ApiKeysStore = ReturnType<typeof apiKeysStore>;

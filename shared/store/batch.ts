@@ -1,5 +1,5 @@
 import { BatchGetCommand, BatchWriteCommand, QueryCommand, type BatchWriteCommandInput } from '@aws-sdk/lib-dynamodb';
-import { documentClient, tableName } from './client';
+import type { Db } from './db';
 import type { ItemKey } from './keys';
 
 type WriteRequest = NonNullable<BatchWriteCommandInput['RequestItems']>[string][number];
@@ -8,29 +8,29 @@ type WriteRequest = NonNullable<BatchWriteCommandInput['RequestItems']>[string][
  * BatchWriteItem in groups of 25 (a few groups in flight at once), resending what DynamoDB leaves
  * unprocessed, with backoff.
  */
-export async function batchWrite(requests: WriteRequest[], concurrency = 4): Promise<void> {
+async function batchWrite(db: Db, requests: WriteRequest[], concurrency = 4): Promise<void> {
   const groups: WriteRequest[][] = [];
   for (let i = 0; i < requests.length; i += 25) groups.push(requests.slice(i, i + 25));
   let next = 0;
   await Promise.all(
     Array.from({ length: Math.min(concurrency, groups.length) }, async () => {
-      while (next < groups.length) await writeGroup(groups[next++]!);
+      while (next < groups.length) await writeGroup(db, groups[next++]!);
     }),
   );
 }
 
-async function writeGroup(group: WriteRequest[]): Promise<void> {
+async function writeGroup(db: Db, group: WriteRequest[]): Promise<void> {
   let pending: WriteRequest[] = group;
   for (let attempt = 0; pending.length > 0; attempt++) {
     if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 25 * 2 ** attempt)));
     if (attempt > 8) throw new Error('DynamoDB left batch writes unprocessed after 8 retries');
-    const out = await documentClient().send(new BatchWriteCommand({ RequestItems: { [tableName()]: pending } }));
-    pending = (out.UnprocessedItems?.[tableName()] ?? []) as WriteRequest[];
+    const out = await db.client.send(new BatchWriteCommand({ RequestItems: { [db.table]: pending } }));
+    pending = (out.UnprocessedItems?.[db.table] ?? []) as WriteRequest[];
   }
 }
 
 /** BatchGetItem in groups of 100, in parallel, retrying unprocessed keys; items without pk/sk. */
-export async function batchGet(itemKeys: ItemKey[], options: { consistent?: boolean } = {}): Promise<Record<string, unknown>[]> {
+async function batchGet(db: Db, itemKeys: ItemKey[], options: { consistent?: boolean } = {}): Promise<Record<string, unknown>[]> {
   const groups: ItemKey[][] = [];
   for (let i = 0; i < itemKeys.length; i += 100) groups.push(itemKeys.slice(i, i + 100));
   const found: Record<string, unknown>[] = [];
@@ -39,11 +39,11 @@ export async function batchGet(itemKeys: ItemKey[], options: { consistent?: bool
       let pending: Record<string, unknown>[] = group.map((k) => ({ ...k }));
       for (let attempt = 0; pending.length > 0; attempt++) {
         if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(500, 20 * 2 ** attempt)));
-        const out = await documentClient().send(
-          new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: pending, ConsistentRead: options.consistent } } }),
+        const out = await db.client.send(
+          new BatchGetCommand({ RequestItems: { [db.table]: { Keys: pending, ConsistentRead: options.consistent } } }),
         );
-        for (const { pk: _pk, sk: _sk, ...item } of out.Responses?.[tableName()] ?? []) found.push(item);
-        pending = (out.UnprocessedKeys?.[tableName()]?.Keys ?? []) as Record<string, unknown>[];
+        for (const { pk: _pk, sk: _sk, ...item } of out.Responses?.[db.table] ?? []) found.push(item);
+        pending = (out.UnprocessedKeys?.[db.table]?.Keys ?? []) as Record<string, unknown>[];
       }
     }),
   );
@@ -54,13 +54,13 @@ export const putRequest = (item: Record<string, unknown>): WriteRequest => ({ Pu
 export const deleteRequest = (key: ItemKey): WriteRequest => ({ DeleteRequest: { Key: { ...key } } });
 
 /** Every item of a partition (optionally with a sort-key prefix), following pagination. */
-export async function queryAll(pk: string, skPrefix?: string): Promise<Record<string, unknown>[]> {
+async function queryAll(db: Db, pk: string, skPrefix?: string): Promise<Record<string, unknown>[]> {
   const items: Record<string, unknown>[] = [];
   let start: Record<string, unknown> | undefined;
   do {
-    const out = await documentClient().send(
+    const out = await db.client.send(
       new QueryCommand({
-        TableName: tableName(),
+        TableName: db.table,
         KeyConditionExpression: skPrefix === undefined ? 'pk = :pk' : 'pk = :pk AND begins_with(sk, :prefix)',
         ExpressionAttributeValues: skPrefix === undefined ? { ':pk': pk } : { ':pk': pk, ':prefix': skPrefix },
         ExclusiveStartKey: start,
@@ -70,4 +70,13 @@ export async function queryAll(pk: string, skPrefix?: string): Promise<Record<st
     start = out.LastEvaluatedKey;
   } while (start);
   return items;
+}
+
+/** The batch helpers bound to one DynamoDB handle. */
+export function batchOps(db: Db) {
+  return {
+    batchWrite: (requests: WriteRequest[], concurrency?: number) => batchWrite(db, requests, concurrency),
+    batchGet: (itemKeys: ItemKey[], options?: { consistent?: boolean }) => batchGet(db, itemKeys, options),
+    queryAll: (pk: string, skPrefix?: string) => queryAll(db, pk, skPrefix),
+  };
 }

@@ -12,6 +12,9 @@ export interface ItemKey {
 /** Record collections, one partition per tenant and kind. */
 export type RecordKind = 'AGENT' | 'KS' | 'WORKFLOW';
 
+export type MemoryKind = 'node' | 'edge' | 'episode';
+const MEMORY_LETTER: Record<MemoryKind, string> = { node: 'N', edge: 'E', episode: 'P' };
+
 const scoped = (scope: TenantScope) => `T#${scope.tenantId}#${scope.schema}`;
 
 /** Fixed-width base-36 numbers sort as the numbers do. */
@@ -74,6 +77,19 @@ export const keys = {
    * and one partition holds everything a "forget this user" must delete.
    */
   memoryPartition: (scope: TenantScope, userKey: string) => `${scoped(scope)}#MEM#${userKey}`,
+  memoryItem: (scope: TenantScope, userKey: string, agentId: string, kind: MemoryKind, id: string): ItemKey => ({
+    pk: keys.memoryPartition(scope, userKey),
+    sk: `${keys.memoryPrefix(agentId, kind)}${id}`,
+  }),
+  /** The source id of any partition of a source's items (`…#KS#<sourceId>#…`). */
+  parseSourcePartition: (pk: string): string | undefined => /#KS#([^#]+)#/.exec(pk)?.[1],
+  /** Agent and session of a conversation's partition. */
+  parseSessionPartition: (pk: string): { agentId: string; sessionId: string } => {
+    const [agentId = '', sessionId = ''] = pk.slice(pk.indexOf('#SESSION#') + '#SESSION#'.length).split('#');
+    return { agentId, sessionId };
+  },
+  /** The sort-key prefix of an agent's memory items (of one kind, when given) in a user's partition. */
+  memoryPrefix: (agentId: string, kind?: MemoryKind) => (kind ? `${agentId}#${MEMORY_LETTER[kind]}#` : `${agentId}#`),
   /** Which users (or sessions) an agent has memories of. */
   memoryIndexPartition: (scope: TenantScope, agentId: string) => `${scoped(scope)}#MEMIDX#${agentId}`,
   memoryIndex: (scope: TenantScope, agentId: string, userKey: string): ItemKey => ({
@@ -91,6 +107,8 @@ export const keys = {
     pk: keys.sessionIndexPartition(scope),
     sk: `${agentId}#${sessionId}`,
   }),
+
+  sessionIndexPrefix: (agentId: string) => `${agentId}#`,
 
   executionPartition: (scope: TenantScope, workflowId: string) => `${scoped(scope)}#EXEC#${workflowId}`,
   execution: (scope: TenantScope, workflowId: string, executionId: string): ItemKey => ({

@@ -1,8 +1,8 @@
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config';
 import type { TenantScope } from '../tenancy';
-import { batchWrite, deleteRequest, putRequest, queryAll } from './batch';
-import { documentClient, tableName } from './client';
+import { deleteRequest, putRequest, batchOps } from './batch';
+import type { Db } from './db';
 import { decodeCursor, encodeCursor } from './cursor';
 import { keys } from './keys';
 
@@ -19,89 +19,90 @@ export interface SessionMessage {
 
 const strip = ({ pk: _pk, sk: _sk, expiresAt: _e, ...rest }: Record<string, unknown>) => rest as unknown as SessionMessage;
 
-/** Appends turns; each expires SESSION_TTL_DAYS after it was written. */
-export async function appendMessages(scope: TenantScope, agentId: string, sessionId: string, messages: SessionMessage[]): Promise<void> {
-  const pk = keys.sessionPartition(scope, agentId, sessionId);
-  const expiresAt = Math.floor(Date.now() / 1000) + config.sessionTtlDays * 86400;
-  await batchWrite(messages.map((m) => putRequest({ pk, sk: m.id, ...m, expiresAt })));
+export function sessionsStore(db: Db) {
+  const { batchWrite, queryAll } = batchOps(db);
+  /** Appends turns; each expires SESSION_TTL_DAYS after it was written. */
+  async function appendMessages(scope: TenantScope, agentId: string, sessionId: string, messages: SessionMessage[]): Promise<void> {
+    const pk = keys.sessionPartition(scope, agentId, sessionId);
+    const expiresAt = Math.floor(Date.now() / 1000) + config.sessionTtlDays * 86400;
+    await batchWrite(messages.map((m) => putRequest({ pk, sk: m.id, ...m, expiresAt })));
+  }
+
+  /** Keeps the session's index item current; it expires with the session's last turn. */
+  async function touchSession(
+    scope: TenantScope,
+    s: { agentId: string; sessionId: string; userId?: string; at: string; messages: number },
+  ): Promise<void> {
+    await db.client.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: keys.sessionIndex(scope, s.agentId, s.sessionId),
+        UpdateExpression:
+          'SET agentId = :agentId, sessionId = :sessionId, userId = if_not_exists(userId, :userId), createdAt = if_not_exists(createdAt, :at), ' +
+          'lastMessageAt = :at, expiresAt = :expiresAt ADD messages :n',
+        ExpressionAttributeValues: {
+          ':agentId': s.agentId,
+          ':sessionId': s.sessionId,
+          ':userId': s.userId ?? null,
+          ':at': s.at,
+          ':expiresAt': Math.floor(Date.parse(s.at) / 1000) + config.sessionTtlDays * 86400,
+          ':n': s.messages,
+        },
+      }),
+    );
+  }
+
+  /** The last `count` turns, oldest first: the window a model is given. */
+  async function recentMessages(scope: TenantScope, agentId: string, sessionId: string, count: number): Promise<SessionMessage[]> {
+    const out = await db.client.send(
+      new QueryCommand({
+        TableName: db.table,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': keys.sessionPartition(scope, agentId, sessionId) },
+        ScanIndexForward: false,
+        Limit: count,
+      }),
+    );
+    return (out.Items ?? []).map(strip).reverse();
+  }
+
+  /** Oldest first, with the API's cursor pagination. */
+  async function listMessages(
+    scope: TenantScope,
+    agentId: string,
+    sessionId: string,
+    page: { limit: number; cursor?: string },
+  ): Promise<{ items: SessionMessage[]; nextCursor: string | null }> {
+    const pk = keys.sessionPartition(scope, agentId, sessionId);
+    const after = decodeCursor(page.cursor);
+    const out = await db.client.send(
+      new QueryCommand({
+        TableName: db.table,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': pk },
+        Limit: page.limit + 1,
+        ExclusiveStartKey: after === undefined ? undefined : { pk, sk: after },
+      }),
+    );
+    const items = out.Items ?? [];
+    const more = items.length > page.limit;
+    const shown = more ? items.slice(0, page.limit) : items;
+    return { items: shown.map(strip), nextCursor: more ? encodeCursor(shown[shown.length - 1]) : null };
+  }
+
+  /** The ids of every session of an agent (from the tenant's session index). */
+  async function sessionsOf(scope: TenantScope, agentId: string): Promise<string[]> {
+    return (await queryAll(keys.sessionIndexPartition(scope), keys.sessionIndexPrefix(agentId))).map((s) => String(s.sessionId));
+  }
+
+  /** Deletes every turn; returns how many there were. */
+  async function deleteSession(scope: TenantScope, agentId: string, sessionId: string): Promise<number> {
+    const pk = keys.sessionPartition(scope, agentId, sessionId);
+    const items = await queryAll(pk);
+    await batchWrite([...items.map((item) => deleteRequest({ pk, sk: String(item.sk) })), deleteRequest(keys.sessionIndex(scope, agentId, sessionId))]);
+    return items.length;
+  }
+  return { appendMessages, touchSession, recentMessages, listMessages, sessionsOf, deleteSession };
 }
 
-/** A conversation as the `sessions` table lists it. */
-export interface SessionSummary {
-  agentId: string;
-  sessionId: string;
-  userId: string | null;
-  messages: number;
-  createdAt: string;
-  lastMessageAt: string;
-}
-
-/** Keeps the session's index item current; it expires with the session's last turn. */
-export async function touchSession(
-  scope: TenantScope,
-  s: { agentId: string; sessionId: string; userId?: string; at: string; messages: number },
-): Promise<void> {
-  await documentClient().send(
-    new UpdateCommand({
-      TableName: tableName(),
-      Key: keys.sessionIndex(scope, s.agentId, s.sessionId),
-      UpdateExpression:
-        'SET agentId = :agentId, sessionId = :sessionId, userId = if_not_exists(userId, :userId), createdAt = if_not_exists(createdAt, :at), ' +
-        'lastMessageAt = :at, expiresAt = :expiresAt ADD messages :n',
-      ExpressionAttributeValues: {
-        ':agentId': s.agentId,
-        ':sessionId': s.sessionId,
-        ':userId': s.userId ?? null,
-        ':at': s.at,
-        ':expiresAt': Math.floor(Date.parse(s.at) / 1000) + config.sessionTtlDays * 86400,
-        ':n': s.messages,
-      },
-    }),
-  );
-}
-
-/** The last `count` turns, oldest first: the window a model is given. */
-export async function recentMessages(scope: TenantScope, agentId: string, sessionId: string, count: number): Promise<SessionMessage[]> {
-  const out = await documentClient().send(
-    new QueryCommand({
-      TableName: tableName(),
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': keys.sessionPartition(scope, agentId, sessionId) },
-      ScanIndexForward: false,
-      Limit: count,
-    }),
-  );
-  return (out.Items ?? []).map(strip).reverse();
-}
-
-/** Oldest first, with the API's cursor pagination. */
-export async function listMessages(
-  scope: TenantScope,
-  agentId: string,
-  sessionId: string,
-  page: { limit: number; cursor?: string },
-): Promise<{ items: SessionMessage[]; nextCursor: string | null }> {
-  const pk = keys.sessionPartition(scope, agentId, sessionId);
-  const after = decodeCursor(page.cursor);
-  const out = await documentClient().send(
-    new QueryCommand({
-      TableName: tableName(),
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': pk },
-      Limit: page.limit + 1,
-      ExclusiveStartKey: after === undefined ? undefined : { pk, sk: after },
-    }),
-  );
-  const items = out.Items ?? [];
-  const more = items.length > page.limit;
-  const shown = more ? items.slice(0, page.limit) : items;
-  return { items: shown.map(strip), nextCursor: more ? encodeCursor(shown[shown.length - 1]) : null };
-}
-
-/** Deletes every turn; returns how many there were. */
-export async function deleteSession(scope: TenantScope, agentId: string, sessionId: string): Promise<number> {
-  const pk = keys.sessionPartition(scope, agentId, sessionId);
-  const items = await queryAll(pk);
-  await batchWrite([...items.map((item) => deleteRequest({ pk, sk: String(item.sk) })), deleteRequest(keys.sessionIndex(scope, agentId, sessionId))]);
-  return items.length;
-}
+export type SessionsStore = ReturnType<typeof sessionsStore>;

@@ -1,12 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { usePlatformSecrets, type PlatformSecrets } from '../../shared/platform/platform-secrets';
+import type { PlatformSecrets } from '../../shared/platform/platform-secrets';
 import { call, type Fetchable, type TestResponse } from './http';
+import { testPlatformSecrets } from './runtime';
 
-/** Fresh platform secrets for the test file (as local mode generates them). */
+/** The platform secrets of the test file's runtime. */
 export function platformTestSecrets(): PlatformSecrets {
-  const secrets = { adminToken: `cpa_${randomBytes(24).toString('base64url')}`, tokenKey: randomBytes(48).toString('base64url') };
-  usePlatformSecrets(secrets);
-  return secrets;
+  return testPlatformSecrets;
 }
 
 export interface ProvisionedTenant {

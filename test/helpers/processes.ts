@@ -10,7 +10,7 @@ export interface Started {
 export function runScript(script: string, args: string[], env: Record<string, string>): Started {
   const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
     cwd: new URL('../..', import.meta.url).pathname,
-    env: { ...process.env, NODE_NO_WARNINGS: '1', LOG_LEVEL: 'warn', ...env },
+    env: { ...inherited(), NODE_NO_WARNINGS: '1', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -26,4 +26,10 @@ export async function waitFor(predicate: () => boolean, what: string, timeoutMs 
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/** The test process's environment without what configures this test file's own store and secrets. */
+function inherited(): NodeJS.ProcessEnv {
+  const { DYNAMODB_ENDPOINT: _d, PLATFORM_ADMIN_TOKEN: _a, PLATFORM_TOKEN_KEY: _k, ...rest } = process.env;
+  return rest;
 }

@@ -4,8 +4,6 @@ import { config } from '../config';
 import { AppError } from '../errors';
 import { countDynamoRequest } from './request-metrics';
 
-let client: DynamoDBDocumentClient | undefined;
-
 const UNAVAILABLE_ERRORS = new Set([
   'ProvisionedThroughputExceededException',
   'ThrottlingException',
@@ -30,9 +28,23 @@ function unavailable(error: unknown): AppError | undefined {
   return undefined;
 }
 
-function create(endpoint: string | undefined): DynamoDBDocumentClient {
+/** The store's handle on DynamoDB: one per runtime, passed to every entity store. */
+export interface Db {
+  readonly client: DynamoDBDocumentClient;
+  readonly table: string;
+}
+
+/**
+ * A DynamoDB handle on the given endpoint, else DYNAMODB_ENDPOINT (DynamoDB Local, which accepts
+ * any credentials), else AWS's (the function's role).
+ */
+export function createDb(options: { endpoint?: string } = {}): Db {
+  return { client: createClient(options.endpoint ?? config.dynamodbEndpoint, config.region), table: config.tableName };
+}
+
+function createClient(endpoint: string | undefined, region: string): DynamoDBDocumentClient {
   const base = new DynamoDBClient({
-    region: config.region,
+    region,
     maxAttempts: 4,
     // DynamoDB Local accepts any credentials; in AWS the Lambda role's credentials are used.
     ...(endpoint ? { endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
@@ -61,20 +73,4 @@ function create(endpoint: string | undefined): DynamoDBDocumentClient {
 function capacityOf(consumed: unknown): number {
   const list = Array.isArray(consumed) ? consumed : consumed ? [consumed] : [];
   return list.reduce((sum: number, c: { CapacityUnits?: number }) => sum + (c.CapacityUnits ?? 0), 0);
-}
-
-/** The shared document client, created on first use from config. */
-export function documentClient(): DynamoDBDocumentClient {
-  client ??= create(config.dynamodbEndpoint);
-  return client;
-}
-
-/** Local mode and tests point the store at the DynamoDB Local they started. */
-export function useDynamoEndpoint(endpoint: string): void {
-  client?.destroy();
-  client = create(endpoint);
-}
-
-export function tableName(): string {
-  return config.tableName;
 }

@@ -1,0 +1,33 @@
+import { configuredRuntime } from '../../shared/configured-runtime';
+import type { Runtime } from '../../shared/runtime';
+import { createAgentsApp } from '../agents/app';
+import { createKnowledgeSourcesApp } from '../knowledge-sources/app';
+import { createWorkflowsApp } from '../workflows/app';
+
+type OpenApiDocument = ReturnType<ReturnType<typeof createAgentsApp>['getOpenAPI31Document']>;
+
+/**
+ * One OpenAPI 3.1 document for the whole public API, from the same zod schemas that validate.
+ * Building the apps only registers routes: the runtime is never called.
+ */
+export function publicApiDocument(rt: Runtime = configuredRuntime()): OpenApiDocument {
+  const info = {
+    title: 'Cairn public API',
+    version: '1.0.0',
+    description:
+      'Agents, knowledge sources and workflows. Every call needs the `X-API-Key` header. Responses are ' +
+      '`{data, meta}`; errors are `{error: {code, message, details}, meta}`.',
+  };
+  const parts = [createAgentsApp(rt), createKnowledgeSourcesApp(rt), createWorkflowsApp(rt)].map((a) =>
+    a.getOpenAPI31Document({ openapi: '3.1.0', info }),
+  );
+  const document: OpenApiDocument = { openapi: '3.1.0', info, paths: {}, components: { schemas: {} } };
+  for (const part of parts) {
+    Object.assign(document.paths!, part.paths);
+    Object.assign(document.components!.schemas!, part.components?.schemas);
+  }
+  document.components!.securitySchemes = {
+    ApiKeyAuth: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+  };
+  return document;
+}

@@ -1,0 +1,16 @@
+import { NotFoundError } from '../errors';
+import type { Runtime } from '../runtime';
+import type { TenantScope } from '../tenancy';
+import { agents } from './agents';
+
+/** A session's messages, oldest first; the agent must exist (else 404). */
+export async function listSessionMessages(rt: Runtime, scope: TenantScope, agentId: string, sessionId: string, page: { limit: number; cursor?: string }) {
+  await agents.get(rt, scope, agentId);
+  return rt.store.sessions.listMessages(scope, agentId, sessionId, page);
+}
+
+/** Deletes a session and its messages; a session with no messages is a 404. */
+export async function deleteAgentSession(rt: Runtime, scope: TenantScope, agentId: string, sessionId: string): Promise<void> {
+  await agents.get(rt, scope, agentId);
+  if ((await rt.store.sessions.deleteSession(scope, agentId, sessionId)) === 0) throw new NotFoundError('session', sessionId);
+}

@@ -1,0 +1,32 @@
+/**
+ * The messages of the two work queues. Plain data: they cross SQS as JSON, so they carry ids,
+ * never records.
+ */
+
+/**
+ * Ingestion: a `sync` plans the work and fans it out as `batch` messages; `purge` removes a
+ * deleted source's index.
+ */
+export type IngestionMessage =
+  | { type: 'sync'; tenantId: string; sourceId: string; syncId: string }
+  | {
+      type: 'batch';
+      tenantId: string;
+      sourceId: string;
+      syncId: string;
+      batch: number;
+      segNo: number;
+      paths?: string[];
+      range?: { after?: string; upTo: string };
+      since?: string;
+    }
+  | { type: 'purge'; tenantId: string; sourceId: string };
+
+/** Workflow steps: run one step of one execution. */
+export interface StepMessage {
+  type: 'step';
+  tenantId: string;
+  workflowId: string;
+  executionId: string;
+  stepId: string;
+}

@@ -1,0 +1,34 @@
+import type { Gateway } from './gateway-keys';
+import type { ModelResolver } from './models/resolve-model';
+import type { PlatformSecrets } from './platform/platform-secrets';
+import type { IngestionMessage, StepMessage } from './queue/messages';
+import type { Queue } from './queue/queue';
+import type { SecretBox } from './secrets/secret-box';
+import type { Store } from './store';
+
+/** Time, passed in so that code waiting on it can be tested without waiting. */
+export interface Clock {
+  now(): number;
+}
+
+export const systemClock: Clock = { now: () => Date.now() };
+
+/**
+ * Everything the product's code reaches outside itself, built once per adapter (the Lambda entry
+ * points, the local server, each test file) and passed in. Nothing is swapped at run time.
+ */
+export interface Runtime {
+  readonly store: Store;
+  readonly queues: {
+    readonly ingestion: Queue<IngestionMessage>;
+    readonly workflowSteps: Queue<StepMessage>;
+  };
+  /** Seals and opens stored secrets (source credentials). */
+  readonly secrets: SecretBox;
+  /** The platform's admin token and token-signing key. */
+  readonly platformSecrets: () => Promise<PlatformSecrets>;
+  readonly models: ModelResolver;
+  /** API Gateway's side of provisioned API keys (AWS). */
+  readonly gateway: Gateway;
+  readonly clock: Clock;
+}

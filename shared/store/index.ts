@@ -1,0 +1,39 @@
+import { apiKeysStore } from './api-keys';
+import { appRecordsStore } from './app-records';
+import type { Db } from './db';
+import { executionsStore } from './executions';
+import { filesStore } from './files';
+import { memoryGraphStore } from './memory-graph';
+import { partitionsStore } from './partitions';
+import { rateCountersStore } from './rate-counters';
+import { recordsStore } from './records';
+import { revokedTokensStore } from './revoked-tokens';
+import { searchIndexStore } from './search-index';
+import { sessionsStore } from './sessions';
+import { sourceSecretsStore } from './source-secrets';
+import { syncLedgerStore } from './sync-ledger';
+
+/**
+ * Every stored entity over one DynamoDB handle. Built once per runtime (Lambda entry, local
+ * server, test) and passed in; nothing else holds a client.
+ */
+export function createStore(db: Db) {
+  return {
+    db,
+    records: recordsStore(db),
+    sessions: sessionsStore(db),
+    executions: executionsStore(db),
+    files: filesStore(db),
+    apiKeys: apiKeysStore(db),
+    rateCounters: rateCountersStore(db),
+    revokedTokens: revokedTokensStore(db),
+    searchIndex: searchIndexStore(db),
+    syncLedger: syncLedgerStore(db),
+    memoryGraph: memoryGraphStore(db),
+    appRecords: appRecordsStore(db),
+    sourceSecrets: sourceSecretsStore(db),
+    partitions: partitionsStore(db),
+  };
+}
+
+export type Store = ReturnType<typeof createStore>;

@@ -1,0 +1,107 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { TenantScope } from '../tenancy';
+import type { Db } from './db';
+import { keys } from './keys';
+
+/**
+ * The sync ledger of a knowledge source: one item per sync, recording who plans it (a lease),
+ * its plan (batches, watermark, segment numbers) and which batches are done, so redelivered and
+ * concurrent ingestion messages settle a sync exactly once.
+ */
+export interface SyncRecord {
+  syncId: string;
+  total: number;
+  done: number[];
+  startedAt: string;
+  /** The database's clock when reading began: the next incremental sync reads rows changed after it. */
+  watermark?: string;
+  /** The first of the segment numbers reserved for its batches. */
+  segBase: number;
+  sent: boolean;
+}
+
+export function syncLedgerStore(db: Db) {
+
+  /**
+   * Claims the planning of a sync for one delivery of its message: true for the first claimant, or
+   * for a redelivery after the claimant's lease ran out without sending the batches (it crashed);
+   * false while another delivery holds the lease or once the batches are out.
+   */
+  async function claimSync(scope: TenantScope, sourceId: string, syncId: string, leaseMs: number): Promise<boolean> {
+    const now = Date.now();
+    try {
+      await db.client.send(
+        new UpdateCommand({
+          TableName: db.table,
+          Key: keys.sync(scope, sourceId, syncId),
+          UpdateExpression: 'SET leaseUntil = :until, sent = :false, syncId = :syncId, expiresAt = :expires',
+          ConditionExpression: 'attribute_not_exists(pk) OR (sent = :false AND leaseUntil < :now)',
+          ExpressionAttributeValues: {
+            ':until': now + leaseMs,
+            ':now': now,
+            ':false': false,
+            ':syncId': syncId,
+            ':expires': Math.floor(now / 1000) + 30 * 86400,
+          },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
+  /** Records the plan of a claimed sync. */
+  async function saveSyncPlan(scope: TenantScope, sourceId: string, plan: Pick<SyncRecord, 'syncId' | 'total' | 'startedAt' | 'watermark' | 'segBase'>): Promise<void> {
+    await db.client.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: keys.sync(scope, sourceId, plan.syncId),
+        UpdateExpression: 'SET #total = :total, startedAt = :startedAt, segBase = :segBase' + (plan.watermark ? ', watermark = :watermark' : ''),
+        ConditionExpression: 'sent = :false',
+        ExpressionAttributeNames: { '#total': 'total' },
+        ExpressionAttributeValues: {
+          ':total': plan.total,
+          ':startedAt': plan.startedAt,
+          ':segBase': plan.segBase,
+          ':false': false,
+          ...(plan.watermark ? { ':watermark': plan.watermark } : {}),
+        },
+      }),
+    );
+  }
+
+  async function getSync(scope: TenantScope, sourceId: string, syncId: string): Promise<SyncRecord | undefined> {
+    const out = await db.client.send(new GetCommand({ TableName: db.table, Key: keys.sync(scope, sourceId, syncId), ConsistentRead: true }));
+    if (!out.Item) return undefined;
+    const { done, ...rest } = out.Item as SyncRecord & { done?: Set<number> };
+    return { ...(rest as SyncRecord), done: done ? [...done] : [] };
+  }
+
+  async function markSyncSent(scope: TenantScope, sourceId: string, syncId: string): Promise<void> {
+    await db.client.send(
+      new UpdateCommand({ TableName: db.table, Key: keys.sync(scope, sourceId, syncId), UpdateExpression: 'SET sent = :t', ExpressionAttributeValues: { ':t': true } }),
+    );
+  }
+
+  /** Adds a batch to the sync's done set (a set: counting twice is impossible); returns how many are done. */
+  async function markBatchDone(scope: TenantScope, sourceId: string, syncId: string, batch: number): Promise<{ done: number; total: number }> {
+    const out = await db.client.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: keys.sync(scope, sourceId, syncId),
+        UpdateExpression: 'ADD done :batch',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':batch': new Set([batch]) },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    const done = out.Attributes?.done as Set<number> | undefined;
+    return { done: done?.size ?? 0, total: Number(out.Attributes?.total) };
+  }
+  return { claimSync, saveSyncPlan, getSync, markSyncSent, markBatchDone };
+}
+
+export type SyncLedgerStore = ReturnType<typeof syncLedgerStore>;

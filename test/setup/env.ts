@@ -1,0 +1,11 @@
+import { randomBytes } from 'node:crypto';
+import { inject } from 'vitest';
+
+/**
+ * Each test file configures its process as a deployment is configured: through the environment,
+ * read once by shared/config.ts. So the Lambda handlers a test imports build their runtime from the
+ * same DynamoDB Local and platform secrets as the test's own runtime (test/helpers/runtime.ts).
+ */
+process.env.DYNAMODB_ENDPOINT = inject('dynamoEndpoint');
+process.env.PLATFORM_ADMIN_TOKEN = `cpa_${randomBytes(24).toString('base64url')}`;
+process.env.PLATFORM_TOKEN_KEY = randomBytes(48).toString('base64url');
