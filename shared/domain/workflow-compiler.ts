@@ -1,3 +1,4 @@
+import { stepKind } from './steps';
 import type { Workflow } from './workflow-schema';
 
 /**
@@ -31,18 +32,9 @@ export interface CompiledPlan {
 
 const TEMPLATE = /\{\{\s*([^{}]*?)\s*\}\}/g;
 
-/** What a step's output holds, for checking `{{steps.<id>.output.<path>}}`. */
-const OUTPUT_PATHS: Record<string, (path: string[]) => boolean> = {
-  classification: (p) => (p.length === 1 && ['category', 'confidence', 'scores'].includes(p[0]!)) || (p.length === 2 && p[0] === 'scores'),
-  search: (p) =>
-    (p.length === 1 && ['results', 'context'].includes(p[0]!)) ||
-    (p[0] === 'results' && /^\d+$/.test(p[1] ?? '') && (p.length === 2 || (p.length === 3 && ['text', 'path', 'rowKey', 'score', 'title', 'chunkId', 'documentId'].includes(p[2]!)) || (p.length >= 4 && p[2] === 'metadata'))),
-  generation: (p) => (p.length === 1 && ['text', 'usage'].includes(p[0]!)) || (p.length === 2 && p[0] === 'usage' && ['inputTokens', 'outputTokens'].includes(p[1]!)),
-};
-
 function templatesOf(step: Step): Array<[string, string]> {
-  const config = step.config as Record<string, unknown>;
-  const fields = step.type === 'classification' ? ['input'] : step.type === 'search' ? ['query'] : ['prompt', 'instructions'];
+  const config = step.config;
+  const fields = stepKind(step.type)?.templateFields ?? [];
   return fields.filter((f) => typeof config[f] === 'string').map((f) => [f, config[f] as string]);
 }
 
@@ -128,7 +120,7 @@ export function compileWorkflow(steps: Step[]): { valid: boolean; errors: Compil
           const id = parts[1]!;
           if (!index.has(id)) errors.push({ path, message: `{{${expr}}} names step ${id}, which does not exist` });
           else if (!before(i).has(id)) errors.push({ path, message: `{{${expr}}} names step ${id}, which does not run before this step` });
-          else if (parts.length > 3 && !OUTPUT_PATHS[typeOf(id)!]!(parts.slice(3))) {
+          else if (parts.length > 3 && !stepKind(typeOf(id)!)?.isOutputPath(parts.slice(3))) {
             errors.push({ path, message: `{{${expr}}}: a ${typeOf(id)} step's output has no ${parts.slice(3).join('.')}` });
           } else found(id);
           continue;

@@ -2,15 +2,13 @@ import { config } from '../config';
 import { AppError, ConflictError, NotFoundError } from '../errors';
 import { isId, newId } from '../ids';
 import { errorFields, log } from '../log';
-import { classifyLocally } from '../models/local-engine';
 import type { StepMessage } from '../queue/messages';
 import type { Delivery } from '../queue/queue';
-import { searchSource } from '../search/search';
 import type { ExecutionRecord, ExecutionStatus, StepState } from '../store/executions';
 import { scopeOf, type TenantScope } from '../tenancy';
-import type { KnowledgeSourceRecord } from './knowledge-sources';
+import { stepKind } from './steps';
+import type { StepResult } from './steps/step-kind';
 import { compileWorkflow } from './workflow-compiler';
-import { renderTemplate } from './workflow-templates';
 import { workflows } from './workflows';
 import type { Runtime } from '../runtime';
 
@@ -23,7 +21,6 @@ import type { Runtime } from '../runtime';
  */
 export const MAX_STEP_ATTEMPTS = 3;
 const STEP_LEASE_MS = 5 * 60_000;
-const OUTPUT_TEXT_LIMIT = 20_000;
 
 type Definition = ExecutionRecord['definition'];
 const TERMINAL = new Set(['succeeded', 'failed', 'skipped']);
@@ -50,7 +47,7 @@ export async function startExecution(
   request: { input: string; parameters: Record<string, unknown> },
 ): Promise<ExecutionRecord> {
   const workflow = await workflows.get(rt, scope, workflowId);
-  const { plan } = compileWorkflow(workflow.steps as never);
+  const { plan } = compileWorkflow(workflow.steps);
   const definition = workflow.steps.map((s) => ({ ...s, dependsOn: plan.steps.find((p) => p.id === s.id)!.dependsOn })) as Definition;
   const now = new Date().toISOString();
   const execution: ExecutionRecord = {
@@ -93,58 +90,12 @@ function templateScope(execution: ExecutionRecord, stepIndex: number) {
   return { scope: { input: execution.input, parameters: execution.parameters, outputs, category, context }, passages };
 }
 
-type Categories = Array<string | { name: string; description?: string; examples?: string[] }>;
-
-async function runStep(rt: Runtime, scope: TenantScope, execution: ExecutionRecord, step: Definition[number]) {
+async function runStep(rt: Runtime, scope: TenantScope, execution: ExecutionRecord, step: Definition[number]): Promise<StepResult> {
+  const kind = stepKind(step.type);
+  if (!kind) throw new AppError('INTERNAL_ERROR', `step ${step.id} has an unknown type ${step.type}`);
   const index = execution.definition.findIndex((s) => s.id === step.id);
   const { scope: vars, passages } = templateScope(execution, index);
-  const cfg = step.config as Record<string, unknown>;
-  const deadline = AbortSignal.timeout(config.modelTimeoutMs);
-  if (step.type === 'classification') {
-    const input = renderTemplate(String(cfg.input ?? '{{input}}'), vars);
-    const categories = (cfg.categories as Categories).map((c) => (typeof c === 'string' ? { name: c } : c));
-    const resolved = await rt.models.resolve(String(cfg.model));
-    if (resolved.engine.provider === 'local') return { output: classifyLocally(input, categories) };
-    const names = categories.map((c) => c.name);
-    const result = await resolved.engine.generate(
-      {
-        model: resolved.model,
-        messages: [{ role: 'user', content: input }],
-        instructions: `Classify the user's message into exactly one of these categories and answer with the category name only: ${categories.map((c) => `${c.name}${c.description ? ` (${c.description})` : ''}`).join('; ')}.`,
-        temperature: 0,
-        maxTokens: 20,
-      },
-      deadline,
-    );
-    const answer = result.text.trim().toLowerCase();
-    const chosen = names.find((n) => answer === n.toLowerCase()) ?? names.find((n) => answer.includes(n.toLowerCase()));
-    // A model that answers off the list: fall back to the lexical classifier rather than guess.
-    const output = chosen
-      ? { category: chosen, confidence: 1, scores: Object.fromEntries(names.map((n) => [n, n === chosen ? 1 : 0])) }
-      : classifyLocally(input, categories);
-    return { output, usage: result.usage };
-  }
-  if (step.type === 'search') {
-    const source = await rt.store.records.getRecord<KnowledgeSourceRecord>(scope, 'KS', String(cfg.knowledgeSourceId));
-    if (!source) throw new AppError('NOT_FOUND', `knowledge source ${String(cfg.knowledgeSourceId)} no longer exists`);
-    if (source.status !== 'ready') throw new AppError('CONFLICT', `knowledge source ${source.id} is ${source.status}, not ready`);
-    const { results } = await searchSource(rt, scope, source, { query: renderTemplate(String(cfg.query), vars), topK: Number(cfg.topK ?? 5) });
-    return { output: { results, context: results.map((r, i) => `[${i + 1}] ${r.text}`).join('\n\n') } };
-  }
-  const resolved = await rt.models.resolve(String(cfg.model));
-  const result = await resolved.engine.generate(
-    {
-      model: resolved.model,
-      messages: [{ role: 'user', content: renderTemplate(String(cfg.prompt), vars) }],
-      instructions: typeof cfg.instructions === 'string' ? renderTemplate(cfg.instructions, vars) : undefined,
-      // Grounded in the latest search even when the prompt does not place {{context}} itself.
-      passages,
-      temperature: Number(cfg.temperature ?? 0.7),
-      maxTokens: Number(cfg.maxTokens ?? 1024),
-    },
-    deadline,
-  );
-  return { output: { text: result.text.slice(0, OUTPUT_TEXT_LIMIT), usage: result.usage, model: resolved.name }, usage: result.usage };
+  return kind.run(step.config as Record<string, unknown>, { rt, scope, vars, passages, deadline: AbortSignal.timeout(config.modelTimeoutMs) });
 }
 
 /** Errors worth another attempt: the provider or the store may answer next time. */

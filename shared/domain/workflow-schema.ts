@@ -1,26 +1,19 @@
 import { z } from '@hono/zod-openapi';
-import { isId } from '../ids';
 import { isPlainObject } from '../json-objects';
-import { between, integerBetween, modelName, readOnlyFields, recordFields, uniqueItems } from './schema-helpers';
-
-export const STEP_TYPES = ['classification', 'search', 'generation'] as const;
+import { readOnlyFields, recordFields } from './schema-helpers';
+import { STEP_KINDS, STEP_TYPES, stepKind } from './steps';
 
 export const STEP_ID_PATTERN = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 
-/** Keys that belong in a step's `config`; the seed's samples also put them on the step itself. */
-const CONFIG_KEYS: Record<(typeof STEP_TYPES)[number], string[]> = {
-  classification: ['model', 'categories', 'input'],
-  search: ['knowledgeSourceId', 'query', 'topK'],
-  generation: ['model', 'prompt', 'temperature', 'maxTokens', 'instructions'],
-};
-
 /** Moves config keys given on the step into `config`, so every stored step has one shape. */
 function hoistConfig(step: unknown, ctx: z.RefinementCtx): unknown {
-  if (!isPlainObject(step) || typeof step.type !== 'string' || !(step.type in CONFIG_KEYS)) return step;
+  const kind = isPlainObject(step) && typeof step.type === 'string' ? stepKind(step.type) : undefined;
+  if (!isPlainObject(step) || !kind) return step;
   if (step.config !== undefined && !isPlainObject(step.config)) return step;
   const config: Record<string, unknown> = { ...(step.config ?? {}) };
   const out: Record<string, unknown> = { ...step };
-  for (const key of CONFIG_KEYS[step.type as keyof typeof CONFIG_KEYS]) {
+  // Keys that belong in a step's `config`; the seed's samples also put them on the step itself.
+  for (const key of Object.keys(kind.config.shape)) {
     if (!(key in out)) continue;
     if (key in config) {
       ctx.addIssue({ code: 'custom', path: [key], message: 'is given both on the step and in its config' });
@@ -51,54 +44,9 @@ const stepCommon = {
     .openapi({ description: 'Run only when that classification step chose this category' }),
 };
 
-const template = (max: number) => z.string().trim().min(1).max(max);
-
-const category = z.union([
-  z.string().trim().min(1).max(100),
-  z.strictObject({
-    name: z.string().trim().min(1).max(100),
-    description: z.string().max(1000).optional(),
-    examples: z.array(z.string().max(1000)).max(50).optional(),
-  }),
-]);
-
-const classificationStep = z.strictObject({
-  ...stepCommon,
-  type: z.literal('classification'),
-  config: z.strictObject({
-    model: modelName,
-    categories: z
-      .array(category)
-      .min(2)
-      .max(50)
-      .superRefine(uniqueItems((c) => (typeof c === 'string' ? c : c.name).toLowerCase(), 'category')),
-    input: template(10_000).optional().openapi({ description: 'Template; default {{input}}' }),
-  }),
-});
-
-const searchStep = z.strictObject({
-  ...stepCommon,
-  type: z.literal('search'),
-  config: z.strictObject({
-    knowledgeSourceId: z
-      .string()
-      .refine((id) => isId('knowledgeSource', id), { error: 'must be a knowledge source id (ks_…)' }),
-    query: template(10_000).openapi({ example: '{{user_message}}' }),
-    topK: integerBetween(1, 100).default(5),
-  }),
-});
-
-const generationStep = z.strictObject({
-  ...stepCommon,
-  type: z.literal('generation'),
-  config: z.strictObject({
-    model: modelName,
-    prompt: template(50_000).openapi({ example: 'Answer using the context: {{user_message}}' }),
-    temperature: between(0, 2).optional(),
-    maxTokens: integerBetween(1, 200_000).optional(),
-    instructions: z.string().max(20_000).optional(),
-  }),
-});
+const classificationStep = z.strictObject({ ...stepCommon, type: z.literal('classification'), config: STEP_KINDS.classification.config });
+const searchStep = z.strictObject({ ...stepCommon, type: z.literal('search'), config: STEP_KINDS.search.config });
+const generationStep = z.strictObject({ ...stepCommon, type: z.literal('generation'), config: STEP_KINDS.generation.config });
 
 export const workflowStep = z
   .preprocess(hoistConfig, z.discriminatedUnion('type', [classificationStep, searchStep, generationStep]))

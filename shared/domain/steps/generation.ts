@@ -1,0 +1,38 @@
+import { z } from '@hono/zod-openapi';
+import { between, integerBetween, modelName } from '../schema-helpers';
+import { renderTemplate } from '../workflow-templates';
+import type { StepKind } from './step-kind';
+
+const config = z.strictObject({
+  model: modelName,
+  prompt: z.string().trim().min(1).max(50_000).openapi({ example: 'Answer using the context: {{user_message}}' }),
+  temperature: between(0, 2).optional(),
+  maxTokens: integerBetween(1, 200_000).optional(),
+  instructions: z.string().max(20_000).optional(),
+});
+
+/** Long generations are cut here: an execution record must stay well under DynamoDB's item limit. */
+const OUTPUT_TEXT_LIMIT = 20_000;
+
+/** Asks a model; grounded in the latest search even when the prompt does not place {{context}} itself. */
+export const generation: StepKind<typeof config> = {
+  type: 'generation',
+  config,
+  templateFields: ['prompt', 'instructions'],
+  isOutputPath: (p) => (p.length === 1 && ['text', 'usage'].includes(p[0]!)) || (p.length === 2 && p[0] === 'usage' && ['inputTokens', 'outputTokens'].includes(p[1]!)),
+  async run(cfg, { rt, vars, passages, deadline }) {
+    const resolved = await rt.models.resolve(cfg.model);
+    const result = await resolved.engine.generate(
+      {
+        model: resolved.model,
+        messages: [{ role: 'user', content: renderTemplate(cfg.prompt, vars) }],
+        instructions: cfg.instructions !== undefined ? renderTemplate(cfg.instructions, vars) : undefined,
+        passages,
+        temperature: cfg.temperature ?? 0.7,
+        maxTokens: cfg.maxTokens ?? 1024,
+      },
+      deadline,
+    );
+    return { output: { text: result.text.slice(0, OUTPUT_TEXT_LIMIT), usage: result.usage, model: resolved.name }, usage: result.usage };
+  },
+};

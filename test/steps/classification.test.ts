@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { classification } from '../../shared/domain/steps/classification';
+import type { StepContext } from '../../shared/domain/steps/step-kind';
+import { testRt } from '../helpers/runtime';
+import { scriptedModel } from '../helpers/scripted-model';
+import { newTenant } from '../helpers/tenant';
+
+const vars = (input: string): StepContext['vars'] => ({ input, parameters: { topic: 'parcel' }, outputs: {} });
+const context = async (rt = testRt, input = 'I was charged twice on my bill'): Promise<StepContext> => ({
+  rt,
+  scope: (await newTenant()).scope,
+  vars: vars(input),
+  deadline: AbortSignal.timeout(5000),
+});
+const categories = ['billing', { name: 'shipping', description: 'deliveries and parcels' }];
+
+describe('classification step', () => {
+  it('classifies lexically with the built-in engine, from the input template', async () => {
+    const out = await classification.run(classification.config.parse({ model: 'local/x', categories }), await context());
+    expect(out.output).toMatchObject({ category: 'billing' });
+    const templated = await classification.run(
+      classification.config.parse({ model: 'local/x', categories, input: 'Where is my {{parameters.topic}}?' }),
+      await context(testRt, 'ignored'),
+    );
+    expect(templated.output).toMatchObject({ category: 'shipping' });
+  });
+
+  it('takes a real model’s category, and falls back to the lexical classifier when it answers off the list', async () => {
+    const { models, requests } = scriptedModel('Shipping.', 'a banana');
+    const rt = { ...testRt, models };
+    const chosen = await classification.run(classification.config.parse({ model: 'gpt-4', categories }), await context(rt));
+    expect(chosen).toEqual({ output: { category: 'shipping', confidence: 1, scores: { billing: 0, shipping: 1 } }, usage: { inputTokens: 10, outputTokens: 2 } });
+    expect(requests[0]).toMatchObject({ temperature: 0, maxTokens: 20, messages: [{ role: 'user', content: 'I was charged twice on my bill' }] });
+    expect(requests[0]!.instructions).toContain('shipping (deliveries and parcels)');
+    const fallback = await classification.run(classification.config.parse({ model: 'gpt-4', categories }), await context(rt));
+    expect(fallback.output).toMatchObject({ category: 'billing' });
+  });
+
+  it('refuses fewer than two categories and repeated ones', () => {
+    expect(classification.config.safeParse({ model: 'local/x', categories: ['only'] }).success).toBe(false);
+    expect(classification.config.safeParse({ model: 'local/x', categories: ['a', 'A'] }).success).toBe(false);
+  });
+
+  it('names what its output holds', () => {
+    expect(classification.isOutputPath(['category'])).toBe(true);
+    expect(classification.isOutputPath(['scores', 'billing'])).toBe(true);
+    expect(classification.isOutputPath(['text'])).toBe(false);
+  });
+});
