@@ -24,11 +24,11 @@ async function startChild(args: string[], env: Record<string, string>, ready: Re
       out += d.toString();
       if (ready.test(out)) resolve();
     };
-    child.stdout!.on('data', check);
-    child.stderr!.on('data', check);
+    child.stdout.on('data', check);
+    child.stderr.on('data', check);
     child.once('exit', (code) => reject(new Error(`${args[0]} exited ${code}:\n${out}`)));
   });
-  child.stdout!.resume();
+  child.stdout.resume();
   return child;
 }
 
@@ -67,10 +67,8 @@ async function main() {
   const { scopeOf } = await import('../shared/tenancy');
   const { totalDynamoRequests } = await import('../shared/store/request-metrics');
   const { createLocalApp } = await import('../local/local-app');
-  const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
-  const { ensureTable } = await import('../shared/store/ensure-table');
-  const admin = new DynamoDBClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
-  await ensureTable(admin, 'cairn-bench');
+  const { ensureTableAt } = await import('../shared/store/ensure-table');
+  await ensureTableAt(dynamo.endpoint, 'cairn-bench');
   const { rt } = await benchRuntime();
   const { createApiKey, putTenant } = rt.store.apiKeys;
 
@@ -158,7 +156,6 @@ async function main() {
   hello.kill('SIGTERM');
   cairn.kill('SIGTERM');
   await new Promise((r) => cairn.once('exit', r));
-  admin.destroy();
   await dynamo.stop();
 }
 

@@ -4,7 +4,7 @@ import { startPostgres } from '../test/setup/postgres';
 
 /** What the benchmarks share: the CISI text, a seeded random source, percentiles, services. */
 const CISI = new URL('../../shared/data/cisi/', import.meta.url);
-const lines = (file: string) => readFileSync(new URL(file, CISI), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+const lines = (file: string) => readFileSync(new URL(file, CISI), 'utf8').split('\n').filter(Boolean).map((l): unknown => JSON.parse(l));
 
 export function cisi() {
   const corpus = lines('corpus.jsonl') as Array<{ title: string; text: string }>;
@@ -45,11 +45,8 @@ export async function startBenchServices(tableName: string) {
   process.env.DYNAMODB_ENDPOINT = dynamo.endpoint;
   process.env.TABLE_NAME = tableName;
   process.env.LOG_LEVEL = 'silent';
-  const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
-  const { ensureTable } = await import('../shared/store/ensure-table');
-  const admin = new DynamoDBClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
-  await ensureTable(admin, tableName);
-  admin.destroy();
+  const { ensureTableAt } = await import('../shared/store/ensure-table');
+  await ensureTableAt(dynamo.endpoint, tableName);
   return {
     postgres: postgres.target,
     stop: async () => {

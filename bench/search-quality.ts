@@ -12,10 +12,16 @@ import { extract } from '../shared/search/extract';
 import { allTerms, analyzeChunk } from '../shared/search/indexing';
 import { DEFAULT_RANK_PARAMS, expandQuery, scoreBm25f, topDocs, type Posting, type RankParams, type TermVector } from '../shared/search/ranker';
 // @ts-expect-error the team's scoring tool is plain JavaScript
-import { evaluate, loadQrels } from '../../shared/tools/metrics.mjs';
+import * as metrics from '../../shared/tools/metrics.mjs';
+
+/** The team's evaluation helpers (plain JavaScript, outside this repository). */
+interface Metrics {
+  loadQrels(dir: string): unknown;
+  evaluate(qrels: unknown, run: Map<string, unknown>): { ndcg10: number; map100: number; recall100: number };
+}
 
 const dir = process.argv[2] ?? '../shared/data/cisi';
-const rows = (f: string) => readFileSync(`${dir}/${f}`, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+const rows = (f: string) => readFileSync(`${dir}/${f}`, 'utf8').split('\n').filter(Boolean).map((l): unknown => JSON.parse(l));
 const docs = rows('corpus.jsonl') as Array<{ _id: string; title?: string; text?: string }>;
 const queries = rows('queries.jsonl') as Array<{ _id: string; text: string }>;
 
@@ -64,7 +70,7 @@ function run(params: RankParams) {
     }
     run.set(q._id, list);
   }
-  return evaluate(loadQrels(dir), run) as { ndcg10: number; map100: number; recall100: number };
+  return (metrics as Metrics).evaluate((metrics as Metrics).loadQrels(dir), run);
 }
 
 const variants: Array<[string, Partial<RankParams>]> = [

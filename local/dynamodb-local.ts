@@ -35,7 +35,7 @@ export async function startDynamoDbLocal(options: { dataDir?: string } = {}): Pr
     path = resolve(options.dataDir, 'dynamodb');
     mkdirSync(path, { recursive: true });
   }
-  const child = spawn({ port, path: path ?? null, sharedDb: true, stdio: 'pipe' }) as ChildProcess;
+  const child = spawn({ port, path: path ?? null, sharedDb: true, stdio: 'pipe' });
   // Never outlive the Node process that started it, however that process ends.
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);

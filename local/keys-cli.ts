@@ -48,7 +48,7 @@ async function main() {
   const { putTenant, createApiKey, listApiKeys, revokeApiKey } = apiKeysStore(store ? store.db : createDb());
   try {
     if (command === 'create') {
-      if (!(PLANS as readonly string[]).includes(values.plan!)) fail(`--plan must be one of: ${PLANS.join(', ')}`);
+      if (!(PLANS as readonly string[]).includes(values.plan)) fail(`--plan must be one of: ${PLANS.join(', ')}`);
       const plan = values.plan as Plan;
       if (values.aws && plan !== 'unlimited' && !values['usage-plan-id']) {
         fail('--usage-plan-id is required with --aws: API Gateway rejects keys outside a usage plan');

@@ -1,9 +1,8 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { config } from '../shared/config';
 import { createDb, type Db } from '../shared/store/db';
-import { ensureTable } from '../shared/store/ensure-table';
+import { ensureTableAt } from '../shared/store/ensure-table';
 import { startDynamoDbLocal } from './dynamodb-local';
 
 export interface LocalStore {
@@ -56,18 +55,11 @@ export async function openLocalStore(role: 'server' | 'tool'): Promise<LocalStor
       },
     };
   }
-  const admin = new DynamoDBClient({
-    endpoint: store.endpoint,
-    region: config.region,
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  });
   try {
-    await ensureTable(admin, config.tableName);
+    await ensureTableAt(store.endpoint, config.tableName);
   } catch (error) {
     await store.close();
     throw error;
-  } finally {
-    admin.destroy();
   }
   return { ...store, db: createDb({ endpoint: store.endpoint }) };
 }

@@ -1,3 +1,17 @@
+/** A value as text: strings as they are, other scalars in their usual form, anything else as JSON. */
+export function textOf(value: unknown): string {
+  switch (typeof value) {
+    case 'string':
+      return value;
+    case 'number':
+    case 'boolean':
+    case 'bigint':
+      return value.toString();
+    default:
+      return JSON.stringify(value) ?? '';
+  }
+}
+
 /** A JSON object: not null, not an array. */
 export const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 

@@ -137,7 +137,7 @@ describe('converse with the built-in engine', () => {
 
   it('answers 502 naming the provider when the model fails, and an error event when streaming', async () => {
     const generate = vi.spyOn(localEngine, 'generate').mockRejectedValue(providerError('openai', 503, 'upstream overloaded'));
-    // eslint-disable-next-line require-yield
+     
     const stream = vi.spyOn(localEngine, 'stream').mockImplementation(async function* () {
       throw providerError('openai', 'timeout');
     });
@@ -164,7 +164,7 @@ describe('converse with the built-in engine', () => {
     const client = new OpenAI({
       apiKey: t.apiKey,
       baseURL: 'http://cairn.test/v1',
-      fetch: async (url: string | URL | Request, init?: RequestInit) => app.request(String(url), init),
+      fetch: async (url: string | URL | Request, init?: RequestInit) => app.request(url instanceof Request ? url : url.toString(), init),
     });
     const completion = await client.chat.completions.create({
       model: grounded,
@@ -197,7 +197,7 @@ describe('converse with the built-in engine', () => {
     expect(finish).toBe('stop');
 
     await expect(client.chat.completions.create({ model: 'agt_01m7y62dvspbq7k3p58zfb7w0n', messages: [{ role: 'user', content: 'hi' }] })).rejects.toMatchObject({ status: 404 });
-    const wrongKey = new OpenAI({ apiKey: 'cak_wrong_key_000000000000', baseURL: 'http://cairn.test/v1', fetch: async (u: string | URL | Request, i?: RequestInit) => app.request(String(u), i) });
+    const wrongKey = new OpenAI({ apiKey: 'cak_wrong_key_000000000000', baseURL: 'http://cairn.test/v1', fetch: async (u: string | URL | Request, i?: RequestInit) => app.request(u instanceof Request ? u : u.toString(), i) });
     await expect(wrongKey.chat.completions.create({ model: grounded, messages: [{ role: 'user', content: 'hi' }] })).rejects.toMatchObject({ status: 401 });
   });
 });

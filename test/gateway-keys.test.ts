@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalApp } from '../local/local-app';
@@ -34,7 +34,8 @@ describe('API Gateway key registration', () => {
   let client: APIGatewayClient;
 
   beforeAll(async () => {
-    server = createServer(async (req, res) => {
+    server = createServer((req, res) => void answer(req, res));
+    async function answer(req: IncomingMessage, res: ServerResponse) {
       const text = await body(req);
       const parsed = text ? (JSON.parse(text) as Record<string, unknown>) : {};
       seen.push({ method: req.method!, url: req.url!, body: parsed });
@@ -62,7 +63,7 @@ describe('API Gateway key registration', () => {
         return res.end();
       }
       json(400, { message: 'unexpected' }, { 'x-amzn-errortype': 'BadRequestException' });
-    });
+    }
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const address = server.address() as { port: number };
     client = new APIGatewayClient({

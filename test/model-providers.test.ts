@@ -3,7 +3,7 @@ import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { EventStreamCodec } from '@smithy/core/event-streams';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AppError } from '../shared/errors';
+import type { AppError } from '../shared/errors';
 import { anthropicProvider } from '../shared/models/anthropic-provider';
 import { bedrockProvider } from '../shared/models/bedrock-provider';
 import { openaiProvider } from '../shared/models/openai-provider';

@@ -96,7 +96,7 @@ describe(`PostgreSQL sources (${target.kind})`, () => {
   });
 
   it('stores credentials sealed, never in clear', async () => {
-    const sealed = await testRt.store.sourceSecrets.getSourceSecret(t.scope, id);
+    const sealed = await testRt.store.sourceSecrets.getSourceSecret<{ wrap: string }>(t.scope, id);
     expect(sealed?.wrap).toBe('local');
     expect(JSON.stringify(sealed)).not.toContain(target.password);
     expect(JSON.stringify(sealed)).not.toContain(`"${target.username}"`);

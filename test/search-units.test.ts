@@ -4,7 +4,7 @@ import { localKeyWrapper } from '../shared/secrets/secret-box';
 import { analyze } from '../shared/search/analyzer';
 import { chunkBlocks } from '../shared/search/chunker';
 import { extractHtml, extractMarkdown, extractText } from '../shared/search/extract';
-import { decodePostings, encodePostings } from '../shared/search/postings-codec';
+import { decodePostings, encodePostings } from '../shared/store/postings-codec';
 import { expandQuery, idf, scoreBm25f, topDocs } from '../shared/search/ranker';
 
 describe('analysis', () => {

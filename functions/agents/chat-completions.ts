@@ -64,7 +64,7 @@ export function registerChatCompletions(app: OpenAPIHono<AppEnv>, rt: Runtime) {
           choices: [{ index: 0, message: { role: 'assistant', content: done.reply }, finish_reason: finishReason(done.finishReason) }],
           usage: usageOf(done.usage),
           cairn: { model: done.model, sources: done.sources },
-        }) as never;
+        });
       }
       const turn = await converseStream(rt, scope, body.model, input);
       const id = `chatcmpl-${turn.sessionId.slice(4)}`;
@@ -82,7 +82,7 @@ export function registerChatCompletions(app: OpenAPIHono<AppEnv>, rt: Runtime) {
           await send({ data: '[DONE]' });
         },
         (error) => [{ data: { error: { message: error.message, code: error.code } } }, { data: '[DONE]' }],
-      ) as never;
+      );
     },
   );
 }

@@ -99,9 +99,9 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime
       const body = c.req.valid('json');
       const { agentId } = c.req.valid('param');
       const input = { message: body.message, sessionId: body.context?.sessionId, userId: body.context?.userId };
-      if (wantsStream(c, body.stream)) return (await streamTurn(c, rt, agentId, input)) as never;
+      if (wantsStream(c, body.stream)) return (await streamTurn(c, rt, agentId, input));
       const { data, skipped } = await converse(rt, scope, agentId, input);
-      return ok(c, data, 200, skipped.length > 0 ? { skippedKnowledgeSources: skipped } : undefined) as never;
+      return ok(c, data, 200, skipped.length > 0 ? { skippedKnowledgeSources: skipped } : undefined);
     },
   );
 
@@ -120,7 +120,7 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime
       const { agentId, sessionId } = c.req.valid('param');
       const page = c.req.valid('query');
       const result = await listSessionMessages(rt, scope, agentId, sessionId, page);
-      return okList(c, result.items, { limit: page.limit, nextCursor: result.nextCursor }) as never;
+      return okList(c, result.items, { limit: page.limit, nextCursor: result.nextCursor });
     },
   );
 

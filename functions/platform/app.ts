@@ -1,11 +1,11 @@
-import { OpenAPIHono } from '@hono/zod-openapi';
+import type { MiddlewareHandler } from 'hono';
 import { bodyGuard } from '../../shared/http/body-guard';
 import type { AppEnv } from '../../shared/http/context';
 import { DEFAULT_MAX_BODY_BYTES } from '../../shared/http/create-group-app';
 import { errorHandler, notFoundResponse } from '../../shared/http/error-handler';
+import { openApiApp } from '../../shared/http/openapi-app';
 import { platformAdminAuth, platformTokenAuth } from '../../shared/http/platform-auth';
 import { requestContext } from '../../shared/http/request-context';
-import { toValidationError } from '../../shared/http/validation';
 import { registerAgentRoutes } from './agent-routes';
 import { registerDbOpsRoutes } from './db-ops-routes';
 import { registerMemoryRoutes } from './memory-routes';
@@ -20,20 +20,17 @@ const OPEN_PATHS = new Set(['/platform/openapi.json']);
  * token + scope headers). Same envelope and error body as the public API.
  */
 export function createPlatformApp(rt: Runtime) {
-  const app = new OpenAPIHono<AppEnv>({
-    defaultHook: (result) => {
-      if (!result.success) throw toValidationError(result.error);
-    },
-  });
+  const app = openApiApp();
   app.use('*', requestContext());
   const admin = platformAdminAuth(rt);
   const token = platformTokenAuth(rt);
-  app.use('*', async (c, next) => {
+  const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
     const path = c.req.path;
     if (OPEN_PATHS.has(path) || (path === '/platform/tenants' && c.req.method === 'GET')) return next();
     if (path === '/platform/tenants' || path.startsWith('/platform/tenants/')) return admin(c, next);
     return token(c, next);
-  });
+  };
+  app.use('*', authenticate);
   app.use('*', bodyGuard(DEFAULT_MAX_BODY_BYTES));
   app.onError(errorHandler);
   app.notFound(notFoundResponse);

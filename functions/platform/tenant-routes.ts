@@ -112,7 +112,7 @@ export function registerTenantRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       },
     }),
     async (c) => {
-      const body = (c.req.valid('json') ?? {}) as { ttlSeconds?: number };
+      const body = (c.req.valid('json') ?? {});
       return ok(c, tokenResponse(await issueTenantToken(rt, c.req.valid('param').tenantId, body.ttlSeconds)), 201) as never;
     },
   );

@@ -91,7 +91,7 @@ export function registerExecutionRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       const { workflowId } = c.req.valid('param');
       const query = c.req.valid('query');
       const page = await listExecutions(rt, scope, workflowId, query);
-      return okList(c, page.items.map(presentExecution), { limit: query.limit, nextCursor: page.nextCursor }) as never;
+      return okList(c, page.items.map(presentExecution), { limit: query.limit, nextCursor: page.nextCursor });
     },
   );
 

@@ -3,6 +3,7 @@ import pg from 'pg';
 import type { PostgresConfig } from '../domain/knowledge-source-schema';
 import { AppError, ValidationError } from '../errors';
 import type { Block } from '../search/extract';
+import { textOf } from '../json-objects';
 
 /**
  * Reads a PostgreSQL table as documents: one row, one document. Read-only transactions with a
@@ -180,7 +181,7 @@ export async function readRows(
   conditions.push(`${id} <= $${values.push(range.upTo)}`);
   if (since && shape.updatedAtColumn) conditions.push(`${quoteIdent(shape.updatedAtColumn)} > $${values.push(since)}`);
   const result = await client.query(`SELECT ${wanted} FROM ${from(shape)} WHERE ${conditions.join(' AND ')} ORDER BY ${id}`, values);
-  return result.rows;
+  return result.rows as Record<string, unknown>[];
 }
 
 function display(value: unknown): string | undefined {
@@ -188,7 +189,7 @@ function display(value: unknown): string | undefined {
   if (value instanceof Date) return value.toISOString();
   if (Buffer.isBuffer(value)) return undefined;
   if (typeof value === 'object') return JSON.stringify(value);
-  const text = String(value).trim();
+  const text = textOf(value).trim();
   return text || undefined;
 }
 

@@ -2,7 +2,7 @@ import type { Idempotency, Reference } from '../store/records';
 import type { TenantScope } from '../tenancy';
 import { ConflictError } from '../errors';
 import { applyMergePatch } from '../json-objects';
-import { toValidationError } from '../http/validation';
+import { parseInput } from '../validation';
 import { agentInput, type Agent, type AgentInput } from './agent-schema';
 import { collection } from './collection';
 import { withoutReadOnly } from './schema-helpers';
@@ -55,16 +55,15 @@ function inputOf(current: Agent): Record<string, unknown> {
  */
 export async function patchAgent(rt: Runtime, scope: TenantScope, id: string, patch: Record<string, unknown>): Promise<Agent> {
   const current = await agents.get(rt, scope, id);
-  const parsed = agentInput.safeParse(applyMergePatch(inputOf(current), patch));
-  if (!parsed.success) throw toValidationError(parsed.error);
+  const input = parseInput(agentInput, applyMergePatch(inputOf(current), patch));
   return agents.replace(rt, 
     scope,
     id,
     (latest) => {
       if (latest.version !== current.version) throw new ConflictError(`agent ${id} was modified concurrently; retry`, { id });
-      return fieldsOf(parsed.data);
+      return fieldsOf(input);
     },
-    sourceReferences(parsed.data),
+    sourceReferences(input),
   );
 }
 

@@ -1,9 +1,8 @@
 import { connect, inspectTable, readOnly, type PgCredentials } from '../connectors/postgres';
-import { AppError, ValidationError } from '../errors';
-import { newId } from '../ids';
+import { ValidationError } from '../errors';
 import type { TenantScope } from '../tenancy';
 import type { Agent } from './agent-schema';
-import { knowledgeSources, type KnowledgeSourceRecord } from './knowledge-sources';
+import { knowledgeSources, startSync, type KnowledgeSourceRecord } from './knowledge-sources';
 import { loadCredentials, storeCredentials } from './source-credentials';
 import type { Runtime } from '../runtime';
 
@@ -21,19 +20,6 @@ async function testPostgres(source: KnowledgeSourceRecord, credentials: PgCreden
   } finally {
     await client.end().catch(() => undefined);
   }
-}
-
-/** Queues a new sync of the source; the status becomes `pending`. */
-export async function startSync(rt: Runtime, scope: TenantScope, sourceId: string): Promise<KnowledgeSourceRecord> {
-  const syncId = newId('sync');
-  const updated = await rt.store.records.updateRecord<KnowledgeSourceRecord>(scope, 'KS', sourceId, (current) => {
-    const next: KnowledgeSourceRecord = { ...current, status: 'pending', syncId };
-    delete next.error;
-    return next;
-  });
-  if (!updated) throw new AppError('NOT_FOUND', `knowledge source ${sourceId} not found`);
-  await rt.queues.ingestion.send([{ type: 'sync', tenantId: scope.tenantId, sourceId, syncId }]);
-  return updated;
 }
 
 /**

@@ -1,9 +1,9 @@
 import { AppError, NotFoundError, ValidationError } from '../errors';
+import { newId } from '../ids';
 import type { Idempotency } from '../store/records';
 import { type StoredFile } from '../store/files';
 import type { TenantScope } from '../tenancy';
 import { detachKnowledgeSource } from './agents';
-import { startSync } from './knowledge-connect';
 import { deleteCredentials } from './source-credentials';
 import { collection } from './collection';
 import {
@@ -98,6 +98,19 @@ export async function replaceKnowledgeSource(rt: Runtime, scope: TenantScope, id
   await rt.store.files.putFiles(scope, id, files, existing);
   await rt.store.files.deleteFiles(scope, id, existing.filter((f) => !keep.has(f.path)));
   return replaced.status === 'created' ? replaced : startSync(rt, scope, id);
+}
+
+/** Queues a new sync of the source; the status becomes `pending`. */
+export async function startSync(rt: Runtime, scope: TenantScope, sourceId: string): Promise<KnowledgeSourceRecord> {
+  const syncId = newId('sync');
+  const updated = await rt.store.records.updateRecord<KnowledgeSourceRecord>(scope, 'KS', sourceId, (current) => {
+    const next: KnowledgeSourceRecord = { ...current, status: 'pending', syncId };
+    delete next.error;
+    return next;
+  });
+  if (!updated) throw new NotFoundError('knowledge source', sourceId);
+  await rt.queues.ingestion.send([{ type: 'sync', tenantId: scope.tenantId, sourceId, syncId }]);
+  return updated;
 }
 
 function assertFileCollection(source: KnowledgeSourceRecord) {

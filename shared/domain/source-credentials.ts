@@ -1,4 +1,5 @@
 import type { PgCredentials } from '../connectors/postgres';
+import type { SealedSecret } from '../secrets/secret-box';
 import type { TenantScope } from '../tenancy';
 import type { Runtime } from '../runtime';
 
@@ -11,7 +12,7 @@ export async function storeCredentials(rt: Runtime, scope: TenantScope, sourceId
 }
 
 export async function loadCredentials(rt: Runtime, scope: TenantScope, sourceId: string): Promise<PgCredentials | undefined> {
-  const sealed = await rt.store.sourceSecrets.getSourceSecret(scope, sourceId);
+  const sealed = await rt.store.sourceSecrets.getSourceSecret<SealedSecret>(scope, sourceId);
   if (!sealed) return undefined;
   return JSON.parse(await rt.secrets.open(sealed, context(scope, sourceId))) as PgCredentials;
 }

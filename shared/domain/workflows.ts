@@ -20,7 +20,7 @@ export function assignStepIds(steps: WorkflowInput['steps']): Workflow['steps'] 
     let n = index + 1;
     while (taken.has(`step${n}`)) n++;
     taken.add(`step${n}`);
-    return { ...step, id: `step${n}` } as Workflow['steps'][number];
+    return { ...step, id: `step${n}` };
   });
 }
 

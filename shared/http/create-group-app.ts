@@ -1,13 +1,13 @@
-import { OpenAPIHono } from '@hono/zod-openapi';
+import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { RateArea } from '../plans';
 import type { Runtime } from '../runtime';
 import { apiKeyAuth } from './api-key-auth';
 import { bodyGuard } from './body-guard';
 import type { AppEnv } from './context';
 import { errorHandler, notFoundResponse } from './error-handler';
+import { openApiApp } from './openapi-app';
 import { rateLimit } from './rate-limit';
 import { requestContext } from './request-context';
-import { toValidationError } from './validation';
 
 export interface GroupOptions {
   area: RateArea;
@@ -24,11 +24,7 @@ export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
  * group's routes. Validation failures of any route become the API's 400 naming the field.
  */
 export function createGroupApp(rt: Runtime, options: GroupOptions): OpenAPIHono<AppEnv> {
-  const app = new OpenAPIHono<AppEnv>({
-    defaultHook: (result) => {
-      if (!result.success) throw toValidationError(result.error);
-    },
-  });
+  const app = openApiApp();
   app.use('*', requestContext());
   app.use('*', apiKeyAuth(rt, { cacheSeconds: options.apiKeyCacheSeconds }));
   app.use('*', rateLimit(rt, options.area));

@@ -58,7 +58,7 @@ export function registerListRoute<Row, Out = Row>(
     scope(c: Context<AppEnv>): TenantScope;
     list(rt: Runtime, scope: TenantScope, page: { limit: number; cursor?: string }): Promise<Page<Row>>;
     /** Shapes each stored row for the response. */
-    map?(row: Row): Out;
+    map?: (row: Row) => Out;
   },
 ) {
   app.openapi(
@@ -74,8 +74,9 @@ export function registerListRoute<Row, Out = Row>(
     async (c) => {
       const page = c.req.valid('query');
       const result = await spec.list(rt, spec.scope(c), page);
-      const items: unknown[] = spec.map ? result.items.map(spec.map) : result.items;
-      return okList(c, items, { limit: page.limit, nextCursor: result.nextCursor }) as never;
+      const { map } = spec;
+      const items: unknown[] = map ? result.items.map((row) => map(row)) : result.items;
+      return okList(c, items, { limit: page.limit, nextCursor: result.nextCursor });
     },
   );
 }
@@ -99,7 +100,7 @@ export function registerCrud<Input, Out extends { id: string }>(app: OpenAPIHono
       responses: { 201: jsonContent(envelope(spec.output), `The created ${spec.noun}`), ...commonErrors },
     }),
     async (c) => {
-      const input = c.req.valid('json') as Input;
+      const input: Input = c.req.valid('json');
       const { record, replayed } = await spec.create(rt, scope(c), input, idempotencyOf(c, input));
       c.header('Location', `${spec.basePath}/${record.id}`);
       if (replayed) c.header('Idempotent-Replayed', 'true');
@@ -115,7 +116,7 @@ export function registerCrud<Input, Out extends { id: string }>(app: OpenAPIHono
     errors: commonErrors,
     item: spec.output,
     scope,
-    list: spec.list,
+    list: (rt, scope, page) => spec.list(rt, scope, page),
   });
 
   app.openapi(
@@ -149,7 +150,7 @@ export function registerCrud<Input, Out extends { id: string }>(app: OpenAPIHono
         ...commonErrors,
       },
     }),
-    async (c) => ok(c, await spec.replace(rt, scope(c), idOf(c), c.req.valid('json') as Input)) as never,
+    async (c) => ok(c, await spec.replace(rt, scope(c), idOf(c), c.req.valid('json'))) as never,
   );
 
   app.openapi(

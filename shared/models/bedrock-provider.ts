@@ -1,4 +1,5 @@
-import { BedrockRuntimeClient, ConverseCommand, ConverseStreamCommand } from '@aws-sdk/client-bedrock-runtime';
+import type { BedrockRuntimeClient} from '@aws-sdk/client-bedrock-runtime';
+import { ConverseCommand, ConverseStreamCommand } from '@aws-sdk/client-bedrock-runtime';
 import { providerError } from './provider-error';
 import { systemPrompt, type ChatModel, type ChatRequest, type ChatResult } from './types';
 

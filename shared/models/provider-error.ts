@@ -16,7 +16,7 @@ export async function providerFetch(provider: string, url: string, init: Request
   let response: Response;
   try {
     response = await fetch(url, { ...init, signal });
-  } catch (error) {
+  } catch {
     throw providerError(provider, signal.aborted ? 'timeout' : 'network');
   }
   if (!response.ok) {

@@ -217,14 +217,14 @@ export async function runDbOperation(rt: Runtime, scope: TenantScope, req: DbOpR
     }
     case 'put': {
       const item = checkItem(rt, scope, table, req.item, true);
-      return { ...base, item: withScope(scope, (await table.put!(rt, scope, item)) as Row) };
+      return { ...base, item: withScope(scope, (await table.put!(rt, scope, item))) };
     }
     case 'update': {
       const key = parseKey(rt, scope, table, req.key);
       const changes = checkItem(rt, scope, table, req.item, false);
       if (Object.keys(changes).length === 0) throw new ValidationError('item', 'must change at least one writable field');
       const row = await table.update!(rt, scope, key, changes);
-      return { ...base, item: row ? withScope(scope, row as Row) : null, updated: row !== undefined };
+      return { ...base, item: row ? withScope(scope, row) : null, updated: row !== undefined };
     }
     case 'delete': {
       if (req.key) return { ...base, deleted: await table.remove!(rt, scope, parseKey(rt, scope, table, req.key)) };

@@ -1,11 +1,11 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import { agentInput } from '../domain/agent-schema';
 import { createAgent, deleteAgent, patchAgent } from '../domain/agents';
 import type { KnowledgeSourceRecord } from '../domain/knowledge-sources';
-import { workflowInput, type Workflow } from '../domain/workflow-schema';
+import { workflowInput } from '../domain/workflow-schema';
 import { createWorkflow, replaceWorkflow, workflows } from '../domain/workflows';
 import { NotFoundError, ValidationError } from '../errors';
-import { toValidationError } from '../http/validation';
+import { parseInput } from '../validation';
 import { ID_PREFIXES, type IdKind } from '../ids';
 import { memoryOwner, type MemoryItem } from '../store/memory-graph';
 import type { Runtime } from '../runtime';
@@ -72,9 +72,7 @@ const stripKeys = ({ pk: _pk, sk: _sk, expiresAt: _e, ...rest }: Record<string, 
 
 /** Turns a domain zod failure into a 400 naming `item.<field>`. */
 function parseItem<T>(schema: z.ZodType<T>, item: Row): T {
-  const parsed = schema.safeParse(item);
-  if (!parsed.success) throw toValidationError(parsed.error, 'item');
-  return parsed.data;
+  return parseInput(schema, item, 'item');
 }
 
 async function orUndefined<T>(promise: Promise<T>): Promise<T | undefined> {
@@ -137,7 +135,7 @@ const workflowDefinitionsTable: TableDef = {
     const current = await orUndefined(workflows.get(rt, scope, text(v, 'id')));
     if (!current) return undefined;
     const merged = { name: current.name, description: current.description, steps: current.steps, ...changes };
-    return replaceWorkflow(rt, scope, current.id, parseItem(workflowInput, merged)) as Promise<Workflow>;
+    return replaceWorkflow(rt, scope, current.id, parseItem(workflowInput, merged));
   },
   remove: async (rt, scope, v) => ((await orUndefined(workflows.remove(rt, scope, text(v, 'id')))) ? 1 : 0),
 };

@@ -89,5 +89,5 @@ export async function revokeToken(rt: Runtime, claims: TokenClaims): Promise<voi
 
 /** Ends a token known only by its id (e.g. a leaked one). Its expiry is not known, so the revocation is kept for good. */
 export async function revokeTokenById(rt: Runtime, tenantId: string, tokenId: string): Promise<void> {
-  await rt.store.revokedTokens.revokeToken({ tenantId, schema: scopeOf(tenantId).schema, tokenId, issuedAt: 0 });
+  await rt.store.revokedTokens.revokeToken({ tenantId: scopeOf(tenantId).tenantId, tokenId });
 }

@@ -1,5 +1,6 @@
 import { parse as parseCsv } from 'csv-parse/sync';
 import { Parser } from 'htmlparser2';
+import { textOf } from '../json-objects';
 
 /**
  * Turns a file's content into blocks of text with the heading path they sit under, keeping the
@@ -155,7 +156,7 @@ export function extractJson(content: string): Extracted {
     if (v === null || v === undefined) return;
     if (Array.isArray(v)) v.forEach((item, i) => lines(item, `${path}[${i}]`, out));
     else if (typeof v === 'object') for (const [k, child] of Object.entries(v)) lines(child, path ? `${path}.${k}` : k, out);
-    else out.push(path ? `${path}: ${String(v)}` : String(v));
+    else out.push(path ? `${path}: ${textOf(v)}` : textOf(v));
   };
   const items = Array.isArray(value) ? value : [value];
   const blocks: Block[] = [];
@@ -171,6 +172,8 @@ export function extractJson(content: string): Extracted {
 export function extractCsv(content: string): Extracted {
   let rows: string[][];
   try {
+    // Without `columns`, csv-parse's typings cannot say that each record is an array of strings.
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion
     rows = parseCsv(content, { relax_column_count: true, skip_empty_lines: true, bom: true }) as string[][];
   } catch {
     return extractText(content);

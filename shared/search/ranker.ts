@@ -5,13 +5,9 @@
  */
 
 /** One chunk's entry in a term's postings. */
-export interface Posting {
-  doc: number;
-  tfBody: number;
-  tfTitle: number;
-  lenBody: number;
-  lenTitle: number;
-}
+import type { Posting } from '../store/postings-codec';
+
+export type { Posting };
 
 export interface CorpusStats {
   documents: number;

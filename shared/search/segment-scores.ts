@@ -1,4 +1,4 @@
-import { forEachPosting } from './postings-codec';
+import { forEachPosting } from '../store/postings-codec';
 import { bm25fTermFrequency, idf, type CorpusStats, type RankParams } from './ranker';
 
 /**

@@ -132,9 +132,10 @@ export function apiKeysStore(db: Db) {
         ExpressionAttributeValues: { ':pk': keys.tenantApiKey(scope, '').pk },
       }),
     );
-    return (out.Items ?? []).map(({ keyId, tenantId, plan, name, createdAt, gatewayKeyId }) => ({
-      keyId, tenantId, plan, name, createdAt, gatewayKeyId,
-    }));
+    return (out.Items ?? []).map((item) => {
+      const { keyId, tenantId, plan, name, createdAt, gatewayKeyId } = item as ApiKeySummary;
+      return { keyId, tenantId, plan, name, createdAt, gatewayKeyId };
+    });
   }
 
   /**

@@ -25,7 +25,7 @@ async function writeGroup(db: Db, group: WriteRequest[]): Promise<void> {
     if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 25 * 2 ** attempt)));
     if (attempt > 8) throw new Error('DynamoDB left batch writes unprocessed after 8 retries');
     const out = await db.client.send(new BatchWriteCommand({ RequestItems: { [db.table]: pending } }));
-    pending = (out.UnprocessedItems?.[db.table] ?? []) as WriteRequest[];
+    pending = (out.UnprocessedItems?.[db.table] ?? []);
   }
 }
 

@@ -71,6 +71,6 @@ function createClient(endpoint: string | undefined, region: string): DynamoDBDoc
 }
 
 function capacityOf(consumed: unknown): number {
-  const list = Array.isArray(consumed) ? consumed : consumed ? [consumed] : [];
-  return list.reduce((sum: number, c: { CapacityUnits?: number }) => sum + (c.CapacityUnits ?? 0), 0);
+  const list = (Array.isArray(consumed) ? consumed : consumed ? [consumed] : []) as Array<{ CapacityUnits?: number }>;
+  return list.reduce((sum, c) => sum + (c.CapacityUnits ?? 0), 0);
 }

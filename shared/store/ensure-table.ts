@@ -1,10 +1,11 @@
 import {
   CreateTableCommand,
+  DynamoDBClient,
   DescribeTableCommand,
   ResourceNotFoundException,
   UpdateTimeToLiveCommand,
-  type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
+import { config } from '../config';
 import { tableDefinition } from './table-definition';
 
 /**
@@ -48,4 +49,14 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
     }),
   );
   return 'created';
+}
+
+/** Creates (or checks) the table on a DynamoDB Local at `endpoint` (local mode, tests, benchmarks). */
+export async function ensureTableAt(endpoint: string, tableName: string): Promise<'created' | 'exists'> {
+  const client = new DynamoDBClient({ endpoint, region: config.region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  try {
+    return await ensureTable(client, tableName);
+  } finally {
+    client.destroy();
+  }
 }

@@ -1,4 +1,11 @@
-import type { Posting } from './ranker';
+/** One chunk's entry in a term's postings: its term frequencies and field lengths. */
+export interface Posting {
+  doc: number;
+  tfBody: number;
+  tfTitle: number;
+  lenBody: number;
+  lenTitle: number;
+}
 
 /**
  * Postings of one term in one segment, packed as unsigned varints: for each chunk (ascending)

@@ -1,11 +1,10 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import type { TokenClaims } from '../platform/access-tokens';
 import type { Db } from './db';
 import { keys } from './keys';
 
 export function revokedTokensStore(db: Db) {
   /** Records a revocation; it expires (TTL) when the token would have, since it cannot matter after. */
-  async function revokeToken(claims: TokenClaims): Promise<void> {
+  async function revokeToken(claims: { tokenId: string; tenantId: string; expiresAt?: number }): Promise<void> {
     await db.client.send(
       new PutCommand({
         TableName: db.table,

@@ -1,7 +1,6 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { encodePostings } from '../search/postings-codec';
-import type { Posting } from '../search/ranker';
+import { encodePostings, type Posting } from './postings-codec';
 import type { TenantScope } from '../tenancy';
 import { deleteRequest, putRequest, batchOps } from './batch';
 import type { Db } from './db';
@@ -274,7 +273,7 @@ export function searchIndexStore(db: Db) {
   async function purgeIndex(scope: TenantScope, sourceId: string): Promise<void> {
     const chunks = await queryAll(keys.chunkPartition(scope, sourceId));
     const terms = new Set<string>();
-    for (const chunk of chunks) for (const pair of String(chunk.terms ?? '').split(' ')) if (pair) terms.add(pair.slice(0, pair.lastIndexOf(':')));
+    for (const chunk of chunks) for (const pair of ((chunk.terms as string | undefined) ?? '').split(' ')) if (pair) terms.add(pair.slice(0, pair.lastIndexOf(':')));
     for (const term of terms) {
       const pk = keys.termPartition(scope, sourceId, term);
       await batchWrite((await queryAll(pk)).map((item) => deleteRequest({ pk, sk: String(item.sk) })));

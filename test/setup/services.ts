@@ -1,7 +1,6 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { TestProject } from 'vitest/node';
 import { startDynamoDbLocal } from '../../local/dynamodb-local';
-import { ensureTable } from '../../shared/store/ensure-table';
+import { ensureTableAt } from '../../shared/store/ensure-table';
 import { startPostgres, type PostgresTarget } from './postgres';
 
 declare module 'vitest' {
@@ -18,13 +17,7 @@ declare module 'vitest' {
 export default async function setup(project: TestProject) {
   const [dynamo, postgres] = await Promise.all([startDynamoDbLocal(), startPostgres()]);
   project.provide('postgres', postgres.target);
-  const client = new DynamoDBClient({
-    endpoint: dynamo.endpoint,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  });
-  await ensureTable(client, 'cairn-test');
-  client.destroy();
+  await ensureTableAt(dynamo.endpoint, 'cairn-test');
   project.provide('dynamoEndpoint', dynamo.endpoint);
   return async () => {
     await dynamo.stop();
