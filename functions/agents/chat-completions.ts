@@ -47,10 +47,10 @@ export function registerChatCompletions(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       const body = c.req.valid('json');
       const turns: ChatMessage[] = body.messages
         .filter((m) => m.role === 'user' || m.role === 'assistant')
-        .map((m) => ({ role: m.role as 'user' | 'assistant', content: textOf(m.content as never) }));
+        .map((m) => ({ role: m.role as 'user' | 'assistant', content: textOf(m.content) }));
       const last = turns.pop();
       if (!last || last.role !== 'user' || !last.content.trim()) throw new ValidationError('messages', 'must end with a non-empty user message');
-      const system = body.messages.filter((m) => m.role === 'system' || m.role === 'developer').map((m) => textOf(m.content as never)).join('\n');
+      const system = body.messages.filter((m) => m.role === 'system' || m.role === 'developer').map((m) => textOf(m.content)).join('\n');
       const input = { message: last.content, history: turns, instructions: system || undefined };
       const created = Math.floor(Date.now() / 1000);
       const usageOf = (u: { inputTokens: number; outputTokens: number }) => ({ prompt_tokens: u.inputTokens, completion_tokens: u.outputTokens, total_tokens: u.inputTokens + u.outputTokens });

@@ -138,7 +138,7 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime
       const scope = c.get('identity').scope;
       const { agentId, sessionId } = c.req.valid('param');
       await deleteAgentSession(rt, scope, agentId, sessionId);
-      return ok(c, { id: sessionId, deleted: true as const }) as never;
+      return ok(c, { id: sessionId, deleted: true as const });
     },
   );
 }

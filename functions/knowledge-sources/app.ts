@@ -75,7 +75,7 @@ export function createKnowledgeSourcesApp(rt: Runtime, options: Partial<GroupOpt
       const scope = c.get('identity').scope;
       const id = c.req.valid('param').knowledgeSourceId;
       const { source } = await addFiles(rt, scope, id, c.req.valid('json').files);
-      return ok(c, await presentSource(rt, scope, source, { files: true })) as never;
+      return ok(c, await presentSource(rt, scope, source, { files: true }));
     },
   );
 
@@ -99,7 +99,7 @@ export function createKnowledgeSourcesApp(rt: Runtime, options: Partial<GroupOpt
       const id = c.req.valid('param').knowledgeSourceId;
       const { path } = c.req.valid('query');
       await removeFile(rt, c.get('identity').scope, id, path);
-      return ok(c, { id, path, deleted: true as const }) as never;
+      return ok(c, { id, path, deleted: true as const });
     },
   );
 
@@ -124,7 +124,7 @@ export function createKnowledgeSourcesApp(rt: Runtime, options: Partial<GroupOpt
     async (c) => {
       const scope = c.get('identity').scope;
       const { source, queued } = await connectSource(rt, scope, c.req.valid('param').knowledgeSourceId, c.req.valid('json'));
-      return ok(c, source, queued ? 202 : 200) as never;
+      return ok(c, source, queued ? 202 : 200);
     },
   );
 
@@ -147,7 +147,7 @@ export function createKnowledgeSourcesApp(rt: Runtime, options: Partial<GroupOpt
       const source = await knowledgeSources.get(rt, scope, c.req.valid('param').knowledgeSourceId);
       assertSearchable(source);
       const { results, took } = await searchSource(rt, scope, source, c.req.valid('json'));
-      return ok(c, { results, took }) as never;
+      return ok(c, { results, took });
     },
   );
 

@@ -38,7 +38,7 @@ export function registerAgentRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
     }),
     async (c) => {
       const { record } = await createAgent(rt, scope(c), c.req.valid('json'));
-      return ok(c, record, 201) as never;
+      return ok(c, record, 201);
     },
   );
 
@@ -52,7 +52,7 @@ export function registerAgentRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       request: { params },
       responses: { 200: jsonContent(envelope(agent), 'The agent'), ...notFound, ...platformErrors },
     }),
-    async (c) => ok(c, await agents.get(rt, scope(c), c.req.valid('param').agentId)) as never,
+    async (c) => ok(c, await agents.get(rt, scope(c), c.req.valid('param').agentId)),
   );
 
   app.openapi(
@@ -75,7 +75,7 @@ export function registerAgentRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
         ...platformErrors,
       },
     }),
-    async (c) => ok(c, await patchAgent(rt, scope(c), c.req.valid('param').agentId, c.req.valid('json'))) as never,
+    async (c) => ok(c, await patchAgent(rt, scope(c), c.req.valid('param').agentId, c.req.valid('json'))),
   );
 
   app.openapi(
@@ -91,7 +91,7 @@ export function registerAgentRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
     async (c) => {
       const { agentId } = c.req.valid('param');
       await deleteAgent(rt, scope(c), agentId);
-      return ok(c, { id: agentId, deleted: true as const }) as never;
+      return ok(c, { id: agentId, deleted: true as const });
     },
   );
 }

@@ -20,7 +20,7 @@ export function registerDbOpsRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       security: tokenSecurity,
       responses: { 200: jsonContent(envelope(z.record(z.string(), z.unknown())), 'Tables and operators'), ...platformErrors },
     }),
-    (c) => ok(c, describeTables()) as never,
+    (c) => ok(c, describeTables()),
   );
 
   app.openapi(
@@ -37,6 +37,6 @@ export function registerDbOpsRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       request: { body: { content: { 'application/json': { schema: request } }, required: true } },
       responses: { 200: jsonContent(envelope(z.record(z.string(), z.unknown())), 'The result'), ...platformErrors },
     }),
-    async (c) => ok(c, await runDbOperation(rt, c.get('platformToken').scope, c.req.valid('json'))) as never,
+    async (c) => ok(c, await runDbOperation(rt, c.get('platformToken').scope, c.req.valid('json'))),
   );
 }

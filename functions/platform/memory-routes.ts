@@ -59,7 +59,7 @@ export function registerMemoryRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       const scope = c.get('platformToken').scope;
       const body = c.req.valid('json');
       await agents.get(rt, scope, body.agentId);
-      return ok(c, await queryMemory(rt, scope, body)) as never;
+      return ok(c, await queryMemory(rt, scope, body));
     },
   );
 }

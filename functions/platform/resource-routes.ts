@@ -86,9 +86,9 @@ export function registerResourceRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       const steps = assignStepIds(input.steps);
       const result = compileWorkflow(steps);
       const out = { compiled: { valid: result.valid, errors: result.errors, steps, plan: result.plan } };
-      if (compileOnly) return ok(c, out) as never;
+      if (compileOnly) return ok(c, out);
       const definition = result.valid ? (await createWorkflow(rt, scope(c), input)).record : null;
-      return ok(c, { ...out, definition }) as never;
+      return ok(c, { ...out, definition });
     },
   );
 

@@ -70,7 +70,7 @@ export function registerTenantRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
         ),
       },
     }),
-    (c) => ok(c, { services: SERVICES, scopeHeaders: SCOPE_HEADERS }) as never,
+    (c) => ok(c, { services: SERVICES, scopeHeaders: SCOPE_HEADERS }),
   );
 
   app.openapi(
@@ -88,7 +88,7 @@ export function registerTenantRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
         ...platformErrors,
       },
     }),
-    async (c) => ok(c, await provisionTenant(rt, c.req.valid('json')), 201) as never,
+    async (c) => ok(c, await provisionTenant(rt, c.req.valid('json')), 201),
   );
 
   app.openapi(
@@ -113,7 +113,7 @@ export function registerTenantRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
     }),
     async (c) => {
       const body = (c.req.valid('json') ?? {});
-      return ok(c, tokenResponse(await issueTenantToken(rt, c.req.valid('param').tenantId, body.ttlSeconds)), 201) as never;
+      return ok(c, tokenResponse(await issueTenantToken(rt, c.req.valid('param').tenantId, body.ttlSeconds)), 201);
     },
   );
 
@@ -130,7 +130,7 @@ export function registerTenantRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
     async (c) => {
       const { tenantId: id, tokenId } = c.req.valid('param');
       await revokeTokenById(rt, id, tokenId);
-      return ok(c, { tokenId, revoked: true as const }) as never;
+      return ok(c, { tokenId, revoked: true as const });
     },
   );
 
@@ -144,7 +144,7 @@ export function registerTenantRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       responses: { 200: jsonContent(envelope(session), 'The token’s scope'), ...platformErrors },
     }),
     (c) => {
-      return ok(c, sessionOf(c.get('platformToken'))) as never;
+      return ok(c, sessionOf(c.get('platformToken')));
     },
   );
 
@@ -160,7 +160,7 @@ export function registerTenantRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
     async (c) => {
       const t = c.get('platformToken');
       await revokeToken(rt, t);
-      return ok(c, { tokenId: t.tokenId, revoked: true as const }) as never;
+      return ok(c, { tokenId: t.tokenId, revoked: true as const });
     },
   );
 }

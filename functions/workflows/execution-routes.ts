@@ -70,9 +70,9 @@ export function registerExecutionRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       const { workflowId } = c.req.valid('param');
       const body = c.req.valid('json');
       const { execution: record, finished } = await executeAndWait(rt, scope, workflowId, body, body.mode === 'sync' ? config.workflowSyncWaitMs : 0);
-      if (finished) return ok(c, presentExecution(record)) as never;
+      if (finished) return ok(c, presentExecution(record));
       c.header('Location', `/v1/workflows/${workflowId}/executions/${record.id}`);
-      return ok(c, presentExecution(record), 202) as never;
+      return ok(c, presentExecution(record), 202);
     },
   );
 
@@ -107,7 +107,7 @@ export function registerExecutionRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
     }),
     async (c) => {
       const { workflowId, executionId } = c.req.valid('param');
-      return ok(c, presentExecution(await getExecution(rt, c.get('identity').scope, workflowId, executionId))) as never;
+      return ok(c, presentExecution(await getExecution(rt, c.get('identity').scope, workflowId, executionId)));
     },
   );
 
@@ -128,7 +128,7 @@ export function registerExecutionRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
     async (c) => {
       const scope = c.get('identity').scope;
       const { workflowId, executionId } = c.req.valid('param');
-      return ok(c, presentExecution(await cancelExecution(rt, scope, workflowId, executionId))) as never;
+      return ok(c, presentExecution(await cancelExecution(rt, scope, workflowId, executionId)));
     },
   );
 }

@@ -104,7 +104,7 @@ export function registerCrud<Input, Out extends { id: string }>(app: OpenAPIHono
       const { record, replayed } = await spec.create(rt, scope(c), input, idempotencyOf(c, input));
       c.header('Location', `${spec.basePath}/${record.id}`);
       if (replayed) c.header('Idempotent-Replayed', 'true');
-      return ok(c, record, 201) as never;
+      return ok(c, record, 201);
     },
   );
 
@@ -126,12 +126,11 @@ export function registerCrud<Input, Out extends { id: string }>(app: OpenAPIHono
       tags: [spec.tag],
       summary: `Get a ${spec.noun}`,
       security,
-      request: { params, ...(spec.getQuery ? { query: spec.getQuery } : {}) },
+      request: { params, query: spec.getQuery ?? z.object({}) },
       responses: { 200: jsonContent(envelope(spec.output), `The ${spec.noun}`), ...commonErrors },
     }),
     async (c) => {
-      const query = spec.getQuery ? (c.req.valid('query' as never) as Record<string, unknown>) : {};
-      return ok(c, await spec.get(rt, scope(c), idOf(c), query)) as never;
+      return ok(c, await spec.get(rt, scope(c), idOf(c), c.req.valid('query')));
     },
   );
 
@@ -150,7 +149,7 @@ export function registerCrud<Input, Out extends { id: string }>(app: OpenAPIHono
         ...commonErrors,
       },
     }),
-    async (c) => ok(c, await spec.replace(rt, scope(c), idOf(c), c.req.valid('json'))) as never,
+    async (c) => ok(c, await spec.replace(rt, scope(c), idOf(c), c.req.valid('json'))),
   );
 
   app.openapi(
@@ -165,7 +164,7 @@ export function registerCrud<Input, Out extends { id: string }>(app: OpenAPIHono
     }),
     async (c) => {
       await spec.remove(rt, scope(c), idOf(c));
-      return ok(c, { id: idOf(c), deleted: true as const }) as never;
+      return ok(c, { id: idOf(c), deleted: true as const });
     },
   );
 }

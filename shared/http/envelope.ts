@@ -13,7 +13,8 @@ export function meta(c: Context<AppEnv>): Meta {
   return { timestamp: new Date().toISOString(), requestId: c.get('requestId') };
 }
 
-export function ok<T>(c: Context<AppEnv>, data: T, status: ContentfulStatusCode = 200, extraMeta?: Record<string, unknown>) {
+/** `{data, meta}` with the status as a literal type, so a route's answer is checked against its OpenAPI responses. */
+export function ok<T, S extends ContentfulStatusCode = 200>(c: Context<AppEnv>, data: T, status: S = 200 as S, extraMeta?: Record<string, unknown>) {
   return c.json({ data, meta: { ...meta(c), ...extraMeta } }, status);
 }
 
