@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { PostgresConfig } from '../domain/knowledge-source-schema';
-import { AppError, ValidationError } from '../errors';
+import { AppError, UpstreamError, ValidationError } from '../errors';
 import type { Block } from '../search/extract';
 import { textOf } from '../json-objects';
 
@@ -51,20 +51,26 @@ const NETWORK_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENE
 
 /** What went wrong, in the API's terms, without credentials or the server's own words. */
 export function classifyPgError(error: unknown, config: Pick<PostgresConfig, 'host' | 'port' | 'database'>): AppError {
-  const e = error as { code?: string; message?: string };
+  const e = error as { code?: string };
   if (e.code === '28P01' || e.code === '28000') {
     return new ValidationError('credentials', 'were rejected by the database (authentication failed)');
   }
   if (e.code === '3D000') return new ValidationError('config.database', `does not exist on ${config.host}:${config.port}`);
-  if (e.code === '57014') return new AppError('UPSTREAM_ERROR', 'The database cancelled a statement that took too long', { host: config.host, port: config.port });
-  if ((e.code && NETWORK_CODES.has(e.code)) || /timeout|terminated/i.test(e.message ?? '')) {
-    return new AppError('UPSTREAM_ERROR', `Cannot reach PostgreSQL at ${config.host}:${config.port}`, {
-      host: config.host,
-      port: config.port,
-      reason: e.code === 'ECONNREFUSED' ? 'connection refused' : e.code === 'ENOTFOUND' ? 'host not found' : 'no answer in time',
-    });
+  if (e.code === '57014') return new UpstreamError('The database cancelled a statement that took too long', { host: config.host, port: config.port }, { retryable: true });
+  // Without a SQLSTATE or a network code, the failure is the client's own: its connection or query
+  // timed out, or the connection ended (pg reports these as plain errors).
+  if (!e.code || NETWORK_CODES.has(e.code)) {
+    return new UpstreamError(
+      `Cannot reach PostgreSQL at ${config.host}:${config.port}`,
+      {
+        host: config.host,
+        port: config.port,
+        reason: e.code === 'ECONNREFUSED' ? 'connection refused' : e.code === 'ENOTFOUND' ? 'host not found' : 'no answer in time',
+      },
+      { retryable: true },
+    );
   }
-  return new AppError('UPSTREAM_ERROR', 'The database answered with an error', { host: config.host, port: config.port, sqlState: e.code });
+  return new UpstreamError('The database answered with an error', { host: config.host, port: config.port, sqlState: e.code }, { retryable: !e.code.startsWith('42') });
 }
 
 export async function connect(config: PostgresConfig, credentials: PgCredentials): Promise<pg.Client> {

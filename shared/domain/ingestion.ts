@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { connect, inspectTable, listKeys, readOnly, readRows, rowToDocument, type PgCredentials, type TableShape } from '../connectors/postgres';
-import { AppError } from '../errors';
+import { AppError, isRetryable } from '../errors';
 import { errorFields, log } from '../log';
 import type { IngestionMessage } from '../queue/messages';
 import type { Delivery } from '../queue/queue';
@@ -220,11 +220,6 @@ async function finalize(rt: Runtime, scope: TenantScope, source: KnowledgeSource
   log.info('knowledge source ready', { tenantId: scope.tenantId, sourceId: source.id, syncId, chunks });
 }
 
-/** Errors that no retry will fix: the source is marked failed at once. */
-function isPermanent(error: unknown): boolean {
-  return error instanceof AppError && error.statusCode < 500;
-}
-
 export async function handleIngestionMessage(rt: Runtime, message: IngestionMessage, delivery: Delivery): Promise<void> {
   const scope = scopeOf(message.tenantId);
   if (message.type === 'purge') {
@@ -238,11 +233,13 @@ export async function handleIngestionMessage(rt: Runtime, message: IngestionMess
     else await handleBatch(rt, scope, source, message);
   } catch (error) {
     const last = delivery.receiveCount >= delivery.maxReceives;
-    if (isPermanent(error) || last) {
+    // An error that no retry will fix marks the source failed at once.
+    const permanent = !isRetryable(error);
+    if (permanent || last) {
       const appError = error instanceof AppError ? error : new AppError('INTERNAL_ERROR', 'Ingestion failed repeatedly');
       log.error('ingestion failed', { sourceId: source.id, syncId: message.syncId, ...errorFields(error) });
       await setStatus(rt, scope, source.id, { status: 'failed', error: { code: appError.code, message: appError.message } }, message.syncId);
-      if (isPermanent(error)) return; // retrying cannot help: acknowledge
+      if (permanent) return; // retrying cannot help: acknowledge
     }
     throw error;
   }

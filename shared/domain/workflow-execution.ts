@@ -1,5 +1,5 @@
 import { config } from '../config';
-import { AppError, ConflictError, NotFoundError } from '../errors';
+import { AppError, ConflictError, isRetryable, NotFoundError } from '../errors';
 import { isId, newId } from '../ids';
 import { errorFields, log } from '../log';
 import type { StepMessage } from '../queue/messages';
@@ -98,9 +98,6 @@ async function runStep(rt: Runtime, scope: TenantScope, execution: ExecutionReco
   return kind.run(step.config as Record<string, unknown>, { rt, scope, vars, passages, deadline: AbortSignal.timeout(config.modelTimeoutMs) });
 }
 
-/** Errors worth another attempt: the provider or the store may answer next time. */
-const transient = (error: unknown) => !(error instanceof AppError) || ['UPSTREAM_ERROR', 'SERVICE_UNAVAILABLE', 'INTERNAL_ERROR'].includes(error.code);
-
 async function afterSettle(rt: Runtime, scope: TenantScope, execution: ExecutionRecord) {
   const states = Object.values(execution.steps);
   const failed = states.find((s) => s.status === 'failed');
@@ -162,7 +159,7 @@ export async function handleStepMessage(rt: Runtime, message: StepMessage, deliv
   const { error } = outcome;
   const appError = error instanceof AppError ? error : new AppError('INTERNAL_ERROR', 'The step failed');
   log.warn('workflow step failed', { executionId: claimed.id, stepId: step.id, attempt, ...errorFields(error) });
-  if (transient(error) && attempt < MAX_STEP_ATTEMPTS && delivery.receiveCount < delivery.maxReceives) {
+  if (isRetryable(error) && attempt < MAX_STEP_ATTEMPTS && delivery.receiveCount < delivery.maxReceives) {
     const settled = await rt.store.executions.settleStep(scope, claimed, step.id, attempt, { status: 'retrying', error: { code: appError.code, message: appError.message }, startedAt });
     if (settled) await send(rt, scope, settled, [step.id], 2 ** attempt); // backoff: 2 s, 4 s, …
     return;

@@ -2,6 +2,7 @@ import type { BedrockRuntimeClient} from '@aws-sdk/client-bedrock-runtime';
 import { ConverseCommand, ConverseStreamCommand } from '@aws-sdk/client-bedrock-runtime';
 import { providerError } from './provider-error';
 import { systemPrompt, type ChatModel, type ChatRequest, type ChatResult } from './types';
+import { AppError } from '../errors';
 
 /** Amazon Bedrock through the Converse API (one format for every Bedrock model). */
 const finish = (reason: string | undefined): ChatResult['finishReason'] =>
@@ -18,7 +19,7 @@ export function bedrockProvider(client: BedrockRuntimeClient): ChatModel {
     };
   };
   const failed = (error: unknown, signal: AbortSignal) => {
-    if (error instanceof Error && error.name === 'AppError') return error;
+    if (error instanceof AppError) return error;
     if (signal.aborted) return providerError('bedrock', 'timeout');
     const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
     return providerError('bedrock', status ?? 'network', (error as Error).message);

@@ -1,14 +1,19 @@
-import { AppError } from '../errors';
+import { UpstreamError, type AppError } from '../errors';
 
-/** A provider failure as the API reports it: 502 naming the provider and its status, never a 500. */
+/**
+ * A provider failure as the API reports it: 502 naming the provider and its status, never a 500.
+ * Retryable unless the provider refused the request itself (a 4xx other than 408/429 will be
+ * refused again).
+ */
 export function providerError(provider: string, status: number | 'timeout' | 'network' | 'stream', detail?: string): AppError {
   const what =
     status === 'timeout' ? 'did not answer in time' : status === 'network' ? 'could not be reached' : status === 'stream' ? 'failed mid-stream' : `answered ${status}`;
-  return new AppError('UPSTREAM_ERROR', `Model provider ${provider} ${what}`, {
-    provider,
-    status,
-    ...(detail ? { providerMessage: detail.slice(0, 300) } : {}),
-  });
+  const refused = typeof status === 'number' && status >= 400 && status < 500 && status !== 408 && status !== 429;
+  return new UpstreamError(
+    `Model provider ${provider} ${what}`,
+    { provider, status, ...(detail ? { providerMessage: detail.slice(0, 300) } : {}) },
+    { retryable: !refused },
+  );
 }
 
 /** fetch with the provider's name on every failure. */

@@ -1,5 +1,5 @@
 import { config, type Plan } from '../config';
-import { AppError, ConflictError, NotFoundError } from '../errors';
+import { ConflictError, NotFoundError, UpstreamError } from '../errors';
 import { newId } from '../ids';
 import { log, errorFields } from '../log';
 import type { Runtime } from '../runtime';
@@ -56,7 +56,7 @@ export async function provisionTenant(rt: Runtime, input: { name: string; tenant
       try {
         gatewayKeyId = await rt.gateway.register({ value: apiKey, name: `${scope.tenantId}-${input.plan}`, plan: input.plan });
       } catch (error) {
-        throw new AppError('UPSTREAM_ERROR', 'API Gateway did not register the tenant’s API key; retry', { provider: 'apigateway' }, { cause: error });
+        throw new UpstreamError('API Gateway did not register the tenant’s API key; retry', { provider: 'apigateway' }, { retryable: true, cause: error });
       }
     }
     await rt.store.apiKeys.createApiKey(scope, { plan: input.plan, name: 'provisioned', apiKey, gatewayKeyId });

@@ -1,4 +1,4 @@
-import { AppError } from '../errors';
+import { ConflictError } from '../errors';
 import { SEGMENT_SPAN, type ChunkRecord, type SegmentRecord } from '../store/search-index';
 import type { TenantScope } from '../tenancy';
 import { analyze, termFrequencies } from './analyzer';
@@ -148,8 +148,6 @@ export async function searchSource(
 
 export function assertSearchable(source: { id: string; status: string }): void {
   if (source.status !== 'ready') {
-    throw new AppError('CONFLICT', `Knowledge source ${source.id} is ${source.status}, not ready to search`, {
-      status: source.status,
-    });
+    throw new ConflictError(`Knowledge source ${source.id} is ${source.status}, not ready to search`, { status: source.status });
   }
 }

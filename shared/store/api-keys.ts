@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { Plan } from '../config';
 import { newId } from '../ids';
@@ -70,7 +70,7 @@ export function apiKeysStore(db: Db) {
       );
       return record;
     } catch (error) {
-      if (error instanceof Error && error.name === 'ConditionalCheckFailedException') return undefined;
+      if (error instanceof ConditionalCheckFailedException) return undefined;
       throw error;
     }
   }

@@ -1,29 +1,29 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  DynamoDBClient,
+  InternalServerError,
+  ProvisionedThroughputExceededException,
+  RequestLimitExceeded,
+  ThrottlingException,
+} from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config';
-import { AppError } from '../errors';
+import { UnavailableError } from '../errors';
 import { countDynamoRequest } from './request-metrics';
 
-const UNAVAILABLE_ERRORS = new Set([
-  'ProvisionedThroughputExceededException',
-  'ThrottlingException',
-  'RequestLimitExceeded',
-  'InternalServerError',
-  'ServiceUnavailable',
-]);
+/** Throttling and server faults: the SDK's own classes, and any service error it marks as the server's. */
+const UNAVAILABLE_ERRORS = [ProvisionedThroughputExceededException, ThrottlingException, RequestLimitExceeded, InternalServerError];
 const NETWORK_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
 
 /**
  * Throttling, server and network failures that outlived the SDK's retries are the caller's 503
  * (retry later), not a 500: the request was fine, the store was not reachable.
  */
-function unavailable(error: unknown): AppError | undefined {
+function unavailable(error: unknown): UnavailableError | undefined {
   if (!(error instanceof Error)) return undefined;
   const code = (error as { code?: string }).code;
-  if (UNAVAILABLE_ERRORS.has(error.name) || (code && NETWORK_ERRORS.has(code))) {
-    return new AppError('SERVICE_UNAVAILABLE', 'The data store is temporarily unavailable; retry shortly', undefined, {
-      cause: error,
-    });
+  const serverFault = (error as { $fault?: string }).$fault === 'server';
+  if (UNAVAILABLE_ERRORS.some((type) => error instanceof type) || serverFault || (code && NETWORK_ERRORS.has(code))) {
+    return new UnavailableError('The data store is temporarily unavailable; retry shortly', { cause: error });
   }
   return undefined;
 }

@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
-import { AppError } from '../../errors';
+import { NotFoundError } from '../../errors';
 import { isId } from '../../ids';
-import { searchSource } from '../../search/search';
+import { assertSearchable, searchSource } from '../../search/search';
 import type { KnowledgeSourceRecord } from '../knowledge-sources';
 import { integerBetween } from '../schema-helpers';
 import { renderTemplate } from '../workflow-templates';
@@ -25,8 +25,8 @@ export const search: StepKind<typeof config> = {
     (p[0] === 'results' && /^\d+$/.test(p[1] ?? '') && (p.length === 2 || (p.length === 3 && RESULT_FIELDS.includes(p[2]!)) || (p.length >= 4 && p[2] === 'metadata'))),
   async run(cfg, { rt, scope, vars }) {
     const source = await rt.store.records.getRecord<KnowledgeSourceRecord>(scope, 'KS', cfg.knowledgeSourceId);
-    if (!source) throw new AppError('NOT_FOUND', `knowledge source ${cfg.knowledgeSourceId} no longer exists`);
-    if (source.status !== 'ready') throw new AppError('CONFLICT', `knowledge source ${source.id} is ${source.status}, not ready`);
+    if (!source) throw new NotFoundError('knowledge source', cfg.knowledgeSourceId);
+    assertSearchable(source);
     const { results } = await searchSource(rt, scope, source, { query: renderTemplate(cfg.query, vars), topK: cfg.topK });
     return { output: { results, context: results.map((r, i) => `[${i + 1}] ${r.text}`).join('\n\n') } };
   },
