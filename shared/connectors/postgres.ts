@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { PostgresConfig } from '../domain/knowledge-source-schema';
-import { AppError, UpstreamError, ValidationError } from '../errors';
+import type { AppError} from '../errors';
+import { UpstreamError, ValidationError } from '../errors';
 import type { Block } from '../search/extract';
 import { textOf } from '../json-objects';
 
