@@ -170,4 +170,15 @@ describe('agents', () => {
     expect(different.status).toBe(409);
     expect(different.body.error.details.field).toBe('Idempotency-Key');
   });
+
+  it('replays the first answer even after the created agent was deleted', async () => {
+    const own = await newTenant();
+    const headers = { 'idempotency-key': 'order-43' };
+    const first = await call(app, 'POST', '/v1/agents', { key: own.apiKey, body: seedAgent, headers });
+    expect((await call(app, 'DELETE', `/v1/agents/${first.body.data.id}`, { key: own.apiKey })).status).toBe(200);
+    const again = await call(app, 'POST', '/v1/agents', { key: own.apiKey, body: seedAgent, headers });
+    expect(again.status).toBe(201);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body.data).toEqual(first.body.data);
+  });
 });

@@ -71,6 +71,13 @@ describe('converse with the built-in engine', () => {
     expect(unknown).not.toMatch(/Canberra/);
   });
 
+  it('says what to change when the agent lists sources it may not search', async () => {
+    const listing = (await call(app, 'POST', '/v1/agents', { key: t.apiKey, body: { name: 'Lister', model: 'gpt-4', capabilities: ['chat'], knowledgeSourceIds: [ksId] } })).body.data.id;
+    const reply = (await converse(listing, { message: 'How long do I have to return an item?' })).body.data.reply;
+    expect(reply).toContain('lists 1 knowledge source');
+    expect(reply).toContain('Add "document-search" to its capabilities');
+  });
+
   it('uses a fact from turn 1 in turn 3 of the same session, and not in another session', async () => {
     const first = await converse(plain, { message: 'My order number is 48213 and I live in Lyon.' });
     const sessionId = first.body.data.sessionId;

@@ -114,10 +114,29 @@ describe('file-collection ingestion and search', () => {
     const connected = await call(app, 'POST', `/v1/knowledge-sources/${ks.id}/connect`, { key: own.apiKey, body: { agentId: agent.id, options: { sync: false } } });
     expect(connected.status).toBe(200);
     expect(connected.body.data.status).toBe('created');
-    expect((await call(app, 'GET', `/v1/agents/${agent.id}`, { key: own.apiKey })).body.data.knowledgeSourceIds).toEqual([ks.id]);
+    const linked = (await call(app, 'GET', `/v1/agents/${agent.id}`, { key: own.apiKey })).body.data;
+    expect(linked.knowledgeSourceIds).toEqual([ks.id]);
+    // Linked to be searched: the agent gains the capability it needs for that.
+    expect(linked.capabilities).toEqual(['chat', 'document-search']);
     const missing = await call(app, 'POST', `/v1/knowledge-sources/${ks.id}/connect`, { key: own.apiKey, body: { agentId: 'agt_01m7y62dvspbq7k3p58zfb7w0n' } });
     expect(missing.status).toBe(400);
     expect(missing.body.error.details.field).toBe('agentId');
+  });
+
+  it('links no more sources to an agent than a PUT allows (20)', async () => {
+    const own = await newTenant();
+    const ids: string[] = [];
+    for (let i = 0; i < 21; i++) {
+      ids.push((await call(app, 'POST', '/v1/knowledge-sources', { key: own.apiKey, body: { name: `k${i}`, type: 'file-collection', files: [] } })).body.data.id);
+    }
+    const agent = (await call(app, 'POST', '/v1/agents', { key: own.apiKey, body: { name: 'a', model: 'gpt-4', knowledgeSourceIds: ids.slice(0, 20) } })).body.data;
+    const refused = await call(app, 'POST', `/v1/knowledge-sources/${ids[20]}/connect`, { key: own.apiKey, body: { agentId: agent.id, options: { sync: false } } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.details).toMatchObject({ field: 'agentId', limit: 20 });
+    expect((await call(app, 'GET', `/v1/agents/${agent.id}`, { key: own.apiKey })).body.data.knowledgeSourceIds).toHaveLength(20);
+    // One it already lists connects as before.
+    const again = await call(app, 'POST', `/v1/knowledge-sources/${ids[0]}/connect`, { key: own.apiKey, body: { agentId: agent.id, options: { sync: false } } });
+    expect(again.status).toBe(200);
   });
 
   it('purges the index when the source is deleted', async () => {

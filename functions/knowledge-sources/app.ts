@@ -30,7 +30,7 @@ const includeQuery = z.object({
   include: z.enum(['content']).optional().openapi({ description: '`content` adds each file’s content' }),
 });
 
-/** `/v1/knowledge-sources`. Connecting, ingestion and search are added by the knowledge issue. */
+/** `/v1/knowledge-sources`: sources and their files, connecting (which queues ingestion) and search. */
 export function createKnowledgeSourcesApp(rt: Runtime, options: Partial<GroupOptions> = {}) {
   const app = createGroupApp(rt, { area: 'knowledge-sources', maxBodyBytes: MAX_SOURCE_BODY_BYTES, ...options });
   const base = '/v1/knowledge-sources';

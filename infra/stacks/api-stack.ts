@@ -203,15 +203,15 @@ export class ApiStack extends Stack {
     }
   }
 
-  /**
-   * The platform API: token-authenticated in the app (no API key), reads its two secrets, and
-   * registers provisioned tenants' keys in their plan's usage plan.
-   */
   /** The platform function finds the usage plans by these names. */
   private get usagePlanNamePrefix() {
     return `${this.stackName}-`;
   }
 
+  /**
+   * The platform API: token-authenticated in the app (no API key), reads its two secrets, and
+   * registers provisioned tenants' keys in their plan's usage plan.
+   */
   private platform(props: ApiStackProps) {
     const group = new RouteGroup(this, 'Platform', {
       api: this.api,

@@ -4,6 +4,9 @@ import { between, integerBetween, modelName, readOnlyFields, recordFields, uniqu
 
 export const CAPABILITIES = ['chat', 'document-search'] as const;
 
+/** The most knowledge sources one agent may search. */
+export const MAX_AGENT_SOURCES = 20;
+
 const knowledgeSourceId = z
   .string()
   .refine((id) => isId('knowledgeSource', id), { error: 'must be a knowledge source id (ks_…)' });
@@ -24,7 +27,7 @@ const agentFields = {
   instructions: z.string().max(20_000).optional().openapi({ description: 'System prompt' }),
   knowledgeSourceIds: z
     .array(knowledgeSourceId)
-    .max(20)
+    .max(MAX_AGENT_SOURCES)
     .superRefine(uniqueItems((id) => id, 'knowledge source id'))
     .default([])
     .openapi({ description: 'Knowledge sources of the same tenant' }),

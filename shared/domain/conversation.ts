@@ -118,7 +118,11 @@ async function prepareConversation(rt: Runtime, scope: TenantScope, agentId: str
       ...(memory && memory.length > 0 ? { memory } : {}),
       temperature: agent.temperature,
       maxTokens: agent.maxTokens,
-      agent: { name: agent.name, description: agent.description },
+      agent: {
+        name: agent.name,
+        description: agent.description,
+        ...(grounded === undefined && agent.knowledgeSourceIds.length > 0 ? { unsearchedSources: agent.knowledgeSourceIds.length } : {}),
+      },
     },
   };
 }

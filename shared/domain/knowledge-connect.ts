@@ -1,7 +1,7 @@
 import { connect, inspectTable, readOnly, type PgCredentials } from '../connectors/postgres';
 import { ValidationError } from '../errors';
 import type { TenantScope } from '../tenancy';
-import type { Agent } from './agent-schema';
+import { MAX_AGENT_SOURCES, type Agent } from './agent-schema';
 import { knowledgeSources, startSync, type KnowledgeSourceRecord } from './knowledge-sources';
 import { loadCredentials, storeCredentials } from './source-credentials';
 import type { Runtime } from '../runtime';
@@ -22,6 +22,29 @@ async function testPostgres(source: KnowledgeSourceRecord, credentials: PgCreden
   }
 }
 
+/** An agent lists at most MAX_AGENT_SOURCES sources, however it gets them (a PUT checks the same). */
+function assertRoomFor(agent: Agent, sourceId: string): void {
+  if (!agent.knowledgeSourceIds.includes(sourceId) && agent.knowledgeSourceIds.length >= MAX_AGENT_SOURCES) {
+    throw new ValidationError('agentId', `names agent ${agent.id}, which already has ${MAX_AGENT_SOURCES} knowledge sources, the most an agent may have`, {
+      limit: MAX_AGENT_SOURCES,
+    });
+  }
+}
+
+/**
+ * Adds the source to the agent, and the document-search capability with it: an agent linked to a
+ * source is meant to search it. Checked again inside the conditional update, so a concurrent
+ * link cannot take the agent past the limit.
+ */
+async function linkAgent(rt: Runtime, scope: TenantScope, agentId: string, sourceId: string): Promise<void> {
+  await rt.store.records.updateRecord<Agent>(scope, 'AGENT', agentId, (agent) => {
+    assertRoomFor(agent, sourceId);
+    const capabilities = agent.capabilities.includes('document-search') ? agent.capabilities : [...agent.capabilities, 'document-search' as const];
+    const knowledgeSourceIds = agent.knowledgeSourceIds.includes(sourceId) ? agent.knowledgeSourceIds : [...agent.knowledgeSourceIds, sourceId];
+    return { ...agent, capabilities, knowledgeSourceIds };
+  });
+}
+
 /**
  * Connects a source: for PostgreSQL, tests the credentials and the table first and stores the
  * credentials sealed; links the agent if one is named; then queues ingestion unless told not to.
@@ -33,8 +56,10 @@ export async function connectSource(
   request: ConnectRequest,
 ): Promise<{ source: KnowledgeSourceRecord; queued: boolean }> {
   let source = await knowledgeSources.get(rt, scope, id);
-  if (request.agentId && !(await rt.store.records.getRecord<Agent>(scope, 'AGENT', request.agentId))) {
-    throw new ValidationError('agentId', `refers to agent ${request.agentId}, which does not exist`);
+  if (request.agentId) {
+    const agent = await rt.store.records.getRecord<Agent>(scope, 'AGENT', request.agentId);
+    if (!agent) throw new ValidationError('agentId', `refers to agent ${request.agentId}, which does not exist`);
+    assertRoomFor(agent, id);
   }
   // A connect during a running sync supersedes it: the old sync's messages are then ignored.
   const ingest = request.options.sync && request.options.index;
@@ -44,11 +69,7 @@ export async function connectSource(
     await testPostgres(source, credentials);
     if (request.credentials) await storeCredentials(rt, scope, id, request.credentials);
   }
-  if (request.agentId) {
-    await rt.store.records.updateRecord<Agent>(scope, 'AGENT', request.agentId, (agent) =>
-      agent.knowledgeSourceIds.includes(id) ? agent : { ...agent, knowledgeSourceIds: [...agent.knowledgeSourceIds, id] },
-    );
-  }
+  if (request.agentId) await linkAgent(rt, scope, request.agentId, id);
   if (!ingest) return { source, queued: false };
   source = await startSync(rt, scope, id);
   return { source, queued: true };

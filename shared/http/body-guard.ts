@@ -18,7 +18,9 @@ function hasBody(headers: Headers): boolean {
 export function bodyGuard(maxBytes: number): MiddlewareHandler<AppEnv> {
   const limit = bodyLimit({
     maxSize: maxBytes,
-    onError: () => {
+    onError: (c) => {
+      // The body is refused unread: a kept-alive client must not send its next request after it.
+      c.header('Connection', 'close');
       throw new AppError('PAYLOAD_TOO_LARGE', `Request body exceeds ${maxBytes} bytes`, { limitBytes: maxBytes });
     },
   });

@@ -88,6 +88,10 @@ export function localAnswer(request: ChatRequest): string {
       : `I'm ${name}. I run on Cairn's built-in offline engine: I can greet you and remember what you tell me in this conversation, and I answer from knowledge sources once they are connected to me.`;
   }
   if (request.passages !== undefined) return "I couldn't find anything about that in the connected knowledge.";
+  const unsearched = request.agent?.unsearchedSources ?? 0;
+  if (unsearched > 0) {
+    return `I can't answer that from my knowledge: this agent lists ${unsearched} knowledge source${unsearched === 1 ? '' : 's'} but lacks the "document-search" capability, so it does not search them. Add "document-search" to its capabilities.`;
+  }
   return "I can't answer that: no knowledge source is connected to me, and Cairn's built-in offline engine only answers from connected knowledge and from what you've told me in this conversation.";
 }
 

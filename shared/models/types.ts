@@ -22,7 +22,12 @@ export interface ChatRequest {
   /** Current facts the agent remembers about the user from earlier conversations ("user prefers …"). */
   memory?: string[];
   /** Who is answering (the local engine introduces itself). */
-  agent?: { name: string; description: string };
+  agent?: {
+    name: string;
+    description: string;
+    /** Knowledge sources the agent lists but does not search (it lacks the document-search capability). */
+    unsearchedSources?: number;
+  };
 }
 
 export interface ChatResult {

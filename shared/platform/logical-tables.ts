@@ -293,7 +293,7 @@ const executionsTable: TableDef = {
   fields: {
     workflowId: str('Workflow (wf_…)', { pattern: idOf('workflow') }),
     id: str('Execution id (exe_…)', { pattern: idOf('execution') }),
-    status: str('pending | running | succeeded | failed | cancelled'),
+    status: str('running | succeeded | failed | canceled'),
     workflowVersion: num('Definition version it ran'),
     input: str('The input'),
     parameters: { type: 'object', description: 'Parameters' },

@@ -107,6 +107,8 @@ export function recordsStore(db: Db) {
             ...keys.idempotency(scope, kind, idempotency.key),
             recordId: record.id,
             requestHash: idempotency.requestHash,
+            // The first answer itself, so a retry gets it even after the record was changed or deleted.
+            record,
             expiresAt: Math.floor(Date.now() / 1000) + IDEMPOTENCY_TTL_SECONDS,
           },
           ConditionExpression: 'attribute_not_exists(pk)',
@@ -125,12 +127,14 @@ export function recordsStore(db: Db) {
       if (failure instanceof Error) throw failure;
       if (idempotency && failure.index === 1) {
         // Cancellation reasons carry the item in wire format.
-        const previous = failure.item ? (unmarshall(failure.item) as { recordId?: string; requestHash?: string }) : undefined;
+        const previous = failure.item ? (unmarshall(failure.item) as { recordId?: string; requestHash?: string; record?: T }) : undefined;
         if (previous?.requestHash !== idempotency.requestHash) {
           throw new ConflictError('Idempotency-Key was already used with a different request', {
             field: 'Idempotency-Key',
           });
         }
+        if (previous.record) return { record: previous.record, replayed: true };
+        // A key written before first answers were kept with it.
         const existing = await getRecord<T>(scope, kind, String(previous.recordId));
         if (!existing) throw new NotFoundError(NAMES[kind], String(previous.recordId));
         return { record: existing, replayed: true };

@@ -1,0 +1,42 @@
+import { request, Agent } from 'node:http';
+import { serve, type ServerType } from '@hono/node-server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLocalApp } from '../local/local-app';
+import { testRt } from './helpers/runtime';
+import { newTenant, type TestTenant } from './helpers/tenant';
+
+/** Requests over one kept-alive connection, as browsers and HTTP client pools send them. */
+function send(agent: Agent, port: number, method: string, path: string, key: string, body?: Buffer) {
+  return new Promise<{ status: number; socket: unknown; text: string }>((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, method, path, agent, headers: { 'x-api-key': key, ...(body ? { 'content-type': 'application/json', 'content-length': String(body.length) } : {}) } }, (res) => {
+      let text = '';
+      res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      res.on('end', () => resolve({ status: res.statusCode!, socket: req.socket, text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+describe('the local server over a kept-alive connection', () => {
+  let server: ServerType;
+  let port: number;
+  let t: TestTenant;
+  beforeAll(async () => {
+    t = await newTenant();
+    server = serve({ fetch: createLocalApp(testRt).fetch, port: 0, hostname: '127.0.0.1' });
+    await new Promise<void>((resolve) => server.once('listening', resolve));
+    port = (server.address() as { port: number }).port;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  it('answers the next request on the same connection after refusing a body as too large', async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const big = Buffer.from(JSON.stringify({ name: 'x'.repeat(2 * 1024 * 1024) }));
+    const refused = await send(agent, port, 'POST', '/v1/agents', t.apiKey, big);
+    expect(refused.status).toBe(413);
+    const next = await send(agent, port, 'GET', '/v1/agents', t.apiKey);
+    expect(next.status).toBe(200);
+    agent.destroy();
+  });
+});
