@@ -3,6 +3,7 @@ import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { ROUTE_GROUPS, routeGroupOf, type RouteGroupSpec } from '../functions/routes';
 import { buildApp } from '../infra/app';
 
 const cdkJson = JSON.parse(readFileSync(new URL('../cdk.json', import.meta.url), 'utf8')) as { context: Record<string, unknown> };
@@ -107,6 +108,27 @@ describe('CDK app', () => {
     ]));
     api.hasResourceProperties('AWS::ApiGateway::RestApi', { ApiKeySourceType: 'HEADER' });
     api.hasResourceProperties('AWS::ApiGateway::Stage', { AccessLogSetting: Match.objectLike({ DestinationArn: Match.anyValue() }) });
+    // Exactly the route manifest local mode routes by: no path more, none less.
+    const expected = Object.values(ROUTE_GROUPS).flatMap((spec: RouteGroupSpec) => [
+      ...spec.paths.flatMap((path) => [
+        { path, keyRequired: spec.apiKeyRequired },
+        { path: `${path}/{proxy+}`, keyRequired: spec.apiKeyRequired },
+      ]),
+      ...(spec.appAuthenticatedPaths ?? []).map((path) => ({ path, keyRequired: false })),
+    ]);
+    const byPathOrder = (a: { path: string }, b: { path: string }) => (a.path < b.path ? -1 : 1);
+    expect([...byPath].sort(byPathOrder)).toEqual(expected.sort(byPathOrder));
+  });
+
+  it('routes local mode by the same manifest as API Gateway', () => {
+    expect(routeGroupOf('/v1/agents')).toBe('agents');
+    expect(routeGroupOf('/v1/agents/agt_1/converse')).toBe('agents');
+    expect(routeGroupOf('/v1/chat/completions')).toBe('agents');
+    expect(routeGroupOf('/v1/chat/completions/extra')).toBeUndefined();
+    expect(routeGroupOf('/v1/agentsx')).toBeUndefined();
+    expect(routeGroupOf('/v1/openapi.json')).toBe('api-docs');
+    expect(routeGroupOf('/platform/db/ops')).toBe('platform');
+    expect(routeGroupOf('/healthz')).toBeUndefined();
   });
 
   it('gives the platform function its two secrets and only the API Gateway calls provisioning makes', () => {

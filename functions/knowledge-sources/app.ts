@@ -1,6 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { connectSource } from '../../shared/domain/knowledge-connect';
-import { assertSearchable, searchSource } from '../../shared/search/search';
 import {
   connectInput,
   filePath,
@@ -19,6 +18,7 @@ import {
   presentSource,
   removeFile,
   replaceKnowledgeSource,
+  searchKnowledgeSource,
 } from '../../shared/domain/knowledge-sources';
 import { createGroupApp, type GroupOptions } from '../../shared/http/create-group-app';
 import { registerCrud } from '../../shared/http/crud-routes';
@@ -143,10 +143,7 @@ export function createKnowledgeSourcesApp(rt: Runtime, options: Partial<GroupOpt
       },
     }),
     async (c) => {
-      const scope = c.get('identity').scope;
-      const source = await knowledgeSources.get(rt, scope, c.req.valid('param').knowledgeSourceId);
-      assertSearchable(source);
-      const { results, took } = await searchSource(rt, scope, source, c.req.valid('json'));
+      const { results, took } = await searchKnowledgeSource(rt, c.get('identity').scope, c.req.valid('param').knowledgeSourceId, c.req.valid('json'));
       return ok(c, { results, took });
     },
   );

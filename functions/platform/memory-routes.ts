@@ -1,5 +1,4 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { agents } from '../../shared/domain/agents';
 import type { AppEnv } from '../../shared/http/context';
 import { ok } from '../../shared/http/envelope';
 import { envelope, errorResponse, jsonContent } from '../../shared/http/openapi-schemas';
@@ -56,10 +55,7 @@ export function registerMemoryRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       responses: { 200: jsonContent(envelope(memoryResult), 'The ranked subgraph'), 404: jsonContent(errorResponse, 'No such agent'), ...platformErrors },
     }),
     async (c) => {
-      const scope = c.get('platformToken').scope;
-      const body = c.req.valid('json');
-      await agents.get(rt, scope, body.agentId);
-      return ok(c, await queryMemory(rt, scope, body));
+      return ok(c, await queryMemory(rt, c.get('platformToken').scope, c.req.valid('json')));
     },
   );
 }

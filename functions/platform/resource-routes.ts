@@ -1,9 +1,8 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { knowledgeSources, type KnowledgeSourceRecord } from '../../shared/domain/knowledge-sources';
-import { compileWorkflow } from '../../shared/domain/workflow-compiler';
 import { workflow, workflowInput } from '../../shared/domain/workflow-schema';
-import { assignStepIds, createWorkflow, workflows } from '../../shared/domain/workflows';
+import { compileDefinition, workflows } from '../../shared/domain/workflows';
 import type { AppEnv } from '../../shared/http/context';
 import { registerListRoute } from '../../shared/http/crud-routes';
 import { ok } from '../../shared/http/envelope';
@@ -83,12 +82,7 @@ export function registerResourceRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
     }),
     async (c) => {
       const { compileOnly, ...input } = c.req.valid('json');
-      const steps = assignStepIds(input.steps);
-      const result = compileWorkflow(steps);
-      const out = { compiled: { valid: result.valid, errors: result.errors, steps, plan: result.plan } };
-      if (compileOnly) return ok(c, out);
-      const definition = result.valid ? (await createWorkflow(rt, scope(c), input)).record : null;
-      return ok(c, { ...out, definition });
+      return ok(c, await compileDefinition(rt, scope(c), input, { store: !compileOnly }));
     },
   );
 

@@ -21,6 +21,8 @@ import { alarmAt } from '../constructs/alarm';
 import { AppFunction } from '../constructs/app-function';
 import type { DataTable } from '../constructs/data-table';
 import type { WorkQueue } from '../constructs/work-queue';
+import { ROUTE_GROUPS, type RouteGroupName, type RouteGroupSpec } from '../../functions/routes';
+import type { AppFunctionProps } from '../constructs/app-function';
 import { RouteGroup } from '../constructs/route-group';
 
 export interface ApiStackProps extends StackProps {
@@ -55,48 +57,33 @@ export class ApiStack extends Stack {
       },
     });
 
-    const groups: Array<[string, string, boolean]> = [
-      ['Agents', 'agents', true],
-      ['KnowledgeSources', 'knowledge-sources', true],
-      ['Workflows', 'workflows', true],
-    ];
-    for (const [name, path, apiKeyRequired] of groups) {
-      const agents = path === 'agents';
-      const group = new RouteGroup(this, name, {
-        api: this.api,
-        paths: [`v1/${path}`],
-        apiKeyRequired,
-        // OpenAI clients send the key as `Authorization: Bearer`, which API Gateway's key check
-        // does not read: the app authenticates and rate-limits that route itself.
-        appAuthenticatedPaths: agents ? ['v1/chat/completions'] : [],
-        streaming: agents,
-        function: { entry: `functions/${path}/handler.ts` },
-      });
-      props.data.bind(group.fn, 'RW');
-      this.groups[path] = group;
-    }
-
-    const docsFunction = {
-      entry: 'functions/api-docs/handler.ts',
-      environment: { DOCS_ASSETS_DIR: '/var/task/swagger-ui' },
-      bundling: {
-        commandHooks: {
-          beforeBundling: () => [],
-          beforeInstall: () => [],
-          // Swagger UI is served from the bundle itself: no CDN.
-          afterBundling: (inputDir: string, outputDir: string) => [
-            `mkdir -p ${outputDir}/swagger-ui`,
-            `cp ${inputDir}/node_modules/swagger-ui-dist/swagger-ui.css ${inputDir}/node_modules/swagger-ui-dist/swagger-ui-bundle.js ${outputDir}/swagger-ui/`,
-          ],
+    // Every group of the route manifest; what differs per group is in its function's settings.
+    const functions: Record<RouteGroupName, Omit<AppFunctionProps, 'entry'>> = {
+      agents: {},
+      'knowledge-sources': {},
+      workflows: {},
+      'api-docs': this.docsFunction(),
+      platform: {
+        environment: {
+          PLATFORM_ADMIN_TOKEN_SECRET_ARN: props.platformAdminToken.secretArn,
+          PLATFORM_TOKEN_KEY_SECRET_ARN: props.platformTokenKey.secretArn,
+          USAGE_PLAN_NAME_PREFIX: this.usagePlanNamePrefix,
         },
       },
     };
-    this.groups.docs = new RouteGroup(this, 'Docs', {
-      api: this.api,
-      paths: ['v1/docs', 'v1/openapi.json'],
-      apiKeyRequired: false,
-      function: docsFunction,
-    });
+    for (const [name, spec] of Object.entries(ROUTE_GROUPS) as Array<[RouteGroupName, RouteGroupSpec]>) {
+      const group = new RouteGroup(this, spec.constructId, {
+        api: this.api,
+        paths: spec.paths.map(resourcePath),
+        apiKeyRequired: spec.apiKeyRequired,
+        appAuthenticatedPaths: (spec.appAuthenticatedPaths ?? []).map(resourcePath),
+        streaming: spec.streaming ?? false,
+        function: { entry: `functions/${name}/handler.ts`, ...functions[name] },
+      });
+      // The docs serve a generated document: they need no data.
+      if (name !== 'api-docs') props.data.bind(group.fn, 'RW');
+      this.groups[name] = group;
+    }
 
     // Knowledge sources send ingestion work and seal credentials.
     const sources = this.groups['knowledge-sources']!.fn;
@@ -110,7 +97,7 @@ export class ApiStack extends Stack {
     this.workflowWorker(props);
 
     this.usagePlans();
-    this.platform(props);
+    this.platformAccess(props);
 
     alarmAt(this, 'Api5xxAlarm', this.api.metricServerError({ period: Duration.minutes(5) }), 'The API answered with 5xx', 5);
     new CfnOutput(this, 'ApiUrl', { value: this.api.url });
@@ -203,6 +190,23 @@ export class ApiStack extends Stack {
     }
   }
 
+  /** The docs function serves Swagger UI from the bundle itself: no CDN. */
+  private docsFunction(): Omit<AppFunctionProps, 'entry'> {
+    return {
+      environment: { DOCS_ASSETS_DIR: '/var/task/swagger-ui' },
+      bundling: {
+        commandHooks: {
+          beforeBundling: () => [],
+          beforeInstall: () => [],
+          afterBundling: (inputDir: string, outputDir: string) => [
+            `mkdir -p ${outputDir}/swagger-ui`,
+            `cp ${inputDir}/node_modules/swagger-ui-dist/swagger-ui.css ${inputDir}/node_modules/swagger-ui-dist/swagger-ui-bundle.js ${outputDir}/swagger-ui/`,
+          ],
+        },
+      },
+    };
+  }
+
   /** The platform function finds the usage plans by these names. */
   private get usagePlanNamePrefix() {
     return `${this.stackName}-`;
@@ -212,21 +216,8 @@ export class ApiStack extends Stack {
    * The platform API: token-authenticated in the app (no API key), reads its two secrets, and
    * registers provisioned tenants' keys in their plan's usage plan.
    */
-  private platform(props: ApiStackProps) {
-    const group = new RouteGroup(this, 'Platform', {
-      api: this.api,
-      paths: ['platform'],
-      apiKeyRequired: false,
-      function: {
-        entry: 'functions/platform/handler.ts',
-        environment: {
-          PLATFORM_ADMIN_TOKEN_SECRET_ARN: props.platformAdminToken.secretArn,
-          PLATFORM_TOKEN_KEY_SECRET_ARN: props.platformTokenKey.secretArn,
-          USAGE_PLAN_NAME_PREFIX: this.usagePlanNamePrefix,
-        },
-      },
-    });
-    props.data.bind(group.fn, 'RW');
+  private platformAccess(props: ApiStackProps) {
+    const group = this.groups.platform!;
     props.platformAdminToken.grantRead(group.fn);
     props.platformTokenKey.grantRead(group.fn);
     const apigw = (path: string) => `arn:${this.partition}:apigateway:${this.region}::${path}`;
@@ -241,6 +232,8 @@ export class ApiStack extends Stack {
       id: 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::/usageplans/*/keys]',
       reason: 'Usage plan ids cannot be named here without a dependency cycle (function → plans → deployment → function); the function only adds keys.',
     });
-    this.groups.platform = group;
   }
 }
+
+/** `/v1/agents` → `v1/agents`: API Gateway resources are built part by part from the root. */
+const resourcePath = (path: string) => path.replace(/^\//, '');

@@ -15,6 +15,7 @@ import {
 } from './knowledge-source-schema';
 import { withoutReadOnly } from './schema-helpers';
 import type { Runtime } from '../runtime';
+import { assertSearchable, searchSource, type SearchRequest } from '../search/search';
 
 export type SourceStatus = 'created' | 'pending' | 'syncing' | 'indexing' | 'ready' | 'failed';
 
@@ -183,4 +184,11 @@ export async function deleteKnowledgeSource(rt: Runtime, scope: TenantScope, id:
   await detachKnowledgeSource(rt, scope, id);
   if (removed.status !== 'created') await rt.queues.ingestion.send([{ type: 'purge', tenantId: scope.tenantId, sourceId: id }]);
   return removed;
+}
+
+/** Searches one of the tenant's sources; one that is not ready is a 409 naming its status. */
+export async function searchKnowledgeSource(rt: Runtime, scope: TenantScope, id: string, request: SearchRequest) {
+  const source = await knowledgeSources.get(rt, scope, id);
+  assertSearchable(source);
+  return searchSource(rt, scope, source, request);
 }

@@ -53,6 +53,18 @@ export function replaceWorkflow(rt: Runtime, scope: TenantScope, id: string, inp
   return workflows.replace(rt, scope, id, () => fieldsOf(input), dedupe(sourceReferences(input)));
 }
 
+/**
+ * Compiles a definition for the platform API: the compilation always, and (when `store`) the
+ * definition stored as a workflow if it is valid; an invalid one is reported, not stored.
+ */
+export async function compileDefinition(rt: Runtime, scope: TenantScope, input: WorkflowInput, options: { store: boolean }) {
+  const steps = assignStepIds(input.steps);
+  const result = compileWorkflow(steps);
+  const compiled = { valid: result.valid, errors: result.errors, steps, plan: result.plan };
+  if (!options.store) return { compiled };
+  return { compiled, definition: result.valid ? (await createWorkflow(rt, scope, input)).record : null };
+}
+
 /** A transaction may check each item only once. */
 function dedupe(references: Reference[]): Reference[] {
   const seen = new Set<string>();

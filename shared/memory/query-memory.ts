@@ -3,6 +3,8 @@ import type { TenantScope } from '../tenancy';
 import { normaliseLabel } from './extract';
 import { isCurrent, memoryOwner, type MemoryEdge, type MemoryEpisode, type MemoryItem, type MemoryNode } from '../store/memory-graph';
 import type { Runtime } from '../runtime';
+import { NotFoundError } from '../errors';
+import { isId } from '../ids';
 
 export interface MemoryQuery {
   agentId: string;
@@ -49,8 +51,10 @@ function lexical(queryTerms: Set<string>, text: string): number {
 /**
  * Ranks the memory graph for a question: lexical match of labels and facts, graph distance from
  * the matched (or named) entities within `depth` hops, and recency. Deterministic: ties break by id.
+ * The agent must be the tenant's (else 404).
  */
 export async function queryMemory(rt: Runtime, scope: TenantScope, q: MemoryQuery) {
+  if (!isId('agent', q.agentId) || !(await rt.store.records.getRecord(scope, 'AGENT', q.agentId))) throw new NotFoundError('agent', q.agentId);
   const owners = q.userId || q.sessionId ? [memoryOwner(q).userKey] : await rt.store.memoryGraph.rememberedUsers(scope, q.agentId, MAX_OWNERS);
   const items: MemoryItem[] = (await Promise.all(owners.map((o) => rt.store.memoryGraph.loadMemory(scope, o, q.agentId)))).flat();
   const t = q.asOf ?? new Date().toISOString();

@@ -1,0 +1,45 @@
+/**
+ * The route manifest: which paths each route group answers, read by the CDK stack (API Gateway
+ * resources, one Lambda per group from `functions/<group>/handler.ts`) and by local mode (one
+ * server routing by the same prefixes), so the two cannot route differently.
+ */
+export interface RouteGroupSpec {
+  /** The group's construct id in the CDK stack (kept stable: it names the deployed resources). */
+  readonly constructId: string;
+  /** Paths the group answers, with everything below them. */
+  readonly paths: readonly string[];
+  /** API Gateway checks the API key (usage plans) before the app on these paths. */
+  readonly apiKeyRequired: boolean;
+  /** Exact paths where the app authenticates the caller itself (e.g. `Authorization: Bearer`). */
+  readonly appAuthenticatedPaths?: readonly string[];
+  /** Response streaming: the handler is `streamHandle(app)`. */
+  readonly streaming?: boolean;
+}
+
+export const ROUTE_GROUPS = {
+  agents: {
+    constructId: 'Agents',
+    paths: ['/v1/agents'],
+    apiKeyRequired: true,
+    // OpenAI clients send the key as `Authorization: Bearer`, which API Gateway's key check does
+    // not read: the app authenticates and rate-limits that route itself.
+    appAuthenticatedPaths: ['/v1/chat/completions'],
+    streaming: true,
+  },
+  'knowledge-sources': { constructId: 'KnowledgeSources', paths: ['/v1/knowledge-sources'], apiKeyRequired: true },
+  workflows: { constructId: 'Workflows', paths: ['/v1/workflows'], apiKeyRequired: true },
+  'api-docs': { constructId: 'Docs', paths: ['/v1/docs', '/v1/openapi.json'], apiKeyRequired: false },
+  // Token-authenticated in the app.
+  platform: { constructId: 'Platform', paths: ['/platform'], apiKeyRequired: false },
+} as const satisfies Record<string, RouteGroupSpec>;
+
+export type RouteGroupName = keyof typeof ROUTE_GROUPS;
+
+/** The group that answers a path, as API Gateway routes it (undefined: no group does). */
+export function routeGroupOf(path: string): RouteGroupName | undefined {
+  for (const [name, spec] of Object.entries(ROUTE_GROUPS) as Array<[RouteGroupName, RouteGroupSpec]>) {
+    if (spec.paths.some((prefix) => path === prefix || path.startsWith(`${prefix}/`))) return name;
+    if (spec.appAuthenticatedPaths?.includes(path)) return name;
+  }
+  return undefined;
+}
