@@ -19,7 +19,7 @@ export default tseslint.config(
   },
   {
     // Tests read JSON response bodies, which are `any` by nature; the assertions are their types.
-    files: ['test/**/*.ts'],
+    files: ['test/**/*.ts', '**/*.test.ts'],
     rules: {
       '@typescript-eslint/no-unsafe-member-access': 'off',
       '@typescript-eslint/no-unsafe-assignment': 'off',

@@ -2,7 +2,8 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
+    // Tests live in test/, and middleware is tested beside itself (shared/http/middleware/).
+    include: ['test/**/*.test.ts', 'shared/**/*.test.ts'],
     globalSetup: ['test/setup/services.ts'],
     setupFiles: ['test/setup/env.ts'],
     // The SDK's notice that it will need Node 22 in 2027 would repeat in every worker.

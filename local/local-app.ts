@@ -9,7 +9,7 @@ import { routeGroupOf, type RouteGroupName } from '../functions/routes';
 import type { GroupOptions } from '../shared/http/create-group-app';
 import type { AppEnv } from '../shared/http/context';
 import { notFoundResponse } from '../shared/http/error-handler';
-import { requestContext } from '../shared/http/request-context';
+import { requestContext } from '../shared/http/middleware/request-context';
 import type { Runtime } from '../shared/runtime';
 
 interface Fetchable {

@@ -5,7 +5,7 @@ import { Hono } from 'hono';
 import { config } from '../../shared/config';
 import type { AppEnv } from '../../shared/http/context';
 import { errorHandler, notFoundResponse } from '../../shared/http/error-handler';
-import { requestContext } from '../../shared/http/request-context';
+import { requestContext } from '../../shared/http/middleware/request-context';
 
 function assetsDir(): string {
   return config.docsAssetsDir ?? dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));

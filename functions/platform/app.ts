@@ -1,11 +1,11 @@
 import type { MiddlewareHandler } from 'hono';
-import { bodyGuard } from '../../shared/http/body-guard';
+import { bodyGuard } from '../../shared/http/middleware/body-guard';
 import type { AppEnv } from '../../shared/http/context';
 import { DEFAULT_MAX_BODY_BYTES } from '../../shared/http/create-group-app';
 import { errorHandler, notFoundResponse } from '../../shared/http/error-handler';
 import { openApiApp } from '../../shared/http/openapi-app';
-import { platformAdminAuth, platformTokenAuth } from '../../shared/http/platform-auth';
-import { requestContext } from '../../shared/http/request-context';
+import { platformAdminAuth, platformTokenAuth } from '../../shared/http/middleware/platform-auth';
+import { requestContext } from '../../shared/http/middleware/request-context';
 import { registerAgentRoutes } from './agent-routes';
 import { registerDbOpsRoutes } from './db-ops-routes';
 import { registerMemoryRoutes } from './memory-routes';

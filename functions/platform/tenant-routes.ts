@@ -3,7 +3,7 @@ import { PLANS } from '../../shared/config';
 import type { AppEnv } from '../../shared/http/context';
 import { ok } from '../../shared/http/envelope';
 import { envelope, errorResponse, jsonContent } from '../../shared/http/openapi-schemas';
-import { SCOPE_HEADERS } from '../../shared/http/platform-auth';
+import { SCOPE_HEADERS } from '../../shared/http/middleware/platform-auth';
 import { issueTenantToken, provisionTenant, revokeToken, revokeTokenById, sessionOf, tokenResponse } from '../../shared/platform/tenants';
 import { TENANT_ID_PATTERN } from '../../shared/tenancy';
 import { adminSecurity, platformErrors, tokenSecurity } from './openapi';

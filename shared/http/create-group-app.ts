@@ -1,13 +1,13 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { RateArea } from '../plans';
 import type { Runtime } from '../runtime';
-import { apiKeyAuth } from './api-key-auth';
-import { bodyGuard } from './body-guard';
+import { apiKeyAuth } from './middleware/api-key-auth';
+import { bodyGuard } from './middleware/body-guard';
 import type { AppEnv } from './context';
 import { errorHandler, notFoundResponse } from './error-handler';
 import { openApiApp } from './openapi-app';
-import { rateLimit } from './rate-limit';
-import { requestContext } from './request-context';
+import { rateLimit } from './middleware/rate-limit';
+import { requestContext } from './middleware/request-context';
 
 export interface GroupOptions {
   area: RateArea;

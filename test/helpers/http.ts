@@ -34,3 +34,8 @@ export async function call(
   }
   return { status: res.status, headers: res.headers, body: parsed };
 }
+
+/** The API's error body of a response (`{error: {code, message, details}, meta}`). */
+export async function errorOf(res: Response): Promise<{ code: string; message: string; details?: Record<string, unknown> }> {
+  return ((await res.json()) as { error: { code: string; message: string; details?: Record<string, unknown> } }).error;
+}

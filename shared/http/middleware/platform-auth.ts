@@ -1,10 +1,10 @@
 import type { MiddlewareHandler } from 'hono';
-import { AppError } from '../errors';
-import { verifyToken } from '../platform/access-tokens';
-import { sameSecret } from '../platform/platform-secrets';
-import type { Runtime } from '../runtime';
-import { bearerOf } from './bearer';
-import type { AppEnv } from './context';
+import { AppError } from '../../errors';
+import { verifyToken } from '../../platform/access-tokens';
+import { sameSecret } from '../../platform/platform-secrets';
+import type { Runtime } from '../../runtime';
+import { bearerOf } from '../bearer';
+import type { AppEnv } from '../context';
 
 export const SCOPE_HEADERS = { tenant: 'X-Tenant-Id', schema: 'X-PG-Schema' } as const;
 

@@ -1,8 +1,8 @@
 import type { MiddlewareHandler } from 'hono';
-import { RateLimitedError } from '../errors';
-import { limitsFor, type RateArea } from '../plans';
-import type { Runtime } from '../runtime';
-import type { AppEnv } from './context';
+import { RateLimitedError } from '../../errors';
+import { limitsFor, type RateArea } from '../../plans';
+import type { Runtime } from '../../runtime';
+import type { AppEnv } from '../context';
 
 /**
  * Per key and area, fixed windows of a minute and an hour, counted in DynamoDB so every instance

@@ -1,10 +1,10 @@
 import type { MiddlewareHandler } from 'hono';
-import { config } from '../config';
-import { AppError } from '../errors';
-import type { Runtime } from '../runtime';
-import { API_KEY_PATTERN, hashApiKey, type ApiKeyIdentity } from '../store/api-keys';
-import { bearerOf } from './bearer';
-import type { AppEnv } from './context';
+import { config } from '../../config';
+import { AppError } from '../../errors';
+import type { Runtime } from '../../runtime';
+import { API_KEY_PATTERN, hashApiKey, type ApiKeyIdentity } from '../../store/api-keys';
+import { bearerOf } from '../bearer';
+import type { AppEnv } from '../context';
 
 /**
  * Resolves `X-API-Key` to tenant scope and plan. In AWS, API Gateway has already checked the key

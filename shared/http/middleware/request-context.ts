@@ -1,8 +1,8 @@
 import type { MiddlewareHandler } from 'hono';
-import { newId } from '../ids';
-import { log } from '../log';
-import { withRequestMetrics } from '../store/request-metrics';
-import type { AppEnv } from './context';
+import { newId } from '../../ids';
+import { log } from '../../log';
+import { withRequestMetrics } from '../../store/request-metrics';
+import type { AppEnv } from '../context';
 
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
