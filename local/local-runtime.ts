@@ -9,6 +9,7 @@ import { sqsQueuesFromConfig } from '../shared/queue/sqs-queue';
 import type { Runtime } from '../shared/runtime';
 import { localKeyWrapper, secretBox } from '../shared/secrets/secret-box';
 import { createStore } from '../shared/store';
+import { modelResolver } from '../shared/models/resolve-model';
 import type { Db } from '../shared/store/db';
 
 export interface LocalRuntime {
@@ -26,8 +27,9 @@ export interface LocalRuntime {
 export function localRuntime(parts: { db: Db; secretsKey: Buffer; platformSecrets?: PlatformSecrets }): LocalRuntime {
   const base = configuredRuntime({
     store: createStore(parts.db),
+    models: modelResolver(),
     secrets: secretBox(localKeyWrapper(parts.secretsKey)),
-    ...(parts.platformSecrets ? { platformSecrets: platformSecretsLoader(parts.platformSecrets) } : {}),
+    platformSecrets: platformSecretsLoader(parts.platformSecrets),
   });
   const ingestion = config.ingestionQueueUrl
     ? undefined

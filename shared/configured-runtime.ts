@@ -1,6 +1,5 @@
-import { noGateway } from './gateway-keys';
-import { modelResolver } from './models/resolve-model';
-import { platformSecretsLoader } from './platform/platform-secrets';
+import { noGateway } from './gateway';
+import { noModels } from './models/types';
 import { systemClock, type Runtime } from './runtime';
 import { missingSecretBox } from './secrets/secret-box';
 import { unconfiguredQueue } from './queue/queue';
@@ -8,18 +7,21 @@ import { createStore } from './store';
 import { createDb } from './store/db';
 
 /**
- * A runtime from config: the store, the model providers and the platform secrets; queues, the
- * secrets key and API Gateway only where given, so each Lambda bundles the clients it uses
- * (e.g. `configuredRuntime({ queues: sqsQueuesFromConfig() })`). Local mode and tests give the
- * parts they make themselves.
+ * A runtime from config: the store; model providers, queues, the secrets key, the platform secrets
+ * and API Gateway only where given, so each Lambda bundles the clients it uses (e.g.
+ * `configuredRuntime({ models: modelResolver(), queues: sqsQueuesFromConfig() })`) and a part a
+ * function was not given fails naming what is missing. Local mode and tests give the parts they
+ * make themselves.
  */
 export function configuredRuntime(given: Partial<Runtime> = {}): Runtime {
   return {
     store: createStore(createDb()),
     queues: { ingestion: unconfiguredQueue('INGESTION_QUEUE_URL'), workflowSteps: unconfiguredQueue('WORKFLOW_QUEUE_URL') },
     secrets: missingSecretBox(),
-    platformSecrets: platformSecretsLoader(),
-    models: modelResolver(),
+    platformSecrets: async () => {
+      throw new Error('No platform secrets in this function');
+    },
+    models: noModels,
     gateway: noGateway,
     clock: systemClock,
     ...given,

@@ -7,6 +7,7 @@ import {
   paginateGetUsagePlans,
 } from '@aws-sdk/client-api-gateway';
 import { config, type Plan } from './config';
+import { noGateway, type Gateway } from './gateway';
 
 /**
  * In AWS, API Gateway checks `X-API-Key` before the app does, so every customer key must also be
@@ -36,24 +37,6 @@ export async function removeGatewayKey(client: APIGatewayClient, gatewayKeyId: s
     if (!(error instanceof NotFoundException)) throw error;
   }
 }
-
-/** API Gateway's side of provisioned keys; one per runtime. */
-export interface Gateway {
-  /** Whether provisioned keys are registered in API Gateway (AWS) or live in DynamoDB only (local). */
-  readonly enabled: boolean;
-  /** Creates the key in the usage plan of its plan; returns API Gateway's key id. */
-  register(key: { value: string; name: string; plan: Plan }): Promise<string>;
-  remove(gatewayKeyId: string): Promise<void>;
-}
-
-/** Local mode: keys live in DynamoDB only. */
-export const noGateway: Gateway = {
-  enabled: false,
-  register: async () => {
-    throw new Error('API Gateway is not configured (USAGE_PLAN_NAME_PREFIX)');
-  },
-  remove: async () => {},
-};
 
 /**
  * Keys in the usage plans named `<prefix><plan>`, found by name once per instance. (Passing the

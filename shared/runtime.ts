@@ -1,5 +1,5 @@
-import type { Gateway } from './gateway-keys';
-import type { ModelResolver } from './models/resolve-model';
+import type { Gateway } from './gateway';
+import type { ModelResolver } from './models/types';
 import type { PlatformSecrets } from './platform/platform-secrets';
 import type { IngestionMessage, StepMessage } from './queue/messages';
 import type { Queue } from './queue/queue';

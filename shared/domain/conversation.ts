@@ -1,6 +1,6 @@
 import { config } from '../config';
 import { newId } from '../ids';
-import type { ResolvedModel } from '../models/resolve-model';
+import type { ResolvedModel } from '../models/types';
 import type { ChatMessage, ChatRequest, ChatResult } from '../models/types';
 import { searchSource } from '../search/search';
 import { log, errorFields } from '../log';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ResolvedModel } from '../models/resolve-model';
+import type { ResolvedModel } from '../models/types';
 import type { Extraction } from './extract';
 
 const ENTITY_TYPES = ['person', 'place', 'organization', 'product', 'date', 'number', 'concept'] as const;

@@ -6,14 +6,8 @@ import { bedrockProvider } from './bedrock-provider';
 import { localEngine } from './local-engine';
 import { openaiProvider } from './openai-provider';
 import { providerKeysLoader, type ProviderKeys } from './provider-keys';
-import type { ChatModel } from './types';
+import type { ChatModel, ModelResolver } from './types';
 
-export interface ResolvedModel {
-  /** `provider/model`, as responses report it. */
-  name: string;
-  model: string;
-  engine: ChatModel;
-}
 
 /** The engine of a configured provider; undefined when the provider has no credentials here. */
 function providerEngine(provider: string, keys: ProviderKeys, bedrock: () => ChatModel): ChatModel | undefined {
@@ -32,10 +26,6 @@ function providerEngine(provider: string, keys: ProviderKeys, bedrock: () => Cha
   }
 }
 
-/** Resolves model names to engines; one per runtime, holding its provider clients and keys. */
-export interface ModelResolver {
-  resolve(name: string): Promise<ResolvedModel>;
-}
 
 /**
  * `provider/model` as written, a bare name through DEFAULT_MODEL_PROVIDER, and — as

@@ -61,3 +61,22 @@ export function systemPrompt(request: ChatRequest): string | undefined {
 
 /** A rough token count (4 characters a token) for engines that do not report one. */
 export const approximateTokens = (text: string) => Math.ceil(text.length / 4);
+
+export interface ResolvedModel {
+  /** `provider/model`, as responses report it. */
+  name: string;
+  model: string;
+  engine: ChatModel;
+}
+
+/** Resolves model names to engines; one per runtime, holding its provider clients and keys. */
+export interface ModelResolver {
+  resolve(name: string): Promise<ResolvedModel>;
+}
+
+/** A function that calls no model: resolving one says so (its Lambda was not given providers). */
+export const noModels: ModelResolver = {
+  resolve: async (name) => {
+    throw new Error(`No model providers in this function (asked for ${name})`);
+  },
+};

@@ -1,4 +1,4 @@
-import type { ModelResolver } from '../../shared/models/resolve-model';
+import type { ModelResolver } from '../../shared/models/types';
 import type { ChatModel, ChatRequest } from '../../shared/models/types';
 
 /**
