@@ -99,7 +99,7 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime
       const body = c.req.valid('json');
       const { agentId } = c.req.valid('param');
       const input = { message: body.message, sessionId: body.context?.sessionId, userId: body.context?.userId };
-      if (wantsStream(c, body.stream)) return (await streamTurn(c, rt, agentId, input));
+      if (wantsStream(c, body.stream)) return streamTurn(c, rt, agentId, input);
       const { data, skipped } = await converse(rt, scope, agentId, input);
       return ok(c, data, 200, skipped.length > 0 ? { skippedKnowledgeSources: skipped } : undefined);
     },
