@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createAgentsApp } from '../functions/agents/app';
 import { createLocalApp } from '../local/local-app';
 import { call } from './helpers/http';
+import { platformTestSecrets, provision } from './helpers/platform';
 import { newTenant } from './helpers/tenant';
 import { testRt } from './helpers/runtime';
 
@@ -42,6 +43,27 @@ describe('HTTP conventions', () => {
     const array = await call(app, 'POST', '/v1/agents', { key: t.apiKey, body: [1, 2] });
     expect(array.status).toBe(400);
     expect(array.body.error.details.field).toBe('body');
+  });
+
+  it('answers 400 naming the field, never 500, for JSON that cannot be stored as sent', async () => {
+    const t = await newTenant();
+    const admin = { authorization: `Bearer ${platformTestSecrets().adminToken}` };
+    const tenant = await provision(app, admin.authorization.slice(7));
+    const workflow = (await call(app, 'POST', '/v1/workflows', { key: t.apiKey, body: { name: 'w', steps: [{ type: 'generation', model: 'gpt-4', prompt: 'hi' }] } })).body.data.id;
+    const json = { 'content-type': 'application/json' };
+    const cases: Array<[string, string, Record<string, string>, string, string]> = [
+      ['/v1/agents', t.apiKey, json, '{"name":"a","model":"gpt-4","temperature":1e400}', 'temperature'],
+      [`/v1/workflows/${workflow}/execute`, t.apiKey, json, '{"input":"x","parameters":{"__proto__":{"isAdmin":true}}}', 'parameters.__proto__'],
+      [`/v1/workflows/${workflow}/execute`, t.apiKey, json, '{"input":"x","parameters":{"n":9007199254740993}}', 'parameters.n'],
+      ['/platform/db/ops', '', { ...json, authorization: `Bearer ${tenant.accessToken}` }, '{"operation":"put","table":"records","item":{"collection":"c","data":{"constructor":1}}}', 'item.data.constructor'],
+      ['/platform/db/ops', '', { ...json, authorization: `Bearer ${tenant.accessToken}` }, '{"operation":"put","table":"records","item":{"collection":"c","data":{"big":1e308}}}', 'item.data.big'],
+      ['/platform/db/ops', '', { ...json, authorization: `Bearer ${tenant.accessToken}` }, `{"operation":"put","table":"records","item":{"collection":"c","data":${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}}}`, `item.data${'.a'.repeat(30)}`],
+    ];
+    for (const [path, key, headers, rawBody, field] of cases) {
+      const res = await call(app, 'POST', path, { ...(key ? { key } : {}), rawBody, headers });
+      expect(res.status, `${path} ${rawBody.slice(0, 60)}`).toBe(400);
+      expect(res.body.error).toMatchObject({ code: 'INVALID_REQUEST', details: { field } });
+    }
   });
 
   it('answers 413 for a body over the group limit', async () => {

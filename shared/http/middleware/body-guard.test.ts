@@ -44,6 +44,33 @@ describe('bodyGuard', () => {
     expect(streamed.status).toBe(413);
   });
 
+  it('refuses JSON that cannot be stored as sent, naming the field: reserved keys, unsafe numbers, deep nesting', async () => {
+    const wide = new Hono<AppEnv>();
+    wide.use('*', bodyGuard(1024 * 1024));
+    wide.onError(errorHandler);
+    wide.post('/echo', (c) => c.json({ ok: true }));
+    const send = (body: string) => wide.request('/echo', { method: 'POST', body, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) } });
+    const cases: Array<[string, string]> = [
+      ['{"parameters":{"__proto__":{"admin":true}}}', 'parameters.__proto__'],
+      ['{"data":{"a":[1,{"constructor":1}]}}', 'data.a[1].constructor'],
+      ['{"total":9007199254740993}', 'total'],
+      ['{"total":1e308}', 'total'],
+      ['{"total":1e400}', 'total'],
+      ['{"items":[-1e400]}', 'items[0]'],
+      [`{"deep":${'['.repeat(40)}${']'.repeat(40)}}`, `deep${'[0]'.repeat(31)}`],
+      [`${'['.repeat(10_000)}${']'.repeat(10_000)}`, `body${'[0]'.repeat(32)}`],
+      ['{"a":', 'body'],
+    ];
+    for (const [body, field] of cases) {
+      const res = await send(body);
+      expect(res.status, body.slice(0, 40)).toBe(400);
+      expect((await errorOf(res)).details).toMatchObject({ field });
+    }
+    // What can be stored passes: large-but-safe numbers, fractions, 31 levels, ordinary keys.
+    const fine = `{"n":9007199254740991,"f":-0.000001,"deep":${'['.repeat(31)}${']'.repeat(31)},"proto":1,"constructorName":"x"}`;
+    expect((await send(fine)).status).toBe(200);
+  });
+
   it('lets requests without a body, and GET, HEAD and DELETE, through unchecked', async () => {
     expect((await app.request('/echo', { method: 'POST' })).status).toBe(200);
     expect((await app.request('/echo', { method: 'GET', headers: { 'content-type': 'text/plain' } })).status).toBe(200);

@@ -1,6 +1,7 @@
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { AppError } from '../../errors';
+import { assertStorableJson } from '../../json-guard';
 import type { AppEnv } from '../context';
 
 const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i;
@@ -12,8 +13,9 @@ function hasBody(headers: Headers): boolean {
 }
 
 /**
- * A request body must be JSON (else 415) and no larger than `maxBytes` (else 413). Requests
- * without a body pass: their handlers then report the missing fields.
+ * A request body must be JSON (else 415), no larger than `maxBytes` (else 413), parse (else 400)
+ * and be storable as sent (else 400 naming the field: see `json-guard.ts`). Requests without a
+ * body pass: their handlers then report the missing fields.
  */
 export function bodyGuard(maxBytes: number): MiddlewareHandler<AppEnv> {
   const limit = bodyLimit({
@@ -33,6 +35,24 @@ export function bodyGuard(maxBytes: number): MiddlewareHandler<AppEnv> {
         contentType: type || null,
       });
     }
-    return limit(c, next);
+    return limit(c, async () => {
+      await assertStorableBody(c);
+      await next();
+    });
   };
+}
+
+/**
+ * Parses the body once (Hono keeps it for the route's validator) and holds it to the one rule for
+ * JSON from outside: depth, number range, reserved key names.
+ */
+async function assertStorableBody(c: Context<AppEnv>): Promise<void> {
+  let body: unknown;
+  try {
+    body = await c.req.json();
+  } catch (error) {
+    if (error instanceof AppError) throw error; // the size limit, while reading
+    throw new AppError('INVALID_REQUEST', 'Request body is not valid JSON', { field: 'body', reason: 'is not valid JSON' });
+  }
+  assertStorableJson(body);
 }
