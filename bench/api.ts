@@ -3,6 +3,7 @@
  * adapter, measured in one run (the ratio is what to quote; machines here are shared and noisy),
  * plus the DynamoDB requests each API call makes. Writes bench/results/api.json.
  */
+import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { startDynamoDbLocal } from '../local/dynamodb-local';
 import { freePort } from '../local/free-port';
@@ -63,6 +64,7 @@ async function main() {
   process.env.DYNAMODB_ENDPOINT = dynamo.endpoint;
   process.env.LOG_LEVEL = 'silent';
   process.env.TABLE_NAME = 'cairn-bench';
+  process.env.CURSOR_SIGNING_KEY ??= randomBytes(48).toString('base64url');
   // Imported after the environment is set: config is read once, at import.
   const { scopeOf } = await import('../shared/tenancy');
   const { totalDynamoRequests } = await import('../shared/store/request-metrics');

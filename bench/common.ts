@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { startDynamoDbLocal } from '../local/dynamodb-local';
 import { startPostgres } from '../test/setup/postgres';
@@ -45,6 +46,7 @@ export async function startBenchServices(tableName: string) {
   process.env.DYNAMODB_ENDPOINT = dynamo.endpoint;
   process.env.TABLE_NAME = tableName;
   process.env.LOG_LEVEL = 'silent';
+  process.env.CURSOR_SIGNING_KEY ??= randomBytes(48).toString('base64url');
   const { ensureTableAt } = await import('../shared/store/ensure-table');
   await ensureTableAt(dynamo.endpoint, tableName);
   return {

@@ -16,6 +16,7 @@ export function buildApp(app = new App()) {
     providerKeys: data.providerKeys,
     platformAdminToken: data.platformAdminToken,
     platformTokenKey: data.platformTokenKey,
+    cursorKey: data.cursorKey,
   });
   acknowledgeReviewedFindings(api);
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));

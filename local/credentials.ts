@@ -8,15 +8,17 @@ export interface LocalCredentials {
   platformAdminToken: string;
   /** Signs platform access tokens; kept so tokens survive restarts. */
   platformTokenKey: string;
+  /** Signs pagination cursors; kept so cursors survive restarts. */
+  cursorKey: string;
 }
 
 /**
- * Local mode's dev API key, platform admin token and token-signing key: from config when set, otherwise generated
+ * Local mode's dev API key, platform admin token, token-signing key and cursor-signing key: from config when set, otherwise generated
  * once and kept (mode 0600) in DATA_DIR so they survive restarts. In memory mode nothing is kept.
  */
 export function localCredentials(
   dataDir: string | undefined,
-  given: { devApiKey?: string; platformAdminToken?: string; platformTokenKey?: string },
+  given: { devApiKey?: string; platformAdminToken?: string; platformTokenKey?: string; cursorKey?: string },
 ): LocalCredentials {
   const file = dataDir ? join(dataDir, 'credentials.json') : undefined;
   let kept: Partial<LocalCredentials> = {};
@@ -25,8 +27,9 @@ export function localCredentials(
     devApiKey: kept.devApiKey ?? generateApiKey(),
     platformAdminToken: kept.platformAdminToken ?? `cpa_${randomBytes(32).toString('base64url')}`,
     platformTokenKey: kept.platformTokenKey ?? randomBytes(48).toString('base64url'),
+    cursorKey: kept.cursorKey ?? randomBytes(48).toString('base64url'),
   };
-  if (file && (!kept.devApiKey || !kept.platformAdminToken || !kept.platformTokenKey)) {
+  if (file && (!kept.devApiKey || !kept.platformAdminToken || !kept.platformTokenKey || !kept.cursorKey)) {
     mkdirSync(dataDir!, { recursive: true });
     writeFileSync(file, `${JSON.stringify(generated, null, 2)}\n`, { mode: 0o600 });
   }
@@ -34,6 +37,7 @@ export function localCredentials(
     devApiKey: given.devApiKey ?? generated.devApiKey,
     platformAdminToken: given.platformAdminToken ?? generated.platformAdminToken,
     platformTokenKey: given.platformTokenKey ?? generated.platformTokenKey,
+    cursorKey: given.cursorKey ?? generated.cursorKey,
   };
 }
 

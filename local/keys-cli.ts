@@ -45,7 +45,7 @@ async function main() {
   let store: LocalStore | undefined;
   if (!values.aws) store = await openLocalStore('tool');
   const gateway = values.aws ? new APIGatewayClient({ region: config.region }) : undefined;
-  const { putTenant, createApiKey, listApiKeys, revokeApiKey } = apiKeysStore(store ? store.db : createDb());
+  const { putTenant, createApiKey, listApiKeys, revokeApiKey } = apiKeysStore(createDb(store ? { endpoint: store.endpoint } : {}));
   try {
     if (command === 'create') {
       if (!(PLANS as readonly string[]).includes(values.plan)) fail(`--plan must be one of: ${PLANS.join(', ')}`);

@@ -1,13 +1,11 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { config } from '../shared/config';
-import { createDb, type Db } from '../shared/store/db';
 import { ensureTableAt } from '../shared/store/ensure-table';
 import { startDynamoDbLocal } from './dynamodb-local';
 
 export interface LocalStore {
   endpoint: string;
-  db: Db;
   /** What serves it, for the start-up banner. */
   description: string;
   close(): Promise<void>;
@@ -34,7 +32,7 @@ function runningServer(): { pid: number; endpoint: string } | undefined {
  * DynamoDB Local of its own. Two DynamoDB Locals must never share one data directory.
  */
 export async function openLocalStore(role: 'server' | 'tool'): Promise<LocalStore> {
-  let store: Omit<LocalStore, 'db'>;
+  let store: LocalStore;
   const running = runningServer();
   if (config.dynamodbEndpoint) {
     store = { endpoint: config.dynamodbEndpoint, description: 'DYNAMODB_ENDPOINT', close: async () => {} };
@@ -61,5 +59,5 @@ export async function openLocalStore(role: 'server' | 'tool'): Promise<LocalStor
     await store.close();
     throw error;
   }
-  return { ...store, db: createDb({ endpoint: store.endpoint }) };
+  return store;
 }

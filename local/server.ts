@@ -1,6 +1,7 @@
 import { serve } from '@hono/node-server';
 import { config } from '../shared/config';
 import { log } from '../shared/log';
+import { createDb } from '../shared/store/db';
 import { localCredentials, localSecretsKey } from './credentials';
 import { ensureDevTenant } from './dev-tenant';
 import { createLocalApp } from './local-app';
@@ -16,9 +17,10 @@ async function main() {
     devApiKey: config.devApiKey,
     platformAdminToken: config.platformAdminToken,
     platformTokenKey: config.platformTokenKey,
+    cursorKey: config.cursorSigningKey,
   });
   const { rt } = localRuntime({
-    db: store.db,
+    db: createDb({ endpoint: store.endpoint, cursorKey: credentials.cursorKey }),
     secretsKey: localSecretsKey(dataDir),
     platformSecrets: { adminToken: credentials.platformAdminToken, tokenKey: credentials.platformTokenKey },
   });

@@ -18,6 +18,8 @@ const schema = z.object({
   DEV_API_KEY: z.string().min(16, 'must be at least 16 characters').optional(),
   DEV_API_KEY_PLAN: z.enum(plans).default('free'),
   PLATFORM_ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** HMAC key that signs pagination cursors (local mode generates and keeps one; the CDK stack sets it). */
+  CURSOR_SIGNING_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
   /** HMAC key that signs platform access tokens (local mode generates and keeps one). */
   PLATFORM_TOKEN_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
   /** AWS: the Secrets Manager secrets holding the admin token and the token-signing key. */
@@ -82,6 +84,7 @@ function load() {
     devApiKeyPlan: env.DEV_API_KEY_PLAN,
     platformAdminToken: env.PLATFORM_ADMIN_TOKEN,
     platformTokenKey: env.PLATFORM_TOKEN_KEY,
+    cursorSigningKey: env.CURSOR_SIGNING_KEY,
     platformAdminTokenSecretArn: env.PLATFORM_ADMIN_TOKEN_SECRET_ARN,
     platformTokenKeySecretArn: env.PLATFORM_TOKEN_KEY_SECRET_ARN,
     platformTokenTtlSeconds: env.PLATFORM_TOKEN_TTL_SECONDS,

@@ -137,7 +137,15 @@ describe('CDK app', () => {
     const statements = Object.values(api.findResources('AWS::IAM::Policy')).flatMap((p) => p.Properties.PolicyDocument.Statement as Array<{ Action: string | string[] }>);
     const gatewayActions = statements.flatMap((s) => [s.Action].flat()).filter((a) => a.startsWith('apigateway:'));
     expect(gatewayActions.sort()).toEqual(['apigateway:DELETE', 'apigateway:GET', 'apigateway:POST']);
-    data.resourceCountIs('AWS::SecretsManager::Secret', 3);
+    data.resourceCountIs('AWS::SecretsManager::Secret', 4);
+  });
+
+  it('gives every group that lists the cursor-signing key as a deploy-time reference, never a value', () => {
+    const functions = Object.values(api.findResources('AWS::Lambda::Function'));
+    const withKey = functions.filter((f) => f.Properties.Environment?.Variables?.CURSOR_SIGNING_KEY);
+    expect(withKey).toHaveLength(4); // agents, knowledge sources, workflows, platform
+    for (const f of withKey) expect(JSON.stringify(f.Properties.Environment.Variables.CURSOR_SIGNING_KEY)).toContain('{{resolve:secretsmanager:');
+    expect(functions.find((f) => f.Properties.Environment?.Variables?.DOCS_ASSETS_DIR)?.Properties.Environment.Variables.CURSOR_SIGNING_KEY).toBeUndefined();
   });
 
   it('streams the agents group (converse, chat completions) with response streaming', () => {

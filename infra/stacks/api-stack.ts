@@ -33,6 +33,8 @@ export interface ApiStackProps extends StackProps {
   providerKeys: ISecret;
   platformAdminToken: ISecret;
   platformTokenKey: ISecret;
+  /** Signs pagination cursors: every group that lists gets it at deployment (a dynamic reference, not a value in the template). */
+  cursorKey: ISecret;
 }
 
 /** Stateless: the REST API, one Lambda per route group, usage plans. */
@@ -80,8 +82,11 @@ export class ApiStack extends Stack {
         streaming: spec.streaming ?? false,
         function: { entry: `functions/${name}/handler.ts`, ...functions[name] },
       });
-      // The docs serve a generated document: they need no data.
-      if (name !== 'api-docs') props.data.bind(group.fn, 'RW');
+      // The docs serve a generated document: they need no data and list nothing.
+      if (name !== 'api-docs') {
+        props.data.bind(group.fn, 'RW');
+        group.fn.addEnvironment('CURSOR_SIGNING_KEY', props.cursorKey.secretValue.unsafeUnwrap());
+      }
       this.groups[name] = group;
     }
 

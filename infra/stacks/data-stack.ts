@@ -19,6 +19,8 @@ export class DataStack extends Stack {
   readonly platformAdminToken: Secret;
   /** Signs platform access tokens; rotating it ends every issued token. */
   readonly platformTokenKey: Secret;
+  /** Signs pagination cursors; rotating it ends the cursors clients hold (they list again from the start). */
+  readonly cursorKey: Secret;
 
   constructor(scope: Construct, id: string, props?: StackProps) {
     super(scope, id, props);
@@ -47,12 +49,17 @@ export class DataStack extends Stack {
       });
     this.platformAdminToken = generated('PlatformAdminToken', 'Cairn: the platform admin token (Authorization: Bearer … on POST /platform/tenants)');
     this.platformTokenKey = generated('PlatformTokenKey', 'Cairn: HMAC key that signs platform access tokens');
+    this.cursorKey = generated('CursorKey', 'Cairn: HMAC key that signs pagination cursors');
     for (const secret of [this.platformAdminToken, this.platformTokenKey]) {
       Validations.of(secret).acknowledge({
         id: 'AwsSolutions-SMG4',
         reason: 'Rotating these is an operator decision (a new admin token; a new signing key ends every access token); Cairn re-reads them every five minutes.',
       });
     }
+    Validations.of(this.cursorKey).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason: 'A new cursor key only ends the page cursors clients hold (they list again from the start); the functions get it at deployment, so rotate it with a deploy.',
+    });
     Validations.of(this.providerKeys).acknowledge({
       id: 'AwsSolutions-SMG4',
       reason: "Third-party model API keys cannot be rotated by a Lambda here; rotate them at the provider and update the secret (Cairn re-reads it every five minutes).",

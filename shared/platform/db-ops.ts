@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { ValidationError } from '../errors';
 import type { Runtime } from '../runtime';
@@ -104,21 +103,8 @@ function checkItem(rt: Runtime, scope: TenantScope, table: TableDef, item: Recor
   return out;
 }
 
-function cursorFor(table: string, partition: string, sk: string): string {
-  return Buffer.from(JSON.stringify({ t: table, p: partition, s: sk })).toString('base64url');
-}
-
-/** A cursor continues the same read only: another table's or partition's cursor is refused. */
-function afterCursor(cursor: string | undefined, table: string, partition: string): string | undefined {
-  if (!cursor) return undefined;
-  try {
-    const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { t?: unknown; p?: unknown; s?: unknown };
-    if (parsed.t === table && parsed.p === partition && typeof parsed.s === 'string') return parsed.s;
-  } catch {
-    // falls through to the 400
-  }
-  throw new ValidationError('cursor', 'is not a cursor of this table and partition');
-}
+/** A cursor continues the same read only: it is signed for the table, the partition and the key prefix read. */
+const cursorScope = (table: string, pk: string, skPrefix: string | undefined) => `${table}\u0000${pk}\u0000${skPrefix ?? ''}`;
 
 const withScope = (scope: TenantScope, row: Row): Row => ({ ...row, tenantId: scope.tenantId, schema: scope.schema });
 
@@ -144,8 +130,8 @@ async function scanPartition(
 ) {
   const eq: Lookup = (field) => equalityOf(conditions, field);
   const { pk, skPrefix } = table.locate(scope, eq);
-  const partition = createHash('sha256').update(`${pk}\u0000${skPrefix ?? ''}`).digest('base64url').slice(0, 16);
-  let after = afterCursor(options.cursor, tableLabel, partition);
+  const signedFor = cursorScope(tableLabel, pk, skPrefix);
+  let after = store.db.cursors.decode(signedFor, options.cursor);
   let matched = 0;
   let scanned = 0;
   let exhausted = false;
@@ -175,7 +161,7 @@ async function scanPartition(
     }
     pageSize = Math.min(1000, pageSize * 2);
   }
-  return { scanned, nextCursor: exhausted || after === undefined ? null : cursorFor(tableLabel, partition, after) };
+  return { scanned, nextCursor: exhausted || after === undefined ? null : store.db.cursors.encode(signedFor, { sk: after }) };
 }
 
 /** Runs one db/ops request inside the token's scope. Every name comes from the allow-list. */

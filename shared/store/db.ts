@@ -8,6 +8,7 @@ import {
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config';
 import { UnavailableError } from '../errors';
+import { cursorCodec, type CursorCodec } from './cursor';
 import { countDynamoRequest } from './request-metrics';
 
 /** Throttling and server faults: the SDK's own classes, and any service error it marks as the server's. */
@@ -32,14 +33,21 @@ function unavailable(error: unknown): UnavailableError | undefined {
 export interface Db {
   readonly client: DynamoDBDocumentClient;
   readonly table: string;
+  /** Signs and checks the pagination cursors lists hand out. */
+  readonly cursors: CursorCodec;
 }
 
 /**
  * A DynamoDB handle on the given endpoint, else DYNAMODB_ENDPOINT (DynamoDB Local, which accepts
- * any credentials), else AWS's (the function's role).
+ * any credentials), else AWS's (the function's role); cursors signed with the given key, else
+ * CURSOR_SIGNING_KEY.
  */
-export function createDb(options: { endpoint?: string } = {}): Db {
-  return { client: createClient(options.endpoint ?? config.dynamodbEndpoint, config.region), table: config.tableName };
+export function createDb(options: { endpoint?: string; cursorKey?: string } = {}): Db {
+  return {
+    client: createClient(options.endpoint ?? config.dynamodbEndpoint, config.region),
+    table: config.tableName,
+    cursors: cursorCodec(options.cursorKey ?? config.cursorSigningKey),
+  };
 }
 
 function createClient(endpoint: string | undefined, region: string): DynamoDBDocumentClient {

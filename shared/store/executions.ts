@@ -2,7 +2,6 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { TenantScope } from '../tenancy';
 import type { Db } from './db';
-import { decodeCursor, encodeCursor } from './cursor';
 import { keys } from './keys';
 
 /**
@@ -79,7 +78,7 @@ export function executionsStore(db: Db) {
     page: { limit: number; cursor?: string; status?: ExecutionStatus },
   ): Promise<{ items: ExecutionRecord[]; nextCursor: string | null }> {
     const pk = keys.executionPartition(scope, workflowId);
-    const after = decodeCursor(page.cursor);
+    const after = db.cursors.decode(pk, page.cursor);
     const items: Record<string, unknown>[] = [];
     let start: Record<string, unknown> | undefined = after === undefined ? undefined : { pk, sk: after };
     // A status filter applies after DynamoDB's limit: read pages until the page is full.
@@ -100,7 +99,7 @@ export function executionsStore(db: Db) {
     } while (start && items.length <= page.limit);
     const more = items.length > page.limit || start !== undefined;
     const shown = items.slice(0, page.limit);
-    return { items: shown.map(strip), nextCursor: more && shown.length > 0 ? encodeCursor(shown[shown.length - 1]) : null };
+    return { items: shown.map(strip), nextCursor: more && shown.length > 0 ? db.cursors.encode(pk, shown[shown.length - 1]) : null };
   }
 
   const key = (scope: TenantScope, e: { workflowId: string; id: string }) => keys.execution(scope, e.workflowId, e.id);

@@ -14,7 +14,6 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { ConflictError, NotFoundError, ValidationError } from '../errors';
 import type { TenantScope } from '../tenancy';
 import type { Db } from './db';
-import { decodeCursor, encodeCursor } from './cursor';
 import { keys, type RecordKind } from './keys';
 
 /** Fields every record has; the rest is the resource's own. */
@@ -156,8 +155,8 @@ export function recordsStore(db: Db) {
     kind: RecordKind,
     page: { limit: number; cursor?: string },
   ): Promise<Page<T>> {
-    const after = decodeCursor(page.cursor);
     const pk = keys.recordPartition(scope, kind);
+    const after = db.cursors.decode(pk, page.cursor);
     const out = await db.client.send(
       new QueryCommand({
         TableName: db.table,
@@ -173,7 +172,7 @@ export function recordsStore(db: Db) {
     const shown = more ? items.slice(0, page.limit) : items;
     return {
       items: shown.map((item) => strip<T>(item)!),
-      nextCursor: more ? encodeCursor(shown[shown.length - 1]) : null,
+      nextCursor: more ? db.cursors.encode(pk, shown[shown.length - 1]) : null,
     };
   }
 

@@ -3,7 +3,6 @@ import { config } from '../config';
 import type { TenantScope } from '../tenancy';
 import { deleteRequest, putRequest, batchOps } from './batch';
 import type { Db } from './db';
-import { decodeCursor, encodeCursor } from './cursor';
 import { keys } from './keys';
 
 /** One turn of a conversation as stored (and listed by the API). */
@@ -74,7 +73,7 @@ export function sessionsStore(db: Db) {
     page: { limit: number; cursor?: string },
   ): Promise<{ items: SessionMessage[]; nextCursor: string | null }> {
     const pk = keys.sessionPartition(scope, agentId, sessionId);
-    const after = decodeCursor(page.cursor);
+    const after = db.cursors.decode(pk, page.cursor);
     const out = await db.client.send(
       new QueryCommand({
         TableName: db.table,
@@ -87,7 +86,7 @@ export function sessionsStore(db: Db) {
     const items = out.Items ?? [];
     const more = items.length > page.limit;
     const shown = more ? items.slice(0, page.limit) : items;
-    return { items: shown.map(strip), nextCursor: more ? encodeCursor(shown[shown.length - 1]) : null };
+    return { items: shown.map(strip), nextCursor: more ? db.cursors.encode(pk, shown[shown.length - 1]) : null };
   }
 
   /** The ids of every session of an agent (from the tenant's session index). */

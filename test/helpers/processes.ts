@@ -30,6 +30,6 @@ export async function waitFor(predicate: () => boolean, what: string, timeoutMs 
 
 /** The test process's environment without what configures this test file's own store and secrets. */
 function inherited(): NodeJS.ProcessEnv {
-  const { DYNAMODB_ENDPOINT: _d, PLATFORM_ADMIN_TOKEN: _a, PLATFORM_TOKEN_KEY: _k, ...rest } = process.env;
+  const { DYNAMODB_ENDPOINT: _d, PLATFORM_ADMIN_TOKEN: _a, PLATFORM_TOKEN_KEY: _k, CURSOR_SIGNING_KEY: _c, ...rest } = process.env;
   return rest;
 }

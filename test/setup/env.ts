@@ -9,3 +9,4 @@ import { inject } from 'vitest';
 process.env.DYNAMODB_ENDPOINT = inject('dynamoEndpoint');
 process.env.PLATFORM_ADMIN_TOKEN = `cpa_${randomBytes(24).toString('base64url')}`;
 process.env.PLATFORM_TOKEN_KEY = randomBytes(48).toString('base64url');
+process.env.CURSOR_SIGNING_KEY = randomBytes(48).toString('base64url');
