@@ -1,9 +1,9 @@
-import { serve } from '@hono/node-server';
 import { config } from '../shared/config';
 import { log } from '../shared/log';
 import { createDb } from '../shared/store/db';
 import { localCredentials, localSecretsKey } from './credentials';
 import { ensureDevTenant } from './dev-tenant';
+import { startHttpServer } from './http-server';
 import { createLocalApp } from './local-app';
 import { localRuntime } from './local-runtime';
 import { openLocalStore } from './local-store';
@@ -26,11 +26,7 @@ async function main() {
   });
   await ensureDevTenant(rt, credentials.devApiKey, config.devApiKeyPlan);
 
-  const server = serve({ fetch: createLocalApp(rt).fetch, port: config.port, hostname: '0.0.0.0' });
-  await new Promise<void>((resolve, reject) => {
-    server.once('listening', resolve);
-    server.once('error', reject);
-  });
+  const server = await startHttpServer(createLocalApp(rt).fetch, { port: config.port, hostname: '0.0.0.0' });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const base = `http://localhost:${port}`;

@@ -1,6 +1,8 @@
 import { request, Agent } from 'node:http';
-import { serve, type ServerType } from '@hono/node-server';
+import { connect } from 'node:net';
+import type { ServerType } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startHttpServer } from '../local/http-server';
 import { createLocalApp } from '../local/local-app';
 import { testRt } from './helpers/runtime';
 import { newTenant, type TestTenant } from './helpers/tenant';
@@ -18,14 +20,13 @@ function send(agent: Agent, port: number, method: string, path: string, key: str
   });
 }
 
-describe('the local server over a kept-alive connection', () => {
+describe('the local server over real connections', () => {
   let server: ServerType;
   let port: number;
   let t: TestTenant;
   beforeAll(async () => {
     t = await newTenant();
-    server = serve({ fetch: createLocalApp(testRt).fetch, port: 0, hostname: '127.0.0.1' });
-    await new Promise<void>((resolve) => server.once('listening', resolve));
+    server = await startHttpServer(createLocalApp(testRt).fetch, { port: 0, hostname: '127.0.0.1' });
     port = (server.address() as { port: number }).port;
   });
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
@@ -38,5 +39,21 @@ describe('the local server over a kept-alive connection', () => {
     const next = await send(agent, port, 'GET', '/v1/agents', t.apiKey);
     expect(next.status).toBe(200);
     agent.destroy();
+  });
+
+  it('answers requests Node’s parser refuses with the API’s error body, not a bare 400', async () => {
+    for (const raw of ['FOO / HTTP/1.1\r\nHost: x\r\n\r\n', 'GET /v1/agents\xff HTTP/1.1\r\nHost: x\r\n\r\n']) {
+      const text = await new Promise<string>((resolve, reject) => {
+        const socket = connect(port, '127.0.0.1', () => socket.end(Buffer.from(raw, 'latin1')));
+        let out = '';
+        socket.on('data', (chunk: Buffer) => (out += chunk.toString()));
+        socket.on('end', () => resolve(out));
+        socket.on('error', reject);
+      });
+      expect(text.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request');
+      const body = JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) as { error: { code: string }; meta: { requestId: string } };
+      expect(body.error.code).toBe('INVALID_REQUEST');
+      expect(text).toContain(`X-Request-Id: ${body.meta.requestId}`);
+    }
   });
 });
