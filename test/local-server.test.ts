@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -86,5 +86,32 @@ describe('npm start (local mode)', () => {
     expect(got.status).toBe(200);
     server.child.kill('SIGINT');
     expect(await server.exited).toBe(0);
+  });
+
+  const alive = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const runRecord = () => JSON.parse(readFileSync(join(dataDir, 'server.json'), 'utf8')) as { pid: number; dynamoPid: number };
+
+  it('leaves no DynamoDB Local behind when the server is killed with SIGKILL, and restarts at once on the same data', async () => {
+    const { server } = await startServer();
+    const { dynamoPid } = runRecord();
+    expect(alive(dynamoPid)).toBe(true);
+    server.child.kill('SIGKILL');
+    // Restarted right away: the old server may still be exiting; the new one waits, then owns the data alone.
+    const { server: again, key } = await startServer();
+    await waitFor(() => !alive(dynamoPid), 'the killed server’s DynamoDB Local to end', 15_000);
+    expect(runRecord().dynamoPid).not.toBe(dynamoPid);
+    expect((await fetch(`${base}/v1/agents/${agentId}`, { headers: { 'x-api-key': key } })).status).toBe(200);
+    again.child.kill('SIGKILL');
+    await again.exited;
+    const orphan = runRecord().dynamoPid;
+    // With nobody restarting, the watchdog ends it by itself.
+    await waitFor(() => !alive(orphan), 'the watchdog to end the orphaned DynamoDB Local', 15_000);
   });
 });
