@@ -49,7 +49,7 @@ const converseResponse = z
   .openapi('ConverseResponse');
 
 const message = z
-  .object({ id: z.string(), role: z.enum(['user', 'assistant']), content: z.string(), createdAt: z.string(), model: z.string().optional(), sources: z.array(source).optional() })
+  .object({ id: z.string(), role: z.enum(['user', 'assistant']), content: z.string(), createdAt: z.string(), model: z.string().optional(), sources: z.array(source).optional(), interrupted: z.boolean().optional().openapi({ description: 'The caller went away mid-reply: the partial reply is kept' }) })
   .openapi('SessionMessage');
 
 const agentParams = z.object({ agentId: z.string().min(1).max(200) });
@@ -59,7 +59,7 @@ const wantsStream = (c: Context<AppEnv>, flag: boolean | undefined) => flag ?? (
 
 /** The turn as server-sent events: start, sources, delta…, done (or error). */
 async function streamTurn(c: Context<AppEnv>, rt: Runtime, agentId: string, input: ConverseInput) {
-  const turn = await converseStream(rt, c.get('identity').scope, agentId, input);
+  const turn = await converseStream(rt, c.get('identity').scope, agentId, input, { signal: c.req.raw.signal });
   return sseResponse(
     c,
     async (send) => {
@@ -100,7 +100,7 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime
       const { agentId } = c.req.valid('param');
       const input = { message: body.message, sessionId: body.context?.sessionId, userId: body.context?.userId };
       if (wantsStream(c, body.stream)) return streamTurn(c, rt, agentId, input);
-      const { data, skipped } = await converse(rt, scope, agentId, input);
+      const { data, skipped } = await converse(rt, scope, agentId, input, { signal: c.req.raw.signal });
       return ok(c, data, 200, skipped.length > 0 ? { skippedKnowledgeSources: skipped } : undefined);
     },
   );

@@ -1,6 +1,6 @@
 import { config } from '../config';
 import { newId } from '../ids';
-import type { ResolvedModel } from '../models/types';
+import { approximateTokens, type ResolvedModel } from '../models/types';
 import type { ChatMessage, ChatRequest, ChatResult } from '../models/types';
 import { searchSource } from '../search/search';
 import { log, errorFields } from '../log';
@@ -137,7 +137,15 @@ async function finishConversation(rt: Runtime, scope: TenantScope, prepared: Pre
     const answered = Math.max(Date.now(), asked + 1);
     await rt.store.sessions.appendMessages(scope, agent.id, sessionId, [
       { id: newId('message', asked), role: 'user', content: question, createdAt: new Date(asked).toISOString() },
-      { id: newId('message', answered), role: 'assistant', content: result.text, createdAt: new Date(answered).toISOString(), sources, model: resolved.name },
+      {
+        id: newId('message', answered),
+        role: 'assistant',
+        content: result.text,
+        createdAt: new Date(answered).toISOString(),
+        sources,
+        model: resolved.name,
+        ...(result.finishReason === 'interrupted' ? { interrupted: true } : {}),
+      },
     ]);
     // Independent writes: the session's index entry and the memory of the turn.
     await Promise.all([
@@ -185,18 +193,24 @@ export function modelDeadline(): AbortSignal {
 
 export type ConverseResult = Awaited<ReturnType<typeof finishConversation>>;
 
+/** The model call ends at the deadline, or as soon as the caller goes away (`signal`). */
+function modelSignal(signal: AbortSignal | undefined): AbortSignal {
+  return signal ? AbortSignal.any([modelDeadline(), signal]) : modelDeadline();
+}
+
 /** One turn, answered whole. `skipped`: the agent's sources that were not ready. */
-export async function converse(rt: Runtime, scope: TenantScope, agentId: string, input: ConverseInput) {
+export async function converse(rt: Runtime, scope: TenantScope, agentId: string, input: ConverseInput, options: { signal?: AbortSignal } = {}) {
   const prepared = await prepareConversation(rt, scope, agentId, input);
-  const result = await prepared.resolved.engine.generate(prepared.request, modelDeadline());
+  const result = await prepared.resolved.engine.generate(prepared.request, modelSignal(options.signal));
   return { data: await finishConversation(rt, scope, prepared, result), skipped: prepared.skipped };
 }
 
 /**
  * One turn, streamed: what is known before the model answers, then `deltas()` yields the reply's
- * text as it comes and returns the finished turn (stored like a whole one).
+ * text as it comes and returns the finished turn (stored like a whole one). When the caller goes
+ * away (`signal`), the model call is cancelled and the partial reply is stored marked interrupted.
  */
-export async function converseStream(rt: Runtime, scope: TenantScope, agentId: string, input: ConverseInput) {
+export async function converseStream(rt: Runtime, scope: TenantScope, agentId: string, input: ConverseInput, options: { signal?: AbortSignal } = {}) {
   const prepared = await prepareConversation(rt, scope, agentId, input);
   return {
     agentId: prepared.agent.id,
@@ -205,8 +219,20 @@ export async function converseStream(rt: Runtime, scope: TenantScope, agentId: s
     sources: prepared.sources,
     skipped: prepared.skipped,
     async *deltas(): AsyncGenerator<string, ConverseResult> {
-      const result = yield* prepared.resolved.engine.stream(prepared.request, modelDeadline());
-      return finishConversation(rt, scope, prepared, result);
+      let text = '';
+      try {
+        const generator = prepared.resolved.engine.stream(prepared.request, modelSignal(options.signal));
+        for (let step = await generator.next(); ; step = await generator.next()) {
+          if (step.done) return await finishConversation(rt, scope, prepared, step.value);
+          text += step.value;
+          yield step.value;
+        }
+      } catch (error) {
+        if (!options.signal?.aborted) throw error;
+        const tokens = approximateTokens(text);
+        await finishConversation(rt, scope, prepared, { text, usage: { inputTokens: 0, outputTokens: tokens }, finishReason: 'interrupted' });
+        throw error;
+      }
     },
   };
 }

@@ -33,7 +33,8 @@ export interface ChatRequest {
 export interface ChatResult {
   text: string;
   usage: { inputTokens: number; outputTokens: number };
-  finishReason: 'stop' | 'length' | 'content_filter' | 'error' | 'other';
+  /** `interrupted`: the caller went away mid-reply and the model call was cancelled. */
+  finishReason: 'stop' | 'length' | 'content_filter' | 'error' | 'other' | 'interrupted';
 }
 
 export interface ChatModel {

@@ -14,6 +14,8 @@ export interface SessionMessage {
   /** Assistant turns: the passages the reply was grounded on. */
   sources?: unknown[];
   model?: string;
+  /** Assistant turns cut short because the caller went away (the partial reply is kept). */
+  interrupted?: boolean;
 }
 
 const strip = ({ pk: _pk, sk: _sk, expiresAt: _e, ...rest }: Record<string, unknown>) => rest as unknown as SessionMessage;
