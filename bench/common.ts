@@ -17,17 +17,8 @@ export function cisi() {
   };
 }
 
-/** mulberry32: the same numbers for the same seed, so generated corpora are reproducible. */
-export function rng(seed: number) {
-  let a = seed;
-  return () => {
-    a |= 0;
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Seeded random numbers, so generated corpora are reproducible. */
+export { rngOf as rng } from '../test/helpers/random';
 
 export function percentile(values: number[], p: number) {
   const sorted = [...values].sort((a, b) => a - b);

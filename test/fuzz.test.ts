@@ -1,0 +1,104 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createLocalApp } from '../local/local-app';
+import { rngOf } from './helpers/random';
+import { call } from './helpers/http';
+import { platformTestSecrets, provision, type ProvisionedTenant } from './helpers/platform';
+import { testRt } from './helpers/runtime';
+import { newTenant, type TestTenant } from './helpers/tenant';
+
+/**
+ * Malformed requests for every operation of both OpenAPI documents, from a seeded generator (the
+ * same requests every run): no answer may be a 5xx, and every 4xx carries the error body.
+ */
+const app = createLocalApp(testRt);
+const PER_OPERATION = 50;
+
+type FieldSchema = { type?: string; enum?: unknown[]; default?: unknown };
+type Operation = { method: string; path: string; bodyFields: Array<[string, FieldSchema]>; auth: 'key' | 'token' | 'admin' | 'none' };
+type OpenApi = {
+  paths: Record<string, Record<string, { security?: Array<Record<string, unknown>>; requestBody?: { content?: Record<string, { schema?: { $ref?: string; properties?: Record<string, unknown> } }> } }>>;
+  components?: { schemas?: Record<string, { properties?: Record<string, unknown> }> };
+};
+
+function operationsOf(doc: OpenApi): Operation[] {
+  const out: Operation[] = [];
+  for (const [path, methods] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(methods)) {
+      const schema = op.requestBody?.content?.['application/json']?.schema;
+      const resolved = schema?.$ref ? doc.components?.schemas?.[schema.$ref.split('/').pop()!] : schema;
+      const scheme = Object.keys(op.security?.[0] ?? {})[0];
+      const auth = scheme === 'ApiKeyAuth' ? 'key' : scheme === 'PlatformToken' ? 'token' : scheme === 'PlatformAdmin' ? 'admin' : 'none';
+      out.push({ method: method.toUpperCase(), path, bodyFields: Object.entries((resolved?.properties ?? {}) as Record<string, FieldSchema>), auth });
+    }
+  }
+  return out;
+}
+
+describe('fuzzing every operation', () => {
+  let t: TestTenant;
+  let tenant: ProvisionedTenant;
+  let operations: Operation[];
+  const ids: string[] = [];
+  beforeAll(async () => {
+    t = await newTenant('unlimited');
+    tenant = await provision(app, platformTestSecrets().adminToken, { plan: 'unlimited' });
+    const v1 = (await call(app, 'GET', '/v1/openapi.json')).body as OpenApi;
+    const platform = (await call(app, 'GET', '/platform/openapi.json')).body as OpenApi;
+    operations = [...operationsOf(v1), ...operationsOf(platform)];
+    // Real ids too, so requests reach past the 404s into the handlers.
+    const created = await Promise.all([
+      call(app, 'POST', '/v1/agents', { key: t.apiKey, body: { name: 'fuzz', model: 'gpt-4' } }),
+      call(app, 'POST', '/v1/workflows', { key: t.apiKey, body: { name: 'fuzz', steps: [{ type: 'generation', model: 'gpt-4', prompt: '{{parameters.a}}' }] } }),
+      call(app, 'POST', '/v1/knowledge-sources', { key: t.apiKey, body: { name: 'fuzz', type: 'file-collection', files: [{ path: 'a.md', content: '# A' }] } }),
+    ]);
+    ids.push(...created.map((r) => String(r.body.data.id)), tenant.tenantId);
+  });
+
+  it('answers no malformed request with a 5xx, and every 4xx with the error body', async () => {
+    expect(operations.length).toBeGreaterThan(40);
+    const random = rngOf(20261123);
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+    const weird = ['', 'x', 'eyJzayI6IiJ9', '%00', '..%2F..', 'a'.repeat(300), 'agt_01jd8x2k3m4n5p6q7r8s9t0v1w', 'ks_zzzzzzzzzzzzzzzzzzzzzzzzzz', '%E2%80%AE', '__proto__', 'null', '-1', '1e400', 'wf_' + '0'.repeat(26), 'exe_x'];
+    const scalar = (): unknown => pick([null, true, -1, 0, 1.5, 2 ** 60, '', 'x'.repeat(5000), '{{steps.x.output}}', '<script>', [], {}, 'gpt-4', 'local/x', 'ks_x']);
+    const value = (depth: number): unknown => {
+      if (depth > 3 || random() < 0.5) return scalar();
+      if (random() < 0.5) return Array.from({ length: Math.floor(random() * 3) }, () => value(depth + 1));
+      return Object.fromEntries(Array.from({ length: Math.floor(random() * 4) }, () => [pick(['a', 'type', 'config', 'name', 'steps', 'query', 'data', 'where', 'eq', 'in']), value(depth + 1)]));
+    };
+    // Free-form JSON, as a tenant's records or a workflow's parameters may hold it.
+    const freeForm = (depth: number): Record<string, unknown> =>
+      Object.fromEntries(
+        Array.from({ length: 1 + Math.floor(random() * 3) }, () => [
+          pick(['a', 'total', 'collection', 'id', 'status', '__proto__', 'constructor']),
+          depth < 2 && random() < 0.3 ? freeForm(depth + 1) : pick([1, 'x', 2 ** 60, 1e300, null, true, 'c']),
+        ]),
+      );
+    const rawBodies = ['{', 'null', '[]', '"text"', '1e400', `{"a":${'['.repeat(5000)}${']'.repeat(5000)}}`, '{"__proto__":{"x":1}}', '{"n":9007199254740993}'];
+    const failures: string[] = [];
+    let sent = 0;
+    for (const op of operations) {
+      for (let i = 0; i < PER_OPERATION; i++) {
+        const path = op.path.replace(/\{[^}]+\}/g, () => (random() < 0.5 ? pick(ids) : pick(weird)));
+        const query = random() < 0.4 ? `?${pick(['limit', 'cursor', 'include', 'status', 'path'])}=${encodeURIComponent(pick(weird))}` : '';
+        let rawBody: string | undefined;
+        if (op.method !== 'GET' && op.method !== 'DELETE') {
+          // Mostly well-typed fields (so requests get past validation into the handlers), some not.
+          const typed = ([, f]: [string, FieldSchema]): unknown =>
+            f.enum ? pick(f.enum) : f.type === 'string' ? pick(['x', 'gpt-4', 'hello {{input}}', ...ids]) : f.type === 'number' || f.type === 'integer' ? pick([1, 5, 2 ** 60, -1]) : f.type === 'object' ? freeForm(0) : f.type === 'array' ? [] : value(0);
+          const fields = op.bodyFields.length > 0 ? op.bodyFields : [['x', {}] as [string, FieldSchema]];
+          rawBody = random() < 0.2 ? pick(rawBodies) : JSON.stringify(Object.fromEntries(fields.filter(() => random() < 0.8).map((f) => [f[0], random() < 0.75 ? typed(f) : value(0)])));
+        }
+        const headers: Record<string, string> = { 'content-type': random() < 0.9 ? 'application/json' : 'text/plain' };
+        if (op.auth === 'token') headers.authorization = `Bearer ${tenant.accessToken}`;
+        if (op.auth === 'admin') headers.authorization = `Bearer ${platformTestSecrets().adminToken}`;
+        const res = await call(app, op.method, path + query, { ...(op.auth === 'key' ? { key: t.apiKey } : {}), rawBody, headers });
+        sent++;
+        const body = res.body as { error?: { code?: string }; meta?: { requestId?: string } } | undefined;
+        if (res.status >= 500) failures.push(`${res.status} ${op.method} ${path}${query} ${rawBody?.slice(0, 80) ?? ''}`);
+        else if (res.status >= 400 && !(body?.error?.code && body.meta?.requestId)) failures.push(`${res.status} without the error body: ${op.method} ${path}`);
+      }
+    }
+    expect(sent).toBe(operations.length * PER_OPERATION);
+    expect(failures.slice(0, 10)).toEqual([]);
+  }, 300_000);
+});
