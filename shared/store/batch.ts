@@ -80,3 +80,30 @@ export function batchOps(db: Db) {
     queryAll: (pk: string, skPrefix?: string) => queryAll(db, pk, skPrefix),
   };
 }
+
+/**
+ * One page of a partition for the API's cursor pagination: reads one item more than asked, so
+ * `nextCursor` (null on the last page) is exact, not a guess.
+ */
+export async function readPage(
+  db: Db,
+  pk: string,
+  page: { limit: number; cursor?: string },
+  order: 'oldest-first' | 'newest-first',
+): Promise<{ items: Record<string, unknown>[]; nextCursor: string | null }> {
+  const after = db.cursors.decode(pk, page.cursor);
+  const out = await db.client.send(
+    new QueryCommand({
+      TableName: db.table,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': pk },
+      ScanIndexForward: order === 'oldest-first',
+      Limit: page.limit + 1,
+      ExclusiveStartKey: after === undefined ? undefined : { pk, sk: after },
+    }),
+  );
+  const items = out.Items ?? [];
+  const more = items.length > page.limit;
+  const shown = more ? items.slice(0, page.limit) : items;
+  return { items: shown, nextCursor: more ? db.cursors.encode(pk, shown[shown.length - 1]) : null };
+}

@@ -13,6 +13,7 @@ import {
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { ConflictError, NotFoundError, ValidationError } from '../errors';
 import type { TenantScope } from '../tenancy';
+import { readPage } from './batch';
 import type { Db } from './db';
 import { keys, type RecordKind } from './keys';
 
@@ -155,25 +156,8 @@ export function recordsStore(db: Db) {
     kind: RecordKind,
     page: { limit: number; cursor?: string },
   ): Promise<Page<T>> {
-    const pk = keys.recordPartition(scope, kind);
-    const after = db.cursors.decode(pk, page.cursor);
-    const out = await db.client.send(
-      new QueryCommand({
-        TableName: db.table,
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': pk },
-        ScanIndexForward: false,
-        Limit: page.limit + 1,
-        ExclusiveStartKey: after === undefined ? undefined : { pk, sk: after },
-      }),
-    );
-    const items = out.Items ?? [];
-    const more = items.length > page.limit;
-    const shown = more ? items.slice(0, page.limit) : items;
-    return {
-      items: shown.map((item) => strip<T>(item)!),
-      nextCursor: more ? db.cursors.encode(pk, shown[shown.length - 1]) : null,
-    };
+    const { items, nextCursor } = await readPage(db, keys.recordPartition(scope, kind), page, 'newest-first');
+    return { items: items.map((item) => strip<T>(item)!), nextCursor };
   }
 
   /** Every record of a kind whose list attribute contains a value (pages through the partition). */

@@ -1,7 +1,7 @@
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config';
 import type { TenantScope } from '../tenancy';
-import { deleteRequest, putRequest, batchOps } from './batch';
+import { batchOps, deleteRequest, putRequest, readPage } from './batch';
 import type { Db } from './db';
 import { keys } from './keys';
 
@@ -74,21 +74,8 @@ export function sessionsStore(db: Db) {
     sessionId: string,
     page: { limit: number; cursor?: string },
   ): Promise<{ items: SessionMessage[]; nextCursor: string | null }> {
-    const pk = keys.sessionPartition(scope, agentId, sessionId);
-    const after = db.cursors.decode(pk, page.cursor);
-    const out = await db.client.send(
-      new QueryCommand({
-        TableName: db.table,
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': pk },
-        Limit: page.limit + 1,
-        ExclusiveStartKey: after === undefined ? undefined : { pk, sk: after },
-      }),
-    );
-    const items = out.Items ?? [];
-    const more = items.length > page.limit;
-    const shown = more ? items.slice(0, page.limit) : items;
-    return { items: shown.map(strip), nextCursor: more ? db.cursors.encode(pk, shown[shown.length - 1]) : null };
+    const { items, nextCursor } = await readPage(db, keys.sessionPartition(scope, agentId, sessionId), page, 'oldest-first');
+    return { items: items.map(strip), nextCursor };
   }
 
   /** The ids of every session of an agent (from the tenant's session index). */
