@@ -32,7 +32,10 @@ const alive = (pid: number | undefined) => {
   }
 };
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Waits, checking every 100 ms, while `condition` holds, for at most `ms`. */
+async function waitWhile(condition: () => boolean, ms: number): Promise<void> {
+  for (let waited = 0; waited < ms && condition(); waited += 100) await new Promise((r) => setTimeout(r, 100));
+}
 
 function readRun(): RunRecord | undefined {
   const file = runFile();
@@ -56,15 +59,15 @@ function runningServer(): RunRecord | undefined {
  * never share the data. Answers the server still running, if one is.
  */
 async function settlePreviousRun(): Promise<RunRecord | undefined> {
-  for (let waited = 0; waited < 5000 && runningServer(); waited += 100) await sleep(100);
+  await waitWhile(() => runningServer() !== undefined, 5000);
   const running = runningServer();
   if (running) return running;
   const stale = readRun();
   if (stale?.dynamoPid && alive(stale.dynamoPid)) {
     process.kill(stale.dynamoPid, 'SIGTERM');
-    for (let waited = 0; waited < 5000 && alive(stale.dynamoPid); waited += 100) await sleep(100);
+    await waitWhile(() => alive(stale.dynamoPid), 5000);
     if (alive(stale.dynamoPid)) process.kill(stale.dynamoPid, 'SIGKILL');
-    for (let waited = 0; waited < 2000 && alive(stale.dynamoPid); waited += 100) await sleep(100);
+    await waitWhile(() => alive(stale.dynamoPid), 2000);
   }
   return undefined;
 }

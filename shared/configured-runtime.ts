@@ -15,7 +15,8 @@ import { createDb } from './store/db';
  */
 export function configuredRuntime(given: Partial<Runtime> = {}): Runtime {
   return {
-    store: createStore(createDb()),
+    // Built only when not given: a store holds a DynamoDB client (local mode and tests give theirs).
+    store: given.store ?? createStore(createDb()),
     queues: { ingestion: unconfiguredQueue('INGESTION_QUEUE_URL'), workflowSteps: unconfiguredQueue('WORKFLOW_QUEUE_URL') },
     secrets: missingSecretBox(),
     platformSecrets: async () => {

@@ -1,7 +1,6 @@
 import { config } from '../config';
 import { newId } from '../ids';
-import { approximateTokens, type ResolvedModel } from '../models/types';
-import type { ChatMessage, ChatRequest, ChatResult } from '../models/types';
+import { approximateTokens, type ChatMessage, type ChatRequest, type ChatResult, type ResolvedModel } from '../models/types';
 import { searchSource } from '../search/search';
 import { log, errorFields } from '../log';
 import { extractMemory, type Extraction } from '../memory/extract';
@@ -229,8 +228,7 @@ export async function converseStream(rt: Runtime, scope: TenantScope, agentId: s
         }
       } catch (error) {
         if (!options.signal?.aborted) throw error;
-        const tokens = approximateTokens(text);
-        await finishConversation(rt, scope, prepared, { text, usage: { inputTokens: 0, outputTokens: tokens }, finishReason: 'interrupted' });
+        await finishConversation(rt, scope, prepared, { text, usage: { inputTokens: 0, outputTokens: approximateTokens(text) }, finishReason: 'interrupted' });
         throw error;
       }
     },
