@@ -54,11 +54,14 @@ export async function benchRuntime() {
   const { localRuntime } = await import('../local/local-runtime');
   const { createDb } = await import('../shared/store/db');
   const { randomBytes } = await import('node:crypto');
-  return localRuntime({
+  const local = localRuntime({
     db: createDb(),
     secretsKey: randomBytes(32),
     platformSecrets: { adminToken: randomBytes(24).toString('base64url'), tokenKey: randomBytes(48).toString('base64url') },
+    queueNamespace: randomBytes(6).toString('hex'),
   });
+  await local.start();
+  return local;
 }
 
 /**

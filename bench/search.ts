@@ -13,7 +13,7 @@ const { queries, sentences, titles } = cisi();
 
 async function main() {
   const services = await startBenchServices('cairn-bench');
-  // The local app's in-process ingestion queue (two batches in flight) does the ingesting.
+  // The local app's stored ingestion queue (two batches in flight) does the ingesting.
   const { scope, rt, local } = await benchApp('ten_searchbench');
   const queue = local.ingestion!;
   const { dynamoTotals, withRequestMetrics } = await import('../shared/store/request-metrics');

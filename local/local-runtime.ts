@@ -2,10 +2,12 @@ import { config } from '../shared/config';
 import { configuredRuntime } from '../shared/configured-runtime';
 import { handleIngestionMessage } from '../shared/domain/ingestion';
 import { consumeStepMessage } from '../shared/domain/workflow-execution';
+import { sweep } from '../shared/domain/work-sweeper';
+import { errorFields, log } from '../shared/log';
 import { platformSecretsLoader, type PlatformSecrets } from '../shared/platform/platform-secrets';
-import { localQueue, type LocalQueue } from '../shared/queue/local-queue';
 import type { IngestionMessage, StepMessage } from '../shared/queue/messages';
 import { sqsQueuesFromConfig } from '../shared/queue/sqs-queue';
+import { storedQueue, type StoredQueue } from '../shared/queue/stored-queue';
 import type { Runtime } from '../shared/runtime';
 import { localKeyWrapper, secretBox } from '../shared/secrets/secret-box';
 import { createStore } from '../shared/store';
@@ -14,33 +16,67 @@ import type { Db } from '../shared/store/db';
 
 export interface LocalRuntime {
   rt: Runtime;
-  /** The in-process queues and their workers (absent where an SQS queue URL is configured). */
-  ingestion?: LocalQueue<IngestionMessage>;
-  workflowSteps?: LocalQueue<StepMessage>;
+  /** The queues stored in the table and their workers in this process (absent where an SQS queue URL is configured). */
+  ingestion?: StoredQueue<IngestionMessage>;
+  workflowSteps?: StoredQueue<StepMessage>;
+  /**
+   * Starts the workers; `releaseTaken` when this process alone serves the data (local mode's own
+   * DynamoDB); `sweepEveryMs` runs the sweeper that often (the server; tests sweep when they choose).
+   */
+  start(options?: { releaseTaken?: boolean; sweepEveryMs?: number }): Promise<void>;
+  stop(): Promise<void>;
 }
 
 /**
  * Local mode's runtime (also the tests'): the given DynamoDB, a local secrets key, the given
- * platform secrets, and in-process queues whose workers run in this process (SQS queues where
- * their URLs are configured).
+ * platform secrets, and queues stored in the table whose workers run in this process (SQS queues
+ * where their URLs are configured). `queueNamespace` keeps the queues of runtimes sharing one
+ * table apart (each test file has its own).
  */
-export function localRuntime(parts: { db: Db; secretsKey: Buffer; platformSecrets?: PlatformSecrets }): LocalRuntime {
+export function localRuntime(parts: { db: Db; secretsKey: Buffer; platformSecrets?: PlatformSecrets; queueNamespace?: string }): LocalRuntime {
+  const store = createStore(parts.db);
   const base = configuredRuntime({
-    store: createStore(parts.db),
+    store,
     models: modelResolver(),
     secrets: secretBox(localKeyWrapper(parts.secretsKey)),
     platformSecrets: platformSecretsLoader(parts.platformSecrets),
   });
+  const namespace = parts.queueNamespace ?? 'local';
+  const visibilityMs = config.workLeaseMs;
   const ingestion = config.ingestionQueueUrl
     ? undefined
-    : localQueue<IngestionMessage>('ingestion', (message, delivery) => handleIngestionMessage(rt, message, delivery));
+    : storedQueue<IngestionMessage>(store.queueMessages, { namespace, name: 'ingestion' }, (message, delivery) => handleIngestionMessage(rt, message, delivery), { visibilityMs });
   const workflowSteps = config.workflowQueueUrl
     ? undefined
-    : localQueue<StepMessage>('workflow-steps', (message, delivery) => consumeStepMessage(rt, message, delivery), { concurrency: 4 });
+    : storedQueue<StepMessage>(store.queueMessages, { namespace, name: 'workflow-steps' }, (message, delivery) => consumeStepMessage(rt, message, delivery), { visibilityMs, concurrency: 4 });
   const sqs = ingestion && workflowSteps ? undefined : sqsQueuesFromConfig();
   const rt: Runtime = {
     ...base,
     queues: { ingestion: ingestion ?? sqs!.ingestion, workflowSteps: workflowSteps ?? sqs!.workflowSteps },
   };
-  return { rt, ingestion, workflowSteps };
+  const workers = [ingestion, workflowSteps].filter((q) => q !== undefined);
+  let sweeper: NodeJS.Timeout | undefined;
+  return {
+    rt,
+    ingestion,
+    workflowSteps,
+    start: async (options = {}) => {
+      await Promise.all(workers.map((q) => q.start(options)));
+      if (options.sweepEveryMs) {
+        let sweeping = false;
+        sweeper = setInterval(() => {
+          if (sweeping) return;
+          sweeping = true;
+          sweep(rt)
+            .catch((error: unknown) => log.error('sweep failed', errorFields(error)))
+            .finally(() => (sweeping = false));
+        }, options.sweepEveryMs);
+        sweeper.unref();
+      }
+    },
+    stop: async () => {
+      clearInterval(sweeper);
+      await Promise.all(workers.map((q) => q.stop()));
+    },
+  };
 }

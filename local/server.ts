@@ -19,12 +19,16 @@ async function main() {
     platformTokenKey: config.platformTokenKey,
     cursorKey: config.cursorSigningKey,
   });
-  const { rt } = localRuntime({
+  const local = localRuntime({
     db: createDb({ endpoint: store.endpoint, cursorKey: credentials.cursorKey }),
     secretsKey: localSecretsKey(dataDir),
     platformSecrets: { adminToken: credentials.platformAdminToken, tokenKey: credentials.platformTokenKey },
   });
+  const { rt } = local;
   await ensureDevTenant(rt, credentials.devApiKey, config.devApiKeyPlan);
+  // Work queued before a crash resumes now; with its own DynamoDB Local this process alone serves
+  // the data, so messages still taken were taken by a dead run and need not wait for their leases.
+  await local.start({ releaseTaken: !config.dynamodbEndpoint, sweepEveryMs: Math.min(60_000, config.sweepAfterMs) });
 
   const server = await startHttpServer(createLocalApp(rt).fetch, { port: config.port, hostname: '0.0.0.0' });
   const address = server.address();
@@ -54,7 +58,8 @@ async function main() {
     stopping = true;
     log.info('shutting down', { signal });
     await new Promise<void>((resolve) => server.close(() => resolve()));
-    // Ingestion queued in this process ends with it; connecting the source again re-syncs it.
+    // Work in hand finishes; work still queued is stored and resumes at the next start.
+    await Promise.race([local.stop(), new Promise((resolve) => setTimeout(resolve, 5000))]);
     await store.close();
     process.exit(0);
   };

@@ -57,6 +57,13 @@ const schema = z.object({
   PROVIDER_SECRETS_ARN: z.string().min(1).optional(),
   /** A Secrets Manager-compatible endpoint (tests). */
   SECRETS_MANAGER_ENDPOINT: z.url().optional(),
+  /**
+   * How long work a worker took (a queued message, a workflow step, a sync's planning) stays its
+   * own without a heartbeat: after a crash, others take it over this long after the last one.
+   */
+  WORK_LEASE_SECONDS: z.coerce.number().int().min(1).max(900).default(60),
+  /** The sweeper re-drives (then fails) executions and syncs that made no progress for this long. */
+  SWEEP_AFTER_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900),
   MODEL_TIMEOUT_MS: z.coerce.number().int().min(1000).max(900_000).default(60_000),
   SESSION_TTL_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   /** Where the docs function finds Swagger UI's files (set in Lambda; locally from node_modules). */
@@ -106,6 +113,8 @@ function load() {
     bedrockRegion: env.BEDROCK_REGION,
     bedrockEndpoint: env.BEDROCK_ENDPOINT,
     modelTimeoutMs: env.MODEL_TIMEOUT_MS,
+    workLeaseMs: env.WORK_LEASE_SECONDS * 1000,
+    sweepAfterMs: env.SWEEP_AFTER_SECONDS * 1000,
     providerSecretsArn: env.PROVIDER_SECRETS_ARN,
     secretsManagerEndpoint: env.SECRETS_MANAGER_ENDPOINT,
     sessionTtlDays: env.SESSION_TTL_DAYS,

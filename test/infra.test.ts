@@ -55,7 +55,7 @@ describe('CDK app', () => {
 
   it('runs one ARM64 Node 22 function per route group, ESM-bundled, with the table name', () => {
     const functions = api.findResources('AWS::Lambda::Function');
-    expect(Object.keys(functions)).toHaveLength(7); // five route groups and two workers
+    expect(Object.keys(functions)).toHaveLength(8); // five route groups, two workers and the sweeper
     for (const fn of Object.values(functions)) {
       expect(fn.Properties.Runtime).toBe('nodejs22.x');
       expect(fn.Properties.Architectures).toEqual(['arm64']);
@@ -63,14 +63,14 @@ describe('CDK app', () => {
       expect(fn.Properties.Environment.Variables.NODE_OPTIONS).toBe('--enable-source-maps');
     }
     const withTable = Object.values(functions).filter((f) => f.Properties.Environment.Variables.TABLE_NAME);
-    expect(withTable).toHaveLength(6); // the docs function has no data access
+    expect(withTable).toHaveLength(7); // the docs function has no data access
   });
 
   it('grants table data access on the table only, never dynamodb:* or DeleteTable', () => {
     const policies = Object.values(api.findResources('AWS::IAM::Policy'));
     const statements = policies.flatMap((p) => p.Properties.PolicyDocument.Statement as Array<{ Action: string | string[]; Resource: unknown }>);
     const dynamo = statements.filter((s) => [s.Action].flat().some((a) => a.startsWith('dynamodb:')));
-    expect(dynamo.filter((s) => [s.Action].flat().includes('dynamodb:PutItem'))).toHaveLength(6);
+    expect(dynamo.filter((s) => [s.Action].flat().includes('dynamodb:PutItem'))).toHaveLength(7);
     for (const s of dynamo) {
       const actions = [s.Action].flat();
       expect(actions).not.toContain('dynamodb:*');
@@ -181,7 +181,19 @@ describe('CDK app', () => {
   it('feeds the workflow steps worker from its queue with partial batch failure reporting', () => {
     api.hasResourceProperties('AWS::Lambda::EventSourceMapping', { BatchSize: 5, FunctionResponseTypes: ['ReportBatchItemFailures'] });
     const senders = Object.values(api.findResources('AWS::Lambda::Function')).filter((f) => f.Properties.Environment.Variables.WORKFLOW_QUEUE_URL);
-    expect(senders).toHaveLength(2); // the workflows API and the worker
+    expect(senders).toHaveLength(3); // the workflows API, the worker and the sweeper
+  });
+
+  it('runs the sweeper every five minutes, able to send to both queues', () => {
+    const functions = api.findResources('AWS::Lambda::Function');
+    const [sweeperId] = Object.entries(functions).find(([id]) => id.startsWith('Sweeper'))!;
+    api.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(5 minutes)',
+      Targets: Match.arrayWith([Match.objectLike({ Arn: { 'Fn::GetAtt': [sweeperId, 'Arn'] } })]),
+    });
+    const env = functions[sweeperId]!.Properties.Environment.Variables;
+    expect(env.INGESTION_QUEUE_URL).toBeDefined();
+    expect(env.WORKFLOW_QUEUE_URL).toBeDefined();
   });
 
   it('feeds the ingestion worker from the ingestion queue with partial batch failure reporting', () => {
@@ -192,7 +204,7 @@ describe('CDK app', () => {
     });
     const functions = Object.values(api.findResources('AWS::Lambda::Function'));
     const senders = functions.filter((f) => f.Properties.Environment.Variables.INGESTION_QUEUE_URL);
-    expect(senders).toHaveLength(2); // the knowledge-sources API and the worker itself
+    expect(senders).toHaveLength(3); // the knowledge-sources API, the worker itself and the sweeper
     const worker = functions.find((f) => f.Properties.Timeout === 300)!;
     expect(worker.Properties.Environment.Variables.SECRETS_KMS_KEY_ID).toBeDefined();
     // The queue's visibility is six times the worker's timeout.

@@ -17,6 +17,8 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Validations } from 'aws-cdk-lib';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { alarmAt } from '../constructs/alarm';
 import { AppFunction } from '../constructs/app-function';
 import type { DataTable } from '../constructs/data-table';
@@ -100,6 +102,7 @@ export class ApiStack extends Stack {
     this.ingestionWorker(props);
     this.modelAccess(this.groups.agents!.fn, props);
     this.workflowWorker(props);
+    this.sweeper(props);
 
     this.usagePlans();
     this.platformAccess(props);
@@ -127,6 +130,24 @@ export class ApiStack extends Stack {
     this.modelAccess(worker, props);
     worker.addEventSource(new SqsEventSource(props.workflowSteps.queue, { batchSize: 5, reportBatchItemFailures: true, maxConcurrency: 20 }));
     alarmAt(this, 'WorkflowStepsWorkerErrors', worker.metricErrors({ period: Duration.minutes(5) }), 'Workflow steps worker errors');
+  }
+
+  /**
+   * The sweeper, every five minutes: re-drives (then fails) executions and syncs whose messages
+   * were lost, so nothing stays `running` or `indexing` forever. Sends to both queues.
+   */
+  private sweeper(props: ApiStackProps) {
+    const fn = new AppFunction(this, 'Sweeper', {
+      entry: 'functions/sweeper/handler.ts',
+      memorySize: 512,
+      timeout: Duration.minutes(2),
+      environment: { INGESTION_QUEUE_URL: props.ingestion.queue.queueUrl, WORKFLOW_QUEUE_URL: props.workflowSteps.queue.queueUrl },
+    });
+    props.data.bind(fn, 'RW');
+    props.ingestion.queue.grantSendMessages(fn);
+    props.workflowSteps.queue.grantSendMessages(fn);
+    new Rule(this, 'SweepSchedule', { schedule: Schedule.rate(Duration.minutes(5)), targets: [new LambdaFunction(fn, { retryAttempts: 0 })] });
+    alarmAt(this, 'SweeperErrors', fn.metricErrors({ period: Duration.minutes(15) }), 'Sweeper errors');
   }
 
   /** What calling models needs: provider keys from Secrets Manager, and Bedrock in this region. */

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { connect, inspectTable, listKeys, readOnly, readRows, rowToDocument, type PgCredentials, type TableShape } from '../connectors/postgres';
+import { config } from '../config';
 import { AppError, isRetryable } from '../errors';
 import { errorFields, log } from '../log';
 import type { IngestionMessage } from '../queue/messages';
@@ -13,6 +14,7 @@ import { scopeOf, type TenantScope } from '../tenancy';
 import type { KnowledgeSourceRecord } from './knowledge-sources';
 import { loadCredentials } from './source-credentials';
 import type { Runtime } from '../runtime';
+import { checkBackSeconds, whileLeased } from './work-lease';
 
 /**
  * Ingestion through the ingestion queue. A `sync` message plans the work (which documents are new
@@ -39,8 +41,9 @@ const documentIdOf = (sourceId: string, key: string) =>
 
 const PHASE: Record<string, number> = { created: 0, pending: 1, syncing: 2, indexing: 3, ready: 4, failed: 4 };
 
-function setStatus(rt: Runtime, scope: TenantScope, sourceId: string, change: Partial<KnowledgeSourceRecord>, syncId?: string) {
-  return rt.store.records.updateRecord<KnowledgeSourceRecord>(scope, 'KS', sourceId, (current) => {
+/** Sets a sync's status (see its rules below); a sync that ended leaves the sweeper's list. */
+export async function setStatus(rt: Runtime, scope: TenantScope, sourceId: string, change: Partial<KnowledgeSourceRecord>, syncId?: string) {
+  const updated = await rt.store.records.updateRecord<KnowledgeSourceRecord>(scope, 'KS', sourceId, (current) => {
     // A newer sync owns the status: an old message must not overwrite it.
     if (syncId && current.syncId !== syncId) return current;
     // Within a sync the status only moves forward (a late duplicate cannot undo 'ready').
@@ -49,6 +52,10 @@ function setStatus(rt: Runtime, scope: TenantScope, sourceId: string, change: Pa
     if (change.status && change.status !== 'failed') delete next.error;
     return next;
   });
+  if (syncId && (change.status === 'ready' || change.status === 'failed')) {
+    await rt.store.unfinishedWork.remove({ kind: 'sync', tenantId: scope.tenantId, id: sourceId, syncId });
+  }
+  return updated;
 }
 
 async function withPostgres<T>(rt: Runtime, scope: TenantScope, source: KnowledgeSourceRecord, fn: (client: pg.Client, shape: TableShape) => Promise<T>): Promise<T> {
@@ -96,16 +103,24 @@ async function plan(rt: Runtime, scope: TenantScope, source: KnowledgeSourceReco
   return { batches, watermark };
 }
 
-/** How long one delivery of a sync message owns its planning before a redelivery may take over. */
-const PLANNING_LEASE_MS = 5 * 60_000;
-
 async function handleSync(rt: Runtime, scope: TenantScope, source: KnowledgeSourceRecord, syncId: string) {
   // Exactly one delivery plans: a duplicate delivered at the same time, or a redelivery once the
   // batches are out, has nothing to do.
-  if (!(await rt.store.syncLedger.claimSync(scope, source.id, syncId, PLANNING_LEASE_MS))) return;
+  if (!(await rt.store.syncLedger.claimSync(scope, source.id, syncId, config.workLeaseMs))) {
+    // Another delivery plans it. If that worker died, its lease runs out: look again just after.
+    const sync = await rt.store.syncLedger.getSync(scope, source.id, syncId);
+    const now = rt.clock.now();
+    if (sync && !sync.sent && sync.leaseUntil !== undefined && sync.leaseUntil > now) {
+      await rt.queues.ingestion.send([{ type: 'sync', tenantId: scope.tenantId, sourceId: source.id, syncId }], { delaySeconds: checkBackSeconds(sync.leaseUntil, now) });
+    }
+    return;
+  }
   await setStatus(rt, scope, source.id, { status: 'syncing' }, syncId);
   const startedAt = new Date().toISOString();
-  const { batches, watermark } = await plan(rt, scope, source, syncId);
+  const { batches, watermark } = await whileLeased(
+    () => rt.store.syncLedger.renewSyncLease(scope, source.id, syncId, config.workLeaseMs),
+    () => plan(rt, scope, source, syncId),
+  );
   // A fresh range of segments for each planning attempt: numbers left unused by a crash are harmless.
   const segBase = await rt.store.searchIndex.reserveSegments(scope, source.id, Math.max(1, batches.length));
   await rt.store.syncLedger.saveSyncPlan(scope, source.id, { syncId, total: batches.length, startedAt, watermark, segBase });

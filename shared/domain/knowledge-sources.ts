@@ -101,15 +101,23 @@ export async function replaceKnowledgeSource(rt: Runtime, scope: TenantScope, id
   return replaced.status === 'created' ? replaced : startSync(rt, scope, id);
 }
 
-/** Queues a new sync of the source; the status becomes `pending`. */
-export async function startSync(rt: Runtime, scope: TenantScope, sourceId: string): Promise<KnowledgeSourceRecord> {
+/**
+ * Queues a new sync of the source; the status becomes `pending`. `redrives`: how often the sweeper
+ * has restarted this source's work already (a re-drive that starts over keeps its count).
+ */
+export async function startSync(rt: Runtime, scope: TenantScope, sourceId: string, redrives = 0): Promise<KnowledgeSourceRecord> {
   const syncId = newId('sync');
+  // Registered first, so that no sync in progress can escape the sweeper (work-sweeper.ts).
+  await rt.store.unfinishedWork.put({ kind: 'sync', tenantId: scope.tenantId, id: sourceId, syncId, seenAt: rt.clock.now(), redrives });
   const updated = await rt.store.records.updateRecord<KnowledgeSourceRecord>(scope, 'KS', sourceId, (current) => {
     const next: KnowledgeSourceRecord = { ...current, status: 'pending', syncId };
     delete next.error;
     return next;
   });
-  if (!updated) throw new NotFoundError('knowledge source', sourceId);
+  if (!updated) {
+    await rt.store.unfinishedWork.remove({ kind: 'sync', tenantId: scope.tenantId, id: sourceId, syncId });
+    throw new NotFoundError('knowledge source', sourceId);
+  }
   await rt.queues.ingestion.send([{ type: 'sync', tenantId: scope.tenantId, sourceId, syncId }]);
   return updated;
 }

@@ -8,6 +8,7 @@ import type { ExecutionRecord, ExecutionStatus, StepState } from '../store/execu
 import { scopeOf, type TenantScope } from '../tenancy';
 import { stepKind } from './steps';
 import type { StepResult } from './steps/step-kind';
+import { checkBackSeconds, whileLeased } from './work-lease';
 import { compileWorkflow } from './workflow-compiler';
 import { workflows } from './workflows';
 import type { Runtime } from '../runtime';
@@ -20,7 +21,6 @@ import type { Runtime } from '../runtime';
  * redelivered message runs the step again.
  */
 export const MAX_STEP_ATTEMPTS = 3;
-const STEP_LEASE_MS = 5 * 60_000;
 
 type Definition = ExecutionRecord['definition'];
 const TERMINAL = new Set(['succeeded', 'failed', 'skipped']);
@@ -63,6 +63,8 @@ export async function startExecution(
     createdAt: now,
     startedAt: now,
   };
+  // Registered first, so that no running execution can escape the sweeper (work-sweeper.ts).
+  await rt.store.unfinishedWork.put({ kind: 'execution', tenantId: scope.tenantId, id: execution.id, workflowId, seenAt: rt.clock.now(), redrives: 0 });
   await rt.store.executions.createExecution(scope, execution);
   const ready = readySteps(definition, execution.steps);
   await send(rt, scope, execution, ready);
@@ -98,16 +100,22 @@ async function runStep(rt: Runtime, scope: TenantScope, execution: ExecutionReco
   return kind.run(step.config as Record<string, unknown>, { rt, scope, vars, passages, deadline: AbortSignal.timeout(config.modelTimeoutMs) });
 }
 
+/** Moves a running execution to its final state and takes it off the sweeper's list. */
+export async function finishExecution(rt: Runtime, scope: TenantScope, execution: ExecutionRecord, result: Parameters<Runtime['store']['executions']['finishExecution']>[2]) {
+  await rt.store.executions.finishExecution(scope, execution, result);
+  await rt.store.unfinishedWork.remove({ kind: 'execution', tenantId: scope.tenantId, id: execution.id });
+}
+
 async function afterSettle(rt: Runtime, scope: TenantScope, execution: ExecutionRecord) {
   const states = Object.values(execution.steps);
   const failed = states.find((s) => s.status === 'failed');
   if (failed) {
-    await rt.store.executions.finishExecution(scope, execution, { status: 'failed', error: { code: failed.error?.code ?? 'INTERNAL_ERROR', message: `step ${failed.id} failed: ${failed.error?.message ?? ''}` } });
+    await finishExecution(rt, scope, execution, { status: 'failed', error: { code: failed.error?.code ?? 'INTERNAL_ERROR', message: `step ${failed.id} failed: ${failed.error?.message ?? ''}` } });
     return;
   }
   if (states.every((s) => TERMINAL.has(s.status))) {
     const last = [...execution.definition].reverse().find((s) => execution.steps[s.id]?.status === 'succeeded');
-    await rt.store.executions.finishExecution(scope, execution, { status: 'succeeded', output: last ? execution.steps[last.id]!.output : null });
+    await finishExecution(rt, scope, execution, { status: 'succeeded', output: last ? execution.steps[last.id]!.output : null });
     return;
   }
   const ready = readySteps(execution.definition, execution.steps);
@@ -127,8 +135,15 @@ export async function handleStepMessage(rt: Runtime, message: StepMessage, deliv
     await afterSettle(rt, scope, current);
     return;
   }
-  const claimed = await rt.store.executions.claimStep(scope, current, message.stepId, STEP_LEASE_MS);
-  if (!claimed) return; // another delivery runs it (or the execution ended)
+  const claimed = await rt.store.executions.claimStep(scope, current, message.stepId, config.workLeaseMs);
+  if (!claimed) {
+    // Another delivery runs it. If that worker died, its lease runs out: look again just after.
+    const now = rt.clock.now();
+    if (state.status === 'running' && state.leaseUntil !== undefined && state.leaseUntil > now) {
+      await send(rt, scope, current, [message.stepId], checkBackSeconds(state.leaseUntil, now));
+    }
+    return;
+  }
   const step = claimed.definition.find((s) => s.id === message.stepId)!;
   const attempt = claimed.steps[message.stepId]!.attempt;
   const startedAt = claimed.steps[message.stepId]!.startedAt!;
@@ -147,7 +162,10 @@ export async function handleStepMessage(rt: Runtime, message: StepMessage, deliv
   // instead, and SQS redelivers it (the lease then lets the step run again).
   let outcome: { output: unknown; usage?: { inputTokens: number; outputTokens: number } } | { error: unknown };
   try {
-    outcome = await runStep(rt, scope, claimed, step);
+    outcome = await whileLeased(
+      () => rt.store.executions.renewStepLease(scope, claimed, step.id, attempt, config.workLeaseMs),
+      () => runStep(rt, scope, claimed, step),
+    );
   } catch (error) {
     outcome = { error };
   }
@@ -168,11 +186,26 @@ export async function handleStepMessage(rt: Runtime, message: StepMessage, deliv
   if (settled) await afterSettle(rt, scope, settled);
 }
 
+/**
+ * Sends again what an execution waits on (the sweeper, when its messages were lost): the steps
+ * queued, retrying, ready or running on a lease that ran out. Duplicates find the step taken.
+ */
+export async function redriveExecution(rt: Runtime, scope: TenantScope, execution: ExecutionRecord): Promise<string[]> {
+  const now = rt.clock.now();
+  const ready = readySteps(execution.definition, execution.steps);
+  const stalled = Object.values(execution.steps)
+    .filter((s) => s.status === 'queued' || s.status === 'retrying' || (s.status === 'running' && (s.leaseUntil ?? 0) <= now))
+    .map((s) => s.id);
+  await send(rt, scope, execution, [...stalled, ...ready]);
+  await rt.store.executions.markQueued(scope, execution, ready);
+  return [...stalled, ...ready];
+}
+
 /** Poison or repeatedly failing messages: the execution must not stay running. */
 export async function failExecutionOf(rt: Runtime, message: StepMessage, reason: string): Promise<void> {
   const scope = scopeOf(message.tenantId);
   const execution = await rt.store.executions.getExecution(scope, message.workflowId, message.executionId);
-  if (execution?.status === 'running') await rt.store.executions.finishExecution(scope, execution, { status: 'failed', error: { code: 'INTERNAL_ERROR', message: reason } });
+  if (execution?.status === 'running') await finishExecution(rt, scope, execution, { status: 'failed', error: { code: 'INTERNAL_ERROR', message: reason } });
 }
 
 /** The worker's consumer: on the last allowed delivery a failing message fails its execution. */
@@ -224,6 +257,7 @@ export async function listExecutions(rt: Runtime, scope: TenantScope, workflowId
 export async function cancelExecution(rt: Runtime, scope: TenantScope, workflowId: string, executionId: string): Promise<ExecutionRecord> {
   const current = await getExecution(rt, scope, workflowId, executionId);
   const canceled = await rt.store.executions.cancelExecution(scope, current);
+  await rt.store.unfinishedWork.remove({ kind: 'execution', tenantId: scope.tenantId, id: executionId });
   if (!canceled) throw new ConflictError(`Execution ${executionId} is already ${current.status}`, { status: current.status });
   return canceled;
 }

@@ -134,6 +134,22 @@ export function executionsStore(db: Db) {
     );
   }
 
+  /** Extends the lease of the attempt that runs the step; false once that attempt no longer holds it. */
+  async function renewStepLease(scope: TenantScope, e: { workflowId: string; id: string }, stepId: string, attempt: number, leaseMs: number): Promise<boolean> {
+    const renewed = await conditional(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: key(scope, e),
+        UpdateExpression: 'SET steps.#s.leaseUntil = :until',
+        ConditionExpression: '#status = :running AND steps.#s.#st = :running AND steps.#s.attempt = :attempt',
+        ExpressionAttributeNames: { '#s': stepId, '#st': 'status', '#status': 'status' },
+        ExpressionAttributeValues: { ':until': Date.now() + leaseMs, ':running': 'running', ':attempt': attempt },
+        ReturnValues: 'NONE',
+      }),
+    );
+    return renewed !== undefined;
+  }
+
   /** Ends the attempt that claimed the step (and only that attempt): succeeded, failed, skipped or retrying. */
   function settleStep(
     scope: TenantScope,
@@ -240,7 +256,7 @@ export function executionsStore(db: Db) {
       }),
     );
   }
-  return { createExecution, getExecution, listExecutions, claimStep, settleStep, markQueued, finishExecution, cancelExecution };
+  return { createExecution, getExecution, listExecutions, claimStep, renewStepLease, settleStep, markQueued, finishExecution, cancelExecution };
 }
 
 export type ExecutionsStore = ReturnType<typeof executionsStore>;

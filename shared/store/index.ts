@@ -5,6 +5,7 @@ import { executionsStore } from './executions';
 import { filesStore } from './files';
 import { memoryGraphStore } from './memory-graph';
 import { partitionsStore } from './partitions';
+import { queueMessagesStore } from './queue-messages';
 import { rateCountersStore } from './rate-counters';
 import { recordsStore } from './records';
 import { revokedTokensStore } from './revoked-tokens';
@@ -12,6 +13,7 @@ import { searchIndexStore } from './search-index';
 import { sessionsStore } from './sessions';
 import { sourceSecretsStore } from './source-secrets';
 import { syncLedgerStore } from './sync-ledger';
+import { unfinishedWorkStore } from './unfinished-work';
 
 /**
  * Every stored entity over one DynamoDB handle. Built once per runtime (Lambda entry, local
@@ -33,6 +35,8 @@ export function createStore(db: Db) {
     appRecords: appRecordsStore(db),
     sourceSecrets: sourceSecretsStore(db),
     partitions: partitionsStore(db),
+    queueMessages: queueMessagesStore(db),
+    unfinishedWork: unfinishedWorkStore(db),
   };
 }
 

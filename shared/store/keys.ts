@@ -126,6 +126,28 @@ export const keys = {
   /** Global: resolves a presented key to its tenant before any scope is known. */
   apiKeyByHash: (hash: string): ItemKey => ({ pk: `APIKEY#${hash}`, sk: 'APIKEY' }),
 
+  /**
+   * Global: local mode's stored work queues (`namespace` keeps runs that share a table apart);
+   * sort keys `<visibleAt>#<messageId>`, so the visible messages are one key-range read.
+   */
+  queuePartition: (namespace: string, queue: string) => `QUEUE#${namespace}#${queue}`,
+  queueMessage: (namespace: string, queue: string, visibleAt: number, messageId: string): ItemKey => ({
+    pk: keys.queuePartition(namespace, queue),
+    sk: `${pad(visibleAt)}#${messageId}`,
+  }),
+  queueVisibleBefore: (at: number) => pad(at),
+  deadLetter: (namespace: string, queue: string, messageId: string): ItemKey => ({ pk: `QUEUE#${namespace}#${queue}#DEAD`, sk: messageId }),
+
+  /**
+   * Global: executions and syncs in progress, for the sweeper (a few partitions so writes spread);
+   * one item per execution or per source.
+   */
+  unfinishedPartitions: ['WORK#0', 'WORK#1', 'WORK#2', 'WORK#3'] as const,
+  unfinished: (tenantId: string, kind: 'execution' | 'sync', id: string): ItemKey => ({
+    pk: `WORK#${[...id].reduce((h, c) => (h * 31 + c.charCodeAt(0)) >>> 0, 0) % 4}`,
+    sk: `${kind}#${tenantId}#${id}`,
+  }),
+
   /** One item per key, area and clock hour holds the hour's count and each minute's count. */
   rateWindow: (scope: TenantScope, keyId: string, area: string, hourStart: number): ItemKey => ({
     pk: `${scoped(scope)}#RATE#${keyId}#${area}`,

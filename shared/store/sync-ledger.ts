@@ -19,6 +19,8 @@ export interface SyncRecord {
   /** The first of the segment numbers reserved for its batches. */
   segBase: number;
   sent: boolean;
+  /** While planning: when another delivery may take the planning over. */
+  leaseUntil?: number;
 }
 
 export function syncLedgerStore(db: Db) {
@@ -44,6 +46,25 @@ export function syncLedgerStore(db: Db) {
             ':syncId': syncId,
             ':expires': Math.floor(now / 1000) + 30 * 86400,
           },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return false;
+      throw error;
+    }
+  }
+
+  /** Extends the planning lease while planning runs; false once the batches are out. */
+  async function renewSyncLease(scope: TenantScope, sourceId: string, syncId: string, leaseMs: number): Promise<boolean> {
+    try {
+      await db.client.send(
+        new UpdateCommand({
+          TableName: db.table,
+          Key: keys.sync(scope, sourceId, syncId),
+          UpdateExpression: 'SET leaseUntil = :until',
+          ConditionExpression: 'sent = :false',
+          ExpressionAttributeValues: { ':until': Date.now() + leaseMs, ':false': false },
         }),
       );
       return true;
@@ -101,7 +122,7 @@ export function syncLedgerStore(db: Db) {
     const done = out.Attributes?.done as Set<number> | undefined;
     return { done: done?.size ?? 0, total: Number(out.Attributes?.total) };
   }
-  return { claimSync, saveSyncPlan, getSync, markSyncSent, markBatchDone };
+  return { claimSync, renewSyncLease, saveSyncPlan, getSync, markSyncSent, markBatchDone };
 }
 
 export type SyncLedgerStore = ReturnType<typeof syncLedgerStore>;

@@ -9,9 +9,15 @@ export const testPlatformSecrets: PlatformSecrets = { adminToken: config.platfor
 
 /**
  * The runtime of one test file, built as local mode builds its own: the run's DynamoDB Local, a
- * fresh secrets key, the platform secrets above and in-process queues (vitest gives each file its
- * own module instance, so each file has its own).
+ * fresh secrets key, the platform secrets above and stored queues of its own with their workers
+ * running (vitest gives each file its own module instance, so each file has its own).
  */
-export const testLocal = localRuntime({ db: createDb(), secretsKey: randomBytes(32), platformSecrets: testPlatformSecrets });
+export const testLocal = localRuntime({
+  db: createDb(),
+  secretsKey: randomBytes(32),
+  platformSecrets: testPlatformSecrets,
+  queueNamespace: randomBytes(6).toString('hex'),
+});
+await testLocal.start();
 
 export const testRt = testLocal.rt;

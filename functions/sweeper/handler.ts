@@ -1,0 +1,12 @@
+import { configuredRuntime } from '../../shared/configured-runtime';
+import { sweep } from '../../shared/domain/work-sweeper';
+import { log } from '../../shared/log';
+import { sqsQueuesFromConfig } from '../../shared/queue/sqs-queue';
+
+const rt = configuredRuntime({ queues: sqsQueuesFromConfig() });
+
+/** Runs on a schedule (EventBridge): one pass of the sweeper over the unfinished work. */
+export const handler = async (): Promise<void> => {
+  const report = await sweep(rt);
+  log.info('sweep done', { checked: report.checked, ...report.outcomes });
+};

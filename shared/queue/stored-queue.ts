@@ -1,0 +1,148 @@
+import { errorFields, log } from '../log';
+import type { QueueMessagesStore, StoredMessage } from '../store/queue-messages';
+import { MAX_RECEIVES, type Consumer, type Queue } from './queue';
+
+/**
+ * Local mode's queue: messages live in the table (store/queue-messages.ts), so nothing queued is
+ * lost when the process dies, with SQS's semantics: at least once; a taken message is invisible
+ * for a visibility timeout that the worker's heartbeat extends while it works; a failed message
+ * comes back with backoff and after MAX_RECEIVES goes to the dead letters. A worker killed mid-
+ * message stops its heartbeat, so the message comes back by itself when its lease runs out.
+ */
+export interface StoredQueue<M> extends Queue<M> {
+  /** Starts receiving in this process; `releaseTaken` first makes an earlier run's leases visible at once. */
+  start(options?: { releaseTaken?: boolean }): Promise<void>;
+  /** Stops receiving and waits for the messages in hand. */
+  stop(): Promise<void>;
+  /** Resolves when nothing is queued (delayed messages included) or in hand (tests, benchmarks). */
+  drain(): Promise<void>;
+}
+
+export interface StoredQueueOptions {
+  /** Messages in hand at once. */
+  concurrency?: number;
+  /** How long a taken message stays invisible without a heartbeat. */
+  visibilityMs: number;
+  /** The first redelivery's delay after a failure; it doubles with each receive. */
+  retryDelayMs?: number;
+  /** How often an idle receiver looks for messages sent by other processes or become visible. */
+  pollMs?: number;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+
+export function storedQueue<M>(
+  store: QueueMessagesStore,
+  where: { namespace: string; name: string },
+  consumer: Consumer<M>,
+  options: StoredQueueOptions,
+): StoredQueue<M> {
+  const { namespace, name } = where;
+  const concurrency = options.concurrency ?? 2;
+  const retryDelayMs = options.retryDelayMs ?? 200;
+  const pollMs = options.pollMs ?? 250;
+  const inHand = new Set<Promise<void>>();
+  let running = false;
+  let loop: Promise<void> | undefined;
+  let wake: (() => void) | undefined;
+
+  const poke = () => {
+    wake?.();
+    wake = undefined;
+  };
+  const idle = () =>
+    new Promise<void>((resolve) => {
+      wake = resolve;
+      setTimeout(resolve, pollMs).unref();
+    });
+
+  async function handle(taken: StoredMessage): Promise<void> {
+    let receipt = taken;
+    // The heartbeat and the final acknowledgement must not overlap: each needs the current receipt.
+    let beat: Promise<void> = Promise.resolve();
+    const timer = setInterval(() => {
+      beat = beat.then(async () => {
+        receipt = (await store.move(namespace, name, receipt, Date.now() + options.visibilityMs, { leased: true }).catch(() => undefined)) ?? receipt;
+      });
+    }, Math.max(50, Math.floor(options.visibilityMs / 3)));
+    timer.unref();
+    let failure: unknown;
+    try {
+      await consumer(JSON.parse(receipt.body) as M, { receiveCount: receipt.receiveCount, maxReceives: MAX_RECEIVES });
+    } catch (error) {
+      failure = error ?? new Error('consumer failed');
+    } finally {
+      clearInterval(timer);
+      await beat;
+    }
+    try {
+      if (failure === undefined) await store.remove(namespace, name, receipt);
+      else if (receipt.receiveCount >= MAX_RECEIVES) {
+        log.error('message dead-lettered', { queue: name, messageId: receipt.messageId, ...errorFields(failure) });
+        await store.deadLetter(namespace, name, receipt, failure instanceof Error ? failure.message : JSON.stringify(failure));
+      } else {
+        log.warn('message failed; redelivering', { queue: name, messageId: receipt.messageId, receiveCount: receipt.receiveCount, ...errorFields(failure) });
+        await store.move(namespace, name, receipt, Date.now() + retryDelayMs * 2 ** (receipt.receiveCount - 1), { leased: false });
+      }
+    } catch (error) {
+      // The message stays where it is and comes back when its lease runs out.
+      log.warn('queue settle failed', { queue: name, messageId: receipt.messageId, ...errorFields(error) });
+    }
+  }
+
+  async function receive(): Promise<void> {
+    while (running) {
+      const free = concurrency - inHand.size;
+      let took = 0;
+      if (free > 0) {
+        try {
+          const now = Date.now();
+          for (const message of await store.peek(namespace, name, now, free)) {
+            const taken = await store.move(namespace, name, message, now + options.visibilityMs, { received: true, leased: true });
+            if (!taken) continue; // another receiver took it first
+            took++;
+            const work: Promise<void> = handle(taken).finally(() => {
+              inHand.delete(work);
+              poke();
+            });
+            inHand.add(work);
+          }
+        } catch (error) {
+          log.warn('queue receive failed', { queue: name, ...errorFields(error) });
+        }
+      }
+      if (took === 0 || inHand.size >= concurrency) await idle();
+    }
+  }
+
+  return {
+    async send(messages, sendOptions = {}) {
+      const delayMs = Math.min(900, Math.max(0, sendOptions.delaySeconds ?? 0)) * 1000;
+      await store.send(namespace, name, messages.map((m) => JSON.stringify(m)), Date.now() + delayMs);
+      poke();
+    },
+    async start(startOptions = {}) {
+      if (running) return;
+      if (startOptions.releaseTaken) {
+        // Only one process serves a data directory, so leases still held were held by a dead run.
+        const taken = (await store.pending(namespace, name)).filter((m) => m.leased);
+        for (const message of taken) await store.move(namespace, name, message, Date.now(), { leased: false });
+        if (taken.length > 0) log.info('queue: released messages of an earlier run', { queue: name, count: taken.length });
+      }
+      running = true;
+      loop = receive();
+    },
+    async stop() {
+      running = false;
+      poke();
+      await loop;
+      await Promise.all(inHand);
+    },
+    async drain() {
+      for (;;) {
+        if (inHand.size === 0 && (await store.pending(namespace, name)).length === 0) return;
+        await sleep(20);
+      }
+    },
+  };
+}

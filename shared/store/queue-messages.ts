@@ -1,0 +1,108 @@
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { DeleteCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { newId } from '../ids';
+import type { Db } from './db';
+import { batchOps, putRequest } from './batch';
+import { keys } from './keys';
+
+/**
+ * Local mode's work queues, stored in the table itself so queued work survives a crash of the
+ * process (kill -9, power loss) exactly as SQS would keep it. A message's sort key is
+ * `<visibleAt>#<id>`: receiving reads the visible range in order, and taking a message moves it
+ * (one transaction: delete the key read, put it under its new visibility), so exactly one receiver
+ * wins it and the key it was moved to is that receiver's receipt.
+ */
+export interface StoredMessage {
+  /** The receipt: the message's current key. Deleting or moving it needs this exact key. */
+  sk: string;
+  messageId: string;
+  body: string;
+  receiveCount: number;
+}
+
+export function queueMessagesStore(db: Db) {
+  const ops = batchOps(db);
+
+  async function send(namespace: string, queue: string, bodies: string[], visibleAt: number): Promise<void> {
+    await ops.batchWrite(
+      bodies.map((body) => {
+        const messageId = newId('message');
+        return putRequest({ ...keys.queueMessage(namespace, queue, visibleAt, messageId), messageId, body, receiveCount: 0 });
+      }),
+    );
+  }
+
+  /** Up to `limit` messages visible at `now`, oldest visibility first (not yet taken). */
+  async function peek(namespace: string, queue: string, now: number, limit: number): Promise<StoredMessage[]> {
+    const out = await db.client.send(
+      new QueryCommand({
+        TableName: db.table,
+        KeyConditionExpression: 'pk = :pk AND sk < :before',
+        ExpressionAttributeValues: { ':pk': keys.queuePartition(namespace, queue), ':before': keys.queueVisibleBefore(now + 1) },
+        Limit: limit,
+        ConsistentRead: true,
+      }),
+    );
+    return (out.Items ?? []).map((item) => item as StoredMessage);
+  }
+
+  /**
+   * Moves a message to a new visibility time (taking it, extending its lease or giving it back);
+   * undefined when its key is no longer `message.sk` (another receiver moved or deleted it).
+   */
+  async function move(namespace: string, queue: string, message: StoredMessage, visibleAt: number, change: { received?: boolean; leased: boolean }): Promise<StoredMessage | undefined> {
+    const pk = keys.queuePartition(namespace, queue);
+    const next = {
+      ...keys.queueMessage(namespace, queue, visibleAt, message.messageId),
+      messageId: message.messageId,
+      body: message.body,
+      receiveCount: message.receiveCount + (change.received ? 1 : 0),
+      leased: change.leased,
+    };
+    try {
+      await db.client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            { Delete: { TableName: db.table, Key: { pk, sk: message.sk }, ConditionExpression: 'attribute_exists(pk)' } },
+            { Put: { TableName: db.table, Item: next } },
+          ],
+        }),
+      );
+      return next;
+    } catch (error) {
+      if (error instanceof TransactionCanceledException) return undefined;
+      throw error;
+    }
+  }
+
+  /** Acknowledges a message (a no-op when another receiver has it by now). */
+  async function remove(namespace: string, queue: string, message: StoredMessage): Promise<void> {
+    await db.client.send(new DeleteCommand({ TableName: db.table, Key: { pk: keys.queuePartition(namespace, queue), sk: message.sk } }));
+  }
+
+  /** Moves a message that failed too often to the queue's dead letters (kept for inspection). */
+  async function deadLetter(namespace: string, queue: string, message: StoredMessage, reason: string): Promise<void> {
+    await db.client.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          { Delete: { TableName: db.table, Key: { pk: keys.queuePartition(namespace, queue), sk: message.sk } } },
+          {
+            Put: {
+              TableName: db.table,
+              Item: { ...keys.deadLetter(namespace, queue, message.messageId), body: message.body, receiveCount: message.receiveCount, reason, at: new Date().toISOString() },
+            },
+          },
+        ],
+      }),
+    );
+  }
+
+  /** Every message still queued (visible or not, taken or not). */
+  const pending = async (namespace: string, queue: string) => (await ops.queryAll(keys.queuePartition(namespace, queue))) as unknown as Array<StoredMessage & { leased?: boolean }>;
+
+  const deadLetters = (namespace: string, queue: string) => ops.queryAll(keys.deadLetter(namespace, queue, '').pk);
+
+  return { send, peek, move, remove, deadLetter, pending, deadLetters };
+}
+
+export type QueueMessagesStore = ReturnType<typeof queueMessagesStore>;
