@@ -94,4 +94,14 @@ describe('the sweeper', () => {
     expect(source.body.data.status).toBe('failed');
     expect(source.body.data.error.message).toMatch(/stopped making progress/);
   });
+
+  it('runs as a Lambda on a scheduled EventBridge event', async () => {
+    const { handler } = await import('../functions/sweeper/handler');
+    const execution = await startExecution(lossy, t.scope, workflowId, { input: 'Eve', parameters: {} });
+    const event = { version: '0', id: 'e1', 'detail-type': 'Scheduled Event' as const, source: 'aws.events', account: '123456789012', time: new Date().toISOString(), region: 'us-east-1', resources: ['arn:aws:events:us-east-1:123456789012:rule/SweepSchedule'], detail: {} };
+    await handler(event);
+    // The handler saw the new execution (first sight: its state is now the one to compare with).
+    const entry = (await testRt.store.unfinishedWork.list()).find((w) => w.id === execution.id);
+    expect(entry?.seen).toBeDefined();
+  });
 });
