@@ -1,30 +1,8 @@
 import { z } from '@hono/zod-openapi';
-import { isPlainObject } from '../json-objects';
 import { readOnlyFields, recordFields } from './schema-helpers';
-import { STEP_KINDS, STEP_TYPES, stepKind } from './steps';
+import { STEP_KINDS, STEP_TYPES, type StepType } from './steps';
 
 export const STEP_ID_PATTERN = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
-
-/** Moves config keys given on the step into `config`, so every stored step has one shape. */
-function hoistConfig(step: unknown, ctx: z.RefinementCtx): unknown {
-  const kind = isPlainObject(step) && typeof step.type === 'string' ? stepKind(step.type) : undefined;
-  if (!isPlainObject(step) || !kind) return step;
-  if (step.config !== undefined && !isPlainObject(step.config)) return step;
-  const config: Record<string, unknown> = { ...(step.config ?? {}) };
-  const out: Record<string, unknown> = { ...step };
-  // Keys that belong in a step's `config`; the seed's samples also put them on the step itself.
-  for (const key of Object.keys(kind.config.shape)) {
-    if (!(key in out)) continue;
-    if (key in config) {
-      ctx.addIssue({ code: 'custom', path: [key], message: 'is given both on the step and in its config' });
-      continue;
-    }
-    config[key] = out[key];
-    delete out[key];
-  }
-  out.config = config;
-  return out;
-}
 
 const stepCommon = {
   id: z
@@ -44,12 +22,49 @@ const stepCommon = {
     .openapi({ description: 'Run only when that classification step chose this category' }),
 };
 
-const classificationStep = z.strictObject({ ...stepCommon, type: z.literal('classification'), config: STEP_KINDS.classification.config });
-const searchStep = z.strictObject({ ...stepCommon, type: z.literal('search'), config: STEP_KINDS.search.config });
-const generationStep = z.strictObject({ ...stepCommon, type: z.literal('generation'), config: STEP_KINDS.generation.config });
+/**
+ * One kind of step as a request gives it: its config's fields in `config` or on the step itself
+ * (the seed's samples do that), as the documented schema says; parsed into one shape, everything
+ * in `config`.
+ */
+function stepOf<T extends StepType, C extends (typeof STEP_KINDS)[StepType]['config']>(type: T, config: C) {
+  // Documented as the config's own fields, checked only once moved into `config`, so an error
+  // names `config.<field>` wherever the field was given.
+  const onTheStep = Object.fromEntries(
+    Object.entries(config.shape).map(([key, field]) => {
+      const { $schema: _, ...documented } = z.toJSONSchema(field as z.ZodType, { io: 'input', unrepresentable: 'any' });
+      return [key, z.unknown().optional().openapi(documented as object)];
+    }),
+  );
+  const given = z.strictObject({
+    ...stepCommon,
+    type: z.literal(type),
+    config: config.partial().optional().openapi({ description: 'The step’s settings; each may instead be given on the step itself' }),
+    ...onTheStep,
+  });
+  const stored = z.strictObject({ ...stepCommon, type: z.literal(type), config });
+  const hoisted = given.transform((step, ctx) => {
+    const out: Record<string, unknown> = { ...step };
+    const merged: Record<string, unknown> = { ...(step.config ?? {}) };
+    for (const key of Object.keys(config.shape)) {
+      if (out[key] === undefined) continue;
+      if (merged[key] !== undefined) ctx.addIssue({ code: 'custom', path: [key], message: 'is given both on the step and in its config' });
+      merged[key] = out[key];
+      delete out[key];
+    }
+    return { ...out, config: merged };
+  });
+  // The transform's output is the stored shape's input (everything moved into `config`); the
+  // generic types cannot show it, so the pipe is typed by what it takes and what it gives.
+  return (hoisted as unknown as z.ZodType<unknown, z.input<typeof stored>>).pipe(stored) as unknown as z.ZodPipe<typeof given, typeof stored>;
+}
 
 export const workflowStep = z
-  .preprocess(hoistConfig, z.discriminatedUnion('type', [classificationStep, searchStep, generationStep]))
+  .discriminatedUnion('type', [
+    stepOf('classification', STEP_KINDS.classification.config),
+    stepOf('search', STEP_KINDS.search.config),
+    stepOf('generation', STEP_KINDS.generation.config),
+  ])
   .openapi('WorkflowStep');
 
 export const workflowInput = z
