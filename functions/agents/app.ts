@@ -14,6 +14,7 @@ export function createAgentsApp(rt: Runtime, options: Partial<GroupOptions> = {}
     idParam: 'agentId',
     tag: 'Agents',
     noun: 'agent',
+    operationNoun: 'Agent',
     input: agentInput,
     output: agent,
     create: createAgent,

@@ -33,6 +33,7 @@ export function registerChatCompletions(app: OpenAPIHono<AppEnv>, rt: Runtime) {
     createRoute({
       method: 'post',
       path: '/v1/chat/completions',
+      operationId: 'createChatCompletion',
       tags: ['Agents'],
       summary: 'OpenAI-compatible chat completions with a Cairn agent',
       security: [{ ApiKeyAuth: [] }],

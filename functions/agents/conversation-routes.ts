@@ -80,6 +80,7 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime
     createRoute({
       method: 'post',
       path: '/v1/agents/{agentId}/converse',
+      operationId: 'converseWithAgent',
       tags: ['Agents'],
       summary: 'Converse with an agent',
       description: 'Grounded in the agent’s ready knowledge sources when it has document-search; sources not ready are skipped and listed in meta.skippedKnowledgeSources.',
@@ -109,6 +110,7 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime
     createRoute({
       method: 'get',
       path: '/v1/agents/{agentId}/sessions/{sessionId}/messages',
+      operationId: 'listSessionMessages',
       tags: ['Agents'],
       summary: 'A session’s messages, oldest first',
       security,
@@ -128,6 +130,7 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime
     createRoute({
       method: 'delete',
       path: '/v1/agents/{agentId}/sessions/{sessionId}',
+      operationId: 'deleteSession',
       tags: ['Agents'],
       summary: 'Delete a session and all its messages',
       security,

@@ -1,5 +1,6 @@
 import { configuredRuntime } from '../../shared/configured-runtime';
 import type { Runtime } from '../../shared/runtime';
+import { completeDocument } from '../../shared/http/openapi-contract';
 import { createAgentsApp } from '../agents/app';
 import { createKnowledgeSourcesApp } from '../knowledge-sources/app';
 import { createWorkflowsApp } from '../workflows/app';
@@ -27,7 +28,7 @@ export function publicApiDocument(rt: Runtime = configuredRuntime()): OpenApiDoc
     Object.assign(document.components!.schemas!, part.components?.schemas);
   }
   document.components!.securitySchemes = {
-    ApiKeyAuth: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+    ApiKeyAuth: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'The tenant’s API key (`cak_…`)' },
   };
-  return document;
+  return completeDocument(document, { rateLimited: true, scopeHeaders: false });
 }

@@ -40,6 +40,7 @@ export function createKnowledgeSourcesApp(rt: Runtime, options: Partial<GroupOpt
     idParam: 'knowledgeSourceId',
     tag: 'Knowledge sources',
     noun: 'knowledge source',
+    operationNoun: 'KnowledgeSource',
     input: knowledgeSourceInput,
     output: knowledgeSource,
     getQuery: includeQuery,
@@ -65,6 +66,7 @@ export function createKnowledgeSourcesApp(rt: Runtime, options: Partial<GroupOpt
     createRoute({
       method: 'post',
       path: `${base}/{knowledgeSourceId}/files`,
+      operationId: 'addKnowledgeSourceFiles',
       tags: ['Knowledge sources'],
       summary: 'Add or replace files by path',
       security,
@@ -83,6 +85,7 @@ export function createKnowledgeSourcesApp(rt: Runtime, options: Partial<GroupOpt
     createRoute({
       method: 'delete',
       path: `${base}/{knowledgeSourceId}/files`,
+      operationId: 'removeKnowledgeSourceFile',
       tags: ['Knowledge sources'],
       summary: 'Remove one file',
       security,
@@ -107,6 +110,7 @@ export function createKnowledgeSourcesApp(rt: Runtime, options: Partial<GroupOpt
     createRoute({
       method: 'post',
       path: `${base}/{knowledgeSourceId}/connect`,
+      operationId: 'connectKnowledgeSource',
       tags: ['Knowledge sources'],
       summary: 'Connect the source (test and store credentials, link an agent) and ingest it',
       description:
@@ -132,6 +136,7 @@ export function createKnowledgeSourcesApp(rt: Runtime, options: Partial<GroupOpt
     createRoute({
       method: 'post',
       path: `${base}/{knowledgeSourceId}/search`,
+      operationId: 'searchKnowledgeSource',
       tags: ['Knowledge sources'],
       summary: 'Search the source (BM25F with pseudo-relevance feedback)',
       security,

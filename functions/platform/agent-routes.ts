@@ -17,6 +17,7 @@ const scope = (c: Context<AppEnv>) => c.get('platformToken').scope;
 export function registerAgentRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
   registerListRoute(app, rt, {
     path: '/platform/agent',
+    operationId: 'listPlatformAgents',
     tag: 'Agents',
     summary: 'List the tenant’s agents, newest first',
     security: tokenSecurity,
@@ -30,6 +31,7 @@ export function registerAgentRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
     createRoute({
       method: 'post',
       path: '/platform/agent',
+      operationId: 'createPlatformAgent',
       tags: ['Agents'],
       summary: 'Create an agent',
       security: tokenSecurity,
@@ -46,6 +48,7 @@ export function registerAgentRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
     createRoute({
       method: 'get',
       path: '/platform/agent/{agentId}',
+      operationId: 'getPlatformAgent',
       tags: ['Agents'],
       summary: 'Get an agent',
       security: tokenSecurity,
@@ -59,6 +62,7 @@ export function registerAgentRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
     createRoute({
       method: 'patch',
       path: '/platform/agent/{agentId}',
+      operationId: 'updatePlatformAgent',
       tags: ['Agents'],
       summary: 'Update some of an agent’s fields',
       description:
@@ -82,6 +86,7 @@ export function registerAgentRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
     createRoute({
       method: 'delete',
       path: '/platform/agent/{agentId}',
+      operationId: 'deletePlatformAgent',
       tags: ['Agents'],
       summary: 'Delete an agent',
       security: tokenSecurity,

@@ -4,6 +4,7 @@ import type { AppEnv } from '../../shared/http/context';
 import { DEFAULT_MAX_BODY_BYTES } from '../../shared/http/create-group-app';
 import { errorHandler, notFoundResponse } from '../../shared/http/error-handler';
 import { openApiApp } from '../../shared/http/openapi-app';
+import { completeDocument } from '../../shared/http/openapi-contract';
 import { platformAdminAuth, platformTokenAuth } from '../../shared/http/middleware/platform-auth';
 import { requestContext } from '../../shared/http/middleware/request-context';
 import { registerAgentRoutes } from './agent-routes';
@@ -41,27 +42,34 @@ export function createPlatformApp(rt: Runtime) {
   registerMemoryRoutes(app, rt);
   registerResourceRoutes(app, rt);
 
+  // Two bearer schemes a generated client can tell apart: a tenant's access token and the admin token.
   app.openAPIRegistry.registerComponent('securitySchemes', 'PlatformToken', {
     type: 'http',
     scheme: 'bearer',
-    description: 'An access token `cpt_v1.…` issued by POST /platform/tenants',
+    bearerFormat: 'cpt_v1 access token',
+    description: 'A tenant’s access token `cpt_v1.…`, issued by POST /platform/tenants or POST /platform/tenants/{tenantId}/tokens',
   });
   app.openAPIRegistry.registerComponent('securitySchemes', 'PlatformAdmin', {
     type: 'http',
     scheme: 'bearer',
-    description: 'PLATFORM_ADMIN_TOKEN',
+    bearerFormat: 'platform admin token',
+    description: 'The deployment’s PLATFORM_ADMIN_TOKEN (provisions tenants, issues and revokes their tokens)',
   });
-  app.doc31('/platform/openapi.json', {
-    openapi: '3.1.0',
-    info: {
-      title: 'Cairn platform API',
-      version: '1.0.0',
-      description:
-        'Tenant-scoped operations. Every call but /platform/tenants needs `Authorization: Bearer <access token>`; ' +
-        '`X-Tenant-Id` and `X-PG-Schema`, when sent, must match the token (else 403). Responses are `{data, meta}`; ' +
-        'errors are `{error: {code, message, details}, meta}`.',
-    },
-  });
+  let document: ReturnType<typeof platformDocument> | undefined;
+  app.get('/platform/openapi.json', (c) => c.json((document ??= platformDocument(app)) as object));
   return app;
+}
+
+/** The platform API's OpenAPI document (served at /platform/openapi.json; `npm run openapi` writes it too). */
+export function platformDocument(app: ReturnType<typeof openApiApp>) {
+  const info = {
+    title: 'Cairn platform API',
+    version: '1.0.0',
+    description:
+      'Tenant-scoped operations. Every call but /platform/tenants needs `Authorization: Bearer <access token>`; ' +
+      '`X-Tenant-Id` and `X-PG-Schema`, when sent, must match the token (else 403). Responses are `{data, meta}`; ' +
+      'errors are `{error: {code, message, details}, meta}`.',
+  };
+  return completeDocument(app.getOpenAPI31Document({ openapi: '3.1.0', info }), { rateLimited: false, scopeHeaders: true });
 }
 

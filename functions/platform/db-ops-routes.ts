@@ -15,6 +15,7 @@ export function registerDbOpsRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
     createRoute({
       method: 'get',
       path: '/platform/db/ops',
+      operationId: 'describePlatformDbOps',
       tags: ['Data'],
       summary: 'The allowed logical tables: fields, types, key, operations, writable fields',
       security: tokenSecurity,
@@ -27,6 +28,7 @@ export function registerDbOpsRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
     createRoute({
       method: 'post',
       path: '/platform/db/ops',
+      operationId: 'runPlatformDbOps',
       tags: ['Data'],
       summary: 'Run one tenant-scoped operation (get, query, put, update, delete, count)',
       description:

@@ -45,6 +45,7 @@ export function registerMemoryRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
     createRoute({
       method: 'post',
       path: '/platform/memory/query',
+      operationId: 'queryPlatformMemory',
       tags: ['Memory'],
       summary: 'Query an agent’s memory graph',
       description:

@@ -11,4 +11,5 @@ export const platformErrors = {
   413: jsonContent(errorResponse, 'Body too large'),
   415: jsonContent(errorResponse, 'Body is not application/json'),
   500: jsonContent(errorResponse, 'Internal error'),
+  503: jsonContent(errorResponse, 'The data store is briefly unavailable; retry after Retry-After seconds'),
 };

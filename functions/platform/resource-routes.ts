@@ -12,8 +12,10 @@ import type { Runtime } from '../../shared/runtime';
 
 const scope = (c: Context<AppEnv>) => c.get('platformToken').scope;
 
-const definitionInput = workflowInput
-  .extend({ compileOnly: z.boolean().default(false).openapi({ description: 'Only validate and compile; store nothing' }) })
+// A fresh object of the same fields, not an extension: OpenAPI would render an extension as an
+// `allOf` of two closed objects, which no body satisfies.
+const definitionInput = z
+  .strictObject({ ...workflowInput.shape, compileOnly: z.boolean().default(false).openapi({ description: 'Only validate and compile; store nothing' }) })
   .openapi('WorkflowDefinitionInput');
 
 const compiled = z
@@ -55,6 +57,7 @@ const asCollection = (s: KnowledgeSourceRecord) => ({
 export function registerResourceRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
   registerListRoute(app, rt, {
     path: '/platform/workflow/definitions',
+    operationId: 'listPlatformWorkflowDefinitions',
     tag: 'Workflows',
     summary: 'List the tenant’s workflow definitions, newest first',
     security: tokenSecurity,
@@ -68,6 +71,7 @@ export function registerResourceRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
     createRoute({
       method: 'post',
       path: '/platform/workflow/definitions',
+      operationId: 'createPlatformWorkflowDefinition',
       tags: ['Workflows'],
       summary: 'Compile a definition, and store it unless compileOnly',
       description:
@@ -88,6 +92,7 @@ export function registerResourceRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
 
   registerListRoute(app, rt, {
     path: '/platform/knowledge/collections',
+    operationId: 'listPlatformKnowledgeCollections',
     tag: 'Knowledge',
     summary: 'List the tenant’s knowledge sources as collections, newest first',
     security: tokenSecurity,

@@ -61,8 +61,10 @@ export function registerTenantRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
     createRoute({
       method: 'get',
       path: '/platform/tenants',
+      operationId: 'listPlatformTenantsMeta',
       tags: ['Tenants'],
       summary: 'Platform services and the names of the scope headers',
+      security: [],
       responses: {
         200: jsonContent(
           envelope(z.object({ services: z.array(z.object({ id: z.string(), path: z.string(), description: z.string() })), scopeHeaders: z.object({ tenant: z.string(), schema: z.string() }) })),
@@ -77,6 +79,7 @@ export function registerTenantRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
     createRoute({
       method: 'post',
       path: '/platform/tenants',
+      operationId: 'provisionPlatformTenant',
       tags: ['Tenants'],
       summary: 'Provision a tenant: its API key and a first access token',
       security: adminSecurity,
@@ -95,6 +98,7 @@ export function registerTenantRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
     createRoute({
       method: 'post',
       path: '/platform/tenants/{tenantId}/tokens',
+      operationId: 'issuePlatformTenantToken',
       tags: ['Tenants'],
       summary: 'Issue another access token for an existing tenant',
       security: adminSecurity,
@@ -121,6 +125,7 @@ export function registerTenantRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
     createRoute({
       method: 'delete',
       path: '/platform/tenants/{tenantId}/tokens/{tokenId}',
+      operationId: 'revokePlatformTenantToken',
       tags: ['Tenants'],
       summary: 'Revoke one of a tenant’s tokens by id (e.g. a leaked one)',
       security: adminSecurity,
@@ -138,6 +143,7 @@ export function registerTenantRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
     createRoute({
       method: 'get',
       path: '/platform/login/session',
+      operationId: 'getPlatformLoginSession',
       tags: ['Tenants'],
       summary: 'Validate the bearer token and return its tenant scope',
       security: tokenSecurity,
@@ -152,6 +158,7 @@ export function registerTenantRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
     createRoute({
       method: 'delete',
       path: '/platform/login/session',
+      operationId: 'revokePlatformLoginSession',
       tags: ['Tenants'],
       summary: 'Revoke the presented token',
       security: tokenSecurity,

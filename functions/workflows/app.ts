@@ -13,6 +13,7 @@ export function createWorkflowsApp(rt: Runtime, options: Partial<GroupOptions> =
     idParam: 'workflowId',
     tag: 'Workflows',
     noun: 'workflow',
+    operationNoun: 'Workflow',
     input: workflowInput,
     output: workflow,
     create: createWorkflow,

@@ -54,6 +54,7 @@ export function registerExecutionRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
     createRoute({
       method: 'post',
       path: '/v1/workflows/{workflowId}/execute',
+      operationId: 'executeWorkflow',
       tags: ['Workflows'],
       summary: 'Execute a workflow',
       description: 'Steps run through the workflow-steps queue. sync (default) answers 200 with the finished execution, or 202 if it takes longer than 25 s; async answers 202 at once. Poll the Location.',
@@ -80,6 +81,7 @@ export function registerExecutionRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
     createRoute({
       method: 'get',
       path: '/v1/workflows/{workflowId}/executions',
+      operationId: 'listExecutions',
       tags: ['Workflows'],
       summary: 'List executions, newest first',
       security,
@@ -99,6 +101,7 @@ export function registerExecutionRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
     createRoute({
       method: 'get',
       path: '/v1/workflows/{workflowId}/executions/{executionId}',
+      operationId: 'getExecution',
       tags: ['Workflows'],
       summary: 'Get an execution',
       security,
@@ -115,6 +118,7 @@ export function registerExecutionRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
     createRoute({
       method: 'post',
       path: '/v1/workflows/{workflowId}/executions/{executionId}/cancel',
+      operationId: 'cancelExecution',
       tags: ['Workflows'],
       summary: 'Cancel a running execution',
       security,

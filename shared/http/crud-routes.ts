@@ -6,7 +6,7 @@ import type { Idempotency, Page } from '../store/records';
 import type { TenantScope } from '../tenancy';
 import type { AppEnv } from './context';
 import { ok, okList } from './envelope';
-import { commonErrors, deletedSchema, envelope, jsonContent, listEnvelope } from './openapi-schemas';
+import { commonErrors, deletedSchema, envelope, jsonContent, listEnvelope, locationHeader, replayedHeader } from './openapi-schemas';
 import { paginationQuery } from './pagination';
 
 /** What a resource supplies; the five routes and their OpenAPI entries are the same for all. */
@@ -17,6 +17,8 @@ export interface CrudSpec<Input, Out> {
   idParam: string;
   tag: string;
   noun: string;
+  /** The resource in operation ids: `Agent` gives createAgent, listAgents, getAgent, replaceAgent, deleteAgent. */
+  operationNoun: string;
   input: z.ZodType<Input>;
   output: z.ZodType<Out>;
   /** Extra query parameters of `GET …/{id}` (e.g. `include`). */
@@ -37,6 +39,8 @@ const idempotencyHeader = z.object({
     .openapi({ description: 'Retries with the same key and body return the first result instead of creating again' }),
 });
 
+const article = (noun: string) => `${/^[aeiou]/i.test(noun) ? 'an' : 'a'} ${noun}`;
+
 function idempotencyOf(c: Context<AppEnv>, input: unknown): Idempotency | undefined {
   const key = c.req.header('idempotency-key');
   if (!key) return undefined;
@@ -50,6 +54,7 @@ export function registerListRoute<Row, Out = Row>(
   rt: Runtime,
   spec: {
     path: string;
+    operationId: string;
     tag: string;
     summary: string;
     security: Array<Record<string, string[]>>;
@@ -65,6 +70,7 @@ export function registerListRoute<Row, Out = Row>(
     createRoute({
       method: 'get',
       path: spec.path,
+      operationId: spec.operationId,
       tags: [spec.tag],
       summary: spec.summary,
       security: spec.security,
@@ -93,11 +99,15 @@ export function registerCrud<Input, Out extends { id: string }>(app: OpenAPIHono
     createRoute({
       method: 'post',
       path: spec.basePath,
+      operationId: `create${spec.operationNoun}`,
       tags: [spec.tag],
-      summary: `Create a ${spec.noun}`,
+      summary: `Create ${article(spec.noun)}`,
       security,
       request: { body, headers: idempotencyHeader },
-      responses: { 201: jsonContent(envelope(spec.output), `The created ${spec.noun}`), ...commonErrors },
+      responses: {
+        201: { ...jsonContent(envelope(spec.output), `The created ${spec.noun}`), headers: { Location: locationHeader, 'Idempotent-Replayed': replayedHeader } },
+        ...commonErrors,
+      },
     }),
     async (c) => {
       const input: Input = c.req.valid('json');
@@ -110,6 +120,7 @@ export function registerCrud<Input, Out extends { id: string }>(app: OpenAPIHono
 
   registerListRoute(app, rt, {
     path: spec.basePath,
+    operationId: `list${spec.operationNoun}s`,
     tag: spec.tag,
     summary: `List ${spec.noun}s, newest first`,
     security,
@@ -123,8 +134,9 @@ export function registerCrud<Input, Out extends { id: string }>(app: OpenAPIHono
     createRoute({
       method: 'get',
       path: itemPath,
+      operationId: `get${spec.operationNoun}`,
       tags: [spec.tag],
-      summary: `Get a ${spec.noun}`,
+      summary: `Get ${article(spec.noun)}`,
       security,
       request: { params, query: spec.getQuery ?? z.object({}) },
       responses: { 200: jsonContent(envelope(spec.output), `The ${spec.noun}`), ...commonErrors },
@@ -138,8 +150,9 @@ export function registerCrud<Input, Out extends { id: string }>(app: OpenAPIHono
     createRoute({
       method: 'put',
       path: itemPath,
+      operationId: `replace${spec.operationNoun}`,
       tags: [spec.tag],
-      summary: `Replace a ${spec.noun}`,
+      summary: `Replace ${article(spec.noun)}`,
       description: 'Validated as on create. id, createdAt, updatedAt, status and version are ignored.',
       security,
       request: { params, body },
@@ -156,8 +169,9 @@ export function registerCrud<Input, Out extends { id: string }>(app: OpenAPIHono
     createRoute({
       method: 'delete',
       path: itemPath,
+      operationId: `delete${spec.operationNoun}`,
       tags: [spec.tag],
-      summary: `Delete a ${spec.noun}`,
+      summary: `Delete ${article(spec.noun)}`,
       security,
       request: { params },
       responses: { 200: jsonContent(envelope(deletedSchema), 'Deleted'), ...commonErrors },

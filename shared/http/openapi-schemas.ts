@@ -40,8 +40,13 @@ export const commonErrors = {
   415: json(errorResponse, 'Body is not application/json'),
   429: json(errorResponse, 'Rate limit exceeded; see Retry-After'),
   500: json(errorResponse, 'Internal error'),
+  503: json(errorResponse, 'The data store is briefly unavailable; retry after Retry-After seconds'),
 };
 
 export const jsonContent = json;
+
+/** Response headers a route sets itself (the middleware's are added to every operation: http/openapi-contract.ts). */
+export const locationHeader = { description: 'Where the created resource is', schema: { type: 'string' as const, example: '/v1/agents/agt_01jd8x2k3m4n5p6q7r8s9t0v1w' } };
+export const replayedHeader = { description: '`true` when an Idempotency-Key retry returned the first result instead of creating again', schema: { type: 'string' as const, enum: ['true'] } };
 
 export const deletedSchema = z.object({ id: z.string(), deleted: z.literal(true) }).openapi('Deleted');
