@@ -4,7 +4,8 @@
  * plus the DynamoDB requests each API call makes. Writes bench/results/api.json.
  */
 import { randomBytes } from 'node:crypto';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execSync, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { startDynamoDbLocal } from '../local/dynamodb-local';
 import { freePort } from '../local/free-port';
 import type { Runtime } from '../shared/runtime';
@@ -12,10 +13,12 @@ import { benchRuntime, runBench, writeResults } from './common';
 import { load, type LoadResult } from './load';
 
 const TOTAL = Number(process.env.BENCH_REQUESTS ?? 4000);
+/** BENCH_PROFILE=<dir>: the Cairn server runs with --cpu-prof and writes its profile there on exit. */
+const PROFILE_DIR = process.env.BENCH_PROFILE;
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 
-async function startChild(args: string[], env: Record<string, string>, ready: RegExp): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+async function startChild(args: string[], env: Record<string, string>, ready: RegExp, nodeFlags: string[] = []): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', ...args], {
     env: { ...process.env, NODE_NO_WARNINGS: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -59,6 +62,23 @@ async function dynamoFloor(rt: Runtime, scope: { tenantId: string; schema: strin
   return { requests: latencies.length, seconds: Math.round(seconds * 100) / 100, throughput: Math.round(latencies.length / seconds), p50: at(0.5), p99: at(0.99), errors: 0 };
 }
 
+/** CPU time (user + system) a process has used so far, in ms (Linux: /proc/<pid>/stat). */
+const TICKS_PER_SECOND = Number(execSync('getconf CLK_TCK').toString().trim()) || 100;
+function cpuMsOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  // After "pid (comm) ", utime and stime are the 12th and 13th fields.
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+}
+
+/** Words for the benchmark's documents and questions: enough variety for realistic postings. */
+const WORDS = 'parcel delivery refund invoice warranty battery charger screen repair store opening hours return policy exchange shipping express standard tracking number account password reset login email address payment card bank transfer discount voucher gift order cancel damaged missing item size colour stock pickup'.split(' ');
+function document(i: number): string {
+  let seed = i * 7919 + 13;
+  const word = () => WORDS[(seed = (seed * 48271) % 2147483647) % WORDS.length]!;
+  const sentences = Array.from({ length: 12 }, () => `${Array.from({ length: 14 }, word).join(' ')}.`);
+  return `# ${word()} ${word()} ${i}\n\n${sentences.join(' ')}`;
+}
+
 async function main() {
   const dynamo = await startDynamoDbLocal();
   process.env.DYNAMODB_ENDPOINT = dynamo.endpoint;
@@ -71,7 +91,8 @@ async function main() {
   const { createLocalApp } = await import('../local/local-app');
   const { ensureTableAt } = await import('../shared/store/ensure-table');
   await ensureTableAt(dynamo.endpoint, 'cairn-bench');
-  const { rt } = await benchRuntime();
+  // No queue workers here: their polling would count in the DynamoDB requests per call.
+  const { rt } = await benchRuntime({ workers: false });
   const { createApiKey, putTenant } = rt.store.apiKeys;
 
   // Enterprise keys (10,000 requests a minute for agents): each scenario gets its own budget.
@@ -96,7 +117,7 @@ async function main() {
   const list = await counted('GET', '/v1/agents?limit=20');
   const put = await counted('PUT', `/v1/agents/${post.id}`, agentBody);
   const del = await counted('DELETE', `/v1/agents/${post.id}`);
-  const dynamoPerCall = {
+  const dynamoPerCall: Record<string, number> = {
     'POST /v1/agents (first call of a key: +1 key look-up)': cold.requests,
     'POST /v1/agents': post.requests,
     'GET /v1/agents/{id}': get.requests,
@@ -114,27 +135,74 @@ async function main() {
     ['local/server.ts'],
     { PORT: String(cairnPort), DATA_DIR: ':memory:', DYNAMODB_ENDPOINT: dynamo.endpoint, TABLE_NAME: 'cairn-bench', LOG_LEVEL: 'warn', DEV_API_KEY: serverKey, DEV_API_KEY_PLAN: 'enterprise' },
     /DEV_API_KEY=/,
+    PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [],
   );
   const getKey = await key();
   const created = await fetch(`http://127.0.0.1:${cairnPort}/v1/agents`, { method: 'POST', headers: json(getKey), body: agentBody });
   const agentId = ((await created.json()) as { data: { id: string } }).data.id;
 
-  const runs: Record<string, LoadResult> = {};
-  const scenario = async (name: string, port: number, make: Parameters<typeof load>[0]['make'], expectStatus: number, total = TOTAL) => {
-    await load({ port, total: 1000, concurrency: CONCURRENCY, make, expectStatus }); // warm-up (JIT, connections)
-    runs[name] = await load({ port, total, concurrency: CONCURRENCY, make, expectStatus });
+  // A ready knowledge source of 300 documents and an agent grounded in it, for search and converse.
+  const base = `http://127.0.0.1:${cairnPort}`;
+  const call = async (method: string, path: string, body: unknown) => {
+    const res = await fetch(`${base}${path}`, { method, headers: { 'x-api-key': getKey, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    return ((await res.json()) as { data: { id: string; status: string } }).data;
   };
+  const files = Array.from({ length: 300 }, (_, i) => ({ path: `help/${i}.md`, content: document(i) }));
+  const source = await call('POST', '/v1/knowledge-sources', { name: 'help', type: 'file-collection', files });
+  await call('POST', `/v1/knowledge-sources/${source.id}/connect`, {});
+  while ((await call('GET', `/v1/knowledge-sources/${source.id}`, undefined).catch(() => ({ status: '' }))).status !== 'ready') await new Promise((r) => setTimeout(r, 100));
+  const grounded = await call('POST', '/v1/agents', { name: 'Helper', model: 'gpt-4', capabilities: ['chat', 'document-search'], knowledgeSourceIds: [source.id] });
+
+  // The same calls in process, for their DynamoDB requests (the source is in the shared table).
+  const countOne = async (path: string, body: unknown) => {
+    const before = totalDynamoRequests();
+    const res = await app.request(`http://localhost${path}`, { method: 'POST', headers: { 'x-api-key': getKey, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    await res.text();
+    return totalDynamoRequests() - before;
+  };
+  const searchPath = `/v1/knowledge-sources/${source.id}/search`;
+  const question = { query: 'refund for a damaged parcel', topK: 5 };
+  dynamoPerCall['POST /v1/knowledge-sources/{id}/search (cold: nothing cached)'] = await countOne(searchPath, question);
+  dynamoPerCall['POST /v1/agents/{id}/converse (cold)'] = await countOne(`/v1/agents/${grounded.id}/converse`, { message: 'where is my parcel' });
+  // The index cache keeps what was read 5 s after a segment was first seen live: read again after that.
+  await new Promise((r) => setTimeout(r, 5500));
+  await countOne(searchPath, question);
+  await countOne(`/v1/agents/${grounded.id}/converse`, { message: 'where is my parcel' });
+  dynamoPerCall['POST /v1/knowledge-sources/{id}/search (warm: the same question again)'] = await countOne(searchPath, question);
+  dynamoPerCall['POST /v1/agents/{id}/converse (warm)'] = await countOne(`/v1/agents/${grounded.id}/converse`, { message: 'where is my parcel' });
+
+  const runs: Record<string, LoadResult & { cpuMsPerRequest?: number; dynamoCpuMsPerRequest?: number }> = {};
+  const scenario = async (name: string, port: number, make: Parameters<typeof load>[0]['make'], expectStatus: number, total = TOTAL, server = cairn) => {
+    await load({ port, total: Math.min(1000, total), concurrency: CONCURRENCY, make, expectStatus }); // warm-up (JIT, connections)
+    const cpuBefore = cpuMsOf(server.pid!);
+    const dynamoBefore = cpuMsOf(dynamo.pid);
+    const run = await load({ port, total, concurrency: CONCURRENCY, make, expectStatus });
+    const perRequest = (ms: number) => Math.round((ms / run.requests) * 1000) / 1000;
+    runs[name] = { ...run, cpuMsPerRequest: perRequest(cpuMsOf(server.pid!) - cpuBefore), dynamoCpuMsPerRequest: perRequest(cpuMsOf(dynamo.pid) - dynamoBefore) };
+  };
+  const questions = ['how do I reset my password', 'refund for a damaged parcel', 'store opening hours', 'express shipping tracking number', 'cancel my order and get a voucher'];
   // Hello-world answers ~40× faster: more requests keep its run long enough to be stable.
   const helloTotal = TOTAL * 10;
-  await scenario('hello-world (bare Hono)', helloPort, () => ({ method: 'GET', path: '/hello' }), 200, helloTotal);
+  await scenario('hello-world (bare Hono)', helloPort, () => ({ method: 'GET', path: '/hello' }), 200, helloTotal, hello);
   await scenario('GET /v1/agents/{id}', cairnPort, () => ({ method: 'GET', path: `/v1/agents/${agentId}`, headers: { 'x-api-key': getKey } }), 200);
   const postKey = await key();
   await scenario('POST /v1/agents', cairnPort, () => ({ method: 'POST', path: '/v1/agents', headers: json(postKey), body: agentBody }), 201);
-  await scenario('hello-world again (drift check)', helloPort, () => ({ method: 'GET', path: '/hello' }), 200, helloTotal);
+  const searchKey = await key();
+  await scenario('POST /v1/knowledge-sources/{id}/search', cairnPort, (i) => {
+    const body = JSON.stringify({ query: questions[i % questions.length], topK: 5 });
+    return { method: 'POST', path: `/v1/knowledge-sources/${source.id}/search`, headers: { 'x-api-key': searchKey, 'content-type': 'application/json' }, body };
+  }, 200);
+  const converseKey = await key();
+  await scenario('POST /v1/agents/{id}/converse', cairnPort, (i) => {
+    const body = JSON.stringify({ message: questions[i % questions.length] });
+    return { method: 'POST', path: `/v1/agents/${grounded.id}/converse`, headers: { 'x-api-key': converseKey, 'content-type': 'application/json' }, body };
+  }, 200, TOTAL / 2);
+  await scenario('hello-world again (drift check)', helloPort, () => ({ method: 'GET', path: '/hello' }), 200, helloTotal, hello);
   runs['DynamoDB Local alone (2 requests, no HTTP API)'] = await dynamoFloor(rt, scope, CONCURRENCY, TOTAL);
 
   // The baseline is the mean of the hello-world runs before and after, to cancel drift.
   const baseline = (runs['hello-world (bare Hono)']!.throughput + runs['hello-world again (drift check)']!.throughput) / 2;
+  const cpuBaseline = (runs['hello-world (bare Hono)']!.cpuMsPerRequest! + runs['hello-world again (drift check)']!.cpuMsPerRequest!) / 2;
   const result = {
     date: new Date().toISOString(),
     node: process.version,
@@ -142,15 +210,25 @@ async function main() {
     concurrency: CONCURRENCY,
     dynamoRequestsPerCall: dynamoPerCall,
     runs: Object.fromEntries(
-      Object.entries(runs).map(([name, r]) => [name, { ...r, throughputVsHello: Math.round((r.throughput / baseline) * 1000) / 1000 }]),
+      Object.entries(runs).map(([name, r]) => [
+        name,
+        {
+          ...r,
+          throughputVsHello: Math.round((r.throughput / baseline) * 1000) / 1000,
+          ...(r.cpuMsPerRequest !== undefined ? { cpuVsHello: Math.round((r.cpuMsPerRequest / cpuBaseline) * 10) / 10 } : {}),
+        },
+      ]),
     ),
   };
   process.stdout.write(`\nDynamoDB requests per API call:\n`);
   for (const [call, n] of Object.entries(dynamoPerCall)) process.stdout.write(`  ${String(n).padStart(2)}  ${call}\n`);
   process.stdout.write(`\n${TOTAL} requests per API scenario (hello-world ${helloTotal}), ${CONCURRENCY} keep-alive connections:\n`);
-  process.stdout.write(`  ${'scenario'.padEnd(48)} ${'req/s'.padStart(7)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'vs hello'.padStart(9)} errors\n`);
+  process.stdout.write(`  ${'scenario'.padEnd(48)} ${'req/s'.padStart(7)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'vs hello'.padStart(9)} ${'CPU ms/req'.padStart(11)} ${'CPU vs hello'.padStart(13)} ${'DynamoDB CPU ms/req'.padStart(20)} errors\n`);
   for (const [name, r] of Object.entries(result.runs)) {
-    process.stdout.write(`  ${name.padEnd(48)} ${String(r.throughput).padStart(7)} ${String(r.p50).padStart(8)} ${String(r.p99).padStart(8)} ${String(r.throughputVsHello).padStart(9)} ${r.errors}\n`);
+    const cpu = (v: number | undefined) => (v === undefined ? '' : String(v));
+    process.stdout.write(
+      `  ${name.padEnd(48)} ${String(r.throughput).padStart(7)} ${String(r.p50).padStart(8)} ${String(r.p99).padStart(8)} ${String(r.throughputVsHello).padStart(9)} ${cpu(r.cpuMsPerRequest).padStart(11)} ${cpu(r.cpuVsHello).padStart(13)} ${cpu(r.dynamoCpuMsPerRequest).padStart(20)} ${r.errors}\n`,
+    );
   }
   process.stdout.write('\n');
   writeResults('api', result, { print: false });

@@ -49,8 +49,8 @@ export async function startBenchServices(tableName: string) {
   };
 }
 
-/** Local mode's runtime over the benchmark's DynamoDB (after startBenchServices), with fresh secrets. */
-export async function benchRuntime() {
+/** Local mode's runtime over the benchmark's DynamoDB (after startBenchServices), with fresh secrets; its queue workers run unless `workers: false`. */
+export async function benchRuntime(options: { workers?: boolean } = { workers: true }) {
   const { localRuntime } = await import('../local/local-runtime');
   const { createDb } = await import('../shared/store/db');
   const { randomBytes } = await import('node:crypto');
@@ -60,7 +60,7 @@ export async function benchRuntime() {
     platformSecrets: { adminToken: randomBytes(24).toString('base64url'), tokenKey: randomBytes(48).toString('base64url') },
     queueNamespace: randomBytes(6).toString('hex'),
   });
-  await local.start();
+  if (options.workers) await local.start();
   return local;
 }
 

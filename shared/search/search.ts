@@ -65,10 +65,10 @@ function matches(chunk: ChunkRecord, filter: SearchFilter | undefined): boolean 
 }
 
 /**
- * Searches one source's index. DynamoDB work, whatever the corpus size: wave 1 reads the segment
- * items and each query term's postings in parallel; wave 2 fetches the top chunks (for feedback
- * and the answer); wave 3 reads the postings of feedback terms; wave 4 fetches any chunk not yet
- * fetched. Each wave is one round trip of parallel requests. Scoring decodes postings straight
+ * Searches one source's index. DynamoDB work, whatever the corpus size: the segment items, then
+ * each query term's postings; the top chunks (for feedback and the answer); the postings of
+ * feedback terms; any chunk not yet fetched. Each step is one round trip of parallel requests, and
+ * postings and chunks of live segments this process read recently come from its cache instead. Scoring decodes postings straight
  * into per-segment score arrays (see SegmentScores).
  */
 export async function searchSource(
@@ -91,10 +91,12 @@ export async function searchSource(
   const query = new Map([...frequencies].slice(0, MAX_QUERY_TERMS));
   if (query.size === 0) return { results: [], took: Math.round(performance.now() - started), scoringMs: 0 };
 
-  const [segmentList, items] = await Promise.all([rt.store.searchIndex.readSegments(scope, source.id), rt.store.searchIndex.readTermItems(scope, source.id, [...query.keys()])]);
+  const segmentList = await rt.store.searchIndex.readSegments(scope, source.id);
   const live = new Map(
     segmentList.filter((s) => s.state === 'live').map((s) => [s.segNo, { segNo: s.segNo, span: SEGMENT_SPAN, deleted: s.deleted, size: s.chunks }]),
   );
+  const liveSegments = [...live.keys()];
+  const items = await rt.store.searchIndex.readTermItems(scope, source.id, [...query.keys()], liveSegments);
   const params = DEFAULT_RANK_PARAMS;
   const scorer = new SegmentScores(live, statsOf(segmentList), params);
   timed(() => {
@@ -116,7 +118,7 @@ export async function searchSource(
         return rm3(query, first, vectors, params);
       });
       const newTerms = [...expansion.feedback.keys()].filter((t) => !items.has(t));
-      if (newTerms.length > 0) for (const [term, list] of await rt.store.searchIndex.readTermItems(scope, source.id, newTerms)) items.set(term, list);
+      if (newTerms.length > 0) for (const [term, list] of await rt.store.searchIndex.readTermItems(scope, source.id, newTerms, liveSegments)) items.set(term, list);
       // Expanded query = scale × original + feedback terms: scale the first pass, add the feedback terms.
       timed(() => {
         scorer.scale(expansion.scale);

@@ -5,6 +5,7 @@ import type { TenantScope } from '../tenancy';
 import { deleteRequest, putRequest, batchOps } from './batch';
 import type { Db } from './db';
 import { keys } from './keys';
+import { searchIndexCache, type TermItems } from './search-index-cache';
 
 /**
  * The search index of one knowledge source, in DynamoDB. Every ingestion batch writes one
@@ -13,8 +14,9 @@ import { keys } from './keys';
  * item turns `live`, so a batch is searchable all at once or not at all. A chunk's number is
  * `segNo × SEGMENT_SPAN + position`, so numbers never collide between concurrent batches.
  *
- * A search reads, in one parallel wave, the segment items and each query term's postings items
- * (one Query per term, whatever the corpus size), then fetches the chunks it returns.
+ * A search reads the segment items, then each query term's postings items (one Query per term,
+ * whatever the corpus size), then fetches the chunks it returns. Items of live segments never
+ * change, so this process keeps recently read ones (search-index-cache.ts).
  */
 export const SEGMENT_SPAN = 2 ** 20;
 
@@ -79,10 +81,11 @@ export interface AnalyzedChunkRecord extends ChunkRecord {
 }
 
 /** A term's postings items, one per segment that contains it. */
-export type TermItems = Array<{ segNo: number; bytes: Uint8Array }>;
+export type { TermItems } from './search-index-cache';
 
 export function searchIndexStore(db: Db) {
   const { batchWrite, batchGet, queryAll } = batchOps(db);
+  const cache = searchIndexCache<ChunkRecord>((docNo) => Math.floor(docNo / SEGMENT_SPAN));
   /** Creates the segment in state `writing`, or returns it as it already is (a redelivered batch). */
   async function beginSegment(
     scope: TenantScope,
@@ -222,24 +225,54 @@ export function searchIndexStore(db: Db) {
   }
 
   async function readSegments(scope: TenantScope, sourceId: string): Promise<SegmentRecord[]> {
-    return (await queryAll(keys.segmentPartition(scope, sourceId))).map(toSegment);
+    const segments = (await queryAll(keys.segmentPartition(scope, sourceId))).map(toSegment);
+    cache.observeLive(scope, sourceId, segments.filter((s) => s.state === 'live').map((s) => s.segNo), Date.now());
+    return segments;
   }
 
-  /** The postings items of each term: one Query per term, all in parallel. */
-  async function readTermItems(scope: TenantScope, sourceId: string, terms: string[]): Promise<Map<string, TermItems>> {
+  /**
+   * The postings items of each term in the given live segments: from the cache where it holds
+   * all of them, else one Query per term, all in parallel.
+   */
+  async function readTermItems(scope: TenantScope, sourceId: string, terms: string[], live: number[]): Promise<Map<string, TermItems>> {
+    const found = new Map<string, TermItems>();
+    const missing: string[] = [];
+    for (const term of terms) {
+      const cached = cache.termItems(scope, sourceId, term, live);
+      if (cached) found.set(term, cached);
+      else missing.push(term);
+    }
+    const issuedAt = Date.now();
     const lists = await Promise.all(
-      terms.map(async (term) => {
+      missing.map(async (term) => {
         const items = await queryAll(keys.termPartition(scope, sourceId, term));
         return [term, items.map((item) => ({ segNo: parseInt(String(item.sk), 36), bytes: toBytes(item.p)! }))] as const;
       }),
     );
-    return new Map(lists);
+    for (const [term, items] of lists) {
+      cache.keepTermItems(scope, sourceId, term, items, issuedAt);
+      found.set(term, items);
+    }
+    return found;
   }
 
-  /** Chunks by number. */
+  /** Chunks by number (from the cache where it has them). */
   async function getChunks(scope: TenantScope, sourceId: string, docNos: number[]): Promise<Map<number, ChunkRecord>> {
-    const items = await batchGet(docNos.map((n) => keys.chunk(scope, sourceId, n)));
-    return new Map(items.map((item) => [Number(item.docNo), item as unknown as ChunkRecord]));
+    const found = new Map<number, ChunkRecord>();
+    const missing: number[] = [];
+    for (const n of docNos) {
+      const cached = cache.chunk(scope, sourceId, n);
+      if (cached) found.set(n, cached);
+      else missing.push(n);
+    }
+    if (missing.length === 0) return found;
+    const issuedAt = Date.now();
+    for (const item of await batchGet(missing.map((n) => keys.chunk(scope, sourceId, n)))) {
+      const chunk = item as unknown as ChunkRecord;
+      found.set(Number(chunk.docNo), chunk);
+      cache.keepChunk(scope, sourceId, chunk, issuedAt);
+    }
+    return found;
   }
 
   async function listDocuments(scope: TenantScope, sourceId: string): Promise<DocumentRecord[]> {

@@ -1,0 +1,87 @@
+import type { TenantScope } from '../tenancy';
+import { lruCache } from './lru-cache';
+
+/** One term's postings items, one per segment that has the term. */
+export type TermItems = Array<{ segNo: number; bytes: Uint8Array }>;
+
+/** What the cache needs of a chunk (the search index's ChunkRecord). */
+interface CachedChunk {
+  docNo: number;
+  title: string;
+  text: string;
+  terms: string;
+  metadata?: Record<string, unknown>;
+}
+
+/**
+ * The search index's items that can no longer change, kept in this process between searches: a
+ * live segment's postings and chunks are final (a batch writes them before its segment turns live,
+ * and nothing rewrites them after). What a read returned is kept only for segments this process
+ * saw live, in a segments read that finished SETTLED_MS before the read was issued: such a read
+ * cannot have run before the items were written, nor (eventual consistency) seen an older write.
+ * A term's entry records which segments it is complete for, so a search whose live segments it
+ * does not cover (a segment went live since) reads the term again.
+ */
+const SETTLED_MS = 5000;
+/** Per process; a Lambda instance has 1 GB, the local server shares its machine. */
+const MAX_BYTES = 64 * 1024 * 1024;
+
+interface TermEntry {
+  items: TermItems;
+  complete: Set<number>;
+}
+
+export function searchIndexCache<Chunk extends CachedChunk>(segmentOf: (docNo: number) => number, maxBytes = MAX_BYTES) {
+  const cache = lruCache<TermEntry | Chunk | Map<number, number>>(maxBytes);
+  const source = (scope: TenantScope, sourceId: string) => `${scope.tenantId}#${scope.schema}#${sourceId}`;
+
+  /** When this process first saw each of the source's segments live. */
+  const liveSince = (scope: TenantScope, sourceId: string): Map<number, number> => {
+    const key = `L#${source(scope, sourceId)}`;
+    let seen = cache.get(key) as Map<number, number> | undefined;
+    if (!seen) {
+      seen = new Map();
+      cache.set(key, seen, 64);
+    }
+    return seen;
+  };
+  const settledBy = (scope: TenantScope, sourceId: string, issuedAt: number) => {
+    const settled = new Set<number>();
+    for (const [segNo, at] of liveSince(scope, sourceId)) if (at <= issuedAt - SETTLED_MS) settled.add(segNo);
+    return settled;
+  };
+
+  return {
+    observeLive(scope: TenantScope, sourceId: string, segNos: number[], at: number) {
+      const seen = liveSince(scope, sourceId);
+      for (const segNo of segNos) if (!seen.has(segNo)) seen.set(segNo, at);
+    },
+
+    /** A term's postings in the given live segments, when the cache holds all of them. */
+    termItems(scope: TenantScope, sourceId: string, term: string, live: number[]): TermItems | undefined {
+      const entry = cache.get(`T#${source(scope, sourceId)}#${term}`) as TermEntry | undefined;
+      if (!entry || !live.every((segNo) => entry.complete.has(segNo))) return undefined;
+      return entry.items;
+    },
+
+    /** Keeps what a Query of a term's postings (issued at `issuedAt`) says of settled segments. */
+    keepTermItems(scope: TenantScope, sourceId: string, term: string, items: TermItems, issuedAt: number) {
+      const complete = settledBy(scope, sourceId, issuedAt);
+      if (complete.size === 0) return;
+      const kept = items.filter((item) => complete.has(item.segNo));
+      const bytes = 64 + term.length + complete.size * 8 + kept.reduce((n, item) => n + item.bytes.length + 16, 0);
+      cache.set(`T#${source(scope, sourceId)}#${term}`, { items: kept, complete }, bytes);
+    },
+
+    chunk(scope: TenantScope, sourceId: string, docNo: number): Chunk | undefined {
+      return cache.get(`C#${source(scope, sourceId)}#${docNo}`) as Chunk | undefined;
+    },
+
+    keepChunk(scope: TenantScope, sourceId: string, chunk: Chunk, issuedAt: number) {
+      const liveAt = liveSince(scope, sourceId).get(segmentOf(chunk.docNo));
+      if (liveAt === undefined || liveAt > issuedAt - SETTLED_MS) return;
+      const bytes = 128 + chunk.text.length * 2 + chunk.terms.length * 2 + chunk.title.length * 2 + JSON.stringify(chunk.metadata ?? {}).length;
+      cache.set(`C#${source(scope, sourceId)}#${chunk.docNo}`, chunk, bytes);
+    },
+  };
+}
