@@ -10,7 +10,7 @@ export interface RouteGroupSpec {
   readonly paths: readonly string[];
   /** API Gateway checks the API key (usage plans) before the app on these paths. */
   readonly apiKeyRequired: boolean;
-  /** Exact paths where the app authenticates the caller itself (e.g. `Authorization: Bearer`). */
+  /** Paths (and everything below them) where the app authenticates the caller itself (e.g. `Authorization: Bearer`). */
   readonly appAuthenticatedPaths?: readonly string[];
   /** Response streaming: the handler is `streamHandle(app)`. */
   readonly streaming?: boolean;
@@ -23,7 +23,7 @@ export const ROUTE_GROUPS = {
     apiKeyRequired: true,
     // OpenAI clients send the key as `Authorization: Bearer`, which API Gateway's key check does
     // not read: the app authenticates and rate-limits that route itself.
-    appAuthenticatedPaths: ['/v1/chat/completions'],
+    appAuthenticatedPaths: ['/v1/chat/completions', '/v1/models'],
     streaming: true,
   },
   'knowledge-sources': { constructId: 'KnowledgeSources', paths: ['/v1/knowledge-sources'], apiKeyRequired: true },
@@ -39,7 +39,7 @@ export type RouteGroupName = keyof typeof ROUTE_GROUPS;
 export function routeGroupOf(path: string): RouteGroupName | undefined {
   for (const [name, spec] of Object.entries(ROUTE_GROUPS) as Array<[RouteGroupName, RouteGroupSpec]>) {
     if (spec.paths.some((prefix) => path === prefix || path.startsWith(`${prefix}/`))) return name;
-    if (spec.appAuthenticatedPaths?.includes(path)) return name;
+    if (spec.appAuthenticatedPaths?.some((prefix) => path === prefix || path.startsWith(`${prefix}/`))) return name;
   }
   return undefined;
 }

@@ -34,9 +34,11 @@ const schema = z.object({
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   /** How long a Lambda instance trusts a resolved API key; revocation takes effect within it. */
   API_KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
-  /** SQS queue of ingestion work (AWS); unset: the in-process local queue. */
+  /** Browser origins allowed to call the API: `*`, a comma-separated list, or `none`. */
+  CORS_ORIGINS: z.string().default('*'),
+  /** SQS queue of ingestion work (AWS); unset: local mode's queue stored in the table. */
   INGESTION_QUEUE_URL: z.url().optional(),
-  /** SQS queue of workflow steps (AWS); unset: the in-process local queue. */
+  /** SQS queue of workflow steps (AWS); unset: local mode's queue stored in the table. */
   WORKFLOW_QUEUE_URL: z.url().optional(),
   /** How long a synchronous execute waits before answering 202. */
   WORKFLOW_SYNC_WAIT_MS: z.coerce.number().int().min(0).max(28_000).default(25_000),
@@ -99,6 +101,7 @@ function load() {
     apiGatewayEndpoint: env.API_GATEWAY_ENDPOINT,
     logLevel: env.LOG_LEVEL,
     apiKeyCacheSeconds: env.API_KEY_CACHE_SECONDS,
+    corsOrigins: env.CORS_ORIGINS === 'none' ? [] : env.CORS_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean),
     defaultModelProvider: env.DEFAULT_MODEL_PROVIDER,
     docsAssetsDir: env.DOCS_ASSETS_DIR,
     ingestionQueueUrl: env.INGESTION_QUEUE_URL,

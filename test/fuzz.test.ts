@@ -14,9 +14,10 @@ const app = createLocalApp(testRt);
 const PER_OPERATION = 50;
 
 type FieldSchema = { type?: string; enum?: unknown[]; default?: unknown };
-type Operation = { method: string; path: string; bodyFields: Array<[string, FieldSchema]>; auth: 'key' | 'token' | 'admin' | 'none' };
+type Operation = { method: string; path: string; bodyFields: Array<[string, FieldSchema]>; auth: 'key' | 'token' | 'admin' | 'none'; errorStyle: 'cairn' | 'openai' };
+type Content = Record<string, { schema?: { $ref?: string; properties?: Record<string, unknown> } }>;
 type OpenApi = {
-  paths: Record<string, Record<string, { security?: Array<Record<string, unknown>>; requestBody?: { content?: Record<string, { schema?: { $ref?: string; properties?: Record<string, unknown> } }> } }>>;
+  paths: Record<string, Record<string, { security?: Array<Record<string, unknown>>; requestBody?: { content?: Content }; responses?: Record<string, { content?: Content }> }>>;
   components?: { schemas?: Record<string, { properties?: Record<string, unknown> }> };
 };
 
@@ -28,7 +29,10 @@ function operationsOf(doc: OpenApi): Operation[] {
       const resolved = schema?.$ref ? doc.components?.schemas?.[schema.$ref.split('/').pop()!] : schema;
       const scheme = Object.keys(op.security?.[0] ?? {})[0];
       const auth = scheme === 'ApiKeyAuth' ? 'key' : scheme === 'PlatformToken' ? 'token' : scheme === 'PlatformAdmin' ? 'admin' : 'none';
-      out.push({ method: method.toUpperCase(), path, bodyFields: Object.entries((resolved?.properties ?? {}) as Record<string, FieldSchema>), auth });
+      // The OpenAI-compatible routes document (and answer) OpenAI's error body instead of Cairn's.
+      const errorSchema = op.responses?.['400']?.content?.['application/json']?.schema?.$ref ?? '';
+      const errorStyle = errorSchema.endsWith('/OpenAiError') ? 'openai' : 'cairn';
+      out.push({ method: method.toUpperCase(), path, bodyFields: Object.entries((resolved?.properties ?? {}) as Record<string, FieldSchema>), auth, errorStyle });
     }
   }
   return out;
@@ -93,9 +97,10 @@ describe('fuzzing every operation', () => {
         if (op.auth === 'admin') headers.authorization = `Bearer ${platformTestSecrets().adminToken}`;
         const res = await call(app, op.method, path + query, { ...(op.auth === 'key' ? { key: t.apiKey } : {}), rawBody, headers });
         sent++;
-        const body = res.body as { error?: { code?: string }; meta?: { requestId?: string } } | undefined;
+        const body = res.body as { error?: { code?: string; type?: string; message?: string }; meta?: { requestId?: string } } | undefined;
+        const errorBody = op.errorStyle === 'openai' ? Boolean(body?.error?.type && body.error.message && res.headers.get('x-request-id')) : Boolean(body?.error?.code && body.meta?.requestId);
         if (res.status >= 500) failures.push(`${res.status} ${op.method} ${path}${query} ${rawBody?.slice(0, 80) ?? ''}`);
-        else if (res.status >= 400 && !(body?.error?.code && body.meta?.requestId)) failures.push(`${res.status} without the error body: ${op.method} ${path}`);
+        else if (res.status >= 400 && !errorBody) failures.push(`${res.status} without the error body: ${op.method} ${path}`);
       }
     }
     expect(sent).toBe(operations.length * PER_OPERATION);

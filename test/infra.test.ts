@@ -100,6 +100,9 @@ describe('CDK app', () => {
       expect(m.keyRequired).toBe(false);
     }
     expect(byPath.filter((m) => m.keyRequired === true)).toHaveLength(6);
+    const options = methods.filter((m) => m.Properties.HttpMethod === 'OPTIONS');
+    expect(options).toHaveLength(6); // beside each keyed ANY
+    for (const m of options) expect(m.Properties.ApiKeyRequired).toBe(false);
     expect(byPath).toContainEqual({ path: '/v1/chat/completions', keyRequired: false });
     // The platform API authenticates access tokens in the app: no API key.
     expect(byPath).toEqual(expect.arrayContaining([
@@ -109,12 +112,11 @@ describe('CDK app', () => {
     api.hasResourceProperties('AWS::ApiGateway::RestApi', { ApiKeySourceType: 'HEADER' });
     api.hasResourceProperties('AWS::ApiGateway::Stage', { AccessLogSetting: Match.objectLike({ DestinationArn: Match.anyValue() }) });
     // Exactly the route manifest local mode routes by: no path more, none less.
+    // Where a key is required, OPTIONS is not: a browser's CORS preflight carries none.
+    const methodsAt = (path: string, keyRequired: boolean) => [{ path, keyRequired }, ...(keyRequired ? [{ path, keyRequired: false }] : [])];
     const expected = Object.values(ROUTE_GROUPS).flatMap((spec: RouteGroupSpec) => [
-      ...spec.paths.flatMap((path) => [
-        { path, keyRequired: spec.apiKeyRequired },
-        { path: `${path}/{proxy+}`, keyRequired: spec.apiKeyRequired },
-      ]),
-      ...(spec.appAuthenticatedPaths ?? []).map((path) => ({ path, keyRequired: false })),
+      ...spec.paths.flatMap((path) => [...methodsAt(path, spec.apiKeyRequired), ...methodsAt(`${path}/{proxy+}`, spec.apiKeyRequired)]),
+      ...(spec.appAuthenticatedPaths ?? []).flatMap((path) => [...methodsAt(path, false), ...methodsAt(`${path}/{proxy+}`, false)]),
     ]);
     const byPathOrder = (a: { path: string }, b: { path: string }) => (a.path < b.path ? -1 : 1);
     expect([...byPath].sort(byPathOrder)).toEqual(expected.sort(byPathOrder));
@@ -124,7 +126,7 @@ describe('CDK app', () => {
     expect(routeGroupOf('/v1/agents')).toBe('agents');
     expect(routeGroupOf('/v1/agents/agt_1/converse')).toBe('agents');
     expect(routeGroupOf('/v1/chat/completions')).toBe('agents');
-    expect(routeGroupOf('/v1/chat/completions/extra')).toBeUndefined();
+    expect(routeGroupOf('/v1/models/agt_1')).toBe('agents');
     expect(routeGroupOf('/v1/agentsx')).toBeUndefined();
     expect(routeGroupOf('/v1/openapi.json')).toBe('api-docs');
     expect(routeGroupOf('/platform/db/ops')).toBe('platform');
@@ -151,7 +153,8 @@ describe('CDK app', () => {
   it('streams the agents group (converse, chat completions) with response streaming', () => {
     const methods = Object.values(api.findResources('AWS::ApiGateway::Method'));
     const streaming = methods.filter((m) => m.Properties.Integration.ResponseTransferMode === 'STREAM');
-    expect(streaming).toHaveLength(3); // /v1/agents, /v1/agents/{proxy+}, /v1/chat/completions
+    // /v1/agents and /v1/agents/{proxy+} (ANY and OPTIONS each), /v1/chat/completions and /v1/models (and below)
+    expect(streaming).toHaveLength(8);
     for (const m of streaming) expect(JSON.stringify(m.Properties.Integration.Uri)).toContain('response-streaming-invocations');
   });
 

@@ -235,6 +235,25 @@ describe('model provider adapters', () => {
     expect(seen[seen.length - 1]!.url).toMatch(/\/converse-stream$/);
   });
 
+  it('passes top_p and stop sequences in each provider’s own words', async () => {
+    mode = 'ok';
+    const tuned = { ...request, topP: 0.9, stop: ['END', '###'] };
+    seen.length = 0;
+    await providers().openai.generate(tuned, AbortSignal.timeout(5000));
+    expect(seen[0]!.body).toMatchObject({ top_p: 0.9, stop: ['END', '###'] });
+    seen.length = 0;
+    await providers().anthropic.generate(tuned, AbortSignal.timeout(5000));
+    expect(seen[0]!.body).toMatchObject({ top_p: 0.9, stop_sequences: ['END', '###'] });
+    seen.length = 0;
+    await providers().bedrock.generate({ ...tuned, model: 'anthropic.claude-3-haiku-20240307-v1:0' }, AbortSignal.timeout(5000));
+    expect(seen[0]!.body).toMatchObject({ inferenceConfig: { topP: 0.9, stopSequences: ['END', '###'] } });
+    // Without them, nothing is sent: each provider keeps its default.
+    seen.length = 0;
+    await providers().openai.generate(request, AbortSignal.timeout(5000));
+    expect(seen[0]!.body).not.toHaveProperty('top_p');
+    expect(seen[0]!.body).not.toHaveProperty('stop');
+  });
+
   it('turns provider errors into 502 UPSTREAM_ERROR naming the provider and its status', async () => {
     mode = 'error';
     const p = providers();

@@ -29,6 +29,7 @@ export function publicApiDocument(rt: Runtime = configuredRuntime()): OpenApiDoc
   }
   document.components!.securitySchemes = {
     ApiKeyAuth: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'The tenant’s API key (`cak_…`)' },
+    BearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'Cairn API key', description: 'The same API key as `Authorization: Bearer cak_…`, as OpenAI clients send it (OpenAI-compatible routes)' },
   };
   return completeDocument(document, { rateLimited: true, scopeHeaders: false });
 }

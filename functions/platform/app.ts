@@ -7,6 +7,7 @@ import { openApiApp } from '../../shared/http/openapi-app';
 import { completeDocument } from '../../shared/http/openapi-contract';
 import { platformAdminAuth, platformTokenAuth } from '../../shared/http/middleware/platform-auth';
 import { requestContext } from '../../shared/http/middleware/request-context';
+import { cors } from '../../shared/http/middleware/cors';
 import { registerAgentRoutes } from './agent-routes';
 import { registerDbOpsRoutes } from './db-ops-routes';
 import { registerMemoryRoutes } from './memory-routes';
@@ -23,6 +24,7 @@ const OPEN_PATHS = new Set(['/platform/openapi.json']);
 export function createPlatformApp(rt: Runtime) {
   const app = openApiApp();
   app.use('*', requestContext());
+  app.use('*', cors());
   const admin = platformAdminAuth(rt);
   const token = platformTokenAuth(rt);
   const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {

@@ -11,7 +11,7 @@ export interface RouteGroupProps {
   paths: string[];
   /** Customer routes need an API key (usage plans); the docs do not. */
   apiKeyRequired: boolean;
-  /** Paths whose callers authenticate in the app only (e.g. `Authorization: Bearer`). */
+  /** Paths (and below) whose callers authenticate in the app only (e.g. `Authorization: Bearer`). */
   appAuthenticatedPaths?: string[];
   /** Response streaming: the handler is `streamHandle(app)` and the integration uses STREAM. */
   streaming?: boolean;
@@ -30,14 +30,19 @@ export class RouteGroup extends Construct {
       proxy: true,
       ...(props.streaming ? { responseTransferMode: ResponseTransferMode.STREAM } : {}),
     });
-    const mount = (path: string, apiKeyRequired: boolean, greedy: boolean) => {
+    // A browser's CORS preflight carries no key: OPTIONS reaches the app (which answers it) without one.
+    const methods = (resource: IResource, apiKeyRequired: boolean) => {
+      resource.addMethod('ANY', integration, { apiKeyRequired });
+      if (apiKeyRequired) resource.addMethod('OPTIONS', integration, { apiKeyRequired: false });
+    };
+    const mount = (path: string, apiKeyRequired: boolean) => {
       let resource: IResource = props.api.root;
       for (const part of path.split('/')) resource = resource.getResource(part) ?? resource.addResource(part);
-      resource.addMethod('ANY', integration, { apiKeyRequired });
-      if (greedy) resource.addResource('{proxy+}').addMethod('ANY', integration, { apiKeyRequired });
+      methods(resource, apiKeyRequired);
+      methods(resource.addResource('{proxy+}'), apiKeyRequired);
     };
-    for (const path of props.paths) mount(path, props.apiKeyRequired, true);
-    for (const path of props.appAuthenticatedPaths ?? []) mount(path, false, false);
+    for (const path of props.paths) mount(path, props.apiKeyRequired);
+    for (const path of props.appAuthenticatedPaths ?? []) mount(path, false);
     this.errorsAlarm = alarmAt(this, 'ErrorsAlarm', this.fn.metricErrors({ period: Duration.minutes(5) }), `${props.paths.join(', ')} function errors (unhandled exceptions, timeouts)`);
   }
 }

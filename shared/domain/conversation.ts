@@ -84,6 +84,8 @@ export interface ConverseInput {
   userId?: string;
   history?: ChatMessage[];
   instructions?: string;
+  /** Sampling settings of this turn, over the agent's own (the OpenAI-compatible surface sends them). */
+  settings?: { temperature?: number; maxTokens?: number; topP?: number; stop?: string[] };
 }
 
 async function prepareConversation(rt: Runtime, scope: TenantScope, agentId: string, input: ConverseInput): Promise<PreparedConversation> {
@@ -115,8 +117,10 @@ async function prepareConversation(rt: Runtime, scope: TenantScope, agentId: str
       instructions: [agent.instructions, input.instructions].filter(Boolean).join('\n\n') || undefined,
       passages: grounded?.passages,
       ...(memory && memory.length > 0 ? { memory } : {}),
-      temperature: agent.temperature,
-      maxTokens: agent.maxTokens,
+      temperature: input.settings?.temperature ?? agent.temperature,
+      maxTokens: input.settings?.maxTokens ?? agent.maxTokens,
+      ...(input.settings?.topP !== undefined ? { topP: input.settings.topP } : {}),
+      ...(input.settings?.stop?.length ? { stop: input.settings.stop } : {}),
       agent: {
         name: agent.name,
         description: agent.description,

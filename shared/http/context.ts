@@ -9,5 +9,7 @@ export interface AppEnv {
     identity: ApiKeyIdentity;
     /** Platform API: the verified access token and its tenant scope. */
     platformToken: PlatformToken;
+    /** `openai`: errors of this request are shaped as OpenAI's (the OpenAI-compatible routes). */
+    errorStyle?: 'openai';
   };
 }

@@ -8,6 +8,13 @@ import { errorHandler, notFoundResponse } from './error-handler';
 import { openApiApp } from './openapi-app';
 import { rateLimit } from './middleware/rate-limit';
 import { requestContext } from './middleware/request-context';
+import { cors } from './middleware/cors';
+import type { MiddlewareHandler } from 'hono';
+
+const openAiErrors: MiddlewareHandler<AppEnv> = async (c, next) => {
+  c.set('errorStyle', 'openai');
+  await next();
+};
 
 export interface GroupOptions {
   area: RateArea;
@@ -15,17 +22,24 @@ export interface GroupOptions {
   maxBodyBytes: number;
   /** Overrides API_KEY_CACHE_SECONDS (tests that revoke keys use 0). */
   apiKeyCacheSeconds?: number;
+  /** Paths (and below) that answer errors in OpenAI's shape, authentication errors included. */
+  openAiPaths?: string[];
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
 /**
- * A route group of the public API: request id → API key → rate limit → body checks, then the
- * group's routes. Validation failures of any route become the API's 400 naming the field.
+ * A route group of the public API: request id → CORS (a preflight is answered here, before any
+ * key is asked for) → API key → rate limit → body checks, then the group's routes. Validation failures of any route become the API's 400 naming the field.
  */
 export function createGroupApp(rt: Runtime, options: GroupOptions): OpenAPIHono<AppEnv> {
   const app = openApiApp();
   app.use('*', requestContext());
+  app.use('*', cors());
+  for (const path of options.openAiPaths ?? []) {
+    app.use(path, openAiErrors);
+    app.use(`${path}/*`, openAiErrors);
+  }
   app.use('*', apiKeyAuth(rt, { cacheSeconds: options.apiKeyCacheSeconds }));
   app.use('*', rateLimit(rt, options.area));
   app.use('*', bodyGuard(options.maxBodyBytes));

@@ -27,13 +27,28 @@ export const errorHandler: ErrorHandler<AppEnv> = (error, c) => {
   if (appError.statusCode >= 500 && error instanceof AppError) {
     log.error('request failed', { requestId: c.get('requestId'), code: appError.code, ...errorFields(error.cause ?? error) });
   }
-  return c.json(errorBody(c, appError), appError.statusCode as ContentfulStatusCode);
+  const body = c.get('errorStyle') === 'openai' ? openAiErrorBody(appError) : errorBody(c, appError);
+  return c.json(body, appError.statusCode as ContentfulStatusCode);
 };
+
+/**
+ * OpenAI's error body, `{error: {message, type, param, code}}`, for the OpenAI-compatible routes:
+ * its clients read `param` and `code` (the `openai` client raises BadRequestError, NotFoundError…).
+ */
+export function openAiErrorBody(error: AppError) {
+  const status = error.statusCode;
+  const type =
+    status === 401 ? 'authentication_error' : status === 403 ? 'permission_error' : status === 429 ? 'rate_limit_error' : status >= 500 ? 'server_error' : 'invalid_request_error';
+  const details = error.details ?? {};
+  const code =
+    status === 401 ? 'invalid_api_key' : status === 429 ? 'rate_limit_exceeded' : status === 404 && details.resource === 'agent' ? 'model_not_found' : error.code.toLowerCase();
+  return { error: { message: error.message, type, param: typeof details.field === 'string' ? details.field : null, code } };
+}
 
 export function notFoundResponse(c: Context<AppEnv>) {
   const error = new AppError('NOT_FOUND', `No route for ${c.req.method} ${c.req.path}`, {
     method: c.req.method,
     path: c.req.path,
   });
-  return c.json(errorBody(c, error), 404);
+  return c.json(c.get('errorStyle') === 'openai' ? openAiErrorBody(error) : errorBody(c, error), 404);
 }

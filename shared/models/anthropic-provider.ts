@@ -15,6 +15,8 @@ export function anthropicProvider(options: { baseUrl: string; apiKey: string }):
         model: request.model,
         max_tokens: request.maxTokens,
         temperature: Math.min(1, request.temperature),
+        ...(request.topP !== undefined ? { top_p: request.topP } : {}),
+        ...(request.stop?.length ? { stop_sequences: request.stop } : {}),
         ...(system ? { system } : {}),
         messages: request.messages,
         stream,

@@ -15,7 +15,12 @@ export function bedrockProvider(client: BedrockRuntimeClient): ChatModel {
       modelId: request.model,
       messages: request.messages.map((m) => ({ role: m.role, content: [{ text: m.content }] })),
       ...(system ? { system: [{ text: system }] } : {}),
-      inferenceConfig: { temperature: request.temperature, maxTokens: request.maxTokens },
+      inferenceConfig: {
+        temperature: request.temperature,
+        maxTokens: request.maxTokens,
+        ...(request.topP !== undefined ? { topP: request.topP } : {}),
+        ...(request.stop?.length ? { stopSequences: request.stop } : {}),
+      },
     };
   };
   const failed = (error: unknown, signal: AbortSignal) => {

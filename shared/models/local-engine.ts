@@ -111,7 +111,10 @@ export function classifyLocally(input: string, categories: Array<{ name: string;
   return { category: winner.name, confidence: scores[winner.name]!, scores };
 }
 
-function result(request: ChatRequest, text: string): ChatResult {
+function result(request: ChatRequest, answer: string): ChatResult {
+  // A stop sequence ends the reply before it, as a model's would.
+  const stopAt = Math.min(...(request.stop ?? []).map((s) => answer.indexOf(s)).filter((i) => i >= 0));
+  const text = Number.isFinite(stopAt) ? answer.slice(0, stopAt).trimEnd() : answer;
   const words = text.split(' ');
   const clipped = words.length > request.maxTokens ? words.slice(0, request.maxTokens).join(' ') : text;
   const input = request.messages.map((m) => m.content).join(' ') + (request.passages ?? []).map((p) => p.text).join(' ');

@@ -9,6 +9,8 @@ function body(request: ChatRequest, stream: boolean) {
     messages: [...(system ? [{ role: 'system', content: system }] : []), ...request.messages],
     temperature: request.temperature,
     max_tokens: request.maxTokens,
+    ...(request.topP !== undefined ? { top_p: request.topP } : {}),
+    ...(request.stop?.length ? { stop: request.stop } : {}),
     stream,
     ...(stream ? { stream_options: { include_usage: true } } : {}),
   });

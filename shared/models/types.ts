@@ -19,6 +19,10 @@ export interface ChatRequest {
   passages?: Passage[];
   temperature: number;
   maxTokens: number;
+  /** Nucleus sampling, 0–1 (providers' default when absent). */
+  topP?: number;
+  /** The reply ends before the first of these (at most 4). */
+  stop?: string[];
   /** Current facts the agent remembers about the user from earlier conversations ("user prefers …"). */
   memory?: string[];
   /** Who is answering (the local engine introduces itself). */

@@ -1,0 +1,21 @@
+import type { MiddlewareHandler } from 'hono';
+import { cors as honoCors } from 'hono/cors';
+import { config } from '../../config';
+import type { AppEnv } from '../context';
+
+/**
+ * CORS for browser clients (consoles, chat widgets) on the origins CORS_ORIGINS allows (`*` by
+ * default: keys travel in headers, never cookies, so no origin can borrow a caller's credentials).
+ * Preflight requests are answered here, before authentication: a browser sends them without keys.
+ */
+export function cors(): MiddlewareHandler<AppEnv> {
+  const origins = config.corsOrigins;
+  if (origins.length === 0) return async (_c, next) => next();
+  return honoCors({
+    origin: origins.includes('*') ? '*' : origins,
+    allowMethods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
+    allowHeaders: ['X-API-Key', 'Authorization', 'Content-Type', 'Idempotency-Key', 'X-Request-Id', 'X-Tenant-Id', 'X-PG-Schema', 'Accept'],
+    exposeHeaders: ['X-Request-Id', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'Location', 'Idempotent-Replayed'],
+    maxAge: 600,
+  });
+}

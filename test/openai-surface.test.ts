@@ -1,0 +1,85 @@
+import OpenAI from 'openai';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createLocalApp } from '../local/local-app';
+import { call } from './helpers/http';
+import { testRt } from './helpers/runtime';
+import { newTenant, type TestTenant } from './helpers/tenant';
+
+/** The OpenAI-compatible surface as the official `openai` client meets it. */
+const app = createLocalApp(testRt);
+const clientFor = (apiKey: string) =>
+  new OpenAI({ apiKey, baseURL: 'http://cairn.test/v1', maxRetries: 0, fetch: async (url: string | URL | Request, init?: RequestInit) => app.request(url instanceof Request ? url : url.toString(), init) });
+
+describe('the OpenAI-compatible surface', () => {
+  let t: TestTenant;
+  let client: OpenAI;
+  let agentId: string;
+  beforeAll(async () => {
+    t = await newTenant();
+    client = clientFor(t.apiKey);
+    const created = await call(app, 'POST', '/v1/agents', { key: t.apiKey, body: { name: 'Echo', model: 'gpt-4', instructions: 'Be helpful.' } });
+    agentId = created.body.data.id;
+  });
+
+  it('lists the tenant’s agents as models, and gets one', async () => {
+    const other = await newTenant();
+    await call(app, 'POST', '/v1/agents', { key: other.apiKey, body: { name: 'Not yours', model: 'gpt-4' } });
+    const models = [];
+    for await (const model of client.models.list()) models.push(model);
+    expect(models).toEqual([expect.objectContaining({ id: agentId, object: 'model', owned_by: 'cairn', name: 'Echo' })]);
+    expect(await client.models.retrieve(agentId)).toMatchObject({ id: agentId, object: 'model' });
+    await expect(client.models.retrieve('agt_01m7y62dvspbq7k3p58zfb7w0n')).rejects.toMatchObject({ status: 404, code: 'model_not_found', type: 'invalid_request_error' });
+  });
+
+  it('honours max_tokens, max_completion_tokens and stop', async () => {
+    const ask = { model: agentId, messages: [{ role: 'user' as const, content: 'My parcel number is 4417 and it left Lyon on Monday. Where is it now?' }] };
+    const full = await client.chat.completions.create(ask);
+    const words = full.choices[0]!.message.content!.split(' ');
+    expect(words.length).toBeGreaterThan(3);
+    const short = await client.chat.completions.create({ ...ask, max_tokens: 3 });
+    expect(short.choices[0]!.message.content!.split(' ')).toHaveLength(3);
+    expect(short.choices[0]!.finish_reason).toBe('length');
+    const newer = await client.chat.completions.create({ ...ask, max_completion_tokens: 2 });
+    expect(newer.choices[0]!.message.content!.split(' ')).toHaveLength(2);
+    const stopWord = words[2]!;
+    const stopped = await client.chat.completions.create({ ...ask, stop: [stopWord] });
+    expect(stopped.choices[0]!.message.content).toBe(full.choices[0]!.message.content!.slice(0, full.choices[0]!.message.content!.indexOf(stopWord)).trimEnd());
+    expect(stopped.choices[0]!.finish_reason).toBe('stop');
+  });
+
+  it('refuses what it cannot honour with OpenAI’s error body naming the parameter', async () => {
+    const ask = { model: agentId, messages: [{ role: 'user' as const, content: 'hi' }] };
+    for (const [param, extra] of [
+      ['temperature', { temperature: 2.5 }],
+      ['top_p', { top_p: 1.5 }],
+      ['n', { n: 2 }],
+      ['max_tokens', { max_tokens: 0 }],
+      ['response_format.type', { response_format: { type: 'json_object' } }],
+      ['tools', { tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object' } } }] }],
+    ] as const) {
+      const refused = await client.chat.completions.create({ ...ask, ...extra } as Parameters<typeof client.chat.completions.create>[0]).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(refused, param).toBeInstanceOf(OpenAI.BadRequestError);
+      expect(refused, param).toMatchObject({ status: 400, param, type: 'invalid_request_error' });
+    }
+    // Without a key: OpenAI's authentication error.
+    await expect(clientFor('cak_wrong_key_000000000000').models.list()).rejects.toMatchObject({ status: 401, type: 'authentication_error', code: 'invalid_api_key' });
+  });
+
+  it('answers a browser’s CORS preflight before any key is asked for, and exposes the API’s headers', async () => {
+    const preflight = await app.request('http://cairn.test/v1/chat/completions', {
+      method: 'OPTIONS',
+      headers: { origin: 'https://console.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+    expect(preflight.headers.get('access-control-allow-headers')?.toLowerCase()).toContain('authorization');
+    const agentsPreflight = await app.request('http://cairn.test/v1/agents', { method: 'OPTIONS', headers: { origin: 'https://console.example', 'access-control-request-method': 'GET' } });
+    expect(agentsPreflight.status).toBe(204);
+    const real = await app.request('http://cairn.test/v1/agents', { headers: { origin: 'https://console.example', 'x-api-key': t.apiKey } });
+    expect(real.headers.get('access-control-allow-origin')).toBe('*');
+    expect(real.headers.get('access-control-expose-headers')).toContain('X-RateLimit-Remaining');
+  });
+});
