@@ -34,6 +34,10 @@ const schema = z.object({
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   /** How long a Lambda instance trusts a resolved API key; revocation takes effect within it. */
   API_KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
+  /** Hosts tools may call whatever they resolve to (comma-separated names or addresses). */
+  TOOL_ALLOWED_HOSTS: z.string().default(''),
+  /** Let tools call private, loopback and link-local addresses (tests and local demos only). */
+  TOOL_ALLOW_PRIVATE_NETWORKS: z.enum(['true', 'false']).default('false'),
   /** Browser origins allowed to call the API: `*`, a comma-separated list, or `none`. */
   CORS_ORIGINS: z.string().default('*'),
   /** SQS queue of ingestion work (AWS); unset: local mode's queue stored in the table. */
@@ -101,6 +105,8 @@ function load() {
     apiGatewayEndpoint: env.API_GATEWAY_ENDPOINT,
     logLevel: env.LOG_LEVEL,
     apiKeyCacheSeconds: env.API_KEY_CACHE_SECONDS,
+    toolAllowedHosts: env.TOOL_ALLOWED_HOSTS.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
+    toolAllowPrivateNetworks: env.TOOL_ALLOW_PRIVATE_NETWORKS === 'true',
     corsOrigins: env.CORS_ORIGINS === 'none' ? [] : env.CORS_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean),
     defaultModelProvider: env.DEFAULT_MODEL_PROVIDER,
     docsAssetsDir: env.DOCS_ASSETS_DIR,

@@ -1,0 +1,83 @@
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AppError } from '../shared/errors';
+import { addressAllowed, outboundRequest, type OutboundPolicy } from '../shared/net/outbound';
+
+/**
+ * The outbound guard against a real local server. "Public" cannot exist here, so `localhost` is
+ * made an allowed name where a test needs a host that may be called, while 127.0.0.1 itself is not.
+ */
+const seen: Array<{ url: string; headers: IncomingHttpHeaders }> = [];
+const server = createServer((req, res) => {
+  seen.push({ url: req.url!, headers: req.headers });
+  const port = (server.address() as { port: number }).port;
+  if (req.url === '/to-loopback') return res.writeHead(302, { location: `http://127.0.0.1:${port}/secret` }).end();
+  if (req.url === '/to-metadata') return res.writeHead(307, { location: 'http://169.254.169.254/latest/meta-data/' }).end();
+  if (req.url === '/loop') return res.writeHead(302, { location: '/loop' }).end();
+  if (req.url === '/big') return res.end('x'.repeat(100_000));
+  if (req.url === '/slow') return void setTimeout(() => res.end('late'), 2000);
+  if (req.url === '/hop') return res.writeHead(303, { location: `http://127.0.0.1:${port}/landed` }).end();
+  res.end(`ok ${req.method} ${req.url}`);
+});
+let port = 0;
+const strict: OutboundPolicy = { allowedHosts: new Set(), allowPrivateNetworks: false };
+const localhostOnly: OutboundPolicy = { allowedHosts: new Set(['localhost']), allowPrivateNetworks: false };
+const privateOk: OutboundPolicy = { allowedHosts: new Set(), allowPrivateNetworks: true };
+
+async function refusal(promise: Promise<unknown>): Promise<AppError> {
+  const error = await promise.then(() => undefined, (e: unknown) => e);
+  expect(error).toBeInstanceOf(AppError);
+  return error as AppError;
+}
+
+beforeAll(async () => {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  port = (server.address() as { port: number }).port;
+});
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+});
+
+describe('the outbound guard', () => {
+  it('classifies addresses: public unicast only, unless private networks are allowed', () => {
+    for (const a of ['127.0.0.1', '10.1.2.3', '172.16.0.9', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', 'fd00:ec2::254', 'fe80::1', '::ffff:10.0.0.1', '224.0.0.1', 'not-an-ip']) {
+      expect(addressAllowed(a, strict), a).toBe(false);
+    }
+    for (const a of ['8.8.8.8', '2606:4700::1111', '93.184.216.34']) expect(addressAllowed(a, strict), a).toBe(true);
+    expect(addressAllowed('10.1.2.3', privateOk)).toBe(true);
+    expect(addressAllowed('224.0.0.1', privateOk)).toBe(false);
+  });
+
+  it('refuses loopback, metadata, private and IPv6 loopback addresses, and names that resolve to them, before connecting', async () => {
+    const before = seen.length;
+    for (const url of [`http://127.0.0.1:${port}/`, 'http://169.254.169.254/latest/meta-data/', 'http://10.0.0.1/', `http://[::1]:${port}/`, `http://localhost:${port}/`]) {
+      const error = await refusal(outboundRequest(url, {}, strict));
+      expect(error.details, url).toMatchObject({ reason: 'refused' });
+      expect(error.message).toMatch(/not a public address/);
+    }
+    expect(seen.length).toBe(before); // nothing reached the server
+    expect((await refusal(outboundRequest('file:///etc/passwd', {}, privateOk))).details).toMatchObject({ reason: 'protocol' });
+  });
+
+  it('checks every redirect again: an allowed host redirecting to loopback or the metadata service is refused', async () => {
+    expect((await outboundRequest(`http://localhost:${port}/plain`, {}, localhostOnly)).body.toString()).toBe('ok GET /plain');
+    const toLoopback = await refusal(outboundRequest(`http://localhost:${port}/to-loopback`, {}, localhostOnly));
+    expect(toLoopback.details).toMatchObject({ reason: 'refused', host: '127.0.0.1' });
+    expect((await refusal(outboundRequest(`http://localhost:${port}/to-metadata`, {}, localhostOnly))).details).toMatchObject({ reason: 'refused', host: '169.254.169.254' });
+    expect((await refusal(outboundRequest(`http://localhost:${port}/loop`, {}, localhostOnly))).details).toMatchObject({ reason: 'redirects' });
+  });
+
+  it('bounds time and size, and keeps credentials to the host they were given for', async () => {
+    const big = await outboundRequest(`http://127.0.0.1:${port}/big`, { maxBytes: 1000 }, privateOk);
+    expect(big.body.length).toBe(1000);
+    expect(big.truncated).toBe(true);
+    expect((await refusal(outboundRequest(`http://127.0.0.1:${port}/slow`, { timeoutMs: 200 }, privateOk))).details).toMatchObject({ reason: 'timeout' });
+    // localhost → 127.0.0.1 is another origin: the Authorization header stays behind; a 303 turns the POST into a GET.
+    seen.length = 0;
+    const hopped = await outboundRequest(`http://localhost:${port}/hop`, { method: 'POST', body: '{}', headers: { authorization: 'Bearer secret', 'content-type': 'application/json' } }, privateOk);
+    expect(hopped.body.toString()).toBe('ok GET /landed');
+    expect(seen[0]!.headers.authorization).toBe('Bearer secret');
+    expect(seen[1]!.headers.authorization).toBeUndefined();
+  });
+});
