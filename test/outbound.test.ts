@@ -46,6 +46,8 @@ describe('the outbound guard', () => {
     }
     for (const a of ['8.8.8.8', '2606:4700::1111', '93.184.216.34']) expect(addressAllowed(a, strict), a).toBe(true);
     expect(addressAllowed('10.1.2.3', privateOk)).toBe(true);
+    expect(addressAllowed('169.254.169.254', privateOk)).toBe(false); // metadata: never
+    expect(addressAllowed('fd00:ec2::254', privateOk)).toBe(false);
     expect(addressAllowed('224.0.0.1', privateOk)).toBe(false);
   });
 

@@ -54,11 +54,15 @@ function outboundError(reason: Refusal, message: string, host: string, cause?: u
   return new UpstreamError(message, { reason, host }, { retryable: reason === 'timeout' || reason === 'network', cause });
 }
 
+/** The cloud metadata services (AWS's IPv4 and IPv6 addresses): refused even where private networks are allowed. */
+const METADATA = new Set(['169.254.169.254', 'fd00:ec2::254', '169.254.170.2']);
+
 /** Whether an address may be called: public unicast only, unless private networks are allowed. */
 export function addressAllowed(address: string, policy: OutboundPolicy): boolean {
   if (!ipaddr.isValid(address)) return false;
   let parsed = ipaddr.parse(address);
   if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
+  if (METADATA.has(parsed.toNormalizedString()) || METADATA.has(parsed.toString())) return false;
   const range = parsed.range();
   if (range === 'unicast') return true;
   return policy.allowPrivateNetworks && ['private', 'loopback', 'linkLocal', 'uniqueLocal', 'carrierGradeNat'].includes(range);
