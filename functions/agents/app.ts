@@ -1,5 +1,5 @@
 import { agent, agentInput } from '../../shared/domain/agent-schema';
-import { agents, createAgent, deleteAgent, replaceAgent } from '../../shared/domain/agents';
+import { agents, createAgent, deleteAgent, presentAgent, replaceAgent } from '../../shared/domain/agents';
 import { createGroupApp, DEFAULT_MAX_BODY_BYTES, type GroupOptions } from '../../shared/http/create-group-app';
 import { registerCrud } from '../../shared/http/crud-routes';
 import { registerChatCompletions } from './chat-completions';
@@ -19,8 +19,11 @@ export function createAgentsApp(rt: Runtime, options: Partial<GroupOptions> = {}
     input: agentInput,
     output: agent,
     create: createAgent,
-    get: (rt, scope, id) => agents.get(rt, scope, id),
-    list: (rt, scope, page) => agents.list(rt, scope, page),
+    get: async (rt, scope, id) => presentAgent(await agents.get(rt, scope, id)),
+    list: async (rt, scope, page) => {
+      const listed = await agents.list(rt, scope, page);
+      return { ...listed, items: listed.items.map(presentAgent) };
+    },
     replace: replaceAgent,
     remove: deleteAgent,
   });

@@ -1,7 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { agent, agentInput } from '../../shared/domain/agent-schema';
-import { agents, createAgent, deleteAgent, patchAgent } from '../../shared/domain/agents';
+import { agents, createAgent, deleteAgent, patchAgent, presentAgent } from '../../shared/domain/agents';
 import type { AppEnv } from '../../shared/http/context';
 import { registerListRoute } from '../../shared/http/crud-routes';
 import { ok } from '../../shared/http/envelope';
@@ -24,7 +24,10 @@ export function registerAgentRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
     errors: platformErrors,
     item: agent,
     scope,
-    list: (rt, scope, page) => agents.list(rt, scope, page),
+    list: async (rt, scope, page) => {
+      const listed = await agents.list(rt, scope, page);
+      return { ...listed, items: listed.items.map(presentAgent) };
+    },
   });
 
   app.openapi(
@@ -55,7 +58,7 @@ export function registerAgentRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       request: { params },
       responses: { 200: jsonContent(envelope(agent), 'The agent'), ...notFound, ...platformErrors },
     }),
-    async (c) => ok(c, await agents.get(rt, scope(c), c.req.valid('param').agentId)),
+    async (c) => ok(c, presentAgent(await agents.get(rt, scope(c), c.req.valid('param').agentId))),
   );
 
   app.openapi(

@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { isId } from '../ids';
+import { toolOutput, toolsInput, type StoredTool } from './agent-tools';
 import { between, integerBetween, modelName, readOnlyFields, recordFields, uniqueItems } from './schema-helpers';
 
 export const CAPABILITIES = ['chat', 'document-search'] as const;
@@ -34,15 +35,17 @@ const agentFields = {
 };
 
 /** The body of POST and PUT: PUT replaces, so both are validated alike. */
-export const agentInput = z.strictObject({ ...agentFields, ...readOnlyFields }).openapi('AgentInput');
+export const agentInput = z.strictObject({ ...agentFields, tools: toolsInput, ...readOnlyFields }).openapi('AgentInput');
 
 export const agent = z
   .object({
     ...recordFields,
     ...agentFields,
+    tools: z.array(toolOutput),
     id: z.string().openapi({ example: 'agt_01jd8x2k3m4n5p6q7r8s9t0v1w' }),
   })
   .openapi('Agent');
 
 export type AgentInput = z.infer<typeof agentInput>;
-export type Agent = z.infer<typeof agent>;
+/** An agent as stored: its tools' secrets sealed (`presentAgent` shows it). Agents stored before tools existed have none. */
+export type Agent = Omit<z.infer<typeof agent>, 'tools'> & { tools?: StoredTool[] };

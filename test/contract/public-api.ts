@@ -403,6 +403,94 @@ export interface components {
              * @default []
              */
             knowledgeSourceIds?: string[];
+            tools: ({
+                /** @enum {string} */
+                type: "http";
+                name: string;
+                description: string;
+                /**
+                 * @description JSON Schema (type object) of the arguments
+                 * @default {
+                 *       "type": "object",
+                 *       "properties": {}
+                 *     }
+                 * @example {
+                 *       "type": "object",
+                 *       "properties": {
+                 *         "orderId": {
+                 *           "type": "string",
+                 *           "pattern": "^[0-9]+$"
+                 *         }
+                 *       },
+                 *       "required": [
+                 *         "orderId"
+                 *       ]
+                 *     }
+                 */
+                parameters?: {
+                    /** @enum {string} */
+                    type: "object";
+                    properties?: {
+                        [key: string]: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    required?: string[];
+                } & {
+                    [key: string]: unknown;
+                };
+                /**
+                 * @default GET
+                 * @enum {string}
+                 */
+                method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+                /**
+                 * @description {{name}} places a parameter (URL-encoded)
+                 * @example https://shop.example/orders/{{orderId}}
+                 */
+                url: string;
+                headers?: {
+                    [key: string]: string;
+                };
+                /** @description JSON; a string "{{name}}" is replaced by the argument, other strings interpolate. Without it, a POST/PUT/PATCH sends the arguments */
+                body?: unknown;
+                auth?: {
+                    /** @enum {string} */
+                    type: "bearer" | "header" | "basic";
+                    name?: string;
+                    username?: string;
+                    /** @enum {boolean} */
+                    configured: true;
+                };
+                /**
+                 * @description Pause the turn for a person to approve each call
+                 * @default false
+                 */
+                requireApproval?: boolean;
+            } | {
+                /** @enum {string} */
+                type: "knowledge_search";
+                /** @default search_knowledge */
+                name?: string;
+                /** @default Searches the knowledge sources of this agent; give it a query. */
+                description?: string;
+                /**
+                 * @description Pause the turn for a person to approve each call
+                 * @default false
+                 */
+                requireApproval?: boolean;
+            } | {
+                /** @enum {string} */
+                type: "workflow";
+                name: string;
+                description: string;
+                workflowId: string;
+                /**
+                 * @description Pause the turn for a person to approve each call
+                 * @default false
+                 */
+                requireApproval?: boolean;
+            })[];
         };
         Meta: {
             /** @example 2026-11-21T10:00:00.000Z */
@@ -468,6 +556,108 @@ export interface components {
              * @default []
              */
             knowledgeSourceIds?: string[];
+            /**
+             * @description Tools the agent may call (http, knowledge_search, workflow)
+             * @default []
+             */
+            tools?: ({
+                /** @enum {string} */
+                type: "http";
+                name: string;
+                description: string;
+                /**
+                 * @description JSON Schema (type object) of the arguments
+                 * @default {
+                 *       "type": "object",
+                 *       "properties": {}
+                 *     }
+                 * @example {
+                 *       "type": "object",
+                 *       "properties": {
+                 *         "orderId": {
+                 *           "type": "string",
+                 *           "pattern": "^[0-9]+$"
+                 *         }
+                 *       },
+                 *       "required": [
+                 *         "orderId"
+                 *       ]
+                 *     }
+                 */
+                parameters?: {
+                    /** @enum {string} */
+                    type: "object";
+                    properties?: {
+                        [key: string]: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    required?: string[];
+                } & {
+                    [key: string]: unknown;
+                };
+                /**
+                 * @default GET
+                 * @enum {string}
+                 */
+                method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+                /**
+                 * @description {{name}} places a parameter (URL-encoded)
+                 * @example https://shop.example/orders/{{orderId}}
+                 */
+                url: string;
+                headers?: {
+                    [key: string]: string;
+                };
+                /** @description JSON; a string "{{name}}" is replaced by the argument, other strings interpolate. Without it, a POST/PUT/PATCH sends the arguments */
+                body?: unknown;
+                auth?: {
+                    /** @enum {string} */
+                    type: "bearer";
+                    token?: string;
+                    configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "header";
+                    name: string;
+                    value?: string;
+                    configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "basic";
+                    username: string;
+                    password?: string;
+                    configured?: boolean;
+                };
+                /**
+                 * @description Pause the turn for a person to approve each call
+                 * @default false
+                 */
+                requireApproval?: boolean;
+            } | {
+                /** @enum {string} */
+                type: "knowledge_search";
+                /** @default search_knowledge */
+                name?: string;
+                /** @default Searches the knowledge sources of this agent; give it a query. */
+                description?: string;
+                /**
+                 * @description Pause the turn for a person to approve each call
+                 * @default false
+                 */
+                requireApproval?: boolean;
+            } | {
+                /** @enum {string} */
+                type: "workflow";
+                name: string;
+                description: string;
+                workflowId: string;
+                /**
+                 * @description Pause the turn for a person to approve each call
+                 * @default false
+                 */
+                requireApproval?: boolean;
+            })[];
             /** @description read-only; ignored */
             id?: unknown;
             /** @description read-only; ignored */
