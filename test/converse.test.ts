@@ -4,6 +4,7 @@ import { localEngine } from '../shared/models/local-engine';
 import { providerError } from '../shared/models/provider-error';
 import { createLocalApp } from '../local/local-app';
 import { call } from './helpers/http';
+import { parseSse } from './helpers/sse';
 import { newTenant, type TestTenant } from './helpers/tenant';
 import { testRt, testLocal } from './helpers/runtime';
 
@@ -12,17 +13,6 @@ const files = [
   { path: 'policies/returns.md', content: '# Returns\n\nItems can be returned within 30 days of delivery. Refunds reach your card within 5 business days.' },
   { path: 'shipping.md', content: '# Shipping\n\nStandard shipping takes 3 to 5 days. Express shipping arrives the next day.' },
 ];
-
-function parseSse(text: string) {
-  return text
-    .split('\n\n')
-    .filter((block) => block.trim())
-    .map((block) => {
-      const event = /^event: (.*)$/m.exec(block)?.[1];
-      const data = block.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n');
-      return { event, data };
-    });
-}
 
 describe('converse with the built-in engine', () => {
   let t: TestTenant;

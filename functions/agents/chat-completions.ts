@@ -116,7 +116,8 @@ export function registerChatCompletions(app: OpenAPIHono<AppEnv>, rt: Runtime) {
           await send(chunk({ role: 'assistant', content: '' }, null));
           const deltas = turn.deltas();
           let step = await deltas.next();
-          for (; !step.done; step = await deltas.next()) await send(chunk({ content: step.value }, null));
+          // The agent's own tool calls run server-side: an OpenAI client sees the reply they lead to.
+          for (; !step.done; step = await deltas.next()) if (step.value.type === 'delta') await send(chunk({ content: step.value.text }, null));
           await send(chunk({}, finishReason(step.value.finishReason), { usage: usageOf(step.value.usage) }));
           await send({ data: '[DONE]' });
         },

@@ -36,6 +36,17 @@ const source = z.object({
   snippet: z.string(),
 });
 
+const toolCall = z
+  .object({
+    id: z.string(),
+    tool: z.string(),
+    arguments: z.record(z.string(), z.unknown()).optional(),
+    result: z.string().optional(),
+    error: z.string().optional().openapi({ description: 'The tool failed (the model was told)' }),
+    durationMs: z.int(),
+  })
+  .openapi('ToolCall');
+
 const converseResponse = z
   .object({
     agentId: z.string(),
@@ -45,11 +56,12 @@ const converseResponse = z
     sources: z.array(source),
     usage: z.object({ inputTokens: z.int(), outputTokens: z.int() }),
     finishReason: z.string(),
+    toolCalls: z.array(toolCall).optional().openapi({ description: 'The agent’s tool calls on the way to the reply (SSE: tool_call and tool_result events)' }),
   })
   .openapi('ConverseResponse');
 
 const message = z
-  .object({ id: z.string(), role: z.enum(['user', 'assistant']), content: z.string(), createdAt: z.string(), model: z.string().optional(), sources: z.array(source).optional(), interrupted: z.boolean().optional().openapi({ description: 'The caller went away mid-reply: the partial reply is kept' }) })
+  .object({ id: z.string(), role: z.enum(['user', 'assistant']), content: z.string(), createdAt: z.string(), model: z.string().optional(), sources: z.array(source).optional(), interrupted: z.boolean().optional().openapi({ description: 'The caller went away mid-reply: the partial reply is kept' }), toolCalls: z.array(toolCall).optional() })
   .openapi('SessionMessage');
 
 const agentParams = z.object({ agentId: z.string().min(1).max(200) });
@@ -67,9 +79,13 @@ async function streamTurn(c: Context<AppEnv>, rt: Runtime, agentId: string, inpu
       await send({ event: 'sources', data: { sources: turn.sources, skippedKnowledgeSources: turn.skipped } });
       const deltas = turn.deltas();
       let step = await deltas.next();
-      for (; !step.done; step = await deltas.next()) await send({ event: 'delta', data: { text: step.value } });
+      for (; !step.done; step = await deltas.next()) {
+        const event = step.value;
+        if (event.type === 'delta') await send({ event: 'delta', data: { text: event.text } });
+        else await send({ event: event.type, data: event.call });
+      }
       const done = step.value;
-      await send({ event: 'done', data: { usage: done.usage, finishReason: done.finishReason, reply: done.reply } });
+      await send({ event: 'done', data: { usage: done.usage, finishReason: done.finishReason, reply: done.reply, ...(done.toolCalls ? { toolCalls: done.toolCalls } : {}) } });
     },
     (error) => [{ event: 'error', data: { code: error.code, message: error.message, details: error.details } }],
   );
@@ -88,9 +104,10 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime
       request: { params: agentParams, body: { content: { 'application/json': { schema: converseInput } }, required: true } },
       responses: {
         200: {
-          description: 'The reply (JSON), or server-sent events start, sources, delta, done, error',
+          description: 'The reply (JSON), or server-sent events start, sources, tool_call, tool_result, delta, done, error',
           content: { 'application/json': { schema: envelope(converseResponse) }, 'text/event-stream': { schema: z.string() } },
         },
+        422: jsonContent(commonErrors[400].content['application/json'].schema, 'The agent has tools its model cannot call in Cairn yet (details.model)'),
         502: jsonContent(commonErrors[400].content['application/json'].schema, 'The model provider failed (details.provider, details.status)'),
         ...commonErrors,
       },

@@ -10,6 +10,8 @@ import { recordEpisode, type Turn } from '../memory/record-episode';
 import type { TenantScope } from '../tenancy';
 import type { Agent } from './agent-schema';
 import { agents } from './agents';
+import { runTool, toolParameters } from './tool-runner';
+import { AppError } from '../errors';
 import type { KnowledgeSourceRecord } from './knowledge-sources';
 import type { Runtime } from '../runtime';
 
@@ -26,6 +28,22 @@ export interface ConverseSource {
   score: number;
   snippet: string;
 }
+
+/** A tool call of a turn, as stored and answered: what was asked, what came back, how long it took. */
+export interface ToolCallRecord {
+  id: string;
+  tool: string;
+  arguments: Record<string, unknown> | undefined;
+  result?: string;
+  error?: string;
+  durationMs: number;
+}
+
+/** What a streamed turn yields: the reply's text as it comes, and its tool calls as they happen. */
+export type TurnEvent = { type: 'delta'; text: string } | { type: 'tool_call'; call: Omit<ToolCallRecord, 'result' | 'error' | 'durationMs'> } | { type: 'tool_result'; call: ToolCallRecord };
+
+/** Tool rounds one turn may take before it must answer. */
+export const MAX_TOOL_STEPS = 5;
 
 export interface PreparedConversation {
   agent: Agent;
@@ -94,14 +112,19 @@ async function prepareConversation(rt: Runtime, scope: TenantScope, agentId: str
   const history =
     input.history ??
     (await rt.store.sessions.recentMessages(scope, agent.id, sessionId, HISTORY_WINDOW)).map((m) => ({ role: m.role, content: m.content }));
+  const tools = agent.tools ?? [];
+  // With a knowledge_search tool the model decides when to search; without, every turn is grounded.
   const grounded =
-    agent.capabilities.includes('document-search') && agent.knowledgeSourceIds.length > 0
+    agent.capabilities.includes('document-search') && agent.knowledgeSourceIds.length > 0 && !tools.some((t) => t.type === 'knowledge_search')
       ? await ground(rt, scope, agent, input.message, history)
       : undefined;
   const [resolved, memory] = await Promise.all([
     rt.models.resolve(agent.model),
     input.userId && input.history === undefined ? rememberedFacts(rt, scope, agent.id, input.userId) : Promise.resolve(undefined),
   ]);
+  if (tools.length > 0 && !resolved.engine.supportsTools) {
+    throw new AppError('UNPROCESSABLE', `Agent ${agent.id} has tools, and ${resolved.name} cannot call them in Cairn yet: use the built-in engine or an openai/… model, or remove the tools`, { field: 'tools', model: resolved.name });
+  }
   return {
     agent,
     sessionId,
@@ -121,6 +144,7 @@ async function prepareConversation(rt: Runtime, scope: TenantScope, agentId: str
       maxTokens: input.settings?.maxTokens ?? agent.maxTokens,
       ...(input.settings?.topP !== undefined ? { topP: input.settings.topP } : {}),
       ...(input.settings?.stop?.length ? { stop: input.settings.stop } : {}),
+      ...(tools.length > 0 ? { tools: tools.map((t) => ({ name: t.name, description: t.description, parameters: toolParameters(t) })) } : {}),
       agent: {
         name: agent.name,
         description: agent.description,
@@ -130,8 +154,42 @@ async function prepareConversation(rt: Runtime, scope: TenantScope, agentId: str
   };
 }
 
+/**
+ * Runs the tools a step asked for (in parallel), adds the round to the request and reports each
+ * call; a failing or unknown tool is an error the model is told about.
+ */
+async function runToolRound(rt: Runtime, scope: TenantScope, prepared: PreparedConversation, result: ChatResult, signal: AbortSignal | undefined, emit: (event: TurnEvent) => void): Promise<ToolCallRecord[]> {
+  const calls = result.toolCalls ?? [];
+  for (const call of calls) emit({ type: 'tool_call', call: { id: call.id, tool: call.name, arguments: call.arguments } });
+  const records = await Promise.all(
+    calls.map(async (call): Promise<ToolCallRecord> => {
+      const tool = (prepared.agent.tools ?? []).find((t) => t.name === call.name);
+      const started = Date.now();
+      const outcome = tool ? await runTool(rt, scope, prepared.agent, tool, call.arguments, { signal }) : { ok: false as const, error: `There is no tool named ${call.name}` };
+      const record = { id: call.id, tool: call.name, arguments: call.arguments, ...(outcome.ok ? { result: outcome.result } : { error: outcome.error }), durationMs: Date.now() - started };
+      emit({ type: 'tool_result', call: record });
+      return record;
+    }),
+  );
+  prepared.request.toolRounds = [
+    ...(prepared.request.toolRounds ?? []),
+    { calls, results: records.map((r) => ({ id: r.id, name: r.tool, content: r.result ?? r.error ?? '', isError: r.error !== undefined })) },
+  ];
+  return records;
+}
+
+const addUsage = (a: ChatResult['usage'], b: ChatResult['usage']) => ({ inputTokens: a.inputTokens + b.inputTokens, outputTokens: a.outputTokens + b.outputTokens });
+
+/** The step limit ran out with the model still calling tools: say so rather than answer nothing. */
+const stepLimitReply = (result: ChatResult): ChatResult => ({
+  ...result,
+  text: result.text || `I stopped after ${MAX_TOOL_STEPS} rounds of tool calls without reaching an answer.`,
+  finishReason: 'other',
+  toolCalls: undefined,
+});
+
 /** Stores the turn (for Cairn sessions) and shapes the API's answer. */
-async function finishConversation(rt: Runtime, scope: TenantScope, prepared: PreparedConversation, result: ChatResult) {
+async function finishConversation(rt: Runtime, scope: TenantScope, prepared: PreparedConversation, result: ChatResult, toolCalls: ToolCallRecord[] = []) {
   const { agent, sessionId, resolved, sources } = prepared;
   if (prepared.persist) {
     const question = prepared.request.messages[prepared.request.messages.length - 1]!.content;
@@ -148,6 +206,7 @@ async function finishConversation(rt: Runtime, scope: TenantScope, prepared: Pre
         sources,
         model: resolved.name,
         ...(result.finishReason === 'interrupted' ? { interrupted: true } : {}),
+        ...(toolCalls.length > 0 ? { toolCalls } : {}),
       },
     ]);
     // Independent writes: the session's index entry and the memory of the turn.
@@ -164,6 +223,7 @@ async function finishConversation(rt: Runtime, scope: TenantScope, prepared: Pre
     sources,
     usage: result.usage,
     finishReason: result.finishReason,
+    ...(toolCalls.length > 0 ? { toolCalls } : {}),
   };
 }
 
@@ -204,8 +264,17 @@ function modelSignal(signal: AbortSignal | undefined): AbortSignal {
 /** One turn, answered whole. `skipped`: the agent's sources that were not ready. */
 export async function converse(rt: Runtime, scope: TenantScope, agentId: string, input: ConverseInput, options: { signal?: AbortSignal } = {}) {
   const prepared = await prepareConversation(rt, scope, agentId, input);
-  const result = await prepared.resolved.engine.generate(prepared.request, modelSignal(options.signal));
-  return { data: await finishConversation(rt, scope, prepared, result), skipped: prepared.skipped };
+  const toolCalls: ToolCallRecord[] = [];
+  let usage = { inputTokens: 0, outputTokens: 0 };
+  for (let step = 0; ; step++) {
+    const result = await prepared.resolved.engine.generate(prepared.request, modelSignal(options.signal));
+    usage = addUsage(usage, result.usage);
+    if (result.finishReason !== 'tool_calls' || !result.toolCalls?.length || step >= MAX_TOOL_STEPS) {
+      const final = result.finishReason === 'tool_calls' ? stepLimitReply(result) : result;
+      return { data: await finishConversation(rt, scope, prepared, { ...final, usage }, toolCalls), skipped: prepared.skipped };
+    }
+    toolCalls.push(...(await runToolRound(rt, scope, prepared, result, options.signal, () => undefined)));
+  }
 }
 
 /**
@@ -221,18 +290,31 @@ export async function converseStream(rt: Runtime, scope: TenantScope, agentId: s
     model: prepared.resolved.name,
     sources: prepared.sources,
     skipped: prepared.skipped,
-    async *deltas(): AsyncGenerator<string, ConverseResult> {
+    async *deltas(): AsyncGenerator<TurnEvent, ConverseResult> {
       let text = '';
+      const toolCalls: ToolCallRecord[] = [];
+      let usage = { inputTokens: 0, outputTokens: 0 };
       try {
-        const generator = prepared.resolved.engine.stream(prepared.request, modelSignal(options.signal));
-        for (let step = await generator.next(); ; step = await generator.next()) {
-          if (step.done) return await finishConversation(rt, scope, prepared, step.value);
-          text += step.value;
-          yield step.value;
+        for (let round = 0; ; round++) {
+          const generator = prepared.resolved.engine.stream(prepared.request, modelSignal(options.signal));
+          let step = await generator.next();
+          for (; !step.done; step = await generator.next()) {
+            text += step.value;
+            yield { type: 'delta', text: step.value };
+          }
+          const result = step.value;
+          usage = addUsage(usage, result.usage);
+          if (result.finishReason !== 'tool_calls' || !result.toolCalls?.length || round >= MAX_TOOL_STEPS) {
+            const final = result.finishReason === 'tool_calls' ? stepLimitReply(result) : result;
+            return await finishConversation(rt, scope, prepared, { ...final, text: text || final.text, usage }, toolCalls);
+          }
+          const events: TurnEvent[] = [];
+          toolCalls.push(...(await runToolRound(rt, scope, prepared, result, options.signal, (event) => events.push(event))));
+          for (const event of events) yield event;
         }
       } catch (error) {
         if (!options.signal?.aborted) throw error;
-        await finishConversation(rt, scope, prepared, { text, usage: { inputTokens: 0, outputTokens: approximateTokens(text) }, finishReason: 'interrupted' });
+        await finishConversation(rt, scope, prepared, { text, usage: { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens + approximateTokens(text) }, finishReason: 'interrupted' }, toolCalls);
         throw error;
       }
     },

@@ -25,6 +25,8 @@ export function anthropicProvider(options: { baseUrl: string; apiKey: string }):
   };
   return {
     provider: 'anthropic',
+    // Native tool calling is not wired for this provider yet: agents with tools answer 422 here.
+    supportsTools: false,
     async generate(request, signal) {
       const json = (await (await post(request, false, signal)).json()) as {
         content: Array<{ type: string; text?: string }>;

@@ -43,6 +43,8 @@ export function bedrockProvider(client: BedrockRuntimeClient): ChatModel {
   };
   return {
     provider: 'bedrock',
+    // Native tool calling is not wired for this provider yet: agents with tools answer 422 here.
+    supportsTools: false,
     generate,
     async *stream(request, signal) {
       let text = '';

@@ -1,5 +1,6 @@
 import { analyze } from '../search/analyzer';
 import { approximateTokens, type ChatModel, type ChatRequest, type ChatResult } from './types';
+import { answerFromTools, decideToolCall } from './local-tools';
 
 /**
  * The built-in offline engine. It never invents: with passages it answers with the sentences that
@@ -125,13 +126,24 @@ function result(request: ChatRequest, answer: string): ChatResult {
   };
 }
 
+/** With tools: a call to make, a question for a missing argument, or the answer from what the tools returned. */
+function toolStep(request: ChatRequest): ChatResult | undefined {
+  if (!request.tools?.length) return undefined;
+  if (request.toolRounds?.length) return result(request, answerFromTools(request));
+  const decision = decideToolCall(request);
+  if (!decision) return undefined;
+  if ('ask' in decision) return result(request, decision.ask);
+  return { text: '', usage: { inputTokens: approximateTokens(request.messages.map((m) => m.content).join(' ')), outputTokens: 0 }, finishReason: 'tool_calls', toolCalls: [decision.call] };
+}
+
 export const localEngine: ChatModel = {
   provider: 'local',
+  supportsTools: true,
   async generate(request) {
-    return result(request, localAnswer(request));
+    return toolStep(request) ?? result(request, localAnswer(request));
   },
   async *stream(request) {
-    const final = result(request, localAnswer(request));
+    const final = toolStep(request) ?? result(request, localAnswer(request));
     // Word by word, as a model would stream.
     for (const piece of final.text.match(/\S+\s*/g) ?? []) yield piece;
     return final;

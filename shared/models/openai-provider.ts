@@ -2,11 +2,22 @@ import { providerFetch, sseData } from './provider-error';
 import { systemPrompt, type ChatModel, type ChatRequest, type ChatResult } from './types';
 
 /** OpenAI's chat completions wire format: OpenAI itself or any compatible server (OPENAI_BASE_URL). */
+/** This turn's tool rounds in OpenAI's words: the assistant's tool_calls, then one `tool` message per result. */
+function toolMessages(request: ChatRequest) {
+  return (request.toolRounds ?? []).flatMap((round) => [
+    { role: 'assistant', content: null, tool_calls: round.calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.arguments ?? {}) } })) },
+    ...round.results.map((r) => ({ role: 'tool', tool_call_id: r.id, content: r.isError ? `Error: ${r.content}` : r.content })),
+  ]);
+}
+
 function body(request: ChatRequest, stream: boolean) {
   const system = systemPrompt(request);
   return JSON.stringify({
     model: request.model,
-    messages: [...(system ? [{ role: 'system', content: system }] : []), ...request.messages],
+    messages: [...(system ? [{ role: 'system', content: system }] : []), ...request.messages, ...toolMessages(request)],
+    ...(request.tools?.length
+      ? { tools: request.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } })) }
+      : {}),
     temperature: request.temperature,
     max_tokens: request.maxTokens,
     ...(request.topP !== undefined ? { top_p: request.topP } : {}),
@@ -17,7 +28,19 @@ function body(request: ChatRequest, stream: boolean) {
 }
 
 const finish = (reason: string | null | undefined): ChatResult['finishReason'] =>
-  reason === 'stop' || reason === 'length' || reason === 'content_filter' ? reason : 'other';
+  reason === 'stop' || reason === 'length' || reason === 'content_filter' || reason === 'tool_calls' ? reason : 'other';
+
+/** Arguments arrive as a JSON string; one that is not a JSON object is passed on as undefined (the call then fails its check). */
+function parseArguments(raw: string | undefined): Record<string, unknown> | undefined {
+  try {
+    const parsed: unknown = JSON.parse(raw || '{}');
+    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+type WireToolCall = { index?: number; id?: string; function?: { name?: string; arguments?: string } };
 
 export function openaiProvider(options: { baseUrl: string; apiKey: string }): ChatModel {
   const post = (request: ChatRequest, stream: boolean, signal: AbortSignal) =>
@@ -28,16 +51,19 @@ export function openaiProvider(options: { baseUrl: string; apiKey: string }): Ch
     }, signal);
   return {
     provider: 'openai',
+    supportsTools: true,
     async generate(request, signal) {
       const json = (await (await post(request, false, signal)).json()) as {
-        choices: Array<{ message: { content: string | null }; finish_reason: string }>;
+        choices: Array<{ message: { content: string | null; tool_calls?: WireToolCall[] }; finish_reason: string }>;
         usage?: { prompt_tokens: number; completion_tokens: number };
       };
       const choice = json.choices[0];
+      const calls = choice?.message.tool_calls ?? [];
       return {
         text: choice?.message.content ?? '',
         usage: { inputTokens: json.usage?.prompt_tokens ?? 0, outputTokens: json.usage?.completion_tokens ?? 0 },
-        finishReason: finish(choice?.finish_reason),
+        finishReason: calls.length > 0 ? 'tool_calls' : finish(choice?.finish_reason),
+        ...(calls.length > 0 ? { toolCalls: calls.map((c, i) => ({ id: c.id ?? `call_${i}`, name: c.function?.name ?? '', arguments: parseArguments(c.function?.arguments) })) } : {}),
       };
     },
     async *stream(request, signal) {
@@ -45,12 +71,21 @@ export function openaiProvider(options: { baseUrl: string; apiKey: string }): Ch
       let text = '';
       let reason: string | undefined;
       let usage = { inputTokens: 0, outputTokens: 0 };
+      const calls: Array<{ id: string; name: string; arguments: string }> = [];
       for await (const { data } of sseData(response.body!)) {
         if (data === '[DONE]') break;
         const chunk = JSON.parse(data) as {
-          choices?: Array<{ delta?: { content?: string }; finish_reason?: string | null }>;
+          choices?: Array<{ delta?: { content?: string; tool_calls?: WireToolCall[] }; finish_reason?: string | null }>;
           usage?: { prompt_tokens: number; completion_tokens: number } | null;
         };
+        // A streamed tool call comes in pieces by index: its id and name first, its arguments in fragments.
+        for (const piece of chunk.choices?.[0]?.delta?.tool_calls ?? []) {
+          const at = piece.index ?? 0;
+          const call = (calls[at] ??= { id: piece.id ?? `call_${at}`, name: '', arguments: '' });
+          if (piece.id) call.id = piece.id;
+          call.name += piece.function?.name ?? '';
+          call.arguments += piece.function?.arguments ?? '';
+        }
         const delta = chunk.choices?.[0]?.delta?.content;
         if (delta) {
           text += delta;
@@ -59,7 +94,8 @@ export function openaiProvider(options: { baseUrl: string; apiKey: string }): Ch
         reason = chunk.choices?.[0]?.finish_reason ?? reason;
         if (chunk.usage) usage = { inputTokens: chunk.usage.prompt_tokens, outputTokens: chunk.usage.completion_tokens };
       }
-      return { text, usage, finishReason: finish(reason) };
+      const toolCalls = calls.filter(Boolean).map((c) => ({ id: c.id, name: c.name, arguments: parseArguments(c.arguments) }));
+      return { text, usage, finishReason: toolCalls.length > 0 ? 'tool_calls' : finish(reason), ...(toolCalls.length > 0 ? { toolCalls } : {}) };
     },
   };
 }

@@ -10,6 +10,27 @@ export interface Passage {
   text: string;
 }
 
+/** A tool the model may call: its arguments as a JSON Schema object. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+export interface ToolCall {
+  /** The provider's id of the call (made up by engines that give none). */
+  id: string;
+  name: string;
+  /** Parsed arguments; undefined when the model sent arguments that are not a JSON object. */
+  arguments: Record<string, unknown> | undefined;
+}
+
+/** One round of this turn's tool use: the calls the model made and what they returned. */
+export interface ToolRound {
+  calls: ToolCall[];
+  results: Array<{ id: string; name: string; content: string; isError: boolean }>;
+}
+
 export interface ChatRequest {
   /** The provider's own model name (after `provider/`). */
   model: string;
@@ -23,6 +44,10 @@ export interface ChatRequest {
   topP?: number;
   /** The reply ends before the first of these (at most 4). */
   stop?: string[];
+  /** Tools the model may call (engines with `supportsTools` only). */
+  tools?: ToolSpec[];
+  /** This turn's tool use so far, after the last user message. */
+  toolRounds?: ToolRound[];
   /** Current facts the agent remembers about the user from earlier conversations ("user prefers …"). */
   memory?: string[];
   /** Who is answering (the local engine introduces itself). */
@@ -38,11 +63,15 @@ export interface ChatResult {
   text: string;
   usage: { inputTokens: number; outputTokens: number };
   /** `interrupted`: the caller went away mid-reply and the model call was cancelled. */
-  finishReason: 'stop' | 'length' | 'content_filter' | 'error' | 'other' | 'interrupted';
+  finishReason: 'stop' | 'length' | 'content_filter' | 'error' | 'other' | 'interrupted' | 'tool_calls';
+  /** With finishReason `tool_calls`: the calls to run before the model continues. */
+  toolCalls?: ToolCall[];
 }
 
 export interface ChatModel {
   readonly provider: string;
+  /** Whether it takes `tools` and `toolRounds` (native tool calling). */
+  readonly supportsTools: boolean;
   generate(request: ChatRequest, signal: AbortSignal): Promise<ChatResult>;
   /** Text deltas as they come; the generator's return value is the final result. */
   stream(request: ChatRequest, signal: AbortSignal): AsyncGenerator<string, ChatResult>;

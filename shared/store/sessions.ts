@@ -16,6 +16,8 @@ export interface SessionMessage {
   model?: string;
   /** Assistant turns cut short because the caller went away (the partial reply is kept). */
   interrupted?: boolean;
+  /** Assistant turns: the tools called on the way to the reply, with what they returned. */
+  toolCalls?: unknown[];
 }
 
 const strip = ({ pk: _pk, sk: _sk, expiresAt: _e, ...rest }: Record<string, unknown>) => rest as unknown as SessionMessage;

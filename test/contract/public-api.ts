@@ -701,6 +701,19 @@ export interface components {
                 outputTokens: number;
             };
             finishReason: string;
+            /** @description The agent’s tool calls on the way to the reply (SSE: tool_call and tool_result events) */
+            toolCalls?: components["schemas"]["ToolCall"][];
+        };
+        ToolCall: {
+            id: string;
+            tool: string;
+            arguments?: {
+                [key: string]: unknown;
+            };
+            result?: string;
+            /** @description The tool failed (the model was told) */
+            error?: string;
+            durationMs: number;
         };
         ConverseRequest: {
             /** @example How long do I have to return an item? */
@@ -734,6 +747,7 @@ export interface components {
             }[];
             /** @description The caller went away mid-reply: the partial reply is kept */
             interrupted?: boolean;
+            toolCalls?: components["schemas"]["ToolCall"][];
         };
         OpenAiError: {
             error: {
@@ -1914,7 +1928,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The reply (JSON), or server-sent events start, sources, delta, done, error */
+            /** @description The reply (JSON), or server-sent events start, sources, tool_call, tool_result, delta, done, error */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1982,6 +1996,19 @@ export interface operations {
             };
             /** @description Body is not application/json */
             415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The agent has tools its model cannot call in Cairn yet (details.model) */
+            422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];

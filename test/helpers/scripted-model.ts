@@ -9,6 +9,7 @@ export function scriptedModel(...replies: string[]): { models: ModelResolver; re
   const requests: ChatRequest[] = [];
   const engine: ChatModel = {
     provider: 'scripted',
+    supportsTools: false,
     async generate(request) {
       requests.push(request);
       const text = replies[Math.min(requests.length - 1, replies.length - 1)] ?? '';

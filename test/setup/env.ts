@@ -10,3 +10,6 @@ process.env.DYNAMODB_ENDPOINT = inject('dynamoEndpoint');
 process.env.PLATFORM_ADMIN_TOKEN = `cpa_${randomBytes(24).toString('base64url')}`;
 process.env.PLATFORM_TOKEN_KEY = randomBytes(48).toString('base64url');
 process.env.CURSOR_SIGNING_KEY = randomBytes(48).toString('base64url');
+// Tools in tests call servers the tests start on this machine, by the name localhost; 127.0.0.1
+// and every other private address stay refused, as in a deployment.
+process.env.TOOL_ALLOWED_HOSTS = 'localhost';

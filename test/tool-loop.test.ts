@@ -1,0 +1,119 @@
+import { createServer } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLocalApp } from '../local/local-app';
+import { openaiProvider } from '../shared/models/openai-provider';
+import { anthropicProvider } from '../shared/models/anthropic-provider';
+import type { Runtime } from '../shared/runtime';
+import { call } from './helpers/http';
+import { parseSse } from './helpers/sse';
+import { testRt } from './helpers/runtime';
+import { newTenant, type TestTenant } from './helpers/tenant';
+
+/** The support-agent demo: an order-status service on this machine, and agents that call it. */
+const orders: Record<string, unknown> = { A17: { order: 'A17', status: 'shipped', carrier: 'DHL', eta: '2026-11-25' } };
+const shop = createServer((req, res) => {
+  const id = decodeURIComponent(/^\/orders\/([^/?]+)/.exec(req.url ?? '')?.[1] ?? '');
+  const order = orders[id];
+  res.writeHead(order ? 200 : 404, { 'content-type': 'application/json' }).end(JSON.stringify(order ?? { error: `no order ${id}` }));
+});
+let shopUrl = '';
+const orderTool = () => ({
+  type: 'http',
+  name: 'order_status',
+  description: 'Looks up the delivery status of an order by its order number',
+  parameters: { type: 'object', properties: { orderId: { type: 'string', pattern: '^[A-Z][0-9]+$', description: 'like A17' } }, required: ['orderId'] },
+  url: `${shopUrl}/orders/{{orderId}}`,
+});
+
+describe('the tool loop', () => {
+  let t: TestTenant;
+  const app = createLocalApp(testRt);
+  let agentId: string;
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => shop.listen(0, '127.0.0.1', resolve));
+    shopUrl = `http://localhost:${(shop.address() as { port: number }).port}`;
+    t = await newTenant();
+    const created = await call(app, 'POST', '/v1/agents', { key: t.apiKey, body: { name: 'Support', model: 'gpt-4', tools: [orderTool()] } });
+    expect(created.status).toBe(201);
+    agentId = created.body.data.id;
+  });
+  afterAll(async () => {
+    shop.closeAllConnections();
+    await new Promise<void>((resolve) => shop.close(() => resolve()));
+  });
+
+  it('the built-in engine calls the tool with the argument taken from the message, and answers from its result', async () => {
+    const res = await call(app, 'POST', `/v1/agents/${agentId}/converse`, { key: t.apiKey, body: { message: 'Where is my order A17?' } });
+    expect(res.status).toBe(200);
+    const turn = res.body.data;
+    expect(turn.toolCalls).toEqual([expect.objectContaining({ tool: 'order_status', arguments: { orderId: 'A17' }, result: JSON.stringify(orders.A17) })]);
+    expect(turn.reply).toContain('status: shipped');
+    expect(turn.reply).toContain('[order_status]');
+    // Stored with the turn.
+    const messages = await call(app, 'GET', `/v1/agents/${agentId}/sessions/${turn.sessionId}/messages`, { key: t.apiKey });
+    expect(messages.body.data[1].toolCalls[0]).toMatchObject({ tool: 'order_status', result: JSON.stringify(orders.A17) });
+  });
+
+  it('asks for a missing argument by name, and reports a failing call as the tool’s error', async () => {
+    const asked = await call(app, 'POST', `/v1/agents/${agentId}/converse`, { key: t.apiKey, body: { message: 'What is the delivery status of my order?' } });
+    expect(asked.body.data.reply).toMatch(/need the order id \(like A17\)/);
+    expect(asked.body.data.toolCalls).toBeUndefined();
+    const missing = await call(app, 'POST', `/v1/agents/${agentId}/converse`, { key: t.apiKey, body: { message: 'Where is order B99?' } });
+    expect(missing.body.data.toolCalls[0]).toMatchObject({ tool: 'order_status', error: expect.stringContaining('HTTP 404') });
+    expect(missing.body.data.reply).toMatch(/could not get that from order status/);
+  });
+
+  it('streams tool_call and tool_result events before the reply', async () => {
+    const res = await app.request(`http://localhost/v1/agents/${agentId}/converse`, {
+      method: 'POST',
+      headers: { 'x-api-key': t.apiKey, 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify({ message: 'Where is my order A17?' }),
+    });
+    const events = parseSse(await res.text()).map((e) => e.event);
+    expect(events.slice(0, 4)).toEqual(['start', 'sources', 'tool_call', 'tool_result']);
+    expect(events).toContain('delta');
+    expect(events[events.length - 1]).toBe('done');
+  });
+
+  it('runs the loop with an OpenAI-compatible provider: native tool_calls out, tool messages back', async () => {
+    const seen: Array<Record<string, unknown>> = [];
+    const provider = createServer((req, res) => {
+      let body = '';
+      req.on('data', (d: Buffer) => (body += d.toString()));
+      req.on('end', () => {
+        const request = JSON.parse(body) as Record<string, unknown>;
+        seen.push(request);
+        const reply =
+          seen.length === 1
+            ? { choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [{ id: 'call_abc', type: 'function', function: { name: 'order_status', arguments: '{"orderId":"A17"}' } }] }, finish_reason: 'tool_calls' }], usage: { prompt_tokens: 50, completion_tokens: 10 } }
+            : { choices: [{ index: 0, message: { role: 'assistant', content: 'Your order A17 shipped with DHL and arrives on 2026-11-25.' }, finish_reason: 'stop' }], usage: { prompt_tokens: 80, completion_tokens: 15 } };
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(reply));
+      });
+    });
+    await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
+    try {
+      const engine = openaiProvider({ baseUrl: `http://127.0.0.1:${(provider.address() as { port: number }).port}/v1`, apiKey: 'sk-test' });
+      const rt: Runtime = { ...testRt, models: { resolve: async (name) => ({ name: `openai/${name}`, model: name, engine }) } };
+      const res = await call(createLocalApp(rt), 'POST', `/v1/agents/${agentId}/converse`, { key: t.apiKey, body: { message: 'Where is my order A17?' } });
+      expect(res.status).toBe(200);
+      expect(res.body.data).toMatchObject({ reply: 'Your order A17 shipped with DHL and arrives on 2026-11-25.', usage: { inputTokens: 130, outputTokens: 25 } });
+      expect(res.body.data.toolCalls).toEqual([expect.objectContaining({ id: 'call_abc', tool: 'order_status', result: JSON.stringify(orders.A17) })]);
+      expect(seen[0]!.tools).toEqual([{ type: 'function', function: expect.objectContaining({ name: 'order_status', parameters: expect.objectContaining({ required: ['orderId'] }) }) }]);
+      const followUp = seen[1]!.messages as Array<Record<string, unknown>>;
+      expect(followUp.slice(-2)).toEqual([
+        { role: 'assistant', content: null, tool_calls: [{ id: 'call_abc', type: 'function', function: { name: 'order_status', arguments: '{"orderId":"A17"}' } }] },
+        { role: 'tool', tool_call_id: 'call_abc', content: JSON.stringify(orders.A17) },
+      ]);
+    } finally {
+      await new Promise<void>((resolve) => provider.close(() => resolve()));
+    }
+  });
+
+  it('answers 422 naming the model when the agent’s provider cannot call tools here yet', async () => {
+    const engine = anthropicProvider({ baseUrl: 'http://127.0.0.1:9', apiKey: 'x' });
+    const rt: Runtime = { ...testRt, models: { resolve: async (name) => ({ name: `anthropic/${name}`, model: name, engine }) } };
+    const res = await call(createLocalApp(rt), 'POST', `/v1/agents/${agentId}/converse`, { key: t.apiKey, body: { message: 'Where is my order A17?' } });
+    expect(res.status).toBe(422);
+    expect(res.body.error.details).toMatchObject({ field: 'tools', model: 'anthropic/gpt-4' });
+  });
+});
