@@ -20,7 +20,7 @@ interface Seen {
   body: Record<string, unknown>;
 }
 const seen: Seen[] = [];
-let mode: 'ok' | 'error' | 'slow' = 'ok';
+let mode: 'ok' | 'error' | 'slow' | 'tools' = 'ok';
 let server: Server;
 let base = '';
 
@@ -34,6 +34,25 @@ function openai(body: Record<string, unknown>, res: ServerResponse) {
   if (mode === 'error') {
     res.writeHead(429, { 'content-type': 'application/json' });
     return res.end(JSON.stringify({ error: { message: 'Rate limit reached for gpt-4o', type: 'requests', param: null, code: 'rate_limit_exceeded' } }));
+  }
+  if (mode === 'tools' && body.stream) {
+    // Recorded shape: the call's id and name first, its arguments in fragments, then finish_reason tool_calls.
+    const chunk = (delta: unknown, finish: string | null) => ({ id: 'chatcmpl-T', object: 'chat.completion.chunk', created: 1795255200, model: 'gpt-4o', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
+    return sse(res, [
+      { data: chunk({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: 'call_Xy', type: 'function', function: { name: 'order_status', arguments: '' } }], refusal: null }, null) },
+      { data: chunk({ tool_calls: [{ index: 0, function: { arguments: '{"orde' } }] }, null) },
+      { data: chunk({ tool_calls: [{ index: 0, function: { arguments: 'rId":"A17"}' } }] }, null) },
+      { data: chunk({}, 'tool_calls') },
+      { data: '[DONE]' },
+    ]);
+  }
+  if (mode === 'tools') {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    return res.end(JSON.stringify({
+      id: 'chatcmpl-T', object: 'chat.completion', created: 1795255200, model: 'gpt-4o',
+      choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [{ id: 'call_Xy', type: 'function', function: { name: 'order_status', arguments: '{"orderId":"A17"}' } }], refusal: null }, logprobs: null, finish_reason: 'tool_calls' }],
+      usage: { prompt_tokens: 80, completion_tokens: 17, total_tokens: 97 },
+    }));
   }
   if (body.stream) {
     const chunk = (delta: unknown, finish: string | null, usage: unknown = null) => ({
@@ -61,6 +80,29 @@ function anthropic(body: Record<string, unknown>, res: ServerResponse) {
   if (mode === 'error') {
     res.writeHead(529, { 'content-type': 'application/json' });
     return res.end(JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }));
+  }
+  if (mode === 'tools' && body.stream) {
+    return sse(res, [
+      { event: 'message_start', data: { type: 'message_start', message: { id: 'msg_T', type: 'message', role: 'assistant', content: [], model: 'claude-sonnet-4', stop_reason: null, usage: { input_tokens: 90, output_tokens: 1 } } } },
+      { event: 'content_block_start', data: { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } } },
+      { event: 'content_block_delta', data: { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Let me check.' } } },
+      { event: 'content_block_stop', data: { type: 'content_block_stop', index: 0 } },
+      { event: 'content_block_start', data: { type: 'content_block_start', index: 1, content_block: { type: 'tool_use', id: 'toolu_01', name: 'order_status', input: {} } } },
+      { event: 'content_block_delta', data: { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '' } } },
+      { event: 'content_block_delta', data: { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '{"orderId": "A' } } },
+      { event: 'content_block_delta', data: { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '17"}' } } },
+      { event: 'content_block_stop', data: { type: 'content_block_stop', index: 1 } },
+      { event: 'message_delta', data: { type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 40 } } },
+      { event: 'message_stop', data: { type: 'message_stop' } },
+    ]);
+  }
+  if (mode === 'tools') {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    return res.end(JSON.stringify({
+      id: 'msg_T', type: 'message', role: 'assistant', model: 'claude-sonnet-4',
+      content: [{ type: 'text', text: 'Let me check.' }, { type: 'tool_use', id: 'toolu_01', name: 'order_status', input: { orderId: 'A17' } }],
+      stop_reason: 'tool_use', stop_sequence: null, usage: { input_tokens: 90, output_tokens: 40 },
+    }));
   }
   if (body.stream) {
     return sse(res, [
@@ -97,6 +139,20 @@ const frame = (type: string, payload: unknown) =>
 /** ConverseStream: AWS event-stream frames, as Bedrock sends them. */
 function bedrockStream(res: ServerResponse) {
   res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream' });
+  if (mode === 'tools') {
+    for (const [type, payload] of [
+      ['messageStart', { role: 'assistant', p: 'abcd' }],
+      ['contentBlockStart', { contentBlockIndex: 0, start: { toolUse: { toolUseId: 'tooluse_Q', name: 'order_status' } }, p: 'ab' }],
+      ['contentBlockDelta', { contentBlockIndex: 0, delta: { toolUse: { input: '{"orderId":' } }, p: 'abc' }],
+      ['contentBlockDelta', { contentBlockIndex: 0, delta: { toolUse: { input: '"A17"}' } }, p: 'a' }],
+      ['contentBlockStop', { contentBlockIndex: 0, p: 'abc' }],
+      ['messageStop', { stopReason: 'tool_use', p: 'abcdefg' }],
+      ['metadata', { usage: { inputTokens: 88, outputTokens: 21, totalTokens: 109 }, metrics: { latencyMs: 401 }, p: 'a' }],
+    ] as const) {
+      res.write(frame(type, payload));
+    }
+    return res.end();
+  }
   for (const [type, payload] of [
     ['messageStart', { role: 'assistant', p: 'abcd' }],
     ['contentBlockDelta', { contentBlockIndex: 0, delta: { text: 'Within ' }, p: 'abcdef' }],
@@ -114,6 +170,13 @@ function bedrock(res: ServerResponse) {
   if (mode === 'error') {
     res.writeHead(400, { 'content-type': 'application/json', 'x-amzn-errortype': 'ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/' });
     return res.end(JSON.stringify({ message: 'The provided model identifier is invalid.' }));
+  }
+  if (mode === 'tools') {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    return res.end(JSON.stringify({
+      output: { message: { role: 'assistant', content: [{ toolUse: { toolUseId: 'tooluse_Q', name: 'order_status', input: { orderId: 'A17' } } }] } },
+      stopReason: 'tool_use', usage: { inputTokens: 88, outputTokens: 21, totalTokens: 109 }, metrics: { latencyMs: 401 },
+    }));
   }
   res.writeHead(200, { 'content-type': 'application/json' });
   res.end(JSON.stringify({
@@ -252,6 +315,43 @@ describe('model provider adapters', () => {
     await providers().openai.generate(request, AbortSignal.timeout(5000));
     expect(seen[0]!.body).not.toHaveProperty('top_p');
     expect(seen[0]!.body).not.toHaveProperty('stop');
+  });
+
+  it('calls tools natively with each provider: tools sent in its format, calls parsed whole and streamed, results sent back', async () => {
+    mode = 'tools';
+    const tools = [{ name: 'order_status', description: 'Order status by number', parameters: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] } }];
+    const asking = { ...request, tools };
+    const p = providers();
+    const expected = (id: string) => [{ id, name: 'order_status', arguments: { orderId: 'A17' } }];
+    for (const [name, model, id] of [['openai', p.openai, 'call_Xy'], ['anthropic', p.anthropic, 'toolu_01'], ['bedrock', p.bedrock, 'tooluse_Q']] as const) {
+      const whole = await model.generate({ ...asking, model: 'anthropic.claude-3-haiku-20240307-v1:0' }, AbortSignal.timeout(5000));
+      expect(whole.finishReason, name).toBe('tool_calls');
+      expect(whole.toolCalls, name).toEqual(expected(id));
+      const streamed = await collect({ ...model, stream: (r, s) => model.stream({ ...r, tools }, s) });
+      expect(streamed.result.finishReason, name).toBe('tool_calls');
+      expect(streamed.result.toolCalls, name).toEqual(expected(id));
+    }
+    // What each provider was sent: the tools, then (with a round done) the call and its result.
+    seen.length = 0;
+    const round = { calls: expected('c1'), results: [{ id: 'c1', name: 'order_status', content: '{"status":"shipped"}', isError: false }] };
+    for (const model of [p.openai, p.anthropic, p.bedrock]) await model.generate({ ...asking, model: 'm', toolRounds: [round] }, AbortSignal.timeout(5000));
+    const [o, a, b] = seen.map((s) => s.body);
+    expect(o!.tools).toEqual([{ type: 'function', function: { name: 'order_status', description: 'Order status by number', parameters: tools[0]!.parameters } }]);
+    expect((o!.messages as unknown[]).slice(-2)).toEqual([
+      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'order_status', arguments: '{"orderId":"A17"}' } }] },
+      { role: 'tool', tool_call_id: 'c1', content: '{"status":"shipped"}' },
+    ]);
+    expect(a!.tools).toEqual([{ name: 'order_status', description: 'Order status by number', input_schema: tools[0]!.parameters }]);
+    expect((a!.messages as unknown[]).slice(-2)).toEqual([
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'c1', name: 'order_status', input: { orderId: 'A17' } }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'c1', content: '{"status":"shipped"}' }] },
+    ]);
+    expect(b!.toolConfig).toEqual({ tools: [{ toolSpec: { name: 'order_status', description: 'Order status by number', inputSchema: { json: tools[0]!.parameters } } }] });
+    expect((b!.messages as unknown[]).slice(-2)).toEqual([
+      { role: 'assistant', content: [{ toolUse: { toolUseId: 'c1', name: 'order_status', input: { orderId: 'A17' } } }] },
+      { role: 'user', content: [{ toolResult: { toolUseId: 'c1', content: [{ text: '{"status":"shipped"}' }], status: 'success' } }] },
+    ]);
+    mode = 'ok';
   });
 
   it('turns provider errors into 502 UPSTREAM_ERROR naming the provider and its status', async () => {

@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalApp } from '../local/local-app';
 import { openaiProvider } from '../shared/models/openai-provider';
-import { anthropicProvider } from '../shared/models/anthropic-provider';
+import { scriptedModel } from './helpers/scripted-model';
 import type { Runtime } from '../shared/runtime';
 import { call } from './helpers/http';
 import { parseSse } from './helpers/sse';
@@ -109,11 +109,10 @@ describe('the tool loop', () => {
     }
   });
 
-  it('answers 422 naming the model when the agent’s provider cannot call tools here yet', async () => {
-    const engine = anthropicProvider({ baseUrl: 'http://127.0.0.1:9', apiKey: 'x' });
-    const rt: Runtime = { ...testRt, models: { resolve: async (name) => ({ name: `anthropic/${name}`, model: name, engine }) } };
+  it('answers 422 naming the model when the agent’s model cannot call tools', async () => {
+    const rt: Runtime = { ...testRt, models: scriptedModel('plain text only').models };
     const res = await call(createLocalApp(rt), 'POST', `/v1/agents/${agentId}/converse`, { key: t.apiKey, body: { message: 'Where is my order A17?' } });
     expect(res.status).toBe(422);
-    expect(res.body.error.details).toMatchObject({ field: 'tools', model: 'anthropic/gpt-4' });
+    expect(res.body.error.details).toMatchObject({ field: 'tools', model: 'scripted/gpt-4' });
   });
 });

@@ -123,7 +123,7 @@ async function prepareConversation(rt: Runtime, scope: TenantScope, agentId: str
     input.userId && input.history === undefined ? rememberedFacts(rt, scope, agent.id, input.userId) : Promise.resolve(undefined),
   ]);
   if (tools.length > 0 && !resolved.engine.supportsTools) {
-    throw new AppError('UNPROCESSABLE', `Agent ${agent.id} has tools, and ${resolved.name} cannot call them in Cairn yet: use the built-in engine or an openai/… model, or remove the tools`, { field: 'tools', model: resolved.name });
+    throw new AppError('UNPROCESSABLE', `Agent ${agent.id} has tools, and its model ${resolved.name} cannot call tools: choose a model that can, or remove the tools`, { field: 'tools', model: resolved.name });
   }
   return {
     agent,

@@ -3,7 +3,25 @@ import { systemPrompt, type ChatModel, type ChatRequest, type ChatResult } from 
 
 /** Anthropic's Messages API. */
 const finish = (reason: string | null | undefined): ChatResult['finishReason'] =>
-  reason === 'end_turn' || reason === 'stop_sequence' ? 'stop' : reason === 'max_tokens' ? 'length' : 'other';
+  reason === 'end_turn' || reason === 'stop_sequence' ? 'stop' : reason === 'max_tokens' ? 'length' : reason === 'tool_use' ? 'tool_calls' : 'other';
+
+/** This turn's tool rounds in Anthropic's words: tool_use blocks, then the user's tool_result blocks. */
+function toolMessages(request: ChatRequest) {
+  return (request.toolRounds ?? []).flatMap((round) => [
+    { role: 'assistant', content: round.calls.map((c) => ({ type: 'tool_use', id: c.id, name: c.name, input: c.arguments ?? {} })) },
+    { role: 'user', content: round.results.map((r) => ({ type: 'tool_result', tool_use_id: r.id, content: r.content, ...(r.isError ? { is_error: true } : {}) })) },
+  ]);
+}
+
+const asObject = (value: unknown) => (value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined);
+
+function parseJson(raw: string): Record<string, unknown> | undefined {
+  try {
+    return asObject(JSON.parse(raw || '{}'));
+  } catch {
+    return undefined;
+  }
+}
 
 export function anthropicProvider(options: { baseUrl: string; apiKey: string }): ChatModel {
   const post = (request: ChatRequest, stream: boolean, signal: AbortSignal) => {
@@ -18,25 +36,27 @@ export function anthropicProvider(options: { baseUrl: string; apiKey: string }):
         ...(request.topP !== undefined ? { top_p: request.topP } : {}),
         ...(request.stop?.length ? { stop_sequences: request.stop } : {}),
         ...(system ? { system } : {}),
-        messages: request.messages,
+        messages: [...request.messages, ...toolMessages(request)],
+        ...(request.tools?.length ? { tools: request.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters })) } : {}),
         stream,
       }),
     }, signal);
   };
   return {
     provider: 'anthropic',
-    // Native tool calling is not wired for this provider yet: agents with tools answer 422 here.
-    supportsTools: false,
+    supportsTools: true,
     async generate(request, signal) {
       const json = (await (await post(request, false, signal)).json()) as {
-        content: Array<{ type: string; text?: string }>;
+        content: Array<{ type: string; text?: string; id?: string; name?: string; input?: unknown }>;
         stop_reason: string;
         usage: { input_tokens: number; output_tokens: number };
       };
+      const calls = json.content.filter((c) => c.type === 'tool_use').map((c) => ({ id: c.id!, name: c.name!, arguments: asObject(c.input) }));
       return {
         text: json.content.filter((c) => c.type === 'text').map((c) => c.text).join(''),
         usage: { inputTokens: json.usage.input_tokens, outputTokens: json.usage.output_tokens },
-        finishReason: finish(json.stop_reason),
+        finishReason: calls.length > 0 ? 'tool_calls' : finish(json.stop_reason),
+        ...(calls.length > 0 ? { toolCalls: calls } : {}),
       };
     },
     async *stream(request, signal) {
@@ -44,15 +64,24 @@ export function anthropicProvider(options: { baseUrl: string; apiKey: string }):
       let text = '';
       let reason: string | undefined;
       const usage = { inputTokens: 0, outputTokens: 0 };
+      // tool_use blocks by index: id and name at their start, the input as JSON fragments.
+      const blocks: Array<{ id: string; name: string; json: string }> = [];
       for await (const { data } of sseData(response.body!)) {
         const event = JSON.parse(data) as {
           type: string;
-          delta?: { type?: string; text?: string; stop_reason?: string };
+          index?: number;
+          content_block?: { type: string; id?: string; name?: string };
+          delta?: { type?: string; text?: string; stop_reason?: string; partial_json?: string };
           message?: { usage?: { input_tokens: number; output_tokens: number } };
           usage?: { output_tokens: number };
           error?: { message: string };
         };
-        if (event.type === 'content_block_delta' && event.delta?.type === 'text_delta' && event.delta.text) {
+        if (event.type === 'content_block_start' && event.content_block?.type === 'tool_use') {
+          blocks[event.index ?? 0] = { id: event.content_block.id ?? '', name: event.content_block.name ?? '', json: '' };
+        } else if (event.type === 'content_block_delta' && event.delta?.type === 'input_json_delta') {
+          const block = blocks[event.index ?? 0];
+          if (block) block.json += event.delta.partial_json ?? '';
+        } else if (event.type === 'content_block_delta' && event.delta?.type === 'text_delta' && event.delta.text) {
           text += event.delta.text;
           yield event.delta.text;
         } else if (event.type === 'message_start' && event.message?.usage) {
@@ -65,7 +94,8 @@ export function anthropicProvider(options: { baseUrl: string; apiKey: string }):
           throw new Error(event.error?.message ?? 'anthropic stream error');
         }
       }
-      return { text, usage, finishReason: finish(reason) };
+      const toolCalls = blocks.filter(Boolean).map((b) => ({ id: b.id, name: b.name, arguments: parseJson(b.json) }));
+      return { text, usage, finishReason: toolCalls.length > 0 ? 'tool_calls' : finish(reason), ...(toolCalls.length > 0 ? { toolCalls } : {}) };
     },
   };
 }

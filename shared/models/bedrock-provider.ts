@@ -1,19 +1,51 @@
 import type { BedrockRuntimeClient} from '@aws-sdk/client-bedrock-runtime';
-import { ConverseCommand, ConverseStreamCommand } from '@aws-sdk/client-bedrock-runtime';
+import { ConverseCommand, ConverseStreamCommand, type Message, type ToolUseBlock } from '@aws-sdk/client-bedrock-runtime';
 import { providerError } from './provider-error';
 import { systemPrompt, type ChatModel, type ChatRequest, type ChatResult } from './types';
 import { AppError } from '../errors';
 
 /** Amazon Bedrock through the Converse API (one format for every Bedrock model). */
 const finish = (reason: string | undefined): ChatResult['finishReason'] =>
-  reason === 'end_turn' || reason === 'stop_sequence' ? 'stop' : reason === 'max_tokens' ? 'length' : reason === 'content_filtered' ? 'content_filter' : 'other';
+  reason === 'end_turn' || reason === 'stop_sequence'
+    ? 'stop'
+    : reason === 'max_tokens'
+      ? 'length'
+      : reason === 'content_filtered'
+        ? 'content_filter'
+        : reason === 'tool_use'
+          ? 'tool_calls'
+          : 'other';
+
+/** A JSON value as the SDK types it. */
+type DocumentType = NonNullable<ToolUseBlock['input']>;
+
+const asObject = (value: unknown) => (value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined);
+
+function parseJson(raw: string): Record<string, unknown> | undefined {
+  try {
+    return asObject(JSON.parse(raw || '{}'));
+  } catch {
+    return undefined;
+  }
+}
+
+/** This turn's tool rounds in the Converse API's words: toolUse blocks, then the user's toolResult blocks. */
+function toolMessages(request: ChatRequest): Message[] {
+  return (request.toolRounds ?? []).flatMap((round): Message[] => [
+    { role: 'assistant', content: round.calls.map((c) => ({ toolUse: { toolUseId: c.id, name: c.name, input: (c.arguments ?? {}) as DocumentType } })) },
+    { role: 'user', content: round.results.map((r) => ({ toolResult: { toolUseId: r.id, content: [{ text: r.content }], status: r.isError ? 'error' : 'success' } })) },
+  ]);
+}
 
 export function bedrockProvider(client: BedrockRuntimeClient): ChatModel {
   const input = (request: ChatRequest) => {
     const system = systemPrompt(request);
     return {
       modelId: request.model,
-      messages: request.messages.map((m) => ({ role: m.role, content: [{ text: m.content }] })),
+      messages: [...request.messages.map((m): Message => ({ role: m.role, content: [{ text: m.content }] })), ...toolMessages(request)],
+      ...(request.tools?.length
+        ? { toolConfig: { tools: request.tools.map((t) => ({ toolSpec: { name: t.name, description: t.description, inputSchema: { json: t.parameters as DocumentType } } })) } }
+        : {}),
       ...(system ? { system: [{ text: system }] } : {}),
       inferenceConfig: {
         temperature: request.temperature,
@@ -32,10 +64,13 @@ export function bedrockProvider(client: BedrockRuntimeClient): ChatModel {
   const generate = async (request: ChatRequest, signal: AbortSignal): Promise<ChatResult> => {
     try {
       const out = await client.send(new ConverseCommand(input(request)), { abortSignal: signal });
+      const content = out.output?.message?.content ?? [];
+      const calls = content.filter((c) => c.toolUse).map((c) => ({ id: c.toolUse!.toolUseId ?? '', name: c.toolUse!.name ?? '', arguments: asObject(c.toolUse!.input) }));
       return {
-        text: (out.output?.message?.content ?? []).map((c) => c.text ?? '').join(''),
+        text: content.map((c) => c.text ?? '').join(''),
         usage: { inputTokens: out.usage?.inputTokens ?? 0, outputTokens: out.usage?.outputTokens ?? 0 },
-        finishReason: finish(out.stopReason),
+        finishReason: calls.length > 0 ? 'tool_calls' : finish(out.stopReason),
+        ...(calls.length > 0 ? { toolCalls: calls } : {}),
       };
     } catch (error) {
       throw failed(error, signal);
@@ -43,16 +78,24 @@ export function bedrockProvider(client: BedrockRuntimeClient): ChatModel {
   };
   return {
     provider: 'bedrock',
-    // Native tool calling is not wired for this provider yet: agents with tools answer 422 here.
-    supportsTools: false,
+    supportsTools: true,
     generate,
     async *stream(request, signal) {
       let text = '';
       let reason: string | undefined;
       const usage = { inputTokens: 0, outputTokens: 0 };
+      // toolUse blocks by index: id and name at their start, the input as JSON fragments.
+      const blocks: Array<{ id: string; name: string; json: string }> = [];
       try {
         const out = await client.send(new ConverseStreamCommand(input(request)), { abortSignal: signal });
         for await (const event of out.stream ?? []) {
+          const started = event.contentBlockStart?.start?.toolUse;
+          if (started) blocks[event.contentBlockStart!.contentBlockIndex ?? 0] = { id: started.toolUseId ?? '', name: started.name ?? '', json: '' };
+          const fragment = event.contentBlockDelta?.delta?.toolUse?.input;
+          if (fragment !== undefined) {
+            const block = blocks[event.contentBlockDelta!.contentBlockIndex ?? 0];
+            if (block) block.json += fragment;
+          }
           const delta = event.contentBlockDelta?.delta?.text;
           if (delta) {
             text += delta;
@@ -69,7 +112,8 @@ export function bedrockProvider(client: BedrockRuntimeClient): ChatModel {
       } catch (error) {
         throw failed(error, signal);
       }
-      return { text, usage, finishReason: finish(reason) };
+      const toolCalls = blocks.filter(Boolean).map((b) => ({ id: b.id, name: b.name, arguments: parseJson(b.json) }));
+      return { text, usage, finishReason: toolCalls.length > 0 ? 'tool_calls' : finish(reason), ...(toolCalls.length > 0 ? { toolCalls } : {}) };
     },
   };
 }
