@@ -2,6 +2,9 @@ import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalApp } from '../local/local-app';
 import { openaiProvider } from '../shared/models/openai-provider';
+import { randomBytes } from 'node:crypto';
+import { localRuntime } from '../local/local-runtime';
+import { createDb } from '../shared/store/db';
 import { scriptedModel } from './helpers/scripted-model';
 import type { Runtime } from '../shared/runtime';
 import { call } from './helpers/http';
@@ -11,7 +14,17 @@ import { newTenant, type TestTenant } from './helpers/tenant';
 
 /** The support-agent demo: an order-status service on this machine, and agents that call it. */
 const orders: Record<string, unknown> = { A17: { order: 'A17', status: 'shipped', carrier: 'DHL', eta: '2026-11-25' } };
+const refunds: string[] = [];
 const shop = createServer((req, res) => {
+  if (req.method === 'POST' && req.url === '/refunds') {
+    let body = '';
+    req.on('data', (d: Buffer) => (body += d.toString()));
+    req.on('end', () => {
+      refunds.push((JSON.parse(body) as { orderId: string }).orderId);
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ refunded: true, amount: 49 }));
+    });
+    return;
+  }
   const id = decodeURIComponent(/^\/orders\/([^/?]+)/.exec(req.url ?? '')?.[1] ?? '');
   const order = orders[id];
   res.writeHead(order ? 200 : 404, { 'content-type': 'application/json' }).end(JSON.stringify(order ?? { error: `no order ${id}` }));
@@ -107,6 +120,50 @@ describe('the tool loop', () => {
     } finally {
       await new Promise<void>((resolve) => provider.close(() => resolve()));
     }
+  });
+
+  it('pauses a call that needs approval, resumes it from another instance exactly once, and reports a rejection to the model', async () => {
+    const refundTool = {
+      type: 'http', name: 'refund_order', description: 'Refunds an order by its order number', method: 'POST', url: `${shopUrl}/refunds`, requireApproval: true,
+      parameters: { type: 'object', properties: { orderId: { type: 'string', pattern: '^[A-Z][0-9]+$' } }, required: ['orderId'] },
+    };
+    const created = await call(app, 'POST', '/v1/agents', { key: t.apiKey, body: { name: 'Refunds', model: 'gpt-4', tools: [refundTool] } });
+    const id = created.body.data.id as string;
+    const paused = await call(app, 'POST', `/v1/agents/${id}/converse`, { key: t.apiKey, body: { message: 'Please refund order A17' } });
+    expect(paused.status).toBe(200);
+    expect(paused.body.data).toMatchObject({ status: 'requires_action', reply: '', pendingToolCalls: [{ tool: 'refund_order', arguments: { orderId: 'A17' } }] });
+    expect(refunds).toEqual([]); // nothing ran yet
+    const sessionId = paused.body.data.sessionId as string;
+    const callId = paused.body.data.pendingToolCalls[0].id as string;
+    const busy = await call(app, 'POST', `/v1/agents/${id}/converse`, { key: t.apiKey, body: { message: 'hello?', context: { sessionId } } });
+    expect(busy.status).toBe(409);
+    expect(busy.body.error.details.pendingToolCalls[0].id).toBe(callId);
+
+    // Another instance (a restart): the paused turn is in the table, not in this process.
+    const other = createLocalApp(localRuntime({ db: createDb(), secretsKey: randomBytes(32), queueNamespace: randomBytes(6).toString('hex') }).rt);
+    const incomplete = await call(other, 'POST', `/v1/agents/${id}/converse`, { key: t.apiKey, body: { context: { sessionId }, toolApprovals: [{ id: 'call_other', approved: true }] } });
+    expect(incomplete.status).toBe(400);
+    expect(incomplete.body.error.details.field).toBe('toolApprovals[0].id');
+    const resumed = await call(other, 'POST', `/v1/agents/${id}/converse`, { key: t.apiKey, body: { context: { sessionId }, toolApprovals: [{ id: callId, approved: true }] } });
+    expect(resumed.status).toBe(200);
+    expect(resumed.body.data).toMatchObject({ status: 'completed', toolCalls: [{ id: callId, tool: 'refund_order', result: '{"refunded":true,"amount":49}' }] });
+    expect(resumed.body.data.reply).toContain('refunded: true');
+    expect(refunds).toEqual(['A17']);
+    const again = await call(app, 'POST', `/v1/agents/${id}/converse`, { key: t.apiKey, body: { context: { sessionId }, toolApprovals: [{ id: callId, approved: true }] } });
+    expect(again.status).toBe(409);
+    expect(refunds).toEqual(['A17']); // once only
+    const stored = await call(app, 'GET', `/v1/agents/${id}/sessions/${sessionId}/messages`, { key: t.apiKey });
+    expect(stored.body.data.map((m: { role: string; content: string }) => [m.role, m.content.slice(0, 22)])).toEqual([['user', 'Please refund order A1'], ['assistant', expect.stringContaining('refund order returned')]]);
+
+    // Rejected: the model is told, and nothing is called.
+    const second = await call(app, 'POST', `/v1/agents/${id}/converse`, { key: t.apiKey, body: { message: 'Refund order B2 as well', context: { sessionId } } });
+    const rejected = await call(app, 'POST', `/v1/agents/${id}/converse`, {
+      key: t.apiKey,
+      body: { context: { sessionId }, toolApprovals: [{ id: second.body.data.pendingToolCalls[0].id, approved: false, reason: 'over the refund limit' }] },
+    });
+    expect(rejected.body.data.toolCalls[0]).toMatchObject({ tool: 'refund_order', error: 'A person rejected this call: over the refund limit' });
+    expect(rejected.body.data.reply).toContain('over the refund limit');
+    expect(refunds).toEqual(['A17']);
   });
 
   it('answers 422 naming the model when the agent’s model cannot call tools', async () => {

@@ -4,7 +4,7 @@ import { ValidationError } from '../../shared/errors';
 import type { AppEnv } from '../../shared/http/context';
 import { openAiErrorBody } from '../../shared/http/error-handler';
 import { jsonContent } from '../../shared/http/openapi-schemas';
-import type { ChatMessage, ChatResult } from '../../shared/models/types';
+import type { ChatMessage } from '../../shared/models/types';
 import { sseResponse } from '../../shared/http/sse';
 import type { Runtime } from '../../shared/runtime';
 
@@ -58,7 +58,7 @@ export const openAiSecurity: Array<Record<string, string[]>> = [{ ApiKeyAuth: []
 const textOf = (content: string | Array<{ text?: string }> | null) =>
   typeof content === 'string' ? content : (content ?? []).map((p) => p.text ?? '').join('');
 
-const finishReason = (r: ChatResult['finishReason']) => (r === 'length' || r === 'content_filter' ? r : 'stop');
+const finishReason = (r: string) => (r === 'length' || r === 'content_filter' ? r : 'stop');
 
 export function registerChatCompletions(app: OpenAPIHono<AppEnv>, rt: Runtime) {
   app.openapi(

@@ -14,7 +14,13 @@ const security = [{ ApiKeyAuth: [] }];
 
 const converseInput = z
   .strictObject({
-    message: z.string().trim().min(1).max(32_000).openapi({ example: 'How long do I have to return an item?' }),
+    message: z.string().trim().min(1).max(32_000).optional().openapi({ example: 'How long do I have to return an item?', description: 'Required, except when resuming a paused turn with toolApprovals' }),
+    toolApprovals: z
+      .array(z.strictObject({ id: z.string().min(1).max(200), approved: z.boolean(), reason: z.string().max(2000).optional() }))
+      .min(1)
+      .max(32)
+      .optional()
+      .openapi({ description: 'Resumes the session’s paused turn (status requires_action): a decision on each of its pendingToolCalls' }),
     context: z
       .looseObject({
         sessionId: z.string().regex(SESSION_ID, { error: 'must be 1–128 letters, digits, _ or -' }).optional(),
@@ -23,6 +29,10 @@ const converseInput = z
       .optional()
       .openapi({ description: 'sessionId continues a conversation (a new one is made when absent); other fields are free-form' }),
     stream: z.boolean().optional().openapi({ description: 'Server-sent events (also with Accept: text/event-stream)' }),
+  })
+  .superRefine((body, ctx) => {
+    if (body.toolApprovals && body.message !== undefined) ctx.addIssue({ code: 'custom', path: ['message'], message: 'must be absent when resuming a paused turn with toolApprovals' });
+    if (!body.toolApprovals && body.message === undefined) ctx.addIssue({ code: 'custom', path: ['message'], message: 'is required' });
   })
   .openapi('ConverseRequest');
 
@@ -57,6 +67,11 @@ const converseResponse = z
     usage: z.object({ inputTokens: z.int(), outputTokens: z.int() }),
     finishReason: z.string(),
     toolCalls: z.array(toolCall).optional().openapi({ description: 'The agent’s tool calls on the way to the reply (SSE: tool_call and tool_result events)' }),
+    status: z.enum(['completed', 'requires_action']).openapi({ description: 'requires_action: the turn is paused until a person decides on pendingToolCalls (resume with toolApprovals)' }),
+    pendingToolCalls: z
+      .array(z.object({ id: z.string(), tool: z.string(), arguments: z.record(z.string(), z.unknown()).optional() }))
+      .optional()
+      .openapi({ description: 'With status requires_action: the calls waiting for approval' }),
   })
   .openapi('ConverseResponse');
 
@@ -85,7 +100,8 @@ async function streamTurn(c: Context<AppEnv>, rt: Runtime, agentId: string, inpu
         else await send({ event: event.type, data: event.call });
       }
       const done = step.value;
-      await send({ event: 'done', data: { usage: done.usage, finishReason: done.finishReason, reply: done.reply, ...(done.toolCalls ? { toolCalls: done.toolCalls } : {}) } });
+      if (done.status === 'requires_action') await send({ event: 'requires_action', data: { pendingToolCalls: done.pendingToolCalls } });
+      await send({ event: 'done', data: { usage: done.usage, finishReason: done.finishReason, reply: done.reply, status: done.status, ...(done.toolCalls ? { toolCalls: done.toolCalls } : {}) } });
     },
     (error) => [{ event: 'error', data: { code: error.code, message: error.message, details: error.details } }],
   );
@@ -107,6 +123,7 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime
           description: 'The reply (JSON), or server-sent events start, sources, tool_call, tool_result, delta, done, error',
           content: { 'application/json': { schema: envelope(converseResponse) }, 'text/event-stream': { schema: z.string() } },
         },
+        409: jsonContent(commonErrors[400].content['application/json'].schema, 'A turn of the session waits for tool approval (details.pendingToolCalls), or there is none to resume'),
         422: jsonContent(commonErrors[400].content['application/json'].schema, 'The agent has tools its model cannot call in Cairn yet (details.model)'),
         502: jsonContent(commonErrors[400].content['application/json'].schema, 'The model provider failed (details.provider, details.status)'),
         ...commonErrors,
@@ -116,7 +133,7 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime
       const scope = c.get('identity').scope;
       const body = c.req.valid('json');
       const { agentId } = c.req.valid('param');
-      const input = { message: body.message, sessionId: body.context?.sessionId, userId: body.context?.userId };
+      const input = { message: body.message ?? '', sessionId: body.context?.sessionId, userId: body.context?.userId, toolApprovals: body.toolApprovals };
       if (wantsStream(c, body.stream)) return streamTurn(c, rt, agentId, input);
       const { data, skipped } = await converse(rt, scope, agentId, input, { signal: c.req.raw.signal });
       return ok(c, data, 200, skipped.length > 0 ? { skippedKnowledgeSources: skipped } : undefined);

@@ -1,6 +1,6 @@
 import { config } from '../config';
 import { newId } from '../ids';
-import { approximateTokens, type ChatMessage, type ChatRequest, type ChatResult, type ResolvedModel } from '../models/types';
+import { approximateTokens, type ChatMessage, type ChatRequest, type ChatResult, type ResolvedModel, type ToolCall } from '../models/types';
 import { searchSource } from '../search/search';
 import { log, errorFields } from '../log';
 import { extractMemory, type Extraction } from '../memory/extract';
@@ -11,7 +11,7 @@ import type { TenantScope } from '../tenancy';
 import type { Agent } from './agent-schema';
 import { agents } from './agents';
 import { runTool, toolParameters } from './tool-runner';
-import { AppError } from '../errors';
+import { AppError, ConflictError, ValidationError } from '../errors';
 import type { KnowledgeSourceRecord } from './knowledge-sources';
 import type { Runtime } from '../runtime';
 
@@ -104,7 +104,35 @@ export interface ConverseInput {
   instructions?: string;
   /** Sampling settings of this turn, over the agent's own (the OpenAI-compatible surface sends them). */
   settings?: { temperature?: number; maxTokens?: number; topP?: number; stop?: string[] };
+  /** Resumes the session's paused turn with a person's decision on each pending call (no message then). */
+  toolApprovals?: ToolApproval[];
 }
+
+export interface ToolApproval {
+  id: string;
+  approved: boolean;
+  reason?: string;
+}
+
+/** How far a turn got: its tool calls, the tokens used and the model steps taken. */
+interface Progress {
+  toolCalls: ToolCallRecord[];
+  usage: ChatResult['usage'];
+  step: number;
+}
+
+/** A turn waiting for a person: everything needed to continue it, from any instance. */
+interface PausedState {
+  request: ChatRequest;
+  sources: ConverseSource[];
+  receivedAt: number;
+  userId?: string;
+  pendingCalls: ToolCall[];
+  progress: Progress;
+}
+
+const toolOf = (agent: Agent, name: string) => (agent.tools ?? []).find((t) => t.name === name);
+const needsApproval = (prepared: PreparedConversation, calls: ToolCall[]) => prepared.persist && calls.some((c) => toolOf(prepared.agent, c.name)?.requireApproval);
 
 async function prepareConversation(rt: Runtime, scope: TenantScope, agentId: string, input: ConverseInput): Promise<PreparedConversation> {
   const agent = await agents.get(rt, scope, agentId);
@@ -113,6 +141,15 @@ async function prepareConversation(rt: Runtime, scope: TenantScope, agentId: str
     input.history ??
     (await rt.store.sessions.recentMessages(scope, agent.id, sessionId, HISTORY_WINDOW)).map((m) => ({ role: m.role, content: m.content }));
   const tools = agent.tools ?? [];
+  // A paused turn must be resumed (or the session deleted) before the conversation goes on.
+  if (input.sessionId && input.history === undefined && tools.some((t) => t.requireApproval)) {
+    const paused = (await rt.store.pausedTurns.peek(scope, agent.id, input.sessionId)) as PausedState | undefined;
+    if (paused) {
+      throw new ConflictError('A turn of this session is waiting for tool approval: resume it with toolApprovals first', {
+        pendingToolCalls: paused.pendingCalls.map((c) => ({ id: c.id, tool: c.name, arguments: c.arguments })),
+      });
+    }
+  }
   // With a knowledge_search tool the model decides when to search; without, every turn is grounded.
   const grounded =
     agent.capabilities.includes('document-search') && agent.knowledgeSourceIds.length > 0 && !tools.some((t) => t.type === 'knowledge_search')
@@ -158,14 +195,28 @@ async function prepareConversation(rt: Runtime, scope: TenantScope, agentId: str
  * Runs the tools a step asked for (in parallel), adds the round to the request and reports each
  * call; a failing or unknown tool is an error the model is told about.
  */
-async function runToolRound(rt: Runtime, scope: TenantScope, prepared: PreparedConversation, result: ChatResult, signal: AbortSignal | undefined, emit: (event: TurnEvent) => void): Promise<ToolCallRecord[]> {
-  const calls = result.toolCalls ?? [];
+async function runToolRound(
+  rt: Runtime,
+  scope: TenantScope,
+  prepared: PreparedConversation,
+  calls: ToolCall[],
+  signal: AbortSignal | undefined,
+  emit: (event: TurnEvent) => void,
+  approvals?: Map<string, ToolApproval>,
+): Promise<ToolCallRecord[]> {
   for (const call of calls) emit({ type: 'tool_call', call: { id: call.id, tool: call.name, arguments: call.arguments } });
   const records = await Promise.all(
     calls.map(async (call): Promise<ToolCallRecord> => {
-      const tool = (prepared.agent.tools ?? []).find((t) => t.name === call.name);
+      const tool = toolOf(prepared.agent, call.name);
       const started = Date.now();
-      const outcome = tool ? await runTool(rt, scope, prepared.agent, tool, call.arguments, { signal }) : { ok: false as const, error: `There is no tool named ${call.name}` };
+      const approval = approvals?.get(call.id);
+      const outcome = !tool
+        ? { ok: false as const, error: `There is no tool named ${call.name}` }
+        : tool.requireApproval && !approval
+          ? { ok: false as const, error: 'This call needs a person’s approval, which could not be asked for here' }
+          : approval && !approval.approved
+            ? { ok: false as const, error: `A person rejected this call${approval.reason ? `: ${approval.reason}` : ''}` }
+            : await runTool(rt, scope, prepared.agent, tool, call.arguments, { signal });
       const record = { id: call.id, tool: call.name, arguments: call.arguments, ...(outcome.ok ? { result: outcome.result } : { error: outcome.error }), durationMs: Date.now() - started };
       emit({ type: 'tool_result', call: record });
       return record;
@@ -187,6 +238,58 @@ const stepLimitReply = (result: ChatResult): ChatResult => ({
   finishReason: 'other',
   toolCalls: undefined,
 });
+
+/** Pauses the turn until a person decides on its calls; the answer says which calls wait. */
+async function pauseTurn(rt: Runtime, scope: TenantScope, prepared: PreparedConversation, calls: ToolCall[], progress: Progress) {
+  const state: PausedState = { request: prepared.request, sources: prepared.sources, receivedAt: prepared.receivedAt, userId: prepared.userId, pendingCalls: calls, progress };
+  if (!(await rt.store.pausedTurns.pause(scope, prepared.agent.id, prepared.sessionId, state as unknown as Record<string, unknown>))) {
+    throw new ConflictError('A turn of this session is already waiting for tool approval');
+  }
+  return {
+    agentId: prepared.agent.id,
+    sessionId: prepared.sessionId,
+    status: 'requires_action' as const,
+    reply: '',
+    model: prepared.resolved.name,
+    sources: prepared.sources,
+    usage: progress.usage,
+    finishReason: 'requires_action',
+    pendingToolCalls: calls.map((c) => ({ id: c.id, tool: c.name, arguments: c.arguments })),
+    ...(progress.toolCalls.length > 0 ? { toolCalls: progress.toolCalls } : {}),
+  };
+}
+
+/**
+ * Takes the session's paused turn back with a decision on every pending call (exactly once: a
+ * second resume finds nothing and is a 409), and runs the approved calls.
+ */
+async function resumeTurn(rt: Runtime, scope: TenantScope, agentId: string, input: ConverseInput) {
+  if (!input.sessionId) throw new ValidationError('context.sessionId', 'is required to resume a turn with toolApprovals');
+  const agent = await agents.get(rt, scope, agentId);
+  const waiting = (await rt.store.pausedTurns.peek(scope, agent.id, input.sessionId)) as PausedState | undefined;
+  if (!waiting) throw new ConflictError(`No turn of session ${input.sessionId} is waiting for tool approval (already resumed, or never paused)`);
+  const approvals = new Map((input.toolApprovals ?? []).map((a) => [a.id, a]));
+  (input.toolApprovals ?? []).forEach((a, i) => {
+    if (!waiting.pendingCalls.some((c) => c.id === a.id)) throw new ValidationError(`toolApprovals[${i}].id`, `is not a pending call of this turn (${waiting.pendingCalls.map((c) => c.id).join(', ')})`);
+  });
+  const undecided = waiting.pendingCalls.filter((c) => toolOf(agent, c.name)?.requireApproval && !approvals.has(c.id));
+  if (undecided.length > 0) throw new ValidationError('toolApprovals', `must decide on every pending call: ${undecided.map((c) => c.id).join(', ')} missing`);
+  const state = (await rt.store.pausedTurns.take(scope, agent.id, input.sessionId)) as PausedState | undefined;
+  if (!state) throw new ConflictError(`No turn of session ${input.sessionId} is waiting for tool approval (already resumed, or never paused)`);
+  const resolved = await rt.models.resolve(agent.model);
+  const prepared: PreparedConversation = {
+    agent,
+    sessionId: input.sessionId,
+    resolved,
+    request: state.request,
+    sources: state.sources,
+    skipped: [],
+    persist: true,
+    receivedAt: state.receivedAt,
+    userId: state.userId,
+  };
+  return { prepared, progress: state.progress, pendingCalls: state.pendingCalls, approvals };
+}
 
 /** Stores the turn (for Cairn sessions) and shapes the API's answer. */
 async function finishConversation(rt: Runtime, scope: TenantScope, prepared: PreparedConversation, result: ChatResult, toolCalls: ToolCallRecord[] = []) {
@@ -223,6 +326,7 @@ async function finishConversation(rt: Runtime, scope: TenantScope, prepared: Pre
     sources,
     usage: result.usage,
     finishReason: result.finishReason,
+    status: 'completed' as const,
     ...(toolCalls.length > 0 ? { toolCalls } : {}),
   };
 }
@@ -254,7 +358,15 @@ export function modelDeadline(): AbortSignal {
   return AbortSignal.timeout(config.modelTimeoutMs);
 }
 
-export type ConverseResult = Awaited<ReturnType<typeof finishConversation>>;
+export type ConverseResult = Awaited<ReturnType<typeof finishConversation>> | Awaited<ReturnType<typeof pauseTurn>>;
+
+/** A new turn, or the resumption of a paused one (its approved calls run first). */
+async function startTurn(rt: Runtime, scope: TenantScope, agentId: string, input: ConverseInput, signal: AbortSignal | undefined, emit: (event: TurnEvent) => void) {
+  if (!input.toolApprovals) return { prepared: await prepareConversation(rt, scope, agentId, input), progress: { toolCalls: [], usage: { inputTokens: 0, outputTokens: 0 }, step: 0 } as Progress };
+  const resumed = await resumeTurn(rt, scope, agentId, input);
+  resumed.progress.toolCalls.push(...(await runToolRound(rt, scope, resumed.prepared, resumed.pendingCalls, signal, emit, resumed.approvals)));
+  return resumed;
+}
 
 /** The model call ends at the deadline, or as soon as the caller goes away (`signal`). */
 function modelSignal(signal: AbortSignal | undefined): AbortSignal {
@@ -263,17 +375,16 @@ function modelSignal(signal: AbortSignal | undefined): AbortSignal {
 
 /** One turn, answered whole. `skipped`: the agent's sources that were not ready. */
 export async function converse(rt: Runtime, scope: TenantScope, agentId: string, input: ConverseInput, options: { signal?: AbortSignal } = {}) {
-  const prepared = await prepareConversation(rt, scope, agentId, input);
-  const toolCalls: ToolCallRecord[] = [];
-  let usage = { inputTokens: 0, outputTokens: 0 };
-  for (let step = 0; ; step++) {
+  const { prepared, progress } = await startTurn(rt, scope, agentId, input, options.signal, () => undefined);
+  for (; ; progress.step++) {
     const result = await prepared.resolved.engine.generate(prepared.request, modelSignal(options.signal));
-    usage = addUsage(usage, result.usage);
-    if (result.finishReason !== 'tool_calls' || !result.toolCalls?.length || step >= MAX_TOOL_STEPS) {
+    progress.usage = addUsage(progress.usage, result.usage);
+    if (result.finishReason !== 'tool_calls' || !result.toolCalls?.length || progress.step >= MAX_TOOL_STEPS) {
       const final = result.finishReason === 'tool_calls' ? stepLimitReply(result) : result;
-      return { data: await finishConversation(rt, scope, prepared, { ...final, usage }, toolCalls), skipped: prepared.skipped };
+      return { data: await finishConversation(rt, scope, prepared, { ...final, usage: progress.usage }, progress.toolCalls), skipped: prepared.skipped };
     }
-    toolCalls.push(...(await runToolRound(rt, scope, prepared, result, options.signal, () => undefined)));
+    if (needsApproval(prepared, result.toolCalls)) return { data: await pauseTurn(rt, scope, prepared, result.toolCalls, progress), skipped: prepared.skipped };
+    progress.toolCalls.push(...(await runToolRound(rt, scope, prepared, result.toolCalls, options.signal, () => undefined)));
   }
 }
 
@@ -283,7 +394,9 @@ export async function converse(rt: Runtime, scope: TenantScope, agentId: string,
  * away (`signal`), the model call is cancelled and the partial reply is stored marked interrupted.
  */
 export async function converseStream(rt: Runtime, scope: TenantScope, agentId: string, input: ConverseInput, options: { signal?: AbortSignal } = {}) {
-  const prepared = await prepareConversation(rt, scope, agentId, input);
+  // A resumed turn's approved calls run before the stream starts; their events lead it.
+  const early: TurnEvent[] = [];
+  const { prepared, progress } = await startTurn(rt, scope, agentId, input, options.signal, (event) => early.push(event));
   return {
     agentId: prepared.agent.id,
     sessionId: prepared.sessionId,
@@ -292,10 +405,9 @@ export async function converseStream(rt: Runtime, scope: TenantScope, agentId: s
     skipped: prepared.skipped,
     async *deltas(): AsyncGenerator<TurnEvent, ConverseResult> {
       let text = '';
-      const toolCalls: ToolCallRecord[] = [];
-      let usage = { inputTokens: 0, outputTokens: 0 };
+      for (const event of early) yield event;
       try {
-        for (let round = 0; ; round++) {
+        for (; ; progress.step++) {
           const generator = prepared.resolved.engine.stream(prepared.request, modelSignal(options.signal));
           let step = await generator.next();
           for (; !step.done; step = await generator.next()) {
@@ -303,18 +415,20 @@ export async function converseStream(rt: Runtime, scope: TenantScope, agentId: s
             yield { type: 'delta', text: step.value };
           }
           const result = step.value;
-          usage = addUsage(usage, result.usage);
-          if (result.finishReason !== 'tool_calls' || !result.toolCalls?.length || round >= MAX_TOOL_STEPS) {
+          progress.usage = addUsage(progress.usage, result.usage);
+          if (result.finishReason !== 'tool_calls' || !result.toolCalls?.length || progress.step >= MAX_TOOL_STEPS) {
             const final = result.finishReason === 'tool_calls' ? stepLimitReply(result) : result;
-            return await finishConversation(rt, scope, prepared, { ...final, text: text || final.text, usage }, toolCalls);
+            return await finishConversation(rt, scope, prepared, { ...final, text: text || final.text, usage: progress.usage }, progress.toolCalls);
           }
+          if (needsApproval(prepared, result.toolCalls)) return await pauseTurn(rt, scope, prepared, result.toolCalls, progress);
           const events: TurnEvent[] = [];
-          toolCalls.push(...(await runToolRound(rt, scope, prepared, result, options.signal, (event) => events.push(event))));
+          progress.toolCalls.push(...(await runToolRound(rt, scope, prepared, result.toolCalls, options.signal, (event) => events.push(event))));
           for (const event of events) yield event;
         }
       } catch (error) {
         if (!options.signal?.aborted) throw error;
-        await finishConversation(rt, scope, prepared, { text, usage: { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens + approximateTokens(text) }, finishReason: 'interrupted' }, toolCalls);
+        const usage = { inputTokens: progress.usage.inputTokens, outputTokens: progress.usage.outputTokens + approximateTokens(text) };
+        await finishConversation(rt, scope, prepared, { text, usage, finishReason: 'interrupted' }, progress.toolCalls);
         throw error;
       }
     },

@@ -5,6 +5,7 @@ import { executionsStore } from './executions';
 import { filesStore } from './files';
 import { memoryGraphStore } from './memory-graph';
 import { partitionsStore } from './partitions';
+import { pausedTurnsStore } from './paused-turns';
 import { queueMessagesStore } from './queue-messages';
 import { rateCountersStore } from './rate-counters';
 import { recordsStore } from './records';
@@ -35,6 +36,7 @@ export function createStore(db: Db) {
     appRecords: appRecordsStore(db),
     sourceSecrets: sourceSecretsStore(db),
     partitions: partitionsStore(db),
+    pausedTurns: pausedTurnsStore(db),
     queueMessages: queueMessagesStore(db),
     unfinishedWork: unfinishedWorkStore(db),
   };

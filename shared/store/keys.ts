@@ -70,6 +70,8 @@ export const keys = {
 
   /** A conversation: its messages, oldest first by their time-ordered ids. */
   sessionPartition: (scope: TenantScope, agentId: string, sessionId: string) => `${scoped(scope)}#SESSION#${agentId}#${sessionId}`,
+  /** A conversation's turn paused for a person to approve tool calls (at most one). */
+  pausedTurn: (scope: TenantScope, agentId: string, sessionId: string): ItemKey => ({ pk: `${scoped(scope)}#PAUSED#${agentId}#${sessionId}`, sk: 'TURN' }),
 
   /**
    * The memory graph of one user (or of one anonymous session): nodes, edges and episodes of

@@ -89,7 +89,11 @@ export function sessionsStore(db: Db) {
   async function deleteSession(scope: TenantScope, agentId: string, sessionId: string): Promise<number> {
     const pk = keys.sessionPartition(scope, agentId, sessionId);
     const items = await queryAll(pk);
-    await batchWrite([...items.map((item) => deleteRequest({ pk, sk: String(item.sk) })), deleteRequest(keys.sessionIndex(scope, agentId, sessionId))]);
+    await batchWrite([
+      ...items.map((item) => deleteRequest({ pk, sk: String(item.sk) })),
+      deleteRequest(keys.sessionIndex(scope, agentId, sessionId)),
+      deleteRequest(keys.pausedTurn(scope, agentId, sessionId)),
+    ]);
     return items.length;
   }
   return { appendMessages, touchSession, recentMessages, listMessages, sessionsOf, deleteSession };

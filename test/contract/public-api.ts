@@ -703,6 +703,19 @@ export interface components {
             finishReason: string;
             /** @description The agent’s tool calls on the way to the reply (SSE: tool_call and tool_result events) */
             toolCalls?: components["schemas"]["ToolCall"][];
+            /**
+             * @description requires_action: the turn is paused until a person decides on pendingToolCalls (resume with toolApprovals)
+             * @enum {string}
+             */
+            status: "completed" | "requires_action";
+            /** @description With status requires_action: the calls waiting for approval */
+            pendingToolCalls?: {
+                id: string;
+                tool: string;
+                arguments?: {
+                    [key: string]: unknown;
+                };
+            }[];
         };
         ToolCall: {
             id: string;
@@ -716,8 +729,17 @@ export interface components {
             durationMs: number;
         };
         ConverseRequest: {
-            /** @example How long do I have to return an item? */
-            message: string;
+            /**
+             * @description Required, except when resuming a paused turn with toolApprovals
+             * @example How long do I have to return an item?
+             */
+            message?: string;
+            /** @description Resumes the session’s paused turn (status requires_action): a decision on each of its pendingToolCalls */
+            toolApprovals?: {
+                id: string;
+                approved: boolean;
+                reason?: string;
+            }[];
             /** @description sessionId continues a conversation (a new one is made when absent); other fields are free-form */
             context?: {
                 sessionId?: string;
@@ -1970,6 +1992,19 @@ export interface operations {
             };
             /** @description Not found (also for ids of other tenants) */
             404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A turn of the session waits for tool approval (details.pendingToolCalls), or there is none to resume */
+            409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
