@@ -1,8 +1,11 @@
 /**
  * `npm run bench` (third part): converse latency with the built-in engine over a 10k-chunk
  * PostgreSQL source, and how much of it is spent outside the model (retrieval, session store,
- * envelope). Writes bench/results/converse.json.
+ * envelope); and a turn with one tool call against one without, outside the model and the tool.
+ * Writes bench/results/converse.json.
  */
+import './allow-local-tools';
+import { createServer } from 'node:http';
 import pg from 'pg';
 import { benchApp, cisi, mean, percentile, rng, runBench, startBenchServices, timeLocalModel, writeResults } from './common';
 
@@ -57,6 +60,39 @@ async function main() {
     outside.push(elapsed - (modelTime() - before));
     dynamoRequests.push(dynamoTotals().dynamoRequests - requestsBefore);
   }
+  // One tool call per turn: an order service on this machine, an agent that calls it, and the same
+  // agent without tools, in alternation so drift hits both alike.
+  const shop = createServer((req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ order: req.url!.split('/').pop(), status: 'shipped', eta: '2026-11-25' })));
+  await new Promise<void>((resolve) => shop.listen(0, '127.0.0.1', resolve));
+  const tool = {
+    type: 'http', name: 'order_status', description: 'Looks up the delivery status of an order by its order number',
+    parameters: { type: 'object', properties: { orderId: { type: 'string', pattern: '^[A-Z][0-9]+$' } }, required: ['orderId'] },
+    url: `http://localhost:${(shop.address() as { port: number }).port}/orders/{{orderId}}`,
+  };
+  const withTool = await call('POST', '/v1/agents', { name: 'Support', model: 'gpt-4', tools: [tool] });
+  const withoutTool = await call('POST', '/v1/agents', { name: 'Plain', model: 'gpt-4' });
+  const turns = { tool: { outside: [] as number[], requests: [] as number[] }, plain: { outside: [] as number[], requests: [] as number[] } };
+  for (let i = 0; i < TURNS + 20; i++) {
+    for (const [kind, id] of [['tool', withTool.data.id], ['plain', withoutTool.data.id]] as const) {
+      const before = modelTime();
+      const requestsBefore = dynamoTotals().dynamoRequests;
+      const t0 = performance.now();
+      const reply = await call('POST', `/v1/agents/${id}/converse`, { message: `Where is my order A${i}?` });
+      const elapsed = performance.now() - t0;
+      if (i < 20) continue;
+      const toolMs = ((reply.data.toolCalls as Array<{ durationMs: number }> | undefined) ?? []).reduce((n, c) => n + c.durationMs, 0);
+      turns[kind].outside.push(elapsed - (modelTime() - before) - toolMs);
+      turns[kind].requests.push(dynamoTotals().dynamoRequests - requestsBefore);
+    }
+  }
+  await new Promise<void>((resolve) => shop.close(() => resolve()));
+  const toolTurn = {
+    withToolOutsideModelAndToolMs: { p50: percentile(turns.tool.outside, 0.5), mean: mean(turns.tool.outside) },
+    withoutToolOutsideModelMs: { p50: percentile(turns.plain.outside, 0.5), mean: mean(turns.plain.outside) },
+    overheadRatio: Math.round((mean(turns.tool.outside) / mean(turns.plain.outside)) * 100) / 100,
+    dynamoRequestsPerTurn: { withTool: mean(turns.tool.requests), withoutTool: mean(turns.plain.requests) },
+  };
+
   const results = {
     date: new Date().toISOString(),
     node: process.version,
@@ -66,6 +102,7 @@ async function main() {
     outsideModelMs: { p50: percentile(outside, 0.5), p95: percentile(outside, 0.95), mean: mean(outside) },
     modelMsMean: Math.round(((mean(total) - mean(outside)) * 10)) / 10,
     dynamoRequestsPerTurn: { mean: mean(dynamoRequests), max: Math.max(...dynamoRequests) },
+    oneToolCallTurn: toolTurn,
   };
   writeResults('converse', results);
   await services.stop();
