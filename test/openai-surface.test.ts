@@ -55,7 +55,7 @@ describe('the OpenAI-compatible surface', () => {
       ['n', { n: 2 }],
       ['max_tokens', { max_tokens: 0 }],
       ['response_format.type', { response_format: { type: 'json_object' } }],
-      ['tools', { tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object' } } }] }],
+      ['tools[0].function.name', { tools: [{ type: 'function', function: { name: 'bad name!', parameters: { type: 'object' } } }] }],
     ] as const) {
       const refused = await client.chat.completions.create({ ...ask, ...extra } as Parameters<typeof client.chat.completions.create>[0]).then(
         () => undefined,
@@ -66,6 +66,44 @@ describe('the OpenAI-compatible surface', () => {
     }
     // Without a key: OpenAI's authentication error.
     await expect(clientFor('cak_wrong_key_000000000000').models.list()).rejects.toMatchObject({ status: 401, type: 'authentication_error', code: 'invalid_api_key' });
+  });
+
+  it('returns calls of the caller’s own tools as tool_calls, and answers from the results sent back', async () => {
+    const tools = [
+      {
+        type: 'function' as const,
+        function: { name: 'get_weather', description: 'Current weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+      },
+    ];
+    const question = { role: 'user' as const, content: 'What is the weather in "Paris" right now?' };
+    const first = await client.chat.completions.create({ model: agentId, messages: [question], tools });
+    const call = first.choices[0]!.message.tool_calls![0]!;
+    expect(first.choices[0]!.finish_reason).toBe('tool_calls');
+    expect(call.type === 'function' && call.function).toEqual({ name: 'get_weather', arguments: '{"city":"Paris"}' });
+
+    const second = await client.chat.completions.create({
+      model: agentId,
+      tools,
+      messages: [question, first.choices[0]!.message, { role: 'tool', tool_call_id: call.id, content: '{"city":"Paris","sky":"sunny","celsius":21}' }],
+    });
+    expect(second.choices[0]!.finish_reason).toBe('stop');
+    expect(second.choices[0]!.message.content).toContain('sky: sunny');
+
+    // Streamed, the call arrives as a tool_calls delta.
+    const stream = await client.chat.completions.create({ model: agentId, messages: [question], tools, stream: true });
+    const deltas: unknown[] = [];
+    let finish: string | null = null;
+    for await (const chunk of stream) {
+      if (chunk.choices[0]?.delta?.tool_calls) deltas.push(...chunk.choices[0].delta.tool_calls);
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+    }
+    expect(deltas).toEqual([expect.objectContaining({ index: 0, type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } })]);
+    expect(finish).toBe('tool_calls');
+
+    // tool_choice none: no call; a tool message without its call: 400 naming it.
+    const none = await client.chat.completions.create({ model: agentId, messages: [question], tools, tool_choice: 'none' });
+    expect(none.choices[0]!.message.tool_calls).toBeUndefined();
+    await expect(client.chat.completions.create({ model: agentId, messages: [question, { role: 'tool', tool_call_id: 'nope', content: 'x' }] })).rejects.toMatchObject({ status: 400, param: 'messages[1].tool_call_id' });
   });
 
   it('answers a browser’s CORS preflight before any key is asked for, and exposes the API’s headers', async () => {

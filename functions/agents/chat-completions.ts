@@ -4,7 +4,7 @@ import { ValidationError } from '../../shared/errors';
 import type { AppEnv } from '../../shared/http/context';
 import { openAiErrorBody } from '../../shared/http/error-handler';
 import { jsonContent } from '../../shared/http/openapi-schemas';
-import type { ChatMessage } from '../../shared/models/types';
+import type { ChatMessage, ToolCall, ToolRound } from '../../shared/models/types';
 import { sseResponse } from '../../shared/http/sse';
 import type { Runtime } from '../../shared/runtime';
 
@@ -19,7 +19,14 @@ const chatInput = z
   .looseObject({
     model: z.string().min(1).openapi({ description: 'A Cairn agent id', example: 'agt_01jd8x2k3m4n5p6q7r8s9t0v1w' }),
     messages: z
-      .array(z.looseObject({ role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']), content: z.union([z.string(), z.array(part), z.null()]) }))
+      .array(
+        z.looseObject({
+          role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']),
+          content: z.union([z.string(), z.array(part), z.null()]).optional(),
+          tool_calls: z.array(z.looseObject({ id: z.string().min(1), function: z.looseObject({ name: z.string().min(1), arguments: z.string() }) })).optional(),
+          tool_call_id: z.string().min(1).optional(),
+        }),
+      )
       .min(1),
     stream: z.boolean().optional(),
     max_tokens: z.int().min(1).max(200_000).nullish().openapi({ description: 'Reply length cap in tokens (deprecated by OpenAI for max_completion_tokens)' }),
@@ -31,8 +38,23 @@ const chatInput = z
     response_format: z
       .looseObject({ type: z.literal('text', { error: 'must be text: json_object and json_schema are not supported yet' }) })
       .nullish(),
-    tools: z.array(z.unknown()).max(0, { error: 'are not supported yet on this endpoint: give the agent its tools instead' }).nullish(),
-    tool_choice: z.union([z.literal('none'), z.literal('auto')], { error: 'must be none or auto: no tools are supported yet' }).nullish(),
+    tools: z
+      .array(
+        z.looseObject({
+          type: z.literal('function'),
+          function: z.looseObject({
+            name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, { error: 'must be 1–64 letters, digits, _ or -' }),
+            description: z.string().max(4000).optional(),
+            parameters: z.record(z.string(), z.unknown()).optional(),
+          }),
+        }),
+      )
+      .max(128)
+      .nullish()
+      .openapi({ description: 'Your own tools: a call comes back as tool_calls (finish_reason tool_calls) for you to run; the agent’s own tools run on the server' }),
+    tool_choice: z
+      .union([z.enum(['none', 'auto', 'required']), z.looseObject({ type: z.literal('function'), function: z.looseObject({ name: z.string().min(1) }) })])
+      .nullish(),
   })
   .openapi('ChatCompletionRequest');
 
@@ -58,6 +80,41 @@ export const openAiSecurity: Array<Record<string, string[]>> = [{ ApiKeyAuth: []
 const textOf = (content: string | Array<{ text?: string }> | null) =>
   typeof content === 'string' ? content : (content ?? []).map((p) => p.text ?? '').join('');
 
+const asToolCall = (call: ToolCall) => ({ id: call.id, type: 'function' as const, function: { name: call.name, arguments: JSON.stringify(call.arguments ?? {}) } });
+
+type WireMessage = { role: string; content?: unknown; tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }>; tool_call_id?: string };
+
+/** OpenAI's assistant tool_calls and `tool` messages as rounds: each call with its result. */
+function roundsOf(messages: WireMessage[], offset: number): ToolRound[] {
+  const rounds: ToolRound[] = [];
+  messages.forEach((m, i) => {
+    if (m.role === 'assistant' && m.tool_calls?.length) {
+      rounds.push({
+        calls: m.tool_calls.map((c) => {
+          let args: unknown;
+          try {
+            args = JSON.parse(c.function.arguments || '{}');
+          } catch {
+            args = undefined;
+          }
+          return { id: c.id, name: c.function.name, arguments: args && typeof args === 'object' && !Array.isArray(args) ? (args as Record<string, unknown>) : undefined };
+        }),
+        results: [],
+      });
+    } else if (m.role === 'tool') {
+      const round = rounds[rounds.length - 1];
+      const call = round?.calls.find((c) => c.id === m.tool_call_id);
+      if (!round || !call) throw new ValidationError(`messages[${offset + i}].tool_call_id`, 'names no tool call of the assistant message before it');
+      round.results.push({ id: call.id, name: call.name, content: typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? ''), isError: false });
+    }
+  });
+  for (const round of rounds) {
+    const missing = round.calls.filter((c) => !round.results.some((r) => r.id === c.id));
+    if (missing.length > 0) throw new ValidationError('messages', `needs a tool message for each tool call (${missing.map((c) => c.id).join(', ')} missing)`);
+  }
+  return rounds;
+}
+
 const finishReason = (r: string) => (r === 'length' || r === 'content_filter' ? r : 'stop');
 
 export function registerChatCompletions(app: OpenAPIHono<AppEnv>, rt: Runtime) {
@@ -78,29 +135,42 @@ export function registerChatCompletions(app: OpenAPIHono<AppEnv>, rt: Runtime) {
     async (c) => {
       const scope = c.get('identity').scope;
       const body = c.req.valid('json');
+      // The messages after the last user message are this turn's tool rounds: the assistant's
+      // tool_calls and the caller's `tool` results for them.
+      const lastUser = body.messages.map((m) => m.role).lastIndexOf('user');
+      const toolRounds = roundsOf(body.messages.slice(lastUser + 1), lastUser + 1);
       const turns: ChatMessage[] = body.messages
-        .filter((m) => m.role === 'user' || m.role === 'assistant')
-        .map((m) => ({ role: m.role as 'user' | 'assistant', content: textOf(m.content) }));
+        .slice(0, lastUser + 1)
+        .filter((m) => (m.role === 'user' || m.role === 'assistant') && textOf(m.content ?? null))
+        .map((m) => ({ role: m.role as 'user' | 'assistant', content: textOf(m.content ?? null) }));
       const last = turns.pop();
-      if (!last || last.role !== 'user' || !last.content.trim()) throw new ValidationError('messages', 'must end with a non-empty user message');
-      const system = body.messages.filter((m) => m.role === 'system' || m.role === 'developer').map((m) => textOf(m.content)).join('\n');
+      if (!last || last.role !== 'user' || !last.content.trim()) throw new ValidationError('messages', 'must have a non-empty user message, followed only by tool calls and their results');
+      const clientTools = (body.tools ?? []).map((t) => ({ name: t.function.name, description: t.function.description ?? '', parameters: t.function.parameters ?? { type: 'object', properties: {} } }));
+      const choice = body.tool_choice;
+      const toolChoice = choice == null || choice === 'auto' ? undefined : typeof choice === 'string' ? choice : { name: choice.function.name };
+      const system = body.messages.filter((m) => m.role === 'system' || m.role === 'developer').map((m) => textOf(m.content ?? null)).join('\n');
       const settings = {
         ...(body.temperature != null ? { temperature: body.temperature } : {}),
         ...((body.max_completion_tokens ?? body.max_tokens) != null ? { maxTokens: (body.max_completion_tokens ?? body.max_tokens)! } : {}),
         ...(body.top_p != null ? { topP: body.top_p } : {}),
         ...(body.stop != null ? { stop: typeof body.stop === 'string' ? [body.stop] : body.stop } : {}),
       };
-      const input = { message: last.content, history: turns, instructions: system || undefined, settings };
+      const input = { message: last.content, history: turns, instructions: system || undefined, settings, clientTools, toolRounds, toolChoice };
       const created = Math.floor(Date.now() / 1000);
       const usageOf = (u: { inputTokens: number; outputTokens: number }) => ({ prompt_tokens: u.inputTokens, completion_tokens: u.outputTokens, total_tokens: u.inputTokens + u.outputTokens });
       if (!body.stream) {
         const { data: done } = await converse(rt, scope, body.model, input, { signal: c.req.raw.signal });
+        const clientCalls = 'clientToolCalls' in done ? done.clientToolCalls : undefined;
         return c.json({
           id: `chatcmpl-${done.sessionId.slice(4)}`,
           object: 'chat.completion',
           created,
           model: body.model,
-          choices: [{ index: 0, message: { role: 'assistant', content: done.reply }, finish_reason: finishReason(done.finishReason) }],
+          choices: [
+            clientCalls
+              ? { index: 0, message: { role: 'assistant', content: done.reply || null, tool_calls: clientCalls.map(asToolCall) }, finish_reason: 'tool_calls' }
+              : { index: 0, message: { role: 'assistant', content: done.reply }, finish_reason: finishReason(done.finishReason) },
+          ],
           usage: usageOf(done.usage),
           cairn: { model: done.model, sources: done.sources },
         });
@@ -118,7 +188,10 @@ export function registerChatCompletions(app: OpenAPIHono<AppEnv>, rt: Runtime) {
           let step = await deltas.next();
           // The agent's own tool calls run server-side: an OpenAI client sees the reply they lead to.
           for (; !step.done; step = await deltas.next()) if (step.value.type === 'delta') await send(chunk({ content: step.value.text }, null));
-          await send(chunk({}, finishReason(step.value.finishReason), { usage: usageOf(step.value.usage) }));
+          const done = step.value;
+          const clientCalls = 'clientToolCalls' in done ? done.clientToolCalls : undefined;
+          if (clientCalls) await send(chunk({ tool_calls: clientCalls.map((call, index) => ({ index, ...asToolCall(call) })) }, null));
+          await send(chunk({}, clientCalls ? 'tool_calls' : finishReason(done.finishReason), { usage: usageOf(done.usage) }));
           await send({ data: '[DONE]' });
         },
         (error) => [{ data: openAiErrorBody(error) }, { data: '[DONE]' }],

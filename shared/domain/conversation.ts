@@ -1,6 +1,6 @@
 import { config } from '../config';
 import { newId } from '../ids';
-import { approximateTokens, type ChatMessage, type ChatRequest, type ChatResult, type ResolvedModel, type ToolCall } from '../models/types';
+import { approximateTokens, type ChatMessage, type ChatRequest, type ChatResult, type ResolvedModel, type ToolCall, type ToolRound, type ToolSpec } from '../models/types';
 import { searchSource } from '../search/search';
 import { log, errorFields } from '../log';
 import { extractMemory, type Extraction } from '../memory/extract';
@@ -47,6 +47,8 @@ export const MAX_TOOL_STEPS = 5;
 
 export interface PreparedConversation {
   agent: Agent;
+  /** Names of the caller's own tools: calls to them go back to the caller. */
+  clientTools: Set<string>;
   sessionId: string;
   resolved: ResolvedModel;
   request: ChatRequest;
@@ -106,6 +108,13 @@ export interface ConverseInput {
   settings?: { temperature?: number; maxTokens?: number; topP?: number; stop?: string[] };
   /** Resumes the session's paused turn with a person's decision on each pending call (no message then). */
   toolApprovals?: ToolApproval[];
+  /**
+   * The caller's own tools (OpenAI-style `tools`): a call to one ends the turn and goes back to
+   * the caller, who runs it and sends the result as a later round (`toolRounds`).
+   */
+  clientTools?: ToolSpec[];
+  toolRounds?: ToolRound[];
+  toolChoice?: 'none' | 'required' | { name: string };
 }
 
 export interface ToolApproval {
@@ -159,13 +168,17 @@ async function prepareConversation(rt: Runtime, scope: TenantScope, agentId: str
     rt.models.resolve(agent.model),
     input.userId && input.history === undefined ? rememberedFacts(rt, scope, agent.id, input.userId) : Promise.resolve(undefined),
   ]);
-  if (tools.length > 0 && !resolved.engine.supportsTools) {
+  for (const [i, clientTool] of (input.clientTools ?? []).entries()) {
+    if (tools.some((t) => t.name === clientTool.name)) throw new ValidationError(`tools[${i}].function.name`, `is ${clientTool.name}, a tool the agent has itself`);
+  }
+  if (tools.length + (input.clientTools?.length ?? 0) > 0 && !resolved.engine.supportsTools) {
     throw new AppError('UNPROCESSABLE', `Agent ${agent.id} has tools, and its model ${resolved.name} cannot call tools: choose a model that can, or remove the tools`, { field: 'tools', model: resolved.name });
   }
   return {
     agent,
     sessionId,
     resolved,
+    clientTools: new Set((input.clientTools ?? []).map((t) => t.name)),
     sources: grounded?.sources ?? [],
     skipped: grounded?.skipped ?? [],
     persist: input.history === undefined,
@@ -181,7 +194,11 @@ async function prepareConversation(rt: Runtime, scope: TenantScope, agentId: str
       maxTokens: input.settings?.maxTokens ?? agent.maxTokens,
       ...(input.settings?.topP !== undefined ? { topP: input.settings.topP } : {}),
       ...(input.settings?.stop?.length ? { stop: input.settings.stop } : {}),
-      ...(tools.length > 0 ? { tools: tools.map((t) => ({ name: t.name, description: t.description, parameters: toolParameters(t) })) } : {}),
+      ...(input.toolChoice !== 'none' && tools.length + (input.clientTools?.length ?? 0) > 0
+        ? { tools: [...tools.map((t) => ({ name: t.name, description: t.description, parameters: toolParameters(t) })), ...(input.clientTools ?? [])] }
+        : {}),
+      ...(input.toolRounds?.length ? { toolRounds: input.toolRounds } : {}),
+      ...(input.toolChoice && input.toolChoice !== 'none' ? { toolChoice: input.toolChoice } : {}),
       agent: {
         name: agent.name,
         description: agent.description,
@@ -279,6 +296,7 @@ async function resumeTurn(rt: Runtime, scope: TenantScope, agentId: string, inpu
   const resolved = await rt.models.resolve(agent.model);
   const prepared: PreparedConversation = {
     agent,
+    clientTools: new Set(),
     sessionId: input.sessionId,
     resolved,
     request: state.request,
@@ -328,6 +346,8 @@ async function finishConversation(rt: Runtime, scope: TenantScope, prepared: Pre
     finishReason: result.finishReason,
     status: 'completed' as const,
     ...(toolCalls.length > 0 ? { toolCalls } : {}),
+    // Calls of the caller's own tools, for the caller to run (OpenAI-style).
+    ...(result.finishReason === 'tool_calls' && result.toolCalls?.length ? { clientToolCalls: result.toolCalls } : {}),
   };
 }
 
@@ -383,6 +403,8 @@ export async function converse(rt: Runtime, scope: TenantScope, agentId: string,
       const final = result.finishReason === 'tool_calls' ? stepLimitReply(result) : result;
       return { data: await finishConversation(rt, scope, prepared, { ...final, usage: progress.usage }, progress.toolCalls), skipped: prepared.skipped };
     }
+    const forCaller = result.toolCalls.filter((c) => prepared.clientTools.has(c.name));
+    if (forCaller.length > 0) return { data: await finishConversation(rt, scope, prepared, { ...result, toolCalls: forCaller, usage: progress.usage }, progress.toolCalls), skipped: prepared.skipped };
     if (needsApproval(prepared, result.toolCalls)) return { data: await pauseTurn(rt, scope, prepared, result.toolCalls, progress), skipped: prepared.skipped };
     progress.toolCalls.push(...(await runToolRound(rt, scope, prepared, result.toolCalls, options.signal, () => undefined)));
   }
@@ -420,6 +442,8 @@ export async function converseStream(rt: Runtime, scope: TenantScope, agentId: s
             const final = result.finishReason === 'tool_calls' ? stepLimitReply(result) : result;
             return await finishConversation(rt, scope, prepared, { ...final, text: text || final.text, usage: progress.usage }, progress.toolCalls);
           }
+          const forCaller = result.toolCalls.filter((c) => prepared.clientTools.has(c.name));
+          if (forCaller.length > 0) return await finishConversation(rt, scope, prepared, { ...result, text, toolCalls: forCaller, usage: progress.usage }, progress.toolCalls);
           if (needsApproval(prepared, result.toolCalls)) return await pauseTurn(rt, scope, prepared, result.toolCalls, progress);
           const events: TurnEvent[] = [];
           progress.toolCalls.push(...(await runToolRound(rt, scope, prepared, result.toolCalls, options.signal, (event) => events.push(event))));

@@ -37,7 +37,12 @@ export function anthropicProvider(options: { baseUrl: string; apiKey: string }):
         ...(request.stop?.length ? { stop_sequences: request.stop } : {}),
         ...(system ? { system } : {}),
         messages: [...request.messages, ...toolMessages(request)],
-        ...(request.tools?.length ? { tools: request.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters })) } : {}),
+        ...(request.tools?.length
+          ? {
+              tools: request.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters })),
+              ...(request.toolChoice ? { tool_choice: request.toolChoice === 'required' ? { type: 'any' } : { type: 'tool', name: request.toolChoice.name } } : {}),
+            }
+          : {}),
         stream,
       }),
     }, signal);

@@ -44,7 +44,12 @@ export function bedrockProvider(client: BedrockRuntimeClient): ChatModel {
       modelId: request.model,
       messages: [...request.messages.map((m): Message => ({ role: m.role, content: [{ text: m.content }] })), ...toolMessages(request)],
       ...(request.tools?.length
-        ? { toolConfig: { tools: request.tools.map((t) => ({ toolSpec: { name: t.name, description: t.description, inputSchema: { json: t.parameters as DocumentType } } })) } }
+        ? {
+            toolConfig: {
+              tools: request.tools.map((t) => ({ toolSpec: { name: t.name, description: t.description, inputSchema: { json: t.parameters as DocumentType } } })),
+              ...(request.toolChoice ? { toolChoice: request.toolChoice === 'required' ? { any: {} } : { tool: { name: request.toolChoice.name } } } : {}),
+            },
+          }
         : {}),
       ...(system ? { system: [{ text: system }] } : {}),
       inferenceConfig: {

@@ -89,7 +89,13 @@ export function decideToolCall(request: ChatRequest): ToolDecision {
     })
     .sort((a, b) => b.overlap - a.overlap);
   const searchTool = tools.find((t) => Object.keys(t.parameters.properties ?? {}).some((p) => QUERY_NAMES.has(p.toLowerCase())));
-  const best = scored[0]!.overlap > 0 ? scored[0]!.tool : searchTool;
+  const choice = request.toolChoice;
+  const best =
+    choice && choice !== 'required'
+      ? tools.find((t) => t.name === choice.name)
+      : scored[0]!.overlap > 0
+        ? scored[0]!.tool
+        : (searchTool ?? (choice === 'required' ? scored[0]!.tool : undefined));
   if (!best) return undefined;
   const { args, missing } = argumentsFor(best, message);
   if (missing) return { ask: `To use ${words(best.name)} I need the ${missing}. Could you give it to me?` };

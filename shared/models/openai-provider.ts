@@ -16,7 +16,10 @@ function body(request: ChatRequest, stream: boolean) {
     model: request.model,
     messages: [...(system ? [{ role: 'system', content: system }] : []), ...request.messages, ...toolMessages(request)],
     ...(request.tools?.length
-      ? { tools: request.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } })) }
+      ? {
+          tools: request.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } })),
+          ...(request.toolChoice ? { tool_choice: request.toolChoice === 'required' ? 'required' : { type: 'function', function: { name: request.toolChoice.name } } } : {}),
+        }
       : {}),
     temperature: request.temperature,
     max_tokens: request.maxTokens,

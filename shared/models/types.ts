@@ -48,6 +48,8 @@ export interface ChatRequest {
   tools?: ToolSpec[];
   /** This turn's tool use so far, after the last user message. */
   toolRounds?: ToolRound[];
+  /** `required`: call some tool; `{name}`: call that one (default: the model decides). */
+  toolChoice?: 'required' | { name: string };
   /** Current facts the agent remembers about the user from earlier conversations ("user prefers …"). */
   memory?: string[];
   /** Who is answering (the local engine introduces itself). */

@@ -788,12 +788,24 @@ export interface components {
             messages: ({
                 /** @enum {string} */
                 role: "system" | "developer" | "user" | "assistant" | "tool";
-                content: string | ({
+                content?: string | ({
                     type: string;
                     text?: string;
                 } & {
                     [key: string]: unknown;
                 })[] | null;
+                tool_calls?: ({
+                    id: string;
+                    function: {
+                        name: string;
+                        arguments: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                } & {
+                    [key: string]: unknown;
+                })[];
+                tool_call_id?: string;
             } & {
                 [key: string]: unknown;
             })[];
@@ -812,8 +824,33 @@ export interface components {
             } & {
                 [key: string]: unknown;
             }) | null;
-            tools?: unknown[] | null;
-            tool_choice?: "none" | "auto" | null;
+            /** @description Your own tools: a call comes back as tool_calls (finish_reason tool_calls) for you to run; the agent’s own tools run on the server */
+            tools?: ({
+                /** @enum {string} */
+                type: "function";
+                function: {
+                    name: string;
+                    description?: string;
+                    parameters?: {
+                        [key: string]: unknown;
+                    };
+                } & {
+                    [key: string]: unknown;
+                };
+            } & {
+                [key: string]: unknown;
+            })[] | null;
+            tool_choice?: ("none" | "auto" | "required") | ({
+                /** @enum {string} */
+                type: "function";
+                function: {
+                    name: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            } & {
+                [key: string]: unknown;
+            }) | null;
         } & {
             [key: string]: unknown;
         };
