@@ -54,7 +54,7 @@ describe('the OpenAI-compatible surface', () => {
       ['top_p', { top_p: 1.5 }],
       ['n', { n: 2 }],
       ['max_tokens', { max_tokens: 0 }],
-      ['response_format.type', { response_format: { type: 'json_object' } }],
+      ['response_format.json_schema.schema', { response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'nonsense' } } } }],
       ['tools[0].function.name', { tools: [{ type: 'function', function: { name: 'bad name!', parameters: { type: 'object' } } }] }],
     ] as const) {
       const refused = await client.chat.completions.create({ ...ask, ...extra } as Parameters<typeof client.chat.completions.create>[0]).then(
@@ -104,6 +104,11 @@ describe('the OpenAI-compatible surface', () => {
     const none = await client.chat.completions.create({ model: agentId, messages: [question], tools, tool_choice: 'none' });
     expect(none.choices[0]!.message.tool_calls).toBeUndefined();
     await expect(client.chat.completions.create({ model: agentId, messages: [question, { role: 'tool', tool_call_id: 'nope', content: 'x' }] })).rejects.toMatchObject({ status: 400, param: 'messages[1].tool_call_id' });
+  });
+
+  it('answers in JSON when response_format asks for it', async () => {
+    const json = await client.chat.completions.create({ model: agentId, messages: [{ role: 'user', content: 'My parcel left Lyon on Monday.' }], response_format: { type: 'json_object' } });
+    expect(JSON.parse(json.choices[0]!.message.content!)).toEqual({ answer: expect.any(String) });
   });
 
   it('answers a browser’s CORS preflight before any key is asked for, and exposes the API’s headers', async () => {

@@ -1,3 +1,4 @@
+import { checkableSchema } from '../../shared/domain/agent-tools';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { converse, converseStream } from '../../shared/domain/conversation';
 import { ValidationError } from '../../shared/errors';
@@ -36,7 +37,11 @@ const chatInput = z
     stop: z.union([z.string().min(1), z.array(z.string().min(1)).max(4)]).nullish().openapi({ description: 'Up to 4 sequences the reply ends before' }),
     n: z.int().min(1).max(1, { error: 'must be 1: Cairn returns one choice per request' }).nullish(),
     response_format: z
-      .looseObject({ type: z.literal('text', { error: 'must be text: json_object and json_schema are not supported yet' }) })
+      .discriminatedUnion('type', [
+        z.looseObject({ type: z.literal('text') }),
+        z.looseObject({ type: z.literal('json_object') }),
+        z.looseObject({ type: z.literal('json_schema'), json_schema: z.looseObject({ name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).default('reply'), schema: checkableSchema }) }),
+      ])
       .nullish(),
     tools: z
       .array(
@@ -155,7 +160,10 @@ export function registerChatCompletions(app: OpenAPIHono<AppEnv>, rt: Runtime) {
         ...(body.top_p != null ? { topP: body.top_p } : {}),
         ...(body.stop != null ? { stop: typeof body.stop === 'string' ? [body.stop] : body.stop } : {}),
       };
-      const input = { message: last.content, history: turns, instructions: system || undefined, settings, clientTools, toolRounds, toolChoice };
+      const format = body.response_format;
+      const responseFormat =
+        format?.type === 'json_object' ? { type: 'json_object' as const } : format?.type === 'json_schema' ? { type: 'json_schema' as const, name: format.json_schema.name, schema: format.json_schema.schema } : undefined;
+      const input = { message: last.content, history: turns, instructions: system || undefined, settings, clientTools, toolRounds, toolChoice, responseFormat };
       const created = Math.floor(Date.now() / 1000);
       const usageOf = (u: { inputTokens: number; outputTokens: number }) => ({ prompt_tokens: u.inputTokens, completion_tokens: u.outputTokens, total_tokens: u.inputTokens + u.outputTokens });
       if (!body.stream) {

@@ -1,3 +1,4 @@
+import { responseFormatInput } from '../../shared/domain/agent-tools';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { converse, converseStream, type ConverseInput } from '../../shared/domain/conversation';
@@ -29,6 +30,7 @@ const converseInput = z
       .optional()
       .openapi({ description: 'sessionId continues a conversation (a new one is made when absent); other fields are free-form' }),
     stream: z.boolean().optional().openapi({ description: 'Server-sent events (also with Accept: text/event-stream)' }),
+    responseFormat: responseFormatInput.optional(),
   })
   .superRefine((body, ctx) => {
     if (body.toolApprovals && body.message !== undefined) ctx.addIssue({ code: 'custom', path: ['message'], message: 'must be absent when resuming a paused turn with toolApprovals' });
@@ -67,6 +69,7 @@ const converseResponse = z
     usage: z.object({ inputTokens: z.int(), outputTokens: z.int() }),
     finishReason: z.string(),
     toolCalls: z.array(toolCall).optional().openapi({ description: 'The agent’s tool calls on the way to the reply (SSE: tool_call and tool_result events)' }),
+    output: z.unknown().optional().openapi({ description: 'With responseFormat: the reply, parsed and checked' }),
     status: z.enum(['completed', 'requires_action']).openapi({ description: 'requires_action: the turn is paused until a person decides on pendingToolCalls (resume with toolApprovals)' }),
     pendingToolCalls: z
       .array(z.object({ id: z.string(), tool: z.string(), arguments: z.record(z.string(), z.unknown()).optional() }))
@@ -133,7 +136,7 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime
       const scope = c.get('identity').scope;
       const body = c.req.valid('json');
       const { agentId } = c.req.valid('param');
-      const input = { message: body.message ?? '', sessionId: body.context?.sessionId, userId: body.context?.userId, toolApprovals: body.toolApprovals };
+      const input = { message: body.message ?? '', sessionId: body.context?.sessionId, userId: body.context?.userId, toolApprovals: body.toolApprovals, responseFormat: body.responseFormat };
       if (wantsStream(c, body.stream)) return streamTurn(c, rt, agentId, input);
       const { data, skipped } = await converse(rt, scope, agentId, input, { signal: c.req.raw.signal });
       return ok(c, data, 200, skipped.length > 0 ? { skippedKnowledgeSources: skipped } : undefined);

@@ -117,6 +117,23 @@ export const toolsInput = z
   .openapi({ description: 'Tools the agent may call (http, knowledge_search, workflow)' });
 
 export type ToolInput = z.infer<typeof toolInput>;
+
+/** A JSON Schema this server can check values against (tool arguments, structured replies). */
+export const checkableSchema = z.record(z.string(), z.unknown()).superRefine((schema, ctx) => {
+  try {
+    z.fromJSONSchema(schema);
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: `is not a JSON Schema this server can check replies with: ${(error as Error).message}` });
+  }
+});
+
+/** `responseFormat` of a turn: JSON, or JSON matching a schema. */
+export const responseFormatInput = z
+  .discriminatedUnion('type', [
+    z.strictObject({ type: z.literal('json_object') }),
+    z.strictObject({ type: z.literal('json_schema'), name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).default('reply'), schema: checkableSchema }),
+  ])
+  .openapi('ResponseFormat', { description: 'The reply must be JSON (json_object) or JSON matching a JSON Schema (json_schema); it is checked, one repair is asked for, else 502' });
 type AuthInput = NonNullable<Extract<ToolInput, { type: 'http' }>['auth']>;
 
 /** Auth as stored: the secret sealed. */

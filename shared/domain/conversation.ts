@@ -1,6 +1,7 @@
 import { config } from '../config';
 import { newId } from '../ids';
-import { approximateTokens, type ChatMessage, type ChatRequest, type ChatResult, type ResolvedModel, type ToolCall, type ToolRound, type ToolSpec } from '../models/types';
+import { approximateTokens, formatInstruction, type ChatMessage, type ChatRequest, type ChatResult, type ResolvedModel, type ResponseFormat, type ToolCall, type ToolRound, type ToolSpec } from '../models/types';
+import { checkReply, invalidReply } from '../models/structured-output';
 import { searchSource } from '../search/search';
 import { log, errorFields } from '../log';
 import { extractMemory, type Extraction } from '../memory/extract';
@@ -115,6 +116,8 @@ export interface ConverseInput {
   clientTools?: ToolSpec[];
   toolRounds?: ToolRound[];
   toolChoice?: 'none' | 'required' | { name: string };
+  /** The reply must be JSON of this format (checked, one repair asked for, else 502). */
+  responseFormat?: ResponseFormat;
 }
 
 export interface ToolApproval {
@@ -198,6 +201,7 @@ async function prepareConversation(rt: Runtime, scope: TenantScope, agentId: str
         ? { tools: [...tools.map((t) => ({ name: t.name, description: t.description, parameters: toolParameters(t) })), ...(input.clientTools ?? [])] }
         : {}),
       ...(input.toolRounds?.length ? { toolRounds: input.toolRounds } : {}),
+      ...(input.responseFormat ? { responseFormat: input.responseFormat } : {}),
       ...(input.toolChoice && input.toolChoice !== 'none' ? { toolChoice: input.toolChoice } : {}),
       agent: {
         name: agent.name,
@@ -244,6 +248,32 @@ async function runToolRound(
     { calls, results: records.map((r) => ({ id: r.id, name: r.tool, content: r.result ?? r.error ?? '', isError: r.error !== undefined })) },
   ];
   return records;
+}
+
+/**
+ * A final reply in the requested format: checked, and when it does not match, asked once more
+ * with the error (the turn fails with it after that). `output` is the parsed value.
+ */
+async function inFormat(prepared: PreparedConversation, result: ChatResult, signal: AbortSignal | undefined): Promise<ChatResult & { output?: unknown }> {
+  const format = prepared.request.responseFormat;
+  if (!format || result.finishReason === 'interrupted') return result;
+  const first = checkReply(result.text, format);
+  if (first.ok) return { ...result, output: first.value };
+  const repair: ChatRequest = {
+    ...prepared.request,
+    tools: undefined,
+    toolRounds: undefined,
+    messages: [...prepared.request.messages, { role: 'assistant', content: result.text }, { role: 'user', content: `That reply is not valid: ${first.error}. ${formatInstruction(format)}` }],
+  };
+  const repaired = await prepared.resolved.engine.generate(repair, modelSignal(signal));
+  const second = checkReply(repaired.text, format);
+  if (!second.ok) throw invalidReply(prepared.resolved.name, second.error);
+  return { ...repaired, usage: addUsage(result.usage, repaired.usage), output: second.value };
+}
+
+/** A whole reply as a stream with no deltas: the generator's return value is the result. */
+async function* whole(result: Promise<ChatResult>): AsyncGenerator<string, ChatResult> {
+  return await result;
 }
 
 const addUsage = (a: ChatResult['usage'], b: ChatResult['usage']) => ({ inputTokens: a.inputTokens + b.inputTokens, outputTokens: a.outputTokens + b.outputTokens });
@@ -310,7 +340,7 @@ async function resumeTurn(rt: Runtime, scope: TenantScope, agentId: string, inpu
 }
 
 /** Stores the turn (for Cairn sessions) and shapes the API's answer. */
-async function finishConversation(rt: Runtime, scope: TenantScope, prepared: PreparedConversation, result: ChatResult, toolCalls: ToolCallRecord[] = []) {
+async function finishConversation(rt: Runtime, scope: TenantScope, prepared: PreparedConversation, result: ChatResult & { output?: unknown }, toolCalls: ToolCallRecord[] = []) {
   const { agent, sessionId, resolved, sources } = prepared;
   if (prepared.persist) {
     const question = prepared.request.messages[prepared.request.messages.length - 1]!.content;
@@ -345,6 +375,7 @@ async function finishConversation(rt: Runtime, scope: TenantScope, prepared: Pre
     usage: result.usage,
     finishReason: result.finishReason,
     status: 'completed' as const,
+    ...(result.output !== undefined ? { output: result.output } : {}),
     ...(toolCalls.length > 0 ? { toolCalls } : {}),
     // Calls of the caller's own tools, for the caller to run (OpenAI-style).
     ...(result.finishReason === 'tool_calls' && result.toolCalls?.length ? { clientToolCalls: result.toolCalls } : {}),
@@ -400,8 +431,8 @@ export async function converse(rt: Runtime, scope: TenantScope, agentId: string,
     const result = await prepared.resolved.engine.generate(prepared.request, modelSignal(options.signal));
     progress.usage = addUsage(progress.usage, result.usage);
     if (result.finishReason !== 'tool_calls' || !result.toolCalls?.length || progress.step >= MAX_TOOL_STEPS) {
-      const final = result.finishReason === 'tool_calls' ? stepLimitReply(result) : result;
-      return { data: await finishConversation(rt, scope, prepared, { ...final, usage: progress.usage }, progress.toolCalls), skipped: prepared.skipped };
+      const final = await inFormat(prepared, { ...(result.finishReason === 'tool_calls' ? stepLimitReply(result) : result), usage: progress.usage }, options.signal);
+      return { data: await finishConversation(rt, scope, prepared, final, progress.toolCalls), skipped: prepared.skipped };
     }
     const forCaller = result.toolCalls.filter((c) => prepared.clientTools.has(c.name));
     if (forCaller.length > 0) return { data: await finishConversation(rt, scope, prepared, { ...result, toolCalls: forCaller, usage: progress.usage }, progress.toolCalls), skipped: prepared.skipped };
@@ -430,7 +461,8 @@ export async function converseStream(rt: Runtime, scope: TenantScope, agentId: s
       for (const event of early) yield event;
       try {
         for (; ; progress.step++) {
-          const generator = prepared.resolved.engine.stream(prepared.request, modelSignal(options.signal));
+          // A reply in a required format is checked whole before it is sent: it comes as one delta.
+          const generator = prepared.request.responseFormat ? whole(prepared.resolved.engine.generate(prepared.request, modelSignal(options.signal))) : prepared.resolved.engine.stream(prepared.request, modelSignal(options.signal));
           let step = await generator.next();
           for (; !step.done; step = await generator.next()) {
             text += step.value;
@@ -439,8 +471,12 @@ export async function converseStream(rt: Runtime, scope: TenantScope, agentId: s
           const result = step.value;
           progress.usage = addUsage(progress.usage, result.usage);
           if (result.finishReason !== 'tool_calls' || !result.toolCalls?.length || progress.step >= MAX_TOOL_STEPS) {
-            const final = result.finishReason === 'tool_calls' ? stepLimitReply(result) : result;
-            return await finishConversation(rt, scope, prepared, { ...final, text: text || final.text, usage: progress.usage }, progress.toolCalls);
+            const final = await inFormat(prepared, { ...(result.finishReason === 'tool_calls' ? stepLimitReply(result) : result), usage: progress.usage }, options.signal);
+            if (prepared.request.responseFormat) {
+              text = final.text;
+              yield { type: 'delta', text };
+            }
+            return await finishConversation(rt, scope, prepared, { ...final, text: text || final.text }, progress.toolCalls);
           }
           const forCaller = result.toolCalls.filter((c) => prepared.clientTools.has(c.name));
           if (forCaller.length > 0) return await finishConversation(rt, scope, prepared, { ...result, text, toolCalls: forCaller, usage: progress.usage }, progress.toolCalls);

@@ -1,6 +1,7 @@
 import { analyze } from '../search/analyzer';
 import { approximateTokens, type ChatModel, type ChatRequest, type ChatResult } from './types';
 import { answerFromTools, decideToolCall } from './local-tools';
+import { fillSchema } from './structured-output';
 
 /**
  * The built-in offline engine. It never invents: with passages it answers with the sentences that
@@ -113,6 +114,7 @@ export function classifyLocally(input: string, categories: Array<{ name: string;
 }
 
 function result(request: ChatRequest, answer: string): ChatResult {
+  if (request.responseFormat) answer = JSON.stringify(fillSchema(request, answer, request.responseFormat));
   // A stop sequence ends the reply before it, as a model's would.
   const stopAt = Math.min(...(request.stop ?? []).map((s) => answer.indexOf(s)).filter((i) => i >= 0));
   const text = Number.isFinite(stopAt) ? answer.slice(0, stopAt).trimEnd() : answer;

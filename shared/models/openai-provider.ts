@@ -23,6 +23,14 @@ function body(request: ChatRequest, stream: boolean) {
       : {}),
     temperature: request.temperature,
     max_tokens: request.maxTokens,
+    ...(request.responseFormat
+      ? {
+          response_format:
+            request.responseFormat.type === 'json_schema'
+              ? { type: 'json_schema', json_schema: { name: request.responseFormat.name, schema: request.responseFormat.schema, strict: false } }
+              : { type: 'json_object' },
+        }
+      : {}),
     ...(request.topP !== undefined ? { top_p: request.topP } : {}),
     ...(request.stop?.length ? { stop: request.stop } : {}),
     stream,

@@ -10,6 +10,16 @@ export interface Passage {
   text: string;
 }
 
+/** A reply that must be JSON: any object, or a value matching a JSON Schema. */
+export type ResponseFormat = { type: 'json_object' } | { type: 'json_schema'; name: string; schema: Record<string, unknown> };
+
+/** How every provider is told of a response format (those with a native JSON mode get it too). */
+export function formatInstruction(format: ResponseFormat): string {
+  return format.type === 'json_schema'
+    ? `Reply with only a JSON value (no prose, no code fence) that matches this JSON Schema:\n${JSON.stringify(format.schema)}`
+    : 'Reply with only a JSON object (no prose, no code fence).';
+}
+
 /** A tool the model may call: its arguments as a JSON Schema object. */
 export interface ToolSpec {
   name: string;
@@ -50,6 +60,8 @@ export interface ChatRequest {
   toolRounds?: ToolRound[];
   /** `required`: call some tool; `{name}`: call that one (default: the model decides). */
   toolChoice?: 'required' | { name: string };
+  /** The reply must be JSON of this format. */
+  responseFormat?: ResponseFormat;
   /** Current facts the agent remembers about the user from earlier conversations ("user prefers …"). */
   memory?: string[];
   /** Who is answering (the local engine introduces itself). */
@@ -83,6 +95,7 @@ export interface ChatModel {
 export function systemPrompt(request: ChatRequest): string | undefined {
   const parts: string[] = [];
   if (request.instructions) parts.push(request.instructions);
+  if (request.responseFormat) parts.push(formatInstruction(request.responseFormat));
   if (request.memory && request.memory.length > 0) {
     parts.push(`What you remember about the user from earlier conversations (use it when relevant):\n${request.memory.map((f) => `- ${f}`).join('\n')}`);
   }

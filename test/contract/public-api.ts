@@ -703,6 +703,8 @@ export interface components {
             finishReason: string;
             /** @description The agent’s tool calls on the way to the reply (SSE: tool_call and tool_result events) */
             toolCalls?: components["schemas"]["ToolCall"][];
+            /** @description With responseFormat: the reply, parsed and checked */
+            output?: unknown;
             /**
              * @description requires_action: the turn is paused until a person decides on pendingToolCalls (resume with toolApprovals)
              * @enum {string}
@@ -750,6 +752,20 @@ export interface components {
             };
             /** @description Server-sent events (also with Accept: text/event-stream) */
             stream?: boolean;
+            responseFormat?: components["schemas"]["ResponseFormat"];
+        };
+        /** @description The reply must be JSON (json_object) or JSON matching a JSON Schema (json_schema); it is checked, one repair is asked for, else 502 */
+        ResponseFormat: {
+            /** @enum {string} */
+            type: "json_object";
+        } | {
+            /** @enum {string} */
+            type: "json_schema";
+            /** @default reply */
+            name?: string;
+            schema: {
+                [key: string]: unknown;
+            };
         };
         SessionMessage: {
             id: string;
@@ -821,6 +837,25 @@ export interface components {
             response_format?: ({
                 /** @enum {string} */
                 type: "text";
+            } & {
+                [key: string]: unknown;
+            }) | ({
+                /** @enum {string} */
+                type: "json_object";
+            } & {
+                [key: string]: unknown;
+            }) | ({
+                /** @enum {string} */
+                type: "json_schema";
+                json_schema: {
+                    /** @default reply */
+                    name?: string;
+                    schema: {
+                        [key: string]: unknown;
+                    };
+                } & {
+                    [key: string]: unknown;
+                };
             } & {
                 [key: string]: unknown;
             }) | null;

@@ -1,0 +1,66 @@
+import { z } from 'zod';
+import { AppError, UpstreamError } from '../errors';
+import type { ChatRequest, ResponseFormat } from './types';
+
+/**
+ * Structured output: a reply that must be JSON (matching a JSON Schema, when one is given).
+ * Providers are asked natively where their API can (OpenAI `response_format`) and by instruction
+ * otherwise; the reply is checked here in every case, and one repair is asked for before the turn
+ * fails with the validation error. The built-in engine fills a schema from its own answer.
+ */
+/** The JSON in a reply (a code fence around it is tolerated), checked against the format. */
+export function checkReply(text: string, format: ResponseFormat): { ok: true; value: unknown } | { ok: false; error: string } {
+  const body = text.trim().replace(/^```(?:json)?\s*\n?([\s\S]*?)\n?```$/i, '$1');
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    return { ok: false, error: 'the reply is not JSON' };
+  }
+  if (format.type === 'json_object') return value && typeof value === 'object' && !Array.isArray(value) ? { ok: true, value } : { ok: false, error: 'the reply is not a JSON object' };
+  const parsed = z.fromJSONSchema(format.schema).safeParse(value);
+  if (parsed.success) return { ok: true, value };
+  const issue = parsed.error.issues[0]!;
+  return { ok: false, error: `${issue.path.join('.') || 'the value'}: ${issue.message}` };
+}
+
+export const invalidReply = (model: string, error: string) =>
+  new UpstreamError(`The model's reply does not match the requested format (${error}), after one repair attempt`, { model, validation: error }, { retryable: false });
+
+const ANSWER_NAMES = /^(answer|reply|response|text|summary|content|message|result)$/i;
+
+/**
+ * The built-in engine's structured reply: each property filled from its answer where it can be —
+ * answer-like strings with the answer, enums with a value the question or answer names, numbers
+ * with a number of the answer, booleans from a yes/no answer. A required property it cannot fill
+ * is a 422 naming it: it says so rather than invent a value.
+ */
+export function fillSchema(request: ChatRequest, answer: string, format: ResponseFormat): unknown {
+  if (format.type === 'json_object') return { answer };
+  const schema = format.schema as { type?: string; properties?: Record<string, { type?: string; enum?: unknown[] }>; required?: string[] };
+  if (schema.type !== 'object') {
+    if (schema.type === 'string' || schema.type === undefined) return answer;
+    throw new AppError('UNPROCESSABLE', 'The built-in engine can fill a JSON object or a string, not this schema', { field: 'responseFormat.schema' });
+  }
+  const question = request.messages[request.messages.length - 1]?.content ?? '';
+  const haystack = `${question}\n${answer}`;
+  const out: Record<string, unknown> = {};
+  const missing: string[] = [];
+  for (const [name, property] of Object.entries(schema.properties ?? {})) {
+    let value: unknown;
+    if (property.enum) value = property.enum.find((v) => typeof v === 'string' && new RegExp(`\\b${v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`, 'i').test(haystack));
+    else if ((property.type === 'string' || property.type === undefined) && ANSWER_NAMES.test(name)) value = answer;
+    else if (property.type === 'number' || property.type === 'integer') {
+      const number = /-?\d+(?:\.\d+)?/.exec(answer)?.[0];
+      value = number === undefined ? undefined : property.type === 'integer' ? Math.round(Number(number)) : Number(number);
+    } else if (property.type === 'boolean') {
+      value = /^\s*(yes|yeah|correct|true)\b/i.test(answer) ? true : /^\s*(no|not|false)\b/i.test(answer) ? false : undefined;
+    } else if (property.type === 'array' && ANSWER_NAMES.test(name.replace(/s$/, ''))) value = answer.split(/(?<=[.!?])\s+/).filter(Boolean);
+    if (value !== undefined) out[name] = value;
+    else if (schema.required?.includes(name)) missing.push(name);
+  }
+  if (missing.length > 0) {
+    throw new AppError('UNPROCESSABLE', `The built-in engine could not fill ${missing.join(', ')} from what it knows; a model provider can`, { field: 'responseFormat.schema', missing });
+  }
+  return out;
+}
