@@ -166,6 +166,31 @@ describe('the tool loop', () => {
     expect(refunds).toEqual(['A17']);
   });
 
+  it('stops after the agent’s maxToolSteps rounds and says so', async () => {
+    let requests = 0; // the turn's model steps (the memory extraction after the turn carries no tools)
+    const looping = createServer((req, res) => {
+      let body = '';
+      req.on('data', (d: Buffer) => (body += d.toString()));
+      req.on('end', () => {
+        if ((JSON.parse(body) as { tools?: unknown }).tools) requests++;
+        const message = { role: 'assistant', content: null, tool_calls: [{ id: `call_${requests}`, type: 'function', function: { name: 'order_status', arguments: '{"orderId":"A17"}' } }] };
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ choices: [{ index: 0, message, finish_reason: 'tool_calls' }], usage: { prompt_tokens: 1, completion_tokens: 1 } }));
+      });
+    });
+    await new Promise<void>((resolve) => looping.listen(0, '127.0.0.1', resolve));
+    try {
+      const created = await call(app, 'POST', '/v1/agents', { key: t.apiKey, body: { name: 'Loopy', model: 'gpt-4', tools: [orderTool()], maxToolSteps: 2 } });
+      const engine = openaiProvider({ baseUrl: `http://127.0.0.1:${(looping.address() as { port: number }).port}/v1`, apiKey: 'sk-test' });
+      const rt: Runtime = { ...testRt, models: { resolve: async (name) => ({ name: `openai/${name}`, model: name, engine }) } };
+      const res = await call(createLocalApp(rt), 'POST', `/v1/agents/${created.body.data.id}/converse`, { key: t.apiKey, body: { message: 'Where is my order A17?' } });
+      expect(res.body.data.reply).toBe('I stopped after 2 rounds of tool calls without reaching an answer.');
+      expect(res.body.data.toolCalls).toHaveLength(2);
+      expect(requests).toBe(3);
+    } finally {
+      await new Promise<void>((resolve) => looping.close(() => resolve()));
+    }
+  });
+
   it('answers 422 naming the model when the agent’s model cannot call tools', async () => {
     const rt: Runtime = { ...testRt, models: scriptedModel('plain text only').models };
     const res = await call(createLocalApp(rt), 'POST', `/v1/agents/${agentId}/converse`, { key: t.apiKey, body: { message: 'Where is my order A17?' } });

@@ -26,6 +26,7 @@ const agentFields = {
     .default(['chat'])
     .openapi({ example: ['chat', 'document-search'] }),
   instructions: z.string().max(20_000).optional().openapi({ description: 'System prompt' }),
+  maxToolSteps: integerBetween(1, 20).default(5).openapi({ description: 'Rounds of tool calls a turn may take before it must answer' }),
   knowledgeSourceIds: z
     .array(knowledgeSourceId)
     .max(MAX_AGENT_SOURCES)

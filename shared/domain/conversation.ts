@@ -43,8 +43,9 @@ export interface ToolCallRecord {
 /** What a streamed turn yields: the reply's text as it comes, and its tool calls as they happen. */
 export type TurnEvent = { type: 'delta'; text: string } | { type: 'tool_call'; call: Omit<ToolCallRecord, 'result' | 'error' | 'durationMs'> } | { type: 'tool_result'; call: ToolCallRecord };
 
-/** Tool rounds one turn may take before it must answer. */
+/** Tool rounds a turn may take before it must answer, for agents stored before the setting existed. */
 export const MAX_TOOL_STEPS = 5;
+const stepsOf = (agent: Agent) => agent.maxToolSteps ?? MAX_TOOL_STEPS;
 
 export interface PreparedConversation {
   agent: Agent;
@@ -279,9 +280,9 @@ async function* whole(result: Promise<ChatResult>): AsyncGenerator<string, ChatR
 const addUsage = (a: ChatResult['usage'], b: ChatResult['usage']) => ({ inputTokens: a.inputTokens + b.inputTokens, outputTokens: a.outputTokens + b.outputTokens });
 
 /** The step limit ran out with the model still calling tools: say so rather than answer nothing. */
-const stepLimitReply = (result: ChatResult): ChatResult => ({
+const stepLimitReply = (result: ChatResult, steps: number): ChatResult => ({
   ...result,
-  text: result.text || `I stopped after ${MAX_TOOL_STEPS} rounds of tool calls without reaching an answer.`,
+  text: result.text || `I stopped after ${steps} rounds of tool calls without reaching an answer.`,
   finishReason: 'other',
   toolCalls: undefined,
 });
@@ -430,8 +431,8 @@ export async function converse(rt: Runtime, scope: TenantScope, agentId: string,
   for (; ; progress.step++) {
     const result = await prepared.resolved.engine.generate(prepared.request, modelSignal(options.signal));
     progress.usage = addUsage(progress.usage, result.usage);
-    if (result.finishReason !== 'tool_calls' || !result.toolCalls?.length || progress.step >= MAX_TOOL_STEPS) {
-      const final = await inFormat(prepared, { ...(result.finishReason === 'tool_calls' ? stepLimitReply(result) : result), usage: progress.usage }, options.signal);
+    if (result.finishReason !== 'tool_calls' || !result.toolCalls?.length || progress.step >= stepsOf(prepared.agent)) {
+      const final = await inFormat(prepared, { ...(result.finishReason === 'tool_calls' ? stepLimitReply(result, stepsOf(prepared.agent)) : result), usage: progress.usage }, options.signal);
       return { data: await finishConversation(rt, scope, prepared, final, progress.toolCalls), skipped: prepared.skipped };
     }
     const forCaller = result.toolCalls.filter((c) => prepared.clientTools.has(c.name));
@@ -470,8 +471,8 @@ export async function converseStream(rt: Runtime, scope: TenantScope, agentId: s
           }
           const result = step.value;
           progress.usage = addUsage(progress.usage, result.usage);
-          if (result.finishReason !== 'tool_calls' || !result.toolCalls?.length || progress.step >= MAX_TOOL_STEPS) {
-            const final = await inFormat(prepared, { ...(result.finishReason === 'tool_calls' ? stepLimitReply(result) : result), usage: progress.usage }, options.signal);
+          if (result.finishReason !== 'tool_calls' || !result.toolCalls?.length || progress.step >= stepsOf(prepared.agent)) {
+            const final = await inFormat(prepared, { ...(result.finishReason === 'tool_calls' ? stepLimitReply(result, stepsOf(prepared.agent)) : result), usage: progress.usage }, options.signal);
             if (prepared.request.responseFormat) {
               text = final.text;
               yield { type: 'delta', text };

@@ -333,6 +333,11 @@ export interface components {
             /** @description System prompt */
             instructions?: string;
             /**
+             * @description Rounds of tool calls a turn may take before it must answer
+             * @default 5
+             */
+            maxToolSteps?: number;
+            /**
              * @description Knowledge sources of the same tenant
              * @default []
              */
@@ -468,6 +473,11 @@ export interface components {
             capabilities?: ("chat" | "document-search")[];
             /** @description System prompt */
             instructions?: string;
+            /**
+             * @description Rounds of tool calls a turn may take before it must answer
+             * @default 5
+             */
+            maxToolSteps?: number;
             /**
              * @description Knowledge sources of the same tenant
              * @default []
