@@ -5,6 +5,7 @@ import { ValidationError } from '../../shared/errors';
 import type { AppEnv } from '../../shared/http/context';
 import { openAiErrorBody } from '../../shared/http/error-handler';
 import { jsonContent } from '../../shared/http/openapi-schemas';
+import { parseArguments } from '../../shared/models/tool-arguments';
 import type { ChatMessage, ToolCall, ToolRound } from '../../shared/models/types';
 import { sseResponse } from '../../shared/http/sse';
 import type { Runtime } from '../../shared/runtime';
@@ -95,15 +96,7 @@ function roundsOf(messages: WireMessage[], offset: number): ToolRound[] {
   messages.forEach((m, i) => {
     if (m.role === 'assistant' && m.tool_calls?.length) {
       rounds.push({
-        calls: m.tool_calls.map((c) => {
-          let args: unknown;
-          try {
-            args = JSON.parse(c.function.arguments || '{}');
-          } catch {
-            args = undefined;
-          }
-          return { id: c.id, name: c.function.name, arguments: args && typeof args === 'object' && !Array.isArray(args) ? (args as Record<string, unknown>) : undefined };
-        }),
+        calls: m.tool_calls.map((c) => ({ id: c.id, name: c.function.name, arguments: parseArguments(c.function.arguments) })),
         results: [],
       });
     } else if (m.role === 'tool') {

@@ -1,4 +1,5 @@
 import { providerFetch, sseData } from './provider-error';
+import { argumentsOf, parseArguments } from './tool-arguments';
 import { systemPrompt, type ChatModel, type ChatRequest, type ChatResult } from './types';
 
 /** Anthropic's Messages API. */
@@ -13,15 +14,7 @@ function toolMessages(request: ChatRequest) {
   ]);
 }
 
-const asObject = (value: unknown) => (value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined);
 
-function parseJson(raw: string): Record<string, unknown> | undefined {
-  try {
-    return asObject(JSON.parse(raw || '{}'));
-  } catch {
-    return undefined;
-  }
-}
 
 export function anthropicProvider(options: { baseUrl: string; apiKey: string }): ChatModel {
   const post = (request: ChatRequest, stream: boolean, signal: AbortSignal) => {
@@ -56,7 +49,7 @@ export function anthropicProvider(options: { baseUrl: string; apiKey: string }):
         stop_reason: string;
         usage: { input_tokens: number; output_tokens: number };
       };
-      const calls = json.content.filter((c) => c.type === 'tool_use').map((c) => ({ id: c.id!, name: c.name!, arguments: asObject(c.input) }));
+      const calls = json.content.filter((c) => c.type === 'tool_use').map((c) => ({ id: c.id!, name: c.name!, arguments: argumentsOf(c.input) }));
       return {
         text: json.content.filter((c) => c.type === 'text').map((c) => c.text).join(''),
         usage: { inputTokens: json.usage.input_tokens, outputTokens: json.usage.output_tokens },
@@ -99,7 +92,7 @@ export function anthropicProvider(options: { baseUrl: string; apiKey: string }):
           throw new Error(event.error?.message ?? 'anthropic stream error');
         }
       }
-      const toolCalls = blocks.filter(Boolean).map((b) => ({ id: b.id, name: b.name, arguments: parseJson(b.json) }));
+      const toolCalls = blocks.filter(Boolean).map((b) => ({ id: b.id, name: b.name, arguments: parseArguments(b.json) }));
       return { text, usage, finishReason: toolCalls.length > 0 ? 'tool_calls' : finish(reason), ...(toolCalls.length > 0 ? { toolCalls } : {}) };
     },
   };

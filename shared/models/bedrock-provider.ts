@@ -1,6 +1,7 @@
 import type { BedrockRuntimeClient} from '@aws-sdk/client-bedrock-runtime';
 import { ConverseCommand, ConverseStreamCommand, type Message, type ToolUseBlock } from '@aws-sdk/client-bedrock-runtime';
 import { providerError } from './provider-error';
+import { argumentsOf, parseArguments } from './tool-arguments';
 import { systemPrompt, type ChatModel, type ChatRequest, type ChatResult } from './types';
 import { AppError } from '../errors';
 
@@ -19,15 +20,7 @@ const finish = (reason: string | undefined): ChatResult['finishReason'] =>
 /** A JSON value as the SDK types it. */
 type DocumentType = NonNullable<ToolUseBlock['input']>;
 
-const asObject = (value: unknown) => (value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined);
 
-function parseJson(raw: string): Record<string, unknown> | undefined {
-  try {
-    return asObject(JSON.parse(raw || '{}'));
-  } catch {
-    return undefined;
-  }
-}
 
 /** This turn's tool rounds in the Converse API's words: toolUse blocks, then the user's toolResult blocks. */
 function toolMessages(request: ChatRequest): Message[] {
@@ -70,7 +63,7 @@ export function bedrockProvider(client: BedrockRuntimeClient): ChatModel {
     try {
       const out = await client.send(new ConverseCommand(input(request)), { abortSignal: signal });
       const content = out.output?.message?.content ?? [];
-      const calls = content.filter((c) => c.toolUse).map((c) => ({ id: c.toolUse!.toolUseId ?? '', name: c.toolUse!.name ?? '', arguments: asObject(c.toolUse!.input) }));
+      const calls = content.filter((c) => c.toolUse).map((c) => ({ id: c.toolUse!.toolUseId ?? '', name: c.toolUse!.name ?? '', arguments: argumentsOf(c.toolUse!.input) }));
       return {
         text: content.map((c) => c.text ?? '').join(''),
         usage: { inputTokens: out.usage?.inputTokens ?? 0, outputTokens: out.usage?.outputTokens ?? 0 },
@@ -117,7 +110,7 @@ export function bedrockProvider(client: BedrockRuntimeClient): ChatModel {
       } catch (error) {
         throw failed(error, signal);
       }
-      const toolCalls = blocks.filter(Boolean).map((b) => ({ id: b.id, name: b.name, arguments: parseJson(b.json) }));
+      const toolCalls = blocks.filter(Boolean).map((b) => ({ id: b.id, name: b.name, arguments: parseArguments(b.json) }));
       return { text, usage, finishReason: toolCalls.length > 0 ? 'tool_calls' : finish(reason), ...(toolCalls.length > 0 ? { toolCalls } : {}) };
     },
   };

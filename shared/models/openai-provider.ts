@@ -1,4 +1,5 @@
 import { providerFetch, sseData } from './provider-error';
+import { parseArguments } from './tool-arguments';
 import { systemPrompt, type ChatModel, type ChatRequest, type ChatResult } from './types';
 
 /** OpenAI's chat completions wire format: OpenAI itself or any compatible server (OPENAI_BASE_URL). */
@@ -41,15 +42,6 @@ function body(request: ChatRequest, stream: boolean) {
 const finish = (reason: string | null | undefined): ChatResult['finishReason'] =>
   reason === 'stop' || reason === 'length' || reason === 'content_filter' || reason === 'tool_calls' ? reason : 'other';
 
-/** Arguments arrive as a JSON string; one that is not a JSON object is passed on as undefined (the call then fails its check). */
-function parseArguments(raw: string | undefined): Record<string, unknown> | undefined {
-  try {
-    const parsed: unknown = JSON.parse(raw || '{}');
-    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 type WireToolCall = { index?: number; id?: string; function?: { name?: string; arguments?: string } };
 
