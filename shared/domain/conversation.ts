@@ -1,6 +1,6 @@
 import { config } from '../config';
 import { newId } from '../ids';
-import { approximateTokens, formatInstruction, type ChatMessage, type ChatRequest, type ChatResult, type ResolvedModel, type ResponseFormat, type ToolCall, type ToolRound, type ToolSpec } from '../models/types';
+import { approximateTokens, formatInstruction, type ChatMessage, type ChatRequest, type ChatResult, type ResolvedModel } from '../models/types';
 import { checkReply, invalidReply } from '../models/structured-output';
 import { searchSource } from '../search/search';
 import { log, errorFields } from '../log';
@@ -11,8 +11,12 @@ import { recordEpisode, type Turn } from '../memory/record-episode';
 import type { TenantScope } from '../tenancy';
 import type { Agent } from './agent-schema';
 import { agents } from './agents';
-import { runTool, toolParameters } from './tool-runner';
+import { toolParameters } from './tool-runner';
 import { AppError, ConflictError, ValidationError } from '../errors';
+import { needsApproval, pauseTurn, resumeTurn, runToolRound } from './turn-tools';
+import type { ConverseInput, PausedState, PreparedConversation, Progress, ToolCallRecord, TurnEvent } from './turn-state';
+
+export type { ConverseInput, ConverseSource, PreparedConversation, ToolApproval, ToolCallRecord, TurnEvent } from './turn-state';
 import type { KnowledgeSourceRecord } from './knowledge-sources';
 import type { Runtime } from '../runtime';
 
@@ -20,49 +24,9 @@ import type { Runtime } from '../runtime';
 export const HISTORY_WINDOW = 20;
 const PASSAGES = 5;
 
-export interface ConverseSource {
-  knowledgeSourceId: string;
-  documentId: string;
-  path?: string;
-  rowKey?: string;
-  chunkId: string;
-  score: number;
-  snippet: string;
-}
-
-/** A tool call of a turn, as stored and answered: what was asked, what came back, how long it took. */
-export interface ToolCallRecord {
-  id: string;
-  tool: string;
-  arguments: Record<string, unknown> | undefined;
-  result?: string;
-  error?: string;
-  durationMs: number;
-}
-
-/** What a streamed turn yields: the reply's text as it comes, and its tool calls as they happen. */
-export type TurnEvent = { type: 'delta'; text: string } | { type: 'tool_call'; call: Omit<ToolCallRecord, 'result' | 'error' | 'durationMs'> } | { type: 'tool_result'; call: ToolCallRecord };
-
 /** Tool rounds a turn may take before it must answer, for agents stored before the setting existed. */
 export const MAX_TOOL_STEPS = 5;
 const stepsOf = (agent: Agent) => agent.maxToolSteps ?? MAX_TOOL_STEPS;
-
-export interface PreparedConversation {
-  agent: Agent;
-  /** Names of the caller's own tools: calls to them go back to the caller. */
-  clientTools: Set<string>;
-  sessionId: string;
-  resolved: ResolvedModel;
-  request: ChatRequest;
-  sources: ConverseSource[];
-  skipped: Array<{ knowledgeSourceId: string; status: string }>;
-  /** Whether turns are stored (Cairn sessions) or the caller keeps the history (OpenAI-style). */
-  persist: boolean;
-  /** When the user's turn arrived (its id sorts before the reply's). */
-  receivedAt: number;
-  /** Whose memory the turn adds to (else the session's own). */
-  userId?: string;
-}
 
 /** Passages from the agent's ready sources for the message and the previous user turn. */
 async function ground(rt: Runtime, scope: TenantScope, agent: Agent, message: string, history: ChatMessage[]) {
@@ -94,58 +58,6 @@ async function ground(rt: Runtime, scope: TenantScope, agent: Agent, message: st
     skipped,
   };
 }
-
-/**
- * A turn: either of a Cairn session (`sessionId` continues one, `userId` gives the agent its memory
- * of the user) or, with `history`, of a conversation the caller keeps (OpenAI-style: nothing is
- * stored; `instructions` add to the agent's own).
- */
-export interface ConverseInput {
-  message: string;
-  sessionId?: string;
-  userId?: string;
-  history?: ChatMessage[];
-  instructions?: string;
-  /** Sampling settings of this turn, over the agent's own (the OpenAI-compatible surface sends them). */
-  settings?: { temperature?: number; maxTokens?: number; topP?: number; stop?: string[] };
-  /** Resumes the session's paused turn with a person's decision on each pending call (no message then). */
-  toolApprovals?: ToolApproval[];
-  /**
-   * The caller's own tools (OpenAI-style `tools`): a call to one ends the turn and goes back to
-   * the caller, who runs it and sends the result as a later round (`toolRounds`).
-   */
-  clientTools?: ToolSpec[];
-  toolRounds?: ToolRound[];
-  toolChoice?: 'none' | 'required' | { name: string };
-  /** The reply must be JSON of this format (checked, one repair asked for, else 502). */
-  responseFormat?: ResponseFormat;
-}
-
-export interface ToolApproval {
-  id: string;
-  approved: boolean;
-  reason?: string;
-}
-
-/** How far a turn got: its tool calls, the tokens used and the model steps taken. */
-interface Progress {
-  toolCalls: ToolCallRecord[];
-  usage: ChatResult['usage'];
-  step: number;
-}
-
-/** A turn waiting for a person: everything needed to continue it, from any instance. */
-interface PausedState {
-  request: ChatRequest;
-  sources: ConverseSource[];
-  receivedAt: number;
-  userId?: string;
-  pendingCalls: ToolCall[];
-  progress: Progress;
-}
-
-const toolOf = (agent: Agent, name: string) => (agent.tools ?? []).find((t) => t.name === name);
-const needsApproval = (prepared: PreparedConversation, calls: ToolCall[]) => prepared.persist && calls.some((c) => toolOf(prepared.agent, c.name)?.requireApproval);
 
 async function prepareConversation(rt: Runtime, scope: TenantScope, agentId: string, input: ConverseInput): Promise<PreparedConversation> {
   const agent = await agents.get(rt, scope, agentId);
@@ -214,44 +126,6 @@ async function prepareConversation(rt: Runtime, scope: TenantScope, agentId: str
 }
 
 /**
- * Runs the tools a step asked for (in parallel), adds the round to the request and reports each
- * call; a failing or unknown tool is an error the model is told about.
- */
-async function runToolRound(
-  rt: Runtime,
-  scope: TenantScope,
-  prepared: PreparedConversation,
-  calls: ToolCall[],
-  signal: AbortSignal | undefined,
-  emit: (event: TurnEvent) => void,
-  approvals?: Map<string, ToolApproval>,
-): Promise<ToolCallRecord[]> {
-  for (const call of calls) emit({ type: 'tool_call', call: { id: call.id, tool: call.name, arguments: call.arguments } });
-  const records = await Promise.all(
-    calls.map(async (call): Promise<ToolCallRecord> => {
-      const tool = toolOf(prepared.agent, call.name);
-      const started = Date.now();
-      const approval = approvals?.get(call.id);
-      const outcome = !tool
-        ? { ok: false as const, error: `There is no tool named ${call.name}` }
-        : tool.requireApproval && !approval
-          ? { ok: false as const, error: 'This call needs a person’s approval, which could not be asked for here' }
-          : approval && !approval.approved
-            ? { ok: false as const, error: `A person rejected this call${approval.reason ? `: ${approval.reason}` : ''}` }
-            : await runTool(rt, scope, prepared.agent, tool, call.arguments, { signal });
-      const record = { id: call.id, tool: call.name, arguments: call.arguments, ...(outcome.ok ? { result: outcome.result } : { error: outcome.error }), durationMs: Date.now() - started };
-      emit({ type: 'tool_result', call: record });
-      return record;
-    }),
-  );
-  prepared.request.toolRounds = [
-    ...(prepared.request.toolRounds ?? []),
-    { calls, results: records.map((r) => ({ id: r.id, name: r.tool, content: r.result ?? r.error ?? '', isError: r.error !== undefined })) },
-  ];
-  return records;
-}
-
-/**
  * A final reply in the requested format: checked, and when it does not match, asked once more
  * with the error (the turn fails with it after that). `output` is the parsed value.
  */
@@ -286,59 +160,6 @@ const stepLimitReply = (result: ChatResult, steps: number): ChatResult => ({
   finishReason: 'other',
   toolCalls: undefined,
 });
-
-/** Pauses the turn until a person decides on its calls; the answer says which calls wait. */
-async function pauseTurn(rt: Runtime, scope: TenantScope, prepared: PreparedConversation, calls: ToolCall[], progress: Progress) {
-  const state: PausedState = { request: prepared.request, sources: prepared.sources, receivedAt: prepared.receivedAt, userId: prepared.userId, pendingCalls: calls, progress };
-  if (!(await rt.store.pausedTurns.pause(scope, prepared.agent.id, prepared.sessionId, state as unknown as Record<string, unknown>))) {
-    throw new ConflictError('A turn of this session is already waiting for tool approval');
-  }
-  return {
-    agentId: prepared.agent.id,
-    sessionId: prepared.sessionId,
-    status: 'requires_action' as const,
-    reply: '',
-    model: prepared.resolved.name,
-    sources: prepared.sources,
-    usage: progress.usage,
-    finishReason: 'requires_action',
-    pendingToolCalls: calls.map((c) => ({ id: c.id, tool: c.name, arguments: c.arguments })),
-    ...(progress.toolCalls.length > 0 ? { toolCalls: progress.toolCalls } : {}),
-  };
-}
-
-/**
- * Takes the session's paused turn back with a decision on every pending call (exactly once: a
- * second resume finds nothing and is a 409), and runs the approved calls.
- */
-async function resumeTurn(rt: Runtime, scope: TenantScope, agentId: string, input: ConverseInput) {
-  if (!input.sessionId) throw new ValidationError('context.sessionId', 'is required to resume a turn with toolApprovals');
-  const agent = await agents.get(rt, scope, agentId);
-  const waiting = (await rt.store.pausedTurns.peek(scope, agent.id, input.sessionId)) as PausedState | undefined;
-  if (!waiting) throw new ConflictError(`No turn of session ${input.sessionId} is waiting for tool approval (already resumed, or never paused)`);
-  const approvals = new Map((input.toolApprovals ?? []).map((a) => [a.id, a]));
-  (input.toolApprovals ?? []).forEach((a, i) => {
-    if (!waiting.pendingCalls.some((c) => c.id === a.id)) throw new ValidationError(`toolApprovals[${i}].id`, `is not a pending call of this turn (${waiting.pendingCalls.map((c) => c.id).join(', ')})`);
-  });
-  const undecided = waiting.pendingCalls.filter((c) => toolOf(agent, c.name)?.requireApproval && !approvals.has(c.id));
-  if (undecided.length > 0) throw new ValidationError('toolApprovals', `must decide on every pending call: ${undecided.map((c) => c.id).join(', ')} missing`);
-  const state = (await rt.store.pausedTurns.take(scope, agent.id, input.sessionId)) as PausedState | undefined;
-  if (!state) throw new ConflictError(`No turn of session ${input.sessionId} is waiting for tool approval (already resumed, or never paused)`);
-  const resolved = await rt.models.resolve(agent.model);
-  const prepared: PreparedConversation = {
-    agent,
-    clientTools: new Set(),
-    sessionId: input.sessionId,
-    resolved,
-    request: state.request,
-    sources: state.sources,
-    skipped: [],
-    persist: true,
-    receivedAt: state.receivedAt,
-    userId: state.userId,
-  };
-  return { prepared, progress: state.progress, pendingCalls: state.pendingCalls, approvals };
-}
 
 /** Stores the turn (for Cairn sessions) and shapes the API's answer. */
 async function finishConversation(rt: Runtime, scope: TenantScope, prepared: PreparedConversation, result: ChatResult & { output?: unknown }, toolCalls: ToolCallRecord[] = []) {
