@@ -47,6 +47,32 @@ describe('structured output (responseFormat)', () => {
     expect(JSON.parse((JSON.parse(deltas[0]!.data) as { text: string }).text)).toMatchObject({ days: 30 });
   });
 
+  it('gives a workflow generation step a structured output that later steps read by path', async () => {
+    const ks = (await call(app, 'GET', `/v1/agents/${agentId}`, { key: t.apiKey })).body.data.knowledgeSourceIds[0] as string;
+    const created = await call(app, 'POST', '/v1/workflows', {
+      key: t.apiKey,
+      body: {
+        name: 'structured',
+        steps: [
+          { id: 'find', type: 'search', knowledgeSourceId: ks, query: '{{user_message}}' },
+          { id: 'extract', type: 'generation', config: { model: 'gpt-4', prompt: '{{user_message}}', responseFormat: { type: 'json_schema', schema } } },
+          { id: 'say', type: 'generation', config: { model: 'gpt-4', prompt: 'You have {{steps.extract.output.json.days}} days.' } },
+        ],
+      },
+    });
+    expect(created.status).toBe(201);
+    const run = await call(app, 'POST', `/v1/workflows/${created.body.data.id}/execute`, { key: t.apiKey, body: { input: 'How many days do I have to return an item?' } });
+    expect(run.body.data.status).toBe('succeeded');
+    const steps = run.body.data.steps as Array<{ id: string; output: { json?: unknown; text: string } }>;
+    expect(steps.find((s) => s.id === 'extract')!.output.json).toEqual({ answer: expect.stringContaining('30 days'), days: 30 });
+    const bad = await call(app, 'POST', '/v1/workflows', {
+      key: t.apiKey,
+      body: { name: 'bad', steps: [{ type: 'generation', config: { model: 'gpt-4', prompt: 'x', responseFormat: { type: 'json_schema', schema: { type: 'nonsense' } } } }] },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details.field).toBe('steps[0].config.responseFormat.schema');
+  });
+
   describe('with a provider', () => {
     const replies: string[] = [];
     const seen: Array<Record<string, unknown>> = [];

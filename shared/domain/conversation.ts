@@ -1,7 +1,7 @@
 import { config } from '../config';
 import { newId } from '../ids';
-import { approximateTokens, formatInstruction, type ChatMessage, type ChatRequest, type ChatResult, type ResolvedModel } from '../models/types';
-import { checkReply, invalidReply } from '../models/structured-output';
+import { approximateTokens, type ChatMessage, type ChatResult, type ResolvedModel } from '../models/types';
+import { inFormat } from '../models/structured-output';
 import { searchSource } from '../search/search';
 import { log, errorFields } from '../log';
 import { extractMemory, type Extraction } from '../memory/extract';
@@ -125,27 +125,6 @@ async function prepareConversation(rt: Runtime, scope: TenantScope, agentId: str
   };
 }
 
-/**
- * A final reply in the requested format: checked, and when it does not match, asked once more
- * with the error (the turn fails with it after that). `output` is the parsed value.
- */
-async function inFormat(prepared: PreparedConversation, result: ChatResult, signal: AbortSignal | undefined): Promise<ChatResult & { output?: unknown }> {
-  const format = prepared.request.responseFormat;
-  if (!format || result.finishReason === 'interrupted') return result;
-  const first = checkReply(result.text, format);
-  if (first.ok) return { ...result, output: first.value };
-  const repair: ChatRequest = {
-    ...prepared.request,
-    tools: undefined,
-    toolRounds: undefined,
-    messages: [...prepared.request.messages, { role: 'assistant', content: result.text }, { role: 'user', content: `That reply is not valid: ${first.error}. ${formatInstruction(format)}` }],
-  };
-  const repaired = await prepared.resolved.engine.generate(repair, modelSignal(signal));
-  const second = checkReply(repaired.text, format);
-  if (!second.ok) throw invalidReply(prepared.resolved.name, second.error);
-  return { ...repaired, usage: addUsage(result.usage, repaired.usage), output: second.value };
-}
-
 /** A whole reply as a stream with no deltas: the generator's return value is the result. */
 async function* whole(result: Promise<ChatResult>): AsyncGenerator<string, ChatResult> {
   return await result;
@@ -253,7 +232,7 @@ export async function converse(rt: Runtime, scope: TenantScope, agentId: string,
     const result = await prepared.resolved.engine.generate(prepared.request, modelSignal(options.signal));
     progress.usage = addUsage(progress.usage, result.usage);
     if (result.finishReason !== 'tool_calls' || !result.toolCalls?.length || progress.step >= stepsOf(prepared.agent)) {
-      const final = await inFormat(prepared, { ...(result.finishReason === 'tool_calls' ? stepLimitReply(result, stepsOf(prepared.agent)) : result), usage: progress.usage }, options.signal);
+      const final = await inFormat(prepared.resolved, prepared.request, { ...(result.finishReason === 'tool_calls' ? stepLimitReply(result, stepsOf(prepared.agent)) : result), usage: progress.usage }, modelSignal(options.signal));
       return { data: await finishConversation(rt, scope, prepared, final, progress.toolCalls), skipped: prepared.skipped };
     }
     const forCaller = result.toolCalls.filter((c) => prepared.clientTools.has(c.name));
@@ -293,7 +272,7 @@ export async function converseStream(rt: Runtime, scope: TenantScope, agentId: s
           const result = step.value;
           progress.usage = addUsage(progress.usage, result.usage);
           if (result.finishReason !== 'tool_calls' || !result.toolCalls?.length || progress.step >= stepsOf(prepared.agent)) {
-            const final = await inFormat(prepared, { ...(result.finishReason === 'tool_calls' ? stepLimitReply(result, stepsOf(prepared.agent)) : result), usage: progress.usage }, options.signal);
+            const final = await inFormat(prepared.resolved, prepared.request, { ...(result.finishReason === 'tool_calls' ? stepLimitReply(result, stepsOf(prepared.agent)) : result), usage: progress.usage }, modelSignal(options.signal));
             if (prepared.request.responseFormat) {
               text = final.text;
               yield { type: 'delta', text };

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AppError, UpstreamError } from '../errors';
-import type { ChatRequest, ResponseFormat } from './types';
+import { formatInstruction, type ChatRequest, type ChatResult, type ResolvedModel, type ResponseFormat } from './types';
 
 /**
  * Structured output: a reply that must be JSON (matching a JSON Schema, when one is given).
@@ -24,8 +24,30 @@ export function checkReply(text: string, format: ResponseFormat): { ok: true; va
   return { ok: false, error: `${issue.path.join('.') || 'the value'}: ${issue.message}` };
 }
 
-export const invalidReply = (model: string, error: string) =>
+const invalidReply = (model: string, error: string) =>
   new UpstreamError(`The model's reply does not match the requested format (${error}), after one repair attempt`, { model, validation: error }, { retryable: false });
+
+/**
+ * A reply in the request's format: checked, and when it does not match, asked once more with the
+ * error (then a 502 naming it). `output` is the parsed value.
+ */
+export async function inFormat(model: ResolvedModel, request: ChatRequest, result: ChatResult, signal: AbortSignal): Promise<ChatResult & { output?: unknown }> {
+  const format = request.responseFormat;
+  if (!format || result.finishReason === 'interrupted') return result;
+  const first = checkReply(result.text, format);
+  if (first.ok) return { ...result, output: first.value };
+  const repair: ChatRequest = {
+    ...request,
+    tools: undefined,
+    toolRounds: undefined,
+    messages: [...request.messages, { role: 'assistant', content: result.text }, { role: 'user', content: `That reply is not valid: ${first.error}. ${formatInstruction(format)}` }],
+  };
+  const repaired = await model.engine.generate(repair, signal);
+  const second = checkReply(repaired.text, format);
+  if (!second.ok) throw invalidReply(model.name, second.error);
+  const usage = { inputTokens: result.usage.inputTokens + repaired.usage.inputTokens, outputTokens: result.usage.outputTokens + repaired.usage.outputTokens };
+  return { ...repaired, usage, output: second.value };
+}
 
 const ANSWER_NAMES = /^(answer|reply|response|text|summary|content|message|result)$/i;
 

@@ -815,12 +815,38 @@ export interface components {
                 temperature?: number;
                 maxTokens?: number;
                 instructions?: string;
+                responseFormat?: components["schemas"]["ResponseFormat"];
             };
             model?: string;
             prompt?: string;
             temperature?: number;
             maxTokens?: number;
             instructions?: string;
+            responseFormat?: {
+                /** @constant */
+                type: "json_object";
+            } | {
+                /** @constant */
+                type: "json_schema";
+                /** @default reply */
+                name?: string;
+                schema: {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        /** @description The reply must be JSON (json_object) or JSON matching a JSON Schema (json_schema); it is checked, one repair is asked for, else 502 */
+        ResponseFormat: {
+            /** @enum {string} */
+            type: "json_object";
+        } | {
+            /** @enum {string} */
+            type: "json_schema";
+            /** @default reply */
+            name?: string;
+            schema: {
+                [key: string]: unknown;
+            };
         };
         KnowledgeCollection: {
             id: string;

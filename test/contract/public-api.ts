@@ -1244,12 +1244,25 @@ export interface components {
                 temperature?: number;
                 maxTokens?: number;
                 instructions?: string;
+                responseFormat?: components["schemas"]["ResponseFormat"];
             };
             model?: string;
             prompt?: string;
             temperature?: number;
             maxTokens?: number;
             instructions?: string;
+            responseFormat?: {
+                /** @constant */
+                type: "json_object";
+            } | {
+                /** @constant */
+                type: "json_schema";
+                /** @default reply */
+                name?: string;
+                schema: {
+                    [key: string]: unknown;
+                };
+            };
         };
         Execution: {
             /** @example exe_01jd8x2k3m4n5p6q7r8s9t0v1w */

@@ -1,5 +1,8 @@
 import { z } from '@hono/zod-openapi';
 import { between, integerBetween, modelName } from '../schema-helpers';
+import { inFormat } from '../../models/structured-output';
+import type { ChatRequest } from '../../models/types';
+import { responseFormatInput } from '../agent-tools';
 import { renderTemplate } from '../workflow-templates';
 import type { StepKind } from './step-kind';
 
@@ -9,6 +12,7 @@ const config = z.strictObject({
   temperature: between(0, 2).optional(),
   maxTokens: integerBetween(1, 200_000).optional(),
   instructions: z.string().max(20_000).optional(),
+  responseFormat: responseFormatInput.optional(),
 });
 
 /** Long generations are cut here: an execution record must stay well under DynamoDB's item limit. */
@@ -19,20 +23,22 @@ export const generation: StepKind<typeof config> = {
   type: 'generation',
   config,
   templateFields: ['prompt', 'instructions'],
-  isOutputPath: (p) => (p.length === 1 && ['text', 'usage'].includes(p[0]!)) || (p.length === 2 && p[0] === 'usage' && ['inputTokens', 'outputTokens'].includes(p[1]!)),
+  // `json`: the parsed reply of a step with a responseFormat, at any depth.
+  isOutputPath: (p) =>
+    (p.length === 1 && ['text', 'usage'].includes(p[0]!)) || (p.length === 2 && p[0] === 'usage' && ['inputTokens', 'outputTokens'].includes(p[1]!)) || p[0] === 'json',
   async run(cfg, { rt, vars, passages, deadline }) {
     const resolved = await rt.models.resolve(cfg.model);
-    const result = await resolved.engine.generate(
-      {
-        model: resolved.model,
-        messages: [{ role: 'user', content: renderTemplate(cfg.prompt, vars) }],
-        instructions: cfg.instructions !== undefined ? renderTemplate(cfg.instructions, vars) : undefined,
-        passages,
-        temperature: cfg.temperature ?? 0.7,
-        maxTokens: cfg.maxTokens ?? 1024,
-      },
-      deadline,
-    );
-    return { output: { text: result.text.slice(0, OUTPUT_TEXT_LIMIT), usage: result.usage, model: resolved.name }, usage: result.usage };
+    const request: ChatRequest = {
+      model: resolved.model,
+      messages: [{ role: 'user', content: renderTemplate(cfg.prompt, vars) }],
+      instructions: cfg.instructions !== undefined ? renderTemplate(cfg.instructions, vars) : undefined,
+      passages,
+      temperature: cfg.temperature ?? 0.7,
+      maxTokens: cfg.maxTokens ?? 1024,
+      ...(cfg.responseFormat ? { responseFormat: cfg.responseFormat } : {}),
+    };
+    const result = await inFormat(resolved, request, await resolved.engine.generate(request, deadline), deadline);
+    const output = { text: result.text.slice(0, OUTPUT_TEXT_LIMIT), usage: result.usage, model: resolved.name, ...(result.output !== undefined ? { json: result.output } : {}) };
+    return { output, usage: result.usage };
   },
 };
