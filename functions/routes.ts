@@ -23,7 +23,7 @@ export const ROUTE_GROUPS = {
     apiKeyRequired: true,
     // OpenAI clients send the key as `Authorization: Bearer`, which API Gateway's key check does
     // not read: the app authenticates and rate-limits that route itself.
-    appAuthenticatedPaths: ['/v1/chat/completions', '/v1/models'],
+    appAuthenticatedPaths: ['/v1/chat/completions', '/v1/models', '/v1/responses'],
     streaming: true,
   },
   'knowledge-sources': { constructId: 'KnowledgeSources', paths: ['/v1/knowledge-sources'], apiKeyRequired: true },

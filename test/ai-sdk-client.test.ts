@@ -1,6 +1,7 @@
+import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { generateObject, generateText, jsonSchema, stepCountIs, streamText, tool } from 'ai';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalApp } from '../local/local-app';
 import { call } from './helpers/http';
 import { testRt } from './helpers/runtime';
@@ -64,5 +65,54 @@ describe('the AI SDK against the OpenAI-compatible surface', () => {
       schema: jsonSchema<{ answer: string }>({ type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'] }),
     });
     expect(object.answer).toEqual(expect.any(String));
+  });
+
+  describe('through the Responses API (the default of @ai-sdk/openai)', () => {
+    let openai: ReturnType<typeof createOpenAI>;
+    const paths = new Set<string>();
+    afterAll(() => {
+      expect([...paths]).toEqual(['/v1/responses']);
+    });
+    beforeAll(async () => {
+      const t = await newTenant();
+      agentId = (await call(app, 'POST', '/v1/agents', { key: t.apiKey, body: { name: 'Helper', model: 'gpt-4' } })).body.data.id;
+      openai = createOpenAI({
+        baseURL: 'http://cairn.test/v1',
+        apiKey: t.apiKey,
+        fetch: async (url, init) => {
+          paths.add(new URL(url instanceof Request ? url.url : url.toString()).pathname);
+          return app.request(url instanceof Request ? url : url.toString(), init);
+        },
+      });
+    });
+
+    it('generates and streams text, and reports a cut reply as length', async () => {
+      const prompt = 'My parcel number is 4417 and it left Lyon on Monday. Where is it?';
+      const full = await generateText({ model: openai(agentId), prompt });
+      expect(full.text.split(' ').length).toBeGreaterThan(3);
+      const streamed = streamText({ model: openai(agentId), prompt });
+      let text = '';
+      for await (const delta of streamed.textStream) text += delta;
+      expect(text).toBe(full.text);
+      const short = await generateText({ model: openai(agentId), prompt, maxOutputTokens: 3 });
+      expect(short.text.split(' ')).toHaveLength(3);
+      expect(short.finishReason).toBe('length');
+    });
+
+    it('round-trips a function tool, whole and streamed', async () => {
+      const weather = () =>
+        tool({
+          description: 'Current weather in a city',
+          inputSchema: jsonSchema<{ city: string }>({ type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }),
+          execute: async (input) => ({ city: input.city, sky: 'sunny' }),
+        });
+      const whole = await generateText({ model: openai(agentId), prompt: 'What is the weather in "Oslo"?', tools: { get_weather: weather() }, stopWhen: stepCountIs(3) });
+      expect(whole.steps[0]!.toolCalls.map((c) => c.input)).toEqual([{ city: 'Oslo' }]);
+      expect(whole.text).toContain('sky: sunny');
+      const streamed = streamText({ model: openai(agentId), prompt: 'What is the weather in "Oslo"?', tools: { get_weather: weather() }, stopWhen: stepCountIs(3) });
+      let text = '';
+      for await (const delta of streamed.textStream) text += delta;
+      expect(text).toContain('sky: sunny');
+    });
   });
 });

@@ -153,8 +153,8 @@ describe('CDK app', () => {
   it('streams the agents group (converse, chat completions) with response streaming', () => {
     const methods = Object.values(api.findResources('AWS::ApiGateway::Method'));
     const streaming = methods.filter((m) => m.Properties.Integration.ResponseTransferMode === 'STREAM');
-    // /v1/agents and /v1/agents/{proxy+} (ANY and OPTIONS each), /v1/chat/completions and /v1/models (and below)
-    expect(streaming).toHaveLength(8);
+    // /v1/agents and /v1/agents/{proxy+} (ANY and OPTIONS each); /v1/chat/completions, /v1/models and /v1/responses (and below)
+    expect(streaming).toHaveLength(10);
     for (const m of streaming) expect(JSON.stringify(m.Properties.Integration.Uri)).toContain('response-streaming-invocations');
   });
 

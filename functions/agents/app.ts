@@ -5,11 +5,12 @@ import { registerCrud } from '../../shared/http/crud-routes';
 import { registerChatCompletions } from './chat-completions';
 import { registerConversationRoutes } from './conversation-routes';
 import { registerModels } from './models';
+import { registerResponses } from './responses';
 import type { Runtime } from '../../shared/runtime';
 
 /** `/v1/agents` (CRUD, converse, sessions) and the OpenAI-compatible `/v1/chat/completions` and `/v1/models`. */
 export function createAgentsApp(rt: Runtime, options: Partial<GroupOptions> = {}) {
-  const app = createGroupApp(rt, { area: 'agents', maxBodyBytes: DEFAULT_MAX_BODY_BYTES, openAiPaths: ['/v1/chat/completions', '/v1/models'], ...options });
+  const app = createGroupApp(rt, { area: 'agents', maxBodyBytes: DEFAULT_MAX_BODY_BYTES, openAiPaths: ['/v1/chat/completions', '/v1/models', '/v1/responses'], ...options });
   registerCrud(app, rt, {
     basePath: '/v1/agents',
     idParam: 'agentId',
@@ -30,6 +31,7 @@ export function createAgentsApp(rt: Runtime, options: Partial<GroupOptions> = {}
   registerConversationRoutes(app, rt);
   registerChatCompletions(app, rt);
   registerModels(app, rt);
+  registerResponses(app, rt);
   return app;
 }
 

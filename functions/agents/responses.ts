@@ -1,0 +1,207 @@
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { checkableSchema } from '../../shared/domain/agent-tools';
+import { converse, converseStream, type ConverseResult } from '../../shared/domain/conversation';
+import { ValidationError } from '../../shared/errors';
+import type { AppEnv } from '../../shared/http/context';
+import { openAiErrorBody } from '../../shared/http/error-handler';
+import { sseResponse } from '../../shared/http/sse';
+import { parseArguments } from '../../shared/models/tool-arguments';
+import type { ChatMessage, ToolCall, ToolRound } from '../../shared/models/types';
+import type { Runtime } from '../../shared/runtime';
+import { openAiErrors, openAiSecurity } from './chat-completions';
+
+/**
+ * OpenAI's Responses API (`POST /v1/responses`), the default of the AI SDK's OpenAI provider:
+ * text and function tools, streamed or whole, over a Cairn agent (`model` is its id). Stateless
+ * like chat completions: the caller sends the conversation (`previous_response_id` is refused).
+ */
+const textPart = z.looseObject({ type: z.string(), text: z.string().optional() });
+const inputItem = z.looseObject({
+  type: z.string().optional(),
+  role: z.enum(['system', 'developer', 'user', 'assistant']).optional(),
+  content: z.union([z.string(), z.array(textPart)]).optional(),
+  call_id: z.string().optional(),
+  name: z.string().optional(),
+  arguments: z.string().optional(),
+  output: z.unknown().optional(),
+});
+
+const responsesInput = z
+  .looseObject({
+    model: z.string().min(1).openapi({ description: 'A Cairn agent id' }),
+    input: z.union([z.string().min(1), z.array(inputItem).min(1)]),
+    instructions: z.string().max(20_000).nullish(),
+    stream: z.boolean().nullish(),
+    max_output_tokens: z.int().min(1).max(200_000).nullish(),
+    temperature: z.number().min(0).max(2).nullish(),
+    top_p: z.number().min(0).max(1).nullish(),
+    tools: z
+      .array(
+        z.looseObject({
+          type: z.literal('function', { error: 'must be function: other tool types are not supported' }),
+          name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/),
+          description: z.string().max(4000).nullish(),
+          parameters: z.record(z.string(), z.unknown()).nullish(),
+        }),
+      )
+      .max(128)
+      .nullish(),
+    tool_choice: z.union([z.enum(['none', 'auto', 'required']), z.looseObject({ type: z.literal('function'), name: z.string().min(1) })]).nullish(),
+    text: z
+      .looseObject({
+        format: z
+          .discriminatedUnion('type', [
+            z.looseObject({ type: z.literal('text') }),
+            z.looseObject({ type: z.literal('json_object') }),
+            z.looseObject({ type: z.literal('json_schema'), name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).default('reply'), schema: checkableSchema }),
+          ])
+          .optional(),
+      })
+      .nullish(),
+    previous_response_id: z.null({ error: 'is not supported: send the conversation in input' }).optional(),
+  })
+  .openapi('ResponsesRequest');
+
+const textOf = (content: string | Array<{ text?: string }> | undefined) => (typeof content === 'string' ? content : (content ?? []).map((p) => p.text ?? '').join(''));
+
+/** The input items as a turn: instructions, history, the last user message and the tool rounds after it. */
+function turnOf(items: Array<z.infer<typeof inputItem>>) {
+  const instructions: string[] = [];
+  const messages: ChatMessage[] = [];
+  let lastUser = -1;
+  items.forEach((item, i) => {
+    if (item.role === 'user') lastUser = i;
+  });
+  const rounds: ToolRound[] = [];
+  items.forEach((item, i) => {
+    if (item.role === 'system' || item.role === 'developer') instructions.push(textOf(item.content));
+    else if (i <= lastUser && (item.role === 'user' || item.role === 'assistant')) {
+      const text = textOf(item.content);
+      if (text) messages.push({ role: item.role, content: text });
+    } else if (i > lastUser && item.type === 'function_call') {
+      const call = { id: item.call_id ?? '', name: item.name ?? '', arguments: parseArguments(item.arguments) };
+      const open = rounds[rounds.length - 1];
+      if (open && open.results.length === 0) open.calls.push(call);
+      else rounds.push({ calls: [call], results: [] });
+    } else if (i > lastUser && item.type === 'function_call_output') {
+      const round = rounds[rounds.length - 1];
+      const call = round?.calls.find((c) => c.id === item.call_id);
+      if (!round || !call) throw new ValidationError(`input[${i}].call_id`, 'names no function_call before it');
+      round.results.push({ id: call.id, name: call.name, content: typeof item.output === 'string' ? item.output : JSON.stringify(item.output ?? ''), isError: false });
+    }
+  });
+  for (const round of rounds) {
+    const missing = round.calls.filter((c) => !round.results.some((r) => r.id === c.id));
+    if (missing.length > 0) throw new ValidationError('input', `needs a function_call_output for each function_call (${missing.map((c) => c.id).join(', ')} missing)`);
+  }
+  const last = messages.pop();
+  if (!last || last.role !== 'user' || !last.content.trim()) throw new ValidationError('input', 'must have a non-empty user message, followed only by function calls and their outputs');
+  return { message: last.content, history: messages, instructions: instructions.join('\n'), toolRounds: rounds };
+}
+
+const functionCallItem = (call: ToolCall) => ({ type: 'function_call' as const, id: `fc_${call.id}`, call_id: call.id, name: call.name, arguments: JSON.stringify(call.arguments ?? {}), status: 'completed' as const });
+const usageOf = (u: { inputTokens: number; outputTokens: number }) => ({ input_tokens: u.inputTokens, output_tokens: u.outputTokens, total_tokens: u.inputTokens + u.outputTokens, input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } });
+
+export function registerResponses(app: OpenAPIHono<AppEnv>, rt: Runtime) {
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/v1/responses',
+      operationId: 'createResponse',
+      tags: ['OpenAI-compatible'],
+      summary: 'OpenAI Responses API with a Cairn agent (text and function tools)',
+      security: openAiSecurity,
+      request: { body: { content: { 'application/json': { schema: responsesInput } }, required: true } },
+      responses: {
+        200: { description: 'An OpenAI response object, or its stream of response.* events', content: { 'application/json': { schema: z.unknown() }, 'text/event-stream': { schema: z.string() } } },
+        ...openAiErrors,
+      },
+    }),
+    async (c) => {
+      const scope = c.get('identity').scope;
+      const body = c.req.valid('json');
+      const turn = typeof body.input === 'string' ? { message: body.input, history: [], instructions: '', toolRounds: [] } : turnOf(body.input);
+      const format = body.text?.format;
+      const choice = body.tool_choice;
+      const input = {
+        message: turn.message,
+        history: turn.history,
+        instructions: [body.instructions ?? '', turn.instructions].filter(Boolean).join('\n') || undefined,
+        toolRounds: turn.toolRounds,
+        clientTools: (body.tools ?? []).map((t) => ({ name: t.name, description: t.description ?? '', parameters: t.parameters ?? { type: 'object', properties: {} } })),
+        toolChoice: choice == null || choice === 'auto' ? undefined : typeof choice === 'string' ? choice : { name: choice.name },
+        settings: {
+          ...(body.max_output_tokens != null ? { maxTokens: body.max_output_tokens } : {}),
+          ...(body.temperature != null ? { temperature: body.temperature } : {}),
+          ...(body.top_p != null ? { topP: body.top_p } : {}),
+        },
+        ...(format?.type === 'json_object' ? { responseFormat: { type: 'json_object' as const } } : {}),
+        ...(format?.type === 'json_schema' ? { responseFormat: { type: 'json_schema' as const, name: format.name, schema: format.schema } } : {}),
+      };
+      const createdAt = Math.floor(Date.now() / 1000);
+      const responseOf = (id: string, done: ConverseResult) => {
+        const clientCalls = 'clientToolCalls' in done ? (done.clientToolCalls ?? []) : [];
+        const message = { type: 'message' as const, id: `msg_${id}`, status: 'completed' as const, role: 'assistant' as const, content: [{ type: 'output_text' as const, text: done.reply, annotations: [] }] };
+        const incomplete = done.finishReason === 'length';
+        return {
+          id: `resp_${id}`,
+          object: 'response' as const,
+          created_at: createdAt,
+          status: incomplete ? ('incomplete' as const) : ('completed' as const),
+          incomplete_details: incomplete ? { reason: 'max_output_tokens' } : null,
+          error: null,
+          model: body.model,
+          output: [...(done.reply ? [message] : []), ...clientCalls.map(functionCallItem)],
+          usage: usageOf(done.usage),
+        };
+      };
+      if (!body.stream) {
+        const { data: done } = await converse(rt, scope, body.model, input, { signal: c.req.raw.signal });
+        return c.json(responseOf(done.sessionId.slice(4), done), 200);
+      }
+      const streamed = await converseStream(rt, scope, body.model, input, { signal: c.req.raw.signal });
+      const id = streamed.sessionId.slice(4);
+      let sequence = 0;
+      const event = (type: string, data: Record<string, unknown>) => ({ event: type, data: { type, sequence_number: sequence++, ...data } });
+      return sseResponse(
+        c,
+        async (send) => {
+          await send(event('response.created', { response: { id: `resp_${id}`, object: 'response', created_at: createdAt, status: 'in_progress', model: body.model, output: [] } }));
+          const itemId = `msg_${id}`;
+          let text = '';
+          let opened = false;
+          const deltas = streamed.deltas();
+          let step = await deltas.next();
+          for (; !step.done; step = await deltas.next()) {
+            if (step.value.type !== 'delta') continue; // the agent's own tools run server-side
+            if (!opened) {
+              opened = true;
+              await send(event('response.output_item.added', { output_index: 0, item: { type: 'message', id: itemId, status: 'in_progress', role: 'assistant', content: [] } }));
+              await send(event('response.content_part.added', { item_id: itemId, output_index: 0, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } }));
+            }
+            text += step.value.text;
+            await send(event('response.output_text.delta', { item_id: itemId, output_index: 0, content_index: 0, delta: step.value.text, logprobs: [] }));
+          }
+          const done = step.value;
+          const final = responseOf(id, done);
+          if (opened) {
+            const part = { type: 'output_text', text, annotations: [] };
+            await send(event('response.output_text.done', { item_id: itemId, output_index: 0, content_index: 0, text }));
+            await send(event('response.content_part.done', { item_id: itemId, output_index: 0, content_index: 0, part }));
+            await send(event('response.output_item.done', { output_index: 0, item: { type: 'message', id: itemId, status: 'completed', role: 'assistant', content: [part] } }));
+          }
+          const calls = final.output.filter((item) => item.type === 'function_call');
+          for (const [i, item] of calls.entries()) {
+            const outputIndex = (opened ? 1 : 0) + i;
+            await send(event('response.output_item.added', { output_index: outputIndex, item: { ...item, arguments: '', status: 'in_progress' } }));
+            await send(event('response.function_call_arguments.delta', { item_id: item.id, output_index: outputIndex, delta: item.arguments }));
+            await send(event('response.function_call_arguments.done', { item_id: item.id, output_index: outputIndex, arguments: item.arguments }));
+            await send(event('response.output_item.done', { output_index: outputIndex, item }));
+          }
+          await send(event(final.status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response: final }));
+        },
+        (error) => [event('error', openAiErrorBody(error).error)],
+      );
+    },
+  );
+}
