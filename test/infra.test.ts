@@ -184,7 +184,27 @@ describe('CDK app', () => {
   it('feeds the workflow steps worker from its queue with partial batch failure reporting', () => {
     api.hasResourceProperties('AWS::Lambda::EventSourceMapping', { BatchSize: 5, FunctionResponseTypes: ['ReportBatchItemFailures'] });
     const senders = Object.values(api.findResources('AWS::Lambda::Function')).filter((f) => f.Properties.Environment.Variables.WORKFLOW_QUEUE_URL);
-    expect(senders).toHaveLength(3); // the workflows API, the worker and the sweeper
+    expect(senders).toHaveLength(4); // the workflows API, the worker, the sweeper, and agents (workflow tools)
+  });
+
+  it('gives the agents function what tools need (sealed auth, workflow tools) and the platform function sealing only', () => {
+    const functions = api.findResources('AWS::Lambda::Function');
+    const [agentsId, agents] = Object.entries(functions).find(([id]) => id.startsWith('AgentsFunction'))!;
+    const [platformId, platform] = Object.entries(functions).find(([id]) => id.startsWith('PlatformFunction'))!;
+    expect(agents.Properties.Environment.Variables.SECRETS_KMS_KEY_ID).toBeDefined();
+    expect(agents.Properties.Environment.Variables.WORKFLOW_QUEUE_URL).toBeDefined();
+    expect(platform.Properties.Environment.Variables.SECRETS_KMS_KEY_ID).toBeDefined();
+    const kmsOf = (fnId: string) => {
+      const role = (functions[fnId]!.Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+      return Object.values(api.findResources('AWS::IAM::Policy'))
+        .filter((p) => (p.Properties.Roles as Array<{ Ref: string }>).some((r) => r.Ref === role))
+        .flatMap((p) => p.Properties.PolicyDocument.Statement as Array<{ Action: string | string[] }>)
+        .flatMap((s) => [s.Action].flat())
+        .filter((a) => a.startsWith('kms:'))
+        .sort();
+    };
+    expect(kmsOf(agentsId)).toEqual(['kms:Decrypt', 'kms:GenerateDataKey']);
+    expect(kmsOf(platformId)).toEqual(['kms:GenerateDataKey']);
   });
 
   it('runs the sweeper every five minutes, able to send to both queues', () => {

@@ -2,6 +2,8 @@ import { handle } from 'hono/aws-lambda';
 import { configuredRuntime } from '../../shared/configured-runtime';
 import { gatewayFromConfig } from '../../shared/gateway-keys';
 import { platformSecretsLoader } from '../../shared/platform/platform-secrets';
+import { kmsSecretBoxFromConfig } from '../../shared/secrets/kms-secret-box';
 import { createPlatformApp } from './app';
 
-export const handler = handle(createPlatformApp(configuredRuntime({ gateway: gatewayFromConfig(), platformSecrets: platformSecretsLoader() })));
+// The secret box seals the auth of tools given to agents written through the platform API.
+export const handler = handle(createPlatformApp(configuredRuntime({ gateway: gatewayFromConfig(), platformSecrets: platformSecretsLoader(), secrets: kmsSecretBoxFromConfig() })));

@@ -101,6 +101,7 @@ export class ApiStack extends Stack {
     props.secretsKey.grant(sources, 'kms:GenerateDataKey', 'kms:Decrypt');
     this.ingestionWorker(props);
     this.modelAccess(this.groups.agents!.fn, props);
+    this.toolAccess(props);
     this.workflowWorker(props);
     this.sweeper(props);
 
@@ -148,6 +149,21 @@ export class ApiStack extends Stack {
     props.workflowSteps.queue.grantSendMessages(fn);
     new Rule(this, 'SweepSchedule', { schedule: Schedule.rate(Duration.minutes(5)), targets: [new LambdaFunction(fn, { retryAttempts: 0 })] });
     alarmAt(this, 'SweeperErrors', fn.metricErrors({ period: Duration.minutes(15) }), 'Sweeper errors');
+  }
+
+  /**
+   * Agents' tools: the agents function opens (and seals) tool auth and runs workflow tools; the
+   * platform function seals the auth of tools on the agents it writes.
+   */
+  private toolAccess(props: ApiStackProps) {
+    const agents = this.groups.agents!.fn;
+    agents.addEnvironment('SECRETS_KMS_KEY_ID', props.secretsKey.keyArn);
+    props.secretsKey.grant(agents, 'kms:GenerateDataKey', 'kms:Decrypt');
+    agents.addEnvironment('WORKFLOW_QUEUE_URL', props.workflowSteps.queue.queueUrl);
+    props.workflowSteps.queue.grantSendMessages(agents);
+    const platform = this.groups.platform!.fn;
+    platform.addEnvironment('SECRETS_KMS_KEY_ID', props.secretsKey.keyArn);
+    props.secretsKey.grant(platform, 'kms:GenerateDataKey');
   }
 
   /** What calling models needs: provider keys from Secrets Manager, and Bedrock in this region. */
