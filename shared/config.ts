@@ -38,8 +38,8 @@ const schema = z.object({
   TOOL_ALLOWED_HOSTS: z.string().default(''),
   /** Let tools call private, loopback and link-local addresses (tests and local demos only). */
   TOOL_ALLOW_PRIVATE_NETWORKS: z.enum(['true', 'false']).default('false'),
-  /** Browser origins allowed to call the API: `*`, a comma-separated list, or `none`. */
-  CORS_ORIGINS: z.string().default('*'),
+  /** Browser origins allowed to call the API: a comma-separated list, or `*`; empty (the default): no browser access. */
+  CORS_ORIGINS: z.string().default(''),
   /** SQS queue of ingestion work (AWS); unset: local mode's queue stored in the table. */
   INGESTION_QUEUE_URL: z.url().optional(),
   /** SQS queue of workflow steps (AWS); unset: local mode's queue stored in the table. */
@@ -107,7 +107,7 @@ function load() {
     apiKeyCacheSeconds: env.API_KEY_CACHE_SECONDS,
     toolAllowedHosts: env.TOOL_ALLOWED_HOSTS.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
     toolAllowPrivateNetworks: env.TOOL_ALLOW_PRIVATE_NETWORKS === 'true',
-    corsOrigins: env.CORS_ORIGINS === 'none' ? [] : env.CORS_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean),
+    corsOrigins: env.CORS_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean),
     defaultModelProvider: env.DEFAULT_MODEL_PROVIDER,
     docsAssetsDir: env.DOCS_ASSETS_DIR,
     ingestionQueueUrl: env.INGESTION_QUEUE_URL,

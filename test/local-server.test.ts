@@ -113,5 +113,6 @@ describe('npm start (local mode)', () => {
     const orphan = runRecord().dynamoPid;
     // With nobody restarting, the watchdog ends it by itself.
     await waitFor(() => !alive(orphan), 'the watchdog to end the orphaned DynamoDB Local', 15_000);
-  });
+    // Two server starts and up to two 15-second waits: more than the default 30 s on a loaded machine.
+  }, 90_000);
 });

@@ -117,12 +117,15 @@ describe('the OpenAI-compatible surface', () => {
       headers: { origin: 'https://console.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' },
     });
     expect(preflight.status).toBe(204);
-    expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('https://console.example');
     expect(preflight.headers.get('access-control-allow-headers')?.toLowerCase()).toContain('authorization');
     const agentsPreflight = await app.request('http://cairn.test/v1/agents', { method: 'OPTIONS', headers: { origin: 'https://console.example', 'access-control-request-method': 'GET' } });
     expect(agentsPreflight.status).toBe(204);
     const real = await app.request('http://cairn.test/v1/agents', { headers: { origin: 'https://console.example', 'x-api-key': t.apiKey } });
-    expect(real.headers.get('access-control-allow-origin')).toBe('*');
+    expect(real.headers.get('access-control-allow-origin')).toBe('https://console.example');
     expect(real.headers.get('access-control-expose-headers')).toContain('X-RateLimit-Remaining');
+    // An origin not in CORS_ORIGINS gets no CORS headers: the browser refuses the response.
+    const stranger = await app.request('http://cairn.test/v1/agents', { headers: { origin: 'https://evil.example', 'x-api-key': t.apiKey } });
+    expect(stranger.headers.get('access-control-allow-origin')).toBeNull();
   });
 });

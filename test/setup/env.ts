@@ -13,3 +13,5 @@ process.env.CURSOR_SIGNING_KEY = randomBytes(48).toString('base64url');
 // Tools in tests call servers the tests start on this machine, by the name localhost; 127.0.0.1
 // and every other private address stay refused, as in a deployment.
 process.env.TOOL_ALLOWED_HOSTS = 'localhost';
+// One browser origin allowed, as an operator would configure a console's.
+process.env.CORS_ORIGINS = 'https://console.example';

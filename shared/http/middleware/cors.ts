@@ -4,9 +4,10 @@ import { config } from '../../config';
 import type { AppEnv } from '../context';
 
 /**
- * CORS for browser clients (consoles, chat widgets) on the origins CORS_ORIGINS allows (`*` by
- * default: keys travel in headers, never cookies, so no origin can borrow a caller's credentials).
- * Preflight requests are answered here, before authentication: a browser sends them without keys.
+ * CORS for browser clients (consoles, chat widgets) on the origins CORS_ORIGINS lists (`*` allows
+ * any: keys travel in headers, never cookies, so no origin can borrow a caller's credentials; empty,
+ * the default, allows none). Preflight requests are answered here, before authentication: a
+ * browser sends them without keys.
  */
 export function cors(): MiddlewareHandler<AppEnv> {
   const origins = config.corsOrigins;
