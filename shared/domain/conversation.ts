@@ -225,20 +225,44 @@ function modelSignal(signal: AbortSignal | undefined): AbortSignal {
   return signal ? AbortSignal.any([modelDeadline(), signal]) : modelDeadline();
 }
 
+/**
+ * What follows a model step: the turn ends (answered, its calls handed to the caller, or paused for
+ * approval) and its answer is returned, or its tool calls run and the loop goes on (undefined).
+ * `streamed`: the text a streamed turn has sent so far. Events (tool calls, a checked structured
+ * reply) go to `emit`.
+ */
+async function afterStep(
+  rt: Runtime,
+  scope: TenantScope,
+  prepared: PreparedConversation,
+  progress: Progress,
+  result: ChatResult,
+  streamed: string,
+  signal: AbortSignal | undefined,
+  emit: (event: TurnEvent) => void,
+): Promise<ConverseResult | undefined> {
+  progress.usage = addUsage(progress.usage, result.usage);
+  if (result.finishReason !== 'tool_calls' || !result.toolCalls?.length || progress.step >= stepsOf(prepared.agent)) {
+    const final = await inFormat(prepared.resolved, prepared.request, { ...(result.finishReason === 'tool_calls' ? stepLimitReply(result, stepsOf(prepared.agent)) : result), usage: progress.usage }, modelSignal(signal));
+    // A reply in a required format is checked whole before it is sent: it comes as one delta.
+    if (prepared.request.responseFormat) emit({ type: 'delta', text: final.text });
+    return finishConversation(rt, scope, prepared, { ...final, text: streamed || final.text }, progress.toolCalls);
+  }
+  const forCaller = result.toolCalls.filter((c) => prepared.clientTools.has(c.name));
+  if (forCaller.length > 0) return finishConversation(rt, scope, prepared, { ...result, text: streamed || result.text, toolCalls: forCaller, usage: progress.usage }, progress.toolCalls);
+  if (needsApproval(prepared, result.toolCalls)) return pauseTurn(rt, scope, prepared, result.toolCalls, progress);
+  progress.toolCalls.push(...(await runToolRound(rt, scope, prepared, result.toolCalls, signal, emit)));
+  progress.step++;
+  return undefined;
+}
+
 /** One turn, answered whole. `skipped`: the agent's sources that were not ready. */
 export async function converse(rt: Runtime, scope: TenantScope, agentId: string, input: ConverseInput, options: { signal?: AbortSignal } = {}) {
   const { prepared, progress } = await startTurn(rt, scope, agentId, input, options.signal, () => undefined);
-  for (; ; progress.step++) {
+  for (;;) {
     const result = await prepared.resolved.engine.generate(prepared.request, modelSignal(options.signal));
-    progress.usage = addUsage(progress.usage, result.usage);
-    if (result.finishReason !== 'tool_calls' || !result.toolCalls?.length || progress.step >= stepsOf(prepared.agent)) {
-      const final = await inFormat(prepared.resolved, prepared.request, { ...(result.finishReason === 'tool_calls' ? stepLimitReply(result, stepsOf(prepared.agent)) : result), usage: progress.usage }, modelSignal(options.signal));
-      return { data: await finishConversation(rt, scope, prepared, final, progress.toolCalls), skipped: prepared.skipped };
-    }
-    const forCaller = result.toolCalls.filter((c) => prepared.clientTools.has(c.name));
-    if (forCaller.length > 0) return { data: await finishConversation(rt, scope, prepared, { ...result, toolCalls: forCaller, usage: progress.usage }, progress.toolCalls), skipped: prepared.skipped };
-    if (needsApproval(prepared, result.toolCalls)) return { data: await pauseTurn(rt, scope, prepared, result.toolCalls, progress), skipped: prepared.skipped };
-    progress.toolCalls.push(...(await runToolRound(rt, scope, prepared, result.toolCalls, options.signal, () => undefined)));
+    const done = await afterStep(rt, scope, prepared, progress, result, '', options.signal, () => undefined);
+    if (done) return { data: done, skipped: prepared.skipped };
   }
 }
 
@@ -261,30 +285,18 @@ export async function converseStream(rt: Runtime, scope: TenantScope, agentId: s
       let text = '';
       for (const event of early) yield event;
       try {
-        for (; ; progress.step++) {
-          // A reply in a required format is checked whole before it is sent: it comes as one delta.
+        for (;;) {
+          // A reply in a required format is checked whole before it is sent (afterStep sends it).
           const generator = prepared.request.responseFormat ? whole(prepared.resolved.engine.generate(prepared.request, modelSignal(options.signal))) : prepared.resolved.engine.stream(prepared.request, modelSignal(options.signal));
           let step = await generator.next();
           for (; !step.done; step = await generator.next()) {
             text += step.value;
             yield { type: 'delta', text: step.value };
           }
-          const result = step.value;
-          progress.usage = addUsage(progress.usage, result.usage);
-          if (result.finishReason !== 'tool_calls' || !result.toolCalls?.length || progress.step >= stepsOf(prepared.agent)) {
-            const final = await inFormat(prepared.resolved, prepared.request, { ...(result.finishReason === 'tool_calls' ? stepLimitReply(result, stepsOf(prepared.agent)) : result), usage: progress.usage }, modelSignal(options.signal));
-            if (prepared.request.responseFormat) {
-              text = final.text;
-              yield { type: 'delta', text };
-            }
-            return await finishConversation(rt, scope, prepared, { ...final, text: text || final.text }, progress.toolCalls);
-          }
-          const forCaller = result.toolCalls.filter((c) => prepared.clientTools.has(c.name));
-          if (forCaller.length > 0) return await finishConversation(rt, scope, prepared, { ...result, text, toolCalls: forCaller, usage: progress.usage }, progress.toolCalls);
-          if (needsApproval(prepared, result.toolCalls)) return await pauseTurn(rt, scope, prepared, result.toolCalls, progress);
           const events: TurnEvent[] = [];
-          progress.toolCalls.push(...(await runToolRound(rt, scope, prepared, result.toolCalls, options.signal, (event) => events.push(event))));
+          const done = await afterStep(rt, scope, prepared, progress, step.value, text, options.signal, (event) => events.push(event));
           for (const event of events) yield event;
+          if (done) return done;
         }
       } catch (error) {
         if (!options.signal?.aborted) throw error;
