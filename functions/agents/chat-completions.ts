@@ -6,6 +6,7 @@ import type { AppEnv } from '../../shared/http/context';
 import { openAiErrorBody } from '../../shared/http/error-handler';
 import { jsonContent } from '../../shared/http/openapi-schemas';
 import { parseArguments } from '../../shared/models/tool-arguments';
+import { addResult, assertAnswered, textOf } from './openai-turns';
 import type { ChatMessage, ToolCall, ToolRound } from '../../shared/models/types';
 import { sseResponse } from '../../shared/http/sse';
 import type { Runtime } from '../../shared/runtime';
@@ -83,9 +84,6 @@ export const openAiErrors = {
 /** The OpenAI-compatible routes accept the key either way. */
 export const openAiSecurity: Array<Record<string, string[]>> = [{ ApiKeyAuth: [] }, { BearerAuth: [] }];
 
-const textOf = (content: string | Array<{ text?: string }> | null) =>
-  typeof content === 'string' ? content : (content ?? []).map((p) => p.text ?? '').join('');
-
 const asToolCall = (call: ToolCall) => ({ id: call.id, type: 'function' as const, function: { name: call.name, arguments: JSON.stringify(call.arguments ?? {}) } });
 
 type WireMessage = { role: string; content?: unknown; tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }>; tool_call_id?: string };
@@ -99,17 +97,11 @@ function roundsOf(messages: WireMessage[], offset: number): ToolRound[] {
         calls: m.tool_calls.map((c) => ({ id: c.id, name: c.function.name, arguments: parseArguments(c.function.arguments) })),
         results: [],
       });
-    } else if (m.role === 'tool') {
-      const round = rounds[rounds.length - 1];
-      const call = round?.calls.find((c) => c.id === m.tool_call_id);
-      if (!round || !call) throw new ValidationError(`messages[${offset + i}].tool_call_id`, 'names no tool call of the assistant message before it');
-      round.results.push({ id: call.id, name: call.name, content: typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? ''), isError: false });
+    } else if (m.role === 'tool' && !addResult(rounds, m.tool_call_id, m.content)) {
+      throw new ValidationError(`messages[${offset + i}].tool_call_id`, 'names no tool call of the assistant message before it');
     }
   });
-  for (const round of rounds) {
-    const missing = round.calls.filter((c) => !round.results.some((r) => r.id === c.id));
-    if (missing.length > 0) throw new ValidationError('messages', `needs a tool message for each tool call (${missing.map((c) => c.id).join(', ')} missing)`);
-  }
+  assertAnswered(rounds, 'messages', 'needs a tool message for each tool call');
   return rounds;
 }
 

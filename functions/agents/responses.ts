@@ -9,6 +9,7 @@ import { parseArguments } from '../../shared/models/tool-arguments';
 import type { ChatMessage, ToolCall, ToolRound } from '../../shared/models/types';
 import type { Runtime } from '../../shared/runtime';
 import { openAiErrors, openAiSecurity } from './chat-completions';
+import { addResult, assertAnswered, textOf } from './openai-turns';
 
 /**
  * OpenAI's Responses API (`POST /v1/responses`), the default of the AI SDK's OpenAI provider:
@@ -62,8 +63,6 @@ const responsesInput = z
   })
   .openapi('ResponsesRequest');
 
-const textOf = (content: string | Array<{ text?: string }> | undefined) => (typeof content === 'string' ? content : (content ?? []).map((p) => p.text ?? '').join(''));
-
 /** The input items as a turn: instructions, history, the last user message and the tool rounds after it. */
 function turnOf(items: Array<z.infer<typeof inputItem>>) {
   const instructions: string[] = [];
@@ -83,17 +82,11 @@ function turnOf(items: Array<z.infer<typeof inputItem>>) {
       const open = rounds[rounds.length - 1];
       if (open && open.results.length === 0) open.calls.push(call);
       else rounds.push({ calls: [call], results: [] });
-    } else if (i > lastUser && item.type === 'function_call_output') {
-      const round = rounds[rounds.length - 1];
-      const call = round?.calls.find((c) => c.id === item.call_id);
-      if (!round || !call) throw new ValidationError(`input[${i}].call_id`, 'names no function_call before it');
-      round.results.push({ id: call.id, name: call.name, content: typeof item.output === 'string' ? item.output : JSON.stringify(item.output ?? ''), isError: false });
+    } else if (i > lastUser && item.type === 'function_call_output' && !addResult(rounds, item.call_id, item.output)) {
+      throw new ValidationError(`input[${i}].call_id`, 'names no function_call before it');
     }
   });
-  for (const round of rounds) {
-    const missing = round.calls.filter((c) => !round.results.some((r) => r.id === c.id));
-    if (missing.length > 0) throw new ValidationError('input', `needs a function_call_output for each function_call (${missing.map((c) => c.id).join(', ')} missing)`);
-  }
+  assertAnswered(rounds, 'input', 'needs a function_call_output for each function_call');
   const last = messages.pop();
   if (!last || last.role !== 'user' || !last.content.trim()) throw new ValidationError('input', 'must have a non-empty user message, followed only by function calls and their outputs');
   return { message: last.content, history: messages, instructions: instructions.join('\n'), toolRounds: rounds };

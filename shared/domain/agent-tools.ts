@@ -20,6 +20,17 @@ const name = z.string().regex(TOOL_NAME_PATTERN, { error: 'must start with a let
 const description = z.string().trim().min(1).max(2000);
 const requireApproval = z.boolean().default(false).openapi({ description: 'Pause the turn for a person to approve each call' });
 
+/** Refuses a JSON Schema zod cannot turn into a check: values against it could not be checked. */
+const checkable =
+  (what: string) =>
+  (schema: Record<string, unknown>, ctx: z.RefinementCtx): void => {
+    try {
+      z.fromJSONSchema(schema);
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', message: `is not a JSON Schema this server can check ${what} with: ${(error as Error).message}` });
+    }
+  };
+
 /** A JSON Schema object describing the tool's arguments (what models are given). */
 const parameters = z
   .looseObject({
@@ -28,11 +39,7 @@ const parameters = z
     required: z.array(z.string()).optional(),
   })
   .superRefine((schema, ctx) => {
-    try {
-      z.fromJSONSchema(schema);
-    } catch (error) {
-      ctx.addIssue({ code: 'custom', message: `is not a JSON Schema this server can check arguments with: ${(error as Error).message}` });
-    }
+    checkable('arguments')(schema, ctx);
     for (const [i, key] of (schema.required ?? []).entries()) {
       if (!(key in (schema.properties ?? {}))) ctx.addIssue({ code: 'custom', path: ['required', i], message: `names ${key}, which is not in properties` });
     }
@@ -119,13 +126,7 @@ export const toolsInput = z
 export type ToolInput = z.infer<typeof toolInput>;
 
 /** A JSON Schema this server can check values against (tool arguments, structured replies). */
-export const checkableSchema = z.record(z.string(), z.unknown()).superRefine((schema, ctx) => {
-  try {
-    z.fromJSONSchema(schema);
-  } catch (error) {
-    ctx.addIssue({ code: 'custom', message: `is not a JSON Schema this server can check replies with: ${(error as Error).message}` });
-  }
-});
+export const checkableSchema = z.record(z.string(), z.unknown()).superRefine(checkable('replies'));
 
 /** `responseFormat` of a turn: JSON, or JSON matching a schema. */
 export const responseFormatInput = z

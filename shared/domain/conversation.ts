@@ -1,6 +1,6 @@
 import { config } from '../config';
 import { newId } from '../ids';
-import { approximateTokens, type ChatMessage, type ChatResult, type ResolvedModel } from '../models/types';
+import { addUsage, approximateTokens, type ChatMessage, type ChatResult, type ResolvedModel } from '../models/types';
 import { inFormat } from '../models/structured-output';
 import { searchSource } from '../search/search';
 import { log, errorFields } from '../log';
@@ -130,7 +130,6 @@ async function* whole(result: Promise<ChatResult>): AsyncGenerator<string, ChatR
   return await result;
 }
 
-const addUsage = (a: ChatResult['usage'], b: ChatResult['usage']) => ({ inputTokens: a.inputTokens + b.inputTokens, outputTokens: a.outputTokens + b.outputTokens });
 
 /** The step limit ran out with the model still calling tools: say so rather than answer nothing. */
 const stepLimitReply = (result: ChatResult, steps: number): ChatResult => ({

@@ -8,6 +8,7 @@ import type { Agent } from './agent-schema';
 import { openToolSecret, PLACEHOLDER, type StoredTool } from './agent-tools';
 import type { KnowledgeSourceRecord } from './knowledge-sources';
 import { executeAndWait } from './workflow-execution';
+import { templateText } from './workflow-templates';
 
 /**
  * Runs one call of an agent's tool. A tool's failure (bad arguments, refused or failing URL, a
@@ -52,14 +53,13 @@ function checkArguments(tool: StoredTool, args: unknown): Record<string, unknown
 
 class ToolFailure extends Error {}
 
-const asText = (value: unknown) => (value === undefined || value === null ? '' : typeof value === 'string' ? value : JSON.stringify(value));
 
 /** `{{name}}` in a URL: the argument, URL-encoded (it cannot change the path or the host). */
-const renderUrl = (template: string, args: Record<string, unknown>) => template.replace(PLACEHOLDER, (_, name: string) => encodeURIComponent(asText(args[name])));
+const renderUrl = (template: string, args: Record<string, unknown>) => template.replace(PLACEHOLDER, (_, name: string) => encodeURIComponent(templateText(args[name])));
 
 /** `{{name}}` in a header value: the argument, refused if it could start another header. */
 function renderHeader(template: string, args: Record<string, unknown>): string {
-  const value = template.replace(PLACEHOLDER, (_, name: string) => asText(args[name]));
+  const value = template.replace(PLACEHOLDER, (_, name: string) => templateText(args[name]));
   if (/[\r\n]/.test(value)) throw new ToolFailure('invalid arguments: a header value cannot contain a line break');
   return value;
 }
@@ -69,7 +69,7 @@ function renderBody(template: unknown, args: Record<string, unknown>): unknown {
   if (typeof template === 'string') {
     const whole = /^\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}$/.exec(template);
     if (whole) return args[whole[1]!];
-    return template.replace(PLACEHOLDER, (_, name: string) => asText(args[name]));
+    return template.replace(PLACEHOLDER, (_, name: string) => templateText(args[name]));
   }
   if (Array.isArray(template)) return template.map((v) => renderBody(v, args));
   if (template && typeof template === 'object') return Object.fromEntries(Object.entries(template).map(([k, v]) => [k, renderBody(v, args)]));
@@ -123,12 +123,12 @@ async function runWorkflow(rt: Runtime, scope: TenantScope, tool: Extract<Stored
     rt,
     scope,
     tool.workflowId,
-    { input: asText(args.input), parameters: (args.parameters as Record<string, unknown> | undefined) ?? {} },
+    { input: templateText(args.input), parameters: (args.parameters as Record<string, unknown> | undefined) ?? {} },
     options.timeoutMs ?? 10_000,
   );
   if (!finished) return `The workflow is still running (execution ${execution.id}); its result is not available yet.`;
   if (execution.status !== 'succeeded') throw new ToolFailure(`the workflow ${execution.status}: ${execution.error?.message ?? ''}`);
-  return asText(execution.output);
+  return templateText(execution.output);
 }
 
 export async function runTool(rt: Runtime, scope: TenantScope, agent: Agent, tool: StoredTool, args: unknown, options: ToolCallOptions = {}): Promise<ToolOutcome> {

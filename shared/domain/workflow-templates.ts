@@ -19,7 +19,8 @@ function lookup(value: unknown, path: string[]): unknown {
   return current;
 }
 
-const text = (value: unknown) => (value === undefined || value === null ? '' : typeof value === 'string' ? value : JSON.stringify(value));
+/** A value as template text: strings as they are, absent values empty, anything else as JSON. */
+export const templateText = (value: unknown) => (value === undefined || value === null ? '' : typeof value === 'string' ? value : JSON.stringify(value));
 
 export function renderTemplate(template: string, scope: TemplateScope): string {
   return template.replace(/\{\{\s*([^{}]*?)\s*\}\}/g, (_, expr: string) => {
@@ -27,8 +28,8 @@ export function renderTemplate(template: string, scope: TemplateScope): string {
     if (expr === 'category') return scope.category ?? '';
     if (expr === 'context') return scope.context ?? '';
     const parts = expr.split('.');
-    if (parts[0] === 'parameters') return text(lookup(scope.parameters, parts.slice(1)));
-    if (parts[0] === 'steps' && parts[2] === 'output') return text(lookup(scope.outputs[parts[1]!], parts.slice(3)));
+    if (parts[0] === 'parameters') return templateText(lookup(scope.parameters, parts.slice(1)));
+    if (parts[0] === 'steps' && parts[2] === 'output') return templateText(lookup(scope.outputs[parts[1]!], parts.slice(3)));
     return '';
   });
 }

@@ -25,6 +25,11 @@ function tokens(message: string): string[] {
   return message.split(/\s+/).map((t) => t.replace(/^[^\w@#]+|[^\w]+$/g, '')).filter(Boolean);
 }
 
+/** The first of a schema's enum values the text names as a word (any case). */
+export function mentionedValue(values: unknown[], text: string): unknown {
+  return values.find((v) => typeof v === 'string' && new RegExp(`\\b${v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`, 'i').test(text));
+}
+
 function matches(pattern: string, value: string): boolean {
   try {
     return new RegExp(pattern, 'u').test(value);
@@ -36,10 +41,7 @@ function matches(pattern: string, value: string): boolean {
 /** One argument from the message, by its schema (and, for plain strings, by its name). */
 function extract(name: string, schema: PropertySchema, message: string, used: Set<string>): unknown {
   const fresh = (values: string[]) => values.find((v) => !used.has(v));
-  if (schema.enum) {
-    const found = schema.enum.find((v) => typeof v === 'string' && new RegExp(`\\b${v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`, 'i').test(message));
-    return found;
-  }
+  if (schema.enum) return mentionedValue(schema.enum, message);
   if (schema.type === 'integer' || schema.type === 'number') {
     const numbers = [...message.matchAll(/-?\d+(?:\.\d+)?/g)].map((m) => m[0]).filter((n) => schema.type === 'number' || !n.includes('.'));
     const value = fresh(numbers);

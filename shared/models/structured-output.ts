@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { AppError, UpstreamError } from '../errors';
-import { formatInstruction, type ChatRequest, type ChatResult, type ResolvedModel, type ResponseFormat } from './types';
+import { mentionedValue } from './local-tools';
+import { addUsage, formatInstruction, type ChatRequest, type ChatResult, type ResolvedModel, type ResponseFormat } from './types';
 
 /**
  * Structured output: a reply that must be JSON (matching a JSON Schema, when one is given).
@@ -45,8 +46,7 @@ export async function inFormat(model: ResolvedModel, request: ChatRequest, resul
   const repaired = await model.engine.generate(repair, signal);
   const second = checkReply(repaired.text, format);
   if (!second.ok) throw invalidReply(model.name, second.error);
-  const usage = { inputTokens: result.usage.inputTokens + repaired.usage.inputTokens, outputTokens: result.usage.outputTokens + repaired.usage.outputTokens };
-  return { ...repaired, usage, output: second.value };
+  return { ...repaired, usage: addUsage(result.usage, repaired.usage), output: second.value };
 }
 
 const ANSWER_NAMES = /^(answer|reply|response|text|summary|content|message|result)$/i;
@@ -70,7 +70,7 @@ export function fillSchema(request: ChatRequest, answer: string, format: Respons
   const missing: string[] = [];
   for (const [name, property] of Object.entries(schema.properties ?? {})) {
     let value: unknown;
-    if (property.enum) value = property.enum.find((v) => typeof v === 'string' && new RegExp(`\\b${v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`, 'i').test(haystack));
+    if (property.enum) value = mentionedValue(property.enum, haystack);
     else if ((property.type === 'string' || property.type === undefined) && ANSWER_NAMES.test(name)) value = answer;
     else if (property.type === 'number' || property.type === 'integer') {
       const number = /-?\d+(?:\.\d+)?/.exec(answer)?.[0];

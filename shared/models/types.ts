@@ -108,6 +108,9 @@ export function systemPrompt(request: ChatRequest): string | undefined {
   return parts.length > 0 ? parts.join('\n\n') : undefined;
 }
 
+/** Tokens of two model calls together. */
+export const addUsage = (a: ChatResult['usage'], b: ChatResult['usage']): ChatResult['usage'] => ({ inputTokens: a.inputTokens + b.inputTokens, outputTokens: a.outputTokens + b.outputTokens });
+
 /** A rough token count (4 characters a token) for engines that do not report one. */
 export const approximateTokens = (text: string) => Math.ceil(text.length / 4);
 
