@@ -1,28 +1,19 @@
 import { config } from '../config';
 import { errorFields, log } from '../log';
+import { withHeartbeat } from '../queue/heartbeat';
 
 /**
  * Work a delivery takes (a workflow step, a sync's planning) is leased for WORK_LEASE_SECONDS and
  * renewed every third of that while it runs, so a long step keeps its lease and a dead worker's
  * work is taken over soon after its last renewal, not after the longest a step could ever run.
  */
-export async function whileLeased<T>(renew: () => Promise<boolean>, work: () => Promise<T>): Promise<T> {
-  let renewing = Promise.resolve();
-  const timer = setInterval(() => {
-    renewing = renewing.then(() =>
-      renew().then(
-        () => undefined,
-        (error: unknown) => log.warn('lease renewal failed', errorFields(error)),
-      ),
+export function whileLeased<T>(renew: () => Promise<boolean>, work: () => Promise<T>): Promise<T> {
+  const beat = () =>
+    renew().then(
+      () => undefined,
+      (error: unknown) => log.warn('lease renewal failed', errorFields(error)),
     );
-  }, Math.max(100, Math.floor(config.workLeaseMs / 3)));
-  timer.unref();
-  try {
-    return await work();
-  } finally {
-    clearInterval(timer);
-    await renewing;
-  }
+  return withHeartbeat(beat, Math.max(100, Math.floor(config.workLeaseMs / 3)), work);
 }
 
 /**

@@ -1,5 +1,6 @@
 import { errorFields, log } from '../log';
 import type { QueueMessagesStore, StoredMessage } from '../store/queue-messages';
+import { withHeartbeat } from './heartbeat';
 import { MAX_RECEIVES, type Consumer, type Queue } from './queue';
 
 /**
@@ -58,22 +59,18 @@ export function storedQueue<M>(
 
   async function handle(taken: StoredMessage): Promise<void> {
     let receipt = taken;
-    // The heartbeat and the final acknowledgement must not overlap: each needs the current receipt.
-    let beat: Promise<void> = Promise.resolve();
-    const timer = setInterval(() => {
-      beat = beat.then(async () => {
-        receipt = (await store.move(namespace, name, receipt, Date.now() + options.visibilityMs, { leased: true }).catch(() => undefined)) ?? receipt;
-      });
-    }, Math.max(50, Math.floor(options.visibilityMs / 3)));
-    timer.unref();
+    // The heartbeat and the final acknowledgement must not overlap: each needs the current receipt
+    // (withHeartbeat waits for the last beat).
+    const beat = async () => {
+      receipt = (await store.move(namespace, name, receipt, Date.now() + options.visibilityMs, { leased: true }).catch(() => undefined)) ?? receipt;
+    };
     let failure: unknown;
     try {
-      await consumer(JSON.parse(receipt.body) as M, { receiveCount: receipt.receiveCount, maxReceives: MAX_RECEIVES });
+      await withHeartbeat(beat, Math.max(50, Math.floor(options.visibilityMs / 3)), () =>
+        consumer(JSON.parse(receipt.body) as M, { receiveCount: receipt.receiveCount, maxReceives: MAX_RECEIVES }),
+      );
     } catch (error) {
       failure = error ?? new Error('consumer failed');
-    } finally {
-      clearInterval(timer);
-      await beat;
     }
     try {
       if (failure === undefined) await store.remove(namespace, name, receipt);
