@@ -138,7 +138,8 @@ export const keys = {
     sk: `${pad(visibleAt)}#${messageId}`,
   }),
   queueVisibleBefore: (at: number) => pad(at),
-  deadLetter: (namespace: string, queue: string, messageId: string): ItemKey => ({ pk: `QUEUE#${namespace}#${queue}#DEAD`, sk: messageId }),
+  deadLetterPartition: (namespace: string, queue: string) => `QUEUE#${namespace}#${queue}#DEAD`,
+  deadLetter: (namespace: string, queue: string, messageId: string): ItemKey => ({ pk: keys.deadLetterPartition(namespace, queue), sk: messageId }),
 
   /**
    * Global: executions and syncs in progress, for the sweeper (a few partitions so writes spread);

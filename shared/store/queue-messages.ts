@@ -100,7 +100,7 @@ export function queueMessagesStore(db: Db) {
   /** Every message still queued (visible or not, taken or not). */
   const pending = async (namespace: string, queue: string) => (await ops.queryAll(keys.queuePartition(namespace, queue))) as unknown as Array<StoredMessage & { leased?: boolean }>;
 
-  const deadLetters = (namespace: string, queue: string) => ops.queryAll(keys.deadLetter(namespace, queue, '').pk);
+  const deadLetters = (namespace: string, queue: string) => ops.queryAll(keys.deadLetterPartition(namespace, queue));
 
   return { send, peek, move, remove, deadLetter, pending, deadLetters };
 }
