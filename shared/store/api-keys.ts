@@ -1,10 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { Plan } from '../config';
 import { newId } from '../ids';
 import { scopeOf, type TenantScope } from '../tenancy';
 import type { Db } from './db';
+import { ifConditionHolds } from './conditional';
 import { keys } from './keys';
 
 /** What a presented API key resolves to. The key itself is never stored, only its SHA-256. */
@@ -60,19 +61,16 @@ export function apiKeysStore(db: Db) {
   /** Creates the tenant's record; undefined when the tenant exists already. */
   async function putTenant(scope: TenantScope, tenant: { name: string; plan: Plan }): Promise<TenantRecord | undefined> {
     const record: TenantRecord = { tenantId: scope.tenantId, schema: scope.schema, ...tenant, createdAt: new Date().toISOString() };
-    try {
-      await db.client.send(
+    const put = await ifConditionHolds(
+      db.client.send(
         new PutCommand({
           TableName: db.table,
           Item: { ...keys.tenant(scope), ...record },
           ConditionExpression: 'attribute_not_exists(pk)',
         }),
-      );
-      return record;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return undefined;
-      throw error;
-    }
+      ),
+    );
+    return put && record;
   }
 
   /**

@@ -1,8 +1,8 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { TenantScope } from '../tenancy';
 import type { Db } from './db';
 import { keys } from './keys';
+import { ifConditionHolds } from './conditional';
 
 /**
  * Workflow executions: one item each, steps as a map inside it, so every step transition is one
@@ -47,13 +47,8 @@ const strip = ({ pk: _pk, sk: _sk, ...rest }: Record<string, unknown>) => rest a
 
 export function executionsStore(db: Db) {
   async function conditional(command: UpdateCommand): Promise<ExecutionRecord | undefined> {
-    try {
-      const out = await db.client.send(command);
-      return strip(out.Attributes ?? {});
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return undefined;
-      throw error;
-    }
+    const out = await ifConditionHolds(db.client.send(command));
+    return out && strip(out.Attributes ?? {});
   }
 
   async function createExecution(scope: TenantScope, record: ExecutionRecord): Promise<void> {

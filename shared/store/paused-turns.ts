@@ -1,9 +1,9 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config';
 import type { TenantScope } from '../tenancy';
 import type { Db } from './db';
 import { keys } from './keys';
+import { ifConditionHolds } from './conditional';
 
 /**
  * Turns paused for a person to approve tool calls: one per conversation, kept until resumed (or the
@@ -13,19 +13,16 @@ import { keys } from './keys';
 export function pausedTurnsStore(db: Db) {
   /** False when the conversation already has a paused turn. */
   async function pause(scope: TenantScope, agentId: string, sessionId: string, state: Record<string, unknown>): Promise<boolean> {
-    try {
-      await db.client.send(
+    const paused = await ifConditionHolds(
+      db.client.send(
         new PutCommand({
           TableName: db.table,
           Item: { ...keys.pausedTurn(scope, agentId, sessionId), state, pausedAt: new Date().toISOString(), expiresAt: Math.floor(Date.now() / 1000) + config.sessionTtlDays * 86400 },
           ConditionExpression: 'attribute_not_exists(pk)',
         }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+      ),
+    );
+    return paused !== undefined;
   }
 
   async function peek(scope: TenantScope, agentId: string, sessionId: string): Promise<Record<string, unknown> | undefined> {
@@ -35,15 +32,10 @@ export function pausedTurnsStore(db: Db) {
 
   /** Takes the paused turn to resume it; undefined when there is none (never paused, or resumed already). */
   async function take(scope: TenantScope, agentId: string, sessionId: string): Promise<Record<string, unknown> | undefined> {
-    try {
-      const out = await db.client.send(
-        new DeleteCommand({ TableName: db.table, Key: keys.pausedTurn(scope, agentId, sessionId), ConditionExpression: 'attribute_exists(pk)', ReturnValues: 'ALL_OLD' }),
-      );
-      return out.Attributes?.state as Record<string, unknown> | undefined;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return undefined;
-      throw error;
-    }
+    const out = await ifConditionHolds(
+      db.client.send(new DeleteCommand({ TableName: db.table, Key: keys.pausedTurn(scope, agentId, sessionId), ConditionExpression: 'attribute_exists(pk)', ReturnValues: 'ALL_OLD' })),
+    );
+    return out?.Attributes?.state as Record<string, unknown> | undefined;
   }
 
   return { pause, peek, take };

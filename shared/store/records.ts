@@ -14,6 +14,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { ConflictError, NotFoundError, ValidationError } from '../errors';
 import type { TenantScope } from '../tenancy';
 import { readPage } from './batch';
+import { ifConditionHolds } from './conditional';
 import type { Db } from './db';
 import { keys, type RecordKind } from './keys';
 
@@ -249,20 +250,17 @@ export function recordsStore(db: Db) {
 
   /** Deletes a record; returns what was deleted, or undefined when there was nothing. */
   async function deleteRecord<T>(scope: TenantScope, kind: RecordKind, id: string): Promise<T | undefined> {
-    try {
-      const out = await db.client.send(
+    const out = await ifConditionHolds(
+      db.client.send(
         new DeleteCommand({
           TableName: db.table,
           Key: keys.record(scope, kind, id),
           ConditionExpression: 'attribute_exists(pk)',
           ReturnValues: 'ALL_OLD',
         }),
-      );
-      return strip<T>(out.Attributes);
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return undefined;
-      throw error;
-    }
+      ),
+    );
+    return out && strip<T>(out.Attributes);
   }
   return { createRecord, getRecord, listRecords, recordsContaining, replaceRecord, updateRecord, deleteRecord };
 }

@@ -1,8 +1,8 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { TenantScope } from '../tenancy';
 import type { Db } from './db';
 import { keys } from './keys';
+import { ifConditionHolds } from './conditional';
 
 /**
  * The sync ledger of a knowledge source: one item per sync, recording who plans it (a lease),
@@ -32,8 +32,8 @@ export function syncLedgerStore(db: Db) {
    */
   async function claimSync(scope: TenantScope, sourceId: string, syncId: string, leaseMs: number): Promise<boolean> {
     const now = Date.now();
-    try {
-      await db.client.send(
+    const claimed = await ifConditionHolds(
+      db.client.send(
         new UpdateCommand({
           TableName: db.table,
           Key: keys.sync(scope, sourceId, syncId),
@@ -47,18 +47,15 @@ export function syncLedgerStore(db: Db) {
             ':expires': Math.floor(now / 1000) + 30 * 86400,
           },
         }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+      ),
+    );
+    return claimed !== undefined;
   }
 
   /** Extends the planning lease while planning runs; false once the batches are out. */
   async function renewSyncLease(scope: TenantScope, sourceId: string, syncId: string, leaseMs: number): Promise<boolean> {
-    try {
-      await db.client.send(
+    const renewed = await ifConditionHolds(
+      db.client.send(
         new UpdateCommand({
           TableName: db.table,
           Key: keys.sync(scope, sourceId, syncId),
@@ -66,12 +63,9 @@ export function syncLedgerStore(db: Db) {
           ConditionExpression: 'sent = :false',
           ExpressionAttributeValues: { ':until': Date.now() + leaseMs, ':false': false },
         }),
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) return false;
-      throw error;
-    }
+      ),
+    );
+    return renewed !== undefined;
   }
 
   /** Records the plan of a claimed sync. */

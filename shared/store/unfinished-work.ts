@@ -1,8 +1,8 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { Db } from './db';
 import { batchOps } from './batch';
 import { keys } from './keys';
+import { ifConditionHolds } from './conditional';
 
 /**
  * Executions and syncs in progress, across tenants, for the sweeper: registered before their
@@ -23,17 +23,15 @@ export function unfinishedWorkStore(db: Db) {
 
   /** Removes an entry; for a sync, only the entry of that sync (a newer one keeps its own). */
   async function remove(work: Pick<UnfinishedWork, 'kind' | 'tenantId' | 'id'> & { syncId?: string }): Promise<void> {
-    await db.client
-      .send(
+    await ifConditionHolds(
+      db.client.send(
         new DeleteCommand({
           TableName: db.table,
           Key: keys.unfinished(work.tenantId, work.kind, work.id),
           ...(work.syncId ? { ConditionExpression: 'syncId = :syncId', ExpressionAttributeValues: { ':syncId': work.syncId } } : {}),
         }),
-      )
-      .catch((error: unknown) => {
-        if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      });
+      ),
+    );
   }
 
   async function list(): Promise<UnfinishedWork[]> {
