@@ -2,7 +2,8 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalApp } from '../local/local-app';
 import { agents } from '../shared/domain/agents';
-import { runTool } from '../shared/domain/tool-runner';
+import type { Agent } from '../shared/domain/agent-schema';
+import { callableTools, runTool, toolContext, type ToolCallOptions } from '../shared/domain/tools';
 import type { OutboundPolicy } from '../shared/net/outbound';
 import { call } from './helpers/http';
 import { testLocal, testRt } from './helpers/runtime';
@@ -22,6 +23,12 @@ const shop = createServer((req, res) => {
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ order: decodeURIComponent(order ?? ''), status: 'shipped', eta: '2026-11-25' }));
   });
 });
+/** Calls the agent's tool at `index` (of those the model is given) as a turn would. */
+async function runAgentTool(agent: Agent, index: number, args: unknown, options: ToolCallOptions = {}) {
+  const context = toolContext(testRt, t.scope, agent, options);
+  const tools = await callableTools(context);
+  return runTool(tools[index]!, args, context);
+}
 const local: OutboundPolicy = { allowedHosts: new Set(), allowPrivateNetworks: true };
 const app = createLocalApp(testRt);
 let base = '';
@@ -35,8 +42,8 @@ const orderTool = (url: string) => ({
   auth: { type: 'bearer', token: 'shop-secret-token' },
 });
 
+let t: TestTenant;
 describe('tools on agents', () => {
-  let t: TestTenant;
   beforeAll(async () => {
     await new Promise<void>((resolve) => shop.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(shop.address() as { port: number }).port}`;
@@ -62,7 +69,7 @@ describe('tools on agents', () => {
     expect(JSON.stringify(asRead)).not.toContain('shop-secret-token');
     expect((await call(app, 'PUT', `/v1/agents/${id}`, { key: t.apiKey, body: asRead })).status).toBe(200);
     const agent = await agents.get(testRt, t.scope, id);
-    const outcome = await runTool(testRt, t.scope, agent, agent.tools![0]!, { orderId: 'A17' }, { policy: local });
+    const outcome = await runAgentTool(agent, 0, { orderId: 'A17' }, { policy: local });
     expect(outcome).toEqual({ ok: true, result: JSON.stringify({ order: 'A17', status: 'shipped', eta: '2026-11-25' }) });
     expect(seen[seen.length - 1]).toMatchObject({ method: 'GET', url: '/orders/A17' });
   });
@@ -85,18 +92,17 @@ describe('tools on agents', () => {
   it('calls an http tool: arguments checked and URL-encoded, errors and refusals reported as tool errors, results capped', async () => {
     const created = await call(app, 'POST', '/v1/agents', { key: t.apiKey, body: { name: 'Support', model: 'gpt-4', tools: [orderTool(`${base}/orders/{{orderId}}`)] } });
     const agent = await agents.get(testRt, t.scope, created.body.data.id);
-    const tool = agent.tools![0]!;
-    expect(await runTool(testRt, t.scope, agent, tool, { orderId: '../admin' }, { policy: local })).toMatchObject({ ok: false, error: expect.stringContaining('invalid arguments: orderId') });
-    expect(await runTool(testRt, t.scope, agent, tool, {}, { policy: local })).toMatchObject({ ok: false, error: expect.stringContaining('orderId') });
-    expect(await runTool(testRt, t.scope, agent, tool, { orderId: '404' }, { policy: local })).toEqual({ ok: false, error: 'HTTP 404: {"error":"no such order"}' });
-    const big = await runTool(testRt, t.scope, agent, tool, { orderId: 'big' }, { policy: local, maxResultBytes: 1000 });
+    expect(await runAgentTool(agent, 0, { orderId: '../admin' }, { policy: local })).toMatchObject({ ok: false, error: expect.stringContaining('invalid arguments: orderId') });
+    expect(await runAgentTool(agent, 0, {}, { policy: local })).toMatchObject({ ok: false, error: expect.stringContaining('orderId') });
+    expect(await runAgentTool(agent, 0, { orderId: '404' }, { policy: local })).toEqual({ ok: false, error: 'HTTP 404: {"error":"no such order"}' });
+    const big = await runAgentTool(agent, 0, { orderId: 'big' }, { policy: local, maxResultBytes: 1000 });
     expect(big.ok && big.result.length).toBeLessThan(1100);
     expect(big.ok && big.result).toMatch(/\[truncated/);
     // The deployment's own policy: 127.0.0.1 is refused, as is a tool aimed at the metadata service.
-    expect(await runTool(testRt, t.scope, agent, tool, { orderId: 'A1' })).toMatchObject({ ok: false, error: expect.stringMatching(/not a public address/) });
+    expect(await runAgentTool(agent, 0, { orderId: 'A1' })).toMatchObject({ ok: false, error: expect.stringMatching(/not a public address/) });
     const metadata = await call(app, 'POST', '/v1/agents', { key: t.apiKey, body: { name: 'Sneaky', model: 'gpt-4', tools: [{ ...orderTool('http://169.254.169.254/latest/meta-data/{{orderId}}') }] } });
     const sneaky = await agents.get(testRt, t.scope, metadata.body.data.id);
-    expect(await runTool(testRt, t.scope, sneaky, sneaky.tools![0]!, { orderId: 'iam' }, { policy: local })).toMatchObject({ ok: false, error: expect.stringMatching(/169\.254\.169\.254 is not a public address/) });
+    expect(await runAgentTool(sneaky, 0, { orderId: 'iam' }, { policy: local })).toMatchObject({ ok: false, error: expect.stringMatching(/169\.254\.169\.254 is not a public address/) });
   });
 
   it('searches the agent’s sources and runs a workflow as tools', async () => {
@@ -109,10 +115,10 @@ describe('tools on agents', () => {
       body: { name: 'Helper', model: 'gpt-4', knowledgeSourceIds: [ks.body.data.id], tools: [{ type: 'knowledge_search' }, { type: 'workflow', name: 'echo', description: 'Echoes', workflowId: wf.body.data.id }] },
     });
     const agent = await agents.get(testRt, t.scope, created.body.data.id);
-    const found = await runTool(testRt, t.scope, agent, agent.tools![0]!, { query: 'how long to return an item' });
+    const found = await runAgentTool(agent, 0, { query: 'how long to return an item' });
     expect(found).toMatchObject({ ok: true, result: expect.stringContaining('returned within 30 days') });
-    expect(await runTool(testRt, t.scope, agent, agent.tools![0]!, { topK: 3 })).toMatchObject({ ok: false, error: expect.stringContaining('query') });
-    const ran = await runTool(testRt, t.scope, agent, agent.tools![1]!, { input: 'hello there' }, { timeoutMs: 20_000 });
+    expect(await runAgentTool(agent, 0, { topK: 3 })).toMatchObject({ ok: false, error: expect.stringContaining('query') });
+    const ran = await runAgentTool(agent, 1, { input: 'hello there' }, { timeoutMs: 20_000 });
     expect(ran.ok).toBe(true);
   });
 });

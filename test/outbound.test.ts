@@ -1,7 +1,7 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../shared/errors';
-import { addressAllowed, outboundRequest, type OutboundPolicy } from '../shared/net/outbound';
+import { addressAllowed, outboundFetch, outboundRequest, type OutboundPolicy } from '../shared/net/outbound';
 
 /**
  * The outbound guard against a real local server. "Public" cannot exist here, so `localhost` is
@@ -81,5 +81,20 @@ describe('the outbound guard', () => {
     expect(hopped.body.toString()).toBe('ok GET /landed');
     expect(seen[0]!.headers.authorization).toBe('Bearer secret');
     expect(seen[1]!.headers.authorization).toBeUndefined();
+  });
+
+  it('gives clients that bring their own HTTP (the MCP SDK) a fetch behind the same guard, streaming and bounded', async () => {
+    const guarded = outboundFetch(localhostOnly, { maxBytes: 50_000 });
+    const ok = await guarded(`http://localhost:${port}/plain`, { method: 'POST', body: 'x', headers: new Headers({ 'x-one': '1' }) });
+    expect([ok.status, await ok.text()]).toEqual([200, 'ok POST /plain']);
+    expect(seen.at(-1)!.headers['x-one']).toBe('1');
+    // Refused before connecting, and on a redirect, as outboundRequest is.
+    const before = seen.length;
+    expect((await refusal(guarded(`http://127.0.0.1:${port}/plain`))).details).toMatchObject({ reason: 'refused' });
+    expect((await refusal(guarded(`http://localhost:${port}/to-metadata`))).details).toMatchObject({ reason: 'refused', host: '169.254.169.254' });
+    expect(seen.length).toBe(before + 1); // only the redirecting request reached the server
+    // A body past the bound errors the stream instead of filling memory.
+    const big = await guarded(`http://localhost:${port}/big`);
+    await expect(big.text()).rejects.toThrow();
   });
 });

@@ -1,4 +1,4 @@
-import { checkableSchema } from '../../shared/domain/agent-tools';
+import { checkableSchema } from '../../shared/domain/response-format';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { converse, converseStream } from '../../shared/domain/conversation';
 import { ValidationError } from '../../shared/errors';

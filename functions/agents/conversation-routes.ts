@@ -1,4 +1,4 @@
-import { responseFormatInput } from '../../shared/domain/agent-tools';
+import { responseFormatInput } from '../../shared/domain/response-format';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { converse, converseStream, type ConverseInput } from '../../shared/domain/conversation';

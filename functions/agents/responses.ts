@@ -1,5 +1,5 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { checkableSchema } from '../../shared/domain/agent-tools';
+import { checkableSchema } from '../../shared/domain/response-format';
 import { converse, converseStream, type ConverseResult } from '../../shared/domain/conversation';
 import { ValidationError } from '../../shared/errors';
 import type { AppEnv } from '../../shared/http/context';

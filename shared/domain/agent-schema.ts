@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { isId } from '../ids';
-import { toolOutput, toolsInput, type StoredTool } from './agent-tools';
+import { toolOutput, toolsInput, type StoredTool } from './tools/definitions';
 import { between, integerBetween, modelName, readOnlyFields, recordFields, uniqueItems } from './schema-helpers';
 
 export const CAPABILITIES = ['chat', 'document-search'] as const;

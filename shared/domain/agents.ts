@@ -4,7 +4,7 @@ import { ConflictError } from '../errors';
 import { applyMergePatch } from '../json-objects';
 import { parseInput } from '../validation';
 import { agentInput, type Agent, type AgentInput } from './agent-schema';
-import { presentTools, sealTools } from './agent-tools';
+import { prepareTools, presentTools } from './tools';
 import { collection } from './collection';
 import { withoutReadOnly } from './schema-helpers';
 import type { Runtime } from '../runtime';
@@ -15,7 +15,7 @@ type AgentFields = Omit<Agent, 'id' | 'createdAt' | 'updatedAt' | 'version'>;
 
 /** The stored fields of an input: its tools' secrets sealed (kept from `current` where not resent). */
 async function fieldsOf(rt: Runtime, scope: TenantScope, input: AgentInput, current?: Agent): Promise<AgentFields> {
-  const tools = await sealTools(rt, scope, input.tools, current?.tools);
+  const tools = await prepareTools(rt, scope, input.tools, current?.tools);
   return { ...(withoutReadOnly(input) as AgentFields), tools };
 }
 
@@ -38,21 +38,6 @@ export async function replaceAgent(rt: Runtime, scope: TenantScope, id: string, 
   const current = await agents.get(rt, scope, id);
   const fields = await fieldsOf(rt, scope, input, current);
   return presentAgent(await agents.replace(rt, scope, id, () => fields, sourceReferences(input)));
-}
-
-/**
- * Removes a deleted knowledge source from every agent that lists it. Runs after the source is
- * deleted: an agent written concurrently either failed its existence check or is found here.
- */
-export async function detachKnowledgeSource(rt: Runtime, scope: TenantScope, sourceId: string): Promise<number> {
-  const referencing = await rt.store.records.recordsContaining<Agent>(scope, 'AGENT', 'knowledgeSourceIds', sourceId);
-  for (const agent of referencing) {
-    await rt.store.records.updateRecord<Agent>(scope, 'AGENT', agent.id, (current) => ({
-      ...current,
-      knowledgeSourceIds: current.knowledgeSourceIds.filter((id) => id !== sourceId),
-    }));
-  }
-  return referencing.length;
 }
 
 /** The writable fields of a stored agent, as a client would send them (tool secrets left out: kept). */

@@ -11,7 +11,7 @@ import { recordEpisode, type Turn } from '../memory/record-episode';
 import type { TenantScope } from '../tenancy';
 import type { Agent } from './agent-schema';
 import { agents } from './agents';
-import { toolParameters } from './tool-runner';
+import { callableTools, toolContext } from './tools';
 import { AppError, ConflictError, ValidationError } from '../errors';
 import { needsApproval, pauseTurn, resumeTurn, runToolRound } from './turn-tools';
 import type { ConverseInput, PausedState, PreparedConversation, Progress, ToolCallRecord, TurnEvent } from './turn-state';
@@ -76,22 +76,24 @@ async function prepareConversation(rt: Runtime, scope: TenantScope, agentId: str
     }
   }
   // With a knowledge_search tool the model decides when to search; without, every turn is grounded.
-  const grounded =
+  const [grounded, resolved, memory, callables] = await Promise.all([
     agent.capabilities.includes('document-search') && agent.knowledgeSourceIds.length > 0 && !tools.some((t) => t.type === 'knowledge_search')
-      ? await ground(rt, scope, agent, input.message, history)
-      : undefined;
-  const [resolved, memory] = await Promise.all([
+      ? ground(rt, scope, agent, input.message, history)
+      : undefined,
     rt.models.resolve(agent.model),
     input.userId && input.history === undefined ? rememberedFacts(rt, scope, agent.id, input.userId) : Promise.resolve(undefined),
+    // Listing an MCP server's tools is a network call: only when the model may call tools this turn.
+    tools.length > 0 && input.toolChoice !== 'none' ? callableTools(toolContext(rt, scope, agent)) : [],
   ]);
   for (const [i, clientTool] of (input.clientTools ?? []).entries()) {
-    if (tools.some((t) => t.name === clientTool.name)) throw new ValidationError(`tools[${i}].function.name`, `is ${clientTool.name}, a tool the agent has itself`);
+    if (callables.some((t) => t.name === clientTool.name)) throw new ValidationError(`tools[${i}].function.name`, `is ${clientTool.name}, a tool the agent has itself`);
   }
   if (tools.length + (input.clientTools?.length ?? 0) > 0 && !resolved.engine.supportsTools) {
     throw new AppError('UNPROCESSABLE', `Agent ${agent.id} has tools, and its model ${resolved.name} cannot call tools: choose a model that can, or remove the tools`, { field: 'tools', model: resolved.name });
   }
   return {
     agent,
+    tools: callables,
     sessionId,
     resolved,
     clientTools: new Set((input.clientTools ?? []).map((t) => t.name)),
@@ -110,8 +112,8 @@ async function prepareConversation(rt: Runtime, scope: TenantScope, agentId: str
       maxTokens: input.settings?.maxTokens ?? agent.maxTokens,
       ...(input.settings?.topP !== undefined ? { topP: input.settings.topP } : {}),
       ...(input.settings?.stop?.length ? { stop: input.settings.stop } : {}),
-      ...(input.toolChoice !== 'none' && tools.length + (input.clientTools?.length ?? 0) > 0
-        ? { tools: [...tools.map((t) => ({ name: t.name, description: t.description, parameters: toolParameters(t) })), ...(input.clientTools ?? [])] }
+      ...(input.toolChoice !== 'none' && callables.length + (input.clientTools?.length ?? 0) > 0
+        ? { tools: [...callables.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })), ...(input.clientTools ?? [])] }
         : {}),
       ...(input.toolRounds?.length ? { toolRounds: input.toolRounds } : {}),
       ...(input.responseFormat ? { responseFormat: input.responseFormat } : {}),

@@ -3,7 +3,7 @@ import { newId } from '../ids';
 import type { Idempotency } from '../store/records';
 import { type StoredFile } from '../store/files';
 import type { TenantScope } from '../tenancy';
-import { detachKnowledgeSource } from './agents';
+import type { Agent } from './agent-schema';
 import { deleteCredentials } from './source-credentials';
 import { collection } from './collection';
 import {
@@ -199,4 +199,19 @@ export async function searchKnowledgeSource(rt: Runtime, scope: TenantScope, id:
   const source = await knowledgeSources.get(rt, scope, id);
   assertSearchable(source);
   return searchSource(rt, scope, source, request);
+}
+
+/**
+ * Removes a deleted knowledge source from every agent that lists it. Runs after the source is
+ * deleted: an agent written concurrently either failed its existence check or is found here.
+ */
+async function detachKnowledgeSource(rt: Runtime, scope: TenantScope, sourceId: string): Promise<number> {
+  const referencing = await rt.store.records.recordsContaining<Agent>(scope, 'AGENT', 'knowledgeSourceIds', sourceId);
+  for (const agent of referencing) {
+    await rt.store.records.updateRecord<Agent>(scope, 'AGENT', agent.id, (current) => ({
+      ...current,
+      knowledgeSourceIds: current.knowledgeSourceIds.filter((id) => id !== sourceId),
+    }));
+  }
+  return referencing.length;
 }

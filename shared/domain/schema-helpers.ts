@@ -62,3 +62,14 @@ export function uniqueItems<T>(key: (item: T) => unknown, what: string, field?: 
     });
   };
 }
+
+/** Refuses a JSON Schema zod cannot turn into a check: values against it could not be checked. */
+export const checkable =
+  (what: string) =>
+  (schema: Record<string, unknown>, ctx: z.RefinementCtx): void => {
+    try {
+      z.fromJSONSchema(schema);
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', message: `is not a JSON Schema this server can check ${what} with: ${(error as Error).message}` });
+    }
+  };

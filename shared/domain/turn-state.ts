@@ -1,5 +1,6 @@
 import type { ChatMessage, ChatRequest, ChatResult, ResolvedModel, ResponseFormat, ToolCall, ToolRound, ToolSpec } from '../models/types';
 import type { Agent } from './agent-schema';
+import type { CallableTool } from './tools';
 
 /** The shapes of a conversation turn, shared by the turn itself (conversation.ts) and its tool use (turn-tools.ts). */
 
@@ -28,6 +29,8 @@ export type TurnEvent = { type: 'delta'; text: string } | { type: 'tool_call'; c
 
 export interface PreparedConversation {
   agent: Agent;
+  /** What the model may call this turn (the agent's tools, expanded: one per operation or MCP tool). */
+  tools: CallableTool[];
   /** Names of the caller's own tools: calls to them go back to the caller. */
   clientTools: Set<string>;
   sessionId: string;

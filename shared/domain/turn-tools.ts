@@ -2,9 +2,8 @@ import { ConflictError, ValidationError } from '../errors';
 import type { ToolCall } from '../models/types';
 import type { Runtime } from '../runtime';
 import type { TenantScope } from '../tenancy';
-import type { Agent } from './agent-schema';
 import { agents } from './agents';
-import { runTool } from './tool-runner';
+import { callableTools, runTool, toolContext } from './tools';
 import type { ConverseInput, PausedState, PreparedConversation, Progress, ToolApproval, ToolCallRecord, TurnEvent } from './turn-state';
 
 /**
@@ -12,8 +11,8 @@ import type { ConverseInput, PausedState, PreparedConversation, Progress, ToolAp
  * pausing a turn for approval, and taking a paused turn back to resume it.
  */
 
-export const toolOf = (agent: Agent, name: string) => (agent.tools ?? []).find((t) => t.name === name);
-export const needsApproval = (prepared: PreparedConversation, calls: ToolCall[]) => prepared.persist && calls.some((c) => toolOf(prepared.agent, c.name)?.requireApproval);
+const toolOf = (prepared: Pick<PreparedConversation, 'tools'>, name: string) => prepared.tools.find((t) => t.name === name);
+export const needsApproval = (prepared: PreparedConversation, calls: ToolCall[]) => prepared.persist && calls.some((c) => toolOf(prepared, c.name)?.requireApproval);
 
 /**
  * Runs the tools a step asked for (in parallel), adds the round to the request and reports each
@@ -31,7 +30,7 @@ export async function runToolRound(
   for (const call of calls) emit({ type: 'tool_call', call: { id: call.id, tool: call.name, arguments: call.arguments } });
   const records = await Promise.all(
     calls.map(async (call): Promise<ToolCallRecord> => {
-      const tool = toolOf(prepared.agent, call.name);
+      const tool = toolOf(prepared, call.name);
       const started = Date.now();
       const approval = approvals?.get(call.id);
       const outcome = !tool
@@ -40,7 +39,7 @@ export async function runToolRound(
           ? { ok: false as const, error: 'This call needs a person’s approval, which could not be asked for here' }
           : approval && !approval.approved
             ? { ok: false as const, error: `A person rejected this call${approval.reason ? `: ${approval.reason}` : ''}` }
-            : await runTool(rt, scope, prepared.agent, tool, call.arguments, { signal });
+            : await runTool(tool, call.arguments, toolContext(rt, scope, prepared.agent, { signal }));
       const record = { id: call.id, tool: call.name, arguments: call.arguments, ...(outcome.ok ? { result: outcome.result } : { error: outcome.error }), durationMs: Date.now() - started };
       emit({ type: 'tool_result', call: record });
       return record;
@@ -86,13 +85,15 @@ export async function resumeTurn(rt: Runtime, scope: TenantScope, agentId: strin
   (input.toolApprovals ?? []).forEach((a, i) => {
     if (!waiting.pendingCalls.some((c) => c.id === a.id)) throw new ValidationError(`toolApprovals[${i}].id`, `is not a pending call of this turn (${waiting.pendingCalls.map((c) => c.id).join(', ')})`);
   });
-  const undecided = waiting.pendingCalls.filter((c) => toolOf(agent, c.name)?.requireApproval && !approvals.has(c.id));
+  const tools = await callableTools(toolContext(rt, scope, agent));
+  const undecided = waiting.pendingCalls.filter((c) => toolOf({ tools }, c.name)?.requireApproval && !approvals.has(c.id));
   if (undecided.length > 0) throw new ValidationError('toolApprovals', `must decide on every pending call: ${undecided.map((c) => c.id).join(', ')} missing`);
   const state = (await rt.store.pausedTurns.take(scope, agent.id, input.sessionId)) as PausedState | undefined;
   if (!state) throw new ConflictError(`No turn of session ${input.sessionId} is waiting for tool approval (already resumed, or never paused)`);
   const resolved = await rt.models.resolve(agent.model);
   const prepared: PreparedConversation = {
     agent,
+    tools,
     clientTools: new Set(),
     sessionId: input.sessionId,
     resolved,

@@ -1,6 +1,8 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
+import type { IncomingMessage } from 'node:http';
+import { Readable, Transform } from 'node:stream';
 import ipaddr from 'ipaddr.js';
 import { config } from '../config';
 import { UpstreamError } from '../errors';
@@ -81,7 +83,8 @@ function guardedLookup(policy: OutboundPolicy): typeof dnsLookup {
   }) as typeof dnsLookup;
 }
 
-function once(url: URL, request: OutboundRequest, policy: OutboundPolicy, signal: AbortSignal, maxBytes: number): Promise<OutboundResponse> {
+/** Opens one exchange; the response streams (the caller reads or drains it). */
+function once(url: URL, request: OutboundRequest, policy: OutboundPolicy, signal: AbortSignal): Promise<IncomingMessage> {
   const host = url.hostname.replace(/^\[|\]$/g, '');
   const allowedName = policy.allowedHosts.has(host) || policy.allowedHosts.has(url.host);
   if (ipaddr.isValid(host) && !allowedName && !addressAllowed(host, policy)) {
@@ -89,37 +92,7 @@ function once(url: URL, request: OutboundRequest, policy: OutboundPolicy, signal
   }
   const client = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
-    const req = client.request(
-      url,
-      { method: request.method ?? 'GET', headers: request.headers, signal, ...(allowedName ? {} : { lookup: guardedLookup(policy) }) },
-      (res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        let truncated = false;
-        res.on('data', (chunk: Buffer) => {
-          if (truncated) return;
-          if (size + chunk.length > maxBytes) {
-            chunks.push(chunk.subarray(0, maxBytes - size));
-            size = maxBytes;
-            truncated = true;
-            res.destroy();
-            finish();
-            return;
-          }
-          chunks.push(chunk);
-          size += chunk.length;
-        });
-        let done = false;
-        const finish = () => {
-          if (done) return;
-          done = true;
-          const headers = Object.fromEntries(Object.entries(res.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : (v ?? '')]));
-          resolve({ status: res.statusCode ?? 0, headers, body: Buffer.concat(chunks), truncated, url: url.toString() });
-        };
-        res.on('end', finish);
-        res.on('error', (error) => (truncated ? finish() : reject(error)));
-      },
-    );
+    const req = client.request(url, { method: request.method ?? 'GET', headers: request.headers, signal, ...(allowedName ? {} : { lookup: guardedLookup(policy) }) }, resolve);
     req.on('error', (error: Error & { code?: string }) => {
       if (signal.aborted) reject(outboundError('timeout', `${url.host} did not answer in time`, host, error));
       else if (error.code === 'EREFUSED_ADDRESS') reject(outboundError('refused', error.message, host, error));
@@ -129,11 +102,10 @@ function once(url: URL, request: OutboundRequest, policy: OutboundPolicy, signal
   });
 }
 
-/** Calls a tenant-given URL under the policy (by default the deployment's). */
-export async function outboundRequest(target: string, request: OutboundRequest = {}, policy: OutboundPolicy = outboundPolicyFromConfig()): Promise<OutboundResponse> {
-  const deadline = AbortSignal.timeout(request.timeoutMs ?? 10_000);
-  const signal = request.signal ? AbortSignal.any([deadline, request.signal]) : deadline;
-  const maxBytes = request.maxBytes ?? 1024 * 1024;
+const headersOf = (res: IncomingMessage) => Object.fromEntries(Object.entries(res.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : (v ?? '')]));
+
+/** Follows redirects (each hop guarded again) to the response that is not one; it streams. */
+async function follow(target: string, request: OutboundRequest, policy: OutboundPolicy, signal: AbortSignal): Promise<{ res: IncomingMessage; url: URL }> {
   let url: URL;
   try {
     url = new URL(target);
@@ -143,16 +115,81 @@ export async function outboundRequest(target: string, request: OutboundRequest =
   let current = { ...request };
   for (let hop = 0; ; hop++) {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw outboundError('protocol', `Only http and https URLs can be called, not ${url.protocol}`, url.hostname);
-    const response = await once(url, current, policy, signal, maxBytes);
-    const location = response.headers.location;
-    if (!REDIRECTS.has(response.status) || !location) return response;
+    const res = await once(url, current, policy, signal);
+    const location = res.headers.location;
+    if (!REDIRECTS.has(res.statusCode ?? 0) || !location) return { res, url };
+    res.resume(); // a redirect's own body is not read
     if (hop >= (request.maxRedirects ?? 5)) throw outboundError('redirects', `${url.host} redirected more than ${request.maxRedirects ?? 5} times`, url.hostname);
     const next = new URL(location, url);
     // Credentials are for the host they were given for: a redirect elsewhere does not carry them.
     const headers = { ...current.headers };
     if (next.origin !== url.origin) for (const name of Object.keys(headers)) if (/^(authorization|cookie|x-api-key|proxy-authorization)$/i.test(name)) delete headers[name];
-    const asGet = response.status === 303 || ((response.status === 301 || response.status === 302) && current.method !== undefined && current.method !== 'GET' && current.method !== 'HEAD');
+    const status = res.statusCode ?? 0;
+    const asGet = status === 303 || ((status === 301 || status === 302) && current.method !== undefined && current.method !== 'GET' && current.method !== 'HEAD');
     current = { ...current, headers, ...(asGet ? { method: 'GET', body: undefined } : {}) };
     url = next;
   }
+}
+
+function deadlineOf(request: OutboundRequest): AbortSignal {
+  const deadline = AbortSignal.timeout(request.timeoutMs ?? 10_000);
+  return request.signal ? AbortSignal.any([deadline, request.signal]) : deadline;
+}
+
+/** Calls a tenant-given URL under the policy (by default the deployment's); the body is read whole, up to `maxBytes`. */
+export async function outboundRequest(target: string, request: OutboundRequest = {}, policy: OutboundPolicy = outboundPolicyFromConfig()): Promise<OutboundResponse> {
+  const signal = deadlineOf(request);
+  const maxBytes = request.maxBytes ?? 1024 * 1024;
+  const { res, url } = await follow(target, request, policy, signal);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let truncated = false;
+  try {
+    for await (const chunk of res as AsyncIterable<Buffer>) {
+      if (size + chunk.length > maxBytes) {
+        chunks.push(chunk.subarray(0, maxBytes - size));
+        truncated = true;
+        res.destroy();
+        break;
+      }
+      chunks.push(chunk);
+      size += chunk.length;
+    }
+  } catch (error) {
+    throw signal.aborted ? outboundError('timeout', `${url.host} did not answer in time`, url.hostname, error) : outboundError('network', `${url.host} broke off its answer`, url.hostname, error);
+  }
+  return { status: res.statusCode ?? 0, headers: headersOf(res), body: Buffer.concat(chunks), truncated, url: url.toString() };
+}
+
+/**
+ * A `fetch` whose every request goes through the guard, for clients that bring their own HTTP
+ * (the MCP SDK): the response streams, and is cut off with an error past `maxBytes`.
+ */
+export function outboundFetch(policy: OutboundPolicy = outboundPolicyFromConfig(), limits: { timeoutMs?: number; maxBytes?: number } = {}) {
+  return async (input: string | URL, init: RequestInit = {}): Promise<Response> => {
+    const body = init.body === undefined || init.body === null ? undefined : typeof init.body === 'string' ? init.body : Buffer.from(await new Response(init.body).arrayBuffer()).toString('utf8');
+    const request: OutboundRequest = {
+      method: init.method ?? 'GET',
+      headers: Object.fromEntries(new Headers(init.headers).entries()),
+      body,
+      timeoutMs: limits.timeoutMs,
+      signal: init.signal ?? undefined,
+    };
+    const { res } = await follow(String(input), request, policy, deadlineOf(request));
+    const maxBytes = limits.maxBytes ?? 4 * 1024 * 1024;
+    let size = 0;
+    const bounded = new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        size += chunk.length;
+        done(size > maxBytes ? new Error(`the answer passed ${maxBytes} bytes`) : null, chunk);
+      },
+    });
+    res.on('error', (error) => bounded.destroy(error));
+    const status = res.statusCode ?? 0;
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(headersOf(res))) headers.set(name, value);
+    const empty = status === 204 || status === 304 || init.method === 'HEAD';
+    if (empty) res.resume();
+    return new Response(empty ? null : (Readable.toWeb(res.pipe(bounded)) as ReadableStream<Uint8Array>), { status, headers });
+  };
 }

@@ -393,6 +393,11 @@ export interface components {
                 };
                 /** @description JSON; a string "{{name}}" is replaced by the argument, other strings interpolate. Without it, a POST/PUT/PATCH sends the arguments */
                 body?: unknown;
+                /**
+                 * @description Pause the turn for a person to approve each call
+                 * @default false
+                 */
+                requireApproval?: boolean;
                 auth?: {
                     /** @enum {string} */
                     type: "bearer" | "header" | "basic";
@@ -401,11 +406,66 @@ export interface components {
                     /** @enum {boolean} */
                     configured: true;
                 };
+            } | {
+                /** @enum {string} */
+                type: "openapi";
+                /** @description Names the tools: each operation is the tool <name>_<operationId> */
+                name: string;
+                /** @description Where the document (JSON or YAML) is read from when the agent is written */
+                url?: string;
+                /** @description The OpenAPI 3.0/3.1 document itself (JSON) */
+                document?: {
+                    [key: string]: unknown;
+                };
+                /** @description operationIds the agent may call (default: all, when there are at most 32) */
+                operations?: string[];
+                /** @description Where operations are called, instead of the document’s servers */
+                baseUrl?: string;
                 /**
                  * @description Pause the turn for a person to approve each call
                  * @default false
                  */
                 requireApproval?: boolean;
+                auth?: {
+                    /** @enum {string} */
+                    type: "bearer" | "header" | "basic";
+                    name?: string;
+                    username?: string;
+                    /** @enum {boolean} */
+                    configured: true;
+                };
+                /** @description The tools the document gives the model (read-only) */
+                exposes: {
+                    name: string;
+                    operationId: string;
+                    method: string;
+                    path: string;
+                }[];
+            } | {
+                /** @enum {string} */
+                type: "mcp";
+                /** @description Names the tools: each of the server’s tools is <name>_<tool> */
+                name: string;
+                /**
+                 * @description The server’s Streamable HTTP endpoint
+                 * @example https://mcp.example.com/mcp
+                 */
+                url: string;
+                /** @description The server’s tools the agent may call (default: all, the first 32) */
+                allowedTools?: string[];
+                /**
+                 * @description Pause the turn for a person to approve each call
+                 * @default false
+                 */
+                requireApproval?: boolean;
+                auth?: {
+                    /** @enum {string} */
+                    type: "bearer" | "header" | "basic";
+                    name?: string;
+                    username?: string;
+                    /** @enum {boolean} */
+                    configured: true;
+                };
             } | {
                 /** @enum {string} */
                 type: "knowledge_search";
@@ -484,7 +544,7 @@ export interface components {
              */
             knowledgeSourceIds?: string[];
             /**
-             * @description Tools the agent may call (http, knowledge_search, workflow)
+             * @description Tools the agent may call (http, openapi, mcp, knowledge_search, workflow)
              * @default []
              */
             tools?: ({
@@ -538,6 +598,11 @@ export interface components {
                 };
                 /** @description JSON; a string "{{name}}" is replaced by the argument, other strings interpolate. Without it, a POST/PUT/PATCH sends the arguments */
                 body?: unknown;
+                /**
+                 * @description Pause the turn for a person to approve each call
+                 * @default false
+                 */
+                requireApproval?: boolean;
                 auth?: {
                     /** @enum {string} */
                     type: "bearer";
@@ -556,11 +621,79 @@ export interface components {
                     password?: string;
                     configured?: boolean;
                 };
+            } | {
+                /** @enum {string} */
+                type: "openapi";
+                /** @description Names the tools: each operation is the tool <name>_<operationId> */
+                name: string;
+                /** @description Where the document (JSON or YAML) is read from when the agent is written */
+                url?: string;
+                /** @description The OpenAPI 3.0/3.1 document itself (JSON) */
+                document?: {
+                    [key: string]: unknown;
+                };
+                /** @description operationIds the agent may call (default: all, when there are at most 32) */
+                operations?: string[];
+                /** @description Where operations are called, instead of the document’s servers */
+                baseUrl?: string;
                 /**
                  * @description Pause the turn for a person to approve each call
                  * @default false
                  */
                 requireApproval?: boolean;
+                auth?: {
+                    /** @enum {string} */
+                    type: "bearer";
+                    token?: string;
+                    configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "header";
+                    name: string;
+                    value?: string;
+                    configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "basic";
+                    username: string;
+                    password?: string;
+                    configured?: boolean;
+                };
+            } | {
+                /** @enum {string} */
+                type: "mcp";
+                /** @description Names the tools: each of the server’s tools is <name>_<tool> */
+                name: string;
+                /**
+                 * @description The server’s Streamable HTTP endpoint
+                 * @example https://mcp.example.com/mcp
+                 */
+                url: string;
+                /** @description The server’s tools the agent may call (default: all, the first 32) */
+                allowedTools?: string[];
+                /**
+                 * @description Pause the turn for a person to approve each call
+                 * @default false
+                 */
+                requireApproval?: boolean;
+                auth?: {
+                    /** @enum {string} */
+                    type: "bearer";
+                    token?: string;
+                    configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "header";
+                    name: string;
+                    value?: string;
+                    configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "basic";
+                    username: string;
+                    password?: string;
+                    configured?: boolean;
+                };
             } | {
                 /** @enum {string} */
                 type: "knowledge_search";

@@ -2,7 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { between, integerBetween, modelName } from '../schema-helpers';
 import { inFormat } from '../../models/structured-output';
 import type { ChatRequest } from '../../models/types';
-import { responseFormatInput } from '../agent-tools';
+import { responseFormatInput } from '../response-format';
 import { renderTemplate } from '../workflow-templates';
 import type { StepKind } from './step-kind';
 

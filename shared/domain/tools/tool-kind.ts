@@ -1,0 +1,54 @@
+import type { OutboundPolicy } from '../../net/outbound';
+import type { Runtime } from '../../runtime';
+import type { TenantScope } from '../../tenancy';
+import type { Agent } from '../agent-schema';
+
+/**
+ * What one kind of agent tool (http, openapi, mcp, knowledge_search, workflow) does (its definition is
+ * in `definitions.ts`): how a definition is made ready to store (an OpenAPI document read into
+ * operations), and the tools it gives the model (one, or one per operation / MCP tool). Adding a kind
+ * adds a file beside this one and a line in `index.ts`.
+ */
+export interface ToolKind<Input, Stored> {
+  readonly type: string;
+  /** The definition as stored (secrets sealed elsewhere, before this); `at`: its index, for errors. */
+  prepare?(rt: Runtime, scope: TenantScope, tool: Input, at: number, options: { policy: OutboundPolicy }): Promise<Stored>;
+  /** What responses show of a stored definition, where it is not the definition itself (its auth is shown after). */
+  present?(tool: Stored): unknown;
+  /** What the model may call; `context` is the turn's. */
+  expose(tool: Stored, context: ToolContext): Promise<CallableTool[]> | CallableTool[];
+}
+
+/** What a tool call reads: who calls, under which limits. */
+export interface ToolContext {
+  rt: Runtime;
+  scope: TenantScope;
+  agent: Agent;
+  policy: OutboundPolicy;
+  /** Per call. */
+  timeoutMs: number;
+  /** Result bytes kept. */
+  maxResultBytes: number;
+  signal?: AbortSignal;
+}
+
+/** One tool as the model sees it, and how a call of it runs (its arguments already checked against `parameters`). */
+export interface CallableTool {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+  requireApproval: boolean;
+  call(args: Record<string, unknown>, context: ToolContext): Promise<string>;
+}
+
+/** A tool's failure the model is told about (bad arguments, an error answer); never a failed turn. */
+export class ToolFailure extends Error {}
+
+/**
+ * A name the model is given for an operation of a document or server: `<tool>_<operation>`, only
+ * the characters models accept, at most 64.
+ */
+export function exposedName(prefix: string, operation: string): string {
+  return `${prefix}_${operation.replace(/[^A-Za-z0-9_-]+/g, '_')}`.slice(0, 64);
+}
+

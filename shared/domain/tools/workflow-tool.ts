@@ -1,0 +1,23 @@
+import { executeAndWait } from '../workflow-execution';
+import { templateText } from '../workflow-templates';
+import type { WorkflowDefinition } from './definitions';
+import { ToolFailure, type ToolKind } from './tool-kind';
+
+/** `workflow`: runs one of the tenant's workflows and returns its output (or, still running, its execution id). */
+export const workflowTool: ToolKind<WorkflowDefinition, WorkflowDefinition> = {
+  type: 'workflow',
+  expose: (tool) => [
+    {
+      name: tool.name,
+      description: tool.description,
+      parameters: { type: 'object', properties: { input: { type: 'string', description: 'The workflow’s input' }, parameters: { type: 'object' } }, required: ['input'] },
+      requireApproval: tool.requireApproval,
+      async call(args, { rt, scope, timeoutMs }) {
+        const { execution, finished } = await executeAndWait(rt, scope, tool.workflowId, { input: templateText(args.input), parameters: (args.parameters as Record<string, unknown> | undefined) ?? {} }, timeoutMs);
+        if (!finished) return `The workflow is still running (execution ${execution.id}); its result is not available yet.`;
+        if (execution.status !== 'succeeded') throw new ToolFailure(`the workflow ${execution.status}: ${execution.error?.message ?? ''}`);
+        return templateText(execution.output);
+      },
+    },
+  ],
+};
