@@ -31,6 +31,9 @@ export const ROUTE_GROUPS = {
   'api-docs': { constructId: 'Docs', paths: ['/v1/docs', '/v1/openapi.json'], apiKeyRequired: false },
   // Token-authenticated in the app.
   platform: { constructId: 'Platform', paths: ['/platform'], apiKeyRequired: false },
+  // MCP clients send the key as `X-API-Key` or `Authorization: Bearer`: the app authenticates and
+  // rate-limits (the agents area's limits) itself.
+  mcp: { constructId: 'Mcp', paths: ['/mcp'], apiKeyRequired: false },
 } as const satisfies Record<string, RouteGroupSpec>;
 
 export type RouteGroupName = keyof typeof ROUTE_GROUPS;

@@ -1,6 +1,7 @@
 import { Hono } from 'hono';
 import { createAgentsApp } from '../functions/agents/app';
 import { createApiDocsApp } from '../functions/api-docs/app';
+import { createMcpApp } from '../functions/mcp/app';
 import { createPlatformApp } from '../functions/platform/app';
 import { createKnowledgeSourcesApp } from '../functions/knowledge-sources/app';
 import { createWorkflowsApp } from '../functions/workflows/app';
@@ -27,6 +28,7 @@ export function createLocalApp(rt: Runtime, options: Partial<GroupOptions> = {})
     workflows: createWorkflowsApp(rt, options),
     'api-docs': createApiDocsApp(() => publicApiDocument(rt)),
     platform: createPlatformApp(rt),
+    mcp: createMcpApp(rt, options),
   };
   // Unknown paths get the API's error body like everything else.
   const fallback = new Hono<AppEnv>();

@@ -14,7 +14,7 @@ const app = createLocalApp(testRt);
 const PER_OPERATION = 50;
 
 type FieldSchema = { type?: string; enum?: unknown[]; default?: unknown };
-type Operation = { method: string; path: string; bodyFields: Array<[string, FieldSchema]>; auth: 'key' | 'token' | 'admin' | 'none'; errorStyle: 'cairn' | 'openai' };
+type Operation = { method: string; path: string; bodyFields: Array<[string, FieldSchema]>; auth: 'key' | 'token' | 'admin' | 'none'; errorStyle: 'cairn' | 'openai'; jsonRpcStatuses: Set<number> };
 type Content = Record<string, { schema?: { $ref?: string; properties?: Record<string, unknown> } }>;
 type OpenApi = {
   paths: Record<string, Record<string, { security?: Array<Record<string, unknown>>; requestBody?: { content?: Content }; responses?: Record<string, { content?: Content }> }>>;
@@ -32,7 +32,9 @@ function operationsOf(doc: OpenApi): Operation[] {
       // The OpenAI-compatible routes document (and answer) OpenAI's error body instead of Cairn's.
       const errorSchema = op.responses?.['400']?.content?.['application/json']?.schema?.$ref ?? '';
       const errorStyle = errorSchema.endsWith('/OpenAiError') ? 'openai' : 'cairn';
-      out.push({ method: method.toUpperCase(), path, bodyFields: Object.entries((resolved?.properties ?? {}) as Record<string, FieldSchema>), auth, errorStyle });
+      // The MCP endpoint documents JSON-RPC error bodies for what its transport answers (406).
+      const jsonRpcStatuses = new Set(Object.entries(op.responses ?? {}).filter(([, r]) => r.content?.['application/json']?.schema?.$ref?.endsWith('/JsonRpcMessage')).map(([status]) => Number(status)));
+      out.push({ method: method.toUpperCase(), path, bodyFields: Object.entries((resolved?.properties ?? {}) as Record<string, FieldSchema>), auth, errorStyle, jsonRpcStatuses });
     }
   }
   return out;
@@ -93,12 +95,16 @@ describe('fuzzing every operation', () => {
           rawBody = random() < 0.2 ? pick(rawBodies) : JSON.stringify(Object.fromEntries(fields.filter(() => random() < 0.8).map((f) => [f[0], random() < 0.75 ? typed(f) : value(0)])));
         }
         const headers: Record<string, string> = { 'content-type': random() < 0.9 ? 'application/json' : 'text/plain' };
+        // What MCP clients send (other routes ignore it), so the MCP endpoint is fuzzed past its Accept check.
+        if (random() < 0.7) headers.accept = 'application/json, text/event-stream';
         if (op.auth === 'token') headers.authorization = `Bearer ${tenant.accessToken}`;
         if (op.auth === 'admin') headers.authorization = `Bearer ${platformTestSecrets().adminToken}`;
         const res = await call(app, op.method, path + query, { ...(op.auth === 'key' ? { key: t.apiKey } : {}), rawBody, headers });
         sent++;
-        const body = res.body as { error?: { code?: string; type?: string; message?: string }; meta?: { requestId?: string } } | undefined;
-        const errorBody = op.errorStyle === 'openai' ? Boolean(body?.error?.type && body.error.message && res.headers.get('x-request-id')) : Boolean(body?.error?.code && body.meta?.requestId);
+        const body = res.body as { error?: { code?: string | number; type?: string; message?: string }; meta?: { requestId?: string }; jsonrpc?: string } | undefined;
+        const errorBody = op.jsonRpcStatuses.has(res.status)
+          ? body?.jsonrpc === '2.0' && typeof body.error?.code === 'number' && Boolean(body.error.message)
+          : op.errorStyle === 'openai' ? Boolean(body?.error?.type && body.error.message && res.headers.get('x-request-id')) : Boolean(body?.error?.code && body.meta?.requestId);
         if (res.status >= 500) failures.push(`${res.status} ${op.method} ${path}${query} ${rawBody?.slice(0, 80) ?? ''}`);
         else if (res.status >= 400 && !errorBody) failures.push(`${res.status} without the error body: ${op.method} ${path}`);
       }

@@ -55,7 +55,7 @@ describe('CDK app', () => {
 
   it('runs one ARM64 Node 22 function per route group, ESM-bundled, with the table name', () => {
     const functions = api.findResources('AWS::Lambda::Function');
-    expect(Object.keys(functions)).toHaveLength(8); // five route groups, two workers and the sweeper
+    expect(Object.keys(functions)).toHaveLength(9); // six route groups, two workers and the sweeper
     for (const fn of Object.values(functions)) {
       expect(fn.Properties.Runtime).toBe('nodejs22.x');
       expect(fn.Properties.Architectures).toEqual(['arm64']);
@@ -63,14 +63,14 @@ describe('CDK app', () => {
       expect(fn.Properties.Environment.Variables.NODE_OPTIONS).toBe('--enable-source-maps');
     }
     const withTable = Object.values(functions).filter((f) => f.Properties.Environment.Variables.TABLE_NAME);
-    expect(withTable).toHaveLength(7); // the docs function has no data access
+    expect(withTable).toHaveLength(8); // the docs function has no data access
   });
 
   it('grants table data access on the table only, never dynamodb:* or DeleteTable', () => {
     const policies = Object.values(api.findResources('AWS::IAM::Policy'));
     const statements = policies.flatMap((p) => p.Properties.PolicyDocument.Statement as Array<{ Action: string | string[]; Resource: unknown }>);
     const dynamo = statements.filter((s) => [s.Action].flat().some((a) => a.startsWith('dynamodb:')));
-    expect(dynamo.filter((s) => [s.Action].flat().includes('dynamodb:PutItem'))).toHaveLength(7);
+    expect(dynamo.filter((s) => [s.Action].flat().includes('dynamodb:PutItem'))).toHaveLength(8);
     for (const s of dynamo) {
       const actions = [s.Action].flat();
       expect(actions).not.toContain('dynamodb:*');
@@ -145,7 +145,7 @@ describe('CDK app', () => {
   it('gives every group that lists the cursor-signing key as a deploy-time reference, never a value', () => {
     const functions = Object.values(api.findResources('AWS::Lambda::Function'));
     const withKey = functions.filter((f) => f.Properties.Environment?.Variables?.CURSOR_SIGNING_KEY);
-    expect(withKey).toHaveLength(4); // agents, knowledge sources, workflows, platform
+    expect(withKey).toHaveLength(5); // agents, knowledge sources, workflows, platform, mcp
     for (const f of withKey) expect(JSON.stringify(f.Properties.Environment.Variables.CURSOR_SIGNING_KEY)).toContain('{{resolve:secretsmanager:');
     expect(functions.find((f) => f.Properties.Environment?.Variables?.DOCS_ASSETS_DIR)?.Properties.Environment.Variables.CURSOR_SIGNING_KEY).toBeUndefined();
   });
@@ -161,11 +161,11 @@ describe('CDK app', () => {
   it('gives the agents function provider keys from Secrets Manager and Bedrock in its region only', () => {
     data.hasResource('AWS::SecretsManager::Secret', { DeletionPolicy: 'Retain' });
     const withModels = Object.values(api.findResources('AWS::Lambda::Function')).filter((f) => f.Properties.Environment.Variables.PROVIDER_SECRETS_ARN);
-    expect(withModels).toHaveLength(2); // agents and the workflow steps worker
+    expect(withModels).toHaveLength(3); // agents, MCP (ask_agent) and the workflow steps worker
     expect(withModels[0]!.Properties.Environment.Variables.BEDROCK_REGION).toEqual({ Ref: 'AWS::Region' });
     const statements = Object.values(api.findResources('AWS::IAM::Policy')).flatMap((p) => p.Properties.PolicyDocument.Statement as Array<{ Action: string | string[]; Resource: unknown }>);
     const bedrock = statements.filter((st) => [st.Action].flat().some((a) => a.startsWith('bedrock:')));
-    expect(bedrock).toHaveLength(2);
+    expect(bedrock).toHaveLength(3);
     for (const st of bedrock) expect(st.Action).toBe('bedrock:InvokeModel');
     expect(JSON.stringify(bedrock[0]!.Resource)).toContain('foundation-model/*');
   });
@@ -184,7 +184,18 @@ describe('CDK app', () => {
   it('feeds the workflow steps worker from its queue with partial batch failure reporting', () => {
     api.hasResourceProperties('AWS::Lambda::EventSourceMapping', { BatchSize: 5, FunctionResponseTypes: ['ReportBatchItemFailures'] });
     const senders = Object.values(api.findResources('AWS::Lambda::Function')).filter((f) => f.Properties.Environment.Variables.WORKFLOW_QUEUE_URL);
-    expect(senders).toHaveLength(4); // the workflows API, the worker, the sweeper, and agents (workflow tools)
+    expect(senders).toHaveLength(5); // the workflows API, the worker, the sweeper, agents (workflow tools) and MCP (run_workflow)
+  });
+
+  it('serves /mcp from its own function, authenticated in the app (API Gateway asks no key: MCP clients send it as Bearer too)', () => {
+    const methods = Object.values(api.findResources('AWS::ApiGateway::Method'));
+    const resources = api.findResources('AWS::ApiGateway::Resource');
+    const mcp = Object.entries(resources).find(([, r]) => r.Properties.PathPart === 'mcp')![0];
+    const onMcp = methods.filter((m) => JSON.stringify(m.Properties.ResourceId).includes(mcp));
+    expect(onMcp.map((m) => [m.Properties.HttpMethod, m.Properties.ApiKeyRequired ?? false])).toEqual([['ANY', false]]);
+    const uri = JSON.stringify(onMcp[0]!.Properties.Integration.Uri);
+    const [, fn] = Object.entries(api.findResources('AWS::Lambda::Function')).find(([id]) => uri.includes(id))!;
+    expect(fn.Properties.Environment.Variables).toMatchObject({ PROVIDER_SECRETS_ARN: expect.anything(), SECRETS_KMS_KEY_ID: expect.anything(), WORKFLOW_QUEUE_URL: expect.anything() });
   });
 
   it('gives the agents function what tools need (sealed auth, workflow tools) and the platform function sealing only', () => {

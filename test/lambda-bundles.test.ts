@@ -55,6 +55,19 @@ describe('Lambda bundles', () => {
     expect(listed.json.data.map((a: { name: string }) => a.name)).toEqual(['From the bundle']);
   }, 60_000);
 
+  it('bundles the MCP handler, which answers an MCP initialize and tools/list from API Gateway events', async () => {
+    const file = await bundle('mcp');
+    expect(statSync(file).size).toBeLessThan(1.75 * 1024 * 1024);
+    const { handler } = (await import(pathToFileURL(file).href)) as { handler: unknown };
+    const t = await newTenant();
+    const headers = { accept: 'application/json, text/event-stream', 'content-type': 'application/json' };
+    const init = await invoke(handler, restEvent('POST', '/mcp', { apiKey: t.apiKey, headers, body: { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'lambda-test', version: '1' } } } }));
+    expect(init.statusCode).toBe(200);
+    expect(JSON.parse(init.body)).toMatchObject({ id: 1, result: { serverInfo: { name: 'cairn' } } });
+    const listed = await invoke(handler, restEvent('POST', '/mcp', { apiKey: t.apiKey, headers: { ...headers, 'mcp-protocol-version': '2025-06-18' }, body: { jsonrpc: '2.0', id: 2, method: 'tools/list' } }));
+    expect((JSON.parse(listed.body) as { result: { tools: Array<{ name: string }> } }).result.tools.map((tool) => tool.name)).toContain('ask_agent');
+  }, 60_000);
+
   it('bundles the ingestion worker, which answers SQS events with batchItemFailures', async () => {
     const file = await bundle('ingestion');
     expect(statSync(file).size).toBeLessThan(2 * 1024 * 1024);

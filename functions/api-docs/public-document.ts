@@ -3,6 +3,7 @@ import type { Runtime } from '../../shared/runtime';
 import { completeDocument } from '../../shared/http/openapi-contract';
 import { createAgentsApp } from '../agents/app';
 import { createKnowledgeSourcesApp } from '../knowledge-sources/app';
+import { createMcpApp } from '../mcp/app';
 import { createWorkflowsApp } from '../workflows/app';
 
 type OpenApiDocument = ReturnType<ReturnType<typeof createAgentsApp>['getOpenAPI31Document']>;
@@ -16,10 +17,10 @@ export function publicApiDocument(rt: Runtime = configuredRuntime()): OpenApiDoc
     title: 'Cairn public API',
     version: '1.0.0',
     description:
-      'Agents, knowledge sources and workflows. Every call needs the `X-API-Key` header. Responses are ' +
+      'Agents, knowledge sources and workflows, and an MCP endpoint (`/mcp`) over them. Every call needs the `X-API-Key` header. Responses are ' +
       '`{data, meta}`; errors are `{error: {code, message, details}, meta}`.',
   };
-  const parts = [createAgentsApp(rt), createKnowledgeSourcesApp(rt), createWorkflowsApp(rt)].map((a) =>
+  const parts = [createAgentsApp(rt), createKnowledgeSourcesApp(rt), createWorkflowsApp(rt), createMcpApp(rt)].map((a) =>
     a.getOpenAPI31Document({ openapi: '3.1.0', info }),
   );
   const document: OpenApiDocument = { openapi: '3.1.0', info, paths: {}, components: { schemas: {} } };
@@ -29,7 +30,7 @@ export function publicApiDocument(rt: Runtime = configuredRuntime()): OpenApiDoc
   }
   document.components!.securitySchemes = {
     ApiKeyAuth: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'The tenant’s API key (`cak_…`)' },
-    BearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'Cairn API key', description: 'The same API key as `Authorization: Bearer cak_…`, as OpenAI clients send it (OpenAI-compatible routes)' },
+    BearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'Cairn API key', description: 'The same API key as `Authorization: Bearer cak_…`, as OpenAI and MCP clients send it (OpenAI-compatible routes, /mcp)' },
   };
   return completeDocument(document, { rateLimited: true, scopeHeaders: false });
 }

@@ -74,6 +74,7 @@ export class ApiStack extends Stack {
           USAGE_PLAN_NAME_PREFIX: this.usagePlanNamePrefix,
         },
       },
+      mcp: {},
     };
     for (const [name, spec] of Object.entries(ROUTE_GROUPS) as Array<[RouteGroupName, RouteGroupSpec]>) {
       const group = new RouteGroup(this, spec.constructId, {
@@ -101,6 +102,7 @@ export class ApiStack extends Stack {
     props.secretsKey.grant(sources, 'kms:GenerateDataKey', 'kms:Decrypt');
     this.ingestionWorker(props);
     this.modelAccess(this.groups.agents!.fn, props);
+    this.modelAccess(this.groups.mcp!.fn, props);
     this.toolAccess(props);
     this.workflowWorker(props);
     this.sweeper(props);
@@ -152,15 +154,17 @@ export class ApiStack extends Stack {
   }
 
   /**
-   * Agents' tools: the agents function opens (and seals) tool auth and runs workflow tools; the
-   * platform function seals the auth of tools on the agents it writes.
+   * Agents' tools: the agents and MCP functions open (and seal) tool auth and run workflow tools;
+   * the platform function seals the auth of tools on the agents it writes.
    */
   private toolAccess(props: ApiStackProps) {
-    const agents = this.groups.agents!.fn;
-    agents.addEnvironment('SECRETS_KMS_KEY_ID', props.secretsKey.keyArn);
-    props.secretsKey.grant(agents, 'kms:GenerateDataKey', 'kms:Decrypt');
-    agents.addEnvironment('WORKFLOW_QUEUE_URL', props.workflowSteps.queue.queueUrl);
-    props.workflowSteps.queue.grantSendMessages(agents);
+    // The MCP endpoint asks agents (their tools included) and runs workflows, as the agents group does.
+    for (const fn of [this.groups.agents!.fn, this.groups.mcp!.fn]) {
+      fn.addEnvironment('SECRETS_KMS_KEY_ID', props.secretsKey.keyArn);
+      props.secretsKey.grant(fn, 'kms:GenerateDataKey', 'kms:Decrypt');
+      fn.addEnvironment('WORKFLOW_QUEUE_URL', props.workflowSteps.queue.queueUrl);
+      props.workflowSteps.queue.grantSendMessages(fn);
+    }
     const platform = this.groups.platform!.fn;
     platform.addEnvironment('SECRETS_KMS_KEY_ID', props.secretsKey.keyArn);
     props.secretsKey.grant(platform, 'kms:GenerateDataKey');

@@ -1,0 +1,150 @@
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { agents } from '../../shared/domain/agents';
+import { converse } from '../../shared/domain/conversation';
+import { knowledgeSources, searchKnowledgeSource } from '../../shared/domain/knowledge-sources';
+import { executeAndWait, getExecution } from '../../shared/domain/workflow-execution';
+import { workflows } from '../../shared/domain/workflows';
+import { templateText } from '../../shared/domain/workflow-templates';
+import { AppError } from '../../shared/errors';
+import { errorFields, log } from '../../shared/log';
+import type { Runtime } from '../../shared/runtime';
+import type { TenantScope } from '../../shared/tenancy';
+
+/**
+ * Cairn as an MCP server: a tenant's agents, knowledge search and workflows as MCP tools, so any MCP
+ * client (Claude Desktop, Cursor, an agent framework) can use a tenant. Each tool is one domain
+ * call, as a route is; what it answers is text a model reads, with ids to follow up.
+ */
+const LIST_LIMIT = 50;
+/** How long run_workflow waits for the execution before answering with its id (get_execution follows it). */
+const DEFAULT_WAIT_SECONDS = 20;
+
+const text = (value: string): CallToolResult => ({ content: [{ type: 'text', text: value }] });
+
+/** A tool's failure as MCP reports it (isError): the client's mistake said plainly, anything else without internals. */
+function failure(error: unknown, scope: TenantScope, tool: string, requestId: string): CallToolResult {
+  if (error instanceof AppError && error.statusCode < 500) return { content: [{ type: 'text', text: error.message }], isError: true };
+  log.error('MCP tool failed', { tenantId: scope.tenantId, tool, requestId, ...errorFields(error) });
+  const retry = error instanceof AppError && error.retryable ? ' It may work if tried again.' : '';
+  return { content: [{ type: 'text', text: `The ${tool} tool failed on the server (request ${requestId}).${retry}` }], isError: true };
+}
+
+const cursor = z.string().max(2000).optional().describe('nextCursor of the previous page');
+
+function listing<T extends { id: string; name: string; description?: string }>(page: { items: T[]; nextCursor: string | null }, noun: string, extra: (item: T) => string = () => ''): CallToolResult {
+  if (page.items.length === 0) return text(`No ${noun}s.`);
+  const lines = page.items.map((item) => `- ${item.id} — ${item.name}${item.description ? `: ${item.description}` : ''}${extra(item)}`);
+  return text([...lines, ...(page.nextCursor ? [`More: call again with cursor ${page.nextCursor}`] : [])].join('\n'));
+}
+
+/** A server with the tenant's tools; one per request (Cairn's MCP endpoint keeps no session). */
+export function cairnMcpServer(rt: Runtime, scope: TenantScope, requestId: string): McpServer {
+  const server = new McpServer(
+    { name: 'cairn', version: '1.0.0' },
+    { instructions: 'Cairn: ask the tenant’s agents, search its knowledge sources, run its workflows. List them first to find their ids.' },
+  );
+  /** A tool's run, its failures reported as MCP tool errors. */
+  const guarded =
+    <Args>(name: string, run: (args: Args) => Promise<CallToolResult>) =>
+    async (args: Args): Promise<CallToolResult> => {
+      try {
+        return await run(args);
+      } catch (error) {
+        return failure(error, scope, name, requestId);
+      }
+    };
+  const readOnly = { readOnlyHint: true, openWorldHint: false };
+
+  server.registerTool(
+    'list_agents',
+    { title: 'List agents', description: 'The tenant’s agents (id, name, description), newest first.', inputSchema: { cursor }, annotations: readOnly },
+    guarded('list_agents', async ({ cursor }) => listing(await agents.list(rt, scope, { limit: LIST_LIMIT, cursor }), 'agent')),
+  );
+  server.registerTool(
+    'ask_agent',
+    {
+      title: 'Ask an agent',
+      description: 'Sends a message to one of the tenant’s agents and returns its reply, with the passages it cited. Pass the sessionId it returns to continue the conversation.',
+      inputSchema: {
+        agentId: z.string().min(1).max(200).describe('The agent’s id (agt_…); list_agents finds it'),
+        message: z.string().min(1).max(32_000),
+        sessionId: z.string().max(200).optional().describe('Continues an earlier conversation'),
+      },
+    },
+    guarded('ask_agent', async ({ agentId, message, sessionId }) => {
+      const { data } = await converse(rt, scope, agentId, { message, sessionId });
+      if (data.status === 'requires_action') {
+        return text(`The agent wants to call ${data.pendingToolCalls.map((c) => c.tool).join(', ')}, which needs a person’s approval: approve it through Cairn’s API (POST /v1/agents/${agentId}/converse with toolApprovals, session ${data.sessionId}).`);
+      }
+      const sources = data.sources.map((s, i) => `[${i + 1}] ${s.path ?? s.rowKey ?? s.documentId}: ${s.snippet}`);
+      return text([data.reply, ...(sources.length ? ['', 'Sources:', ...sources] : []), '', `(session ${data.sessionId})`].join('\n'));
+    }),
+  );
+  server.registerTool(
+    'list_knowledge_sources',
+    { title: 'List knowledge sources', description: 'The tenant’s knowledge sources (id, name, status), newest first.', inputSchema: { cursor }, annotations: readOnly },
+    guarded('list_knowledge_sources', async ({ cursor }) => listing(await knowledgeSources.list(rt, scope, { limit: LIST_LIMIT, cursor }), 'knowledge source', (s) => ` [${s.status}]`)),
+  );
+  server.registerTool(
+    'search_knowledge',
+    {
+      title: 'Search a knowledge source',
+      description: 'Searches one of the tenant’s knowledge sources and returns the best passages.',
+      inputSchema: {
+        knowledgeSourceId: z.string().min(1).max(200).describe('The source’s id (ks_…); list_knowledge_sources finds it'),
+        query: z.string().min(1).max(4000),
+        topK: z.int().min(1).max(20).optional(),
+      },
+      annotations: readOnly,
+    },
+    guarded('search_knowledge', async ({ knowledgeSourceId, query, topK }) => {
+      const { results } = await searchKnowledgeSource(rt, scope, knowledgeSourceId, { query, topK: topK ?? 5 });
+      if (results.length === 0) return text('No passage matched.');
+      return text(results.map((r, i) => `[${i + 1}] ${r.title} (${r.path ?? r.rowKey ?? r.documentId}, score ${r.score.toFixed(3)}):\n${r.text}`).join('\n\n'));
+    }),
+  );
+  server.registerTool(
+    'list_workflows',
+    { title: 'List workflows', description: 'The tenant’s workflows (id, name, description), newest first.', inputSchema: { cursor }, annotations: readOnly },
+    guarded('list_workflows', async ({ cursor }) => listing(await workflows.list(rt, scope, { limit: LIST_LIMIT, cursor }), 'workflow')),
+  );
+  server.registerTool(
+    'run_workflow',
+    {
+      title: 'Run a workflow',
+      description: `Runs one of the tenant’s workflows on an input and returns its output; one still running after waitSeconds (default ${DEFAULT_WAIT_SECONDS}) returns its execution id for get_execution.`,
+      inputSchema: {
+        workflowId: z.string().min(1).max(200).describe('The workflow’s id (wf_…); list_workflows finds it'),
+        input: z.string().max(32_000),
+        parameters: z.record(z.string(), z.unknown()).optional(),
+        waitSeconds: z.int().min(0).max(25).optional(),
+      },
+    },
+    guarded('run_workflow', async ({ workflowId, input, parameters, waitSeconds }) => {
+      const { execution, finished } = await executeAndWait(rt, scope, workflowId, { input, parameters: parameters ?? {} }, (waitSeconds ?? DEFAULT_WAIT_SECONDS) * 1000);
+      return executionText(execution, finished);
+    }),
+  );
+  server.registerTool(
+    'get_execution',
+    {
+      title: 'Get a workflow execution',
+      description: 'The status, and when finished the output, of a workflow execution run_workflow started.',
+      inputSchema: { workflowId: z.string().min(1).max(200), executionId: z.string().min(1).max(200) },
+      annotations: readOnly,
+    },
+    guarded('get_execution', async ({ workflowId, executionId }) => {
+      const execution = await getExecution(rt, scope, workflowId, executionId);
+      return executionText(execution, execution.status !== 'running');
+    }),
+  );
+  return server;
+}
+
+function executionText(execution: Awaited<ReturnType<typeof getExecution>>, finished: boolean): CallToolResult {
+  if (!finished) return text(`Execution ${execution.id} is ${execution.status}; ask get_execution for its result later.`);
+  if (execution.status !== 'succeeded') return { content: [{ type: 'text', text: `Execution ${execution.id} ${execution.status}: ${execution.error?.message ?? ''}` }], isError: true };
+  return text(`${templateText(execution.output)}\n\n(execution ${execution.id})`);
+}
