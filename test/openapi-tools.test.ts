@@ -1,7 +1,7 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalApp } from '../local/local-app';
-import { agents } from '../shared/domain/agents';
+import { agents, patchAgent } from '../shared/domain/agents';
 import { callableTools, runTool, toolContext } from '../shared/domain/tools';
 import { call } from './helpers/http';
 import { testRt } from './helpers/runtime';
@@ -125,8 +125,10 @@ describe('openapi tools', () => {
     expect(created.body.data.tools[0].exposes.map((e: { name: string }) => e.name)).toEqual(['shop_getOrder']);
 
     const { id, createdAt: _c, updatedAt: _u, version: _v, ...asRead } = created.body.data;
-    const { exposes: _e, ...tool } = asRead.tools[0];
-    const inline = { ...tool, url: undefined, document: { openapi: '3.1.0', info: { title: 'x', version: '1' }, paths: { '/orders/{orderId}': { get: { operationId: 'getOrder', parameters: [{ name: 'orderId', in: 'path', required: true, schema: { type: 'string' } }] } } } }, baseUrl: `http://localhost:${port}/api/` };
+    // What was read goes back as it is (exposes, auth {configured: true}); a merge patch keeps it too.
+    expect((await call(app, 'PUT', `/v1/agents/${id}`, { key: t.apiKey, body: asRead })).status).toBe(200);
+    expect((await patchAgent(testRt, t.scope, id as string, { temperature: 0.1 })).temperature).toBe(0.1);
+    const inline = { ...asRead.tools[0], url: undefined, document: { openapi: '3.1.0', info: { title: 'x', version: '1' }, paths: { '/orders/{orderId}': { get: { operationId: 'getOrder', parameters: [{ name: 'orderId', in: 'path', required: true, schema: { type: 'string' } }] } } } }, baseUrl: `http://localhost:${port}/api/` };
     const replaced = await call(app, 'PUT', `/v1/agents/${id}`, { key: t.apiKey, body: { ...asRead, tools: [inline] } });
     expect(replaced.status).toBe(200);
     const agent = await agents.get(testRt, t.scope, id as string);

@@ -659,6 +659,8 @@ export interface components {
                     password?: string;
                     configured?: boolean;
                 };
+                /** @description Read-only: ignored when sent */
+                exposes?: unknown;
             } | {
                 /** @enum {string} */
                 type: "mcp";

@@ -97,14 +97,22 @@ const openApiFields = {
   baseUrl: httpUrl.optional().openapi({ description: 'Where operations are called, instead of the document’s servers' }),
   requireApproval,
 };
-export const openApiInput = z.strictObject({ ...openApiFields, auth: authInput.optional() }).superRefine((tool, ctx) => {
+const exposes = z.array(z.object({ name: z.string(), operationId: z.string(), method: z.string(), path: z.string() }));
+export const openApiInput = z
+  .strictObject({
+    ...openApiFields,
+    auth: authInput.optional(),
+    // What responses show; a client that sends back what it read may send it too (it is ignored).
+    exposes: z.unknown().optional().openapi({ description: 'Read-only: ignored when sent' }),
+  })
+  .superRefine((tool, ctx) => {
   if ((tool.url === undefined) === (tool.document === undefined)) ctx.addIssue({ code: 'custom', path: ['document'], message: 'give the document, or its url: exactly one of them' });
   if (tool.document && Buffer.byteLength(JSON.stringify(tool.document)) > MAX_STORED_BYTES) ctx.addIssue({ code: 'custom', path: ['document'], message: `is larger than ${MAX_STORED_BYTES} bytes: give its url instead` });
 });
 const openApiOutput = z.object({
   ...openApiFields,
   auth: authShown.optional(),
-  exposes: z.array(z.object({ name: z.string(), operationId: z.string(), method: z.string(), path: z.string() })).openapi({ description: 'The tools the document gives the model (read-only)' }),
+  exposes: exposes.openapi({ description: 'The tools the document gives the model (read-only)' }),
 });
 
 // ── mcp: the tools of a remote MCP server ──

@@ -79,7 +79,9 @@ export const openApiTool: ToolKind<OpenApiDefinition, OpenApiTool> = {
       throw new ValidationError(`tools[${at}].${tool.url && error.field.startsWith('document') ? 'url' : error.field}`, error.message);
     }
     if (Buffer.byteLength(JSON.stringify(compiled)) > MAX_STORED_BYTES) throw new ValidationError(`tools[${at}].operations`, 'names operations too large to keep together: list fewer');
-    return { ...(tool as Omit<OpenApiInput, 'auth'>), compiled };
+    // The auth is sealed by the caller; what responses showed is not kept.
+    const { exposes: _shown, auth: _auth, ...definition } = tool;
+    return { ...definition, compiled };
   },
   expose: (tool) =>
     tool.compiled.map((operation) => ({
