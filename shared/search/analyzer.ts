@@ -23,19 +23,57 @@ const STOP_WORDS = new Set(
 const TOKEN = /[\p{L}\p{N}]+(?:['’][\p{L}]+)*/gu;
 const MAX_TOKEN_LENGTH = 64;
 
-function fold(text: string): string {
-  return text.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase();
+/** Where an identifier's words meet: `setErrorHandler` → set|Error|Handler, `XMLParser` → XML|Parser. */
+const CAMEL_BOUNDARY = /(?<=\p{Ll})(?=\p{Lu})|(?<=\p{Lu})(?=\p{Lu}\p{Ll})/u;
+
+function term(token: string): string | undefined {
+  if (token.length === 0 || token.length > MAX_TOKEN_LENGTH || STOP_WORDS.has(token)) return undefined;
+  return /^\p{N}+$/u.test(token) ? token : stemmer(token);
 }
 
-/** Terms of a text, in order (repeats kept: term frequencies come from them). */
+/**
+ * The words of an identifier (`setErrorHandler`, `XMLParser`), or undefined for a word that is not
+ * one: names and acronyms with a case change (`McLuhan`, `MeSH`, `PhD`, `IRPs`) stay whole — every
+ * word after the first must be a real word of three letters or more, and so must the first when it
+ * starts in upper case (or be an acronym of three letters or more, as in `XMLParser`).
+ */
+function identifierWords(token: string): string[] | undefined {
+  const words = token.split(CAMEL_BOUNDARY);
+  if (words.length < 2) return undefined;
+  const word = (w: string) => w.length >= 3 && /\p{Ll}/u.test(w);
+  const firstOk = /^\p{Ll}/u.test(words[0]!) || word(words[0]!) || /^\p{Lu}{3,}$/u.test(words[0]!);
+  return firstOk && words.slice(1).every(word) ? words : undefined;
+}
+
+/**
+ * A word of an identifier, and for an agent noun the verb it names (`Handler` → handler, handl;
+ * `Parser` → parser, pars; `Logger` → logger, log), since questions ask how to handle, parse or log.
+ * Only inside identifiers: prose keeps plain stemming.
+ */
+function identifierTerms(word: string): string[] {
+  const whole = term(word);
+  if (whole === undefined) return [];
+  if (word.length < 6 || !word.endsWith('er')) return [whole];
+  const base = word.slice(0, -2).replace(/(\p{L})\1$/u, '$1');
+  const verbs = [term(base), term(`${base}e`)].filter((t): t is string => t !== undefined && t !== whole);
+  return [whole, ...new Set(verbs)];
+}
+
+/**
+ * Terms of a text, in order (repeats kept: term frequencies come from them). An identifier written
+ * in camelCase is its own term and also its words' (`bodyLimit` → bodylimit, bodi, limit), so
+ * documentation about `setErrorHandler` answers a question about an "error handler".
+ */
 export function analyze(text: string): string[] {
   const terms: string[] = [];
-  for (const match of fold(text).matchAll(TOKEN)) {
-    let token = match[0];
-    const apostrophe = token.search(/['’]/);
-    if (apostrophe >= 0) token = token.slice(0, apostrophe); // possessives and contractions
-    if (token.length === 0 || token.length > MAX_TOKEN_LENGTH || STOP_WORDS.has(token)) continue;
-    terms.push(/^\p{N}+$/u.test(token) ? token : stemmer(token));
+  for (const match of text.normalize('NFKD').replace(/\p{M}+/gu, '').matchAll(TOKEN)) {
+    let raw = match[0];
+    const apostrophe = raw.search(/['’]/);
+    if (apostrophe >= 0) raw = raw.slice(0, apostrophe); // possessives and contractions
+    const whole = term(raw.toLowerCase());
+    if (whole !== undefined) terms.push(whole);
+    const words = identifierWords(raw);
+    if (words) for (const word of words) terms.push(...identifierTerms(word.toLowerCase()));
   }
   return terms;
 }

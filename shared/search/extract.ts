@@ -33,13 +33,39 @@ export function extractText(content: string): Extracted {
   return { blocks: paragraphs(content).map((text) => ({ headings: [], text })) };
 }
 
-/** Markdown: ATX and setext headings open sections; fenced code stays one block. */
+/**
+ * Markdown prose without its markup noise: HTML tags and comments (anchors such as `<a id=…>`),
+ * images and badges, blockquote markers, emphasis; links keep their text, inline code its backticks.
+ */
+function cleanMarkdownLine(line: string): string {
+  return line
+    .replace(/<!--.*?-->/g, '')
+    .replace(/<\/?[A-Za-z][^>]*>/g, '')
+    .replace(/^\s*(?:>\s?)+/, '')
+    .replace(/!\[[^\]]*\]\([^)]*\)/g, '')
+    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .replace(/\[([^\]]+)\]\[[^\]]*\]/g, '$1')
+    .replace(/(\*{1,3}|_{2,3})(\S(?:.*?\S)?)\1/g, '$2');
+}
+
+const LIST_ITEM = /^\s*(?:[-*+]|\d+[.)])\s+/;
+
+/**
+ * Markdown: ATX and setext headings open sections; fenced code stays one block, fenced (so answers
+ * can tell code from prose and quote it whole); each list item is a paragraph of its own; front
+ * matter, HTML comments and markup noise are dropped.
+ */
 export function extractMarkdown(content: string): Extracted {
-  const lines = content.replace(/\r\n?/g, '\n').split('\n');
+  const lines = content
+    .replace(/\r\n?/g, '\n')
+    .replace(/^---\n[\s\S]*?\n---\n/, '')
+    .replace(/<!--[\s\S]*?-->/g, '')
+    .split('\n');
   const blocks: Block[] = [];
   const stack: Array<{ level: number; text: string }> = [];
   let buffer: string[] = [];
   let fence: string | undefined;
+  let language = 'text';
   let title: string | undefined;
   const headings = () => stack.map((h) => h.text);
   const flush = () => {
@@ -48,30 +74,33 @@ export function extractMarkdown(content: string): Extracted {
   };
   const heading = (level: number, text: string) => {
     flush();
-    const clean = text.replace(/[*_`]/g, '').trim();
+    const clean = cleanMarkdownLine(text).replace(/[*_`]/g, '').trim();
     while (stack.length > 0 && stack[stack.length - 1]!.level >= level) stack.pop();
     stack.push({ level, text: clean });
     if (level === 1 && title === undefined) title = clean;
   };
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
-    const fenceMatch = /^\s*(```|~~~)/.exec(line);
+    const fenceMatch = /^\s*(?:>\s?)*(```|~~~)\s*([\w+#.-]*)/.exec(line);
     if (fenceMatch) {
       if (fence === undefined) {
         flush();
         fence = fenceMatch[1];
+        language = fenceMatch[2] || 'text';
       } else if (fenceMatch[1] === fence) {
-        blocks.push({ headings: headings(), text: buffer.join('\n').trim() });
+        // The opening fence always names a language, so a bare fence is always a block's end (even in a chunk that starts inside one).
+        const code = buffer.join('\n').replace(/^\n+|\s+$/g, '');
+        if (code) blocks.push({ headings: headings(), text: `\`\`\`${language}\n${code}\n\`\`\`` });
         buffer = [];
         fence = undefined;
       }
       continue;
     }
     if (fence !== undefined) {
-      buffer.push(line);
+      buffer.push(line.replace(/^\s*(?:>\s?)+/, ''));
       continue;
     }
-    const atx = /^(#{1,6})\s+(.*?)\s*#*\s*$/.exec(line);
+    const atx = /^\s*(?:[-*+]\s+)?(#{1,6})\s+(.*?)\s*#*\s*$/.exec(line);
     if (atx) {
       heading(atx[1]!.length, atx[2]!);
       continue;
@@ -82,7 +111,18 @@ export function extractMarkdown(content: string): Extracted {
       i++;
       continue;
     }
-    buffer.push(line.replace(/^\s*(?:[-*+]|\d+[.)])\s+/, '').replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1'));
+    // A table stays one block, a row a line (rows are units; the rule under the header is dropped).
+    if (/^\s*\|.*\|\s*$/.test(line)) {
+      flush();
+      const rows: string[] = [];
+      for (; i < lines.length && /^\s*\|.*\|\s*$/.test(lines[i]!); i++) if (!/^\s*\|[\s:|-]+\|\s*$/.test(lines[i]!)) rows.push(cleanMarkdownLine(lines[i]!.trim()));
+      i--;
+      if (rows.length > 0) blocks.push({ headings: headings(), text: rows.join('\n') });
+      continue;
+    }
+    // A list item starts a paragraph of its own: items are units, not run together.
+    if (LIST_ITEM.test(line)) buffer.push('');
+    buffer.push(cleanMarkdownLine(line).replace(LIST_ITEM, ''));
   }
   flush();
   return { title, blocks: blocks.filter((b) => b.text) };
