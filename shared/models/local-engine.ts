@@ -2,49 +2,19 @@ import { analyze } from '../search/analyzer';
 import { approximateTokens, type ChatModel, type ChatRequest, type ChatResult } from './types';
 import { answerFromTools, decideToolCall } from './local-tools';
 import { fillSchema } from './structured-output';
+import { composeAnswer, gatherEvidence, sentencesOf } from './local-answer';
 
 /**
- * The built-in offline engine. It never invents: with passages it answers with the sentences that
- * best match the question, each cited [n]; it also remembers what the user said earlier in the
- * session; otherwise it says what it cannot do. Deterministic: same input, same reply.
+ * The built-in offline engine. It never invents: with passages it answers from them as
+ * `local-answer.ts` composes it, each statement cited [n]; it also remembers what the user said
+ * earlier in the session and the facts remembered about them; otherwise it says what it cannot do.
+ * Deterministic: same input, same reply.
  */
-const SENTENCE = /[^.!?\n]+(?:[.!?]+|$)/g;
 const GREETING = /^\s*(hi|hello|hey|good (morning|afternoon|evening)|bonjour|hallo|hola)\b/i;
 const ABOUT = /\b(who are you|what can you do|what do you do|help me|how can you help|what are you)\b/i;
 const THANKS = /^\s*(thanks|thank you|merci|cheers)\b/i;
 /** A message that tells rather than asks ("I prefer express shipping."): acknowledged, not searched for. */
 const STATEMENT = /^\s*(i|i'm|i am|i've|my|we|we're|our)\b[^?]*[.!]?\s*$/i;
-
-interface Candidate {
-  text: string;
-  /** 1-based passage number, or 0 for something the user said earlier. */
-  cite: number;
-  terms: Set<string>;
-}
-
-function sentencesOf(text: string): string[] {
-  return (text.match(SENTENCE) ?? []).map((s) => s.replace(/\s+/g, ' ').trim()).filter((s) => s.length > 2);
-}
-
-/** Sentences ranked by the idf-weighted share of the question's terms they contain. */
-function bestSentences(question: string, candidates: Candidate[]): Array<Candidate & { score: number }> {
-  const asked = new Set(analyze(question));
-  if (asked.size === 0) return [];
-  const df = new Map<string, number>();
-  for (const c of candidates) for (const t of c.terms) if (asked.has(t)) df.set(t, (df.get(t) ?? 0) + 1);
-  const weight = (t: string) => Math.log(1 + candidates.length / (df.get(t) ?? 1));
-  const total = [...asked].reduce((s, t) => s + weight(t), 0);
-  return candidates
-    .map((c, index) => {
-      let matched = 0;
-      for (const t of asked) if (c.terms.has(t)) matched += weight(t);
-      // Share of the question covered, a little preference for concise sentences and earlier passages.
-      const score = matched / total - c.terms.size * 0.002 - index * 1e-6;
-      return { ...c, score: matched > 0 ? score : 0 };
-    })
-    .filter((c) => c.score > 0)
-    .sort((a, b) => b.score - a.score);
-}
 
 const VERBS: Record<string, string> = { prefers: 'prefer', likes: 'like', dislikes: 'dislike', uses: 'use', wants: 'want', has: 'have', drives: 'drive', eats: 'eat', lives: 'live', works: 'work', ordered: 'ordered', is: 'are', allergic_to: 'are allergic to' };
 
@@ -56,28 +26,35 @@ function secondPerson(fact: string): string {
   return `you ${VERBS[verb] ?? verb} ${rest.join(' ')}`;
 }
 
+/** What the user said earlier in the session, and the facts remembered about them, as sentences a reply can use. */
+function remembered(request: ChatRequest): Array<{ text: string; remembered: boolean }> {
+  const earlier = request.messages.slice(0, -1).filter((m) => m.role === 'user');
+  return [
+    ...earlier.flatMap((m) => sentencesOf(m.content.replace(/\s+/g, ' ')).map((text) => ({ text, remembered: false }))),
+    ...(request.memory ?? []).map((fact) => ({ text: secondPerson(fact), remembered: true })),
+  ];
+}
+
+/** Evidence is enough to answer from when it covers a third of the question's weight. */
+const ANSWERABLE = 0.34;
+
 export function localAnswer(request: ChatRequest): string {
   const messages = request.messages;
   const question = messages[messages.length - 1]?.content ?? '';
-  const earlier = messages.slice(0, -1).filter((m) => m.role === 'user');
-  const candidates: Candidate[] = [];
-  (request.passages ?? []).forEach((p, i) => {
-    for (const text of sentencesOf(p.text)) candidates.push({ text, cite: i + 1, terms: new Set(analyze(`${p.title} ${text}`)) });
-  });
-  for (const m of earlier) for (const text of sentencesOf(m.content)) candidates.push({ text, cite: 0, terms: new Set(analyze(text)) });
-  for (const fact of request.memory ?? []) {
-    const text = secondPerson(fact);
-    candidates.push({ text, cite: -1, terms: new Set(analyze(text)) });
-  }
-
-  const ranked = bestSentences(question, candidates);
-  const best = ranked[0];
-  if (best && best.score >= 0.34) {
-    const chosen = ranked.filter((c) => c.score >= best.score * 0.6).slice(0, 3);
+  const asked = new Set(analyze(question));
+  const passages = request.passages ?? [];
+  const evidence = gatherEvidence(question, passages, asked);
+  // What the user told us competes with the passages on the same measure.
+  const told = remembered(request);
+  const recall = told.length > 0 ? gatherEvidence(question, told.map((t) => ({ title: '', text: t.text })), asked) : undefined;
+  if (recall && recall.best >= ANSWERABLE && recall.best > evidence.best) {
+    const best = recall.ranked[0]!;
+    const chosen = recall.ranked.filter((u) => u.score >= best.score * 0.6).slice(0, 3);
     return chosen
-      .map((c) => (c.cite > 0 ? `${c.text} [${c.cite}]` : c.cite < 0 ? `I remember from an earlier conversation that ${c.text}.` : `You told me earlier: "${c.text}"`))
+      .map((u) => (told[u.passage]!.remembered ? `I remember from an earlier conversation that ${u.text}.` : `You told me earlier: "${u.text}"`))
       .join(' ');
   }
+  if (evidence.best >= ANSWERABLE) return composeAnswer(question, passages, evidence);
   const name = request.agent?.name ?? 'an assistant';
   if (GREETING.test(question)) {
     return `Hello! I'm ${name}.${request.agent?.description ? ` ${request.agent.description}.` : ''} Ask me a question and I'll answer from the knowledge I'm connected to.`;
@@ -89,7 +66,11 @@ export function localAnswer(request: ChatRequest): string {
       ? `I'm ${name}. I answer questions from the documents and tables connected to me, quoting the passages I rely on.`
       : `I'm ${name}. I run on Cairn's built-in offline engine: I can greet you and remember what you tell me in this conversation, and I answer from knowledge sources once they are connected to me.`;
   }
-  if (request.passages !== undefined) return "I couldn't find anything about that in the connected knowledge.";
+  if (request.passages !== undefined) {
+    // Say what was searched, so a miss can be told from a knowledge gap.
+    const closest = passages[0]?.title;
+    return `I couldn't find anything about that in the connected knowledge${passages.length === 0 ? ': no passage matched the question' : `: the ${passages.length} closest passages${closest ? ` (the first from “${closest}”)` : ''} do not answer it`}.`;
+  }
   const unsearched = request.agent?.unsearchedSources ?? 0;
   if (unsearched > 0) {
     return `I can't answer that from my knowledge: this agent lists ${unsearched} knowledge source${unsearched === 1 ? '' : 's'} but lacks the "document-search" capability, so it does not search them. Add "document-search" to its capabilities.`;

@@ -1,0 +1,122 @@
+import { describe, expect, it } from 'vitest';
+import { apiName, questionKind, sentencesOf, unitsOf } from '../shared/models/local-answer';
+import { localAnswer } from '../shared/models/local-engine';
+import { analyze } from '../shared/search/analyzer';
+import { chunkBlocks } from '../shared/search/chunker';
+import { extractMarkdown } from '../shared/search/extract';
+
+/** The built-in engine reading documentation: units, question kinds, and the replies it composes. */
+const ask = (question: string, passages: Array<{ title: string; text: string }>) => localAnswer({ model: 'x', messages: [{ role: 'user', content: question }], passages, temperature: 0, maxTokens: 1024 });
+
+/** A documentation page as search would hand it to the engine: extracted and chunked. */
+function passagesOf(markdown: string) {
+  const { title, blocks } = extractMarkdown(markdown);
+  return chunkBlocks(title, blocks).map((c) => ({ title: c.title, text: c.text }));
+}
+
+const SERVER_DOC = `---
+sidebar: server
+---
+# Server
+
+<a id="factory"></a>
+## Factory
+
+[![CI](https://ci.example/badge.svg)](https://ci.example)
+
+### bodyLimit
+<a id="factory-body-limit"></a>
+
+Default: \`1048576\` (1MiB)
+
+Defines the maximum payload, in bytes, the server is allowed to accept. The
+default body reader sends [FST_ERR_CTP_BODY_TOO_LARGE](./Errors.md) when the
+payload exceeds it.
+
+\`\`\`js
+const fastify = require('fastify')({ bodyLimit: 1024 })
+
+fastify.post('/', handler)
+\`\`\`
+
+## Reply
+
+### .header(key, value)
+
+Sets a response header. Call \`reply.send()\` after it, e.g. in a handler.
+
+\`\`\`js
+reply.header('x-powered-by', 'cairn')
+\`\`\`
+
+| Option | Default | Description |
+| --- | --- | --- |
+| \`compress\` | \`false\` | Whether replies are gzipped. |
+`;
+
+describe('reading documentation', () => {
+  it('extracts Markdown without its noise: front matter, anchors, badges; code fenced with its language; tables a row a line', () => {
+    const { blocks } = extractMarkdown(SERVER_DOC);
+    const text = blocks.map((b) => b.text).join('\n\n');
+    expect(text).not.toMatch(/sidebar|<a id|badge|\]\(/);
+    expect(blocks.find((b) => b.text.startsWith('```'))?.text).toBe("```js\nconst fastify = require('fastify')({ bodyLimit: 1024 })\n\nfastify.post('/', handler)\n```");
+    expect(blocks.find((b) => b.text.startsWith('| Option'))?.text.split('\n')).toEqual(['| Option | Default | Description |', '| `compress` | `false` | Whether replies are gzipped. |']);
+  });
+
+  it('splits sentences at sentence ends only: inline code, e.g. and lower-case continuations stay whole', () => {
+    expect(sentencesOf('Call `fastify.listen()` to start. It returns a promise, e.g. for await. Done')).toEqual(['Call `fastify.listen()` to start.', 'It returns a promise, e.g. for await.', 'Done']);
+  });
+
+  it('reads a passage as units: whole code blocks, table rows, sentences; code cut off by the chunk is not quoted', () => {
+    const units = unitsOf('const half = 1\n```\n\nTo start, call it. Then wait.\n\n```js\nrun()\n\nstop()\n```\n\n| Name | Default |\n| a | b |\n| c | |\n\n```text\ncut off', 0);
+    expect(units.map((u) => [u.kind, u.text])).toEqual([
+      ['sentence', 'To start, call it.'],
+      ['sentence', 'Then wait.'],
+      ['code', '```js\nrun()\n\nstop()\n```'],
+      ['sentence', 'Name: a; Default: b.'],
+      ['sentence', 'Name: c.'],
+    ]);
+  });
+
+  it('names the API a section documents from its heading', () => {
+    expect(apiName('Server › Factory › bodyLimit')).toBe('bodyLimit');
+    expect(apiName('Docs › Reply › .header(key, value)')).toBe('reply.header(key, value)');
+    expect(apiName('Guide › Getting Started')).toBeUndefined();
+    expect(apiName('Super Bowl 50')).toBeUndefined();
+  });
+
+  it('tells how-to, definition and yes/no questions apart', () => {
+    expect(questionKind('How do I enable logging?')).toBe('how-to');
+    expect(questionKind("What's the best way to log?")).toBe('how-to');
+    expect(questionKind('What is a hook?')).toBe('definition');
+    expect(questionKind('Is logging on by default?')).toBe('yes-no');
+    expect(questionKind('Which port is used?')).toBe('other');
+  });
+
+  it('finds identifiers by their words: setErrorHandler answers to "error handler" and "handle errors"', () => {
+    expect(analyze('setErrorHandler')).toEqual(expect.arrayContaining(['set', 'error', 'handler', 'handl']));
+    expect(analyze('handle errors')).toEqual(['handl', 'error']);
+    // Prose keeps plain stemming: only identifiers' agent nouns also name their verb.
+    expect(analyze('the handler')).toEqual(['handler']);
+  });
+});
+
+describe('answers from documentation', () => {
+  const passages = passagesOf(SERVER_DOC);
+
+  it('answers a how-to with the API the section documents, the explanation cited, and its code example whole', () => {
+    const reply = ask('How do I limit the maximum payload size?', passages);
+    expect(reply.startsWith('`bodyLimit`: Defines the maximum payload, in bytes, the server is allowed to accept. [')).toBe(true);
+    expect(reply).toContain("```js\nconst fastify = require('fastify')({ bodyLimit: 1024 })\n\nfastify.post('/', handler)\n```");
+    const header = ask('How do I set a response header?', passages);
+    expect(header).toMatch(/^`reply\.header\(key, value\)`: Sets a response header\. \[\d\]/);
+    expect(header).toContain("reply.header('x-powered-by', 'cairn')");
+  });
+
+  it('answers other questions with the best sentences only, and refuses a question the passages do not answer, naming what it searched', () => {
+    const reply = ask('What is the default of compress?', passages);
+    expect(reply).toContain('Option: `compress`; Default: `false`; Description: Whether replies are gzipped.');
+    expect(reply).not.toContain('```');
+    expect(ask('Who won the football world cup?', passages)).toMatch(/^I couldn't find anything about that in the connected knowledge: the \d+ closest passages \(the first from “Server/);
+  });
+});
