@@ -56,12 +56,15 @@ export function cairnMcpServer(rt: Runtime, scope: TenantScope, requestId: strin
       }
     };
   const readOnly = { readOnlyHint: true, openWorldHint: false };
+  /** A list tool: the tenant's records of one kind, a page at a time. */
+  const listTool = <T extends { id: string; name: string; description?: string }>(name: string, noun: string, shows: string, list: (page: { limit: number; cursor?: string }) => Promise<{ items: T[]; nextCursor: string | null }>, extra?: (item: T) => string) =>
+    server.registerTool(
+      name,
+      { title: `List ${noun}s`, description: `The tenant’s ${noun}s (${shows}), newest first.`, inputSchema: { cursor }, annotations: readOnly },
+      guarded(name, async ({ cursor }) => listing(await list({ limit: LIST_LIMIT, cursor }), noun, extra)),
+    );
 
-  server.registerTool(
-    'list_agents',
-    { title: 'List agents', description: 'The tenant’s agents (id, name, description), newest first.', inputSchema: { cursor }, annotations: readOnly },
-    guarded('list_agents', async ({ cursor }) => listing(await agents.list(rt, scope, { limit: LIST_LIMIT, cursor }), 'agent')),
-  );
+  listTool('list_agents', 'agent', 'id, name, description', (page) => agents.list(rt, scope, page));
   server.registerTool(
     'ask_agent',
     {
@@ -82,11 +85,7 @@ export function cairnMcpServer(rt: Runtime, scope: TenantScope, requestId: strin
       return text([data.reply, ...(sources.length ? ['', 'Sources:', ...sources] : []), '', `(session ${data.sessionId})`].join('\n'));
     }),
   );
-  server.registerTool(
-    'list_knowledge_sources',
-    { title: 'List knowledge sources', description: 'The tenant’s knowledge sources (id, name, status), newest first.', inputSchema: { cursor }, annotations: readOnly },
-    guarded('list_knowledge_sources', async ({ cursor }) => listing(await knowledgeSources.list(rt, scope, { limit: LIST_LIMIT, cursor }), 'knowledge source', (s) => ` [${s.status}]`)),
-  );
+  listTool('list_knowledge_sources', 'knowledge source', 'id, name, status', (page) => knowledgeSources.list(rt, scope, page), (source) => ` [${source.status}]`);
   server.registerTool(
     'search_knowledge',
     {
@@ -105,11 +104,7 @@ export function cairnMcpServer(rt: Runtime, scope: TenantScope, requestId: strin
       return text(results.map((r, i) => `[${i + 1}] ${r.title} (${r.path ?? r.rowKey ?? r.documentId}, score ${r.score.toFixed(3)}):\n${r.text}`).join('\n\n'));
     }),
   );
-  server.registerTool(
-    'list_workflows',
-    { title: 'List workflows', description: 'The tenant’s workflows (id, name, description), newest first.', inputSchema: { cursor }, annotations: readOnly },
-    guarded('list_workflows', async ({ cursor }) => listing(await workflows.list(rt, scope, { limit: LIST_LIMIT, cursor }), 'workflow')),
-  );
+  listTool('list_workflows', 'workflow', 'id, name, description', (page) => workflows.list(rt, scope, page));
   server.registerTool(
     'run_workflow',
     {
