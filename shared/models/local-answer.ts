@@ -160,8 +160,12 @@ export function gatherEvidence(question: string, passages: Passage[], asked: Set
   termsOf.forEach((terms, i) => {
     for (const t of asked) if (terms.has(t) || headingTerms[sentences[i]!.passage]!.has(t)) df.set(t, (df.get(t) ?? 0) + 1);
   });
-  // A question word no passage has (a general word, or a typo) weighs as little as one every sentence has: it cannot tell passages apart.
-  const weight = (t: string) => Math.log(1 + sentences.length / (df.get(t) ?? sentences.length));
+  // A question word no passage has (a general word, or a typo) weighs as little as one every
+  // sentence has: it cannot tell passages apart.
+  // A how-to names a task in several words, and the section that covers more of them is the one
+  // that does it: its rare words weigh less than in a factoid, where one rare name decides.
+  const idf = (t: string) => Math.log(1 + sentences.length / (df.get(t) ?? sentences.length));
+  const weight = howTo ? (t: string) => Math.sqrt(idf(t)) : idf;
   const total = [...asked].reduce((s, t) => s + weight(t), 0);
   const ranked = sentences
     .map((unit, i) => {
