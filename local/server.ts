@@ -40,6 +40,7 @@ async function main() {
       `Cairn is running at ${base}`,
       `  Public API      ${base}/v1   (header X-API-Key)`,
       `  API reference   ${base}/v1/docs`,
+      `  MCP server      ${base}/mcp   (Streamable HTTP; the API key as X-API-Key or Authorization: Bearer)`,
       `  Platform API    ${base}/platform   (Authorization: Bearer <access token>; OpenAPI at /platform/openapi.json)`,
       `  Health          ${base}/healthz`,
       `  DynamoDB        ${store.endpoint} (${store.description})`,
