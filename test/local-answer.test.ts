@@ -55,26 +55,29 @@ reply.header('x-powered-by', 'cairn')
 `;
 
 describe('reading documentation', () => {
-  it('extracts Markdown without its noise: front matter, anchors, badges; code fenced with its language; tables a row a line', () => {
+  it('extracts Markdown without its noise: front matter, anchors, badges; code fenced with its language; tables a row a line, the rule kept', () => {
     const { blocks } = extractMarkdown(SERVER_DOC);
     const text = blocks.map((b) => b.text).join('\n\n');
     expect(text).not.toMatch(/sidebar|<a id|badge|\]\(/);
     expect(blocks.find((b) => b.text.startsWith('```'))?.text).toBe("```js\nconst fastify = require('fastify')({ bodyLimit: 1024 })\n\nfastify.post('/', handler)\n```");
-    expect(blocks.find((b) => b.text.startsWith('| Option'))?.text.split('\n')).toEqual(['| Option | Default | Description |', '| `compress` | `false` | Whether replies are gzipped. |']);
+    expect(blocks.find((b) => b.text.startsWith('| Option'))?.text.split('\n')).toEqual(['| Option | Default | Description |', '| --- |', '| `compress` | `false` | Whether replies are gzipped. |']);
   });
 
   it('splits sentences at sentence ends only: inline code, e.g. and lower-case continuations stay whole', () => {
     expect(sentencesOf('Call `fastify.listen()` to start. It returns a promise, e.g. for await. Done')).toEqual(['Call `fastify.listen()` to start.', 'It returns a promise, e.g. for await.', 'Done']);
   });
 
-  it('reads a passage as units: whole code blocks, table rows, sentences; code cut off by the chunk is not quoted', () => {
-    const units = unitsOf('const half = 1\n```\n\nTo start, call it. Then wait.\n\n```js\nrun()\n\nstop()\n```\n\n| Name | Default |\n| a | b |\n| c | |\n\n```text\ncut off', 0);
+  it('reads a passage as units: whole code blocks, table rows (named by the header above the rule), sentences; code cut off by the chunk is not quoted', () => {
+    const units = unitsOf('const half = 1\n```\n\nTo start, call it. Then wait.\n\n```js\nrun()\n\nstop()\n```\n\n| Name | Default |\n| --- |\n| a | b |\n| c | |\n\n| e | f |\n| g | h |\n\n```text\ncut off', 0);
     expect(units.map((u) => [u.kind, u.text])).toEqual([
       ['sentence', 'To start, call it.'],
       ['sentence', 'Then wait.'],
       ['code', '```js\nrun()\n\nstop()\n```'],
       ['sentence', 'Name: a; Default: b.'],
       ['sentence', 'Name: c.'],
+      // A table the chunk starts inside: no header to name its cells by.
+      ['sentence', 'e; f.'],
+      ['sentence', 'g; h.'],
     ]);
   });
 
@@ -118,5 +121,17 @@ describe('answers from documentation', () => {
     expect(reply).toContain('Option: `compress`; Default: `false`; Description: Whether replies are gzipped.');
     expect(reply).not.toContain('```');
     expect(ask('Who won the football world cup?', passages)).toMatch(/^I couldn't find anything about that in the connected knowledge: the \d+ closest passages \(the first from “Server/);
+  });
+
+  it('refuses when the best sentence names only one of the question’s words', () => {
+    // "default" is in the bodyLimit section; nothing speaks of a request timeout.
+    expect(ask('What is the default request timeout?', passages)).toMatch(/^I couldn't find anything/);
+  });
+
+  it('gives a how-to the example of a neighbouring section of the same page when its own section has none', () => {
+    const page = passagesOf('# Parsers\n\n## Usage\n\n```js\nfastify.addContentTypeParser(\'text/csv\', parseCsv)\n```\n\n## Options\n\nA custom parser accepts the content types it is registered for.');
+    const reply = ask('How do I accept a custom content type?', page);
+    expect(reply).toMatch(/^A custom parser accepts the content types it is registered for\. \[\d\]/);
+    expect(reply).toContain("fastify.addContentTypeParser('text/csv', parseCsv)");
   });
 });

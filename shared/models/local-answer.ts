@@ -89,11 +89,14 @@ export function unitsOf(text: string, passage: number): Unit[] {
     const rows = lines.filter(isTableRow);
     if (rows.length > 0 && rows.length >= lines.length / 2) {
       // A table: its whole rows (one cut by the chunk's edge is not whole), each read with the
-      // header's names ("Option: `compress`; Default: `false`"); the header is not a unit itself.
+      // header's names ("Option: `compress`; Default: `false`") when the header is here (the row
+      // above the rule); the header is not a unit itself.
       const cellsOf = (row: string) => row.split('|').slice(1, -1).map((c) => c.trim());
-      const [header, ...body] = rows.filter((r) => !isTableRule(r)).map(cellsOf);
+      const rule = rows.findIndex(isTableRule);
+      const header = rule > 0 ? cellsOf(rows[rule - 1]!) : [];
+      const body = rows.filter((r, i) => !isTableRule(r) && i !== rule - 1).map(cellsOf);
       for (const cells of body) {
-        const named = cells.map((cell, i) => (cell && header![i] ? `${header![i]}: ${cell}` : cell)).filter(Boolean);
+        const named = cells.map((cell, i) => (cell && header[i] ? `${header[i]}: ${cell}` : cell)).filter(Boolean);
         if (named.length > 0) add('sentence', `${named.join('; ')}.`.replace(/\.\.$/, '.'));
       }
       continue;
@@ -134,14 +137,19 @@ export function apiName(title: string): string | undefined {
 interface Scored extends Unit {
   score: number;
   terms: Set<string>;
+  /** How many of the question's distinct terms the unit and its headings name. */
+  named: number;
 }
 
 /** What the engine found for a question in the passages: ranked sentences and every unit. */
 export interface Evidence {
   ranked: Scored[];
   units: Unit[][];
-  /** Of the best unit: the share of the question's weight it (with its headings) covers. */
+  /** Of the best unit: its score (mostly the share of the question's weight it and its headings cover). */
   best: number;
+  /** Of the best unit: how many of the question's distinct terms it and its headings name, and of how many. */
+  named: number;
+  asked: number;
 }
 
 /**
@@ -154,7 +162,7 @@ export function gatherEvidence(question: string, passages: Passage[], asked: Set
   const howTo = questionKind(question) === 'how-to';
   const headingTerms = passages.map((p) => new Set(analyze(p.title)));
   const sentences = units.flat().filter((u) => u.kind === 'sentence');
-  if (asked.size === 0 || sentences.length === 0) return { ranked: [], units, best: 0 };
+  if (asked.size === 0 || sentences.length === 0) return { ranked: [], units, best: 0, named: 0, asked: asked.size };
   const termsOf = sentences.map((u) => new Set(analyze(u.text)));
   const df = new Map<string, number>();
   termsOf.forEach((terms, i) => {
@@ -172,19 +180,23 @@ export function gatherEvidence(question: string, passages: Passage[], asked: Set
       const terms = termsOf[i]!;
       let own = 0;
       let fromHeadings = 0;
+      let named = 0;
       for (const t of asked) {
         if (terms.has(t)) own += weight(t);
         else if (headingTerms[unit.passage]!.has(t)) fromHeadings += weight(t);
+        else continue;
+        named++;
       }
       const coverage = (own + 0.7 * fromHeadings) / total;
       // A how-to is best answered from a section that shows how: one with a code example.
-      const shows = howTo && units[unit.passage]!.some((u) => u.kind === 'code') ? 0.05 : 0;
-      const score = own > 0 || fromHeadings > 0 ? coverage + shows - terms.size * 0.002 - unit.passage * 0.01 - unit.position * 1e-5 : 0;
-      return { ...unit, score, terms };
+      const shows = howTo ? (units[unit.passage]!.some((u) => u.kind === 'code') ? 0.05 : 0) : 0;
+      // Headings make a sentence's case stronger, but are no evidence without a word of its own.
+      const score = own > 0 ? coverage + shows - terms.size * 0.002 - unit.passage * 0.01 - unit.position * 1e-5 : 0;
+      return { ...unit, score, terms, named };
     })
     .filter((u) => u.score > 0)
     .sort((a, b) => b.score - a.score);
-  return { ranked, units, best: ranked[0]?.score ?? 0 };
+  return { ranked, units, best: ranked[0]?.score ?? 0, named: ranked[0]?.named ?? 0, asked: asked.size };
 }
 
 const MAX_CODE_LINES = 15;
@@ -197,11 +209,27 @@ function quoteCode(block: string): string {
   return [...lines.slice(0, MAX_CODE_LINES + 1), '// …', '```'].join('\n');
 }
 
-/** The code block that shows a sentence: the first after it in its passage, else the one before. */
-function codeFor(units: Unit[], sentence: Unit): Unit | undefined {
-  const code = units.filter((u) => u.kind === 'code');
-  return code.find((u) => u.position > sentence.position) ?? code.reverse().find((u) => u.position < sentence.position);
+/**
+ * The code block that shows a sentence: the first after it in its passage, else the one before;
+ * a section without one borrows the first example, naming a word of the question, of the
+ * passages from the same page, in search's order.
+ */
+function codeFor(passages: Passage[], evidence: Evidence, sentence: Scored, asked: Set<string>): Unit | undefined {
+  const code = (passage: number) => evidence.units[passage]!.filter((u) => u.kind === 'code');
+  const own = code(sentence.passage);
+  const mine = own.find((u) => u.position > sentence.position) ?? own.reverse()[0];
+  if (mine) return mine;
+  const page = pageOf(passages[sentence.passage]!.title);
+  for (const [i, passage] of passages.entries()) {
+    if (i === sentence.passage || pageOf(passage.title) !== page) continue;
+    const example = code(i).find((u) => analyze(u.text).some((t) => asked.has(t)));
+    if (example) return example;
+  }
+  return undefined;
 }
+
+/** The page a passage is from: its title's first part (the document's title or path). */
+const pageOf = (title: string) => title.split(' › ')[0];
 
 /**
  * The reply from the evidence: best evidence first, each sentence cited [n]; a how-to adds the code
@@ -230,6 +258,6 @@ export function composeAnswer(question: string, passages: Passage[], evidence: E
   const lead = chosen.map((u) => `${u.text} [${u.passage + 1}]`).join(' ');
   const named = name && !lead.includes(name) ? `\`${name}\`: ${lead}` : lead;
   if (kind !== 'how-to') return named;
-  const code = codeFor(evidence.units[best.passage]!, best);
+  const code = codeFor(passages, evidence, best, new Set(analyze(question)));
   return code ? `${named}\n\n${quoteCode(code.text)}` : named;
 }

@@ -35,8 +35,13 @@ function remembered(request: ChatRequest): Array<{ text: string; remembered: boo
   ];
 }
 
-/** Evidence is enough to answer from when it covers a third of the question's weight. */
+/**
+ * Evidence is enough to answer from when it covers a third of the question's weight and names two
+ * of its words (or its only one): one word alone (a "size" in a question about the default chunk
+ * size) is not an answer.
+ */
 const ANSWERABLE = 0.34;
+const answerable = (evidence: { best: number; named: number; asked: number }) => evidence.best >= ANSWERABLE && evidence.named >= Math.min(2, evidence.asked);
 
 export function localAnswer(request: ChatRequest): string {
   const messages = request.messages;
@@ -47,14 +52,14 @@ export function localAnswer(request: ChatRequest): string {
   // What the user told us competes with the passages on the same measure.
   const told = remembered(request);
   const recall = told.length > 0 ? gatherEvidence(question, told.map((t) => ({ title: '', text: t.text })), asked) : undefined;
-  if (recall && recall.best >= ANSWERABLE && recall.best > evidence.best) {
+  if (recall && answerable(recall) && recall.best > evidence.best) {
     const best = recall.ranked[0]!;
     const chosen = recall.ranked.filter((u) => u.score >= best.score * 0.6).slice(0, 3);
     return chosen
       .map((u) => (told[u.passage]!.remembered ? `I remember from an earlier conversation that ${u.text}.` : `You told me earlier: "${u.text}"`))
       .join(' ');
   }
-  if (evidence.best >= ANSWERABLE) return composeAnswer(question, passages, evidence);
+  if (answerable(evidence)) return composeAnswer(question, passages, evidence);
   const name = request.agent?.name ?? 'an assistant';
   if (GREETING.test(question)) {
     return `Hello! I'm ${name}.${request.agent?.description ? ` ${request.agent.description}.` : ''} Ask me a question and I'll answer from the knowledge I'm connected to.`;

@@ -111,11 +111,12 @@ export function extractMarkdown(content: string): Extracted {
       i++;
       continue;
     }
-    // A table stays one block, a row a line (rows are units; the rule under the header is dropped).
+    // A table stays one block, a row a line (rows are units); the rule under the header stays too,
+    // so a reader can tell the header from a row even in a chunk that starts mid-table.
     if (/^\s*\|.*\|\s*$/.test(line)) {
       flush();
       const rows: string[] = [];
-      for (; i < lines.length && /^\s*\|.*\|\s*$/.test(lines[i]!); i++) if (!/^\s*\|[\s:|-]+\|\s*$/.test(lines[i]!)) rows.push(cleanMarkdownLine(lines[i]!.trim()));
+      for (; i < lines.length && /^\s*\|.*\|\s*$/.test(lines[i]!); i++) rows.push(/^\s*\|[\s:|-]+\|\s*$/.test(lines[i]!) ? '| --- |' : cleanMarkdownLine(lines[i]!.trim()));
       i--;
       if (rows.length > 0) blocks.push({ headings: headings(), text: rows.join('\n') });
       continue;
