@@ -63,6 +63,8 @@ const shop = createServer((req, res) => {
   req.on('end', () => {
     if (req.url === '/openapi.yaml') return res.writeHead(200, { 'content-type': 'application/yaml' }).end(YAML_DOCUMENT);
     if (req.url === '/broken.yaml') return res.writeHead(200).end('openapi: [unclosed');
+    // A few lines of YAML aliases that expand to 10^9 values if followed.
+    if (req.url === '/laughs.yaml') return res.writeHead(200).end(['openapi: 3.0.0', 'a: &a [x, x, x, x, x, x, x, x, x, x]', ...'bcdefghi'.split('').map((k, i) => `${k}: &${k} [${Array(10).fill(`*${'abcdefghi'[i]}`).join(', ')}]`), 'paths:', '  /x:', '    get:', '      operationId: x', '      x-bomb: *i'].join('\n'));
     seen.push({ method: req.method!, url: req.url!, headers: req.headers, body });
     if (req.headers.authorization !== 'Bearer shop-token') return res.writeHead(401).end('{"error":"unauthorized"}');
     if (req.method === 'POST') return res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ created: JSON.parse(body) as unknown }));
@@ -149,6 +151,9 @@ describe('openapi tools', () => {
     // The deployment's guard: 127.0.0.1 is not an allowed host here.
     ['tools[0].url', () => shopTool({ url: `http://127.0.0.1:${port}/openapi.yaml` })],
     ['tools[0].url', () => shopTool({ url: 'file:///etc/passwd' })],
+    ['tools[0].url', () => shopTool({ url: `http://localhost:${port}/laughs.yaml` })],
+    // References to references: 10 properties of 10 properties … seven levels deep, 10^7 values once resolved.
+    ['tools[0].document', () => ({ type: 'openapi', name: 'shop', baseUrl: 'https://a.example', document: { openapi: '3.0.0', paths: { '/x': { post: { operationId: 'x', requestBody: { content: { 'application/json': { schema: { $ref: '#/components/schemas/L0' } } } } } } }, components: { schemas: Object.fromEntries(Array.from({ length: 8 }, (_, level) => [`L${level}`, level === 7 ? { type: 'string' } : { type: 'object', properties: Object.fromEntries(Array.from({ length: 10 }, (_, p) => [`p${p}`, { $ref: `#/components/schemas/L${level + 1}` }])) }])) } } })],
     ['tools[0].document.openapi', () => ({ type: 'openapi', name: 'shop', document: { swagger: '2.0', paths: {} } })],
     ['tools[0].baseUrl', () => ({ type: 'openapi', name: 'shop', document: { openapi: '3.0.0', paths: { '/x': { get: { operationId: 'x' } } } } })],
     ['tools[0].document', () => ({ type: 'openapi', name: 'shop', document: { openapi: '3.0.0', servers: [{ url: 'https://a.example' }], paths: { '/x': { get: { operationId: 'x', parameters: [{ $ref: 'other.yaml#/p' }] } } } } })],
@@ -156,6 +161,8 @@ describe('openapi tools', () => {
     const res = await call(app, 'POST', '/v1/agents', { key: t.apiKey, body: { name: 'Bad', model: 'gpt-4', tools: [tool()] } });
     expect(res.status, JSON.stringify(res.body)).toBe(400);
     expect(res.body.error.details.field).toBe(field);
+    if (JSON.stringify(tool()).includes('laughs')) expect(res.body.error.details.reason).toMatch(/anchors and aliases/);
+    if (JSON.stringify(tool()).includes('L7')) expect(res.body.error.details.reason).toMatch(/too large once its \$refs are resolved/);
   });
 
   it('lets the built-in engine call an operation from a question, end to end', async () => {

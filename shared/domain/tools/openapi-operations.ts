@@ -49,15 +49,21 @@ function pointAt(doc: Json, ref: string): unknown {
   return current;
 }
 
-/** Resolves `$ref`s; a reference back into itself (a recursive schema) becomes an open schema. */
-function resolve(doc: Json, value: unknown, seen: readonly string[] = []): unknown {
-  if (Array.isArray(value)) return value.map((v) => resolve(doc, v, seen));
+/** Values a document may expand to once its `$ref`s are followed: a document of references to references must not exhaust memory. */
+const MAX_RESOLVED_VALUES = 200_000;
+
+/** Resolves `$ref`s within a budget of values; a reference back into itself (a recursive schema) becomes an open schema. */
+function resolve(doc: Json, value: unknown, budget: { left: number }, seen: readonly string[] = []): unknown {
+  if (Array.isArray(value) || isObject(value)) {
+    if (--budget.left < 0) throw new OpenApiProblem('document', `is too large once its $refs are resolved (more than ${MAX_RESOLVED_VALUES} values)`);
+  }
+  if (Array.isArray(value)) return value.map((v) => resolve(doc, v, budget, seen));
   if (!isObject(value)) return value;
   if (typeof value.$ref === 'string') {
     if (seen.includes(value.$ref) || seen.length > 32) return {};
-    return resolve(doc, pointAt(doc, value.$ref), [...seen, value.$ref]);
+    return resolve(doc, pointAt(doc, value.$ref), budget, [...seen, value.$ref]);
   }
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, resolve(doc, v, seen)]));
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, resolve(doc, v, budget, seen)]));
 }
 
 const DROPPED = new Set(['example', 'examples', 'xml', 'externalDocs', 'discriminator', 'nullable', 'deprecated', 'readOnly', 'writeOnly']);
@@ -126,15 +132,16 @@ export function compileOpenApi(document: unknown, options: CompileOptions): Open
     throw new OpenApiProblem('document.openapi', 'must be an OpenAPI 3.0 or 3.1 document (openapi: "3.x.y"); Swagger 2.0 is not read');
   }
   if (!isObject(document.paths)) throw new OpenApiProblem('document.paths', 'must be an object of paths');
+  const budget = { left: MAX_RESOLVED_VALUES };
   const found: Array<{ id: string; build: () => OpenApiOperation | string }> = [];
   for (const [path, rawItem] of Object.entries(document.paths)) {
-    const item = resolve(document, rawItem) as Json;
+    const item = resolve(document, rawItem, budget) as Json;
     if (!isObject(item)) continue;
     for (const method of METHODS) {
       const operation = item[method];
       if (!isObject(operation)) continue;
       const id = typeof operation.operationId === 'string' ? operation.operationId : `${method}${path}`.replace(/[^A-Za-z0-9]+/g, '_').replace(/_+$/, '');
-      found.push({ id, build: () => buildOperation(document, options, path, method, item, operation, id) });
+      found.push({ id, build: () => buildOperation(document, options, path, method, item, operation, id, budget) });
     }
   }
   const byId = new Map(found.map((f) => [f.id, f]));
@@ -163,9 +170,9 @@ export function compileOpenApi(document: unknown, options: CompileOptions): Open
 }
 
 /** One operation as a tool, or why it cannot be one. */
-function buildOperation(doc: Json, options: CompileOptions, path: string, method: string, item: Json, operation: Json, id: string): OpenApiOperation | string {
+function buildOperation(doc: Json, options: CompileOptions, path: string, method: string, item: Json, operation: Json, id: string, budget: { left: number }): OpenApiOperation | string {
   const listed = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
-  const declared = [...listed(item.parameters), ...listed(operation.parameters)].map((p) => resolve(doc, p));
+  const declared = [...listed(item.parameters), ...listed(operation.parameters)].map((p) => resolve(doc, p, budget));
   // An operation's parameter overrides the path's of the same name and place.
   const unique = new Map(declared.filter(isObject).map((p) => [`${String(p.in)}:${String(p.name)}`, p]));
   const properties: Json = {};
@@ -185,7 +192,7 @@ function buildOperation(doc: Json, options: CompileOptions, path: string, method
     params.push({ name: p.name, in: p.in, arg });
   }
   let bodyArg: string | undefined;
-  const requestBody = resolve(doc, operation.requestBody) as Json | undefined;
+  const requestBody = resolve(doc, operation.requestBody, budget) as Json | undefined;
   if (isObject(requestBody)) {
     const media = jsonContent(requestBody.content);
     if (!media) {

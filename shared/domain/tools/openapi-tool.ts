@@ -15,11 +15,10 @@ import { ToolFailure, type ToolKind } from './tool-kind';
  */
 const MAX_DOCUMENT_BYTES = 2 * 1024 * 1024;
 
-type OpenApiInput = OpenApiDefinition;
 type OpenApiTool = Stored<OpenApiDefinition> & { compiled: OpenApiOperation[] };
 
 /** The document the tool names: inline, or read through the outbound guard and parsed as JSON or YAML. */
-async function documentOf(tool: OpenApiInput, at: number, policy: Parameters<typeof outboundRequest>[2]): Promise<unknown> {
+async function documentOf(tool: OpenApiDefinition, at: number, policy: Parameters<typeof outboundRequest>[2]): Promise<unknown> {
   if (tool.document) return tool.document;
   const field = `tools[${at}].url`;
   let text: string;
@@ -32,13 +31,30 @@ async function documentOf(tool: OpenApiInput, at: number, policy: Parameters<typ
     if (error instanceof ValidationError || !(error instanceof AppError)) throw error;
     throw new ValidationError(field, `could not be read: ${error.message}`);
   }
+  let document: unknown;
   try {
     // YAML 1.2 is a superset of JSON: one parser reads both. Loaded when first needed (agents are written far less often than they answer).
     const { load } = await import('js-yaml');
-    return load(text);
+    document = load(text);
   } catch (error) {
     throw new ValidationError(field, `does not hold JSON or YAML: ${(error as Error).message.split('\n')[0]}`);
   }
+  if (sharesValues(document)) throw new ValidationError(field, 'uses YAML anchors and aliases, which are not read (they can expand a small file into an enormous document): write the document out in full');
+  return document;
+}
+
+/** Whether a parsed document holds one object in two places, as YAML aliases make it. */
+function sharesValues(document: unknown): boolean {
+  const seen = new Set<object>();
+  const stack: unknown[] = [document];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (typeof value !== 'object' || value === null) continue;
+    if (seen.has(value)) return true;
+    seen.add(value);
+    stack.push(...Object.values(value));
+  }
+  return false;
 }
 
 function urlOf(operation: OpenApiOperation, args: Record<string, unknown>): string {
