@@ -52,7 +52,7 @@ function sharesValues(document: unknown): boolean {
     if (typeof value !== 'object' || value === null) continue;
     if (seen.has(value)) return true;
     seen.add(value);
-    stack.push(...Object.values(value));
+    stack.push(...(Object.values(value) as unknown[]));
   }
   return false;
 }
