@@ -33,6 +33,7 @@ describe('mcp tools', () => {
     const agent = await agents.get(testRt, t.scope, created.id);
     const context = toolContext(testRt, t.scope, agent);
     const tools = await callableTools(context);
+    // `huge` (a 30 KB input schema) is left out: the model is sent every tool's schema each turn.
     expect(tools.map((tool) => tool.name)).toEqual(['shop_order_status', 'shop_refund_order', 'shop_broken']);
     expect(tools[0]!.description).toBe('Looks up the delivery status of an order by its number');
     expect(tools[0]!.parameters).toMatchObject({ type: 'object', properties: { orderId: { type: 'string', description: 'The order number, like A17' } }, required: ['orderId'] });

@@ -26,6 +26,8 @@ function shopServer(): McpServer {
   server.registerTool('refund_order', { description: 'Refunds an order', inputSchema: { orderId: z.string(), amount: z.number() } }, ({ orderId, amount }) => ({
     content: [{ type: 'text', text: `refunded ${amount} on ${orderId}` }],
   }));
+  // A tool whose input schema is 30 KB of descriptions: too large to send the model every turn.
+  server.registerTool('huge', { description: 'Takes everything', inputSchema: Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`field${i}`, z.string().describe('x'.repeat(1000))])) }, () => ({ content: [{ type: 'text', text: 'ok' }] }));
   server.registerTool('broken', { description: 'Always fails', inputSchema: {} }, () => ({ content: [{ type: 'text', text: 'the warehouse is offline' }], isError: true }));
   return server;
 }

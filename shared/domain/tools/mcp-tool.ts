@@ -12,6 +12,7 @@ import { exposedName, ToolFailure, type CallableTool, type ToolContext, type Too
  * The server's tool list is kept for a short while per process, so a turn does not list it again.
  */
 const LIST_TTL_MS = 30_000;
+const MAX_SCHEMA_BYTES = 16 * 1024;
 type McpTool = Stored<McpDefinition>;
 interface Listed {
   name: string;
@@ -85,7 +86,13 @@ export const mcpTool: ToolKind<McpDefinition, McpTool> = {
       log.warn('MCP server tools not listed', { tenantId: context.scope.tenantId, agentId: context.agent.id, tool: tool.name, ...errorFields(error) });
       return [];
     }
-    const allowed = tool.allowedTools ? listed.filter((t) => tool.allowedTools!.includes(t.name)) : listed.slice(0, MAX_EXPOSED);
+    const chosen = tool.allowedTools ? listed.filter((t) => tool.allowedTools!.includes(t.name)) : listed.slice(0, MAX_EXPOSED);
+    // Every turn sends the model each tool's schema: one a server made enormous is left out, not sent.
+    const allowed = chosen.filter((remote) => {
+      const fits = Buffer.byteLength(JSON.stringify(remote.inputSchema ?? {})) <= MAX_SCHEMA_BYTES;
+      if (!fits) log.warn('MCP tool left out: its input schema is too large', { tenantId: context.scope.tenantId, agentId: context.agent.id, tool: tool.name, remote: remote.name, limitBytes: MAX_SCHEMA_BYTES });
+      return fits;
+    });
     return allowed.map(
       (remote): CallableTool => ({
         name: exposedName(tool.name, remote.name),
