@@ -128,10 +128,13 @@ describe('answers from documentation', () => {
     expect(ask('What is the default request timeout?', passages)).toMatch(/^I couldn't find anything/);
   });
 
-  it('gives a how-to the example of a neighbouring section of the same page when its own section has none', () => {
-    const page = passagesOf('# Parsers\n\n## Usage\n\n```js\nfastify.addContentTypeParser(\'text/csv\', parseCsv)\n```\n\n## Options\n\nA custom parser accepts the content types it is registered for.');
+  it('gives a how-to the example of a neighbouring section of the same page, about the question, when its own section has none', () => {
+    const page = passagesOf('# Parsers\n\n## Registering a content type\n\n```js\nfastify.addContentTypeParser(\'text/csv\', parseCsv)\n```\n\n## Options\n\nA custom parser accepts the content types it is registered for.');
     const reply = ask('How do I accept a custom content type?', page);
     expect(reply).toMatch(/^A custom parser accepts the content types it is registered for\. \[\d\]/);
     expect(reply).toContain("fastify.addContentTypeParser('text/csv', parseCsv)");
+    // A neighbour about something else lends nothing.
+    const unrelated = passagesOf('# Parsers\n\n## Logging\n\n```js\nfastify.log.info(1)\n```\n\n## Options\n\nA custom parser accepts the content types it is registered for.');
+    expect(ask('How do I accept a custom content type?', unrelated)).not.toContain('```');
   });
 });

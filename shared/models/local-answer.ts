@@ -10,6 +10,9 @@ import type { Passage } from './types';
  * reply is from a passage, or says what it could not find.
  */
 
+/** Words of a how-to question that name no subject: "How do I use…", "…the way to get…". */
+const HOW_TO_FILLER = new Set(analyze('use using make get want need way able possible'));
+
 /** A piece of a passage a reply can quote. */
 export interface Unit {
   kind: 'sentence' | 'code';
@@ -157,9 +160,11 @@ export interface Evidence {
  * its own words fully, its section's headings at a discount — a little preference for concise
  * sentences and for passages search ranked higher.
  */
-export function gatherEvidence(question: string, passages: Passage[], asked: Set<string> = new Set(analyze(question))): Evidence {
+export function gatherEvidence(question: string, passages: Passage[], words: Set<string> = new Set(analyze(question))): Evidence {
   const units = passages.map((p, i) => unitsOf(p.text, i));
   const howTo = questionKind(question) === 'how-to';
+  // "How do I use a proxy" asks about the proxy: a how-to's generic verbs are no evidence.
+  const asked = howTo && [...words].some((t) => !HOW_TO_FILLER.has(t)) ? new Set([...words].filter((t) => !HOW_TO_FILLER.has(t))) : words;
   const headingTerms = passages.map((p) => new Set(analyze(p.title)));
   const sentences = units.flat().filter((u) => u.kind === 'sentence');
   if (asked.size === 0 || sentences.length === 0) return { ranked: [], units, best: 0, named: 0, asked: asked.size };
@@ -211,8 +216,8 @@ function quoteCode(block: string): string {
 
 /**
  * The code block that shows a sentence: the first after it in its passage, else the one before;
- * a section without one borrows the first example, naming a word of the question, of the
- * passages from the same page, in search's order.
+ * a section without one borrows the first example of a passage from the same page, in search's
+ * order, whose section headings name a word of the question.
  */
 function codeFor(passages: Passage[], evidence: Evidence, sentence: Scored, asked: Set<string>): Unit | undefined {
   const code = (passage: number) => evidence.units[passage]!.filter((u) => u.kind === 'code');
@@ -221,9 +226,10 @@ function codeFor(passages: Passage[], evidence: Evidence, sentence: Scored, aske
   if (mine) return mine;
   const page = pageOf(passages[sentence.passage]!.title);
   for (const [i, passage] of passages.entries()) {
-    if (i === sentence.passage || pageOf(passage.title) !== page) continue;
-    const example = code(i).find((u) => analyze(u.text).some((t) => asked.has(t)));
-    if (example) return example;
+    if (i === sentence.passage || pageOf(passage.title) !== page || code(i).length === 0) continue;
+    // The neighbour's own headings (not the page's title) must name a word of the question.
+    const headings = passage.title.split(' › ').slice(1).join(' ');
+    if (analyze(headings).some((t) => asked.has(t))) return code(i)[0];
   }
   return undefined;
 }
