@@ -75,6 +75,23 @@ const schema = z.object({
   /** Where the docs function finds Swagger UI's files (set in Lambda; locally from node_modules). */
   DOCS_ASSETS_DIR: z.string().min(1).optional(),
   DEFAULT_MODEL_PROVIDER: z.enum(['local', 'bedrock', 'openai', 'anthropic']).default('local'),
+  /**
+   * Prices for usage reports' cost estimates, USD per 1,000 tokens by `provider/model`:
+   * {"openai/gpt-4o": {"input": 0.0025, "output": 0.01}}. Models not listed show no estimate;
+   * the built-in engine (`local/…`) costs nothing.
+   */
+  MODEL_PRICES: z
+    .string()
+    .default('{}')
+    .transform((text, ctx) => {
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'must be JSON' });
+        return z.NEVER;
+      }
+    })
+    .pipe(z.record(z.string().regex(/^[a-z-]+\/.+$/, 'keys must be provider/model'), z.strictObject({ input: z.number().min(0), output: z.number().min(0) }))),
 });
 
 export type Plan = (typeof plans)[number];
@@ -127,6 +144,7 @@ function load() {
     providerSecretsArn: env.PROVIDER_SECRETS_ARN,
     secretsManagerEndpoint: env.SECRETS_MANAGER_ENDPOINT,
     sessionTtlDays: env.SESSION_TTL_DAYS,
+    modelPrices: env.MODEL_PRICES,
   });
 }
 

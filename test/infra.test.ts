@@ -90,7 +90,7 @@ describe('CDK app', () => {
     };
     const methods = Object.values(api.findResources('AWS::ApiGateway::Method'));
     const byPath = methods.map((m) => ({ path: pathOf(m.Properties.ResourceId.Ref), keyRequired: m.Properties.ApiKeyRequired }));
-    for (const group of ['agents', 'knowledge-sources', 'workflows']) {
+    for (const group of ['agents', 'knowledge-sources', 'workflows', 'usage']) {
       expect(byPath).toEqual(expect.arrayContaining([
         { path: `/v1/${group}`, keyRequired: true },
         { path: `/v1/${group}/{proxy+}`, keyRequired: true },
@@ -99,9 +99,9 @@ describe('CDK app', () => {
     for (const m of byPath.filter((m) => m.path.startsWith('/v1/docs') || m.path.startsWith('/v1/openapi.json'))) {
       expect(m.keyRequired).toBe(false);
     }
-    expect(byPath.filter((m) => m.keyRequired === true)).toHaveLength(6);
+    expect(byPath.filter((m) => m.keyRequired === true)).toHaveLength(8);
     const options = methods.filter((m) => m.Properties.HttpMethod === 'OPTIONS');
-    expect(options).toHaveLength(6); // beside each keyed ANY
+    expect(options).toHaveLength(8); // beside each keyed ANY
     for (const m of options) expect(m.Properties.ApiKeyRequired).toBe(false);
     expect(byPath).toContainEqual({ path: '/v1/chat/completions', keyRequired: false });
     // The platform API authenticates access tokens in the app: no API key.
@@ -153,8 +153,8 @@ describe('CDK app', () => {
   it('streams the agents group (converse, chat completions) with response streaming', () => {
     const methods = Object.values(api.findResources('AWS::ApiGateway::Method'));
     const streaming = methods.filter((m) => m.Properties.Integration.ResponseTransferMode === 'STREAM');
-    // /v1/agents and /v1/agents/{proxy+} (ANY and OPTIONS each); /v1/chat/completions, /v1/models and /v1/responses (and below)
-    expect(streaming).toHaveLength(10);
+    // /v1/agents and /v1/usage and below (ANY and OPTIONS each); /v1/chat/completions, /v1/models and /v1/responses (and below)
+    expect(streaming).toHaveLength(14);
     for (const m of streaming) expect(JSON.stringify(m.Properties.Integration.Uri)).toContain('response-streaming-invocations');
   });
 

@@ -6,6 +6,7 @@ import { registerChatCompletions } from './chat-completions';
 import { registerConversationRoutes } from './conversation-routes';
 import { registerModels } from './models';
 import { registerResponses } from './responses';
+import { registerUsage } from './usage-routes';
 import type { Runtime } from '../../shared/runtime';
 
 /** `/v1/agents` (CRUD, converse, sessions) and the OpenAI-compatible `/v1/chat/completions` and `/v1/models`. */
@@ -32,6 +33,7 @@ export function createAgentsApp(rt: Runtime, options: Partial<GroupOptions> = {}
   registerChatCompletions(app, rt);
   registerModels(app, rt);
   registerResponses(app, rt);
+  registerUsage(app, rt);
   return app;
 }
 

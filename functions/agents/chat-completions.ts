@@ -152,7 +152,7 @@ export function registerChatCompletions(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       const created = Math.floor(Date.now() / 1000);
       const usageOf = (u: { inputTokens: number; outputTokens: number }) => ({ prompt_tokens: u.inputTokens, completion_tokens: u.outputTokens, total_tokens: u.inputTokens + u.outputTokens });
       if (!body.stream) {
-        const { data: done } = await converse(rt, scope, body.model, input, { signal: c.req.raw.signal });
+        const { data: done } = await converse(rt, scope, body.model, { ...input, keyId: c.get('identity').keyId }, { signal: c.req.raw.signal });
         const clientCalls = 'clientToolCalls' in done ? done.clientToolCalls : undefined;
         return c.json({
           id: `chatcmpl-${done.sessionId.slice(4)}`,
@@ -168,7 +168,7 @@ export function registerChatCompletions(app: OpenAPIHono<AppEnv>, rt: Runtime) {
           cairn: { model: done.model, sources: done.sources },
         });
       }
-      const turn = await converseStream(rt, scope, body.model, input, { signal: c.req.raw.signal });
+      const turn = await converseStream(rt, scope, body.model, { ...input, keyId: c.get('identity').keyId }, { signal: c.req.raw.signal });
       const id = `chatcmpl-${turn.sessionId.slice(4)}`;
       const chunk = (delta: Record<string, unknown>, finish: string | null, extra: Record<string, unknown> = {}) => ({
         data: { id, object: 'chat.completion.chunk', created, model: body.model, choices: [{ index: 0, delta, finish_reason: finish }], ...extra },

@@ -89,7 +89,7 @@ const wantsStream = (c: Context<AppEnv>, flag: boolean | undefined) => flag ?? (
 
 /** The turn as server-sent events: start, sources, delta…, done (or error). */
 async function streamTurn(c: Context<AppEnv>, rt: Runtime, agentId: string, input: ConverseInput) {
-  const turn = await converseStream(rt, c.get('identity').scope, agentId, input, { signal: c.req.raw.signal });
+  const turn = await converseStream(rt, c.get('identity').scope, agentId, { ...input, keyId: c.get('identity').keyId }, { signal: c.req.raw.signal });
   return sseResponse(
     c,
     async (send) => {
@@ -138,7 +138,7 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime
       const { agentId } = c.req.valid('param');
       const input = { message: body.message ?? '', sessionId: body.context?.sessionId, userId: body.context?.userId, toolApprovals: body.toolApprovals, responseFormat: body.responseFormat };
       if (wantsStream(c, body.stream)) return streamTurn(c, rt, agentId, input);
-      const { data, skipped } = await converse(rt, scope, agentId, input, { signal: c.req.raw.signal });
+      const { data, skipped } = await converse(rt, scope, agentId, { ...input, keyId: c.get('identity').keyId }, { signal: c.req.raw.signal });
       return ok(c, data, 200, skipped.length > 0 ? { skippedKnowledgeSources: skipped } : undefined);
     },
   );

@@ -149,10 +149,10 @@ export function registerResponses(app: OpenAPIHono<AppEnv>, rt: Runtime) {
         };
       };
       if (!body.stream) {
-        const { data: done } = await converse(rt, scope, body.model, input, { signal: c.req.raw.signal });
+        const { data: done } = await converse(rt, scope, body.model, { ...input, keyId: c.get('identity').keyId }, { signal: c.req.raw.signal });
         return c.json(responseOf(done.sessionId.slice(4), done), 200);
       }
-      const streamed = await converseStream(rt, scope, body.model, input, { signal: c.req.raw.signal });
+      const streamed = await converseStream(rt, scope, body.model, { ...input, keyId: c.get('identity').keyId }, { signal: c.req.raw.signal });
       const id = streamed.sessionId.slice(4);
       let sequence = 0;
       const event = (type: string, data: Record<string, unknown>) => ({ event: type, data: { type, sequence_number: sequence++, ...data } });

@@ -37,7 +37,7 @@ export function createMcpApp(rt: Runtime, options: Partial<GroupOptions> = {}) {
     }),
     async (c) => {
       const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-      const server = cairnMcpServer(rt, c.get('identity').scope, c.get('requestId'));
+      const server = cairnMcpServer(rt, c.get('identity'), c.get('requestId'));
       await server.connect(transport);
       try {
         // The body guard and the route have parsed (and checked) the JSON already.

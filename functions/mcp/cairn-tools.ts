@@ -40,7 +40,8 @@ function listing<T extends { id: string; name: string; description?: string }>(p
 }
 
 /** A server with the tenant's tools; one per request (Cairn's MCP endpoint keeps no session). */
-export function cairnMcpServer(rt: Runtime, scope: TenantScope, requestId: string): McpServer {
+export function cairnMcpServer(rt: Runtime, identity: { scope: TenantScope; keyId: string }, requestId: string): McpServer {
+  const { scope, keyId } = identity;
   const server = new McpServer(
     { name: 'cairn', version: '1.0.0' },
     { instructions: 'Cairn: ask the tenant’s agents, search its knowledge sources, run its workflows. List them first to find their ids.' },
@@ -77,7 +78,7 @@ export function cairnMcpServer(rt: Runtime, scope: TenantScope, requestId: strin
       },
     },
     guarded('ask_agent', async ({ agentId, message, sessionId }) => {
-      const { data } = await converse(rt, scope, agentId, { message, sessionId });
+      const { data } = await converse(rt, scope, agentId, { message, sessionId, keyId });
       if (data.status === 'requires_action') {
         return text(`The agent wants to call ${data.pendingToolCalls.map((c) => c.tool).join(', ')}, which needs a person’s approval: approve it through Cairn’s API (POST /v1/agents/${agentId}/converse with toolApprovals, session ${data.sessionId}).`);
       }
@@ -118,7 +119,7 @@ export function cairnMcpServer(rt: Runtime, scope: TenantScope, requestId: strin
       },
     },
     guarded('run_workflow', async ({ workflowId, input, parameters, waitSeconds }) => {
-      const { execution, finished } = await executeAndWait(rt, scope, workflowId, { input, parameters: parameters ?? {} }, (waitSeconds ?? DEFAULT_WAIT_SECONDS) * 1000);
+      const { execution, finished } = await executeAndWait(rt, scope, workflowId, { input, parameters: parameters ?? {}, keyId }, (waitSeconds ?? DEFAULT_WAIT_SECONDS) * 1000);
       return executionText(execution, finished);
     }),
   );

@@ -12,6 +12,7 @@ import { registerAgentRoutes } from './agent-routes';
 import { registerDbOpsRoutes } from './db-ops-routes';
 import { registerMemoryRoutes } from './memory-routes';
 import { registerResourceRoutes } from './resource-routes';
+import { registerUsageRoutes } from './usage-routes';
 import { registerTenantRoutes } from './tenant-routes';
 import type { Runtime } from '../../shared/runtime';
 
@@ -43,6 +44,7 @@ export function createPlatformApp(rt: Runtime) {
   registerAgentRoutes(app, rt);
   registerMemoryRoutes(app, rt);
   registerResourceRoutes(app, rt);
+  registerUsageRoutes(app, rt);
 
   // Two bearer schemes a generated client can tell apart: a tenant's access token and the admin token.
   app.openAPIRegistry.registerComponent('securitySchemes', 'PlatformToken', {

@@ -70,7 +70,7 @@ export function registerExecutionRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       const scope = c.get('identity').scope;
       const { workflowId } = c.req.valid('param');
       const body = c.req.valid('json');
-      const { execution: record, finished } = await executeAndWait(rt, scope, workflowId, body, body.mode === 'sync' ? config.workflowSyncWaitMs : 0);
+      const { execution: record, finished } = await executeAndWait(rt, scope, workflowId, { ...body, keyId: c.get('identity').keyId }, body.mode === 'sync' ? config.workflowSyncWaitMs : 0);
       if (finished) return ok(c, presentExecution(record));
       c.header('Location', `/v1/workflows/${workflowId}/executions/${record.id}`);
       return ok(c, presentExecution(record), 202);

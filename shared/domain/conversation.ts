@@ -13,8 +13,8 @@ import type { Agent } from './agent-schema';
 import { agents } from './agents';
 import { callableTools, toolContext } from './tools';
 import { AppError, ConflictError, ValidationError } from '../errors';
-import { needsApproval, pauseTurn, resumeTurn, runToolRound } from './turn-tools';
-import type { ConverseInput, PausedState, PreparedConversation, Progress, ToolCallRecord, TurnEvent } from './turn-state';
+import { billTurn, needsApproval, pauseTurn, resumeTurn, runToolRound } from './turn-tools';
+import type { ConverseInput, PausedState, PreparedConversation, Progress, TurnEvent } from './turn-state';
 
 export type { ConverseInput, ConverseSource, PreparedConversation, ToolApproval, ToolCallRecord, TurnEvent } from './turn-state';
 import type { KnowledgeSourceRecord } from './knowledge-sources';
@@ -102,6 +102,7 @@ async function prepareConversation(rt: Runtime, scope: TenantScope, agentId: str
     persist: input.history === undefined,
     receivedAt: Date.now(),
     userId: input.userId,
+    keyId: input.keyId,
     request: {
       model: resolved.model,
       messages: [...history, { role: 'user', content: input.message }],
@@ -142,8 +143,10 @@ const stepLimitReply = (result: ChatResult, steps: number): ChatResult => ({
 });
 
 /** Stores the turn (for Cairn sessions) and shapes the API's answer. */
-async function finishConversation(rt: Runtime, scope: TenantScope, prepared: PreparedConversation, result: ChatResult & { output?: unknown }, toolCalls: ToolCallRecord[] = []) {
+async function finishConversation(rt: Runtime, scope: TenantScope, prepared: PreparedConversation, result: ChatResult & { output?: unknown }, progress: Progress) {
   const { agent, sessionId, resolved, sources } = prepared;
+  const toolCalls = progress.toolCalls;
+  await billTurn(rt, scope, prepared, { ...progress, usage: result.usage });
   if (prepared.persist) {
     const question = prepared.request.messages[prepared.request.messages.length - 1]!.content;
     // Ids are time-ordered: the reply's time is strictly after the question's, so they list in order.
@@ -243,14 +246,15 @@ async function afterStep(
   emit: (event: TurnEvent) => void,
 ): Promise<ConverseResult | undefined> {
   progress.usage = addUsage(progress.usage, result.usage);
+  progress.modelCalls = (progress.modelCalls ?? 0) + 1;
   if (result.finishReason !== 'tool_calls' || !result.toolCalls?.length || progress.step >= stepsOf(prepared.agent)) {
     const final = await inFormat(prepared.resolved, prepared.request, { ...(result.finishReason === 'tool_calls' ? stepLimitReply(result, stepsOf(prepared.agent)) : result), usage: progress.usage }, modelSignal(signal));
     // A reply in a required format is checked whole before it is sent: it comes as one delta.
     if (prepared.request.responseFormat) emit({ type: 'delta', text: final.text });
-    return finishConversation(rt, scope, prepared, { ...final, text: streamed || final.text }, progress.toolCalls);
+    return finishConversation(rt, scope, prepared, { ...final, text: streamed || final.text }, progress);
   }
   const forCaller = result.toolCalls.filter((c) => prepared.clientTools.has(c.name));
-  if (forCaller.length > 0) return finishConversation(rt, scope, prepared, { ...result, text: streamed || result.text, toolCalls: forCaller, usage: progress.usage }, progress.toolCalls);
+  if (forCaller.length > 0) return finishConversation(rt, scope, prepared, { ...result, text: streamed || result.text, toolCalls: forCaller, usage: progress.usage }, progress);
   if (needsApproval(prepared, result.toolCalls)) return pauseTurn(rt, scope, prepared, result.toolCalls, progress);
   progress.toolCalls.push(...(await runToolRound(rt, scope, prepared, result.toolCalls, signal, emit)));
   progress.step++;
@@ -302,7 +306,7 @@ export async function converseStream(rt: Runtime, scope: TenantScope, agentId: s
       } catch (error) {
         if (!options.signal?.aborted) throw error;
         const usage = { inputTokens: progress.usage.inputTokens, outputTokens: progress.usage.outputTokens + approximateTokens(text) };
-        await finishConversation(rt, scope, prepared, { text, usage, finishReason: 'interrupted' }, progress.toolCalls);
+        await finishConversation(rt, scope, prepared, { text, usage, finishReason: 'interrupted' }, progress);
         throw error;
       }
     },

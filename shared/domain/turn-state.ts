@@ -44,6 +44,8 @@ export interface PreparedConversation {
   receivedAt: number;
   /** Whose memory the turn adds to (else the session's own). */
   userId?: string;
+  /** The API key that asked, for usage accounting. */
+  keyId?: string;
 }
 
 /**
@@ -70,6 +72,8 @@ export interface ConverseInput {
   toolChoice?: 'none' | 'required' | { name: string };
   /** The reply must be JSON of this format (checked, one repair asked for, else 502). */
   responseFormat?: ResponseFormat;
+  /** The API key that asked, for usage accounting. */
+  keyId?: string;
 }
 
 export interface ToolApproval {
@@ -83,10 +87,15 @@ export interface Progress {
   toolCalls: ToolCallRecord[];
   usage: ChatResult['usage'];
   step: number;
+  /** Model calls made (a step, and a structured reply's repair, each make one). */
+  modelCalls?: number;
+  /** What usage accounting already counted (when the turn paused): a resumed turn counts the rest. */
+  billed?: { inputTokens: number; outputTokens: number; toolCalls: number; modelCalls: number };
 }
 
 /** A turn waiting for a person: everything needed to continue it, from any instance. */
 export interface PausedState {
+  keyId?: string;
   request: ChatRequest;
   sources: ConverseSource[];
   receivedAt: number;

@@ -4,6 +4,7 @@ import type { Runtime } from '../runtime';
 import type { TenantScope } from '../tenancy';
 import { agents } from './agents';
 import { callableTools, runTool, toolContext } from './tools';
+import { recordUsage } from './usage';
 import type { ConverseInput, PausedState, PreparedConversation, Progress, ToolApproval, ToolCallRecord, TurnEvent } from './turn-state';
 
 /**
@@ -39,7 +40,7 @@ export async function runToolRound(
           ? { ok: false as const, error: 'This call needs a person’s approval, which could not be asked for here' }
           : approval && !approval.approved
             ? { ok: false as const, error: `A person rejected this call${approval.reason ? `: ${approval.reason}` : ''}` }
-            : await runTool(tool, call.arguments, toolContext(rt, scope, prepared.agent, { signal }));
+            : await runTool(tool, call.arguments, toolContext(rt, scope, prepared.agent, { signal, keyId: prepared.keyId }));
       const record = { id: call.id, tool: call.name, arguments: call.arguments, ...(outcome.ok ? { result: outcome.result } : { error: outcome.error }), durationMs: Date.now() - started };
       emit({ type: 'tool_result', call: record });
       return record;
@@ -52,9 +53,29 @@ export async function runToolRound(
   return records;
 }
 
+/**
+ * Counts what the turn used since it was last counted (a paused turn is counted when it pauses,
+ * the rest when it finishes), and marks it counted.
+ */
+export async function billTurn(rt: Runtime, scope: TenantScope, prepared: PreparedConversation, progress: Progress): Promise<void> {
+  const billed = progress.billed ?? { inputTokens: 0, outputTokens: 0, toolCalls: 0, modelCalls: 0 };
+  const now = { inputTokens: progress.usage.inputTokens, outputTokens: progress.usage.outputTokens, toolCalls: progress.toolCalls.length, modelCalls: progress.modelCalls ?? 0 };
+  await recordUsage(rt, scope, {
+    keyId: prepared.keyId,
+    subject: { kind: 'agent', id: prepared.agent.id },
+    model: prepared.resolved.name,
+    inputTokens: now.inputTokens - billed.inputTokens,
+    outputTokens: now.outputTokens - billed.outputTokens,
+    requests: now.modelCalls - billed.modelCalls,
+    toolCalls: now.toolCalls - billed.toolCalls,
+  });
+  progress.billed = now;
+}
+
 /** Pauses the turn until a person decides on its calls; the answer says which calls wait. */
 export async function pauseTurn(rt: Runtime, scope: TenantScope, prepared: PreparedConversation, calls: ToolCall[], progress: Progress) {
-  const state: PausedState = { request: prepared.request, sources: prepared.sources, receivedAt: prepared.receivedAt, userId: prepared.userId, pendingCalls: calls, progress };
+  await billTurn(rt, scope, prepared, progress);
+  const state: PausedState = { keyId: prepared.keyId, request: prepared.request, sources: prepared.sources, receivedAt: prepared.receivedAt, userId: prepared.userId, pendingCalls: calls, progress };
   if (!(await rt.store.pausedTurns.pause(scope, prepared.agent.id, prepared.sessionId, state as unknown as Record<string, unknown>))) {
     throw new ConflictError('A turn of this session is already waiting for tool approval');
   }
@@ -103,6 +124,8 @@ export async function resumeTurn(rt: Runtime, scope: TenantScope, agentId: strin
     persist: true,
     receivedAt: state.receivedAt,
     userId: state.userId,
+    // Counted against the key that resumes it (the one that started it, when resumed without one).
+    keyId: input.keyId ?? state.keyId,
   };
   return { prepared, progress: state.progress, pendingCalls: state.pendingCalls, approvals };
 }

@@ -11,6 +11,7 @@ import type { StepResult } from './steps/step-kind';
 import { checkBackSeconds, whileLeased } from './work-lease';
 import { compileWorkflow } from './workflow-compiler';
 import { workflows } from './workflows';
+import { recordUsage } from './usage';
 import type { Runtime } from '../runtime';
 
 /**
@@ -44,7 +45,7 @@ export async function startExecution(
   rt: Runtime,
   scope: TenantScope,
   workflowId: string,
-  request: { input: string; parameters: Record<string, unknown> },
+  request: { input: string; parameters: Record<string, unknown>; keyId?: string },
 ): Promise<ExecutionRecord> {
   const workflow = await workflows.get(rt, scope, workflowId);
   const { plan } = compileWorkflow(workflow.steps);
@@ -60,6 +61,7 @@ export async function startExecution(
     steps: Object.fromEntries(definition.map((s) => [s.id, { id: s.id, type: s.type, status: 'pending', attempt: 0 } satisfies StepState])),
     definition,
     usage: { inputTokens: 0, outputTokens: 0 },
+    ...(request.keyId ? { keyId: request.keyId } : {}),
     createdAt: now,
     startedAt: now,
   };
@@ -160,7 +162,7 @@ export async function handleStepMessage(rt: Runtime, message: StepMessage, deliv
 
   // Only the step's own work counts as its failure; a store error while settling fails the message
   // instead, and SQS redelivers it (the lease then lets the step run again).
-  let outcome: { output: unknown; usage?: { inputTokens: number; outputTokens: number } } | { error: unknown };
+  let outcome: StepResult | { error: unknown };
   try {
     outcome = await whileLeased(
       () => rt.store.executions.renewStepLease(scope, claimed, step.id, attempt, config.workLeaseMs),
@@ -171,7 +173,12 @@ export async function handleStepMessage(rt: Runtime, message: StepMessage, deliv
   }
   if (!('error' in outcome)) {
     const settled = await rt.store.executions.settleStep(scope, claimed, step.id, attempt, { status: 'succeeded', output: outcome.output, usage: outcome.usage, startedAt });
-    if (settled) await afterSettle(rt, scope, settled);
+    if (!settled) return;
+    // Counted once: only the delivery that settled the step gets here.
+    if (outcome.usage && outcome.model) {
+      await recordUsage(rt, scope, { keyId: claimed.keyId, subject: { kind: 'workflow', id: claimed.workflowId }, model: outcome.model, ...outcome.usage, requests: 1, toolCalls: 0 });
+    }
+    await afterSettle(rt, scope, settled);
     return;
   }
   const { error } = outcome;
@@ -228,7 +235,7 @@ export async function executeAndWait(
   rt: Runtime,
   scope: TenantScope,
   workflowId: string,
-  request: { input: string; parameters: Record<string, unknown> },
+  request: { input: string; parameters: Record<string, unknown>; keyId?: string },
   waitMs: number,
 ): Promise<{ execution: ExecutionRecord; finished: boolean }> {
   let execution = await startExecution(rt, scope, workflowId, request);
@@ -264,7 +271,7 @@ export async function cancelExecution(rt: Runtime, scope: TenantScope, workflowI
 
 /** An execution as the API shows it: steps in definition order, no internal lease fields. */
 export function presentExecution(execution: ExecutionRecord) {
-  const { definition, steps, ...rest } = execution;
+  const { definition, steps, keyId: _keyId, ...rest } = execution;
   return {
     ...rest,
     steps: definition.map((s) => {

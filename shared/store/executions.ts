@@ -38,6 +38,8 @@ export interface ExecutionRecord {
   /** The definition the execution started with; a later PUT of the workflow does not change it. */
   definition: Array<Record<string, unknown> & { id: string; type: string; dependsOn: string[] }>;
   usage: { inputTokens: number; outputTokens: number };
+  /** The API key that started it, for usage accounting. */
+  keyId?: string;
   createdAt: string;
   startedAt: string;
   finishedAt?: string;

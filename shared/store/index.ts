@@ -15,6 +15,7 @@ import { sessionsStore } from './sessions';
 import { sourceSecretsStore } from './source-secrets';
 import { syncLedgerStore } from './sync-ledger';
 import { unfinishedWorkStore } from './unfinished-work';
+import { usageStore } from './usage';
 
 /**
  * Every stored entity over one DynamoDB handle. Built once per runtime (Lambda entry, local
@@ -39,6 +40,7 @@ export function createStore(db: Db) {
     pausedTurns: pausedTurnsStore(db),
     queueMessages: queueMessagesStore(db),
     unfinishedWork: unfinishedWorkStore(db),
+    usage: usageStore(db),
   };
 }
 

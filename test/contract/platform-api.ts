@@ -190,6 +190,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/platform/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tenant’s usage between two days, grouped by day, agent, workflow, model or API key */
+        get: operations["getPlatformUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -992,6 +1009,32 @@ export interface components {
             documents: number;
             chunks: number;
             updatedAt: string;
+        };
+        UsageReport: {
+            from: string;
+            to: string;
+            /** @enum {string} */
+            groupBy: "day" | "agent" | "workflow" | "model" | "key";
+            rows: {
+                /** @description The day, agent id, workflow id, model or API key id */
+                group: string;
+                inputTokens: number;
+                outputTokens: number;
+                /** @description Model calls */
+                requests: number;
+                toolCalls: number;
+                /** @description From MODEL_PRICES; null when a model in the group has no price */
+                estimatedCostUsd: number | null;
+            }[];
+            totals: {
+                inputTokens: number;
+                outputTokens: number;
+                /** @description Model calls */
+                requests: number;
+                toolCalls: number;
+                /** @description From MODEL_PRICES; null when a model in the group has no price */
+                estimatedCostUsd: number | null;
+            };
         };
     };
     responses: never;
@@ -2714,6 +2757,113 @@ export interface operations {
                     "application/json": {
                         data: components["schemas"]["KnowledgeCollection"][];
                         meta: components["schemas"]["PageMeta"];
+                    };
+                };
+            };
+            /** @description Invalid request: details.field names the field */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, tampered, expired or revoked access token */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description X-Tenant-Id or X-PG-Schema does not match the token */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The data store is briefly unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getPlatformUsage: {
+        parameters: {
+            query?: {
+                /** @description First day (UTC), default: the first of this month */
+                from?: string;
+                /** @description Last day (UTC), default: today */
+                to?: string;
+                /** @description day, agent, workflow (only that subject’s rows), model or key */
+                groupBy?: "day" | "agent" | "workflow" | "model" | "key";
+            };
+            header?: {
+                /** @description When sent, must be the access token’s tenant (else 403) */
+                "X-Tenant-Id"?: components["parameters"]["TenantIdHeader"];
+                /** @description When sent, must be the access token’s schema (else 403) */
+                "X-PG-Schema"?: components["parameters"]["PgSchemaHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The grouped counts and their totals */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["UsageReport"];
+                        meta: components["schemas"]["Meta"];
                     };
                 };
             };

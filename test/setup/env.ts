@@ -15,3 +15,5 @@ process.env.CURSOR_SIGNING_KEY = randomBytes(48).toString('base64url');
 process.env.TOOL_ALLOWED_HOSTS = 'localhost';
 // One browser origin allowed, as an operator would configure a console's.
 process.env.CORS_ORIGINS = 'https://console.example';
+// Prices for usage reports' cost estimates (USD per 1,000 tokens).
+process.env.MODEL_PRICES = JSON.stringify({ 'openai/gpt-4o': { input: 0.0025, output: 0.01 } });

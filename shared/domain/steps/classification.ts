@@ -54,6 +54,6 @@ export const classification: StepKind<typeof config> = {
     const output = chosen
       ? { category: chosen, confidence: 1, scores: Object.fromEntries(names.map((n) => [n, n === chosen ? 1 : 0])) }
       : classifyLocally(input, categories);
-    return { output, usage: result.usage };
+    return { output, usage: result.usage, model: resolved.name };
   },
 };

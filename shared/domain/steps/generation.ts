@@ -39,6 +39,6 @@ export const generation: StepKind<typeof config> = {
     };
     const result = await inFormat(resolved, request, await resolved.engine.generate(request, deadline), deadline);
     const output = { text: result.text.slice(0, OUTPUT_TEXT_LIMIT), usage: result.usage, model: resolved.name, ...(result.output !== undefined ? { json: result.output } : {}) };
-    return { output, usage: result.usage };
+    return { output, usage: result.usage, model: resolved.name };
   },
 };

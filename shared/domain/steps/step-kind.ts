@@ -17,6 +17,8 @@ export interface StepContext {
 export interface StepResult {
   output: unknown;
   usage?: { inputTokens: number; outputTokens: number };
+  /** The model that used it (`provider/model`), for usage accounting. */
+  model?: string;
 }
 
 /**

@@ -56,10 +56,12 @@ export interface ToolCallOptions {
   signal?: AbortSignal;
   /** The outbound policy (default: the deployment's). */
   policy?: OutboundPolicy;
+  /** The API key of the turn. */
+  keyId?: string;
 }
 
 export function toolContext(rt: Runtime, scope: TenantScope, agent: Agent, options: ToolCallOptions = {}): ToolContext {
-  return { rt, scope, agent, policy: options.policy ?? outboundPolicyFromConfig(), timeoutMs: options.timeoutMs ?? 10_000, maxResultBytes: options.maxResultBytes ?? 16_384, signal: options.signal };
+  return { rt, scope, agent, policy: options.policy ?? outboundPolicyFromConfig(), timeoutMs: options.timeoutMs ?? 10_000, maxResultBytes: options.maxResultBytes ?? 16_384, signal: options.signal, keyId: options.keyId };
 }
 
 /**

@@ -30,6 +30,8 @@ export interface ToolContext {
   /** Result bytes kept. */
   maxResultBytes: number;
   signal?: AbortSignal;
+  /** The API key of the turn, for usage accounting of what the tool runs (a workflow). */
+  keyId?: string;
 }
 
 /** One tool as the model sees it, and how a call of it runs (its arguments already checked against `parameters`). */

@@ -1,0 +1,115 @@
+import { z } from '@hono/zod-openapi';
+import { config } from '../config';
+import { ValidationError } from '../errors';
+import { errorFields, log } from '../log';
+import type { Runtime } from '../runtime';
+import type { UsageCounts, UsageRow } from '../store/usage';
+import type { TenantScope } from '../tenancy';
+
+/**
+ * Who used how much: every model-backed turn and workflow step adds its tokens, model calls and
+ * tool calls to a counter per tenant × day × API key × subject (agent or workflow) × model; reports
+ * group them by day, agent, workflow, model or key, with a cost estimated from `MODEL_PRICES`.
+ */
+export interface UsageEvent extends UsageCounts {
+  /** The API key that asked (`-` when no key did, e.g. work the platform API started). */
+  keyId?: string;
+  subject: { kind: 'agent' | 'workflow'; id: string };
+  /** `provider/model`. */
+  model: string;
+}
+
+/**
+ * Adds an event to the tenant's counters. The work it counts is done and answered: a failed write
+ * is logged, never turned into a failed request.
+ */
+export async function recordUsage(rt: Runtime, scope: TenantScope, event: UsageEvent): Promise<void> {
+  if (event.inputTokens + event.outputTokens + event.requests + event.toolCalls === 0) return;
+  const day = new Date(rt.clock.now()).toISOString().slice(0, 10);
+  try {
+    await rt.store.usage.add(
+      scope,
+      { day, keyId: event.keyId ?? '-', subject: `${event.subject.kind}:${event.subject.id}`, model: event.model },
+      { inputTokens: event.inputTokens, outputTokens: event.outputTokens, requests: event.requests, toolCalls: event.toolCalls },
+    );
+  } catch (error) {
+    log.error('usage not recorded', { tenantId: scope.tenantId, subject: event.subject, model: event.model, ...errorFields(error) });
+  }
+}
+
+const GROUPS = ['day', 'agent', 'workflow', 'model', 'key'] as const;
+export type UsageGroup = (typeof GROUPS)[number];
+const MAX_DAYS = 366;
+
+const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, { error: 'must be a date (YYYY-MM-DD)' }).refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && new Date(`${d}T00:00:00Z`).toISOString().startsWith(d), { error: 'must be a real date' });
+
+export const usageQuery = z.object({
+  from: day.optional().openapi({ description: 'First day (UTC), default: the first of this month', example: '2026-11-01' }),
+  to: day.optional().openapi({ description: 'Last day (UTC), default: today', example: '2026-11-30' }),
+  groupBy: z.enum(GROUPS).default('day').openapi({ description: 'day, agent, workflow (only that subject’s rows), model or key' }),
+});
+
+const counts = {
+  inputTokens: z.int(),
+  outputTokens: z.int(),
+  requests: z.int().openapi({ description: 'Model calls' }),
+  toolCalls: z.int(),
+  estimatedCostUsd: z.number().nullable().openapi({ description: 'From MODEL_PRICES; null when a model in the group has no price' }),
+};
+export const usageReport = z
+  .object({
+    from: z.string(),
+    to: z.string(),
+    groupBy: z.enum(GROUPS),
+    rows: z.array(z.object({ group: z.string().openapi({ description: 'The day, agent id, workflow id, model or API key id' }), ...counts })),
+    totals: z.object(counts),
+  })
+  .openapi('UsageReport');
+
+/** USD for a bucket's tokens, or null when its model has no price (the built-in engine is free). */
+function costOf(row: UsageRow): number | null {
+  if (row.model.startsWith('local/')) return 0;
+  const price = config.modelPrices[row.model];
+  return price ? (row.inputTokens / 1000) * price.input + (row.outputTokens / 1000) * price.output : null;
+}
+
+function sum(rows: UsageRow[]) {
+  const costs = rows.map(costOf);
+  return {
+    inputTokens: rows.reduce((s, r) => s + r.inputTokens, 0),
+    outputTokens: rows.reduce((s, r) => s + r.outputTokens, 0),
+    requests: rows.reduce((s, r) => s + r.requests, 0),
+    toolCalls: rows.reduce((s, r) => s + r.toolCalls, 0),
+    estimatedCostUsd: costs.some((c) => c === null) ? null : Math.round(costs.reduce((s: number, c) => s + c!, 0) * 1e6) / 1e6,
+  };
+}
+
+const groupOf: Record<UsageGroup, (row: UsageRow) => string | undefined> = {
+  day: (row) => row.day,
+  agent: (row) => (row.subject.startsWith('agent:') ? row.subject.slice(6) : undefined),
+  workflow: (row) => (row.subject.startsWith('workflow:') ? row.subject.slice(9) : undefined),
+  model: (row) => row.model,
+  key: (row) => row.keyId,
+};
+
+/** The tenant's usage between two days, grouped; totals cover every row of the period. */
+export async function usageBetween(rt: Runtime, scope: TenantScope, query: z.infer<typeof usageQuery>): Promise<z.infer<typeof usageReport>> {
+  const today = new Date(rt.clock.now()).toISOString().slice(0, 10);
+  const from = query.from ?? `${today.slice(0, 7)}-01`;
+  const to = query.to ?? today;
+  if (to < from) throw new ValidationError('to', `must not be before from (${from})`);
+  if ((Date.parse(to) - Date.parse(from)) / 86_400_000 >= MAX_DAYS) throw new ValidationError('to', `must be at most ${MAX_DAYS} days after from`);
+  const rows = await rt.store.usage.list(scope, from, to);
+  const groups = new Map<string, UsageRow[]>();
+  for (const row of rows) {
+    const group = groupOf[query.groupBy](row);
+    if (group !== undefined) groups.set(group, [...(groups.get(group) ?? []), row]);
+  }
+  return {
+    from,
+    to,
+    groupBy: query.groupBy,
+    rows: [...groups.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([group, members]) => ({ group, ...sum(members) })),
+    totals: sum(rows),
+  };
+}

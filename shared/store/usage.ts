@@ -1,0 +1,78 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { TenantScope } from '../tenancy';
+import { batchOps } from './batch';
+import type { Db } from './db';
+import { keys } from './keys';
+
+/** What is counted, per day × API key × subject (agent, workflow) × model. */
+export interface UsageCounts {
+  inputTokens: number;
+  outputTokens: number;
+  /** Model calls (a turn with tool rounds makes several). */
+  requests: number;
+  toolCalls: number;
+}
+
+export interface UsageBucket {
+  /** YYYY-MM-DD (UTC). */
+  day: string;
+  keyId: string;
+  /** `agent:<id>` or `workflow:<id>`. */
+  subject: string;
+  /** `provider/model`. */
+  model: string;
+}
+
+export type UsageRow = UsageBucket & UsageCounts;
+
+const COUNTS: Array<keyof UsageCounts> = ['inputTokens', 'outputTokens', 'requests', 'toolCalls'];
+
+export function usageStore(db: Db) {
+  const { queryAll } = batchOps(db);
+
+  /**
+   * Adds to one bucket's counters in a single atomic update: concurrent turns on any instance add
+   * up exactly, and the table grows by buckets, not by events.
+   */
+  async function add(scope: TenantScope, bucket: UsageBucket, counts: UsageCounts): Promise<void> {
+    await db.client.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: keys.usage(scope, bucket),
+        UpdateExpression: `ADD ${COUNTS.map((c) => `#${c} :${c}`).join(', ')} SET #day = :day, #keyId = :keyId, #subject = :subject, #model = :model`,
+        ExpressionAttributeNames: Object.fromEntries([...COUNTS, 'day', 'keyId', 'subject', 'model'].map((n) => [`#${n}`, n])),
+        ExpressionAttributeValues: {
+          ...Object.fromEntries(COUNTS.map((c) => [`:${c}`, counts[c]])),
+          ':day': bucket.day,
+          ':keyId': bucket.keyId,
+          ':subject': bucket.subject,
+          ':model': bucket.model,
+        },
+      }),
+    );
+  }
+
+  /** Every bucket from `from` to `to` (days, inclusive): one Query per month. */
+  async function list(scope: TenantScope, from: string, to: string): Promise<UsageRow[]> {
+    const months: string[] = [];
+    for (let month = from.slice(0, 7); month <= to.slice(0, 7); ) {
+      months.push(month);
+      const [y, m] = month.split('-').map(Number) as [number, number];
+      month = m === 12 ? `${y + 1}-01` : `${y}-${String(m + 1).padStart(2, '0')}`;
+    }
+    const items = (await Promise.all(months.map((month) => queryAll(keys.usagePartition(scope, month))))).flat();
+    return items
+      .filter((item) => String(item.day) >= from && String(item.day) <= to)
+      .map((item) => ({
+        day: String(item.day),
+        keyId: String(item.keyId),
+        subject: String(item.subject),
+        model: String(item.model),
+        ...(Object.fromEntries(COUNTS.map((c) => [c, Number(item[c] ?? 0)])) as unknown as UsageCounts),
+      }));
+  }
+
+  return { add, list };
+}
+
+export type UsageStore = ReturnType<typeof usageStore>;
