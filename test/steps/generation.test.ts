@@ -24,6 +24,7 @@ describe('generation step', () => {
     expect(out).toEqual({
       output: { text: 'Refunds take 5 days [1].', usage: { inputTokens: 10, outputTokens: 2 }, model: 'scripted/gpt-4' },
       usage: { inputTokens: 10, outputTokens: 2 },
+      model: 'scripted/gpt-4',
     });
   });
 
