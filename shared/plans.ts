@@ -25,3 +25,10 @@ export function limitsFor(plan: Plan, area: RateArea): WindowLimits | undefined 
 }
 
 export const RATE_AREAS = Object.keys(FREE) as RateArea[];
+
+/** Tokens a month of models other than the built-in engine, by plan (a tenant may set a lower budget); none for `unlimited`. */
+const MONTHLY_TOKENS: Record<Exclude<Plan, 'unlimited'>, number> = { free: 1_000_000, pro: 20_000_000, enterprise: 200_000_000 };
+
+export function monthlyTokensFor(plan: Plan): number | undefined {
+  return plan === 'unlimited' ? undefined : MONTHLY_TOKENS[plan];
+}

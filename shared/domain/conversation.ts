@@ -12,6 +12,7 @@ import type { TenantScope } from '../tenancy';
 import type { Agent } from './agent-schema';
 import { agents } from './agents';
 import { callableTools, toolContext } from './tools';
+import { resolveForTenant } from './token-budget';
 import { AppError, ConflictError, ValidationError } from '../errors';
 import { billTurn, needsApproval, pauseTurn, resumeTurn, runToolRound } from './turn-tools';
 import type { ConverseInput, PausedState, PreparedConversation, Progress, TurnEvent } from './turn-state';
@@ -80,7 +81,7 @@ async function prepareConversation(rt: Runtime, scope: TenantScope, agentId: str
     agent.capabilities.includes('document-search') && agent.knowledgeSourceIds.length > 0 && !tools.some((t) => t.type === 'knowledge_search')
       ? ground(rt, scope, agent, input.message, history)
       : undefined,
-    rt.models.resolve(agent.model),
+    resolveForTenant(rt, scope, agent.model),
     input.userId && input.history === undefined ? rememberedFacts(rt, scope, agent.id, input.userId) : Promise.resolve(undefined),
     // Listing an MCP server's tools is a network call: only when the model may call tools this turn.
     tools.length > 0 && input.toolChoice !== 'none' ? callableTools(toolContext(rt, scope, agent)) : [],

@@ -5,6 +5,7 @@ import type { TenantScope } from '../tenancy';
 import { agents } from './agents';
 import { callableTools, runTool, toolContext } from './tools';
 import { recordUsage } from './usage';
+import { resolveForTenant } from './token-budget';
 import type { ConverseInput, PausedState, PreparedConversation, Progress, ToolApproval, ToolCallRecord, TurnEvent } from './turn-state';
 
 /**
@@ -111,7 +112,7 @@ export async function resumeTurn(rt: Runtime, scope: TenantScope, agentId: strin
   if (undecided.length > 0) throw new ValidationError('toolApprovals', `must decide on every pending call: ${undecided.map((c) => c.id).join(', ')} missing`);
   const state = (await rt.store.pausedTurns.take(scope, agent.id, input.sessionId)) as PausedState | undefined;
   if (!state) throw new ConflictError(`No turn of session ${input.sessionId} is waiting for tool approval (already resumed, or never paused)`);
-  const resolved = await rt.models.resolve(agent.model);
+  const resolved = await resolveForTenant(rt, scope, agent.model);
   const prepared: PreparedConversation = {
     agent,
     tools,

@@ -24,6 +24,9 @@ export const errorHandler: ErrorHandler<AppEnv> = (error, c) => {
     appError = new AppError('INTERNAL_ERROR', 'Internal error; quote the requestId when reporting it');
   }
   if (appError.code === 'SERVICE_UNAVAILABLE') c.header('Retry-After', '1');
+  // A spent token budget comes back when the month turns.
+  const resetAt = appError.code === 'QUOTA_EXCEEDED' ? Date.parse(String(appError.details?.resetAt)) : NaN;
+  if (Number.isFinite(resetAt)) c.header('Retry-After', String(Math.max(1, Math.ceil((resetAt - Date.now()) / 1000))));
   if (appError.statusCode >= 500 && error instanceof AppError) {
     log.error('request failed', { requestId: c.get('requestId'), code: appError.code, ...errorFields(error.cause ?? error) });
   }

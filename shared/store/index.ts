@@ -15,6 +15,7 @@ import { sessionsStore } from './sessions';
 import { sourceSecretsStore } from './source-secrets';
 import { syncLedgerStore } from './sync-ledger';
 import { unfinishedWorkStore } from './unfinished-work';
+import { tokenBudgetsStore } from './token-budgets';
 import { usageStore } from './usage';
 
 /**
@@ -41,6 +42,7 @@ export function createStore(db: Db) {
     queueMessages: queueMessagesStore(db),
     unfinishedWork: unfinishedWorkStore(db),
     usage: usageStore(db),
+    tokenBudgets: tokenBudgetsStore(db),
   };
 }
 

@@ -159,6 +159,10 @@ export const keys = {
     sk: `${bucket.day}#${bucket.keyId}#${bucket.subject}#${bucket.model}`,
   }),
 
+  /** A tenant's token budget: its own limit, and per month the tokens spent and reserved. */
+  tokenBudget: (scope: TenantScope, month: string): ItemKey => ({ pk: `${scoped(scope)}#BUDGET`, sk: month }),
+  tokenBudgetLimit: (scope: TenantScope): ItemKey => ({ pk: `${scoped(scope)}#BUDGET`, sk: 'LIMIT' }),
+
   rateWindow: (scope: TenantScope, keyId: string, area: string, hourStart: number): ItemKey => ({
     pk: `${scoped(scope)}#RATE#${keyId}#${area}`,
     sk: String(hourStart),

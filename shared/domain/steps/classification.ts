@@ -2,6 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { classifyLocally } from '../../models/local-engine';
 import { modelName, uniqueItems } from '../schema-helpers';
 import { renderTemplate } from '../workflow-templates';
+import { resolveForTenant } from '../token-budget';
 import type { StepKind } from './step-kind';
 
 const category = z.union([
@@ -33,10 +34,10 @@ export const classification: StepKind<typeof config> = {
   config,
   templateFields: ['input'],
   isOutputPath: (p) => (p.length === 1 && ['category', 'confidence', 'scores'].includes(p[0]!)) || (p.length === 2 && p[0] === 'scores'),
-  async run(cfg, { rt, vars, deadline }) {
+  async run(cfg, { rt, scope, vars, deadline }) {
     const input = renderTemplate(cfg.input ?? '{{input}}', vars);
     const categories = cfg.categories.map((c) => (typeof c === 'string' ? { name: c } : c));
-    const resolved = await rt.models.resolve(cfg.model);
+    const resolved = await resolveForTenant(rt, scope, cfg.model);
     if (resolved.engine.provider === 'local') return { output: classifyLocally(input, categories) };
     const names = categories.map((c) => c.name);
     const result = await resolved.engine.generate(

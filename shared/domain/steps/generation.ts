@@ -4,6 +4,7 @@ import { inFormat } from '../../models/structured-output';
 import type { ChatRequest } from '../../models/types';
 import { responseFormatInput } from '../response-format';
 import { renderTemplate } from '../workflow-templates';
+import { resolveForTenant } from '../token-budget';
 import type { StepKind } from './step-kind';
 
 const config = z.strictObject({
@@ -26,8 +27,8 @@ export const generation: StepKind<typeof config> = {
   // `json`: the parsed reply of a step with a responseFormat, at any depth.
   isOutputPath: (p) =>
     (p.length === 1 && ['text', 'usage'].includes(p[0]!)) || (p.length === 2 && p[0] === 'usage' && ['inputTokens', 'outputTokens'].includes(p[1]!)) || p[0] === 'json',
-  async run(cfg, { rt, vars, passages, deadline }) {
-    const resolved = await rt.models.resolve(cfg.model);
+  async run(cfg, { rt, scope, vars, passages, deadline }) {
+    const resolved = await resolveForTenant(rt, scope, cfg.model);
     const request: ChatRequest = {
       model: resolved.model,
       messages: [{ role: 'user', content: renderTemplate(cfg.prompt, vars) }],

@@ -1,0 +1,101 @@
+import { AppError } from '../errors';
+import { approximateTokens, type ChatModel, type ChatRequest, type ChatResult, type ResolvedModel } from '../models/types';
+import { monthlyTokensFor } from '../plans';
+import type { Runtime } from '../runtime';
+import type { TenantScope } from '../tenancy';
+
+/**
+ * Monthly token budgets: a tenant's plan gives one (none for `unlimited`), and the tenant may set a
+ * lower one. Every call of a model other than the built-in engine (which costs nothing) reserves its
+ * worst case first — the prompt and `maxTokens` — and gives back what it did not use when it ends,
+ * so calls admitted together never pass the budget; over it is a 429 `QUOTA_EXCEEDED` with the reset.
+ */
+const monthOf = (ms: number) => new Date(ms).toISOString().slice(0, 7);
+const nextMonth = (ms: number) => {
+  const d = new Date(ms);
+  return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1));
+};
+
+export interface TokenBudget {
+  /** The plan's monthly tokens (undefined: none). */
+  plan?: number;
+  /** The tenant's own, lower limit. */
+  own?: number;
+  /** What applies: the lower of the two. */
+  effective?: number;
+  used: number;
+  resetAt: string;
+}
+
+export async function tokenBudgetOf(rt: Runtime, scope: TenantScope): Promise<TokenBudget> {
+  const now = rt.clock.now();
+  const [tenant, own, used] = await Promise.all([rt.store.apiKeys.getTenant(scope), rt.store.tokenBudgets.limitOf(scope), rt.store.tokenBudgets.used(scope, monthOf(now))]);
+  const plan = tenant ? monthlyTokensFor(tenant.plan) : undefined;
+  const limits = [plan, own].filter((n): n is number => n !== undefined);
+  return { plan, own, effective: limits.length > 0 ? Math.min(...limits) : undefined, used, resetAt: nextMonth(now).toISOString() };
+}
+
+/** Sets (null: removes) the tenant's own monthly limit; the plan's still applies when lower. */
+export async function setTokenBudget(rt: Runtime, scope: TenantScope, monthlyTokens: number | null): Promise<TokenBudget> {
+  await rt.store.tokenBudgets.setLimit(scope, monthlyTokens);
+  return tokenBudgetOf(rt, scope);
+}
+
+function exceeded(budget: number, used: number, resetAt: string): AppError {
+  return new AppError('QUOTA_EXCEEDED', `The tenant's monthly token budget (${budget}) is spent or would be passed by this call; it resets at ${resetAt}`, { budget, used, resetAt });
+}
+
+/** A call's worst case: its prompt (4 characters a token) and the most it may answer. */
+function worstCase(request: ChatRequest): number {
+  const prompt = [request.instructions ?? '', ...request.messages.map((m) => m.content), ...(request.passages ?? []).map((p) => `${p.title} ${p.text}`), JSON.stringify(request.tools ?? []), JSON.stringify(request.toolRounds ?? [])].join(' ');
+  return approximateTokens(prompt) + request.maxTokens;
+}
+
+function budgeted(rt: Runtime, scope: TenantScope, engine: ChatModel, budget: number): ChatModel {
+  const reserve = async (request: ChatRequest) => {
+    const month = monthOf(rt.clock.now());
+    const tokens = worstCase(request);
+    const reservation = await rt.store.tokenBudgets.reserve(scope, month, tokens, budget);
+    if (!reservation.allowed) throw exceeded(budget, reservation.used, nextMonth(rt.clock.now()).toISOString());
+    return { month, tokens };
+  };
+  const settle = (held: { month: string; tokens: number }, result?: ChatResult) =>
+    rt.store.tokenBudgets.adjust(scope, held.month, (result ? result.usage.inputTokens + result.usage.outputTokens : 0) - held.tokens);
+  return {
+    provider: engine.provider,
+    supportsTools: engine.supportsTools,
+    async generate(request, signal) {
+      const held = await reserve(request);
+      let result: ChatResult | undefined;
+      try {
+        result = await engine.generate(request, signal);
+        return result;
+      } finally {
+        await settle(held, result);
+      }
+    },
+    async *stream(request, signal) {
+      const held = await reserve(request);
+      let result: ChatResult | undefined;
+      try {
+        result = yield* engine.stream(request, signal);
+        return result;
+      } finally {
+        await settle(held, result);
+      }
+    },
+  };
+}
+
+/**
+ * Resolves a model for the tenant: a model that costs tokens is bound to the tenant's budget, and
+ * a tenant whose budget is already spent is told so before anything starts (before a stream opens).
+ */
+export async function resolveForTenant(rt: Runtime, scope: TenantScope, name: string): Promise<ResolvedModel> {
+  const resolved = await rt.models.resolve(name);
+  if (resolved.engine.provider === 'local') return resolved;
+  const budget = await tokenBudgetOf(rt, scope);
+  if (budget.effective === undefined) return resolved;
+  if (budget.used >= budget.effective) throw exceeded(budget.effective, budget.used, budget.resetAt);
+  return { ...resolved, engine: budgeted(rt, scope, resolved.engine, budget.effective) };
+}

@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { createLocalApp } from '../local/local-app';
+import type { ChatModel, ModelResolver } from '../shared/models/types';
+import { call } from './helpers/http';
+import { pcall, platformTestSecrets, provision } from './helpers/platform';
+import { testRt } from './helpers/runtime';
+
+/**
+ * Token budgets against DynamoDB Local: calls of a model that costs tokens reserve their worst case
+ * first, so calls admitted together never pass the budget, and give back what they did not use.
+ */
+function gatedModel() {
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const state = { entered: 0, release };
+  const engine: ChatModel = {
+    provider: 'paid',
+    supportsTools: true,
+    async generate() {
+      state.entered++;
+      await gate;
+      return { text: 'Done.', usage: { inputTokens: 10, outputTokens: 2 }, finishReason: 'stop' };
+    },
+    async *stream(request, signal) {
+      const result = await engine.generate(request, signal);
+      yield result.text;
+      return result;
+    },
+  };
+  const models: ModelResolver = { resolve: async (name) => (name.startsWith('local/') ? testRt.models.resolve(name) : { name: `paid/${name}`, model: name, engine }) };
+  return { models, state };
+}
+
+describe('token budgets', () => {
+  it('admits exactly the calls whose worst case fits, across concurrent requests, and gives back what they did not use', async () => {
+    const { models, state } = gatedModel();
+    const app = createLocalApp({ ...testRt, models });
+    const tenant = await provision(app, platformTestSecrets().adminToken);
+    const agent = (await call(app, 'POST', '/v1/agents', { key: tenant.apiKey, body: { name: 'Paid', model: 'gpt-4', maxTokens: 100 } })).body.data.id as string;
+    // A call's worst case is its prompt (~3 tokens here) and maxTokens (100): three fit in 350, four do not.
+    const set = await pcall(app, 'PUT', '/platform/usage/budget', tenant.accessToken, { body: { monthlyTokens: 350 } });
+    expect(set.body.data).toMatchObject({ plan: 200_000_000, own: 350, effective: 350, used: 0 });
+
+    let denied = 0;
+    const turns = Array.from({ length: 10 }, () =>
+      call(app, 'POST', `/v1/agents/${agent}/converse`, { key: tenant.apiKey, body: { message: 'Hello' } }).then((res) => {
+        if (res.status === 429) denied++;
+        return res;
+      }),
+    );
+    // The admitted calls hold their reservations until every request has been decided.
+    for (let waited = 0; state.entered + denied < 10 && waited < 20_000; waited += 10) await new Promise((r) => setTimeout(r, 10));
+    state.release();
+    const answers = await Promise.all(turns);
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(3);
+    const refused = answers.filter((a) => a.status === 429);
+    expect(refused).toHaveLength(7);
+    expect(refused[0]!.body.error).toMatchObject({ code: 'QUOTA_EXCEEDED', details: { budget: 350 } });
+    expect(Number(refused[0]!.headers.get('retry-after'))).toBeGreaterThan(0);
+
+    // Settled: what the three used (12 tokens each), not what they reserved.
+    expect((await pcall(app, 'GET', '/platform/usage/budget', tenant.accessToken)).body.data.used).toBe(36);
+    expect((await call(app, 'POST', `/v1/agents/${agent}/converse`, { key: tenant.apiKey, body: { message: 'Hello' } })).status).toBe(200);
+
+    // A budget already spent is a 429 before any model call (and before a stream would open).
+    await pcall(app, 'PUT', '/platform/usage/budget', tenant.accessToken, { body: { monthlyTokens: 40 } });
+    const entered = state.entered;
+    const spent = await call(app, 'POST', `/v1/agents/${agent}/converse`, { key: tenant.apiKey, body: { message: 'Hello', stream: true } });
+    expect(spent.status).toBe(429);
+    expect(state.entered).toBe(entered);
+    // The built-in engine costs nothing and is never refused.
+    const free = (await call(app, 'POST', '/v1/agents', { key: tenant.apiKey, body: { name: 'Free', model: 'local/extractive' } })).body.data.id as string;
+    expect((await call(app, 'POST', `/v1/agents/${free}/converse`, { key: tenant.apiKey, body: { message: 'Hello' } })).status).toBe(200);
+    // Removing the tenant's own limit leaves the plan's.
+    expect((await pcall(app, 'PUT', '/platform/usage/budget', tenant.accessToken, { body: { monthlyTokens: null } })).body.data).toMatchObject({ plan: 200_000_000, effective: 200_000_000 });
+  });
+});
