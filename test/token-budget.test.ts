@@ -52,7 +52,14 @@ describe('token budgets', () => {
     for (let waited = 0; state.entered + denied < 10 && waited < 20_000; waited += 10) await new Promise((r) => setTimeout(r, 10));
     state.release();
     const answers = await Promise.all(turns);
-    expect(answers.filter((a) => a.status === 200)).toHaveLength(3);
+    const admitted = answers.filter((a) => a.status === 200);
+    expect(admitted).toHaveLength(3);
+    // Model-backed answers say where the budget stands (as of their own turn).
+    for (const a of admitted) {
+      expect(a.headers.get('x-usage-tokens-limit')).toBe('350');
+      expect(Number(a.headers.get('x-usage-tokens-remaining'))).toBeLessThanOrEqual(350 - 12);
+      expect(Number(a.headers.get('x-usage-tokens-reset'))).toBeGreaterThan(0);
+    }
     const refused = answers.filter((a) => a.status === 429);
     expect(refused).toHaveLength(7);
     expect(refused[0]!.body.error).toMatchObject({ code: 'QUOTA_EXCEEDED', details: { budget: 350 } });
@@ -70,7 +77,9 @@ describe('token budgets', () => {
     expect(state.entered).toBe(entered);
     // The built-in engine costs nothing and is never refused.
     const free = (await call(app, 'POST', '/v1/agents', { key: tenant.apiKey, body: { name: 'Free', model: 'local/extractive' } })).body.data.id as string;
-    expect((await call(app, 'POST', `/v1/agents/${free}/converse`, { key: tenant.apiKey, body: { message: 'Hello' } })).status).toBe(200);
+    const freeTurn = await call(app, 'POST', `/v1/agents/${free}/converse`, { key: tenant.apiKey, body: { message: 'Hello' } });
+    expect(freeTurn.status).toBe(200);
+    expect(freeTurn.headers.get('x-usage-tokens-limit')).toBeNull();
     // Removing the tenant's own limit leaves the plan's.
     expect((await pcall(app, 'PUT', '/platform/usage/budget', tenant.accessToken, { body: { monthlyTokens: null } })).body.data).toMatchObject({ plan: 200_000_000, effective: 200_000_000 });
   });

@@ -9,6 +9,7 @@ import { parseArguments } from '../../shared/models/tool-arguments';
 import { addResult, assertAnswered, textOf } from './openai-turns';
 import type { ChatMessage, ToolCall, ToolRound } from '../../shared/models/types';
 import { sseResponse } from '../../shared/http/sse';
+import { setUsageHeaders } from '../../shared/http/usage-headers';
 import type { Runtime } from '../../shared/runtime';
 
 /**
@@ -152,7 +153,8 @@ export function registerChatCompletions(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       const created = Math.floor(Date.now() / 1000);
       const usageOf = (u: { inputTokens: number; outputTokens: number }) => ({ prompt_tokens: u.inputTokens, completion_tokens: u.outputTokens, total_tokens: u.inputTokens + u.outputTokens });
       if (!body.stream) {
-        const { data: done } = await converse(rt, scope, body.model, { ...input, keyId: c.get('identity').keyId }, { signal: c.req.raw.signal });
+        const { data: done, budget } = await converse(rt, scope, body.model, { ...input, keyId: c.get('identity').keyId }, { signal: c.req.raw.signal });
+        setUsageHeaders(c, budget);
         const clientCalls = 'clientToolCalls' in done ? done.clientToolCalls : undefined;
         return c.json({
           id: `chatcmpl-${done.sessionId.slice(4)}`,
@@ -169,6 +171,7 @@ export function registerChatCompletions(app: OpenAPIHono<AppEnv>, rt: Runtime) {
         });
       }
       const turn = await converseStream(rt, scope, body.model, { ...input, keyId: c.get('identity').keyId }, { signal: c.req.raw.signal });
+      setUsageHeaders(c, turn.budget);
       const id = `chatcmpl-${turn.sessionId.slice(4)}`;
       const chunk = (delta: Record<string, unknown>, finish: string | null, extra: Record<string, unknown> = {}) => ({
         data: { id, object: 'chat.completion.chunk', created, model: body.model, choices: [{ index: 0, delta, finish_reason: finish }], ...extra },

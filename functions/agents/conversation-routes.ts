@@ -7,6 +7,7 @@ import { ok, okList } from '../../shared/http/envelope';
 import { commonErrors, envelope, jsonContent, listEnvelope } from '../../shared/http/openapi-schemas';
 import { paginationQuery } from '../../shared/http/pagination';
 import { sseResponse } from '../../shared/http/sse';
+import { setUsageHeaders } from '../../shared/http/usage-headers';
 import { deleteAgentSession, listSessionMessages } from '../../shared/domain/sessions';
 import type { Runtime } from '../../shared/runtime';
 
@@ -90,6 +91,7 @@ const wantsStream = (c: Context<AppEnv>, flag: boolean | undefined) => flag ?? (
 /** The turn as server-sent events: start, sources, delta…, done (or error). */
 async function streamTurn(c: Context<AppEnv>, rt: Runtime, agentId: string, input: ConverseInput) {
   const turn = await converseStream(rt, c.get('identity').scope, agentId, { ...input, keyId: c.get('identity').keyId }, { signal: c.req.raw.signal });
+  setUsageHeaders(c, turn.budget);
   return sseResponse(
     c,
     async (send) => {
@@ -138,7 +140,8 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime
       const { agentId } = c.req.valid('param');
       const input = { message: body.message ?? '', sessionId: body.context?.sessionId, userId: body.context?.userId, toolApprovals: body.toolApprovals, responseFormat: body.responseFormat };
       if (wantsStream(c, body.stream)) return streamTurn(c, rt, agentId, input);
-      const { data, skipped } = await converse(rt, scope, agentId, { ...input, keyId: c.get('identity').keyId }, { signal: c.req.raw.signal });
+      const { data, skipped, budget } = await converse(rt, scope, agentId, { ...input, keyId: c.get('identity').keyId }, { signal: c.req.raw.signal });
+      setUsageHeaders(c, budget);
       return ok(c, data, 200, skipped.length > 0 ? { skippedKnowledgeSources: skipped } : undefined);
     },
   );

@@ -5,6 +5,7 @@ import { ValidationError } from '../../shared/errors';
 import type { AppEnv } from '../../shared/http/context';
 import { openAiErrorBody } from '../../shared/http/error-handler';
 import { sseResponse } from '../../shared/http/sse';
+import { setUsageHeaders } from '../../shared/http/usage-headers';
 import { parseArguments } from '../../shared/models/tool-arguments';
 import type { ChatMessage, ToolCall, ToolRound } from '../../shared/models/types';
 import type { Runtime } from '../../shared/runtime';
@@ -149,10 +150,12 @@ export function registerResponses(app: OpenAPIHono<AppEnv>, rt: Runtime) {
         };
       };
       if (!body.stream) {
-        const { data: done } = await converse(rt, scope, body.model, { ...input, keyId: c.get('identity').keyId }, { signal: c.req.raw.signal });
+        const { data: done, budget } = await converse(rt, scope, body.model, { ...input, keyId: c.get('identity').keyId }, { signal: c.req.raw.signal });
+        setUsageHeaders(c, budget);
         return c.json(responseOf(done.sessionId.slice(4), done), 200);
       }
       const streamed = await converseStream(rt, scope, body.model, { ...input, keyId: c.get('identity').keyId }, { signal: c.req.raw.signal });
+      setUsageHeaders(c, streamed.budget);
       const id = streamed.sessionId.slice(4);
       let sequence = 0;
       const event = (type: string, data: Record<string, unknown>) => ({ event: type, data: { type, sequence_number: sequence++, ...data } });

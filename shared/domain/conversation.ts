@@ -12,7 +12,7 @@ import type { TenantScope } from '../tenancy';
 import type { Agent } from './agent-schema';
 import { agents } from './agents';
 import { callableTools, toolContext } from './tools';
-import { resolveForTenant } from './token-budget';
+import { budgetAfter, resolveForTenant } from './token-budget';
 import { AppError, ConflictError, ValidationError } from '../errors';
 import { billTurn, needsApproval, pauseTurn, resumeTurn, runToolRound } from './turn-tools';
 import type { ConverseInput, PausedState, PreparedConversation, Progress, TurnEvent } from './turn-state';
@@ -104,6 +104,7 @@ async function prepareConversation(rt: Runtime, scope: TenantScope, agentId: str
     receivedAt: Date.now(),
     userId: input.userId,
     keyId: input.keyId,
+    budget: resolved.budget,
     request: {
       model: resolved.model,
       messages: [...history, { role: 'user', content: input.message }],
@@ -268,7 +269,7 @@ export async function converse(rt: Runtime, scope: TenantScope, agentId: string,
   for (;;) {
     const result = await prepared.resolved.engine.generate(prepared.request, modelSignal(options.signal));
     const done = await afterStep(rt, scope, prepared, progress, result, '', options.signal, () => undefined);
-    if (done) return { data: done, skipped: prepared.skipped };
+    if (done) return { data: done, skipped: prepared.skipped, budget: budgetAfter(prepared.budget, done.usage) };
   }
 }
 
@@ -287,6 +288,7 @@ export async function converseStream(rt: Runtime, scope: TenantScope, agentId: s
     model: prepared.resolved.name,
     sources: prepared.sources,
     skipped: prepared.skipped,
+    budget: prepared.budget,
     async *deltas(): AsyncGenerator<TurnEvent, ConverseResult> {
       let text = '';
       for (const event of early) yield event;

@@ -91,11 +91,15 @@ function budgeted(rt: Runtime, scope: TenantScope, engine: ChatModel, budget: nu
  * Resolves a model for the tenant: a model that costs tokens is bound to the tenant's budget, and
  * a tenant whose budget is already spent is told so before anything starts (before a stream opens).
  */
-export async function resolveForTenant(rt: Runtime, scope: TenantScope, name: string): Promise<ResolvedModel> {
+export async function resolveForTenant(rt: Runtime, scope: TenantScope, name: string): Promise<ResolvedModel & { budget?: TokenBudget }> {
   const resolved = await rt.models.resolve(name);
   if (resolved.engine.provider === 'local') return resolved;
   const budget = await tokenBudgetOf(rt, scope);
   if (budget.effective === undefined) return resolved;
   if (budget.used >= budget.effective) throw exceeded(budget.effective, budget.used, budget.resetAt);
-  return { ...resolved, engine: budgeted(rt, scope, resolved.engine, budget.effective) };
+  return { ...resolved, engine: budgeted(rt, scope, resolved.engine, budget.effective), budget };
 }
+
+/** The budget as a turn that used `usage` leaves it (as of that turn: others may run at once). */
+export const budgetAfter = (budget: TokenBudget | undefined, usage: { inputTokens: number; outputTokens: number }): TokenBudget | undefined =>
+  budget && { ...budget, used: budget.used + usage.inputTokens + usage.outputTokens };

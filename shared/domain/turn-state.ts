@@ -1,5 +1,6 @@
 import type { ChatMessage, ChatRequest, ChatResult, ResolvedModel, ResponseFormat, ToolCall, ToolRound, ToolSpec } from '../models/types';
 import type { Agent } from './agent-schema';
+import type { TokenBudget } from './token-budget';
 import type { CallableTool } from './tools';
 
 /** The shapes of a conversation turn, shared by the turn itself (conversation.ts) and its tool use (turn-tools.ts). */
@@ -46,6 +47,8 @@ export interface PreparedConversation {
   userId?: string;
   /** The API key that asked, for usage accounting. */
   keyId?: string;
+  /** The tenant's token budget before the turn, when its model is bound to one. */
+  budget?: TokenBudget;
 }
 
 /**
@@ -74,6 +77,8 @@ export interface ConverseInput {
   responseFormat?: ResponseFormat;
   /** The API key that asked, for usage accounting. */
   keyId?: string;
+  /** The tenant's token budget before the turn, when its model is bound to one. */
+  budget?: TokenBudget;
 }
 
 export interface ToolApproval {

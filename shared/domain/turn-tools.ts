@@ -127,6 +127,7 @@ export async function resumeTurn(rt: Runtime, scope: TenantScope, agentId: strin
     userId: state.userId,
     // Counted against the key that resumes it (the one that started it, when resumed without one).
     keyId: input.keyId ?? state.keyId,
+    budget: resolved.budget,
   };
   return { prepared, progress: state.progress, pendingCalls: state.pendingCalls, approvals };
 }

@@ -11,6 +11,7 @@ interface Header {
 }
 
 interface Operation {
+  operationId?: string;
   security?: Array<Record<string, string[]>>;
   parameters?: Array<{ $ref: string } | { in: string; name: string }>;
   responses: Record<string, { headers?: Record<string, Header | { $ref: string }> }>;
@@ -29,7 +30,13 @@ const HEADERS: Record<string, Header> = {
   'X-RateLimit-Remaining': { description: 'Requests left before a 429 (the smaller remainder of the minute and hour windows)', schema: { type: 'integer', example: 99 } },
   'X-RateLimit-Reset': { description: 'Seconds until the window that binds resets', schema: { type: 'integer', example: 42 } },
   'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer', example: 1 } },
+  'X-Usage-Tokens-Limit': { description: 'The tenant’s monthly token budget (when the agent’s model is bound to one: models other than the built-in engine)', schema: { type: 'integer', example: 1000000 } },
+  'X-Usage-Tokens-Remaining': { description: 'Tokens left this month, as of this turn', schema: { type: 'integer', example: 998512 } },
+  'X-Usage-Tokens-Reset': { description: 'Seconds until the month turns and the budget resets', schema: { type: 'integer', example: 604800 } },
 };
+
+/** The model-backed operations: their answers carry the token budget's headers. */
+const MODEL_BACKED = new Set(['converseWithAgent', 'createChatCompletion', 'createResponse']);
 
 /** Where a deployment answers (local mode: the base URL its banner prints, e.g. http://localhost:3000). */
 export const SERVERS: NonNullable<OpenApiDoc['servers']> = [
@@ -74,6 +81,7 @@ export function completeDocument<D extends object>(generated: D, options: { rate
           for (const name of ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']) headers[name] = ref(name);
         }
         if (status === '429' || status === '503') headers['Retry-After'] = ref('Retry-After');
+        if (status === '200' && MODEL_BACKED.has(operation.operationId ?? '')) for (const name of ['X-Usage-Tokens-Limit', 'X-Usage-Tokens-Remaining', 'X-Usage-Tokens-Reset']) headers[name] = ref(name);
         response.headers = headers;
       }
     }

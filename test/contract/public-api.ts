@@ -1634,6 +1634,12 @@ export interface components {
         "X-RateLimit-Reset": number;
         /** @description Seconds to wait before retrying */
         "Retry-After": number;
+        /** @description The tenant’s monthly token budget (when the agent’s model is bound to one: models other than the built-in engine) */
+        "X-Usage-Tokens-Limit": number;
+        /** @description Tokens left this month, as of this turn */
+        "X-Usage-Tokens-Remaining": number;
+        /** @description Seconds until the month turns and the budget resets */
+        "X-Usage-Tokens-Reset": number;
     };
     pathItems: never;
 }
@@ -2350,6 +2356,9 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Usage-Tokens-Limit": components["headers"]["X-Usage-Tokens-Limit"];
+                    "X-Usage-Tokens-Remaining": components["headers"]["X-Usage-Tokens-Remaining"];
+                    "X-Usage-Tokens-Reset": components["headers"]["X-Usage-Tokens-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2799,6 +2808,9 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Usage-Tokens-Limit": components["headers"]["X-Usage-Tokens-Limit"];
+                    "X-Usage-Tokens-Remaining": components["headers"]["X-Usage-Tokens-Remaining"];
+                    "X-Usage-Tokens-Reset": components["headers"]["X-Usage-Tokens-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3191,6 +3203,9 @@ export interface operations {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Usage-Tokens-Limit": components["headers"]["X-Usage-Tokens-Limit"];
+                    "X-Usage-Tokens-Remaining": components["headers"]["X-Usage-Tokens-Remaining"];
+                    "X-Usage-Tokens-Reset": components["headers"]["X-Usage-Tokens-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
