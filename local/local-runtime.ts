@@ -1,4 +1,5 @@
 import { config } from '../shared/config';
+import { startLocalTracing } from './tracing';
 import { configuredRuntime } from '../shared/configured-runtime';
 import { handleIngestionMessage } from '../shared/domain/ingestion';
 import { consumeStepMessage } from '../shared/domain/workflow-execution';
@@ -40,6 +41,7 @@ export function localRuntime(parts: { db: Db; secretsKey: Buffer; platformSecret
     models: modelResolver(),
     secrets: secretBox(localKeyWrapper(parts.secretsKey)),
     platformSecrets: platformSecretsLoader(parts.platformSecrets),
+    traces: startLocalTracing(),
   });
   const namespace = parts.queueNamespace ?? 'local';
   const visibilityMs = config.workLeaseMs;

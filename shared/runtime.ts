@@ -13,6 +13,19 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => Date.now() };
 
+/** A trace as `GET /v1/traces/{requestId}` shows it. */
+export interface TraceView {
+  traceId: string;
+  /** The tenant whose request began the trace. */
+  tenantId?: string;
+  spans: Array<{ spanId: string; parentSpanId?: string; name: string; startTime: string; durationMs: number; status: 'ok' | 'error'; attributes: Record<string, unknown> }>;
+}
+
+/** Recent traces kept in this process (local mode); in AWS they go to the configured backend. */
+export interface TraceStore {
+  byRequestId(requestId: string): TraceView | undefined;
+}
+
 /**
  * Everything the product's code reaches outside itself, built once per adapter (the Lambda entry
  * points, the local server, each test file) and passed in. Nothing is swapped at run time.
@@ -31,4 +44,6 @@ export interface Runtime {
   /** API Gateway's side of provisioned API keys (AWS). */
   readonly gateway: Gateway;
   readonly clock: Clock;
+  /** Recent traces, where this process keeps them (local mode). */
+  readonly traces?: TraceStore;
 }

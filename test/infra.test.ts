@@ -90,7 +90,7 @@ describe('CDK app', () => {
     };
     const methods = Object.values(api.findResources('AWS::ApiGateway::Method'));
     const byPath = methods.map((m) => ({ path: pathOf(m.Properties.ResourceId.Ref), keyRequired: m.Properties.ApiKeyRequired }));
-    for (const group of ['agents', 'knowledge-sources', 'workflows', 'usage']) {
+    for (const group of ['agents', 'knowledge-sources', 'workflows', 'usage', 'traces']) {
       expect(byPath).toEqual(expect.arrayContaining([
         { path: `/v1/${group}`, keyRequired: true },
         { path: `/v1/${group}/{proxy+}`, keyRequired: true },
@@ -99,9 +99,9 @@ describe('CDK app', () => {
     for (const m of byPath.filter((m) => m.path.startsWith('/v1/docs') || m.path.startsWith('/v1/openapi.json'))) {
       expect(m.keyRequired).toBe(false);
     }
-    expect(byPath.filter((m) => m.keyRequired === true)).toHaveLength(8);
+    expect(byPath.filter((m) => m.keyRequired === true)).toHaveLength(10);
     const options = methods.filter((m) => m.Properties.HttpMethod === 'OPTIONS');
-    expect(options).toHaveLength(8); // beside each keyed ANY
+    expect(options).toHaveLength(10); // beside each keyed ANY
     for (const m of options) expect(m.Properties.ApiKeyRequired).toBe(false);
     expect(byPath).toContainEqual({ path: '/v1/chat/completions', keyRequired: false });
     // The platform API authenticates access tokens in the app: no API key.
@@ -153,8 +153,8 @@ describe('CDK app', () => {
   it('streams the agents group (converse, chat completions) with response streaming', () => {
     const methods = Object.values(api.findResources('AWS::ApiGateway::Method'));
     const streaming = methods.filter((m) => m.Properties.Integration.ResponseTransferMode === 'STREAM');
-    // /v1/agents and /v1/usage and below (ANY and OPTIONS each); /v1/chat/completions, /v1/models and /v1/responses (and below)
-    expect(streaming).toHaveLength(14);
+    // /v1/agents, /v1/usage and /v1/traces and below (ANY and OPTIONS each); /v1/chat/completions, /v1/models and /v1/responses (and below)
+    expect(streaming).toHaveLength(18);
     for (const m of streaming) expect(JSON.stringify(m.Properties.Integration.Uri)).toContain('response-streaming-invocations');
   });
 
@@ -260,4 +260,33 @@ describe('CDK app', () => {
     expect(report.violations.map((v) => `${v.ruleName}: ${v.violatingResources.map((r) => r.resourceLogicalId).join(',')}`)).toEqual([]);
     expect(report.success).toBe(true);
   });
+});
+
+describe('CDK app with tracing on', () => {
+  const adot = 'arn:aws:lambda:us-east-1:901920570463:layer:aws-otel-nodejs-arm64-ver-1-30-2:1';
+
+  it('is off by default: no X-Ray, no layer', () => {
+    const built = buildApp(new App({ context: cdkJson.context }));
+    for (const fn of Object.values(Template.fromStack(built.api).findResources('AWS::Lambda::Function'))) {
+      expect(fn.Properties.TracingConfig).toBeUndefined();
+      expect(fn.Properties.Layers).toBeUndefined();
+    }
+  }, 120_000);
+
+  it('gives every function X-Ray active tracing and the ADOT layer with one context flag, cdk-nag still clean', () => {
+    const built = buildApp(new App({ context: { ...cdkJson.context, tracing: 'true', adotLayerArn: adot } }));
+    const functions = Object.values(Template.fromStack(built.api).findResources('AWS::Lambda::Function'));
+    expect(functions.length).toBeGreaterThan(5);
+    for (const fn of functions) {
+      expect(fn.Properties.TracingConfig).toEqual({ Mode: 'Active' });
+      expect(fn.Properties.Layers).toEqual([adot]);
+      expect(fn.Properties.Environment.Variables.AWS_LAMBDA_EXEC_WRAPPER).toBe('/opt/otel-handler');
+    }
+    const report = new AwsSolutionsChecks(built.app).validateScope(built.app);
+    expect(report.violations.map((v) => `${v.ruleName}: ${v.violatingResources.map((r) => r.resourceLogicalId).join(',')}`)).toEqual([]);
+  }, 120_000);
+
+  it('names the missing layer ARN when tracing is asked for without it', () => {
+    expect(() => buildApp(new App({ context: { ...cdkJson.context, tracing: 'true' } }))).toThrow(/adotLayerArn/);
+  }, 120_000);
 });

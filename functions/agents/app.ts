@@ -6,6 +6,7 @@ import { registerChatCompletions } from './chat-completions';
 import { registerConversationRoutes } from './conversation-routes';
 import { registerModels } from './models';
 import { registerResponses } from './responses';
+import { registerTraces } from './trace-routes';
 import { registerUsage } from './usage-routes';
 import type { Runtime } from '../../shared/runtime';
 
@@ -34,6 +35,7 @@ export function createAgentsApp(rt: Runtime, options: Partial<GroupOptions> = {}
   registerModels(app, rt);
   registerResponses(app, rt);
   registerUsage(app, rt);
+  registerTraces(app, rt);
   return app;
 }
 

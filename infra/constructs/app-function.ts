@@ -1,6 +1,6 @@
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, LayerVersion, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat, type NodejsFunctionProps } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays, type CfnLogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
@@ -13,6 +13,19 @@ export const BUNDLE_TARGET = 'node22';
 export const BUNDLE_MAIN_FIELDS = ['module', 'main'];
 /** Some dependencies still call require(); give ESM bundles one. */
 export const ESM_REQUIRE_BANNER = "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);";
+
+/**
+ * Tracing, off by default: `cdk deploy -c tracing=true -c adotLayerArn=<the ADOT Node.js layer for
+ * this region and ARM64>` gives every function X-Ray active tracing and the AWS Distro for
+ * OpenTelemetry layer, which registers the SDK the code's OpenTelemetry API spans go to.
+ */
+function tracingOf(scope: Construct, id: string): { layer: ReturnType<typeof LayerVersion.fromLayerVersionArn> } | undefined {
+  const flag = scope.node.tryGetContext('tracing') as unknown;
+  if (flag !== true && flag !== 'true') return undefined;
+  const arn = scope.node.tryGetContext('adotLayerArn') as unknown;
+  if (typeof arn !== 'string' || !arn.startsWith('arn:')) throw new Error('tracing=true needs the context value adotLayerArn: the ARN of the ADOT Node.js Lambda layer (ARM64) in the target region');
+  return { layer: LayerVersion.fromLayerVersionArn(scope, `${id}Adot`, arn) };
+}
 
 export interface AppFunctionProps extends NodejsFunctionProps {
   /** Path of the handler module from the project root, e.g. `functions/agents/handler.ts`. */
@@ -40,6 +53,10 @@ export class AppFunction extends NodejsFunction {
       id: `AwsSolutions-IAM5[Resource::<${logGroupId}.Arn>:*]`,
       reason: "Log streams are created at run time inside the function's own log group; `:*` names only them.",
     });
+    const tracing = tracingOf(scope, id);
+    if (tracing) {
+      Validations.of(role).acknowledge({ id: 'AwsSolutions-IAM5[Resource::*]', reason: 'X-Ray accepts trace segments only on *: xray:PutTraceSegments and PutTelemetryRecords have no resource-level permissions.' });
+    }
     super(scope, id, {
       runtime: Runtime.NODEJS_22_X,
       architecture: Architecture.ARM_64,
@@ -51,7 +68,8 @@ export class AppFunction extends NodejsFunction {
       role,
       ...props,
       entry: `${PROJECT_ROOT}${props.entry}`,
-      environment: { NODE_OPTIONS: '--enable-source-maps', LOG_LEVEL: 'info', ...props.environment },
+      ...(tracing ? { tracing: Tracing.ACTIVE, layers: [tracing.layer, ...(props.layers ?? [])] } : {}),
+      environment: { NODE_OPTIONS: '--enable-source-maps', LOG_LEVEL: 'info', ...(tracing ? { AWS_LAMBDA_EXEC_WRAPPER: '/opt/otel-handler' } : {}), ...props.environment },
       bundling: {
         format: OutputFormat.ESM,
         target: BUNDLE_TARGET,

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { inSpan, SpanKind, traceCarrier, withCarrier } from '../telemetry';
 import type pg from 'pg';
 import { connect, inspectTable, listKeys, readOnly, readRows, rowToDocument, type PgCredentials, type TableShape } from '../connectors/postgres';
 import { config } from '../config';
@@ -125,7 +126,7 @@ async function handleSync(rt: Runtime, scope: TenantScope, source: KnowledgeSour
   const segBase = await rt.store.searchIndex.reserveSegments(scope, source.id, Math.max(1, batches.length));
   await rt.store.syncLedger.saveSyncPlan(scope, source.id, { syncId, total: batches.length, startedAt, watermark, segBase });
   await setStatus(rt, scope, source.id, { status: 'indexing' }, syncId);
-  await rt.queues.ingestion.send(batches.map((b, i) => ({ ...b, batch: i, segNo: segBase + i })));
+  await rt.queues.ingestion.send(batches.map((b, i) => ({ ...b, batch: i, segNo: segBase + i, trace: traceCarrier() })));
   await rt.store.syncLedger.markSyncSent(scope, source.id, syncId);
   if (batches.length === 0) await finalize(rt, scope, source, syncId);
 }
@@ -235,7 +236,13 @@ async function finalize(rt: Runtime, scope: TenantScope, source: KnowledgeSource
   log.info('knowledge source ready', { tenantId: scope.tenantId, sourceId: source.id, syncId, chunks });
 }
 
-export async function handleIngestionMessage(rt: Runtime, message: IngestionMessage, delivery: Delivery): Promise<void> {
+/** One ingestion message, in a span of the trace that sent it (a connect's request, a sync's planning). */
+export function handleIngestionMessage(rt: Runtime, message: IngestionMessage, delivery: Delivery): Promise<void> {
+  const attributes = { 'cairn.tenant.id': message.tenantId, 'cairn.knowledge_source.id': message.sourceId, ...(message.type === 'batch' ? { 'cairn.ingestion.batch': message.batch } : {}) };
+  return withCarrier(message.trace, () => inSpan(`ingestion.${message.type} ${message.sourceId}`, { kind: SpanKind.CONSUMER, attributes }, () => processIngestionMessage(rt, message, delivery)));
+}
+
+async function processIngestionMessage(rt: Runtime, message: IngestionMessage, delivery: Delivery): Promise<void> {
   const scope = scopeOf(message.tenantId);
   if (message.type === 'purge') {
     await rt.store.searchIndex.purgeIndex(scope, message.sourceId);

@@ -1,4 +1,5 @@
 import { AppError, NotFoundError, ValidationError } from '../errors';
+import { traceCarrier } from '../telemetry';
 import { newId } from '../ids';
 import type { Idempotency } from '../store/records';
 import { type StoredFile } from '../store/files';
@@ -118,7 +119,7 @@ export async function startSync(rt: Runtime, scope: TenantScope, sourceId: strin
     await rt.store.unfinishedWork.remove({ kind: 'sync', tenantId: scope.tenantId, id: sourceId, syncId });
     throw new NotFoundError('knowledge source', sourceId);
   }
-  await rt.queues.ingestion.send([{ type: 'sync', tenantId: scope.tenantId, sourceId, syncId }]);
+  await rt.queues.ingestion.send([{ type: 'sync', tenantId: scope.tenantId, sourceId, syncId, trace: traceCarrier() }]);
   return updated;
 }
 

@@ -41,7 +41,7 @@ export async function runToolRound(
           ? { ok: false as const, error: 'This call needs a person’s approval, which could not be asked for here' }
           : approval && !approval.approved
             ? { ok: false as const, error: `A person rejected this call${approval.reason ? `: ${approval.reason}` : ''}` }
-            : await runTool(tool, call.arguments, toolContext(rt, scope, prepared.agent, { signal, keyId: prepared.keyId }));
+            : await runTool(tool, call.arguments, toolContext(rt, scope, prepared.agent, { signal, keyId: prepared.keyId }), call.id);
       const record = { id: call.id, tool: call.name, arguments: call.arguments, ...(outcome.ok ? { result: outcome.result } : { error: outcome.error }), durationMs: Date.now() - started };
       emit({ type: 'tool_result', call: record });
       return record;

@@ -12,6 +12,7 @@ import { checkBackSeconds, whileLeased } from './work-lease';
 import { compileWorkflow } from './workflow-compiler';
 import { workflows } from './workflows';
 import { recordUsage } from './usage';
+import { inSpan, SpanKind, traceCarrier, withCarrier } from '../telemetry';
 import type { Runtime } from '../runtime';
 
 /**
@@ -36,7 +37,7 @@ function readySteps(definition: Definition, steps: Record<string, StepState>): s
 async function send(rt: Runtime, scope: TenantScope, execution: ExecutionRecord, stepIds: string[], delaySeconds?: number) {
   if (stepIds.length === 0) return;
   await rt.queues.workflowSteps.send(
-    stepIds.map((stepId) => ({ type: 'step', tenantId: scope.tenantId, workflowId: execution.workflowId, executionId: execution.id, stepId })),
+    stepIds.map((stepId) => ({ type: 'step', tenantId: scope.tenantId, workflowId: execution.workflowId, executionId: execution.id, stepId, trace: traceCarrier() })),
     { delaySeconds },
   );
 }
@@ -216,13 +217,18 @@ export async function failExecutionOf(rt: Runtime, message: StepMessage, reason:
 }
 
 /** The worker's consumer: on the last allowed delivery a failing message fails its execution. */
-export async function consumeStepMessage(rt: Runtime, message: StepMessage, delivery: Delivery): Promise<void> {
-  try {
-    await handleStepMessage(rt, message, delivery);
-  } catch (error) {
-    if (delivery.receiveCount >= delivery.maxReceives) await failExecutionOf(rt, message, `step ${message.stepId} could not be processed`);
-    throw error;
-  }
+export function consumeStepMessage(rt: Runtime, message: StepMessage, delivery: Delivery): Promise<void> {
+  // The step's span joins the trace of the request (or step) that sent it.
+  return withCarrier(message.trace, () =>
+    inSpan(`workflow.step ${message.stepId}`, { kind: SpanKind.CONSUMER, attributes: { 'cairn.tenant.id': message.tenantId, 'cairn.workflow.id': message.workflowId, 'cairn.execution.id': message.executionId, 'cairn.step.id': message.stepId, 'cairn.delivery': delivery.receiveCount } }, async () => {
+      try {
+        await handleStepMessage(rt, message, delivery);
+      } catch (error) {
+        if (delivery.receiveCount >= delivery.maxReceives) await failExecutionOf(rt, message, `step ${message.stepId} could not be processed`);
+        throw error;
+      }
+    }),
+  );
 }
 
 const FINISHED = new Set(['succeeded', 'failed', 'canceled']);

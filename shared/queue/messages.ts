@@ -7,7 +7,11 @@
  * Ingestion: a `sync` plans the work and fans it out as `batch` messages; `purge` removes a
  * deleted source's index.
  */
-export type IngestionMessage =
+/** The trace context of the work that sent a message (W3C `traceparent`), so its handling joins that trace. */
+type Traced = { trace?: Record<string, string> };
+
+export type IngestionMessage = Traced &
+  (
   | { type: 'sync'; tenantId: string; sourceId: string; syncId: string }
   | {
       type: 'batch';
@@ -20,10 +24,11 @@ export type IngestionMessage =
       range?: { after?: string; upTo: string };
       since?: string;
     }
-  | { type: 'purge'; tenantId: string; sourceId: string };
+  | { type: 'purge'; tenantId: string; sourceId: string }
+  );
 
 /** Workflow steps: run one step of one execution. */
-export interface StepMessage {
+export interface StepMessage extends Traced {
   type: 'step';
   tenantId: string;
   workflowId: string;

@@ -1,4 +1,5 @@
 import { ConflictError } from '../errors';
+import { inSpan } from '../telemetry';
 import { SEGMENT_SPAN, type ChunkRecord, type SegmentRecord } from '../store/search-index';
 import type { TenantScope } from '../tenancy';
 import { analyze, termFrequencies } from './analyzer';
@@ -71,7 +72,20 @@ function matches(chunk: ChunkRecord, filter: SearchFilter | undefined): boolean 
  * postings and chunks of live segments this process read recently come from its cache instead. Scoring decodes postings straight
  * into per-segment score arrays (see SegmentScores).
  */
-export async function searchSource(
+export function searchSource(
+  rt: Runtime,
+  scope: TenantScope,
+  source: { id: string; type: 'postgresql' | 'file-collection' },
+  request: SearchRequest,
+): Promise<{ results: SearchResult[]; took: number; scoringMs: number }> {
+  return inSpan(`search ${source.id}`, { attributes: { 'cairn.knowledge_source.id': source.id, 'cairn.search.top_k': request.topK ?? 10 } }, async (span) => {
+    const found = await rankSource(rt, scope, source, request);
+    span.setAttributes({ 'cairn.search.results': found.results.length, 'cairn.search.scoring_ms': Math.round(found.scoringMs * 10) / 10 });
+    return found;
+  });
+}
+
+async function rankSource(
   rt: Runtime,
   scope: TenantScope,
   source: { id: string; type: 'postgresql' | 'file-collection' },

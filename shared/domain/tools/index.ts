@@ -1,6 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { AppError } from '../../errors';
 import { log } from '../../log';
+import { inSpan, markFailed } from '../../telemetry';
 import { outboundPolicyFromConfig, type OutboundPolicy } from '../../net/outbound';
 import type { Runtime } from '../../runtime';
 import type { TenantScope } from '../../tenancy';
@@ -108,12 +109,16 @@ function checkArguments(tool: CallableTool, args: unknown): Record<string, unkno
  * is an outcome the model is told about, never an exception of the turn; results are capped in
  * size, with a note when cut.
  */
-export async function runTool(tool: CallableTool, args: unknown, context: ToolContext): Promise<ToolOutcome> {
-  try {
-    const result = await tool.call(checkArguments(tool, args), context);
-    return { ok: true, result: cap(result, context.maxResultBytes) };
-  } catch (error) {
-    if (error instanceof ToolFailure || error instanceof AppError) return { ok: false, error: cap(error.message, 2000) };
-    throw error;
-  }
+export function runTool(tool: CallableTool, args: unknown, context: ToolContext, callId?: string): Promise<ToolOutcome> {
+  return inSpan(`execute_tool ${tool.name}`, { attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': tool.name, ...(callId ? { 'gen_ai.tool.call.id': callId } : {}) } }, async (span) => {
+    try {
+      const result = await tool.call(checkArguments(tool, args), context);
+      return { ok: true, result: cap(result, context.maxResultBytes) };
+    } catch (error) {
+      if (!(error instanceof ToolFailure || error instanceof AppError)) throw error;
+      // The model is told; the span says the tool failed.
+      markFailed(span, error.message.slice(0, 200));
+      return { ok: false, error: cap(error.message, 2000) };
+    }
+  });
 }

@@ -2,6 +2,7 @@ import type { MiddlewareHandler } from 'hono';
 import { newId } from '../../ids';
 import { log } from '../../log';
 import { withRequestMetrics } from '../../store/request-metrics';
+import { inSpan, SpanKind } from '../../telemetry';
 import type { AppEnv } from '../context';
 
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
@@ -16,7 +17,16 @@ export function requestContext(): MiddlewareHandler<AppEnv> {
     const requestId = given && CLIENT_REQUEST_ID.test(given) ? given : newId('request');
     c.set('requestId', requestId);
     const started = performance.now();
-    const { result, counters } = withRequestMetrics(() => next());
+    const { result, counters } = withRequestMetrics(() =>
+      // The request's span is the root of its trace: the model, tool, search and queued work below it are its children.
+      inSpan(`${c.req.method} ${c.req.path}`, { kind: SpanKind.SERVER, attributes: { 'http.request.method': c.req.method, 'url.path': c.req.path, 'cairn.request.id': requestId } }, async (span) => {
+        await next();
+        const route = [...c.req.matchedRoutes].reverse().find((r) => r.method !== 'ALL' && !r.path.endsWith('*'))?.path;
+        if (route) span.updateName(`${c.req.method} ${route}`);
+        const tenantId = (c.get('identity') ?? c.get('platformToken'))?.scope.tenantId;
+        span.setAttributes({ 'http.response.status_code': c.res.status, ...(route ? { 'http.route': route } : {}), ...(tenantId ? { 'cairn.tenant.id': tenantId } : {}) });
+      }),
+    );
     await result;
     c.header('X-Request-Id', requestId);
     log.info('request', {

@@ -1,0 +1,79 @@
+import { context, propagation, SpanStatusCode, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { BasicTracerProvider, SimpleSpanProcessor, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import type { TraceStore, TraceView } from '../shared/runtime';
+
+const REQUEST_ID = 'cairn.request.id';
+const TENANT_ID = 'cairn.tenant.id';
+
+/**
+ * Local mode's traces: an exporter that keeps the most recent traces in memory, so that the
+ * `X-Request-Id` of any response leads to its trace (`GET /v1/traces/{requestId}`).
+ */
+class RecentTraces implements SpanExporter, TraceStore {
+  private readonly traces = new Map<string, ReadableSpan[]>();
+  private readonly byRequest = new Map<string, string>();
+
+  constructor(private readonly max: number) {}
+
+  export(spans: ReadableSpan[], done: (result: { code: number }) => void): void {
+    for (const span of spans) {
+      const traceId = span.spanContext().traceId;
+      const kept = this.traces.get(traceId) ?? [];
+      if (kept.length === 0) {
+        this.traces.set(traceId, kept);
+        // Oldest first out: a Map iterates in insertion order.
+        if (this.traces.size > this.max) {
+          const [oldest] = this.traces.keys();
+          this.traces.delete(oldest!);
+        }
+      }
+      if (kept.length < 2000) kept.push(span);
+      const requestId = span.attributes[REQUEST_ID];
+      if (typeof requestId === 'string' && span.parentSpanContext === undefined) this.byRequest.set(requestId, traceId);
+    }
+    if (this.byRequest.size > this.max * 2) for (const [requestId, traceId] of this.byRequest) if (!this.traces.has(traceId)) this.byRequest.delete(requestId);
+    done({ code: 0 });
+  }
+
+  shutdown(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  byRequestId(requestId: string): TraceView | undefined {
+    const traceId = this.byRequest.get(requestId);
+    const spans = traceId ? this.traces.get(traceId) : undefined;
+    if (!traceId || !spans) return undefined;
+    const root = spans.find((s) => s.parentSpanContext === undefined);
+    return {
+      traceId,
+      tenantId: typeof root?.attributes[TENANT_ID] === 'string' ? root.attributes[TENANT_ID] : undefined,
+      spans: spans
+        .map((s) => ({
+          spanId: s.spanContext().spanId,
+          parentSpanId: s.parentSpanContext?.spanId,
+          name: s.name,
+          startTime: new Date(s.startTime[0] * 1000 + s.startTime[1] / 1e6).toISOString(),
+          durationMs: Math.round((s.duration[0] * 1000 + s.duration[1] / 1e6) * 1000) / 1000,
+          status: s.status.code === SpanStatusCode.ERROR ? ('error' as const) : ('ok' as const),
+          attributes: { ...s.attributes },
+        }))
+        .sort((a, b) => (a.startTime < b.startTime ? -1 : a.startTime > b.startTime ? 1 : 0)),
+    };
+  }
+}
+
+const REGISTERED = Symbol.for('cairn.local-tracing');
+
+/** Registers the process's tracer provider once (later calls get the same store). */
+export function startLocalTracing(max = 1000): TraceStore {
+  const global = globalThis as { [REGISTERED]?: RecentTraces };
+  if (global[REGISTERED]) return global[REGISTERED];
+  const recent = new RecentTraces(max);
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(recent)] }));
+  global[REGISTERED] = recent;
+  return recent;
+}

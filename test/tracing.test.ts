@@ -1,0 +1,80 @@
+import { createServer } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLocalApp } from '../local/local-app';
+import { call } from './helpers/http';
+import { testLocal, testRt } from './helpers/runtime';
+import { newTenant } from './helpers/tenant';
+
+/**
+ * Traces in local mode: the spans of one request — API, search, model calls, tool calls — and of the
+ * queued work it started, reached by the request's X-Request-Id.
+ */
+const app = createLocalApp(testRt);
+const shop = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"order":"A17","status":"shipped"}'));
+let shopUrl = '';
+beforeAll(async () => {
+  await new Promise<void>((resolve) => shop.listen(0, '127.0.0.1', resolve));
+  shopUrl = `http://localhost:${(shop.address() as { port: number }).port}`;
+});
+afterAll(() => new Promise<void>((resolve) => shop.close(() => resolve())));
+
+type Span = { spanId: string; parentSpanId?: string; name: string; status: string; attributes: Record<string, unknown> };
+
+describe('traces', () => {
+  it('follows one converse: the request, its search, both model calls and the tool call, as one tree', async () => {
+    const t = await newTenant();
+    const ks = await call(app, 'POST', '/v1/knowledge-sources', { key: t.apiKey, body: { name: 'kb', type: 'file-collection', files: [{ path: 'orders.md', content: '# Orders\n\nOrders ship within two days.' }] } });
+    await call(app, 'POST', `/v1/knowledge-sources/${ks.body.data.id}/connect`, { key: t.apiKey, body: {} });
+    await testLocal.ingestion!.drain();
+    const agent = await call(app, 'POST', '/v1/agents', {
+      key: t.apiKey,
+      body: {
+        name: 'Shop',
+        model: 'gpt-4',
+        capabilities: ['chat', 'document-search'],
+        knowledgeSourceIds: [ks.body.data.id],
+        tools: [{ type: 'http', name: 'order_status', description: 'Looks up the status of an order by its number', parameters: { type: 'object', properties: { orderId: { type: 'string', pattern: '^[A-Z][0-9]+$' } }, required: ['orderId'] }, url: `${shopUrl}/orders/{{orderId}}` }],
+      },
+    });
+    const turn = await call(app, 'POST', `/v1/agents/${agent.body.data.id}/converse`, { key: t.apiKey, body: { message: 'Where is my order A17?' } });
+    expect(turn.status).toBe(200);
+    const requestId = turn.headers.get('x-request-id')!;
+
+    const traced = await call(app, 'GET', `/v1/traces/${requestId}`, { key: t.apiKey });
+    expect(traced.status).toBe(200);
+    const spans = traced.body.data.spans as Span[];
+    const root = spans.find((s) => s.parentSpanId === undefined)!;
+    expect(root).toMatchObject({ name: 'POST /v1/agents/:agentId/converse', attributes: { 'http.route': '/v1/agents/:agentId/converse', 'http.response.status_code': 200, 'cairn.tenant.id': t.scope.tenantId, 'cairn.request.id': requestId } });
+    const children = spans.filter((s) => s.parentSpanId === root.spanId);
+    expect(children.find((s) => s.name === `search ${ks.body.data.id}`)?.attributes).toMatchObject({ 'cairn.search.results': expect.any(Number) });
+    const chats = children.filter((s) => s.attributes['gen_ai.operation.name'] === 'chat');
+    expect(chats).toHaveLength(2); // the call that chose the tool, the one that answered from it
+    expect(chats[0]!.attributes).toMatchObject({ 'gen_ai.provider.name': 'local', 'gen_ai.usage.input_tokens': expect.any(Number), 'gen_ai.response.finish_reasons': ['tool_calls'] });
+    expect(children.find((s) => s.name === 'execute_tool order_status')?.attributes).toMatchObject({ 'gen_ai.tool.name': 'order_status', 'gen_ai.tool.call.id': turn.body.data.toolCalls[0].id });
+
+    // Another tenant's trace is not found, nor is a request never made.
+    const stranger = await newTenant();
+    expect((await call(app, 'GET', `/v1/traces/${requestId}`, { key: stranger.apiKey })).status).toBe(404);
+    expect((await call(app, 'GET', '/v1/traces/req_nothing_here', { key: t.apiKey })).status).toBe(404);
+  });
+
+  it('carries the trace through the steps queue: a workflow’s steps are spans of the request that started it', async () => {
+    const t = await newTenant();
+    const wf = await call(app, 'POST', '/v1/workflows', {
+      key: t.apiKey,
+      body: { name: 'two steps', steps: [{ id: 'first', type: 'generation', config: { model: 'gpt-4', prompt: 'Repeat: {{user_message}}' } }, { id: 'second', type: 'generation', config: { model: 'gpt-4', prompt: 'Again: {{steps.first.output.text}}' } }] },
+    });
+    const started = await call(app, 'POST', `/v1/workflows/${wf.body.data.id}/execute`, { key: t.apiKey, body: { input: 'hello', mode: 'async' } });
+    expect(started.status).toBe(202);
+    const requestId = started.headers.get('x-request-id')!;
+    await testLocal.workflowSteps!.drain();
+    const spans = (await call(app, 'GET', `/v1/traces/${requestId}`, { key: t.apiKey })).body.data.spans as Span[];
+    const root = spans.find((s) => s.parentSpanId === undefined)!;
+    const steps = spans.filter((s) => s.name.startsWith('workflow.step '));
+    expect(steps.map((s) => s.attributes['cairn.step.id'])).toEqual(['first', 'second']);
+    // The first step was sent by the request, the second by the first step.
+    expect(steps[0]!.parentSpanId).toBe(root.spanId);
+    expect(steps[1]!.parentSpanId).toBe(steps[0]!.spanId);
+    for (const step of steps) expect(spans.some((s) => s.parentSpanId === step.spanId && s.attributes['gen_ai.operation.name'] === 'chat')).toBe(true);
+  });
+});
