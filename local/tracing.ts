@@ -65,15 +65,27 @@ class RecentTraces implements SpanExporter, TraceStore {
 }
 
 const REGISTERED = Symbol.for('cairn.local-tracing');
+type Registered = { recent: RecentTraces; provider: BasicTracerProvider };
 
 /** Registers the process's tracer provider once (later calls get the same store). */
 export function startLocalTracing(max = 1000): TraceStore {
-  const global = globalThis as { [REGISTERED]?: RecentTraces };
-  if (global[REGISTERED]) return global[REGISTERED];
+  const global = globalThis as { [REGISTERED]?: Registered };
+  if (global[REGISTERED]) return global[REGISTERED].recent;
   const recent = new RecentTraces(max);
+  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(recent)] });
+  global[REGISTERED] = { recent, provider };
+  setLocalTracing(true);
+  return recent;
+}
+
+/** Turns the registered tracing off (every span a no-op) or on again: the benchmark's switch. */
+export function setLocalTracing(on: boolean): void {
+  const registered = (globalThis as { [REGISTERED]?: Registered })[REGISTERED];
+  trace.disable();
+  context.disable();
+  propagation.disable();
+  if (!on || !registered) return;
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-  trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(recent)] }));
-  global[REGISTERED] = recent;
-  return recent;
+  trace.setGlobalTracerProvider(registered.provider);
 }
