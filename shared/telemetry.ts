@@ -14,14 +14,14 @@ const tracer = () => trace.getTracer('cairn');
 /** Runs `fn` in a new span (a child of the current one); a thrown error marks the span and goes on. */
 export function inSpan<T>(name: string, options: { kind?: SpanKind; attributes?: Attributes }, fn: (span: Span) => Promise<T>): Promise<T> {
   return tracer().startActiveSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes }, async (span) => {
+    let failure: unknown;
     try {
       return await fn(span);
     } catch (error) {
-      span.recordException(error as Error);
-      span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+      failure = error;
       throw error;
     } finally {
-      span.end();
+      endSpan(span, failure);
     }
   });
 }

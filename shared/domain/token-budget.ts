@@ -3,6 +3,7 @@ import { approximateTokens, type ChatModel, type ChatRequest, type ChatResult, t
 import { monthlyTokensFor } from '../plans';
 import type { Runtime } from '../runtime';
 import type { TenantScope } from '../tenancy';
+import { aroundEachCall } from '../models/around-each-call';
 import { tracedModel } from '../models/traced-model';
 
 /**
@@ -60,32 +61,10 @@ function budgeted(rt: Runtime, scope: TenantScope, engine: ChatModel, budget: nu
     if (!reservation.allowed) throw exceeded(budget, reservation.used, nextMonth(rt.clock.now()).toISOString());
     return { month, tokens };
   };
+  // A settled call gives back what it did not use (all of it when it failed).
   const settle = (held: { month: string; tokens: number }, result?: ChatResult) =>
     rt.store.tokenBudgets.adjust(scope, held.month, (result ? result.usage.inputTokens + result.usage.outputTokens : 0) - held.tokens);
-  return {
-    provider: engine.provider,
-    supportsTools: engine.supportsTools,
-    async generate(request, signal) {
-      const held = await reserve(request);
-      let result: ChatResult | undefined;
-      try {
-        result = await engine.generate(request, signal);
-        return result;
-      } finally {
-        await settle(held, result);
-      }
-    },
-    async *stream(request, signal) {
-      const held = await reserve(request);
-      let result: ChatResult | undefined;
-      try {
-        result = yield* engine.stream(request, signal);
-        return result;
-      } finally {
-        await settle(held, result);
-      }
-    },
-  };
+  return aroundEachCall(engine, { start: reserve, end: settle });
 }
 
 /**

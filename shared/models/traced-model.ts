@@ -1,4 +1,5 @@
 import { endSpan, SpanKind, startSpan } from '../telemetry';
+import { aroundEachCall } from './around-each-call';
 import type { ChatRequest, ChatResult, ResolvedModel } from './types';
 
 /**
@@ -24,35 +25,12 @@ export function tracedModel(resolved: ResolvedModel): ResolvedModel {
     span.setAttributes({ 'gen_ai.usage.input_tokens': result.usage.inputTokens, 'gen_ai.usage.output_tokens': result.usage.outputTokens, 'gen_ai.response.finish_reasons': [result.finishReason] });
   return {
     ...resolved,
-    engine: {
-      provider: engine.provider,
-      supportsTools: engine.supportsTools,
-      async generate(request, signal) {
-        const span = open(request);
-        try {
-          const result = await engine.generate(request, signal);
-          close(span, result);
-          endSpan(span);
-          return result;
-        } catch (error) {
-          endSpan(span, error);
-          throw error;
-        }
+    engine: aroundEachCall(engine, {
+      start: open,
+      end: (span, result, error) => {
+        if (result) close(span, result);
+        endSpan(span, error);
       },
-      async *stream(request, signal) {
-        const span = open(request);
-        let failure: unknown;
-        try {
-          const result = yield* engine.stream(request, signal);
-          close(span, result);
-          return result;
-        } catch (error) {
-          failure = error;
-          throw error;
-        } finally {
-          endSpan(span, failure);
-        }
-      },
-    },
+    }),
   };
 }
