@@ -1,7 +1,7 @@
-import { createServer } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createLocalApp } from '../local/local-app';
 import { call } from './helpers/http';
+import { fixedJsonServer } from './helpers/json-server';
 import { testLocal, testRt } from './helpers/runtime';
 import { newTenant } from './helpers/tenant';
 
@@ -10,13 +10,7 @@ import { newTenant } from './helpers/tenant';
  * queued work it started, reached by the request's X-Request-Id.
  */
 const app = createLocalApp(testRt);
-const shop = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"order":"A17","status":"shipped"}'));
-let shopUrl = '';
-beforeAll(async () => {
-  await new Promise<void>((resolve) => shop.listen(0, '127.0.0.1', resolve));
-  shopUrl = `http://localhost:${(shop.address() as { port: number }).port}`;
-});
-afterAll(() => new Promise<void>((resolve) => shop.close(() => resolve())));
+const shop = fixedJsonServer({ order: 'A17', status: 'shipped' });
 
 type Span = { spanId: string; parentSpanId?: string; name: string; status: string; attributes: Record<string, unknown> };
 
@@ -33,7 +27,7 @@ describe('traces', () => {
         model: 'gpt-4',
         capabilities: ['chat', 'document-search'],
         knowledgeSourceIds: [ks.body.data.id],
-        tools: [{ type: 'http', name: 'order_status', description: 'Looks up the status of an order by its number', parameters: { type: 'object', properties: { orderId: { type: 'string', pattern: '^[A-Z][0-9]+$' } }, required: ['orderId'] }, url: `${shopUrl}/orders/{{orderId}}` }],
+        tools: [{ type: 'http', name: 'order_status', description: 'Looks up the status of an order by its number', parameters: { type: 'object', properties: { orderId: { type: 'string', pattern: '^[A-Z][0-9]+$' } }, required: ['orderId'] }, url: `${shop.url}/orders/{{orderId}}` }],
       },
     });
     const turn = await call(app, 'POST', `/v1/agents/${agent.body.data.id}/converse`, { key: t.apiKey, body: { message: 'Where is my order A17?' } });

@@ -1,7 +1,7 @@
-import { createServer } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createLocalApp } from '../local/local-app';
 import { call } from './helpers/http';
+import { fixedJsonServer } from './helpers/json-server';
 import { pcall, platformTestSecrets, provision } from './helpers/platform';
 import { testLocal, testRt } from './helpers/runtime';
 import { newTenant } from './helpers/tenant';
@@ -14,13 +14,7 @@ const app = createLocalApp(testRt);
 const otherInstance = createLocalApp(testRt);
 const today = () => new Date().toISOString().slice(0, 10);
 
-const shop = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"shipped"}'));
-let shopUrl = '';
-beforeAll(async () => {
-  await new Promise<void>((resolve) => shop.listen(0, '127.0.0.1', resolve));
-  shopUrl = `http://localhost:${(shop.address() as { port: number }).port}`;
-});
-afterAll(() => new Promise<void>((resolve) => shop.close(() => resolve())));
+const shop = fixedJsonServer({ status: 'shipped' });
 
 async function setUp() {
   const t = await newTenant();
@@ -67,7 +61,7 @@ describe('usage', () => {
     const agent = (
       await call(app, 'POST', '/v1/agents', {
         key: t.apiKey,
-        body: { name: 'Shop', model: 'gpt-4', tools: [{ type: 'http', name: 'order_status', description: 'Looks up the status of an order by its number', parameters: { type: 'object', properties: { orderId: { type: 'string', pattern: '^[A-Z][0-9]+$' } }, required: ['orderId'] }, url: `${shopUrl}/orders/{{orderId}}`, requireApproval: true }] },
+        body: { name: 'Shop', model: 'gpt-4', tools: [{ type: 'http', name: 'order_status', description: 'Looks up the status of an order by its number', parameters: { type: 'object', properties: { orderId: { type: 'string', pattern: '^[A-Z][0-9]+$' } }, required: ['orderId'] }, url: `${shop.url}/orders/{{orderId}}`, requireApproval: true }] },
       })
     ).body.data.id as string;
     const paused = await call(app, 'POST', `/v1/agents/${agent}/converse`, { key: t.apiKey, body: { message: 'Where is my order A17?' } });
