@@ -17,6 +17,7 @@ export function buildApp(app = new App()) {
     platformAdminToken: data.platformAdminToken,
     platformTokenKey: data.platformTokenKey,
     cursorKey: data.cursorKey,
+    alarms: data.alarms,
   });
   acknowledgeReviewedFindings(api);
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));

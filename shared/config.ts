@@ -32,6 +32,14 @@ const schema = z.object({
   /** An API Gateway control-plane-compatible endpoint (tests). */
   API_GATEWAY_ENDPOINT: z.url().optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  /** The `service` of every log line and metric: the CDK names each function's route group; local mode is `cairn`. */
+  POWERTOOLS_SERVICE_NAME: z.string().min(1).max(100).default('cairn'),
+  /** Set by Lambda: metrics default on there. */
+  AWS_LAMBDA_FUNCTION_NAME: z.string().min(1).optional(),
+  /** `emf`: CloudWatch metrics as Embedded Metric Format log lines (the default in Lambda); `off` (the default elsewhere). */
+  METRICS: z.enum(['emf', 'off']).optional(),
+  /** The CloudWatch namespace of the metrics (the CDK sets one per stack, which its dashboard and alarms read). */
+  METRICS_NAMESPACE: z.string().min(1).max(255).default('Cairn'),
   /** How long a Lambda instance trusts a resolved API key; revocation takes effect within it. */
   API_KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
   /** Hosts tools may call whatever they resolve to (comma-separated names or addresses). */
@@ -121,6 +129,9 @@ function load() {
     usagePlanNamePrefix: env.USAGE_PLAN_NAME_PREFIX,
     apiGatewayEndpoint: env.API_GATEWAY_ENDPOINT,
     logLevel: env.LOG_LEVEL,
+    serviceName: env.POWERTOOLS_SERVICE_NAME,
+    metrics: env.METRICS ?? (env.AWS_LAMBDA_FUNCTION_NAME ? 'emf' : 'off'),
+    metricsNamespace: env.METRICS_NAMESPACE,
     apiKeyCacheSeconds: env.API_KEY_CACHE_SECONDS,
     toolAllowedHosts: env.TOOL_ALLOWED_HOSTS.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
     toolAllowPrivateNetworks: env.TOOL_ALLOW_PRIVATE_NETWORKS === 'true',

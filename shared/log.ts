@@ -1,22 +1,32 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { Logger } from '@aws-lambda-powertools/logger';
 import { config } from './config';
 
-/** One JSON object per line: CloudWatch Logs Insights and `jq` read it as is. */
-const LEVELS = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 } as const;
-type Level = Exclude<keyof typeof LEVELS, 'silent'>;
+/**
+ * One JSON object per line, in Powertools for AWS Lambda's shape (`level`, `message`, `timestamp`,
+ * `service`, then the fields), in Lambda and locally alike: CloudWatch Logs Insights and `jq` read
+ * it as is. Every line written while a request or queued message is handled carries that work's
+ * context (request id, tenant, message id), concurrent requests in one process each their own.
+ */
+const LEVELS = { debug: 'DEBUG', info: 'INFO', warn: 'WARN', error: 'ERROR', silent: 'SILENT' } as const;
+const logger = new Logger({ serviceName: config.serviceName, logLevel: LEVELS[config.logLevel] });
+const context = new AsyncLocalStorage<Record<string, unknown>>();
 
-function write(level: Level, msg: string, fields: Record<string, unknown>) {
-  if (LEVELS[level] < LEVELS[config.logLevel]) return;
-  const line = JSON.stringify({ level, time: new Date().toISOString(), msg, ...fields });
-  if (level === 'error' || level === 'warn') process.stderr.write(`${line}\n`);
-  else process.stdout.write(`${line}\n`);
+type Level = 'debug' | 'info' | 'warn' | 'error';
+const write = (level: Level) => (msg: string, fields: Record<string, unknown> = {}) => logger[level](msg, { ...context.getStore(), ...fields });
+
+export const log = { debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error') };
+
+/** Runs `fn` with `fields` (and the enclosing context's) on every line it logs. */
+export function withLogContext<T>(fields: Record<string, unknown>, fn: () => T): T {
+  return context.run({ ...context.getStore(), ...fields }, fn);
 }
 
-export const log = {
-  debug: (msg: string, fields: Record<string, unknown> = {}) => write('debug', msg, fields),
-  info: (msg: string, fields: Record<string, unknown> = {}) => write('info', msg, fields),
-  warn: (msg: string, fields: Record<string, unknown> = {}) => write('warn', msg, fields),
-  error: (msg: string, fields: Record<string, unknown> = {}) => write('error', msg, fields),
-};
+/** Adds fields to the current context's lines from here on (the tenant, once authentication knows it). */
+export function addLogContext(fields: Record<string, unknown>): void {
+  const store = context.getStore();
+  if (store) Object.assign(store, fields);
+}
 
 /** Error fields safe to log: name, message and stack, never request data. */
 export function errorFields(error: unknown): Record<string, unknown> {

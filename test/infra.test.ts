@@ -255,6 +255,49 @@ describe('CDK app', () => {
     expect([...new Set(kmsActions)].sort()).toEqual(['kms:Decrypt', 'kms:GenerateDataKey']);
   });
 
+  it('names every function’s service and the stack’s metrics namespace, which the dashboard and alarms read', () => {
+    const functions = Object.entries(api.findResources('AWS::Lambda::Function')).filter(([, fn]) => fn.Properties.Handler === 'index.handler');
+    const services = functions.map(([, fn]) => fn.Properties.Environment.Variables.POWERTOOLS_SERVICE_NAME as string).sort();
+    expect(services).toEqual([...Object.keys(ROUTE_GROUPS), 'ingestion', 'sweeper', 'workflow-steps'].sort());
+    for (const [, fn] of functions) expect(fn.Properties.Environment.Variables.METRICS_NAMESPACE).toBe('Cairn/CairnApi');
+  });
+
+  it('alarms on the API’s 5xx rate, its p99 latency and token spend, and shows them on a dashboard', () => {
+    api.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Threshold: 5,
+      EvaluationPeriods: 2,
+      Metrics: Match.arrayWith([Match.objectLike({ Expression: 'IF(requests >= 20, 100 * errors / requests, 0)' })]),
+    });
+    api.hasResourceProperties('AWS::CloudWatch::Alarm', { Namespace: 'AWS/ApiGateway', MetricName: 'Latency', ExtendedStatistic: 'p99', Threshold: 10_000, EvaluationPeriods: 3 });
+    const [spend] = Object.values(api.findResources('AWS::CloudWatch::Alarm', { Properties: { Threshold: 2_000_000 } }));
+    const queries = spend!.Properties.Metrics as Array<{ Id: string; Expression?: string; MetricStat?: { Metric: { Namespace: string; MetricName: string; Dimensions: Array<{ Value: string }> } } }>;
+    expect(queries.find((q) => q.Expression)!.Expression).toBe('FILL(t0, 0) + FILL(t1, 0) + FILL(t2, 0)');
+    expect(queries.filter((q) => q.MetricStat).map((q) => [q.MetricStat!.Metric.Namespace, q.MetricStat!.Metric.MetricName, q.MetricStat!.Metric.Dimensions[0]!.Value])).toEqual([
+      ['Cairn/CairnApi', 'Tokens', 'agents'],
+      ['Cairn/CairnApi', 'Tokens', 'mcp'],
+      ['Cairn/CairnApi', 'Tokens', 'workflow-steps'],
+    ]);
+    const [dashboard] = Object.values(api.findResources('AWS::CloudWatch::Dashboard'));
+    // The body is JSON joined around the tokens it references (the API's name, the queues').
+    const parts = (dashboard!.Properties.DashboardBody as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1];
+    const body = JSON.parse(parts.map((p) => (typeof p === 'string' ? p : 'token')).join('')) as { widgets: Array<{ properties: { metrics?: unknown[][] } }> };
+    const expressions = body.widgets.flatMap((w) => (w.properties.metrics ?? []).flat()).flatMap((m) => (m && typeof m === 'object' && 'expression' in m ? [(m as { expression: string }).expression] : []));
+    for (const search of [`SEARCH('{Cairn/CairnApi,service,route} MetricName="Requests"', 'Sum', 300)`, `SEARCH('{Cairn/CairnApi,service,model} MetricName="InputTokens"', 'Sum', 300)`, `SEARCH('{Cairn/CairnApi,service,toolKind} MetricName="ToolCalls"', 'Sum', 300)`]) {
+      expect(expressions).toContain(search);
+    }
+  });
+
+  it('sends every alarm of both stacks to one encrypted, TLS-only topic', () => {
+    for (const template of [data, api]) {
+      const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm'));
+      expect(alarms.length).toBeGreaterThan(1);
+      for (const alarm of alarms) expect(JSON.stringify(alarm.Properties.AlarmActions)).toContain('AlarmsTopic');
+    }
+    data.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: Match.anyValue() });
+    data.hasResourceProperties('AWS::SNS::TopicPolicy', { PolicyDocument: Match.objectLike({ Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) }) });
+    data.resourceCountIs('AWS::SNS::Subscription', 0);
+  });
+
   it('passes cdk-nag AwsSolutions with every acknowledged finding carrying a reason', () => {
     const report = new AwsSolutionsChecks(built.app).validateScope(built.app);
     expect(report.violations.map((v) => `${v.ruleName}: ${v.violatingResources.map((r) => r.resourceLogicalId).join(',')}`)).toEqual([]);
@@ -284,6 +327,13 @@ describe('CDK app with tracing on', () => {
     }
     const report = new AwsSolutionsChecks(built.app).validateScope(built.app);
     expect(report.violations.map((v) => `${v.ruleName}: ${v.violatingResources.map((r) => r.resourceLogicalId).join(',')}`)).toEqual([]);
+  }, 120_000);
+
+  it('takes alarm thresholds and an alarm address from context, and refuses a threshold that is not a number', () => {
+    const built = buildApp(new App({ context: { ...cdkJson.context, p99LatencyMs: '5000', alarmEmail: 'ops@example.com' } }));
+    Template.fromStack(built.api).hasResourceProperties('AWS::CloudWatch::Alarm', { ExtendedStatistic: 'p99', Threshold: 5000 });
+    Template.fromStack(built.data).hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'ops@example.com' });
+    expect(() => buildApp(new App({ context: { ...cdkJson.context, tokensPerHour: 'lots' } }))).toThrow(/tokensPerHour/);
   }, 120_000);
 
   it('names the missing layer ARN when tracing is asked for without it', () => {

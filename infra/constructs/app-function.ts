@@ -5,6 +5,7 @@ import { NodejsFunction, OutputFormat, type NodejsFunctionProps } from 'aws-cdk-
 import { LogGroup, RetentionDays, type CfnLogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { fileURLToPath } from 'node:url';
+import { metricsNamespaceOf, serviceOf } from './metrics-names';
 
 export const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -34,8 +35,9 @@ export interface AppFunctionProps extends NodejsFunctionProps {
 
 /**
  * The defaults every Cairn function shares (ARM64, Node 22, ESM, minified with source maps, its
- * own log group with retention, a role that may only write its own logs). Caller props are
- * merged over them, never replaced wholesale.
+ * own log group with retention, a role that may only write its own logs, its service name and
+ * metrics namespace for logs and EMF metrics). Caller props are merged over them, never replaced
+ * wholesale.
  */
 export class AppFunction extends NodejsFunction {
   constructor(scope: Construct, id: string, props: AppFunctionProps) {
@@ -69,7 +71,14 @@ export class AppFunction extends NodejsFunction {
       ...props,
       entry: `${PROJECT_ROOT}${props.entry}`,
       ...(tracing ? { tracing: Tracing.ACTIVE, layers: [tracing.layer, ...(props.layers ?? [])] } : {}),
-      environment: { NODE_OPTIONS: '--enable-source-maps', LOG_LEVEL: 'info', ...(tracing ? { AWS_LAMBDA_EXEC_WRAPPER: '/opt/otel-handler' } : {}), ...props.environment },
+      environment: {
+        NODE_OPTIONS: '--enable-source-maps',
+        LOG_LEVEL: 'info',
+        POWERTOOLS_SERVICE_NAME: serviceOf(props.entry),
+        METRICS_NAMESPACE: metricsNamespaceOf(scope),
+        ...(tracing ? { AWS_LAMBDA_EXEC_WRAPPER: '/opt/otel-handler' } : {}),
+        ...props.environment,
+      },
       bundling: {
         format: OutputFormat.ESM,
         target: BUNDLE_TARGET,

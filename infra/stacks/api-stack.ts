@@ -20,7 +20,9 @@ import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { alarmAt } from '../constructs/alarm';
+import type { AlarmTopic } from '../constructs/alarm-topic';
 import { AppFunction } from '../constructs/app-function';
+import { Monitoring } from '../constructs/monitoring';
 import type { DataTable } from '../constructs/data-table';
 import type { WorkQueue } from '../constructs/work-queue';
 import { ROUTE_GROUPS, type RouteGroupName, type RouteGroupSpec } from '../../functions/routes';
@@ -37,12 +39,17 @@ export interface ApiStackProps extends StackProps {
   platformTokenKey: ISecret;
   /** Signs pagination cursors: every group that lists gets it at deployment (a dynamic reference, not a value in the template). */
   cursorKey: ISecret;
+  /** Where every alarm goes. */
+  alarms: AlarmTopic;
 }
 
 /** Stateless: the REST API, one Lambda per route group, usage plans. */
 export class ApiStack extends Stack {
   readonly api: RestApi;
   readonly groups: Record<string, RouteGroup> = {};
+  /** Every function by its service name (the `service` of its logs and metrics). */
+  readonly functions: Record<string, AppFunction> = {};
+  readonly monitoring: Monitoring;
 
   constructor(scope: Construct, id: string, props: ApiStackProps) {
     super(scope, id, props);
@@ -91,6 +98,7 @@ export class ApiStack extends Stack {
         group.fn.addEnvironment('CURSOR_SIGNING_KEY', props.cursorKey.secretValue.unsafeUnwrap());
       }
       this.groups[name] = group;
+      this.functions[name] = group.fn;
     }
 
     // Knowledge sources send ingestion work and seal credentials.
@@ -111,7 +119,15 @@ export class ApiStack extends Stack {
     this.platformAccess(props);
 
     alarmAt(this, 'Api5xxAlarm', this.api.metricServerError({ period: Duration.minutes(5) }), 'The API answered with 5xx', 5);
+    this.monitoring = new Monitoring(this, 'Monitoring', {
+      api: this.api,
+      functions: this.functions,
+      queues: { ingestion: props.ingestion, 'workflow steps': props.workflowSteps },
+      modelServices: ['agents', 'mcp', 'workflow-steps'],
+    });
+    props.alarms.notifyFrom(this);
     new CfnOutput(this, 'ApiUrl', { value: this.api.url });
+    new CfnOutput(this, 'DashboardName', { value: this.monitoring.dashboard.dashboardName, description: 'CloudWatch dashboard of the API, models, tools and queues' });
   }
 
   /**
@@ -132,6 +148,7 @@ export class ApiStack extends Stack {
     props.workflowSteps.queue.grantSendMessages(worker);
     this.modelAccess(worker, props);
     worker.addEventSource(new SqsEventSource(props.workflowSteps.queue, { batchSize: 5, reportBatchItemFailures: true, maxConcurrency: 20 }));
+    this.functions['workflow-steps'] = worker;
     alarmAt(this, 'WorkflowStepsWorkerErrors', worker.metricErrors({ period: Duration.minutes(5) }), 'Workflow steps worker errors');
   }
 
@@ -150,6 +167,7 @@ export class ApiStack extends Stack {
     props.ingestion.queue.grantSendMessages(fn);
     props.workflowSteps.queue.grantSendMessages(fn);
     new Rule(this, 'SweepSchedule', { schedule: Schedule.rate(Duration.minutes(5)), targets: [new LambdaFunction(fn, { retryAttempts: 0 })] });
+    this.functions.sweeper = fn;
     alarmAt(this, 'SweeperErrors', fn.metricErrors({ period: Duration.minutes(15) }), 'Sweeper errors');
   }
 
@@ -206,6 +224,7 @@ export class ApiStack extends Stack {
     props.ingestion.queue.grantSendMessages(worker);
     props.secretsKey.grant(worker, 'kms:Decrypt');
     worker.addEventSource(new SqsEventSource(props.ingestion.queue, { batchSize: 1, reportBatchItemFailures: true, maxConcurrency: 5 }));
+    this.functions.ingestion = worker;
     alarmAt(this, 'IngestionWorkerErrors', worker.metricErrors({ period: Duration.minutes(5) }), 'Ingestion worker errors');
   }
 

@@ -1,8 +1,9 @@
-import { Duration, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { MAX_RECEIVES } from '../../shared/queue/queue';
 import type { Construct } from 'constructs';
+import { AlarmTopic } from '../constructs/alarm-topic';
 import { DataTable } from '../constructs/data-table';
 import { WorkQueue } from '../constructs/work-queue';
 
@@ -21,6 +22,8 @@ export class DataStack extends Stack {
   readonly platformTokenKey: Secret;
   /** Signs pagination cursors; rotating it ends the cursors clients hold (they list again from the start). */
   readonly cursorKey: Secret;
+  /** Where every alarm of both stacks goes (here, so the dead-letter alarms can reach it too). */
+  readonly alarms: AlarmTopic;
 
   constructor(scope: Construct, id: string, props?: StackProps) {
     super(scope, id, props);
@@ -64,5 +67,8 @@ export class DataStack extends Stack {
       id: 'AwsSolutions-SMG4',
       reason: "Third-party model API keys cannot be rotated by a Lambda here; rotate them at the provider and update the secret (Cairn re-reads it every five minutes).",
     });
+    this.alarms = new AlarmTopic(this, 'Alarms');
+    this.alarms.notifyFrom(this);
+    new CfnOutput(this, 'AlarmTopicArn', { value: this.alarms.topic.topicArn, description: 'Subscribe to receive every alarm (or deploy with -c alarmEmail=…)' });
   }
 }

@@ -1,6 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { AppError } from '../../errors';
 import { log } from '../../log';
+import { emitMetrics } from '../../metrics';
 import { inSpan, markFailed } from '../../telemetry';
 import { outboundPolicyFromConfig, type OutboundPolicy } from '../../net/outbound';
 import type { Runtime } from '../../runtime';
@@ -70,7 +71,7 @@ export function toolContext(rt: Runtime, scope: TenantScope, agent: Agent, optio
  * tool). Should two share a name, the first keeps it and the other is left out, with a log line.
  */
 export async function callableTools(context: ToolContext): Promise<CallableTool[]> {
-  const exposed = await Promise.all((context.agent.tools ?? []).map(async (tool) => kindOf(tool.type).expose(tool, context)));
+  const exposed = await Promise.all((context.agent.tools ?? []).map(async (tool) => (await kindOf(tool.type).expose(tool, context)).map((t) => ({ ...t, kind: tool.type }))));
   const byName = new Map<string, CallableTool>();
   for (const tool of exposed.flat()) {
     if (byName.has(tool.name)) log.warn('tool left out: its name is taken', { tenantId: context.scope.tenantId, agentId: context.agent.id, tool: tool.name });
@@ -109,16 +110,24 @@ function checkArguments(tool: CallableTool, args: unknown): Record<string, unkno
  * is an outcome the model is told about, never an exception of the turn; results are capped in
  * size, with a note when cut.
  */
-export function runTool(tool: CallableTool, args: unknown, context: ToolContext, callId?: string): Promise<ToolOutcome> {
-  return inSpan(`execute_tool ${tool.name}`, { attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': tool.name, ...(callId ? { 'gen_ai.tool.call.id': callId } : {}) } }, async (span) => {
-    try {
-      const result = await tool.call(checkArguments(tool, args), context);
-      return { ok: true, result: cap(result, context.maxResultBytes) };
-    } catch (error) {
-      if (!(error instanceof ToolFailure || error instanceof AppError)) throw error;
-      // The model is told; the span says the tool failed.
-      markFailed(span, error.message.slice(0, 200));
-      return { ok: false, error: cap(error.message, 2000) };
-    }
-  });
+export async function runTool(tool: CallableTool, args: unknown, context: ToolContext, callId?: string): Promise<ToolOutcome> {
+  const started = performance.now();
+  let outcome: ToolOutcome | undefined;
+  try {
+    outcome = await inSpan(`execute_tool ${tool.name}`, { attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': tool.name, 'cairn.tool.kind': tool.kind, ...(callId ? { 'gen_ai.tool.call.id': callId } : {}) } }, async (span) => {
+      try {
+        const result = await tool.call(checkArguments(tool, args), context);
+        return { ok: true, result: cap(result, context.maxResultBytes) };
+      } catch (error) {
+        if (!(error instanceof ToolFailure || error instanceof AppError)) throw error;
+        // The model is told; the span says the tool failed.
+        markFailed(span, error.message.slice(0, 200));
+        return { ok: false, error: cap(error.message, 2000) };
+      }
+    });
+    return outcome;
+  } finally {
+    // By kind, not name: names are the tenants' own and without bound.
+    emitMetrics({ toolKind: tool.kind }, { ToolCalls: { value: 1, unit: 'count' }, ToolErrors: { value: outcome?.ok ? 0 : 1, unit: 'count' }, ToolLatency: { value: performance.now() - started, unit: 'ms' } });
+  }
 }

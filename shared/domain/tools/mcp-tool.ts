@@ -4,7 +4,7 @@ import { errorFields, log } from '../../log';
 import { outboundFetch } from '../../net/outbound';
 import { MAX_EXPOSED, type McpDefinition, type Stored } from './definitions';
 import { authHeaders } from './tool-auth';
-import { exposedName, ToolFailure, type CallableTool, type ToolContext, type ToolKind } from './tool-kind';
+import { exposedName, ToolFailure, type ExposedTool, type ToolContext, type ToolKind } from './tool-kind';
 
 /**
  * `mcp`: the tools of a remote MCP server (Streamable HTTP, with the official SDK's client; every
@@ -94,7 +94,7 @@ export const mcpTool: ToolKind<McpDefinition, McpTool> = {
       return fits;
     });
     return allowed.map(
-      (remote): CallableTool => ({
+      (remote): ExposedTool => ({
         name: exposedName(tool.name, remote.name),
         description: (remote.description ?? remote.name).slice(0, 2000),
         parameters: { ...remote.inputSchema, type: 'object' },

@@ -16,7 +16,7 @@ export interface ToolKind<Input, Stored> {
   /** What responses show of a stored definition, where it is not the definition itself (its auth is shown after). */
   present?(tool: Stored): unknown;
   /** What the model may call; `context` is the turn's. */
-  expose(tool: Stored, context: ToolContext): Promise<CallableTool[]> | CallableTool[];
+  expose(tool: Stored, context: ToolContext): Promise<ExposedTool[]> | ExposedTool[];
 }
 
 /** What a tool call reads: who calls, under which limits. */
@@ -36,12 +36,17 @@ export interface ToolContext {
 
 /** One tool as the model sees it, and how a call of it runs (its arguments already checked against `parameters`). */
 export interface CallableTool {
+  /** The definition's type (http, openapi, mcp, …): metrics count calls by it. */
+  kind: string;
   name: string;
   description: string;
   parameters: Record<string, unknown>;
   requireApproval: boolean;
   call(args: Record<string, unknown>, context: ToolContext): Promise<string>;
 }
+
+/** A tool as its kind exposes it (the registry adds the kind). */
+export type ExposedTool = Omit<CallableTool, 'kind'>;
 
 /** A tool's failure the model is told about (bad arguments, an error answer); never a failed turn. */
 export class ToolFailure extends Error {}

@@ -1,6 +1,7 @@
 import type { MiddlewareHandler } from 'hono';
 import { config } from '../../config';
 import { AppError } from '../../errors';
+import { addLogContext } from '../../log';
 import type { Runtime } from '../../runtime';
 import { API_KEY_PATTERN, hashApiKey, type ApiKeyIdentity } from '../../store/api-keys';
 import { bearerOf } from '../bearer';
@@ -36,6 +37,7 @@ export function apiKeyAuth(rt: Runtime, options: { cacheSeconds?: number } = {})
       }
     }
     c.set('identity', identity.identity);
+    addLogContext({ tenantId: identity.identity.scope.tenantId, keyId: identity.identity.keyId });
     await next();
   };
 }

@@ -1,5 +1,6 @@
 import type { MiddlewareHandler } from 'hono';
 import { AppError } from '../../errors';
+import { addLogContext } from '../../log';
 import { verifyToken } from '../../platform/access-tokens';
 import { sameSecret } from '../../platform/platform-secrets';
 import type { Runtime } from '../../runtime';
@@ -31,6 +32,7 @@ export function platformTokenAuth(rt: Runtime): MiddlewareHandler<AppEnv> {
       throw new AppError('FORBIDDEN', `${SCOPE_HEADERS.schema} does not match the access token's schema`, { field: SCOPE_HEADERS.schema });
     }
     c.set('platformToken', verified);
+    addLogContext({ tenantId: verified.scope.tenantId });
     await next();
   };
 }

@@ -1,0 +1,104 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+/**
+ * Logs and metrics as a Lambda writes them (Powertools' JSON lines; CloudWatch EMF documents),
+ * read off this process's stdout while the local app serves real requests: every line a request
+ * writes carries its request id and tenant, concurrent requests each their own, and the metrics
+ * count requests by route, model calls and tokens by model, tool calls by kind and queued messages.
+ * The environment is set before anything reads it, as Lambda's is.
+ */
+process.env.LOG_LEVEL = 'info';
+process.env.METRICS = 'emf';
+process.env.METRICS_NAMESPACE = 'CairnTest';
+process.env.POWERTOOLS_SERVICE_NAME = 'agents';
+
+const { createLocalApp } = await import('../local/local-app');
+const { call } = await import('./helpers/http');
+const { testLocal, testRt } = await import('./helpers/runtime');
+const { newTenant } = await import('./helpers/tenant');
+
+type Line = Record<string, unknown> & { _aws?: { CloudWatchMetrics: Array<{ Namespace: string; Dimensions: string[][]; Metrics: Array<{ Name: string; Unit: string }> }> } };
+const written: Line[] = [];
+const realWrite = process.stdout.write.bind(process.stdout);
+
+beforeAll(() => {
+  process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+    for (const text of String(chunk).split('\n')) {
+      if (!text.startsWith('{')) continue;
+      try {
+        written.push(JSON.parse(text) as Line);
+      } catch {
+        // not one of ours
+      }
+    }
+    return (realWrite as (...args: unknown[]) => boolean)(chunk, ...rest);
+  });
+});
+afterAll(() => {
+  process.stdout.write = realWrite;
+});
+
+const app = createLocalApp(testRt);
+const logs = () => written.filter((l) => !l._aws);
+const metrics = (dimension: string) => written.filter((l) => l._aws?.CloudWatchMetrics[0]!.Dimensions.some((set) => set.includes(dimension)));
+
+describe('logs and metrics', () => {
+  it('puts each request’s id and tenant on every line it writes, concurrent requests each their own', async () => {
+    const tenants = await Promise.all([newTenant(), newTenant()]);
+    const agents = await Promise.all(tenants.map(async (t) => (await call(app, 'POST', '/v1/agents', { key: t.apiKey, body: { name: 'A', model: 'gpt-4' } })).body.data.id as string));
+    const turns = await Promise.all(tenants.map((t, i) => call(app, 'POST', `/v1/agents/${agents[i]}/converse`, { key: t.apiKey, body: { message: 'Hello there' } })));
+    tenants.forEach((t, i) => {
+      const requestId = turns[i]!.headers.get('x-request-id')!;
+      const lines = logs().filter((l) => l.requestId === requestId);
+      expect(lines.length).toBeGreaterThanOrEqual(1);
+      for (const line of lines) expect(line).toMatchObject({ tenantId: t.scope.tenantId, service: 'agents' });
+      expect(lines.find((l) => l.message === 'request')).toMatchObject({ level: 'INFO', timestamp: expect.any(String), keyId: t.keyId, method: 'POST', status: 200, durationMs: expect.any(Number), dynamoRequests: expect.any(Number) });
+    });
+  });
+
+  it('counts requests by route, model calls and tokens by model, and tool calls by kind', async () => {
+    const t = await newTenant();
+    const agent = (
+      await call(app, 'POST', '/v1/agents', {
+        key: t.apiKey,
+        // A tool whose server is not there: the call is made and fails.
+        body: { name: 'Shop', model: 'gpt-4', tools: [{ type: 'http', name: 'order_status', description: 'Looks up the status of an order by its number', parameters: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] }, url: 'http://localhost:9/orders/{{orderId}}' }] },
+      })
+    ).body.data;
+    const before = written.length;
+    const turn = await call(app, 'POST', `/v1/agents/${agent.id}/converse`, { key: t.apiKey, body: { message: 'Where is my order A17?' } });
+    expect(turn.status).toBe(200);
+    const mine = written.slice(before);
+    const request = mine.find((l) => l.route === 'POST /v1/agents/:agentId/converse')!;
+    expect(request._aws!.CloudWatchMetrics[0]).toMatchObject({ Namespace: 'CairnTest', Dimensions: [['service', 'route']] });
+    expect(request).toMatchObject({ service: 'agents', Requests: 1, ClientErrors: 0, ServerErrors: 0, Latency: expect.any(Number) });
+
+    const models = mine.filter((l) => l.model === turn.body.data.model);
+    expect(models).toHaveLength(2); // the call that chose the tool, the one that answered
+    expect(models.reduce((n, l) => n + (l.InputTokens as number), 0)).toBe(turn.body.data.usage.inputTokens);
+    expect(models.reduce((n, l) => n + (l.OutputTokens as number), 0)).toBe(turn.body.data.usage.outputTokens);
+    const totals = mine.filter((l) => l._aws && l.Tokens !== undefined);
+    expect(totals.every((l) => l._aws!.CloudWatchMetrics[0]!.Dimensions[0]!.join() === 'service')).toBe(true);
+    expect(totals.reduce((n, l) => n + (l.Tokens as number), 0)).toBe(turn.body.data.usage.inputTokens + turn.body.data.usage.outputTokens);
+
+    expect(mine.find((l) => l.toolKind === 'http')).toMatchObject({ ToolCalls: 1, ToolErrors: 1, ToolLatency: expect.any(Number) });
+
+    const missing = await call(app, 'GET', '/v1/agents/agt_nothing', { key: t.apiKey });
+    expect(missing.status).toBe(404);
+    expect(metrics('route').at(-1)).toMatchObject({ route: 'GET /v1/agents/:agentId', ClientErrors: 1, ServerErrors: 0 });
+  });
+
+  it('counts queued messages and puts their tenant on the lines their work writes', async () => {
+    const t = await newTenant();
+    const before = written.length;
+    const ks = await call(app, 'POST', '/v1/knowledge-sources', { key: t.apiKey, body: { name: 'kb', type: 'file-collection', files: [{ path: 'a.md', content: '# A\n\nSome text.' }] } });
+    await call(app, 'POST', `/v1/knowledge-sources/${ks.body.data.id}/connect`, { key: t.apiKey, body: {} });
+    await testLocal.ingestion!.drain();
+    const mine = written.slice(before);
+    const messages = mine.filter((l) => l._aws && l.Messages !== undefined);
+    expect(messages.length).toBeGreaterThanOrEqual(2); // the sync and its batch
+    for (const m of messages) expect(m).toMatchObject({ Messages: 1, MessageFailures: 0 });
+    const ready = mine.find((l) => l.message === 'knowledge source ready')!;
+    expect(ready).toMatchObject({ tenantId: t.scope.tenantId, messageId: expect.any(String) });
+  });
+});
