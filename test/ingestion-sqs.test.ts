@@ -7,6 +7,7 @@ import type { IngestionMessage } from '../shared/queue/messages';
 import { MAX_RECEIVES } from '../shared/queue/queue';
 import { sqsQueue } from '../shared/queue/sqs-queue';
 import { sqsHandler } from '../shared/queue/sqs-handler';
+import { startLocalTracing } from '../local/tracing';
 import type { Runtime } from '../shared/runtime';
 import { call } from './helpers/http';
 import { pollOnce, recordOf } from './helpers/sqs';
@@ -65,6 +66,21 @@ describe('ingestion through SQS', () => {
     expect(source.stats).toMatchObject({ documents: 450, chunks: 450 });
     const hit = await call(app, 'POST', `/v1/knowledge-sources/${id}/search`, { key: t.apiKey, body: { query: 'topic321' } });
     expect(hit.body.data.results[0].path).toBe('note-0321.txt');
+  });
+
+  it('carries the trace in message attributes: the sync and its batches are spans of the connect request', async () => {
+    const traces = startLocalTracing();
+    const t = await newTenant();
+    const id = (await call(app, 'POST', '/v1/knowledge-sources', { key: t.apiKey, body: { name: 'notes', type: 'file-collection', files: manyFiles(250, 'traced') } })).body.data.id;
+    const connect = await call(app, 'POST', `/v1/knowledge-sources/${id}/connect`, { key: t.apiKey, body: {} });
+    expect(await work(t.apiKey, id)).toBe('ready');
+    const spans = traces.byRequestId(connect.headers.get('x-request-id')!)!.spans;
+    const root = spans.find((s) => s.parentSpanId === undefined)!;
+    const sync = spans.find((s) => s.name === `ingestion.sync ${id}`)!;
+    expect(sync.parentSpanId).toBe(root.spanId);
+    const batches = spans.filter((s) => s.name === `ingestion.batch ${id}`);
+    expect(batches.length).toBeGreaterThanOrEqual(2);
+    for (const batch of batches) expect(batch.parentSpanId).toBe(sync.spanId);
   });
 
   it('changes nothing when a batch is delivered twice, even concurrently', async () => {

@@ -40,7 +40,10 @@ describe('traces', () => {
     const root = spans.find((s) => s.parentSpanId === undefined)!;
     expect(root).toMatchObject({ name: 'POST /v1/agents/:agentId/converse', attributes: { 'http.route': '/v1/agents/:agentId/converse', 'http.response.status_code': 200, 'cairn.tenant.id': t.scope.tenantId, 'cairn.request.id': requestId } });
     const children = spans.filter((s) => s.parentSpanId === root.spanId);
-    expect(children.find((s) => s.name === `search ${ks.body.data.id}`)?.attributes).toMatchObject({ 'cairn.search.results': expect.any(Number) });
+    const search = children.find((s) => s.name === `search ${ks.body.data.id}`)!;
+    expect(search.attributes).toMatchObject({ 'cairn.search.results': expect.any(Number), 'cairn.search.segments': 1, 'cairn.dynamodb.read_units': expect.any(Number) });
+    expect(search.attributes['cairn.search.terms']).toBeGreaterThanOrEqual(2); // "where", "order", "a17" less stop words
+    expect(search.attributes['cairn.dynamodb.requests']).toBeGreaterThanOrEqual(1);
     const chats = children.filter((s) => s.attributes['gen_ai.operation.name'] === 'chat');
     expect(chats).toHaveLength(2); // the call that chose the tool, the one that answered from it
     expect(chats[0]!.attributes).toMatchObject({ 'gen_ai.provider.name': 'local', 'gen_ai.usage.input_tokens': expect.any(Number), 'gen_ai.response.finish_reasons': ['tool_calls'] });

@@ -7,11 +7,7 @@
  * Ingestion: a `sync` plans the work and fans it out as `batch` messages; `purge` removes a
  * deleted source's index.
  */
-/** The trace context of the work that sent a message (W3C `traceparent`), so its handling joins that trace. */
-type Traced = { trace?: Record<string, string> };
-
-export type IngestionMessage = Traced &
-  (
+export type IngestionMessage =
   | { type: 'sync'; tenantId: string; sourceId: string; syncId: string }
   | {
       type: 'batch';
@@ -24,11 +20,10 @@ export type IngestionMessage = Traced &
       range?: { after?: string; upTo: string };
       since?: string;
     }
-  | { type: 'purge'; tenantId: string; sourceId: string }
-  );
+  | { type: 'purge'; tenantId: string; sourceId: string };
 
 /** Workflow steps: run one step of one execution. */
-export interface StepMessage extends Traced {
+export interface StepMessage {
   type: 'step';
   tenantId: string;
   workflowId: string;

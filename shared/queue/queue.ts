@@ -1,3 +1,7 @@
+import { withLogContext } from '../log';
+import { emitMetrics } from '../metrics';
+import { withCarrier } from '../telemetry';
+
 /**
  * One queue interface, two drivers: SQS (AWS, and tests against an SQS-compatible endpoint) and
  * an in-process queue for local mode. Delivery is at least once either way: consumers must be
@@ -28,4 +32,24 @@ export function unconfiguredQueue<M>(variable: string): Queue<M> {
       throw new Error(`No queue: set ${variable}`);
     },
   };
+}
+
+/**
+ * Hands one delivered message to its consumer, as both drivers do: in the trace its sender named,
+ * with its id and tenant on every log line the work writes, counted in the metrics (messages,
+ * failures, time). A body that is not JSON is the consumer's failure like any other.
+ */
+export async function deliver<M>(consumer: Consumer<M>, body: string, delivery: Delivery, meta: { messageId: string; carrier?: Record<string, string> }): Promise<void> {
+  const started = performance.now();
+  let failed = true;
+  try {
+    await withCarrier(meta.carrier, () => {
+      const message = JSON.parse(body) as M;
+      const tenantId = (message as { tenantId?: unknown }).tenantId;
+      return withLogContext({ messageId: meta.messageId, ...(typeof tenantId === 'string' ? { tenantId } : {}) }, () => consumer(message, delivery));
+    });
+    failed = false;
+  } finally {
+    emitMetrics({}, { Messages: { value: 1, unit: 'count' }, MessageFailures: { value: failed ? 1 : 0, unit: 'count' }, MessageLatency: { value: performance.now() - started, unit: 'ms' } });
+  }
 }

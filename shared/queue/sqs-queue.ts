@@ -1,5 +1,6 @@
-import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { SendMessageBatchCommand, SQSClient, type MessageAttributeValue } from '@aws-sdk/client-sqs';
 import { config } from '../config';
+import { traceCarrier } from '../telemetry';
 import type { Runtime } from '../runtime';
 import { unconfiguredQueue, type Queue } from './queue';
 
@@ -8,8 +9,9 @@ export function sqsQueue<M>(client: SQSClient, queueUrl: string): Queue<M> {
   return {
     async send(messages, options = {}) {
       const delay = options.delaySeconds ? Math.min(900, Math.max(0, Math.round(options.delaySeconds))) : undefined;
+      const attributes = messageAttributes(traceCarrier());
       for (let i = 0; i < messages.length; i += 10) {
-        let entries = messages.slice(i, i + 10).map((m, j) => ({ Id: String(j), MessageBody: JSON.stringify(m), DelaySeconds: delay }));
+        let entries = messages.slice(i, i + 10).map((m, j) => ({ Id: String(j), MessageBody: JSON.stringify(m), DelaySeconds: delay, MessageAttributes: attributes }));
         for (let attempt = 0; entries.length > 0; attempt++) {
           if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 50 * 2 ** attempt)));
           const out = await client.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));
@@ -20,6 +22,12 @@ export function sqsQueue<M>(client: SQSClient, queueUrl: string): Queue<M> {
       }
     },
   };
+}
+
+/** The trace context (`traceparent`, `tracestate`) as string message attributes: the body stays the work alone. */
+function messageAttributes(carrier: Record<string, string> | undefined): Record<string, MessageAttributeValue> | undefined {
+  if (!carrier) return undefined;
+  return Object.fromEntries(Object.entries(carrier).map(([name, value]) => [name, { DataType: 'String', StringValue: value }]));
 }
 
 /** The Lambda's queues: the SQS queues the stack named (a function that was given none cannot send). */

@@ -1,7 +1,8 @@
 import { errorFields, log } from '../log';
+import { traceCarrier } from '../telemetry';
 import type { QueueMessagesStore, StoredMessage } from '../store/queue-messages';
 import { withHeartbeat } from './heartbeat';
-import { MAX_RECEIVES, type Consumer, type Queue } from './queue';
+import { deliver, MAX_RECEIVES, type Consumer, type Queue } from './queue';
 
 /**
  * Local mode's queue: messages live in the table (store/queue-messages.ts), so nothing queued is
@@ -67,7 +68,7 @@ export function storedQueue<M>(
     let failure: unknown;
     try {
       await withHeartbeat(beat, Math.max(50, Math.floor(options.visibilityMs / 3)), () =>
-        consumer(JSON.parse(receipt.body) as M, { receiveCount: receipt.receiveCount, maxReceives: MAX_RECEIVES }),
+        deliver(consumer, receipt.body, { receiveCount: receipt.receiveCount, maxReceives: MAX_RECEIVES }, { messageId: receipt.messageId, carrier: receipt.attributes }),
       );
     } catch (error) {
       failure = error ?? new Error('consumer failed');
@@ -115,7 +116,7 @@ export function storedQueue<M>(
   return {
     async send(messages, sendOptions = {}) {
       const delayMs = Math.min(900, Math.max(0, sendOptions.delaySeconds ?? 0)) * 1000;
-      await store.send(namespace, name, messages.map((m) => JSON.stringify(m)), Date.now() + delayMs);
+      await store.send(namespace, name, messages.map((m) => JSON.stringify(m)), Date.now() + delayMs, traceCarrier());
       poke();
     },
     async start(startOptions = {}) {

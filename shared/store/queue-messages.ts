@@ -17,17 +17,19 @@ export interface StoredMessage {
   sk: string;
   messageId: string;
   body: string;
+  /** What travels beside the body, as SQS message attributes do (the trace context). */
+  attributes?: Record<string, string>;
   receiveCount: number;
 }
 
 export function queueMessagesStore(db: Db) {
   const ops = batchOps(db);
 
-  async function send(namespace: string, queue: string, bodies: string[], visibleAt: number): Promise<void> {
+  async function send(namespace: string, queue: string, bodies: string[], visibleAt: number, attributes?: Record<string, string>): Promise<void> {
     await ops.batchWrite(
       bodies.map((body) => {
         const messageId = newId('message');
-        return putRequest({ ...keys.queueMessage(namespace, queue, visibleAt, messageId), messageId, body, receiveCount: 0 });
+        return putRequest({ ...keys.queueMessage(namespace, queue, visibleAt, messageId), messageId, body, ...(attributes ? { attributes } : {}), receiveCount: 0 });
       }),
     );
   }
@@ -56,6 +58,7 @@ export function queueMessagesStore(db: Db) {
       ...keys.queueMessage(namespace, queue, visibleAt, message.messageId),
       messageId: message.messageId,
       body: message.body,
+      ...(message.attributes ? { attributes: message.attributes } : {}),
       receiveCount: message.receiveCount + (change.received ? 1 : 0),
       leased: change.leased,
     };

@@ -5,9 +5,12 @@ import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 const template = (JSON.parse(readFileSync(new URL('../fixtures/events/sqs-event.json', import.meta.url), 'utf8')) as SQSEvent).Records[0]!;
 
 /** An SQS event record as Lambda's event source mapping builds it from a received message. */
-export function recordOf(message: Pick<Message, 'MessageId' | 'ReceiptHandle' | 'Body' | 'Attributes'>, receiveCount?: number): SQSRecord {
+export function recordOf(message: Pick<Message, 'MessageId' | 'ReceiptHandle' | 'Body' | 'Attributes' | 'MessageAttributes'>, receiveCount?: number): SQSRecord {
   return {
     ...template,
+    messageAttributes: Object.fromEntries(
+      Object.entries(message.MessageAttributes ?? {}).map(([name, value]) => [name, { dataType: value.DataType!, stringValue: value.StringValue, stringListValues: [], binaryListValues: [] }]),
+    ),
     messageId: message.MessageId!,
     receiptHandle: message.ReceiptHandle!,
     body: message.Body!,
@@ -22,7 +25,7 @@ type Handler = (event: SQSEvent) => Promise<SQSBatchResponse>;
  * records it did not report as failed (failed ones come back after the visibility timeout).
  */
 export async function pollOnce(client: SQSClient, queueUrl: string, handler: Handler, maxMessages = 10): Promise<{ received: number; failed: number }> {
-  const out = await client.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: maxMessages, WaitTimeSeconds: 0, MessageSystemAttributeNames: ['All'] }));
+  const out = await client.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: maxMessages, WaitTimeSeconds: 0, MessageSystemAttributeNames: ['All'], MessageAttributeNames: ['All'] }));
   const messages = out.Messages ?? [];
   if (messages.length === 0) return { received: 0, failed: 0 };
   const result = await handler({ Records: messages.map((m) => recordOf(m)) });
