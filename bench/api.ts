@@ -87,7 +87,7 @@ async function main() {
   process.env.CURSOR_SIGNING_KEY ??= randomBytes(48).toString('base64url');
   // Imported after the environment is set: config is read once, at import.
   const { scopeOf } = await import('../shared/tenancy');
-  const { totalDynamoRequests } = await import('../shared/store/request-metrics');
+  const { dynamoTotals } = await import('../shared/store/request-metrics');
   const { createLocalApp } = await import('../local/local-app');
   const { ensureTableAt } = await import('../shared/store/ensure-table');
   await ensureTableAt(dynamo.endpoint, 'cairn-bench');
@@ -106,10 +106,10 @@ async function main() {
   const app = createLocalApp(rt);
   const countKey = await key();
   const counted = async (method: string, path: string, body?: string) => {
-    const before = totalDynamoRequests();
+    const before = dynamoTotals().dynamoRequests;
     const res = await app.request(`http://localhost${path}`, { method, headers: body ? json(countKey) : { 'x-api-key': countKey }, body });
     const out = (await res.json()) as { data?: { id?: string } };
-    return { requests: totalDynamoRequests() - before, id: out.data?.id };
+    return { requests: dynamoTotals().dynamoRequests - before, id: out.data?.id };
   };
   const cold = await counted('POST', '/v1/agents', agentBody);
   const post = await counted('POST', '/v1/agents', agentBody);
@@ -155,10 +155,10 @@ async function main() {
 
   // The same calls in process, for their DynamoDB requests (the source is in the shared table).
   const countOne = async (path: string, body: unknown) => {
-    const before = totalDynamoRequests();
+    const before = dynamoTotals().dynamoRequests;
     const res = await app.request(`http://localhost${path}`, { method: 'POST', headers: { 'x-api-key': getKey, 'content-type': 'application/json' }, body: JSON.stringify(body) });
     await res.text();
-    return totalDynamoRequests() - before;
+    return dynamoTotals().dynamoRequests - before;
   };
   const searchPath = `/v1/knowledge-sources/${source.id}/search`;
   const question = { query: 'refund for a damaged parcel', topK: 5 };

@@ -16,7 +16,7 @@ async function main() {
   // The local app's stored ingestion queue (two batches in flight) does the ingesting.
   const { scope, rt, local } = await benchApp('ten_searchbench');
   const queue = local.ingestion!;
-  const { dynamoTotals, withRequestMetrics } = await import('../shared/store/request-metrics');
+  const { dynamoTotals, withDynamoCounters } = await import('../shared/store/request-metrics');
   const { connectSource } = await import('../shared/domain/knowledge-connect');
   const { createKnowledgeSource, knowledgeSources } = await import('../shared/domain/knowledge-sources');
   const { searchSource } = await import('../shared/search/search');
@@ -56,7 +56,7 @@ async function main() {
     for (let pass = 0; pass < 2; pass++) {
       for (const query of queries) {
         const started = performance.now();
-        const { result, counters } = withRequestMetrics(() => searchSource(rt, scope, source, { query, topK: 10 }));
+        const { result, counters } = withDynamoCounters(() => searchSource(rt, scope, source, { query, topK: 10 }));
         const { scoringMs } = await result;
         if (pass === 0) continue; // the first pass warms the JIT and connections
         latencies.push(performance.now() - started);

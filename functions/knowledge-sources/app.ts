@@ -148,7 +148,8 @@ export function createKnowledgeSourcesApp(rt: Runtime, options: Partial<GroupOpt
       },
     }),
     async (c) => {
-      const { results, took } = await searchKnowledgeSource(rt, c.get('identity').scope, c.req.valid('param').knowledgeSourceId, c.req.valid('json'));
+      const { scope, keyId } = c.get('identity');
+      const { results, took } = await searchKnowledgeSource(rt, scope, c.req.valid('param').knowledgeSourceId, c.req.valid('json'), { keyId });
       return ok(c, { results, took });
     },
   );

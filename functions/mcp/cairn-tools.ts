@@ -100,7 +100,7 @@ export function cairnMcpServer(rt: Runtime, identity: { scope: TenantScope; keyI
       annotations: readOnly,
     },
     guarded('search_knowledge', async ({ knowledgeSourceId, query, topK }) => {
-      const { results } = await searchKnowledgeSource(rt, scope, knowledgeSourceId, { query, topK: topK ?? 5 });
+      const { results } = await searchKnowledgeSource(rt, scope, knowledgeSourceId, { query, topK: topK ?? 5 }, { keyId });
       if (results.length === 0) return text('No passage matched.');
       return text(results.map((r, i) => `[${i + 1}] ${r.title} (${r.path ?? r.rowKey ?? r.documentId}, score ${r.score.toFixed(3)}):\n${r.text}`).join('\n\n'));
     }),

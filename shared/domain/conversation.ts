@@ -1,6 +1,7 @@
 import { config } from '../config';
 import { newId } from '../ids';
 import { addUsage, approximateTokens, type ChatMessage, type ChatResult, type ResolvedModel } from '../models/types';
+import { aroundEachCall } from '../models/around-each-call';
 import { inFormat } from '../models/structured-output';
 import { searchSource } from '../search/search';
 import { log, errorFields } from '../log';
@@ -14,6 +15,7 @@ import { agents } from './agents';
 import { callableTools, toolContext } from './tools';
 import { budgetAfter, resolveForTenant } from './token-budget';
 import { AppError, ConflictError, ValidationError } from '../errors';
+import { meteringSearches } from '../search/search-meter';
 import { billTurn, needsApproval, pauseTurn, resumeTurn, runToolRound } from './turn-tools';
 import type { ConverseInput, PausedState, PreparedConversation, Progress, TurnEvent } from './turn-state';
 
@@ -144,34 +146,42 @@ const stepLimitReply = (result: ChatResult, steps: number): ChatResult => ({
   toolCalls: undefined,
 });
 
-/** Stores the turn (for Cairn sessions) and shapes the API's answer. */
+/**
+ * Stores the turn (for Cairn sessions) and shapes the API's answer. The turn is billed with what
+ * remembering it cost (a configured model extracts its memory), even when storing it fails.
+ */
 async function finishConversation(rt: Runtime, scope: TenantScope, prepared: PreparedConversation, result: ChatResult & { output?: unknown }, progress: Progress) {
   const { agent, sessionId, resolved, sources } = prepared;
   const toolCalls = progress.toolCalls;
-  await billTurn(rt, scope, prepared, { ...progress, usage: result.usage });
-  if (prepared.persist) {
-    const question = prepared.request.messages[prepared.request.messages.length - 1]!.content;
-    // Ids are time-ordered: the reply's time is strictly after the question's, so they list in order.
-    const asked = prepared.receivedAt;
-    const answered = Math.max(Date.now(), asked + 1);
-    await rt.store.sessions.appendMessages(scope, agent.id, sessionId, [
-      { id: newId('message', asked), role: 'user', content: question, createdAt: new Date(asked).toISOString() },
-      {
-        id: newId('message', answered),
-        role: 'assistant',
-        content: result.text,
-        createdAt: new Date(answered).toISOString(),
-        sources,
-        model: resolved.name,
-        ...(result.finishReason === 'interrupted' ? { interrupted: true } : {}),
-        ...(toolCalls.length > 0 ? { toolCalls } : {}),
-      },
-    ]);
-    // Independent writes: the session's index entry and the memory of the turn.
-    await Promise.all([
-      rt.store.sessions.touchSession(scope, { agentId: agent.id, sessionId, userId: prepared.userId, at: new Date(answered).toISOString(), messages: 2 }),
-      rememberTurn(rt, scope, { agentId: agent.id, sessionId, userId: prepared.userId, text: question, reply: result.text, at: new Date(asked) }, resolved),
-    ]);
+  const memory = { usage: { inputTokens: 0, outputTokens: 0 }, calls: 0 };
+  try {
+    if (prepared.persist) {
+      const question = prepared.request.messages[prepared.request.messages.length - 1]!.content;
+      // Ids are time-ordered: the reply's time is strictly after the question's, so they list in order.
+      const asked = prepared.receivedAt;
+      const answered = Math.max(Date.now(), asked + 1);
+      await rt.store.sessions.appendMessages(scope, agent.id, sessionId, [
+        { id: newId('message', asked), role: 'user', content: question, createdAt: new Date(asked).toISOString() },
+        {
+          id: newId('message', answered),
+          role: 'assistant',
+          content: result.text,
+          createdAt: new Date(answered).toISOString(),
+          sources,
+          model: resolved.name,
+          ...(result.finishReason === 'interrupted' ? { interrupted: true } : {}),
+          ...(toolCalls.length > 0 ? { toolCalls } : {}),
+        },
+      ]);
+      // Independent writes: the session's index entry and the memory of the turn.
+      const counted = countingCalls(resolved, memory);
+      await Promise.all([
+        rt.store.sessions.touchSession(scope, { agentId: agent.id, sessionId, userId: prepared.userId, at: new Date(answered).toISOString(), messages: 2 }),
+        rememberTurn(rt, scope, { agentId: agent.id, sessionId, userId: prepared.userId, text: question, reply: result.text, at: new Date(asked) }, counted),
+      ]);
+    }
+  } finally {
+    await billTurn(rt, scope, prepared, { ...progress, usage: addUsage(result.usage, memory.usage), modelCalls: (progress.modelCalls ?? 0) + memory.calls });
   }
   return {
     agentId: agent.id,
@@ -187,6 +197,16 @@ async function finishConversation(rt: Runtime, scope: TenantScope, prepared: Pre
     // Calls of the caller's own tools, for the caller to run (OpenAI-style).
     ...(result.finishReason === 'tool_calls' && result.toolCalls?.length ? { clientToolCalls: result.toolCalls } : {}),
   };
+}
+
+/** The model, adding the tokens and calls of every call made through it to `tally`. */
+function countingCalls(resolved: ResolvedModel, tally: { usage: ChatResult['usage']; calls: number }): ResolvedModel {
+  const add = (_: unknown, result: ChatResult | undefined) => {
+    if (!result) return;
+    tally.usage = addUsage(tally.usage, result.usage);
+    tally.calls++;
+  };
+  return { ...resolved, engine: aroundEachCall(resolved.engine, { start: () => undefined, end: add }) };
 }
 
 /** With a real provider configured, the model extracts memory; the rules when it cannot. */
@@ -220,9 +240,12 @@ export type ConverseResult = Awaited<ReturnType<typeof finishConversation>> | Aw
 
 /** A new turn, or the resumption of a paused one (its approved calls run first). */
 async function startTurn(rt: Runtime, scope: TenantScope, agentId: string, input: ConverseInput, signal: AbortSignal | undefined, emit: (event: TurnEvent) => void) {
-  if (!input.toolApprovals) return { prepared: await prepareConversation(rt, scope, agentId, input), progress: { toolCalls: [], usage: { inputTokens: 0, outputTokens: 0 }, step: 0 } as Progress };
+  if (!input.toolApprovals) {
+    const progress: Progress = { toolCalls: [], usage: { inputTokens: 0, outputTokens: 0 }, step: 0, searches: 0, readUnits: 0 };
+    return { prepared: await meteringSearches(progress, () => prepareConversation(rt, scope, agentId, input)), progress };
+  }
   const resumed = await resumeTurn(rt, scope, agentId, input);
-  resumed.progress.toolCalls.push(...(await runToolRound(rt, scope, resumed.prepared, resumed.pendingCalls, signal, emit, resumed.approvals)));
+  await runToolRound(rt, scope, resumed.prepared, resumed.progress, resumed.pendingCalls, signal, emit, resumed.approvals);
   return resumed;
 }
 
@@ -258,7 +281,7 @@ async function afterStep(
   const forCaller = result.toolCalls.filter((c) => prepared.clientTools.has(c.name));
   if (forCaller.length > 0) return finishConversation(rt, scope, prepared, { ...result, text: streamed || result.text, toolCalls: forCaller, usage: progress.usage }, progress);
   if (needsApproval(prepared, result.toolCalls)) return pauseTurn(rt, scope, prepared, result.toolCalls, progress);
-  progress.toolCalls.push(...(await runToolRound(rt, scope, prepared, result.toolCalls, signal, emit)));
+  await runToolRound(rt, scope, prepared, progress, result.toolCalls, signal, emit);
   progress.step++;
   return undefined;
 }

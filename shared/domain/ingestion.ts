@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { inSpan, SpanKind, traceCarrier, withCarrier } from '../telemetry';
+import { inSpan, SpanKind } from '../telemetry';
 import type pg from 'pg';
 import { connect, inspectTable, listKeys, readOnly, readRows, rowToDocument, type PgCredentials, type TableShape } from '../connectors/postgres';
 import { config } from '../config';
@@ -11,11 +11,13 @@ import { chunkBlocks, DEFAULT_CHUNK_OPTIONS } from '../search/chunker';
 import { extract, type Block } from '../search/extract';
 import { allTerms, analyzeChunk } from '../search/indexing';
 import { SEGMENT_SPAN, type AnalyzedChunkRecord, type DocumentRecord } from '../store/search-index';
+import { withDynamoCounters } from '../store/request-metrics';
 import { scopeOf, type TenantScope } from '../tenancy';
 import type { KnowledgeSourceRecord } from './knowledge-sources';
 import { loadCredentials } from './source-credentials';
 import type { Runtime } from '../runtime';
 import { checkBackSeconds, whileLeased } from './work-lease';
+import { recordUsage } from './usage';
 
 /**
  * Ingestion through the ingestion queue. A `sync` message plans the work (which documents are new
@@ -126,7 +128,7 @@ async function handleSync(rt: Runtime, scope: TenantScope, source: KnowledgeSour
   const segBase = await rt.store.searchIndex.reserveSegments(scope, source.id, Math.max(1, batches.length));
   await rt.store.syncLedger.saveSyncPlan(scope, source.id, { syncId, total: batches.length, startedAt, watermark, segBase });
   await setStatus(rt, scope, source.id, { status: 'indexing' }, syncId);
-  await rt.queues.ingestion.send(batches.map((b, i) => ({ ...b, batch: i, segNo: segBase + i, trace: traceCarrier() })));
+  await rt.queues.ingestion.send(batches.map((b, i) => ({ ...b, batch: i, segNo: segBase + i })));
   await rt.store.syncLedger.markSyncSent(scope, source.id, syncId);
   if (batches.length === 0) await finalize(rt, scope, source, syncId);
 }
@@ -159,48 +161,66 @@ async function handleBatch(rt: Runtime, scope: TenantScope, source: KnowledgeSou
     documentKeys: changed.map((d) => d.key),
   });
   if (segment.state !== 'live') {
-    // A redelivered batch redoes exactly the documents its segment began with.
-    const byKey = new Map(documents.map((d) => [d.key, d]));
-    const chunks: AnalyzedChunkRecord[] = [];
-    const records: DocumentRecord[] = [];
-    let lenBody = 0;
-    let lenTitle = 0;
-    for (const key of segment.documentKeys) {
-      const doc = byKey.get(key);
-      if (!doc) continue; // gone since: the sync's deletions take care of it
-      const documentId = documentIdOf(source.id, key);
-      const refs = [];
-      for (const chunk of chunkBlocks(doc.title, doc.blocks, source.chunking ?? DEFAULT_CHUNK_OPTIONS)) {
-        const docNo = segNo * SEGMENT_SPAN + chunks.length;
-        const analyzed = analyzeChunk(chunk);
-        const terms = [...allTerms(analyzed)].map(([t, n]) => `${t}:${n}`).join(' ');
-        chunks.push({
-          docNo,
-          chunkId: `chk_${docNo.toString(36)}`,
-          documentId,
-          documentKey: key,
-          title: chunk.title,
-          text: chunk.text,
-          metadata: doc.metadata,
-          terms,
-          lenBody: analyzed.lenBody,
-          lenTitle: analyzed.lenTitle,
-          titleTf: analyzed.titleTf,
-          bodyTf: analyzed.bodyTf,
-        });
-        refs.push({ docNo, lenBody: analyzed.lenBody, lenTitle: analyzed.lenTitle });
-        lenBody += analyzed.lenBody;
-        lenTitle += analyzed.lenTitle;
-      }
-      records.push({ documentKey: key, documentId, hash: doc.hash, chunks: refs });
-    }
-    await rt.store.searchIndex.writeSegmentData(scope, source.id, segNo, chunks);
-    await rt.store.searchIndex.writeDocuments(scope, source.id, records);
-    await rt.store.searchIndex.sealSegment(scope, source.id, segNo, { chunks: chunks.length, lenBody, lenTitle });
+    const { result, counters } = withDynamoCounters(() => indexSegment(rt, scope, source, segNo, documents, segment.documentKeys));
+    const bytesIngested = await result;
+    // Counted when the segment is sealed: a redelivery that finds it live does not count it again.
+    await recordUsage(rt, scope, { subject: { kind: 'knowledge-source', id: source.id }, bytesIngested, writeUnits: counters.writeUnits });
   }
   await rt.store.searchIndex.tombstone(scope, source.id, segment.replaces);
   const progress = await rt.store.syncLedger.markBatchDone(scope, source.id, syncId, message.batch);
   if (progress.done >= progress.total) await finalize(rt, scope, source, syncId);
+}
+
+/** Writes and seals one segment of the documents it began with; the bytes of text it indexed. */
+async function indexSegment(
+  rt: Runtime,
+  scope: TenantScope,
+  source: KnowledgeSourceRecord,
+  segNo: number,
+  documents: SourceDocument[],
+  documentKeys: string[],
+): Promise<number> {
+  // A redelivered batch redoes exactly the documents its segment began with.
+  const byKey = new Map(documents.map((d) => [d.key, d]));
+  const chunks: AnalyzedChunkRecord[] = [];
+  const records: DocumentRecord[] = [];
+  let lenBody = 0;
+  let lenTitle = 0;
+  let bytes = 0;
+  for (const key of documentKeys) {
+    const doc = byKey.get(key);
+    if (!doc) continue; // gone since: the sync's deletions take care of it
+    for (const block of doc.blocks) bytes += Buffer.byteLength(block.text);
+    const documentId = documentIdOf(source.id, key);
+    const refs = [];
+    for (const chunk of chunkBlocks(doc.title, doc.blocks, source.chunking ?? DEFAULT_CHUNK_OPTIONS)) {
+      const docNo = segNo * SEGMENT_SPAN + chunks.length;
+      const analyzed = analyzeChunk(chunk);
+      const terms = [...allTerms(analyzed)].map(([t, n]) => `${t}:${n}`).join(' ');
+      chunks.push({
+        docNo,
+        chunkId: `chk_${docNo.toString(36)}`,
+        documentId,
+        documentKey: key,
+        title: chunk.title,
+        text: chunk.text,
+        metadata: doc.metadata,
+        terms,
+        lenBody: analyzed.lenBody,
+        lenTitle: analyzed.lenTitle,
+        titleTf: analyzed.titleTf,
+        bodyTf: analyzed.bodyTf,
+      });
+      refs.push({ docNo, lenBody: analyzed.lenBody, lenTitle: analyzed.lenTitle });
+      lenBody += analyzed.lenBody;
+      lenTitle += analyzed.lenTitle;
+    }
+    records.push({ documentKey: key, documentId, hash: doc.hash, chunks: refs });
+  }
+  await rt.store.searchIndex.writeSegmentData(scope, source.id, segNo, chunks);
+  await rt.store.searchIndex.writeDocuments(scope, source.id, records);
+  await rt.store.searchIndex.sealSegment(scope, source.id, segNo, { chunks: chunks.length, lenBody, lenTitle });
+  return bytes;
 }
 
 /** Deletions, statistics and status `ready`. Safe to run more than once. */
@@ -236,10 +256,10 @@ async function finalize(rt: Runtime, scope: TenantScope, source: KnowledgeSource
   log.info('knowledge source ready', { tenantId: scope.tenantId, sourceId: source.id, syncId, chunks });
 }
 
-/** One ingestion message, in a span of the trace that sent it (a connect's request, a sync's planning). */
+/** One ingestion message, a span of the trace that sent it (a connect's request, a sync's planning): the queue carries the context. */
 export function handleIngestionMessage(rt: Runtime, message: IngestionMessage, delivery: Delivery): Promise<void> {
   const attributes = { 'cairn.tenant.id': message.tenantId, 'cairn.knowledge_source.id': message.sourceId, ...(message.type === 'batch' ? { 'cairn.ingestion.batch': message.batch } : {}) };
-  return withCarrier(message.trace, () => inSpan(`ingestion.${message.type} ${message.sourceId}`, { kind: SpanKind.CONSUMER, attributes }, () => processIngestionMessage(rt, message, delivery)));
+  return inSpan(`ingestion.${message.type} ${message.sourceId}`, { kind: SpanKind.CONSUMER, attributes }, () => processIngestionMessage(rt, message, delivery));
 }
 
 async function processIngestionMessage(rt: Runtime, message: IngestionMessage, delivery: Delivery): Promise<void> {

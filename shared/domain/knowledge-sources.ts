@@ -1,5 +1,4 @@
 import { AppError, NotFoundError, ValidationError } from '../errors';
-import { traceCarrier } from '../telemetry';
 import { newId } from '../ids';
 import type { Idempotency } from '../store/records';
 import { type StoredFile } from '../store/files';
@@ -17,6 +16,8 @@ import {
 import { withoutReadOnly } from './schema-helpers';
 import type { Runtime } from '../runtime';
 import { assertSearchable, searchSource, type SearchRequest } from '../search/search';
+import { meteringSearches, type SearchWork } from '../search/search-meter';
+import { recordUsage } from './usage';
 
 export type SourceStatus = 'created' | 'pending' | 'syncing' | 'indexing' | 'ready' | 'failed';
 
@@ -119,7 +120,7 @@ export async function startSync(rt: Runtime, scope: TenantScope, sourceId: strin
     await rt.store.unfinishedWork.remove({ kind: 'sync', tenantId: scope.tenantId, id: sourceId, syncId });
     throw new NotFoundError('knowledge source', sourceId);
   }
-  await rt.queues.ingestion.send([{ type: 'sync', tenantId: scope.tenantId, sourceId, syncId, trace: traceCarrier() }]);
+  await rt.queues.ingestion.send([{ type: 'sync', tenantId: scope.tenantId, sourceId, syncId }]);
   return updated;
 }
 
@@ -195,11 +196,17 @@ export async function deleteKnowledgeSource(rt: Runtime, scope: TenantScope, id:
   return removed;
 }
 
-/** Searches one of the tenant's sources; one that is not ready is a 409 naming its status. */
-export async function searchKnowledgeSource(rt: Runtime, scope: TenantScope, id: string, request: SearchRequest) {
+/**
+ * Searches one of the tenant's sources for a caller (counted as the source's usage, against the
+ * caller's key); one that is not ready is a 409 naming its status.
+ */
+export async function searchKnowledgeSource(rt: Runtime, scope: TenantScope, id: string, request: SearchRequest, caller: { keyId?: string } = {}) {
   const source = await knowledgeSources.get(rt, scope, id);
   assertSearchable(source);
-  return searchSource(rt, scope, source, request);
+  const searched: SearchWork = { searches: 0, readUnits: 0 };
+  const found = await meteringSearches(searched, () => searchSource(rt, scope, source, request));
+  await recordUsage(rt, scope, { keyId: caller.keyId, subject: { kind: 'knowledge-source', id: source.id }, ...searched });
+  return found;
 }
 
 /**

@@ -4,7 +4,7 @@ import { monthlyTokensFor } from '../plans';
 import type { Runtime } from '../runtime';
 import type { TenantScope } from '../tenancy';
 import { aroundEachCall } from '../models/around-each-call';
-import { tracedModel } from '../models/traced-model';
+import { observedModel } from '../models/observed-model';
 
 /**
  * Monthly token budgets: a tenant's plan gives one (none for `unlimited`), and the tenant may set a
@@ -72,7 +72,7 @@ function budgeted(rt: Runtime, scope: TenantScope, engine: ChatModel, budget: nu
  * a tenant whose budget is already spent is told so before anything starts (before a stream opens).
  */
 export async function resolveForTenant(rt: Runtime, scope: TenantScope, name: string): Promise<ResolvedModel & { budget?: TokenBudget }> {
-  const resolved = tracedModel(await rt.models.resolve(name));
+  const resolved = observedModel(await rt.models.resolve(name));
   if (resolved.engine.provider === 'local') return resolved;
   const budget = await tokenBudgetOf(rt, scope);
   if (budget.effective === undefined) return resolved;

@@ -94,8 +94,11 @@ export interface Progress {
   step: number;
   /** Model calls made (a step, and a structured reply's repair, each make one). */
   modelCalls?: number;
+  /** Searches the turn made (grounding, knowledge_search calls) and their read units: SearchWork. */
+  searches: number;
+  readUnits: number;
   /** What usage accounting already counted (when the turn paused): a resumed turn counts the rest. */
-  billed?: { inputTokens: number; outputTokens: number; toolCalls: number; modelCalls: number };
+  billed?: { inputTokens: number; outputTokens: number; toolCalls: number; modelCalls: number; searches?: number; readUnits?: number };
 }
 
 /** A turn waiting for a person: everything needed to continue it, from any instance. */

@@ -5,6 +5,7 @@ import type { TenantScope } from '../tenancy';
 import { agents } from './agents';
 import { callableTools, runTool, toolContext } from './tools';
 import { recordUsage } from './usage';
+import { meteringSearches } from '../search/search-meter';
 import { resolveForTenant } from './token-budget';
 import type { ConverseInput, PausedState, PreparedConversation, Progress, ToolApproval, ToolCallRecord, TurnEvent } from './turn-state';
 
@@ -17,20 +18,22 @@ const toolOf = (prepared: Pick<PreparedConversation, 'tools'>, name: string) => 
 export const needsApproval = (prepared: PreparedConversation, calls: ToolCall[]) => prepared.persist && calls.some((c) => toolOf(prepared, c.name)?.requireApproval);
 
 /**
- * Runs the tools a step asked for (in parallel), adds the round to the request and reports each
- * call; a failing or unknown tool is an error the model is told about.
+ * Runs the tools a step asked for (in parallel), adds the round to the request and the calls (and
+ * any searches they made) to the turn's progress, and reports each call; a failing or unknown tool
+ * is an error the model is told about.
  */
 export async function runToolRound(
   rt: Runtime,
   scope: TenantScope,
   prepared: PreparedConversation,
+  progress: Progress,
   calls: ToolCall[],
   signal: AbortSignal | undefined,
   emit: (event: TurnEvent) => void,
   approvals?: Map<string, ToolApproval>,
-): Promise<ToolCallRecord[]> {
+): Promise<void> {
   for (const call of calls) emit({ type: 'tool_call', call: { id: call.id, tool: call.name, arguments: call.arguments } });
-  const records = await Promise.all(
+  const records = await meteringSearches(progress, () => Promise.all(
     calls.map(async (call): Promise<ToolCallRecord> => {
       const tool = toolOf(prepared, call.name);
       const started = Date.now();
@@ -46,12 +49,12 @@ export async function runToolRound(
       emit({ type: 'tool_result', call: record });
       return record;
     }),
-  );
+  ));
   prepared.request.toolRounds = [
     ...(prepared.request.toolRounds ?? []),
     { calls, results: records.map((r) => ({ id: r.id, name: r.tool, content: r.result ?? r.error ?? '', isError: r.error !== undefined })) },
   ];
-  return records;
+  progress.toolCalls.push(...records);
 }
 
 /**
@@ -60,7 +63,14 @@ export async function runToolRound(
  */
 export async function billTurn(rt: Runtime, scope: TenantScope, prepared: PreparedConversation, progress: Progress): Promise<void> {
   const billed = progress.billed ?? { inputTokens: 0, outputTokens: 0, toolCalls: 0, modelCalls: 0 };
-  const now = { inputTokens: progress.usage.inputTokens, outputTokens: progress.usage.outputTokens, toolCalls: progress.toolCalls.length, modelCalls: progress.modelCalls ?? 0 };
+  const now = {
+    inputTokens: progress.usage.inputTokens,
+    outputTokens: progress.usage.outputTokens,
+    toolCalls: progress.toolCalls.length,
+    modelCalls: progress.modelCalls ?? 0,
+    searches: progress.searches,
+    readUnits: progress.readUnits,
+  };
   await recordUsage(rt, scope, {
     keyId: prepared.keyId,
     subject: { kind: 'agent', id: prepared.agent.id },
@@ -69,6 +79,8 @@ export async function billTurn(rt: Runtime, scope: TenantScope, prepared: Prepar
     outputTokens: now.outputTokens - billed.outputTokens,
     requests: now.modelCalls - billed.modelCalls,
     toolCalls: now.toolCalls - billed.toolCalls,
+    searches: now.searches - (billed.searches ?? 0),
+    readUnits: now.readUnits - (billed.readUnits ?? 0),
   });
   progress.billed = now;
 }
@@ -129,5 +141,7 @@ export async function resumeTurn(rt: Runtime, scope: TenantScope, agentId: strin
     keyId: input.keyId ?? state.keyId,
     budget: resolved.budget,
   };
-  return { prepared, progress: state.progress, pendingCalls: state.pendingCalls, approvals };
+  // Turns paused before searches were counted carry no search counts.
+  const progress: Progress = { ...state.progress, searches: state.progress.searches ?? 0, readUnits: state.progress.readUnits ?? 0 };
+  return { prepared, progress, pendingCalls: state.pendingCalls, approvals };
 }

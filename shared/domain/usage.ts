@@ -3,20 +3,21 @@ import { config } from '../config';
 import { ValidationError } from '../errors';
 import { errorFields, log } from '../log';
 import type { Runtime } from '../runtime';
-import type { UsageCounts, UsageRow } from '../store/usage';
+import { USAGE_COUNTS, type UsageCounts, type UsageRow } from '../store/usage';
 import type { TenantScope } from '../tenancy';
 
 /**
- * Who used how much: every model-backed turn and workflow step adds its tokens, model calls and
- * tool calls to a counter per tenant × day × API key × subject (agent or workflow) × model; reports
- * group them by day, agent, workflow, model or key, with a cost estimated from `MODEL_PRICES`.
+ * Who used how much: every turn, workflow step, search and ingested batch adds what it used (tokens,
+ * model calls, tool calls, searches, capacity units, bytes) to a counter per tenant × day × API key ×
+ * subject (agent, workflow, knowledge source) × model; reports group them by day, subject, model or
+ * key, with a cost estimated from `MODEL_PRICES`.
  */
-export interface UsageEvent extends UsageCounts {
+export interface UsageEvent extends Partial<UsageCounts> {
   /** The API key that asked (`-` when no key did, e.g. work the platform API started). */
   keyId?: string;
-  subject: { kind: 'agent' | 'workflow'; id: string };
-  /** `provider/model`. */
-  model: string;
+  subject: { kind: 'agent' | 'workflow' | 'knowledge-source'; id: string };
+  /** `provider/model`; `-` for work no model did (a search, an ingested batch). */
+  model?: string;
 }
 
 /**
@@ -24,20 +25,16 @@ export interface UsageEvent extends UsageCounts {
  * is logged, never turned into a failed request.
  */
 export async function recordUsage(rt: Runtime, scope: TenantScope, event: UsageEvent): Promise<void> {
-  if (event.inputTokens + event.outputTokens + event.requests + event.toolCalls === 0) return;
+  if (USAGE_COUNTS.every((c) => !event[c])) return;
   const day = new Date(rt.clock.now()).toISOString().slice(0, 10);
   try {
-    await rt.store.usage.add(
-      scope,
-      { day, keyId: event.keyId ?? '-', subject: `${event.subject.kind}:${event.subject.id}`, model: event.model },
-      { inputTokens: event.inputTokens, outputTokens: event.outputTokens, requests: event.requests, toolCalls: event.toolCalls },
-    );
+    await rt.store.usage.add(scope, { day, keyId: event.keyId ?? '-', subject: `${event.subject.kind}:${event.subject.id}`, model: event.model ?? '-' }, event);
   } catch (error) {
     log.error('usage not recorded', { tenantId: scope.tenantId, subject: event.subject, model: event.model, ...errorFields(error) });
   }
 }
 
-const GROUPS = ['day', 'agent', 'workflow', 'model', 'key'] as const;
+const GROUPS = ['day', 'agent', 'workflow', 'knowledgeSource', 'model', 'key'] as const;
 export type UsageGroup = (typeof GROUPS)[number];
 const MAX_DAYS = 366;
 
@@ -46,7 +43,7 @@ const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, { error: 'must be a date (YY
 export const usageQuery = z.object({
   from: day.optional().openapi({ description: 'First day (UTC), default: the first of this month', example: '2026-11-01' }),
   to: day.optional().openapi({ description: 'Last day (UTC), default: today', example: '2026-11-30' }),
-  groupBy: z.enum(GROUPS).default('day').openapi({ description: 'day, agent, workflow (only that subject’s rows), model or key' }),
+  groupBy: z.enum(GROUPS).default('day').openapi({ description: 'day, agent, workflow, knowledgeSource (these three: only that kind of subject’s rows), model or key' }),
 });
 
 const counts = {
@@ -54,6 +51,11 @@ const counts = {
   outputTokens: z.int(),
   requests: z.int().openapi({ description: 'Model calls' }),
   toolCalls: z.int(),
+  searches: z.int().openapi({ description: 'Knowledge searches: through the API, by agents and by workflow steps' }),
+  readUnits: z.number().openapi({ description: 'DynamoDB read capacity units the searches consumed' }),
+  writeUnits: z.number().openapi({ description: 'DynamoDB write capacity units ingestion consumed' }),
+  bytesIngested: z.int().openapi({ description: 'UTF-8 bytes of document text indexed' }),
+  steps: z.int().openapi({ description: 'Workflow steps that succeeded' }),
   estimatedCostUsd: z.number().nullable().openapi({ description: 'From MODEL_PRICES; null when a model in the group has no price' }),
 };
 export const usageReport = z
@@ -61,25 +63,23 @@ export const usageReport = z
     from: z.string(),
     to: z.string(),
     groupBy: z.enum(GROUPS),
-    rows: z.array(z.object({ group: z.string().openapi({ description: 'The day, agent id, workflow id, model or API key id' }), ...counts })),
+    rows: z.array(z.object({ group: z.string().openapi({ description: 'The day, agent id, workflow id, knowledge source id, model (`-`: work no model did) or API key id' }), ...counts })),
     totals: z.object(counts),
   })
   .openapi('UsageReport');
 
 /** USD for a bucket's tokens, or null when its model has no price (the built-in engine is free). */
 function costOf(row: UsageRow): number | null {
-  if (row.model.startsWith('local/')) return 0;
+  if (row.model === '-' || row.model.startsWith('local/')) return 0;
   const price = config.modelPrices[row.model];
   return price ? (row.inputTokens / 1000) * price.input + (row.outputTokens / 1000) * price.output : null;
 }
 
 function sum(rows: UsageRow[]) {
   const costs = rows.map(costOf);
+  const total = (c: keyof UsageCounts) => rows.reduce((s, r) => s + r[c], 0);
   return {
-    inputTokens: rows.reduce((s, r) => s + r.inputTokens, 0),
-    outputTokens: rows.reduce((s, r) => s + r.outputTokens, 0),
-    requests: rows.reduce((s, r) => s + r.requests, 0),
-    toolCalls: rows.reduce((s, r) => s + r.toolCalls, 0),
+    ...(Object.fromEntries(USAGE_COUNTS.map((c) => [c, c.endsWith('Units') ? Math.round(total(c) * 10) / 10 : total(c)])) as unknown as UsageCounts),
     estimatedCostUsd: costs.some((c) => c === null) ? null : Math.round(costs.reduce((s: number, c) => s + c!, 0) * 1e6) / 1e6,
   };
 }
@@ -88,6 +88,7 @@ const groupOf: Record<UsageGroup, (row: UsageRow) => string | undefined> = {
   day: (row) => row.day,
   agent: (row) => (row.subject.startsWith('agent:') ? row.subject.slice(6) : undefined),
   workflow: (row) => (row.subject.startsWith('workflow:') ? row.subject.slice(9) : undefined),
+  knowledgeSource: (row) => (row.subject.startsWith('knowledge-source:') ? row.subject.slice(17) : undefined),
   model: (row) => row.model,
   key: (row) => row.keyId,
 };

@@ -12,7 +12,8 @@ import { checkBackSeconds, whileLeased } from './work-lease';
 import { compileWorkflow } from './workflow-compiler';
 import { workflows } from './workflows';
 import { recordUsage } from './usage';
-import { inSpan, SpanKind, traceCarrier, withCarrier } from '../telemetry';
+import { meteringSearches, type SearchWork } from '../search/search-meter';
+import { inSpan, SpanKind } from '../telemetry';
 import type { Runtime } from '../runtime';
 
 /**
@@ -37,7 +38,7 @@ function readySteps(definition: Definition, steps: Record<string, StepState>): s
 async function send(rt: Runtime, scope: TenantScope, execution: ExecutionRecord, stepIds: string[], delaySeconds?: number) {
   if (stepIds.length === 0) return;
   await rt.queues.workflowSteps.send(
-    stepIds.map((stepId) => ({ type: 'step', tenantId: scope.tenantId, workflowId: execution.workflowId, executionId: execution.id, stepId, trace: traceCarrier() })),
+    stepIds.map((stepId) => ({ type: 'step', tenantId: scope.tenantId, workflowId: execution.workflowId, executionId: execution.id, stepId })),
     { delaySeconds },
   );
 }
@@ -164,10 +165,11 @@ export async function handleStepMessage(rt: Runtime, message: StepMessage, deliv
   // Only the step's own work counts as its failure; a store error while settling fails the message
   // instead, and SQS redelivers it (the lease then lets the step run again).
   let outcome: StepResult | { error: unknown };
+  const searched: SearchWork = { searches: 0, readUnits: 0 };
   try {
     outcome = await whileLeased(
       () => rt.store.executions.renewStepLease(scope, claimed, step.id, attempt, config.workLeaseMs),
-      () => runStep(rt, scope, claimed, step),
+      () => meteringSearches(searched, () => runStep(rt, scope, claimed, step)),
     );
   } catch (error) {
     outcome = { error };
@@ -176,9 +178,8 @@ export async function handleStepMessage(rt: Runtime, message: StepMessage, deliv
     const settled = await rt.store.executions.settleStep(scope, claimed, step.id, attempt, { status: 'succeeded', output: outcome.output, usage: outcome.usage, startedAt });
     if (!settled) return;
     // Counted once: only the delivery that settled the step gets here.
-    if (outcome.usage && outcome.model) {
-      await recordUsage(rt, scope, { keyId: claimed.keyId, subject: { kind: 'workflow', id: claimed.workflowId }, model: outcome.model, ...outcome.usage, requests: 1, toolCalls: 0 });
-    }
+    const model = outcome.usage && outcome.model ? { model: outcome.model, ...outcome.usage, requests: 1 } : {};
+    await recordUsage(rt, scope, { keyId: claimed.keyId, subject: { kind: 'workflow', id: claimed.workflowId }, steps: 1, ...searched, ...model });
     await afterSettle(rt, scope, settled);
     return;
   }
@@ -218,17 +219,15 @@ export async function failExecutionOf(rt: Runtime, message: StepMessage, reason:
 
 /** The worker's consumer: on the last allowed delivery a failing message fails its execution. */
 export function consumeStepMessage(rt: Runtime, message: StepMessage, delivery: Delivery): Promise<void> {
-  // The step's span joins the trace of the request (or step) that sent it.
-  return withCarrier(message.trace, () =>
-    inSpan(`workflow.step ${message.stepId}`, { kind: SpanKind.CONSUMER, attributes: { 'cairn.tenant.id': message.tenantId, 'cairn.workflow.id': message.workflowId, 'cairn.execution.id': message.executionId, 'cairn.step.id': message.stepId, 'cairn.delivery': delivery.receiveCount } }, async () => {
-      try {
-        await handleStepMessage(rt, message, delivery);
-      } catch (error) {
-        if (delivery.receiveCount >= delivery.maxReceives) await failExecutionOf(rt, message, `step ${message.stepId} could not be processed`);
-        throw error;
-      }
-    }),
-  );
+  // The queue runs this in the trace of the request (or step) that sent the message.
+  return inSpan(`workflow.step ${message.stepId}`, { kind: SpanKind.CONSUMER, attributes: { 'cairn.tenant.id': message.tenantId, 'cairn.workflow.id': message.workflowId, 'cairn.execution.id': message.executionId, 'cairn.step.id': message.stepId, 'cairn.delivery': delivery.receiveCount } }, async () => {
+    try {
+      await handleStepMessage(rt, message, delivery);
+    } catch (error) {
+      if (delivery.receiveCount >= delivery.maxReceives) await failExecutionOf(rt, message, `step ${message.stepId} could not be processed`);
+      throw error;
+    }
+  });
 }
 
 const FINISHED = new Set(['succeeded', 'failed', 'canceled']);

@@ -1,5 +1,7 @@
 import { ConflictError } from '../errors';
 import { inSpan } from '../telemetry';
+import { withDynamoCounters } from '../store/request-metrics';
+import { countSearch } from './search-meter';
 import { SEGMENT_SPAN, type ChunkRecord, type SegmentRecord } from '../store/search-index';
 import type { TenantScope } from '../tenancy';
 import { analyze, termFrequencies } from './analyzer';
@@ -79,8 +81,17 @@ export function searchSource(
   request: SearchRequest,
 ): Promise<{ results: SearchResult[]; took: number; scoringMs: number }> {
   return inSpan(`search ${source.id}`, { attributes: { 'cairn.knowledge_source.id': source.id, 'cairn.search.top_k': request.topK ?? 10 } }, async (span) => {
-    const found = await rankSource(rt, scope, source, request);
-    span.setAttributes({ 'cairn.search.results': found.results.length, 'cairn.search.scoring_ms': Math.round(found.scoringMs * 10) / 10 });
+    const { result, counters } = withDynamoCounters(() => rankSource(rt, scope, source, request));
+    const { terms, segments, ...found } = await result;
+    countSearch(counters.readUnits);
+    span.setAttributes({
+      'cairn.search.terms': terms,
+      'cairn.search.segments': segments,
+      'cairn.search.results': found.results.length,
+      'cairn.search.scoring_ms': Math.round(found.scoringMs * 10) / 10,
+      'cairn.dynamodb.requests': counters.dynamoRequests,
+      'cairn.dynamodb.read_units': counters.readUnits,
+    });
     return found;
   });
 }
@@ -90,7 +101,7 @@ async function rankSource(
   scope: TenantScope,
   source: { id: string; type: 'postgresql' | 'file-collection' },
   request: SearchRequest,
-): Promise<{ results: SearchResult[]; took: number; scoringMs: number }> {
+): Promise<{ results: SearchResult[]; took: number; scoringMs: number; terms: number; segments: number }> {
   const started = performance.now();
   let scoringMs = 0;
   const timed = <T>(fn: () => T): T => {
@@ -103,7 +114,7 @@ async function rankSource(
   };
   const frequencies = termFrequencies(analyze(request.query));
   const query = new Map([...frequencies].slice(0, MAX_QUERY_TERMS));
-  if (query.size === 0) return { results: [], took: Math.round(performance.now() - started), scoringMs: 0 };
+  if (query.size === 0) return { results: [], took: Math.round(performance.now() - started), scoringMs: 0, terms: 0, segments: 0 };
 
   const segmentList = await rt.store.searchIndex.readSegments(scope, source.id);
   const live = new Map(
@@ -159,7 +170,7 @@ async function rankSource(
     });
     if (results.length === request.topK) break;
   }
-  return { results, took: Math.round(performance.now() - started), scoringMs: Math.round(scoringMs * 100) / 100 };
+  return { results, took: Math.round(performance.now() - started), scoringMs: Math.round(scoringMs * 100) / 100, terms: query.size, segments: liveSegments.length };
 }
 
 export function assertSearchable(source: { id: string; status: string }): void {

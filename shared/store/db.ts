@@ -58,16 +58,17 @@ function createClient(endpoint: string | undefined, region: string): DynamoDBDoc
     ...(endpoint ? { endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
   });
   base.middlewareStack.add(
-    (next) => async (args) => {
-      // Ask every operation for the capacity it consumes: logs and benchmarks report it.
+    (next, context) => async (args) => {
+      // Ask every operation for the capacity it consumes: logs, spans, usage and benchmarks report it.
       const input = args.input as { ReturnConsumedCapacity?: string };
       input.ReturnConsumedCapacity ??= 'TOTAL';
       try {
         const result = await next(args);
-        countDynamoRequest(capacityOf((result.output as { ConsumedCapacity?: unknown }).ConsumedCapacity));
+        const units = capacityOf((result.output as { ConsumedCapacity?: unknown }).ConsumedCapacity);
+        countDynamoRequest(READS.test(context.commandName ?? '') ? { read: units, write: 0 } : { read: 0, write: units });
         return result;
       } catch (error) {
-        countDynamoRequest(0);
+        countDynamoRequest({ read: 0, write: 0 });
         throw unavailable(error) ?? error;
       }
     },
@@ -77,6 +78,8 @@ function createClient(endpoint: string | undefined, region: string): DynamoDBDoc
     marshallOptions: { removeUndefinedValues: true, convertEmptyValues: false },
   });
 }
+
+const READS = /^(Get|BatchGet|Query|Scan|TransactGet)/;
 
 function capacityOf(consumed: unknown): number {
   const list = (Array.isArray(consumed) ? consumed : consumed ? [consumed] : []) as Array<{ CapacityUnits?: number }>;

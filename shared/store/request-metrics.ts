@@ -1,40 +1,40 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 
 /**
- * Counts DynamoDB requests per API request, so logs (and the benchmark) can say what each call
- * costs. The store's client increments the counter of whichever request is running.
+ * Counts DynamoDB work per scope — an API request, a search inside it — so logs, spans, usage and
+ * the benchmarks can say what each costs. The store's client adds every request to each scope it
+ * runs in (scopes nest: a search's requests count for its API request too).
  */
-interface Counters {
+export interface DynamoCounters {
   dynamoRequests: number;
-  /** Read and write capacity units DynamoDB reports it consumed. */
+  /** Capacity units DynamoDB reports consumed by reads (Get, Query, Scan, their batch and transaction forms). */
+  readUnits: number;
+  /** Capacity units consumed by writes. */
+  writeUnits: number;
+  /** Reads and writes together. */
   capacityUnits: number;
 }
 
-const storage = new AsyncLocalStorage<Counters>();
+const zero = (): DynamoCounters => ({ dynamoRequests: 0, readUnits: 0, writeUnits: 0, capacityUnits: 0 });
+const storage = new AsyncLocalStorage<DynamoCounters[]>();
+const totals = zero();
 
-export function withRequestMetrics<T>(fn: () => Promise<T>): { result: Promise<T>; counters: Counters } {
-  const counters: Counters = { dynamoRequests: 0, capacityUnits: 0 };
-  return { result: storage.run(counters, fn), counters };
+/** Runs `fn`, counting the DynamoDB work it does (and still counting it for any enclosing scope). */
+export function withDynamoCounters<T>(fn: () => Promise<T>): { result: Promise<T>; counters: DynamoCounters } {
+  const counters = zero();
+  return { result: storage.run([...(storage.getStore() ?? []), counters], fn), counters };
 }
 
-const totals: Counters = { dynamoRequests: 0, capacityUnits: 0 };
-
-export function countDynamoRequest(capacityUnits: number): void {
-  totals.dynamoRequests++;
-  totals.capacityUnits += capacityUnits;
-  const counters = storage.getStore();
-  if (counters) {
+export function countDynamoRequest(units: { read: number; write: number }): void {
+  for (const counters of [totals, ...(storage.getStore() ?? [])]) {
     counters.dynamoRequests++;
-    counters.capacityUnits += capacityUnits;
+    counters.readUnits += units.read;
+    counters.writeUnits += units.write;
+    counters.capacityUnits += units.read + units.write;
   }
 }
 
 /** Every DynamoDB request this process has made, and the capacity it consumed (benchmarks take differences). */
-export function dynamoTotals(): Readonly<Counters> {
+export function dynamoTotals(): Readonly<DynamoCounters> {
   return { ...totals };
-}
-
-/** Every DynamoDB request this process has made. */
-export function totalDynamoRequests(): number {
-  return totals.dynamoRequests;
 }

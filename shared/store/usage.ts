@@ -4,20 +4,29 @@ import { batchOps } from './batch';
 import type { Db } from './db';
 import { keys } from './keys';
 
-/** What is counted, per day × API key × subject (agent, workflow) × model. */
+/** What is counted, per day × API key × subject (agent, workflow, knowledge source) × model. */
 export interface UsageCounts {
   inputTokens: number;
   outputTokens: number;
   /** Model calls (a turn with tool rounds makes several). */
   requests: number;
   toolCalls: number;
+  searches: number;
+  /** DynamoDB read capacity units of the searches. */
+  readUnits: number;
+  /** DynamoDB write capacity units of ingestion. */
+  writeUnits: number;
+  /** UTF-8 bytes of the document text indexed. */
+  bytesIngested: number;
+  /** Workflow steps that succeeded. */
+  steps: number;
 }
 
 export interface UsageBucket {
   /** YYYY-MM-DD (UTC). */
   day: string;
   keyId: string;
-  /** `agent:<id>` or `workflow:<id>`. */
+  /** `agent:<id>`, `workflow:<id>` or `knowledge-source:<id>`. */
   subject: string;
   /** `provider/model`. */
   model: string;
@@ -25,24 +34,27 @@ export interface UsageBucket {
 
 export type UsageRow = UsageBucket & UsageCounts;
 
-const COUNTS: Array<keyof UsageCounts> = ['inputTokens', 'outputTokens', 'requests', 'toolCalls'];
+export const USAGE_COUNTS: Array<keyof UsageCounts> = ['inputTokens', 'outputTokens', 'requests', 'toolCalls', 'searches', 'readUnits', 'writeUnits', 'bytesIngested', 'steps'];
 
 export function usageStore(db: Db) {
   const { queryAll } = batchOps(db);
 
   /**
    * Adds to one bucket's counters in a single atomic update: concurrent turns on any instance add
-   * up exactly, and the table grows by buckets, not by events.
+   * up exactly, and the table grows by buckets, not by events. Counts left out (or 0) are not
+   * touched; a counter never added to reads as 0.
    */
-  async function add(scope: TenantScope, bucket: UsageBucket, counts: UsageCounts): Promise<void> {
+  async function add(scope: TenantScope, bucket: UsageBucket, counts: Partial<UsageCounts>): Promise<void> {
+    const added = USAGE_COUNTS.filter((c) => (counts[c] ?? 0) !== 0);
+    if (added.length === 0) return;
     await db.client.send(
       new UpdateCommand({
         TableName: db.table,
         Key: keys.usage(scope, bucket),
-        UpdateExpression: `ADD ${COUNTS.map((c) => `#${c} :${c}`).join(', ')} SET #day = :day, #keyId = :keyId, #subject = :subject, #model = :model`,
-        ExpressionAttributeNames: Object.fromEntries([...COUNTS, 'day', 'keyId', 'subject', 'model'].map((n) => [`#${n}`, n])),
+        UpdateExpression: `ADD ${added.map((c) => `#${c} :${c}`).join(', ')} SET #day = :day, #keyId = :keyId, #subject = :subject, #model = :model`,
+        ExpressionAttributeNames: Object.fromEntries([...added, 'day', 'keyId', 'subject', 'model'].map((n) => [`#${n}`, n])),
         ExpressionAttributeValues: {
-          ...Object.fromEntries(COUNTS.map((c) => [`:${c}`, counts[c]])),
+          ...Object.fromEntries(added.map((c) => [`:${c}`, counts[c]])),
           ':day': bucket.day,
           ':keyId': bucket.keyId,
           ':subject': bucket.subject,
@@ -68,7 +80,7 @@ export function usageStore(db: Db) {
         keyId: String(item.keyId),
         subject: String(item.subject),
         model: String(item.model),
-        ...(Object.fromEntries(COUNTS.map((c) => [c, Number(item[c] ?? 0)])) as unknown as UsageCounts),
+        ...(Object.fromEntries(USAGE_COUNTS.map((c) => [c, Number(item[c] ?? 0)])) as unknown as UsageCounts),
       }));
   }
 

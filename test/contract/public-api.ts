@@ -1199,15 +1199,25 @@ export interface components {
             from: string;
             to: string;
             /** @enum {string} */
-            groupBy: "day" | "agent" | "workflow" | "model" | "key";
+            groupBy: "day" | "agent" | "workflow" | "knowledgeSource" | "model" | "key";
             rows: {
-                /** @description The day, agent id, workflow id, model or API key id */
+                /** @description The day, agent id, workflow id, knowledge source id, model (`-`: work no model did) or API key id */
                 group: string;
                 inputTokens: number;
                 outputTokens: number;
                 /** @description Model calls */
                 requests: number;
                 toolCalls: number;
+                /** @description Knowledge searches: through the API, by agents and by workflow steps */
+                searches: number;
+                /** @description DynamoDB read capacity units the searches consumed */
+                readUnits: number;
+                /** @description DynamoDB write capacity units ingestion consumed */
+                writeUnits: number;
+                /** @description UTF-8 bytes of document text indexed */
+                bytesIngested: number;
+                /** @description Workflow steps that succeeded */
+                steps: number;
                 /** @description From MODEL_PRICES; null when a model in the group has no price */
                 estimatedCostUsd: number | null;
             }[];
@@ -1217,6 +1227,16 @@ export interface components {
                 /** @description Model calls */
                 requests: number;
                 toolCalls: number;
+                /** @description Knowledge searches: through the API, by agents and by workflow steps */
+                searches: number;
+                /** @description DynamoDB read capacity units the searches consumed */
+                readUnits: number;
+                /** @description DynamoDB write capacity units ingestion consumed */
+                writeUnits: number;
+                /** @description UTF-8 bytes of document text indexed */
+                bytesIngested: number;
+                /** @description Workflow steps that succeeded */
+                steps: number;
                 /** @description From MODEL_PRICES; null when a model in the group has no price */
                 estimatedCostUsd: number | null;
             };
@@ -3362,8 +3382,8 @@ export interface operations {
                 from?: string;
                 /** @description Last day (UTC), default: today */
                 to?: string;
-                /** @description day, agent, workflow (only that subject’s rows), model or key */
-                groupBy?: "day" | "agent" | "workflow" | "model" | "key";
+                /** @description day, agent, workflow, knowledgeSource (these three: only that kind of subject’s rows), model or key */
+                groupBy?: "day" | "agent" | "workflow" | "knowledgeSource" | "model" | "key";
             };
             header?: never;
             path?: never;
