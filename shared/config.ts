@@ -9,6 +9,8 @@ const plans = ['free', 'pro', 'enterprise', 'unlimited'] as const;
 const schema = z.object({
   TABLE_NAME: z.string().min(1).default('cairn'),
   AWS_REGION: z.string().min(1).default('us-east-1'),
+  /** Megabytes of search-index items (postings, norms, chunks of live segments) a process keeps between searches; 0 turns it off. */
+  SEARCH_CACHE_MB: z.coerce.number().int().min(0).max(4096).default(64),
   /** Set for DynamoDB Local; unset in AWS. Local mode starts its own when unset. */
   DYNAMODB_ENDPOINT: z.url().optional(),
   /** 0 picks a free port (tests); the banner shows the one in use. */
@@ -133,6 +135,7 @@ function load() {
     metrics: env.METRICS ?? (env.AWS_LAMBDA_FUNCTION_NAME ? 'emf' : 'off'),
     metricsNamespace: env.METRICS_NAMESPACE,
     apiKeyCacheSeconds: env.API_KEY_CACHE_SECONDS,
+    searchCacheBytes: env.SEARCH_CACHE_MB * 1024 * 1024,
     toolAllowedHosts: env.TOOL_ALLOWED_HOSTS.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
     toolAllowPrivateNetworks: env.TOOL_ALLOW_PRIVATE_NETWORKS === 'true',
     corsOrigins: env.CORS_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean),

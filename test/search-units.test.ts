@@ -80,6 +80,33 @@ describe('sealing secrets', () => {
   });
 });
 
+describe('postings format 2', () => {
+  it('round-trips bit-packed postings of any size, gap and frequency, and counts them from the header', async () => {
+    const { encodePostingsV2, forEachPostingV2, countPostingsV2 } = await import('../shared/store/postings-codec');
+    let seed = 7;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    for (const n of [0, 1, 127, 128, 129, 700]) {
+      const docs = new Set<number>();
+      while (docs.size < n) docs.add(Math.floor(random() * (random() < 0.5 ? 2_000 : 1_000_000)));
+      const postings = [...docs]
+        .sort((a, b) => a - b)
+        .map((doc) => ({ doc, tfBody: Math.floor(random() * (random() < 0.1 ? 5_000 : 4)), tfTitle: random() < 0.8 ? 0 : Math.floor(random() * 9) }));
+      const bytes = encodePostingsV2(postings);
+      const decoded: typeof postings = [];
+      forEachPostingV2(bytes, (doc, tfBody, tfTitle) => decoded.push({ doc, tfBody, tfTitle }));
+      expect(decoded).toEqual(postings);
+      expect(countPostingsV2(bytes)).toBe(n);
+    }
+  });
+
+  it('takes about a byte a posting for a common term (format 1 took six to eight)', async () => {
+    const { encodePostingsV2, encodePostings } = await import('../shared/store/postings-codec');
+    const postings = Array.from({ length: 5_000 }, (_, i) => ({ doc: i * 3 + (i % 2), tfBody: 1 + (i % 3 === 0 ? 1 : 0), tfTitle: 0, lenBody: 60 + (i % 90), lenTitle: 4 }));
+    expect(encodePostingsV2(postings).length / postings.length).toBeLessThan(1.1);
+    expect(encodePostings(postings).length / postings.length).toBeGreaterThan(5);
+  });
+});
+
 describe('segment score arrays', () => {
   it('rank exactly as BM25F over decoded postings, feedback included', async () => {
     const { SegmentScores } = await import('../shared/search/segment-scores');

@@ -10,6 +10,7 @@ import type { Delivery } from '../queue/queue';
 import { chunkBlocks, DEFAULT_CHUNK_OPTIONS } from '../search/chunker';
 import { extract, type Block } from '../search/extract';
 import { allTerms, analyzeChunk } from '../search/indexing';
+import { layoutTerm } from '../search/impact-blocks';
 import { SEGMENT_SPAN, type AnalyzedChunkRecord, type DocumentRecord } from '../store/search-index';
 import { withDynamoCounters } from '../store/request-metrics';
 import { scopeOf, type TenantScope } from '../tenancy';
@@ -17,6 +18,7 @@ import type { KnowledgeSourceRecord } from './knowledge-sources';
 import { loadCredentials } from './source-credentials';
 import type { Runtime } from '../runtime';
 import { checkBackSeconds, whileLeased } from './work-lease';
+import { compactIfNeeded, compactionActive, handleCompaction } from './compaction';
 import { recordUsage } from './usage';
 
 /**
@@ -107,6 +109,11 @@ async function plan(rt: Runtime, scope: TenantScope, source: KnowledgeSourceReco
 }
 
 async function handleSync(rt: Runtime, scope: TenantScope, source: KnowledgeSourceRecord, syncId: string) {
+  // A compaction is merging the segments this sync would tombstone in: look again once it is done.
+  if (compactionActive(source, rt.clock.now())) {
+    await rt.queues.ingestion.send([{ type: 'sync', tenantId: scope.tenantId, sourceId: source.id, syncId }], { delaySeconds: 5 });
+    return;
+  }
   // Exactly one delivery plans: a duplicate delivered at the same time, or a redelivery once the
   // batches are out, has nothing to do.
   if (!(await rt.store.syncLedger.claimSync(scope, source.id, syncId, config.workLeaseMs))) {
@@ -151,6 +158,8 @@ async function readDocuments(rt: Runtime, scope: TenantScope, source: KnowledgeS
 
 async function handleBatch(rt: Runtime, scope: TenantScope, source: KnowledgeSourceRecord, message: Extract<IngestionMessage, { type: 'batch' }>) {
   const { segNo, syncId } = message;
+  // Done already (a late duplicate): its segment may have been compacted away since, so redoing it would index its documents twice.
+  if ((await rt.store.syncLedger.getSync(scope, source.id, syncId))?.done.includes(message.batch)) return;
   const documents = await readDocuments(rt, scope, source, message);
   const previous = await rt.store.searchIndex.getDocuments(scope, source.id, documents.map((d) => d.key));
   const changed = documents.filter((d) => previous.get(d.key)?.hash !== d.hash);
@@ -217,7 +226,8 @@ async function indexSegment(
     }
     records.push({ documentKey: key, documentId, hash: doc.hash, chunks: refs });
   }
-  await rt.store.searchIndex.writeSegmentData(scope, source.id, segNo, chunks);
+  const segmentStats = { documents: chunks.length, totalBodyLength: lenBody, totalTitleLength: lenTitle };
+  await rt.store.searchIndex.writeSegmentData(scope, source.id, segNo, chunks, (postings) => layoutTerm(postings, segmentStats));
   await rt.store.searchIndex.writeDocuments(scope, source.id, records);
   await rt.store.searchIndex.sealSegment(scope, source.id, segNo, { chunks: chunks.length, lenBody, lenTitle });
   return bytes;
@@ -254,11 +264,12 @@ async function finalize(rt: Runtime, scope: TenantScope, source: KnowledgeSource
     syncId,
   );
   log.info('knowledge source ready', { tenantId: scope.tenantId, sourceId: source.id, syncId, chunks });
+  await compactIfNeeded(rt, scope, source.id, segments);
 }
 
 /** One ingestion message, a span of the trace that sent it (a connect's request, a sync's planning): the queue carries the context. */
 export function handleIngestionMessage(rt: Runtime, message: IngestionMessage, delivery: Delivery): Promise<void> {
-  const attributes = { 'cairn.tenant.id': message.tenantId, 'cairn.knowledge_source.id': message.sourceId, ...(message.type === 'batch' ? { 'cairn.ingestion.batch': message.batch } : {}) };
+  const attributes = { 'cairn.tenant.id': message.tenantId, 'cairn.knowledge_source.id': message.sourceId, ...(message.type === 'batch' ? { 'cairn.ingestion.batch': message.batch } : {}), ...(message.type === 'compact' ? { 'cairn.compaction.id': message.compactionId } : {}) };
   return inSpan(`ingestion.${message.type} ${message.sourceId}`, { kind: SpanKind.CONSUMER, attributes }, () => processIngestionMessage(rt, message, delivery));
 }
 
@@ -269,6 +280,10 @@ async function processIngestionMessage(rt: Runtime, message: IngestionMessage, d
     return;
   }
   const source = await rt.store.records.getRecord<KnowledgeSourceRecord>(scope, 'KS', message.sourceId);
+  if (message.type === 'compact') {
+    if (source) await handleCompaction(rt, scope, source, message.compactionId);
+    return;
+  }
   if (!source || source.syncId !== message.syncId) return; // deleted, or superseded by a newer sync
   try {
     if (message.type === 'sync') await handleSync(rt, scope, source, message.syncId);

@@ -13,6 +13,12 @@ export interface CorpusStats {
   documents: number;
   totalBodyLength: number;
   totalTitleLength: number;
+  /**
+   * Chunks the postings hold, deleted ones included (Lucene's docCount before a merge): what idf
+   * compares a term's document frequency with, since that counts deleted chunks too. Without it,
+   * a term in every chunk of a source with deletions had a negative idf. Defaults to `documents`.
+   */
+  indexed?: number;
 }
 
 export interface RankParams {
@@ -39,6 +45,11 @@ export const DEFAULT_RANK_PARAMS: RankParams = {
 /** Robertson–Sparck Jones idf as Lucene computes it (never negative). */
 export function idf(documents: number, df: number): number {
   return Math.log(1 + (documents - df + 0.5) / (df + 0.5));
+}
+
+/** A term's idf in a corpus: df and the chunk count on the same footing (see CorpusStats.indexed). */
+export function termIdf(stats: CorpusStats, df: number): number {
+  return idf(Math.max(stats.indexed ?? stats.documents, df), df);
 }
 
 /** Query term → weight (repeated query terms count more, as in Lucene). */
@@ -75,9 +86,9 @@ export function scoreBm25f(
   for (const [term, weight] of query) {
     const list = postings.get(term);
     if (!list || list.length === 0) continue;
-    const termIdf = idf(stats.documents, list.length) * weight;
+    const factor = termIdf(stats, list.length) * weight;
     for (const p of list) {
-      scores.set(p.doc, (scores.get(p.doc) ?? 0) + termIdf * tfPart(p.tfBody, p.tfTitle, p.lenBody, p.lenTitle));
+      scores.set(p.doc, (scores.get(p.doc) ?? 0) + factor * tfPart(p.tfBody, p.tfTitle, p.lenBody, p.lenTitle));
     }
   }
   return scores;

@@ -1,5 +1,5 @@
-import { forEachPosting } from '../store/postings-codec';
-import { bm25fTermFrequency, idf, type CorpusStats, type RankParams } from './ranker';
+import { countPostingsV2, forEachPosting, forEachPostingV2, POSTINGS_FORMAT } from '../store/postings-codec';
+import { bm25fTermFrequency, termIdf, type CorpusStats, type RankParams } from './ranker';
 
 /**
  * The fast path of ranking over stored segments: postings are decoded straight from their bytes
@@ -11,6 +11,18 @@ export interface ScoredSegment {
   span: number;
   deleted?: Uint8Array;
   size: number;
+  /** Postings format (postings-codec.ts); absent, format 1. */
+  format?: number;
+  /** Format 2: the chunks' field lengths, which its postings leave out. */
+  norms?: { lenBody: Int32Array; lenTitle: Int32Array };
+}
+
+/** Postings in one term's bytes of a segment (format 2 counts them in its header). */
+export function postingsIn(segment: ScoredSegment, bytes: Uint8Array): number {
+  if (segment.format === POSTINGS_FORMAT) return countPostingsV2(bytes);
+  let ends = 0;
+  for (let i = 0; i < bytes.length; i++) if (bytes[i]! < 0x80) ends++;
+  return ends / 5; // five varints a posting
 }
 
 export class SegmentScores {
@@ -25,21 +37,35 @@ export class SegmentScores {
     this.tfPart = bm25fTermFrequency(params, stats);
   }
 
-  /** Postings in a term's items (deleted chunks included, as Lucene's docFreq counts them). */
-  static documentFrequency(items: Array<{ segNo: number; bytes: Uint8Array }>, live: (segNo: number) => boolean): number {
-    let count = 0;
+  /** Adds `weight × idf × tf-part` of each live posting of one term (deleted chunks count in its df, as in Lucene). */
+  addTerm(items: Array<{ segNo: number; bytes: Uint8Array }>, weight: number): void {
+    let df = 0;
     for (const { segNo, bytes } of items) {
-      if (!live(segNo)) continue;
-      for (let i = 0; i < bytes.length; i++) if (bytes[i]! < 0x80) count++;
+      const segment = this.segments.get(segNo);
+      if (segment) df += postingsIn(segment, bytes);
     }
-    return count / 5; // five varints a posting
+    if (df === 0 || this.stats.documents === 0) return;
+    this.addPostings(items, termIdf(this.stats, df) * weight);
   }
 
-  /** Adds `weight × idf × tf-part` of each live posting of one term. */
-  addTerm(items: Array<{ segNo: number; bytes: Uint8Array }>, weight: number): void {
-    const df = SegmentScores.documentFrequency(items, (segNo) => this.segments.has(segNo));
-    if (df === 0 || this.stats.documents === 0) return;
-    const factor = idf(this.stats.documents, df) * weight;
+  /** Adds `factor × tf-part` of each live posting (a term's idf and weight are in `factor`). */
+  addPostings(items: Array<{ segNo: number; bytes: Uint8Array }>, factor: number): void {
+    this.visitLive(items, (target, local, tfBody, tfTitle, lenBody, lenTitle) => {
+      target[local]! += factor * this.tfPart(tfBody, tfTitle, lenBody, lenTitle);
+    });
+  }
+
+  /** Adds `value` for each live posting: how much of an upper bound a chunk's seen terms account for. */
+  addConstant(items: Array<{ segNo: number; bytes: Uint8Array }>, value: number): void {
+    this.visitLive(items, (target, local) => {
+      target[local]! += value;
+    });
+  }
+
+  private visitLive(
+    items: Array<{ segNo: number; bytes: Uint8Array }>,
+    visit: (target: Float64Array, local: number, tfBody: number, tfTitle: number, lenBody: number, lenTitle: number) => void,
+  ): void {
     for (const { segNo, bytes } of items) {
       const segment = this.segments.get(segNo);
       if (!segment) continue;
@@ -47,12 +73,32 @@ export class SegmentScores {
       if (!scores) this.arrays.set(segNo, (scores = new Float64Array(segment.size)));
       const deleted = segment.deleted;
       const target = scores;
+      const norms = segment.norms;
+      if (segment.format === POSTINGS_FORMAT) {
+        if (!norms) throw new Error(`segment ${segNo}: format-2 postings without norms`);
+        forEachPostingV2(bytes, (local, tfBody, tfTitle) => {
+          if (deleted && local >> 3 < deleted.length && (deleted[local >> 3]! & (1 << (local % 8))) !== 0) return;
+          if (local >= target.length) return; // a posting past the sealed size cannot happen; never write out of bounds
+          visit(target, local, tfBody, tfTitle, norms.lenBody[local]!, norms.lenTitle[local]!);
+        });
+        continue;
+      }
       forEachPosting(bytes, (local, tfBody, tfTitle, lenBody, lenTitle) => {
         if (deleted && local >> 3 < deleted.length && (deleted[local >> 3]! & (1 << (local % 8))) !== 0) return;
         if (local >= target.length) return; // a posting past the sealed size cannot happen; never write out of bounds
-        target[local]! += factor * this.tfPart(tfBody, tfTitle, lenBody, lenTitle);
+        visit(target, local, tfBody, tfTitle, lenBody, lenTitle);
       });
     }
+  }
+
+  /** A segment's scores by position (undefined when no posting of it was added). */
+  scoresOf(segNo: number): Float64Array | undefined {
+    return this.arrays.get(segNo);
+  }
+
+  /** The segments that have scores, with their chunk-number base. */
+  *scoredSegments(): Generator<{ segNo: number; base: number; scores: Float64Array }> {
+    for (const [segNo, scores] of this.arrays) yield { segNo, base: segNo * this.segments.get(segNo)!.span, scores };
   }
 
   scale(factor: number): void {

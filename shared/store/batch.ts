@@ -53,16 +53,27 @@ async function batchGet(db: Db, itemKeys: ItemKey[], options: { consistent?: boo
 export const putRequest = (item: Record<string, unknown>): WriteRequest => ({ PutRequest: { Item: item } });
 export const deleteRequest = (key: ItemKey): WriteRequest => ({ DeleteRequest: { Key: { ...key } } });
 
-/** Every item of a partition (optionally with a sort-key prefix), following pagination. */
-async function queryAll(db: Db, pk: string, skPrefix?: string): Promise<Record<string, unknown>[]> {
+/** Which sort keys of a partition a query reads: those with a prefix, or those before a key. */
+export type SortKeyRange = { prefix: string } | { before: string } | { from: string; to: string };
+
+function sortKeyCondition(range: SortKeyRange | undefined) {
+  if (range === undefined) return { KeyConditionExpression: 'pk = :pk', values: {} };
+  if ('prefix' in range) return { KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)', values: { ':sk': range.prefix } };
+  if ('from' in range) return { KeyConditionExpression: 'pk = :pk AND sk BETWEEN :sk AND :to', values: { ':sk': range.from, ':to': range.to } };
+  return { KeyConditionExpression: 'pk = :pk AND sk < :sk', values: { ':sk': range.before } };
+}
+
+/** Every item of a partition (optionally of a range of sort keys), following pagination. */
+async function queryAll(db: Db, pk: string, range?: string | SortKeyRange): Promise<Record<string, unknown>[]> {
   const items: Record<string, unknown>[] = [];
+  const condition = sortKeyCondition(typeof range === 'string' ? { prefix: range } : range);
   let start: Record<string, unknown> | undefined;
   do {
     const out = await db.client.send(
       new QueryCommand({
         TableName: db.table,
-        KeyConditionExpression: skPrefix === undefined ? 'pk = :pk' : 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: skPrefix === undefined ? { ':pk': pk } : { ':pk': pk, ':prefix': skPrefix },
+        KeyConditionExpression: condition.KeyConditionExpression,
+        ExpressionAttributeValues: { ':pk': pk, ...condition.values },
         ExclusiveStartKey: start,
       }),
     );
@@ -77,7 +88,7 @@ export function batchOps(db: Db) {
   return {
     batchWrite: (requests: WriteRequest[], concurrency?: number) => batchWrite(db, requests, concurrency),
     batchGet: (itemKeys: ItemKey[], options?: { consistent?: boolean }) => batchGet(db, itemKeys, options),
-    queryAll: (pk: string, skPrefix?: string) => queryAll(db, pk, skPrefix),
+    queryAll: (pk: string, range?: string | SortKeyRange) => queryAll(db, pk, range),
   };
 }
 

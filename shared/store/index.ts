@@ -1,3 +1,4 @@
+import { config } from '../config';
 import { apiKeysStore } from './api-keys';
 import { appRecordsStore } from './app-records';
 import type { Db } from './db';
@@ -32,7 +33,7 @@ export function createStore(db: Db) {
     apiKeys: apiKeysStore(db),
     rateCounters: rateCountersStore(db),
     revokedTokens: revokedTokensStore(db),
-    searchIndex: searchIndexStore(db),
+    searchIndex: searchIndexStore(db, config.searchCacheBytes),
     syncLedger: syncLedgerStore(db),
     memoryGraph: memoryGraphStore(db),
     appRecords: appRecordsStore(db),

@@ -20,6 +20,14 @@ const scoped = (scope: TenantScope) => `T#${scope.tenantId}#${scope.schema}`;
 /** Fixed-width base-36 numbers sort as the numbers do. */
 const pad = (n: number) => n.toString(36).padStart(11, '0');
 
+/** Block items of a term sort after its directory items (base-36 segment numbers). */
+export const BLOCK_PREFIX = '~';
+/** A block item's sort key: impact first (best first), then segment and position. */
+export const blockSortKey = (block: { impact: number; segNo: number; index: number }) =>
+  `${BLOCK_PREFIX}${String(block.impact).padStart(6, '0')}${pad(block.segNo)}${block.index.toString(36).padStart(4, '0')}`;
+/** The segment number in a block item's sort key. */
+export const blockSegment = (sk: string) => parseInt(sk.slice(BLOCK_PREFIX.length + 6, BLOCK_PREFIX.length + 17), 36);
+
 export const keys = {
   recordPartition: (scope: TenantScope, kind: RecordKind) => `${scoped(scope)}#${kind}`,
   record: (scope: TenantScope, kind: RecordKind, id: string): ItemKey => ({
@@ -50,6 +58,16 @@ export const keys = {
     pk: keys.termPartition(scope, sourceId, term),
     sk: pad(segNo),
   }),
+  /** A term's block of postings: sorted by impact first, so a Query reads the best blocks of every segment first. */
+  termBlock: (scope: TenantScope, sourceId: string, term: string, block: { impact: number; segNo: number; index: number }): ItemKey => ({
+    pk: keys.termPartition(scope, sourceId, term),
+    sk: blockSortKey(block),
+  }),
+  /** A segment's field lengths per chunk (postings format 2 keeps them here, once). */
+  normsPartition: (scope: TenantScope, sourceId: string) => `${scoped(scope)}#KS#${sourceId}#NORMS`,
+  norms: (scope: TenantScope, sourceId: string, segNo: number): ItemKey => ({ pk: keys.normsPartition(scope, sourceId), sk: pad(segNo) }),
+  /** The terms a segment holds postings of, in pages: what compaction deletes with it. */
+  segmentTermsPartition: (scope: TenantScope, sourceId: string, segNo: number) => `${scoped(scope)}#KS#${sourceId}#SEGT#${pad(segNo)}`,
   chunkPartition: (scope: TenantScope, sourceId: string) => `${scoped(scope)}#KS#${sourceId}#CHUNK`,
   chunk: (scope: TenantScope, sourceId: string, docNo: number): ItemKey => ({
     pk: keys.chunkPartition(scope, sourceId),
@@ -64,6 +82,8 @@ export const keys = {
     pk: `${scoped(scope)}#KS#${sourceId}#SYNC`,
     sk: syncId,
   }),
+  /** A compaction's plan: the segments it merges (as they were), the new segment numbers, its state. */
+  compaction: (scope: TenantScope, sourceId: string, compactionId: string): ItemKey => ({ pk: `${scoped(scope)}#KS#${sourceId}#COMPACT`, sk: compactionId }),
   segmentCounter: (scope: TenantScope, sourceId: string): ItemKey => ({ pk: `${scoped(scope)}#KS#${sourceId}#SEQ`, sk: 'SEQ' }),
   /** The source's sealed credentials (never returned by the API). */
   sourceSecret: (scope: TenantScope, sourceId: string): ItemKey => ({ pk: `${scoped(scope)}#KS#${sourceId}#SECRET`, sk: 'SECRET' }),

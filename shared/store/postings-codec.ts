@@ -64,3 +64,200 @@ export function decodePostings(bytes: Uint8Array): Posting[] {
   forEachPosting(bytes, (doc, tfBody, tfTitle, lenBody, lenTitle) => out.push({ doc, tfBody, tfTitle, lenBody, lenTitle }));
   return out;
 }
+
+/**
+ * What bounds a block's postings from above whatever the corpus statistics: the most a term
+ * occurs in either field and the shortest fields. BM25F grows with term frequency and shrinks
+ * with field length, so a score computed from the envelope is at least every posting's score.
+ * `lenTitle` is the shortest title among postings whose title holds the term (0 when none does).
+ */
+export interface Envelope {
+  count: number;
+  tfBody: number;
+  tfTitle: number;
+  lenBody: number;
+  lenTitle: number;
+}
+
+export function envelopeOf(postings: Posting[]): Envelope {
+  const env: Envelope = { count: postings.length, tfBody: 0, tfTitle: 0, lenBody: Infinity, lenTitle: Infinity };
+  for (const p of postings) {
+    env.tfBody = Math.max(env.tfBody, p.tfBody);
+    env.lenBody = Math.min(env.lenBody, p.lenBody);
+    if (p.tfTitle > 0) {
+      env.tfTitle = Math.max(env.tfTitle, p.tfTitle);
+      env.lenTitle = Math.min(env.lenTitle, p.lenTitle);
+    }
+  }
+  if (env.lenBody === Infinity) env.lenBody = 0;
+  if (env.lenTitle === Infinity) env.lenTitle = 0;
+  return env;
+}
+
+/** A term's blocks in one segment, in the order they were written: each block's impact key and envelope. */
+export interface BlockEntry {
+  impact: number;
+  env: Envelope;
+}
+
+export function encodeDirectory(blocks: BlockEntry[]): Uint8Array {
+  const out: number[] = [];
+  for (const { impact, env } of blocks) for (const v of [impact, env.count, env.tfBody, env.tfTitle, env.lenBody, env.lenTitle]) writeVarint(out, v);
+  return Uint8Array.from(out);
+}
+
+export function decodeDirectory(bytes: Uint8Array): BlockEntry[] {
+  const values: number[] = [];
+  let value = 0;
+  let scale = 1;
+  for (const byte of bytes) {
+    value += (byte & 0x7f) * scale;
+    if (byte < 0x80) {
+      values.push(value);
+      value = 0;
+      scale = 1;
+    } else scale *= 128;
+  }
+  const blocks: BlockEntry[] = [];
+  for (let i = 0; i + 5 < values.length; i += 6) {
+    blocks.push({ impact: values[i]!, env: { count: values[i + 1]!, tfBody: values[i + 2]!, tfTitle: values[i + 3]!, lenBody: values[i + 4]!, lenTitle: values[i + 5]! } });
+  }
+  return blocks;
+}
+
+/**
+ * Postings, format 2: chunk numbers and term frequencies only (a chunk's field lengths are its
+ * segment's norms, stored once instead of once per term), bit-packed in runs of 128 postings:
+ * for each run three bit widths, then the gaps, the body frequencies and the title frequencies
+ * at those widths. A common term's posting takes about one byte (format 1: six to eight).
+ * Header: the posting count (a varint), so a term's document frequency needs no decoding.
+ */
+export const POSTINGS_FORMAT = 2;
+const RUN = 128;
+const widthOf = (v: number) => (v === 0 ? 0 : 32 - Math.clz32(v));
+
+export function encodePostingsV2(postings: Array<Pick<Posting, 'doc' | 'tfBody' | 'tfTitle'>>): Uint8Array {
+  const sorted = [...postings].sort((a, b) => a.doc - b.doc);
+  const out: number[] = [];
+  writeVarint(out, sorted.length);
+  let previous = 0;
+  for (let start = 0; start < sorted.length; start += RUN) {
+    const run = sorted.slice(start, start + RUN);
+    const gaps = run.map((p) => {
+      const gap = p.doc - previous;
+      previous = p.doc;
+      return gap;
+    });
+    const widths = [Math.max(...gaps.map(widthOf)), Math.max(...run.map((p) => widthOf(p.tfBody))), Math.max(...run.map((p) => widthOf(p.tfTitle)))];
+    out.push(...widths);
+    let acc = 0;
+    let bits = 0;
+    const put = (value: number, width: number) => {
+      for (let written = 0; written < width; ) {
+        const take = Math.min(width - written, 8 - bits);
+        acc |= ((value >>> written) & ((1 << take) - 1)) << bits;
+        bits += take;
+        written += take;
+        if (bits === 8) {
+          out.push(acc);
+          acc = 0;
+          bits = 0;
+        }
+      }
+    };
+    for (const gap of gaps) put(gap, widths[0]!);
+    for (const p of run) put(p.tfBody, widths[1]!);
+    for (const p of run) put(p.tfTitle, widths[2]!);
+    if (bits > 0) out.push(acc);
+  }
+  return Uint8Array.from(out);
+}
+
+/** How many postings format-2 bytes hold (their header). */
+export function countPostingsV2(bytes: Uint8Array): number {
+  let value = 0;
+  let scale = 1;
+  for (let i = 0; ; i++) {
+    const byte = bytes[i]!;
+    value += (byte & 0x7f) * scale;
+    if (byte < 0x80) return value;
+    scale *= 128;
+  }
+}
+
+/** Calls `visit` for each format-2 posting in chunk order (the scoring hot path: no allocation per posting). */
+export function forEachPostingV2(bytes: Uint8Array, visit: (doc: number, tfBody: number, tfTitle: number) => void): void {
+  let i = 0;
+  let count = 0;
+  let scale = 1;
+  for (;;) {
+    const byte = bytes[i++]!;
+    count += (byte & 0x7f) * scale;
+    if (byte < 0x80) break;
+    scale *= 128;
+  }
+  const gaps = new Int32Array(RUN);
+  const tfBody = new Int32Array(RUN);
+  let doc = 0;
+  for (let start = 0; start < count; start += RUN) {
+    const n = Math.min(RUN, count - start);
+    const wGap = bytes[i++]!;
+    const wBody = bytes[i++]!;
+    const wTitle = bytes[i++]!;
+    let acc = 0;
+    let bits = 0;
+    const take = (width: number) => {
+      let value = 0;
+      for (let got = 0; got < width; ) {
+        if (bits === 0) {
+          acc = bytes[i++]!;
+          bits = 8;
+        }
+        const step = Math.min(width - got, bits);
+        value |= (acc & ((1 << step) - 1)) << got;
+        acc >>>= step;
+        bits -= step;
+        got += step;
+      }
+      return value;
+    };
+    for (let k = 0; k < n; k++) gaps[k] = take(wGap);
+    for (let k = 0; k < n; k++) tfBody[k] = take(wBody);
+    for (let k = 0; k < n; k++) {
+      doc += gaps[k]!;
+      visit(doc, tfBody[k]!, take(wTitle));
+    }
+    bits = 0; // each run ends on a byte boundary
+  }
+}
+
+/** A segment's field lengths per chunk position: varint pairs (body, title). */
+export function encodeNorms(lengths: Array<{ lenBody: number; lenTitle: number }>): Uint8Array {
+  const out: number[] = [];
+  for (const l of lengths) {
+    writeVarint(out, l.lenBody);
+    writeVarint(out, l.lenTitle);
+  }
+  return Uint8Array.from(out);
+}
+
+export function decodeNorms(bytes: Uint8Array, size: number): { lenBody: Int32Array; lenTitle: Int32Array } {
+  const lenBody = new Int32Array(size);
+  const lenTitle = new Int32Array(size);
+  let i = 0;
+  const read = () => {
+    let value = 0;
+    let scale = 1;
+    for (;;) {
+      const byte = bytes[i++]!;
+      value += (byte & 0x7f) * scale;
+      if (byte < 0x80) return value;
+      scale *= 128;
+    }
+  };
+  for (let local = 0; local < size && i < bytes.length; local++) {
+    lenBody[local] = read();
+    lenTitle[local] = read();
+  }
+  return { lenBody, lenTitle };
+}

@@ -1,8 +1,11 @@
 import type { TenantScope } from '../tenancy';
 import { lruCache } from './lru-cache';
 
-/** One term's postings items, one per segment that has the term. */
-export type TermItems = Array<{ segNo: number; bytes: Uint8Array }>;
+/**
+ * One term's directory items, one per segment that has the term: its postings inline, or (with
+ * `count`, the postings it has in blocks) the directory of its blocks.
+ */
+export type TermItems = Array<{ segNo: number; bytes: Uint8Array; count?: number }>;
 
 /** What the cache needs of a chunk (the search index's ChunkRecord). */
 interface CachedChunk {
@@ -23,7 +26,7 @@ interface CachedChunk {
  * does not cover (a segment went live since) reads the term again.
  */
 const SETTLED_MS = 5000;
-/** Per process; a Lambda instance has 1 GB, the local server shares its machine. */
+/** Per process by default (SEARCH_CACHE_MB); a Lambda instance has 1 GB, the local server shares its machine. */
 const MAX_BYTES = 64 * 1024 * 1024;
 
 interface TermEntry {
@@ -32,7 +35,7 @@ interface TermEntry {
 }
 
 export function searchIndexCache<Chunk extends CachedChunk>(segmentOf: (docNo: number) => number, maxBytes = MAX_BYTES) {
-  const cache = lruCache<TermEntry | Chunk | Map<number, number>>(maxBytes);
+  const cache = lruCache<TermEntry | Chunk | Map<number, number> | Uint8Array>(maxBytes);
   const source = (scope: TenantScope, sourceId: string) => `${scope.tenantId}#${scope.schema}#${sourceId}`;
 
   /** When this process first saw each of the source's segments live. */
@@ -71,6 +74,17 @@ export function searchIndexCache<Chunk extends CachedChunk>(segmentOf: (docNo: n
       const kept = items.filter((item) => complete.has(item.segNo));
       const bytes = 64 + term.length + complete.size * 8 + kept.reduce((n, item) => n + item.bytes.length + 16, 0);
       cache.set(`T#${source(scope, sourceId)}#${term}`, { items: kept, complete }, bytes);
+    },
+
+    /** A live segment's norms (they never change once it is live). */
+    norms(scope: TenantScope, sourceId: string, segNo: number): Uint8Array | undefined {
+      return cache.get(`N#${source(scope, sourceId)}#${segNo}`) as Uint8Array | undefined;
+    },
+
+    keepNorms(scope: TenantScope, sourceId: string, segNo: number, bytes: Uint8Array, issuedAt: number) {
+      const liveAt = liveSince(scope, sourceId).get(segNo);
+      if (liveAt === undefined || liveAt > issuedAt - SETTLED_MS) return;
+      cache.set(`N#${source(scope, sourceId)}#${segNo}`, bytes, 64 + bytes.length);
     },
 
     chunk(scope: TenantScope, sourceId: string, docNo: number): Chunk | undefined {

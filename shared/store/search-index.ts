@@ -1,10 +1,10 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { encodePostings, type Posting } from './postings-codec';
+import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { decodeDirectory, encodeNorms, POSTINGS_FORMAT, type Posting } from './postings-codec';
 import type { TenantScope } from '../tenancy';
 import { deleteRequest, putRequest, batchOps } from './batch';
 import type { Db } from './db';
-import { keys } from './keys';
+import { BLOCK_PREFIX, blockSegment, keys } from './keys';
 import { searchIndexCache, type TermItems } from './search-index-cache';
 
 /**
@@ -36,6 +36,20 @@ export interface SegmentRecord {
   /** The documents this segment indexes, fixed when it begins, so a redelivered batch redoes the same. */
   documentKeys: string[];
   version: number;
+  /** Postings format (postings-codec.ts): 2 keeps field lengths in the segment's norms; absent, format 1. */
+  format?: number;
+}
+
+/**
+ * A compaction: the live segments it merges, as they were when it began (a later tombstone makes
+ * the swap fail rather than resurrect a chunk), and the segments it writes.
+ */
+export interface CompactionRecord {
+  compactionId: string;
+  state: 'writing' | 'swapped' | 'cleanup' | 'done' | 'abandoned';
+  old: Array<{ segNo: number; chunks: number; version: number; deleted?: Uint8Array }>;
+  segNos: number[];
+  createdAt: string;
 }
 
 export interface ChunkRecord {
@@ -80,12 +94,33 @@ export interface AnalyzedChunkRecord extends ChunkRecord {
   bodyTf: Map<string, number>;
 }
 
-/** A term's postings items, one per segment that contains it. */
+/** A term's directory items, one per segment that contains it. */
 export type { TermItems } from './search-index-cache';
 
-export function searchIndexStore(db: Db) {
+/**
+ * How one term's postings in one segment are stored: inline in its directory item, or as blocks
+ * (each with its impact key) listed by a directory of their envelopes (postings-codec.ts).
+ */
+export interface TermLayout {
+  inline?: Uint8Array;
+  count?: number;
+  directory?: Uint8Array;
+  blocks?: Array<{ impact: number; bytes: Uint8Array }>;
+}
+
+/** One block of a term's postings as a search reads it. */
+export interface TermBlock {
+  sk: string;
+  segNo: number;
+  bytes: Uint8Array;
+}
+
+/** A segment's term list is kept in pages of at most this many characters (an item holds 400 KB). */
+const TERMS_PAGE_CHARS = 300_000;
+
+export function searchIndexStore(db: Db, cacheBytes?: number) {
   const { batchWrite, batchGet, queryAll } = batchOps(db);
-  const cache = searchIndexCache<ChunkRecord>((docNo) => Math.floor(docNo / SEGMENT_SPAN));
+  const cache = searchIndexCache<ChunkRecord>((docNo) => Math.floor(docNo / SEGMENT_SPAN), cacheBytes);
   /** Creates the segment in state `writing`, or returns it as it already is (a redelivered batch). */
   async function beginSegment(
     scope: TenantScope,
@@ -119,12 +154,16 @@ export function searchIndexStore(db: Db) {
     }
   }
 
-  /** Writes a segment's chunks and postings (overwriting the same items when a batch is redone). */
+  /**
+   * Writes a segment's chunks and postings (overwriting the same items when a batch is redone),
+   * its term list first, so whatever of it exists can be found and removed.
+   */
   async function writeSegmentData(
     scope: TenantScope,
     sourceId: string,
     segNo: number,
     chunks: AnalyzedChunkRecord[],
+    layoutOf: (postings: Posting[]) => TermLayout,
   ): Promise<void> {
     const byTerm = new Map<string, Posting[]>();
     for (const c of chunks) {
@@ -135,13 +174,68 @@ export function searchIndexStore(db: Db) {
         byTerm.set(term, list);
       }
     }
+    await writeTermList(scope, sourceId, segNo, [...byTerm.keys()]);
+    const norms = new Array<{ lenBody: number; lenTitle: number }>(chunks.length);
+    for (const c of chunks) norms[c.docNo - segNo * SEGMENT_SPAN] = c;
+    await batchWrite([putRequest({ ...keys.norms(scope, sourceId, segNo), segNo, n: encodeNorms(norms) })]);
     await batchWrite(
       chunks.map(({ titleTf: _t, bodyTf: _b, ...chunk }) => putRequest({ ...keys.chunk(scope, sourceId, chunk.docNo), ...chunk })),
     );
-    await batchWrite(
-      [...byTerm].map(([term, postings]) => putRequest({ ...keys.termSegment(scope, sourceId, term, segNo), p: encodePostings(postings) })),
-    );
+    const requests = [];
+    for (const [term, postings] of byTerm) {
+      const layout = layoutOf(postings);
+      const directory = keys.termSegment(scope, sourceId, term, segNo);
+      if (layout.inline) {
+        requests.push(putRequest({ ...directory, p: layout.inline }));
+        continue;
+      }
+      requests.push(putRequest({ ...directory, term, n: layout.count, d: layout.directory }));
+      layout.blocks!.forEach((block, index) => requests.push(putRequest({ ...keys.termBlock(scope, sourceId, term, { impact: block.impact, segNo, index }), p: block.bytes })));
+    }
+    await batchWrite(requests);
   }
+
+  async function writeTermList(scope: TenantScope, sourceId: string, segNo: number, terms: string[]): Promise<void> {
+    const pk = keys.segmentTermsPartition(scope, sourceId, segNo);
+    const pages: string[] = [];
+    let page = '';
+    for (const term of terms) {
+      if (page.length + term.length + 1 > TERMS_PAGE_CHARS) {
+        pages.push(page);
+        page = '';
+      }
+      page += page ? ` ${term}` : term;
+    }
+    if (page) pages.push(page);
+    await batchWrite(pages.map((terms, i) => putRequest({ pk, sk: String(i).padStart(5, '0'), terms })));
+  }
+
+  /** The terms a segment holds postings of (empty for segments written before term lists were kept). */
+  async function readTermList(scope: TenantScope, sourceId: string, segNo: number): Promise<string[]> {
+    const pages = await queryAll(keys.segmentTermsPartition(scope, sourceId, segNo));
+    return pages.flatMap((page) => String(page.terms).split(' ').filter(Boolean));
+  }
+
+  /**
+   * Removes segments' postings: each term's directory item and the blocks it lists, found
+   * through the segments' term lists; then the term lists. The segment items are the caller's.
+   */
+  async function deleteSegmentPostings(scope: TenantScope, sourceId: string, segNos: number[]): Promise<void> {
+    for (const segNo of segNos) {
+      const terms = await readTermList(scope, sourceId, segNo);
+      const directories = await batchGet(terms.map((term) => keys.termSegment(scope, sourceId, term, segNo)), { consistent: true });
+      const requests = terms.map((term) => deleteRequest(keys.termSegment(scope, sourceId, term, segNo)));
+      for (const item of directories) {
+        if (item.d === undefined) continue;
+        const term = String(item.term ?? '');
+        decodeDirectory(toBytes(item.d)!).forEach(({ impact }, index) => requests.push(deleteRequest(keys.termBlock(scope, sourceId, term, { impact, segNo, index }))));
+      }
+      await batchWrite(requests);
+      const termsPk = keys.segmentTermsPartition(scope, sourceId, segNo);
+      await batchWrite([...(await queryAll(termsPk)).map((item) => deleteRequest({ pk: termsPk, sk: String(item.sk) })), deleteRequest(keys.norms(scope, sourceId, segNo))]);
+    }
+  }
+
 
   async function writeDocuments(scope: TenantScope, sourceId: string, documents: DocumentRecord[]): Promise<void> {
     await batchWrite(documents.map((d) => putRequest({ ...keys.document(scope, sourceId, d.documentKey), ...d })));
@@ -158,10 +252,10 @@ export function searchIndexStore(db: Db) {
       new UpdateCommand({
         TableName: db.table,
         Key: keys.segment(scope, sourceId, segNo),
-        UpdateExpression: 'SET #state = :live, chunks = :chunks, lenBody = :lenBody, lenTitle = :lenTitle',
+        UpdateExpression: 'SET #state = :live, chunks = :chunks, lenBody = :lenBody, lenTitle = :lenTitle, #format = :format',
         ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: { '#state': 'state' },
-        ExpressionAttributeValues: { ':live': 'live', ':chunks': sums.chunks, ':lenBody': sums.lenBody, ':lenTitle': sums.lenTitle },
+        ExpressionAttributeNames: { '#state': 'state', '#format': 'format' },
+        ExpressionAttributeValues: { ':live': 'live', ':chunks': sums.chunks, ':lenBody': sums.lenBody, ':lenTitle': sums.lenTitle, ':format': POSTINGS_FORMAT },
       }),
     );
   }
@@ -245,13 +339,148 @@ export function searchIndexStore(db: Db) {
     const issuedAt = Date.now();
     const lists = await Promise.all(
       missing.map(async (term) => {
-        const items = await queryAll(keys.termPartition(scope, sourceId, term));
-        return [term, items.map((item) => ({ segNo: parseInt(String(item.sk), 36), bytes: toBytes(item.p)! }))] as const;
+        const items = await queryAll(keys.termPartition(scope, sourceId, term), { before: BLOCK_PREFIX });
+        return [
+          term,
+          items.map((item) =>
+            item.n === undefined
+              ? { segNo: parseInt(String(item.sk), 36), bytes: toBytes(item.p)! }
+              : { segNo: parseInt(String(item.sk), 36), bytes: toBytes(item.d)!, count: Number(item.n) },
+          ),
+        ] as const;
       }),
     );
     for (const [term, items] of lists) {
       cache.keepTermItems(scope, sourceId, term, items, issuedAt);
       found.set(term, items);
+    }
+    return found;
+  }
+
+  /**
+   * A term's next blocks in impact order (all segments' blocks, live or not), after the sort key
+   * `after`: `limit` of them, or all that are left. `last` continues the read.
+   */
+  async function readTermBlocks(scope: TenantScope, sourceId: string, term: string, after: string | undefined, limit?: number): Promise<{ blocks: TermBlock[]; last?: string }> {
+    const blocks: TermBlock[] = [];
+    let start: Record<string, unknown> | undefined = after === undefined ? undefined : { pk: keys.termPartition(scope, sourceId, term), sk: after };
+    do {
+      const out = await db.client.send(
+        new QueryCommand({
+          TableName: db.table,
+          KeyConditionExpression: 'pk = :pk AND sk > :blocks',
+          ExpressionAttributeValues: { ':pk': keys.termPartition(scope, sourceId, term), ':blocks': BLOCK_PREFIX },
+          ExclusiveStartKey: start,
+          Limit: limit === undefined ? undefined : limit - blocks.length,
+        }),
+      );
+      for (const item of out.Items ?? []) blocks.push({ sk: String(item.sk), segNo: blockSegment(String(item.sk)), bytes: toBytes(item.p)! });
+      start = out.LastEvaluatedKey;
+    } while (start && (limit === undefined || blocks.length < limit));
+    return { blocks, last: blocks.length > 0 ? blocks[blocks.length - 1]!.sk : after };
+  }
+
+  /** A segment's chunks in number order, read consistently (compaction copies them). */
+  async function readSegmentChunks(scope: TenantScope, sourceId: string, segNo: number): Promise<ChunkRecord[]> {
+    const range = { from: keys.chunk(scope, sourceId, segNo * SEGMENT_SPAN).sk, to: keys.chunk(scope, sourceId, (segNo + 1) * SEGMENT_SPAN - 1).sk };
+    return (await queryAll(keys.chunkPartition(scope, sourceId), range)).map(({ pk: _pk, sk: _sk, ...chunk }) => chunk as unknown as ChunkRecord);
+  }
+
+  async function deleteChunks(scope: TenantScope, sourceId: string, docNos: number[]): Promise<void> {
+    await batchWrite(docNos.map((n) => deleteRequest(keys.chunk(scope, sourceId, n))));
+  }
+
+  async function deleteSegmentItems(scope: TenantScope, sourceId: string, segNos: number[]): Promise<void> {
+    await batchWrite(segNos.map((segNo) => deleteRequest(keys.segment(scope, sourceId, segNo))));
+  }
+
+  /** Saves a compaction's plan unless one with its id exists; returns the one that holds. */
+  async function beginCompaction(scope: TenantScope, sourceId: string, plan: CompactionRecord): Promise<CompactionRecord> {
+    try {
+      await db.client.send(new PutCommand({ TableName: db.table, Item: { ...keys.compaction(scope, sourceId, plan.compactionId), ...plan }, ConditionExpression: 'attribute_not_exists(pk)' }));
+      return plan;
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      return (await getCompaction(scope, sourceId, plan.compactionId))!;
+    }
+  }
+
+  async function getCompaction(scope: TenantScope, sourceId: string, compactionId: string): Promise<CompactionRecord | undefined> {
+    const out = await db.client.send(new GetCommand({ TableName: db.table, Key: keys.compaction(scope, sourceId, compactionId), ConsistentRead: true }));
+    if (!out.Item) return undefined;
+    const plan = out.Item as unknown as CompactionRecord;
+    return { ...plan, old: plan.old.map((o) => ({ ...o, deleted: toBytes(o.deleted) })) };
+  }
+
+  async function setCompactionState(scope: TenantScope, sourceId: string, compactionId: string, state: CompactionRecord['state']): Promise<void> {
+    await db.client.send(
+      new UpdateCommand({ TableName: db.table, Key: keys.compaction(scope, sourceId, compactionId), UpdateExpression: 'SET #state = :state', ExpressionAttributeNames: { '#state': 'state' }, ExpressionAttributeValues: { ':state': state } }),
+    );
+  }
+
+  /**
+   * The swap, in one transaction: the new segments turn live with their sums, the old segment items
+   * go (each only if unchanged since the plan), the plan records it. A search reads the segment
+   * items once, so it sees either all old segments or all new ones: the same live chunks.
+   * Returns false when an old segment changed (the plan is stale).
+   */
+  async function swapSegments(
+    scope: TenantScope,
+    sourceId: string,
+    plan: CompactionRecord,
+    sums: Array<{ segNo: number; chunks: number; lenBody: number; lenTitle: number }>,
+  ): Promise<boolean> {
+    try {
+      await db.client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            ...sums.map((s) => ({
+              Update: {
+                TableName: db.table,
+                Key: keys.segment(scope, sourceId, s.segNo),
+                UpdateExpression: 'SET #state = :live, chunks = :chunks, lenBody = :lenBody, lenTitle = :lenTitle, #format = :format',
+                ConditionExpression: 'attribute_exists(pk)',
+                ExpressionAttributeNames: { '#state': 'state', '#format': 'format' },
+                ExpressionAttributeValues: { ':live': 'live', ':chunks': s.chunks, ':lenBody': s.lenBody, ':lenTitle': s.lenTitle, ':format': POSTINGS_FORMAT },
+              },
+            })),
+            ...plan.old.map((o) => ({
+              Delete: { TableName: db.table, Key: keys.segment(scope, sourceId, o.segNo), ConditionExpression: 'version = :version', ExpressionAttributeValues: { ':version': o.version } },
+            })),
+            {
+              Update: {
+                TableName: db.table,
+                Key: keys.compaction(scope, sourceId, plan.compactionId),
+                UpdateExpression: 'SET #state = :swapped',
+                ConditionExpression: '#state = :writing',
+                ExpressionAttributeNames: { '#state': 'state' },
+                ExpressionAttributeValues: { ':swapped': 'swapped', ':writing': 'writing' },
+              },
+            },
+          ],
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof TransactionCanceledException) return false;
+      throw error;
+    }
+  }
+
+  /** The norms of the given live segments (format 2), from the cache where it has them. */
+  async function readNorms(scope: TenantScope, sourceId: string, segNos: number[]): Promise<Map<number, Uint8Array>> {
+    const found = new Map<number, Uint8Array>();
+    const missing = segNos.filter((segNo) => {
+      const cached = cache.norms(scope, sourceId, segNo);
+      if (cached) found.set(segNo, cached);
+      return !cached;
+    });
+    if (missing.length === 0) return found;
+    const issuedAt = Date.now();
+    for (const item of await batchGet(missing.map((segNo) => keys.norms(scope, sourceId, segNo)))) {
+      const bytes = toBytes(item.n)!;
+      found.set(Number(item.segNo), bytes);
+      cache.keepNorms(scope, sourceId, Number(item.segNo), bytes, issuedAt);
     }
     return found;
   }
@@ -302,16 +531,27 @@ export function searchIndexStore(db: Db) {
     await batchWrite(documentKeys.map((k) => deleteRequest(keys.document(scope, sourceId, k))));
   }
 
-  /** Removes a source's whole index: postings (found through the chunks' terms), chunks, documents, segments. */
+  /**
+   * Removes a source's whole index: postings (found through the segments' term lists, and the
+   * chunks' terms for segments older than term lists), chunks, documents, segments.
+   */
   async function purgeIndex(scope: TenantScope, sourceId: string): Promise<void> {
     const chunks = await queryAll(keys.chunkPartition(scope, sourceId));
     const terms = new Set<string>();
     for (const chunk of chunks) for (const pair of ((chunk.terms as string | undefined) ?? '').split(' ')) if (pair) terms.add(pair.slice(0, pair.lastIndexOf(':')));
+    const segments = await queryAll(keys.segmentPartition(scope, sourceId));
+    for (const segment of segments) {
+      const segNo = Number(segment.segNo);
+      for (const term of await readTermList(scope, sourceId, segNo)) terms.add(term);
+      const termsPk = keys.segmentTermsPartition(scope, sourceId, segNo);
+      await batchWrite((await queryAll(termsPk)).map((item) => deleteRequest({ pk: termsPk, sk: String(item.sk) })));
+    }
     for (const term of terms) {
       const pk = keys.termPartition(scope, sourceId, term);
       await batchWrite((await queryAll(pk)).map((item) => deleteRequest({ pk, sk: String(item.sk) })));
     }
     for (const pk of [
+      keys.normsPartition(scope, sourceId),
       keys.chunkPartition(scope, sourceId),
       keys.documentPartition(scope, sourceId),
       keys.segmentPartition(scope, sourceId),
@@ -321,7 +561,7 @@ export function searchIndexStore(db: Db) {
     }
     await batchWrite([deleteRequest(keys.segmentCounter(scope, sourceId))]);
   }
-  return { beginSegment, writeSegmentData, writeDocuments, sealSegment, tombstone, readSegments, readTermItems, getChunks, listDocuments, getDocuments, reserveSegments, deleteDocuments, purgeIndex };
+  return { beginSegment, writeSegmentData, writeDocuments, sealSegment, tombstone, readSegments, readTermItems, readTermBlocks, readNorms, readTermList, deleteSegmentPostings, readSegmentChunks, deleteChunks, deleteSegmentItems, beginCompaction, getCompaction, setCompactionState, swapSegments, getChunks, listDocuments, getDocuments, reserveSegments, deleteDocuments, purgeIndex };
 }
 
 export type SearchIndexStore = ReturnType<typeof searchIndexStore>;

@@ -1,0 +1,17 @@
+/**
+ * The index's sizes and thresholds: general defaults, changed only by tests and the bench (to
+ * make small corpora exercise blocks and compaction).
+ */
+export const indexTuning = {
+  /** Postings per block (about a byte each, bit-packed): a block item stays near 2 KB, half a read unit. */
+  blockPostings: 2048,
+  /** Compaction when a source has more live segments than this… */
+  compactAfterSegments: 8,
+  /** …or this share of its chunks is deleted (and at least `compactAfterDeletedChunks`: small sources cost little either way). */
+  compactAfterDeletedShare: 0.2,
+  compactAfterDeletedChunks: 1000,
+  /** Chunks in one compacted segment (a search keeps one score array of this length per segment). */
+  segmentChunks: 1 << 16,
+  /** A compaction removes the old items this long after the swap: searches that read the old segment list still find them. */
+  compactionGraceSeconds: 60,
+};
