@@ -146,8 +146,20 @@ export const knowledgeSource = z
       .optional()
       .openapi({ description: 'After the first successful sync' }),
     error: z.object({ code: z.string(), message: z.string() }).optional().openapi({ description: 'When status is failed' }),
+    compaction: z
+      .object({ id: z.string(), startedAt: z.string(), until: z.string() })
+      .optional()
+      .openapi({ description: 'While a compaction merges the index (until: when its hold lapses if its worker died)' }),
   })
   .openapi('KnowledgeSource');
+
+export const compactionAccepted = z
+  .object({
+    id: z.string().openapi({ description: 'The knowledge source' }),
+    compactionId: z.string().openapi({ example: 'cmp_01jd8x2k3m4n5p6q7r8s9t0v1w' }),
+    status: z.enum(SOURCE_STATUSES),
+  })
+  .openapi('CompactionAccepted');
 
 export const connectInput = z
   .strictObject({
@@ -167,6 +179,11 @@ export const searchInput = z
   .strictObject({
     query: z.string().trim().min(1).max(4000).openapi({ example: 'How long do I have to return an item?' }),
     topK: z.int({ error: 'must be an integer between 1 and 100' }).min(1, { error: 'must be an integer between 1 and 100' }).max(100, { error: 'must be an integer between 1 and 100' }).default(5),
+    feedback: z.boolean().default(true).openapi({
+      description:
+        'Pseudo-relevance feedback (RM3): the query is expanded with terms of its best passages, which finds more for natural-language questions. ' +
+        'false: plain BM25F, for keyword and identifier lookups; it reads only the postings that can still change the top results, so it is cheaper on large sources.',
+    }),
     filter: z
       .strictObject({
         pathPrefix: z.string().max(1024).optional().openapi({ description: 'Path (or row key) starts with' }),

@@ -6,7 +6,10 @@ import { SEGMENT_SPAN, type ChunkRecord, type SegmentRecord } from '../store/sea
 import type { TenantScope } from '../tenancy';
 import { analyze, termFrequencies } from './analyzer';
 import { DEFAULT_RANK_PARAMS, rm3, type CorpusStats, type TermVector } from './ranker';
-import { SegmentScores } from './segment-scores';
+import { PrunedRanker, type IndexReader, type Pass } from './pruned-ranking';
+import type { ScoredSegment } from './segment-scores';
+import { decodeNorms, POSTINGS_FORMAT } from '../store/postings-codec';
+import { blockSortKey } from '../store/keys';
 import type { Runtime } from '../runtime';
 
 export interface SearchFilter {
@@ -20,6 +23,18 @@ export interface SearchRequest {
   query: string;
   topK: number;
   filter?: SearchFilter;
+  /** RM3 pseudo-relevance feedback (default on); off, plain BM25F, which may stop reading early. */
+  feedback?: boolean;
+  /** Read every posting instead of stopping early (the reference the pruned ranking must equal; tests and the bench). */
+  exhaustive?: boolean;
+}
+
+/** What a search read of the postings: waves of block reads, blocks read and left unread, chunks scored from their terms. */
+export interface SearchReads {
+  waves: number;
+  blocksRead: number;
+  blocksSkipped: number;
+  exactlyScored: number;
 }
 
 export interface SearchResult {
@@ -50,9 +65,10 @@ function parseTermVector(doc: number, chunk: ChunkRecord): TermVector {
 }
 
 function statsOf(segments: SegmentRecord[]): CorpusStats {
-  const stats = { documents: 0, totalBodyLength: 0, totalTitleLength: 0 };
+  const stats = { documents: 0, totalBodyLength: 0, totalTitleLength: 0, indexed: 0 };
   for (const s of segments) {
     if (s.state !== 'live') continue;
+    stats.indexed += s.chunks;
     stats.documents += s.chunks - s.deletedCount;
     stats.totalBodyLength += s.lenBody - s.deletedLenBody;
     stats.totalTitleLength += s.lenTitle - s.deletedLenTitle;
@@ -68,25 +84,29 @@ function matches(chunk: ChunkRecord, filter: SearchFilter | undefined): boolean 
 }
 
 /**
- * Searches one source's index. DynamoDB work, whatever the corpus size: the segment items, then
- * each query term's postings; the top chunks (for feedback and the answer); the postings of
- * feedback terms; any chunk not yet fetched. Each step is one round trip of parallel requests, and
- * postings and chunks of live segments this process read recently come from its cache instead. Scoring decodes postings straight
- * into per-segment score arrays (see SegmentScores).
+ * Searches one source's index: the segment items, then each query term's directory (postings
+ * inline, or the envelopes of its impact-ordered blocks); the blocks that can still change the top
+ * chunks, in a few waves (pruned-ranking.ts); the top chunks (for feedback and the answer); the
+ * same for the feedback terms. Each step is one round trip of parallel requests, and directories
+ * and chunks of live segments this process read recently come from its cache instead.
  */
 export function searchSource(
   rt: Runtime,
   scope: TenantScope,
   source: { id: string; type: 'postgresql' | 'file-collection' },
   request: SearchRequest,
-): Promise<{ results: SearchResult[]; took: number; scoringMs: number }> {
+): Promise<{ results: SearchResult[]; took: number; scoringMs: number; reads: SearchReads }> {
   return inSpan(`search ${source.id}`, { attributes: { 'cairn.knowledge_source.id': source.id, 'cairn.search.top_k': request.topK ?? 10 } }, async (span) => {
     const { result, counters } = withDynamoCounters(() => rankSource(rt, scope, source, request));
     const { terms, segments, ...found } = await result;
+    const { reads } = found;
     countSearch(counters.readUnits);
     span.setAttributes({
       'cairn.search.terms': terms,
       'cairn.search.segments': segments,
+      'cairn.search.waves': reads.waves,
+      'cairn.search.blocks_read': reads.blocksRead,
+      'cairn.search.blocks_skipped': reads.blocksSkipped,
       'cairn.search.results': found.results.length,
       'cairn.search.scoring_ms': Math.round(found.scoringMs * 10) / 10,
       'cairn.dynamodb.requests': counters.dynamoRequests,
@@ -101,7 +121,7 @@ async function rankSource(
   scope: TenantScope,
   source: { id: string; type: 'postgresql' | 'file-collection' },
   request: SearchRequest,
-): Promise<{ results: SearchResult[]; took: number; scoringMs: number; terms: number; segments: number }> {
+): Promise<{ results: SearchResult[]; took: number; scoringMs: number; terms: number; segments: number; reads: SearchReads }> {
   const started = performance.now();
   let scoringMs = 0;
   const timed = <T>(fn: () => T): T => {
@@ -114,47 +134,54 @@ async function rankSource(
   };
   const frequencies = termFrequencies(analyze(request.query));
   const query = new Map([...frequencies].slice(0, MAX_QUERY_TERMS));
-  if (query.size === 0) return { results: [], took: Math.round(performance.now() - started), scoringMs: 0, terms: 0, segments: 0 };
+  if (query.size === 0) return { results: [], took: Math.round(performance.now() - started), scoringMs: 0, terms: 0, segments: 0, reads: { waves: 0, blocksRead: 0, blocksSkipped: 0, exactlyScored: 0 } };
 
   const segmentList = await rt.store.searchIndex.readSegments(scope, source.id);
-  const live = new Map(
-    segmentList.filter((s) => s.state === 'live').map((s) => [s.segNo, { segNo: s.segNo, span: SEGMENT_SPAN, deleted: s.deleted, size: s.chunks }]),
+  const live = new Map<number, ScoredSegment>(
+    segmentList.filter((s) => s.state === 'live').map((s) => [s.segNo, { segNo: s.segNo, span: SEGMENT_SPAN, deleted: s.deleted, size: s.chunks, format: s.format }]),
   );
+  const withNorms = segmentList.filter((s) => s.state === 'live' && s.format === POSTINGS_FORMAT).map((s) => s.segNo);
   const liveSegments = [...live.keys()];
-  const items = await rt.store.searchIndex.readTermItems(scope, source.id, [...query.keys()], liveSegments);
-  const params = DEFAULT_RANK_PARAMS;
-  const scorer = new SegmentScores(live, statsOf(segmentList), params);
-  timed(() => {
-    for (const [term, weight] of query) scorer.addTerm(items.get(term) ?? [], weight);
-  });
-
-  const chunks = new Map<number, ChunkRecord>();
-  const fetchChunks = async (docNos: number[]) => {
-    const missing = docNos.filter((n) => !chunks.has(n));
-    if (missing.length > 0) for (const [n, c] of await rt.store.searchIndex.getChunks(scope, source.id, missing)) chunks.set(n, c);
+  const index = rt.store.searchIndex;
+  const reader: IndexReader = {
+    directories: (terms) => index.readTermItems(scope, source.id, terms, liveSegments),
+    blocks: (term, after, limit) => index.readTermBlocks(scope, source.id, term, after, limit),
+    chunks: (docNos) => index.getChunks(scope, source.id, docNos),
+    blockKey: blockSortKey,
   };
+  const params = DEFAULT_RANK_PARAMS;
+  const ranker = new PrunedRanker(reader, live, statsOf(segmentList), params, request.exhaustive);
+  const original = [...query].map(([term, weight]) => ({ term, weight }));
+  const wanted = request.filter ? Math.min(request.topK * 5, 500) : request.topK;
+  let final: Pass = { original, feedback: [], k: wanted };
 
-  if (params.feedbackDocs > 0) {
-    const first = timed(() => scorer.top(Math.max(params.feedbackDocs, request.topK)));
+  // The norms (format-2 segments' field lengths) come in the same round trip as the query's terms.
+  const [norms] = await Promise.all([index.readNorms(scope, source.id, withNorms), ranker.load(original.map((e) => e.term))]);
+  for (const segNo of withNorms) {
+    const bytes = norms.get(segNo);
+    if (!bytes) throw new Error(`search index: segment ${segNo} of ${source.id} has no norms`);
+    const segment = live.get(segNo)!;
+    segment.norms = decodeNorms(bytes, segment.size);
+  }
+
+  if (params.feedbackDocs > 0 && request.feedback !== false) {
+    // The second pass reads every block of these terms (with twenty feedback terms it cannot stop early), so this one reads them at once.
+    const first = await ranker.rank({ original, feedback: [], k: Math.max(params.feedbackDocs, request.topK) }, { readAll: true });
     if (first.length > 0) {
-      await fetchChunks(first.map((d) => d.doc));
+      await ranker.fetch(first.map((d) => d.doc));
       const expansion = timed(() => {
-        const vectors = new Map(first.filter((d) => chunks.has(d.doc)).map((d) => [d.doc, parseTermVector(d.doc, chunks.get(d.doc)!)]));
+        const vectors = new Map(first.filter((d) => ranker.chunks.has(d.doc)).map((d) => [d.doc, parseTermVector(d.doc, ranker.chunks.get(d.doc)!)]));
         return rm3(query, first, vectors, params);
       });
-      const newTerms = [...expansion.feedback.keys()].filter((t) => !items.has(t));
-      if (newTerms.length > 0) for (const [term, list] of await rt.store.searchIndex.readTermItems(scope, source.id, newTerms, liveSegments)) items.set(term, list);
-      // Expanded query = scale × original + feedback terms: scale the first pass, add the feedback terms.
-      timed(() => {
-        scorer.scale(expansion.scale);
-        for (const [term, weight] of expansion.feedback) scorer.addTerm(items.get(term) ?? [], weight);
-      });
+      // Expanded query = scale × original + feedback terms, scored as the exhaustive scorer does it.
+      final = { original, scale: expansion.scale, feedback: [...expansion.feedback].map(([term, weight]) => ({ term, weight })), k: wanted };
     }
   }
 
-  const wanted = request.filter ? Math.min(request.topK * 5, 500) : request.topK;
-  const candidates = timed(() => scorer.top(wanted));
-  await fetchChunks(candidates.map((d) => d.doc));
+  const candidates = await ranker.rank(final);
+  scoringMs += ranker.counts.cpuMs;
+  await ranker.fetch(candidates.map((d) => d.doc));
+  const chunks = ranker.chunks;
   const results: SearchResult[] = [];
   for (const { doc, score } of candidates) {
     const chunk = chunks.get(doc);
@@ -170,7 +197,15 @@ async function rankSource(
     });
     if (results.length === request.topK) break;
   }
-  return { results, took: Math.round(performance.now() - started), scoringMs: Math.round(scoringMs * 100) / 100, terms: query.size, segments: liveSegments.length };
+  const { waves, blocksRead, exactlyScored } = ranker.counts;
+  return {
+    results,
+    took: Math.round(performance.now() - started),
+    scoringMs: Math.round(scoringMs * 100) / 100,
+    terms: query.size,
+    segments: liveSegments.length,
+    reads: { waves, blocksRead, blocksSkipped: ranker.skipped(), exactlyScored },
+  };
 }
 
 export function assertSearchable(source: { id: string; status: string }): void {
