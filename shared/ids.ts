@@ -10,6 +10,7 @@ export const ID_PREFIXES = {
   tenant: 'ten_',
   apiKey: 'key_',
   sync: 'syn_',
+  compaction: 'cmp_',
   session: 'ses_',
   message: 'msg_',
   request: 'req_',

@@ -1,6 +1,8 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { requestCompaction } from '../../shared/domain/compaction';
 import { connectSource } from '../../shared/domain/knowledge-connect';
 import {
+  compactionAccepted,
   connectInput,
   filePath,
   filesUpload,
@@ -151,6 +153,31 @@ export function createKnowledgeSourcesApp(rt: Runtime, options: Partial<GroupOpt
       const { scope, keyId } = c.get('identity');
       const { results, took } = await searchKnowledgeSource(rt, scope, c.req.valid('param').knowledgeSourceId, c.req.valid('json'), { keyId });
       return ok(c, { results, took });
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: `${base}/{knowledgeSourceId}/compact`,
+      operationId: 'compactKnowledgeSource',
+      tags: ['Knowledge sources'],
+      summary: 'Compact the source’s index now',
+      description:
+        'Merges the index’s segments without the chunks deleted since they were written, and swaps the result in at once ' +
+        '(searches before, during and after see the same documents). Runs in the background; a sync queued meanwhile waits for it. ' +
+        'Compaction also runs by itself after a sync that leaves many segments or many deleted chunks.',
+      security,
+      request: { params },
+      responses: {
+        202: jsonContent(envelope(compactionAccepted), 'Compaction queued'),
+        409: jsonContent(commonErrors[400].content['application/json'].schema, 'The source is not ready (details.status) or already compacting (details.compactionId)'),
+        ...commonErrors,
+      },
+    }),
+    async (c) => {
+      const { compactionId, source } = await requestCompaction(rt, c.get('identity').scope, c.req.valid('param').knowledgeSourceId);
+      return ok(c, { id: source.id, compactionId, status: source.status }, 202);
     },
   );
 

@@ -39,6 +39,8 @@ export interface KnowledgeSourceRecord {
   syncId?: string;
   /** PostgreSQL with updatedAtColumn: the database time the last sync began reading. */
   watermark?: string;
+  /** A compaction holding the source until it swaps its segments in (syncs wait for it). */
+  compaction?: { id: string; startedAt: string; until: string };
 }
 
 export const knowledgeSources = collection<KnowledgeSourceRecord>('KS', 'knowledgeSource', 'knowledge source');

@@ -5,7 +5,7 @@
 
 /**
  * Ingestion: a `sync` plans the work and fans it out as `batch` messages; `purge` removes a
- * deleted source's index.
+ * deleted source's index; `compact` merges a source's segments (compaction.ts).
  */
 export type IngestionMessage =
   | { type: 'sync'; tenantId: string; sourceId: string; syncId: string }
@@ -20,7 +20,8 @@ export type IngestionMessage =
       range?: { after?: string; upTo: string };
       since?: string;
     }
-  | { type: 'purge'; tenantId: string; sourceId: string };
+  | { type: 'purge'; tenantId: string; sourceId: string }
+  | { type: 'compact'; tenantId: string; sourceId: string; compactionId: string };
 
 /** Workflow steps: run one step of one execution. */
 export interface StepMessage {
