@@ -75,6 +75,7 @@ describe('pruned ranking over impact-ordered blocks, in memory', () => {
   const live = () => new Map<number, ScoredSegment>([[0, { segNo: 0, span: SPAN, size: cisi.corpus.length, format: POSTINGS_FORMAT, norms: lengths }]]);
 
   it('stops early on keyword queries and ranks exactly as reading every block', async () => {
+    indexTuning.pruneFromBlocks = 2;
     let skipped = 0;
     let listed = 0;
     for (const query of shortQueries) {
@@ -87,6 +88,7 @@ describe('pruned ranking over impact-ordered blocks, in memory', () => {
     }
     // A good part of the blocks is never read: their bounds show they cannot change the top ten.
     expect(skipped / listed).toBeGreaterThan(0.2);
+    Object.assign(indexTuning, saved);
   });
 });
 
@@ -95,7 +97,7 @@ describe('pruned ranking through DynamoDB', () => {
   let t: TestTenant;
   let id: string;
   beforeAll(async () => {
-    indexTuning.blockPostings = 16;
+    Object.assign(indexTuning, { blockPostings: 16, pruneFromBlocks: 2 });
     t = await newTenant('unlimited');
     const files = cisi.corpus.map((d, i) => ({ path: `cisi/${String(i).padStart(4, '0')}.md`, content: `# ${d.title}\n\n${d.text}` }));
     const created = await call(app, 'POST', '/v1/knowledge-sources', { key: t.apiKey, body: { name: 'CISI', type: 'file-collection', files } });

@@ -68,7 +68,7 @@ async function release(rt: Runtime, scope: TenantScope, sourceId: string, compac
   await rt.store.records.updateRecord<KnowledgeSourceRecord>(scope, 'KS', sourceId, (current) => {
     if (current.compaction?.id !== compactionId) return current;
     const { compaction: _done, ...rest } = current;
-    return rest as KnowledgeSourceRecord;
+    return rest;
   });
 }
 

@@ -5,6 +5,13 @@
 export const indexTuning = {
   /** Postings per block (about a byte each, bit-packed): a block item stays near 2 KB, half a read unit. */
   blockPostings: 2048,
+  /**
+   * Blocks a term must have left (about 64,000 postings, some 8 read units) for a search to read
+   * them in waves and perhaps stop early; a smaller term is read whole in one Query, which costs
+   * less than several (half a read unit at least each). On the bench's keyword queries stopping
+   * early did not pay below this (docs/search-index.md).
+   */
+  pruneFromBlocks: 32,
   /** Compaction when a source has more live segments than this… */
   compactAfterSegments: 8,
   /** …or this share of its chunks is deleted (and at least `compactAfterDeletedChunks`: small sources cost little either way). */

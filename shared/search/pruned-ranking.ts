@@ -2,6 +2,7 @@ import { decodeDirectory, type Envelope } from '../store/postings-codec';
 import type { ChunkRecord, TermBlock, TermItems } from '../store/search-index';
 import { analyze, termFrequencies } from './analyzer';
 import { envelopeBound } from './impact-blocks';
+import { indexTuning } from './index-tuning';
 import { bm25fTermFrequency, termIdf, type CorpusStats, type RankParams } from './ranker';
 import { postingsIn, SegmentScores, type ScoredSegment } from './segment-scores';
 
@@ -63,6 +64,7 @@ const MAX_WAVES = 3;
  * which costs what the exhaustive ranking costs.
  */
 const MAX_PRUNED_TERMS = 6;
+
 /** Relative slack on every comparison of bounds: sums in another order differ in the last bits. */
 const EPS = 1e-9;
 
@@ -117,7 +119,10 @@ export class PrunedRanker {
     const terms = [...pass.original, ...pass.feedback].map((e) => e.term);
     await this.load(terms);
     const open = [...new Set(terms)].filter((t) => (this.terms.get(t)?.unread.length ?? 0) > 0);
-    if (options.readAll || open.length > MAX_PRUNED_TERMS) await this.read(new Map(open.map((t) => [t, undefined])));
+    // A term with few blocks left costs one read unit or so in one Query, and more in several.
+    const big = new Set(open.filter((t) => this.terms.get(t)!.unread.length > indexTuning.pruneFromBlocks));
+    const now = options.readAll || big.size > MAX_PRUNED_TERMS ? open : open.filter((t) => !big.has(t));
+    if (now.length > 0) await this.read(new Map(now.map((t) => [t, undefined])));
     for (let wave = 0; ; wave++) {
       const t0 = performance.now();
       const state = this.evaluate(pass);

@@ -36,26 +36,39 @@ export function encodePostings(postings: Posting[]): Uint8Array {
   return Uint8Array.from(out);
 }
 
+/** Reads unsigned varints one after another. */
+function varints(bytes: Uint8Array, start = 0) {
+  let i = start;
+  return {
+    next(): number {
+      let value = 0;
+      let scale = 1;
+      for (;;) {
+        const byte = bytes[i++]!;
+        value += (byte & 0x7f) * scale;
+        if (byte < 0x80) return value;
+        scale *= 128;
+      }
+    },
+    get offset() {
+      return i;
+    },
+    get done() {
+      return i >= bytes.length;
+    },
+  };
+}
+
 /** Calls `visit` for each posting, in chunk order, without allocating (the scoring hot path). */
 export function forEachPosting(
   bytes: Uint8Array,
   visit: (doc: number, tfBody: number, tfTitle: number, lenBody: number, lenTitle: number) => void,
 ): void {
-  let i = 0;
-  const read = () => {
-    let value = 0;
-    let scale = 1;
-    for (;;) {
-      const byte = bytes[i++]!;
-      value += (byte & 0x7f) * scale;
-      if (byte < 0x80) return value;
-      scale *= 128;
-    }
-  };
+  const read = varints(bytes);
   let doc = 0;
-  while (i < bytes.length) {
-    doc += read();
-    visit(doc, read(), read(), read(), read());
+  while (!read.done) {
+    doc += read.next();
+    visit(doc, read.next(), read.next(), read.next(), read.next());
   }
 }
 
@@ -107,21 +120,9 @@ export function encodeDirectory(blocks: BlockEntry[]): Uint8Array {
 }
 
 export function decodeDirectory(bytes: Uint8Array): BlockEntry[] {
-  const values: number[] = [];
-  let value = 0;
-  let scale = 1;
-  for (const byte of bytes) {
-    value += (byte & 0x7f) * scale;
-    if (byte < 0x80) {
-      values.push(value);
-      value = 0;
-      scale = 1;
-    } else scale *= 128;
-  }
+  const read = varints(bytes);
   const blocks: BlockEntry[] = [];
-  for (let i = 0; i + 5 < values.length; i += 6) {
-    blocks.push({ impact: values[i]!, env: { count: values[i + 1]!, tfBody: values[i + 2]!, tfTitle: values[i + 3]!, lenBody: values[i + 4]!, lenTitle: values[i + 5]! } });
-  }
+  while (!read.done) blocks.push({ impact: read.next(), env: { count: read.next(), tfBody: read.next(), tfTitle: read.next(), lenBody: read.next(), lenTitle: read.next() } });
   return blocks;
 }
 
@@ -175,27 +176,14 @@ export function encodePostingsV2(postings: Array<Pick<Posting, 'doc' | 'tfBody' 
 
 /** How many postings format-2 bytes hold (their header). */
 export function countPostingsV2(bytes: Uint8Array): number {
-  let value = 0;
-  let scale = 1;
-  for (let i = 0; ; i++) {
-    const byte = bytes[i]!;
-    value += (byte & 0x7f) * scale;
-    if (byte < 0x80) return value;
-    scale *= 128;
-  }
+  return varints(bytes).next();
 }
 
 /** Calls `visit` for each format-2 posting in chunk order (the scoring hot path: no allocation per posting). */
 export function forEachPostingV2(bytes: Uint8Array, visit: (doc: number, tfBody: number, tfTitle: number) => void): void {
-  let i = 0;
-  let count = 0;
-  let scale = 1;
-  for (;;) {
-    const byte = bytes[i++]!;
-    count += (byte & 0x7f) * scale;
-    if (byte < 0x80) break;
-    scale *= 128;
-  }
+  const header = varints(bytes);
+  const count = header.next();
+  let i = header.offset;
   const gaps = new Int32Array(RUN);
   const tfBody = new Int32Array(RUN);
   let doc = 0;
@@ -244,20 +232,10 @@ export function encodeNorms(lengths: Array<{ lenBody: number; lenTitle: number }
 export function decodeNorms(bytes: Uint8Array, size: number): { lenBody: Int32Array; lenTitle: Int32Array } {
   const lenBody = new Int32Array(size);
   const lenTitle = new Int32Array(size);
-  let i = 0;
-  const read = () => {
-    let value = 0;
-    let scale = 1;
-    for (;;) {
-      const byte = bytes[i++]!;
-      value += (byte & 0x7f) * scale;
-      if (byte < 0x80) return value;
-      scale *= 128;
-    }
-  };
-  for (let local = 0; local < size && i < bytes.length; local++) {
-    lenBody[local] = read();
-    lenTitle[local] = read();
+  const read = varints(bytes);
+  for (let local = 0; local < size && !read.done; local++) {
+    lenBody[local] = read.next();
+    lenTitle[local] = read.next();
   }
   return { lenBody, lenTitle };
 }

@@ -227,7 +227,7 @@ export function searchIndexStore(db: Db, cacheBytes?: number) {
       const requests = terms.map((term) => deleteRequest(keys.termSegment(scope, sourceId, term, segNo)));
       for (const item of directories) {
         if (item.d === undefined) continue;
-        const term = String(item.term ?? '');
+        const term = item.term as string;
         decodeDirectory(toBytes(item.d)!).forEach(({ impact }, index) => requests.push(deleteRequest(keys.termBlock(scope, sourceId, term, { impact, segNo, index }))));
       }
       await batchWrite(requests);
