@@ -2,16 +2,26 @@
  * `npm run bench` (second part): ingestion throughput and search cost at 1k, 10k and 100k chunks.
  * PostgreSQL tables of generated articles (sentences resampled from the CISI abstracts, so term
  * statistics are those of real text) are synced into the DynamoDB index by the real ingestion
- * pipeline; then the 76 CISI queries are run against each. Also a 1,000-file collection.
+ * pipeline (and compacted, as it does by itself); then the 76 CISI queries are run against each,
+ * each query exhaustively (every posting read: the baseline) and pruned, alternately, in the same
+ * run, and the two rankings compared. Cold reads: the search cache is off (SEARCH_CACHE_MB=0).
+ * Then a 10,000-row table re-synced 50 times with 10% of its rows changed each time, before and
+ * after compaction, against a freshly built index of the same rows. Also a 1,000-file collection.
  * Writes bench/results/search.json. BENCH_SIZES=1000,10000 limits the sizes.
  */
 import pg from 'pg';
 import { benchApp, cisi, mean, percentile, rng, runBench, startBenchServices, writeResults } from './common';
 
+/** Question words a keyword query would not keep. */
+const STOP = new Set(['what', 'which', 'there', 'their', 'about', 'with', 'from', 'that', 'this', 'have', 'been', 'were', 'does', 'into', 'they', 'also', 'some', 'such', 'when', 'where', 'would', 'should', 'could', 'these', 'those', 'other', 'more', 'most', 'than', 'then', 'them', 'will', 'your', 'there', 'very', 'only', 'both', 'each', 'many', 'much', 'used', 'using', 'used']);
+
 const SIZES = (process.env.BENCH_SIZES ?? '1000,10000,100000').split(',').map(Number);
 const { queries, sentences, titles } = cisi();
+/** Keyword queries: the first three terms of each CISI question, searched without feedback. */
+const keywordQueries = queries.map((q) => [...new Set(q.toLowerCase().match(/[a-z]{4,}/g) ?? [])].filter((w) => !STOP.has(w)).slice(0, 3).join(' '));
 
 async function main() {
+  process.env.SEARCH_CACHE_MB = '0';
   const services = await startBenchServices('cairn-bench');
   // The local app's stored ingestion queue (two batches in flight) does the ingesting.
   const { scope, rt, local } = await benchApp('ten_searchbench');
@@ -20,6 +30,8 @@ async function main() {
   const { connectSource } = await import('../shared/domain/knowledge-connect');
   const { createKnowledgeSource, knowledgeSources } = await import('../shared/domain/knowledge-sources');
   const { searchSource } = await import('../shared/search/search');
+  // Compaction's old items are removed a minute after its swap (for searches in flight); the bench need not wait that long.
+  (await import('../shared/search/index-tuning')).indexTuning.compactionGraceSeconds = 1;
 
   const t = services.postgres;
   const db = new pg.Client({ host: t.host, port: t.port, database: t.database, user: t.username, password: t.password });
@@ -48,30 +60,98 @@ async function main() {
     };
   }
 
-  async function searchCost(source: { id: string; type: 'postgresql' | 'file-collection' }) {
-    const latencies: number[] = [];
-    const scoring: number[] = [];
-    const requests: number[] = [];
-    const units: number[] = [];
+  /** Both rankings of every query, alternately (same machine, same moment), and whether they agree. */
+  async function searchCost(source: { id: string; type: 'postgresql' | 'file-collection' }, style: 'questions' | 'keywords' = 'questions') {
+    const feedback = style === 'questions';
+    const asked = style === 'questions' ? queries : keywordQueries;
+    const modes = { exhaustive: true, pruned: false } as const;
+    const measured = Object.fromEntries(Object.keys(modes).map((m) => [m, { latencies: [] as number[], scoring: [] as number[], requests: [] as number[], units: [] as number[] }]));
+    let differing = 0;
+    const reads = { blocksRead: 0, blocksSkipped: 0, waves: 0 };
     for (let pass = 0; pass < 2; pass++) {
-      for (const query of queries) {
-        const started = performance.now();
-        const { result, counters } = withDynamoCounters(() => searchSource(rt, scope, source, { query, topK: 10 }));
-        const { scoringMs } = await result;
-        if (pass === 0) continue; // the first pass warms the JIT and connections
-        latencies.push(performance.now() - started);
-        scoring.push(scoringMs);
-        requests.push(counters.dynamoRequests);
-        units.push(counters.capacityUnits);
+      for (const query of asked) {
+        const ranked: Record<string, string> = {};
+        for (const [mode, exhaustive] of Object.entries(modes)) {
+          const started = performance.now();
+          const { result, counters } = withDynamoCounters(() => searchSource(rt, scope, source, { query, topK: 10, exhaustive, feedback }));
+          const found = await result;
+          ranked[mode] = found.results.map((r) => `${r.chunkId}:${r.score}`).join(' ');
+          if (pass === 0) continue; // the first pass warms the JIT and connections
+          const m = measured[mode]!;
+          m.latencies.push(performance.now() - started);
+          m.scoring.push(found.scoringMs);
+          m.requests.push(counters.dynamoRequests);
+          m.units.push(counters.capacityUnits);
+          if (!exhaustive) {
+            reads.blocksRead += found.reads.blocksRead;
+            reads.blocksSkipped += found.reads.blocksSkipped;
+            reads.waves += found.reads.waves;
+          }
+        }
+        if (ranked.exhaustive !== ranked.pruned) differing++;
       }
     }
+    const summary = (m: (typeof measured)[string]) => ({
+      queries: m.latencies.length,
+      latencyMs: { p50: percentile(m.latencies, 0.5), p95: percentile(m.latencies, 0.95) },
+      scoringCpuMs: { mean: mean(m.scoring), p95: percentile(m.scoring, 0.95) },
+      dynamoRequestsPerQuery: { mean: mean(m.requests), max: Math.max(...m.requests) },
+      readUnitsPerQuery: { mean: mean(m.units), p95: percentile(m.units, 0.95) },
+    });
+    const n = asked.length;
     return {
-      queries: latencies.length,
-      latencyMs: { p50: percentile(latencies, 0.5), p95: percentile(latencies, 0.95) },
-      scoringCpuMs: { mean: mean(scoring), p95: percentile(scoring, 0.95) },
-      dynamoRequestsPerQuery: { mean: mean(requests), max: Math.max(...requests) },
-      readUnitsPerQuery: { mean: mean(units), p95: percentile(units, 0.95) },
+      exhaustive: summary(measured.exhaustive!),
+      pruned: { ...summary(measured.pruned!), blocksReadPerQuery: mean([reads.blocksRead / n]), blocksSkippedPerQuery: mean([reads.blocksSkipped / n]), wavesPerQuery: mean([reads.waves / n]) },
+      queriesRankedDifferently: differing,
     };
+  }
+
+  async function segmentsOf(sourceId: string) {
+    const live = (await rt.store.searchIndex.readSegments(scope, sourceId)).filter((s) => s.state === 'live');
+    return { segments: live.length, deletedChunks: live.reduce((n, s) => n + s.deletedCount, 0) };
+  }
+
+  /**
+   * A table re-synced 50 times with 10% of its rows changed each time (compaction off meanwhile),
+   * searched before and after compacting, and a fresh index of the same rows: read units per query.
+   */
+  async function resyncGrowth() {
+    const rows = Number(process.env.BENCH_RESYNC_ROWS ?? 2_000);
+    const random = rng(99);
+    const table = 'bench_resync';
+    const body = () => Array.from({ length: 3 + Math.floor(random() * 4) }, () => sentences[Math.floor(random() * sentences.length)]).join(' ');
+    await db.query(`DROP TABLE IF EXISTS ${table}`);
+    await db.query(`CREATE TABLE ${table} (id integer PRIMARY KEY, title text, body text)`);
+    const ids = Array.from({ length: rows }, (_, i) => i + 1);
+    await db.query(`INSERT INTO ${table} SELECT * FROM unnest($1::int[], $2::text[], $3::text[])`, [ids, ids.map(() => titles[Math.floor(random() * titles.length)]!), ids.map(body)]);
+    const create = async (name: string) =>
+      (await createKnowledgeSource(rt, scope, { name, description: '', type: 'postgresql', config: { host: t.host, port: t.port, database: t.database, table: `public.${table}`, ssl: false } } as never)).record.id;
+    const { indexTuning } = await import('../shared/search/index-tuning');
+    const saved = { ...indexTuning };
+    Object.assign(indexTuning, { compactAfterSegments: Infinity, compactAfterDeletedShare: Infinity });
+    const grown = await create('resync');
+    await ingest(grown);
+    for (let round = 0; round < 50; round++) {
+      const changed = ids.filter(() => random() < 0.1);
+      await db.query(`UPDATE ${table} SET body = v.body FROM unnest($1::int[], $2::text[]) AS v(id, body) WHERE ${table}.id = v.id`, [changed, changed.map(body)]);
+      await ingest(grown);
+      process.stdout.write(`\rre-sync ${round + 1}/50`);
+    }
+    process.stdout.write('\n');
+    Object.assign(indexTuning, saved);
+    const cost = async (id: string) => (await searchCost({ id, type: 'postgresql' })).pruned.readUnitsPerQuery.mean;
+    const before = { ...(await segmentsOf(grown)), readUnitsPerQuery: await cost(grown) };
+    const started = performance.now();
+    const { requestCompaction } = await import('../shared/domain/compaction');
+    // Until nothing is left to merge (a compaction merges up to 90 segments and queues the next).
+    await requestCompaction(rt, scope, grown);
+    await queue.drain();
+    const compactionSeconds = Math.round((performance.now() - started) / 100) / 10;
+    const after = { ...(await segmentsOf(grown)), readUnitsPerQuery: await cost(grown) };
+    const fresh = await create('fresh');
+    await ingest(fresh);
+    const freshCost = { ...(await segmentsOf(fresh)), readUnitsPerQuery: await cost(fresh) };
+    return { rows, resyncs: 50, changedShare: 0.1, before, compactionSeconds, after, fresh: freshCost, afterOverFresh: Math.round((after.readUnitsPerQuery / freshCost.readUnitsPerQuery) * 100) / 100 };
   }
 
   for (const size of SIZES) {
@@ -100,10 +180,17 @@ async function main() {
     process.stdout.write(`${size} rows: ingesting… `);
     const ingestion = await ingest(record.id);
     process.stdout.write(`${ingestion.seconds} s; searching… `);
+    const index = await segmentsOf(record.id);
     const search = await searchCost({ id: record.id, type: 'postgresql' });
-    process.stdout.write('done\n');
-    (results.sizes as Record<string, unknown>)[String(size)] = { ingestion, search };
+    const keywordSearch = await searchCost({ id: record.id, type: 'postgresql' }, 'keywords');
+    process.stdout.write(
+      `done (read units, questions: exhaustive ${search.exhaustive.readUnitsPerQuery.mean}, pruned ${search.pruned.readUnitsPerQuery.mean}; ` +
+        `keywords without feedback: exhaustive ${keywordSearch.exhaustive.readUnitsPerQuery.mean}, pruned ${keywordSearch.pruned.readUnitsPerQuery.mean})\n`,
+    );
+    (results.sizes as Record<string, unknown>)[String(size)] = { ingestion, index, search, keywordSearch };
   }
+
+  if (process.env.BENCH_RESYNC !== '0') results.resync = await resyncGrowth();
 
   // The file path: 1,000 files in one collection.
   const random = rng(7);
