@@ -159,7 +159,7 @@ async function readDocuments(rt: Runtime, scope: TenantScope, source: KnowledgeS
 async function handleBatch(rt: Runtime, scope: TenantScope, source: KnowledgeSourceRecord, message: Extract<IngestionMessage, { type: 'batch' }>) {
   const { segNo, syncId } = message;
   // Done already (a late duplicate): its segment may have been compacted away since, so redoing it would index its documents twice.
-  if ((await rt.store.syncLedger.getSync(scope, source.id, syncId))?.done.includes(message.batch)) return;
+  if ((await rt.store.syncLedger.getSync(scope, source.id, syncId))?.done.includes(segNo)) return;
   const documents = await readDocuments(rt, scope, source, message);
   const previous = await rt.store.searchIndex.getDocuments(scope, source.id, documents.map((d) => d.key));
   const changed = documents.filter((d) => previous.get(d.key)?.hash !== d.hash);
@@ -176,7 +176,7 @@ async function handleBatch(rt: Runtime, scope: TenantScope, source: KnowledgeSou
     await recordUsage(rt, scope, { subject: { kind: 'knowledge-source', id: source.id }, bytesIngested, writeUnits: counters.writeUnits });
   }
   await rt.store.searchIndex.tombstone(scope, source.id, segment.replaces);
-  const progress = await rt.store.syncLedger.markBatchDone(scope, source.id, syncId, message.batch);
+  const progress = await rt.store.syncLedger.markBatchDone(scope, source.id, syncId, segNo);
   if (progress.done >= progress.total) await finalize(rt, scope, source, syncId);
 }
 

@@ -12,6 +12,7 @@ import { ifConditionHolds } from './conditional';
 export interface SyncRecord {
   syncId: string;
   total: number;
+  /** The segment numbers of the batches done (the current plan's are segBase … segBase + total − 1). */
   done: number[];
   startedAt: string;
   /** The database's clock when reading began: the next incremental sync reads rows changed after it. */
@@ -101,20 +102,27 @@ export function syncLedgerStore(db: Db) {
     );
   }
 
-  /** Adds a batch to the sync's done set (a set: counting twice is impossible); returns how many are done. */
-  async function markBatchDone(scope: TenantScope, sourceId: string, syncId: string, batch: number): Promise<{ done: number; total: number }> {
+  /**
+   * Adds a batch's segment to the sync's done set (a set: counting twice is impossible); returns
+   * how many batches of the current plan are done. Segment numbers, not batch positions: a plan
+   * redone after a crash numbers its batches from 0 again (over the documents still to index), and
+   * must not count the first attempt's batches as its own.
+   */
+  async function markBatchDone(scope: TenantScope, sourceId: string, syncId: string, segNo: number): Promise<{ done: number; total: number }> {
     const out = await db.client.send(
       new UpdateCommand({
         TableName: db.table,
         Key: keys.sync(scope, sourceId, syncId),
-        UpdateExpression: 'ADD done :batch',
+        UpdateExpression: 'ADD done :segNo',
         ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':batch': new Set([batch]) },
+        ExpressionAttributeValues: { ':segNo': new Set([segNo]) },
         ReturnValues: 'ALL_NEW',
       }),
     );
-    const done = out.Attributes?.done as Set<number> | undefined;
-    return { done: done?.size ?? 0, total: Number(out.Attributes?.total) };
+    const done = (out.Attributes?.done as Set<number> | undefined) ?? new Set<number>();
+    const total = Number(out.Attributes?.total);
+    const segBase = Number(out.Attributes?.segBase);
+    return { done: [...done].filter((n) => n >= segBase && n < segBase + total).length, total };
   }
   return { claimSync, renewSyncLease, saveSyncPlan, getSync, markSyncSent, markBatchDone };
 }

@@ -1,0 +1,60 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createKnowledgeSourcesApp } from '../functions/knowledge-sources/app';
+import { handleIngestionMessage } from '../shared/domain/ingestion';
+import type { IngestionMessage } from '../shared/queue/messages';
+import type { Runtime } from '../shared/runtime';
+import { call } from './helpers/http';
+import { newTenant } from './helpers/tenant';
+import { testRt } from './helpers/runtime';
+
+/**
+ * A sync planned twice: the first planner died after sending its batches but before recording
+ * that it had, so the redelivered sync message planned again, over the documents not yet indexed,
+ * numbering its batches from 0 again. Both attempts' batches then run. Found by the kill-recovery
+ * test under load: a batch of the second plan was taken for one of the first (same position) and
+ * skipped, and the source ended ready without its documents.
+ */
+const delivery = { receiveCount: 1, maxReceives: 5 };
+afterEach(() => vi.useRealTimers());
+
+describe('a sync planned twice', () => {
+  it('indexes every document once, whichever attempt’s batches run', async () => {
+    const queued: IngestionMessage[] = [];
+    const rt: Runtime = { ...testRt, queues: { ...testRt.queues, ingestion: { send: async (messages) => void queued.push(...messages) } } };
+    const app = createKnowledgeSourcesApp(rt);
+    const t = await newTenant();
+    const files = Array.from({ length: 450 }, (_, i) => ({ path: `n-${String(i).padStart(4, '0')}.txt`, content: `Note ${i}\n\nAbout topic${i} and the shared subject.` }));
+    const id = (await call(app, 'POST', '/v1/knowledge-sources', { key: t.apiKey, body: { name: 'notes', type: 'file-collection', files } })).body.data.id as string;
+    expect((await call(app, 'POST', `/v1/knowledge-sources/${id}/connect`, { key: t.apiKey, body: {} })).status).toBe(202);
+    const sync = queued.shift()!;
+    expect(sync.type).toBe('sync');
+
+    // First attempt: the batches go out, then the planner dies.
+    const markSent = vi.spyOn(rt.store.syncLedger, 'markSyncSent').mockRejectedValueOnce(new Error('planner died'));
+    await expect(handleIngestionMessage(rt, sync, delivery)).rejects.toThrow('planner died');
+    markSent.mockRestore();
+    const first = queued.splice(0);
+    expect(first.map((m) => m.type === 'batch' && m.batch)).toEqual([0, 1, 2]);
+    // One of its batches runs before the sync message comes back.
+    await handleIngestionMessage(rt, first[0]!, delivery);
+
+    // The planning lease runs out; the redelivered sync plans what is left: 250 files, batches 0 and 1.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(Date.now() + 10 * 60_000);
+    await handleIngestionMessage(rt, sync, { ...delivery, receiveCount: 2 });
+    vi.useRealTimers();
+    const second = queued.splice(0);
+    expect(second.map((m) => m.type === 'batch' && m.batch)).toEqual([0, 1]);
+
+    // The second attempt's batches, then the first attempt's others (late, as SQS may deliver them).
+    for (const message of [...second, ...first.slice(1)]) await handleIngestionMessage(rt, message, delivery);
+    for (const message of queued.splice(0)) await handleIngestionMessage(rt, message, delivery);
+
+    const source = (await call(app, 'GET', `/v1/knowledge-sources/${id}`, { key: t.apiKey })).body.data;
+    expect(source.status).toBe('ready');
+    expect(source.stats).toMatchObject({ documents: 450, chunks: 450 });
+    const found = await call(app, 'POST', `/v1/knowledge-sources/${id}/search`, { key: t.apiKey, body: { query: 'shared subject', topK: 100, feedback: false } });
+    const paths = found.body.data.results.map((r: { path: string }) => r.path);
+    expect(new Set(paths).size).toBe(paths.length);
+  });
+});
