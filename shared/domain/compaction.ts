@@ -26,17 +26,31 @@ import type { KnowledgeSourceRecord } from './knowledge-sources';
 const LEASE_MS = 30 * 60_000;
 /** Segments merged per compaction (a transaction holds 100 items: old, new, the plan). */
 const MAX_MERGED = 90;
+/** Live chunks one compaction copies at most: bounds its time in a worker (five minutes in AWS) and its memory. */
+const MAX_COPIED = 200_000;
 
 export function compactionActive(source: KnowledgeSourceRecord, now: number): boolean {
   return source.compaction !== undefined && Date.parse(source.compaction.until) > now;
 }
 
-/** Whether a source's segments call for compaction (too many, or too much deleted). */
+/**
+ * The segments worth merging: those under half a compacted segment's size, and those with more
+ * than the deleted share. A full segment with few deletions is left as it is: merging it again
+ * would copy it for nothing (and a large source would copy all of itself on every compaction).
+ */
+function mergeable(segments: SegmentRecord[]): SegmentRecord[] {
+  return segments.filter(
+    (s) => s.state === 'live' && (s.chunks - s.deletedCount < indexTuning.segmentChunks / 2 || s.deletedCount / Math.max(1, s.chunks) > indexTuning.compactAfterDeletedShare),
+  );
+}
+
+/** Whether a source's segments call for compaction (too many small ones, or too much deleted). */
 export function needsCompaction(segments: SegmentRecord[]): boolean {
   const live = segments.filter((s) => s.state === 'live');
   const chunks = live.reduce((n, s) => n + s.chunks, 0);
   const deleted = live.reduce((n, s) => n + s.deletedCount, 0);
-  return live.length > indexTuning.compactAfterSegments || (deleted >= indexTuning.compactAfterDeletedChunks && deleted / chunks > indexTuning.compactAfterDeletedShare);
+  const small = live.filter((s) => s.chunks - s.deletedCount < indexTuning.segmentChunks / 2);
+  return small.length > indexTuning.compactAfterSegments || (deleted >= indexTuning.compactAfterDeletedChunks && deleted / chunks > indexTuning.compactAfterDeletedShare);
 }
 
 /** Takes the source's compaction lease and queues the work; 409 when it is syncing or compacting. */
@@ -92,9 +106,16 @@ function renumbering(plan: CompactionRecord): Map<number, number> {
 async function plan(rt: Runtime, scope: TenantScope, sourceId: string, compactionId: string): Promise<CompactionRecord | undefined> {
   const existing = await rt.store.searchIndex.getCompaction(scope, sourceId, compactionId);
   if (existing) return existing;
-  const live = (await rt.store.searchIndex.readSegments(scope, sourceId)).filter((s) => s.state === 'live').sort((a, b) => a.segNo - b.segNo);
-  // The smallest segments first: merging them gains most per chunk copied.
-  const merged = [...live].sort((a, b) => a.chunks - a.deletedCount - (b.chunks - b.deletedCount) || a.segNo - b.segNo).slice(0, MAX_MERGED).sort((a, b) => a.segNo - b.segNo);
+  const candidates = mergeable(await rt.store.searchIndex.readSegments(scope, sourceId));
+  // The smallest segments first (merging them gains most per chunk copied), up to what one run copies.
+  const merged: SegmentRecord[] = [];
+  let copied = 0;
+  for (const s of candidates.sort((a, b) => a.chunks - a.deletedCount - (b.chunks - b.deletedCount) || a.segNo - b.segNo)) {
+    if (merged.length === MAX_MERGED || (merged.length > 1 && copied + s.chunks - s.deletedCount > MAX_COPIED)) break;
+    merged.push(s);
+    copied += s.chunks - s.deletedCount;
+  }
+  merged.sort((a, b) => a.segNo - b.segNo);
   if (merged.length === 0 || (merged.length === 1 && merged[0]!.deletedCount === 0)) return undefined;
   const liveChunks = merged.reduce((n, s) => n + s.chunks - s.deletedCount, 0);
   const count = Math.max(1, Math.ceil(liveChunks / indexTuning.segmentChunks));
