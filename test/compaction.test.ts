@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLocalApp } from '../local/local-app';
 import { indexTuning } from '../shared/search/index-tuning';
 import { SEGMENT_SPAN } from '../shared/store/search-index';
@@ -144,6 +144,39 @@ describe('compaction', () => {
     const { queryAll } = await import('../shared/store/batch').then((m) => m.batchOps(testRt.store.db));
     expect(await queryAll(keys.chunkPartition(t.scope, id))).toHaveLength(live[0]!.chunks);
   }, 60_000);
+
+  it('finishes after a crash before the swap and another after it, each redelivery going on from where it stopped', async () => {
+    // Two more syncs, so there is something to merge.
+    for (const round of [20, 21]) {
+      expect((await api('POST', '/files', { files: [file(6, round)] })).status).toBe(200);
+      versions.set(6, round);
+      expect((await api('POST', '/connect', {})).status).toBe(202);
+      await settle();
+    }
+    expect((await segments()).filter((s) => s.state === 'live').length).toBeGreaterThan(1);
+    const index = testRt.store.searchIndex;
+    const swap = vi.spyOn(index, 'swapSegments').mockRejectedValueOnce(new Error('worker died before the swap'));
+    const documents = vi.spyOn(index, 'writeDocuments').mockRejectedValueOnce(new Error('worker died after the swap'));
+    try {
+      expect((await api('POST', '/compact')).status).toBe(202);
+      await settle();
+      expect(swap).toHaveBeenCalledTimes(2);
+      expect(documents).toHaveBeenCalledTimes(2);
+    } finally {
+      swap.mockRestore();
+      documents.mockRestore();
+    }
+    const live = (await segments()).filter((s) => s.state === 'live');
+    expect(live).toHaveLength(1);
+    expect((await api('GET', '')).body.data.compaction).toBeUndefined();
+    await expectLiveDocuments();
+    // The documents name the new chunks: replacing one now removes its old chunk.
+    expect((await api('POST', '/files', { files: [file(6, 22)] })).status).toBe(200);
+    versions.set(6, 22);
+    expect((await api('POST', '/connect', {})).status).toBe(202);
+    await settle();
+    await expectLiveDocuments();
+  }, 120_000);
 
   it('starts by itself after a sync that leaves too many segments', async () => {
     indexTuning.compactAfterSegments = 1;
