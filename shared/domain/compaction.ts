@@ -1,10 +1,10 @@
 import { ConflictError, NotFoundError } from '../errors';
 import { newId } from '../ids';
 import { log } from '../log';
-import { analyze, termFrequencies } from '../search/analyzer';
+import { fieldFrequencies } from '../search/indexing';
 import { layoutTerm } from '../search/impact-blocks';
 import { indexTuning } from '../search/index-tuning';
-import { SEGMENT_SPAN, type AnalyzedChunkRecord, type CompactionRecord, type SegmentRecord } from '../store/search-index';
+import { isDeleted, SEGMENT_SPAN, type AnalyzedChunkRecord, type CompactionRecord, type SegmentRecord } from '../store/search-index';
 import type { TenantScope } from '../tenancy';
 import type { Runtime } from '../runtime';
 import type { KnowledgeSourceRecord } from './knowledge-sources';
@@ -86,8 +86,6 @@ async function release(rt: Runtime, scope: TenantScope, sourceId: string, compac
   });
 }
 
-const isDeleted = (deleted: Uint8Array | undefined, local: number) => deleted !== undefined && local >> 3 < deleted.length && (deleted[local >> 3]! & (1 << (local % 8))) !== 0;
-
 /** Old chunk number → new one, from the plan alone: live chunks in order, packed into the new segments. */
 function renumbering(plan: CompactionRecord): Map<number, number> {
   const map = new Map<number, number>();
@@ -153,17 +151,7 @@ async function writeMerged(rt: Runtime, scope: TenantScope, sourceId: string, pl
       const docNo = map.get(Number(chunk.docNo));
       if (docNo === undefined) continue; // deleted
       if (current.length > 0 && Math.floor(docNo / SEGMENT_SPAN) !== Math.floor(current[0]!.docNo / SEGMENT_SPAN)) await flush();
-      // The index's per-field frequencies, from what the chunk keeps: its title analysed again, the rest is body.
-      const titleTf = termFrequencies(analyze(chunk.title));
-      const bodyTf = new Map<string, number>();
-      for (const pair of chunk.terms.split(' ')) {
-        const at = pair.lastIndexOf(':');
-        if (at <= 0) continue;
-        const term = pair.slice(0, at);
-        const body = Number(pair.slice(at + 1)) - (titleTf.get(term) ?? 0);
-        if (body > 0) bodyTf.set(term, body);
-      }
-      current.push({ ...chunk, docNo, titleTf, bodyTf });
+      current.push({ ...chunk, docNo, ...fieldFrequencies(chunk) });
     }
   }
   await flush();

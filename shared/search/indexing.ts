@@ -21,3 +21,27 @@ export function allTerms(chunk: AnalyzedChunk): Map<string, number> {
   for (const [t, n] of chunk.titleTf) all.set(t, (all.get(t) ?? 0) + n);
   return all;
 }
+
+/** A chunk's stored `term:tf` pairs (what `allTerms` gave, written space-separated) as a map. */
+export function parseTerms(terms: string): Map<string, number> {
+  const all = new Map<string, number>();
+  for (const pair of terms.split(' ')) {
+    const at = pair.lastIndexOf(':');
+    if (at > 0) all.set(pair.slice(0, at), Number(pair.slice(at + 1)));
+  }
+  return all;
+}
+
+/**
+ * A stored chunk's per-field frequencies as indexing computed them: its title analysed again, the
+ * rest of each term's frequency is body (compaction re-indexes chunks, exact scoring scores one).
+ */
+export function fieldFrequencies(chunk: { title: string; terms: string }): { titleTf: Map<string, number>; bodyTf: Map<string, number> } {
+  const titleTf = termFrequencies(analyze(chunk.title));
+  const bodyTf = new Map<string, number>();
+  for (const [term, tf] of parseTerms(chunk.terms)) {
+    const body = tf - (titleTf.get(term) ?? 0);
+    if (body > 0) bodyTf.set(term, body);
+  }
+  return { titleTf, bodyTf };
+}

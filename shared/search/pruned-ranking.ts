@@ -1,8 +1,8 @@
 import { decodeDirectory, type Envelope } from '../store/postings-codec';
 import type { ChunkRecord, TermBlock, TermItems } from '../store/search-index';
-import { analyze, termFrequencies } from './analyzer';
 import { envelopeBound } from './impact-blocks';
 import { indexTuning } from './index-tuning';
+import { fieldFrequencies } from './indexing';
 import { bm25fTermFrequency, termIdf, type CorpusStats, type RankParams } from './ranker';
 import { postingsIn, SegmentScores, type ScoredSegment } from './segment-scores';
 
@@ -68,7 +68,6 @@ const MAX_PRUNED_TERMS = 6;
 /** Relative slack on every comparison of bounds: sums in another order differ in the last bits. */
 const EPS = 1e-9;
 
-
 export class PrunedRanker {
   private readonly terms = new Map<string, TermState>();
   private readonly tfPart: ReturnType<typeof bm25fTermFrequency>;
@@ -107,7 +106,7 @@ export class PrunedRanker {
       state.unread.sort((a, b) => (a.sk < b.sk ? -1 : 1));
       this.terms.set(term, state);
     }
-    if (this.exhaustive) await this.read(new Map(missing.filter((t) => this.terms.get(t)!.unread.length > 0).map((t) => [t, undefined])));
+    if (this.exhaustive) await this.readWhole(missing.filter((t) => this.terms.get(t)!.unread.length > 0));
   }
 
   /**
@@ -122,7 +121,7 @@ export class PrunedRanker {
     // A term with few blocks left costs one read unit or so in one Query, and more in several.
     const big = new Set(open.filter((t) => this.terms.get(t)!.unread.length > indexTuning.pruneFromBlocks));
     const now = options.readAll || big.size > MAX_PRUNED_TERMS ? open : open.filter((t) => !big.has(t));
-    if (now.length > 0) await this.read(new Map(now.map((t) => [t, undefined])));
+    if (now.length > 0) await this.readWhole(now);
     for (let wave = 0; ; wave++) {
       const t0 = performance.now();
       const state = this.evaluate(pass);
@@ -132,8 +131,14 @@ export class PrunedRanker {
       const done = await this.finish(pass, state, top, theta);
       if (done) return done;
       this.counts.waves++;
-      await this.read(wave >= MAX_WAVES ? new Map([...this.terms].filter(([, s]) => s.unread.length > 0).map(([t]) => [t, undefined])) : this.plan(state, theta));
+      if (wave >= MAX_WAVES) await this.readWhole([...this.terms].filter(([, s]) => s.unread.length > 0).map(([t]) => t));
+      else await this.read(this.plan(state, theta));
     }
+  }
+
+  /** Reads every block left of these terms. */
+  private readWhole(terms: string[]): Promise<void> {
+    return this.read(new Map(terms.map((t) => [t, undefined])));
   }
 
   /** Reads blocks: a number per term, or all that are left (undefined). */
@@ -300,20 +305,15 @@ export class PrunedRanker {
   private exactScore(pass: Pass, doc: number, lower: number): number {
     const chunk = this.chunks.get(doc);
     if (!chunk) return lower; // removed meanwhile: what was read is all there is
-    const all = new Map<string, number>();
-    for (const pair of chunk.terms.split(' ')) {
-      const at = pair.lastIndexOf(':');
-      if (at > 0) all.set(pair.slice(0, at), Number(pair.slice(at + 1)));
-    }
-    const title = termFrequencies(analyze(chunk.title));
+    const { titleTf, bodyTf } = fieldFrequencies(chunk);
     let score = 0;
     const stage = (entries: Entry[]) => {
       for (const { term, weight } of entries) {
         const state = this.terms.get(term);
-        const tf = all.get(term);
-        if (!state || state.df === 0 || !tf) continue;
-        const tfTitle = title.get(term) ?? 0;
-        score += termIdf(this.stats, state.df) * weight * this.tfPart(tf - tfTitle, tfTitle, chunk.lenBody, chunk.lenTitle);
+        const tfBody = bodyTf.get(term) ?? 0;
+        const tfTitle = titleTf.get(term) ?? 0;
+        if (!state || state.df === 0 || (tfBody === 0 && tfTitle === 0)) continue;
+        score += termIdf(this.stats, state.df) * weight * this.tfPart(tfBody, tfTitle, chunk.lenBody, chunk.lenTitle);
       }
     };
     stage(pass.original);

@@ -5,6 +5,7 @@ import { countSearch } from './search-meter';
 import { SEGMENT_SPAN, type ChunkRecord, type SegmentRecord } from '../store/search-index';
 import type { TenantScope } from '../tenancy';
 import { analyze, termFrequencies } from './analyzer';
+import { parseTerms } from './indexing';
 import { DEFAULT_RANK_PARAMS, rm3, type CorpusStats, type TermVector } from './ranker';
 import { PrunedRanker, type IndexReader, type Pass } from './pruned-ranking';
 import type { ScoredSegment } from './segment-scores';
@@ -52,15 +53,9 @@ export interface SearchResult {
 export const MAX_QUERY_TERMS = 64;
 
 function parseTermVector(doc: number, chunk: ChunkRecord): TermVector {
-  const terms = new Map<string, number>();
+  const terms = parseTerms(chunk.terms);
   let length = 0;
-  for (const pair of chunk.terms.split(' ')) {
-    const at = pair.lastIndexOf(':');
-    if (at <= 0) continue;
-    const tf = Number(pair.slice(at + 1));
-    terms.set(pair.slice(0, at), tf);
-    length += tf;
-  }
+  for (const tf of terms.values()) length += tf;
   return { doc, terms, length: length || 1 };
 }
 

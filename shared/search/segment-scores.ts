@@ -1,4 +1,5 @@
 import { countPostingsV2, forEachPosting, forEachPostingV2, POSTINGS_FORMAT } from '../store/postings-codec';
+import { isDeleted } from '../store/search-index';
 import { bm25fTermFrequency, termIdf, type CorpusStats, type RankParams } from './ranker';
 
 /**
@@ -71,23 +72,19 @@ export class SegmentScores {
       if (!segment) continue;
       let scores = this.arrays.get(segNo);
       if (!scores) this.arrays.set(segNo, (scores = new Float64Array(segment.size)));
-      const deleted = segment.deleted;
+      const { deleted, norms } = segment;
       const target = scores;
-      const norms = segment.norms;
-      if (segment.format === POSTINGS_FORMAT) {
-        if (!norms) throw new Error(`segment ${segNo}: format-2 postings without norms`);
-        forEachPostingV2(bytes, (local, tfBody, tfTitle) => {
-          if (deleted && local >> 3 < deleted.length && (deleted[local >> 3]! & (1 << (local % 8))) !== 0) return;
-          if (local >= target.length) return; // a posting past the sealed size cannot happen; never write out of bounds
-          visit(target, local, tfBody, tfTitle, norms.lenBody[local]!, norms.lenTitle[local]!);
-        });
-        continue;
-      }
-      forEachPosting(bytes, (local, tfBody, tfTitle, lenBody, lenTitle) => {
-        if (deleted && local >> 3 < deleted.length && (deleted[local >> 3]! & (1 << (local % 8))) !== 0) return;
+      const accept = (local: number, tfBody: number, tfTitle: number, lenBody: number, lenTitle: number) => {
+        if (isDeleted(deleted, local)) return;
         if (local >= target.length) return; // a posting past the sealed size cannot happen; never write out of bounds
         visit(target, local, tfBody, tfTitle, lenBody, lenTitle);
-      });
+      };
+      if (segment.format !== POSTINGS_FORMAT) {
+        forEachPosting(bytes, accept);
+        continue;
+      }
+      if (!norms) throw new Error(`segment ${segNo}: format-2 postings without norms`);
+      forEachPostingV2(bytes, (local, tfBody, tfTitle) => accept(local, tfBody, tfTitle, norms.lenBody[local]!, norms.lenTitle[local]!));
     }
   }
 

@@ -80,6 +80,11 @@ export interface DocumentRecord {
   chunks: ChunkRef[];
 }
 
+/** Whether a segment's deletion bitmap marks the chunk at `local`. */
+export function isDeleted(deleted: Uint8Array | undefined, local: number): boolean {
+  return deleted !== undefined && local >> 3 < deleted.length && (deleted[local >> 3]! & (1 << (local % 8))) !== 0;
+}
+
 function toBytes(value: unknown): Uint8Array | undefined {
   if (!value) return undefined;
   return value instanceof Uint8Array ? value : new Uint8Array(value as ArrayBuffer);
@@ -121,6 +126,19 @@ const TERMS_PAGE_CHARS = 300_000;
 export function searchIndexStore(db: Db, cacheBytes?: number) {
   const { batchWrite, batchGet, queryAll } = batchOps(db);
   const cache = searchIndexCache<ChunkRecord>((docNo) => Math.floor(docNo / SEGMENT_SPAN), cacheBytes);
+  /** The update that makes a written segment live with its sums (a batch seals one, a compaction swaps several in). */
+  const goLive = (scope: TenantScope, sourceId: string, sums: { segNo: number; chunks: number; lenBody: number; lenTitle: number }) => ({
+    TableName: db.table,
+    Key: keys.segment(scope, sourceId, sums.segNo),
+    UpdateExpression: 'SET #state = :live, chunks = :chunks, lenBody = :lenBody, lenTitle = :lenTitle, #format = :format',
+    ConditionExpression: 'attribute_exists(pk)',
+    ExpressionAttributeNames: { '#state': 'state', '#format': 'format' },
+    ExpressionAttributeValues: { ':live': 'live', ':chunks': sums.chunks, ':lenBody': sums.lenBody, ':lenTitle': sums.lenTitle, ':format': POSTINGS_FORMAT },
+  });
+
+  /** Deletes every item of a partition. */
+  const clearPartition = async (pk: string) => batchWrite((await queryAll(pk)).map((item) => deleteRequest({ pk, sk: String(item.sk) })));
+
   /** Creates the segment in state `writing`, or returns it as it already is (a redelivered batch). */
   async function beginSegment(
     scope: TenantScope,
@@ -230,12 +248,10 @@ export function searchIndexStore(db: Db, cacheBytes?: number) {
         const term = item.term as string;
         decodeDirectory(toBytes(item.d)!).forEach(({ impact }, index) => requests.push(deleteRequest(keys.termBlock(scope, sourceId, term, { impact, segNo, index }))));
       }
-      await batchWrite(requests);
-      const termsPk = keys.segmentTermsPartition(scope, sourceId, segNo);
-      await batchWrite([...(await queryAll(termsPk)).map((item) => deleteRequest({ pk: termsPk, sk: String(item.sk) })), deleteRequest(keys.norms(scope, sourceId, segNo))]);
+      await batchWrite([...requests, deleteRequest(keys.norms(scope, sourceId, segNo))]);
+      await clearPartition(keys.segmentTermsPartition(scope, sourceId, segNo));
     }
   }
-
 
   async function writeDocuments(scope: TenantScope, sourceId: string, documents: DocumentRecord[]): Promise<void> {
     await batchWrite(documents.map((d) => putRequest({ ...keys.document(scope, sourceId, d.documentKey), ...d })));
@@ -248,16 +264,7 @@ export function searchIndexStore(db: Db, cacheBytes?: number) {
     segNo: number,
     sums: { chunks: number; lenBody: number; lenTitle: number },
   ): Promise<void> {
-    await db.client.send(
-      new UpdateCommand({
-        TableName: db.table,
-        Key: keys.segment(scope, sourceId, segNo),
-        UpdateExpression: 'SET #state = :live, chunks = :chunks, lenBody = :lenBody, lenTitle = :lenTitle, #format = :format',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: { '#state': 'state', '#format': 'format' },
-        ExpressionAttributeValues: { ':live': 'live', ':chunks': sums.chunks, ':lenBody': sums.lenBody, ':lenTitle': sums.lenTitle, ':format': POSTINGS_FORMAT },
-      }),
-    );
+    await db.client.send(new UpdateCommand(goLive(scope, sourceId, { segNo, ...sums })));
   }
 
   /**
@@ -434,16 +441,7 @@ export function searchIndexStore(db: Db, cacheBytes?: number) {
       await db.client.send(
         new TransactWriteCommand({
           TransactItems: [
-            ...sums.map((s) => ({
-              Update: {
-                TableName: db.table,
-                Key: keys.segment(scope, sourceId, s.segNo),
-                UpdateExpression: 'SET #state = :live, chunks = :chunks, lenBody = :lenBody, lenTitle = :lenTitle, #format = :format',
-                ConditionExpression: 'attribute_exists(pk)',
-                ExpressionAttributeNames: { '#state': 'state', '#format': 'format' },
-                ExpressionAttributeValues: { ':live': 'live', ':chunks': s.chunks, ':lenBody': s.lenBody, ':lenTitle': s.lenTitle, ':format': POSTINGS_FORMAT },
-              },
-            })),
+            ...sums.map((sum) => ({ Update: goLive(scope, sourceId, sum) })),
             ...plan.old.map((o) => ({
               Delete: { TableName: db.table, Key: keys.segment(scope, sourceId, o.segNo), ConditionExpression: 'version = :version', ExpressionAttributeValues: { ':version': o.version } },
             })),
@@ -543,13 +541,9 @@ export function searchIndexStore(db: Db, cacheBytes?: number) {
     for (const segment of segments) {
       const segNo = Number(segment.segNo);
       for (const term of await readTermList(scope, sourceId, segNo)) terms.add(term);
-      const termsPk = keys.segmentTermsPartition(scope, sourceId, segNo);
-      await batchWrite((await queryAll(termsPk)).map((item) => deleteRequest({ pk: termsPk, sk: String(item.sk) })));
+      await clearPartition(keys.segmentTermsPartition(scope, sourceId, segNo));
     }
-    for (const term of terms) {
-      const pk = keys.termPartition(scope, sourceId, term);
-      await batchWrite((await queryAll(pk)).map((item) => deleteRequest({ pk, sk: String(item.sk) })));
-    }
+    for (const term of terms) await clearPartition(keys.termPartition(scope, sourceId, term));
     for (const pk of [
       keys.normsPartition(scope, sourceId),
       keys.chunkPartition(scope, sourceId),
@@ -557,11 +551,11 @@ export function searchIndexStore(db: Db, cacheBytes?: number) {
       keys.segmentPartition(scope, sourceId),
       keys.sync(scope, sourceId, '').pk,
     ]) {
-      await batchWrite((await queryAll(pk)).map((item) => deleteRequest({ pk, sk: String(item.sk) })));
+      await clearPartition(pk);
     }
     await batchWrite([deleteRequest(keys.segmentCounter(scope, sourceId))]);
   }
-  return { beginSegment, writeSegmentData, writeDocuments, sealSegment, tombstone, readSegments, readTermItems, readTermBlocks, readNorms, readTermList, deleteSegmentPostings, readSegmentChunks, deleteChunks, deleteSegmentItems, beginCompaction, getCompaction, setCompactionState, swapSegments, getChunks, listDocuments, getDocuments, reserveSegments, deleteDocuments, purgeIndex };
+  return { beginSegment, writeSegmentData, writeDocuments, sealSegment, tombstone, readSegments, readTermItems, readTermBlocks, readNorms, deleteSegmentPostings, readSegmentChunks, deleteChunks, deleteSegmentItems, beginCompaction, getCompaction, setCompactionState, swapSegments, getChunks, listDocuments, getDocuments, reserveSegments, deleteDocuments, purgeIndex };
 }
 
 export type SearchIndexStore = ReturnType<typeof searchIndexStore>;
