@@ -178,6 +178,28 @@ describe('compaction', () => {
     await expectLiveDocuments();
   }, 120_000);
 
+  it('leaves nothing of the index behind, compaction plans included, when the source is deleted', async () => {
+    const { queryAll } = await import('../shared/store/batch').then((m) => m.batchOps(testRt.store.db));
+    const plans = keys.compaction(t.scope, id, '').pk;
+    expect((await queryAll(plans)).length).toBeGreaterThan(0);
+    const other = (await call(app, 'POST', '/v1/knowledge-sources', { key: t.apiKey, body: { name: 'copy', type: 'file-collection', files: [file(1, 0)] } })).body.data.id as string;
+    expect((await call(app, 'POST', `/v1/knowledge-sources/${other}/connect`, { key: t.apiKey, body: {} })).status).toBe(202);
+    await settle();
+    // A second sync, a second segment: something to merge.
+    expect((await call(app, 'POST', `/v1/knowledge-sources/${other}/files`, { key: t.apiKey, body: { files: [file(2, 0)] } })).status).toBe(200);
+    expect((await call(app, 'POST', `/v1/knowledge-sources/${other}/connect`, { key: t.apiKey, body: {} })).status).toBe(202);
+    await settle();
+    expect((await call(app, 'POST', `/v1/knowledge-sources/${other}/compact`, { key: t.apiKey })).status).toBe(202);
+    await settle();
+    const otherPlans = keys.compaction(t.scope, other, '').pk;
+    expect((await queryAll(otherPlans)).length).toBeGreaterThan(0);
+    expect((await call(app, 'DELETE', `/v1/knowledge-sources/${other}`, { key: t.apiKey })).status).toBe(200);
+    await settle();
+    expect(await queryAll(otherPlans)).toEqual([]);
+    expect(await queryAll(keys.normsPartition(t.scope, other))).toEqual([]);
+    expect(await queryAll(keys.chunkPartition(t.scope, other))).toEqual([]);
+  }, 60_000);
+
   it('starts by itself after a sync that leaves too many segments', async () => {
     indexTuning.compactAfterSegments = 1;
     expect((await api('POST', '/files', { files: [file(5, 11)] })).status).toBe(200);

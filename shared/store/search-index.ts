@@ -550,6 +550,7 @@ export function searchIndexStore(db: Db, cacheBytes?: number) {
       keys.documentPartition(scope, sourceId),
       keys.segmentPartition(scope, sourceId),
       keys.sync(scope, sourceId, '').pk,
+      keys.compaction(scope, sourceId, '').pk,
     ]) {
       await clearPartition(pk);
     }
