@@ -48,6 +48,11 @@ export function searchIndexCache<Chunk extends CachedChunk>(segmentOf: (docNo: n
     }
     return seen;
   };
+  /** Whether a read issued at `issuedAt` can only have seen a segment's final items. */
+  const settledFor = (scope: TenantScope, sourceId: string, segNo: number, issuedAt: number) => {
+    const liveAt = liveSince(scope, sourceId).get(segNo);
+    return liveAt !== undefined && liveAt <= issuedAt - SETTLED_MS;
+  };
   const settledBy = (scope: TenantScope, sourceId: string, issuedAt: number) => {
     const settled = new Set<number>();
     for (const [segNo, at] of liveSince(scope, sourceId)) if (at <= issuedAt - SETTLED_MS) settled.add(segNo);
@@ -82,8 +87,7 @@ export function searchIndexCache<Chunk extends CachedChunk>(segmentOf: (docNo: n
     },
 
     keepNorms(scope: TenantScope, sourceId: string, segNo: number, bytes: Uint8Array, issuedAt: number) {
-      const liveAt = liveSince(scope, sourceId).get(segNo);
-      if (liveAt === undefined || liveAt > issuedAt - SETTLED_MS) return;
+      if (!settledFor(scope, sourceId, segNo, issuedAt)) return;
       cache.set(`N#${source(scope, sourceId)}#${segNo}`, bytes, 64 + bytes.length);
     },
 
@@ -92,8 +96,7 @@ export function searchIndexCache<Chunk extends CachedChunk>(segmentOf: (docNo: n
     },
 
     keepChunk(scope: TenantScope, sourceId: string, chunk: Chunk, issuedAt: number) {
-      const liveAt = liveSince(scope, sourceId).get(segmentOf(chunk.docNo));
-      if (liveAt === undefined || liveAt > issuedAt - SETTLED_MS) return;
+      if (!settledFor(scope, sourceId, segmentOf(chunk.docNo), issuedAt)) return;
       const bytes = 128 + chunk.text.length * 2 + chunk.terms.length * 2 + chunk.title.length * 2 + JSON.stringify(chunk.metadata ?? {}).length;
       cache.set(`C#${source(scope, sourceId)}#${chunk.docNo}`, chunk, bytes);
     },
