@@ -2,6 +2,7 @@ import { config } from '../shared/config';
 import { startLocalTracing } from './tracing';
 import { configuredRuntime } from '../shared/configured-runtime';
 import { handleIngestionMessage } from '../shared/domain/ingestion';
+import { agentTurn } from '../shared/domain/conversation';
 import { consumeStepMessage } from '../shared/domain/workflow-execution';
 import { sweep } from '../shared/domain/work-sweeper';
 import { errorFields, log } from '../shared/log';
@@ -42,6 +43,7 @@ export function localRuntime(parts: { db: Db; secretsKey: Buffer; platformSecret
     secrets: secretBox(localKeyWrapper(parts.secretsKey)),
     platformSecrets: platformSecretsLoader(parts.platformSecrets),
     traces: startLocalTracing(),
+    agentTurn,
   });
   const namespace = parts.queueNamespace ?? 'local';
   const visibilityMs = config.workLeaseMs;

@@ -5,6 +5,7 @@ import type { IngestionMessage, StepMessage } from './queue/messages';
 import type { Queue } from './queue/queue';
 import type { SecretBox } from './secrets/secret-box';
 import type { Store } from './store';
+import type { TenantScope } from './tenancy';
 
 /** Time, passed in so that code waiting on it can be tested without waiting. */
 export interface Clock {
@@ -26,6 +27,34 @@ export interface TraceStore {
   byRequestId(requestId: string): TraceView | undefined;
 }
 
+/** What a workflow's `agent` step asks of one agent turn. */
+export interface AgentTurnInput {
+  message: string;
+  sessionId?: string;
+  userId?: string;
+  keyId?: string;
+}
+
+/** A finished turn (`completed`), or one that stopped for a person to approve tool calls (`requires_action`). */
+export interface AgentTurnResult {
+  status: 'completed' | 'requires_action';
+  agentId: string;
+  sessionId: string;
+  reply: string;
+  model: string;
+  sources: unknown[];
+  usage: { inputTokens: number; outputTokens: number };
+  toolCalls?: unknown[];
+  pendingToolCalls?: Array<{ tool: string }>;
+  output?: unknown;
+}
+
+/**
+ * One agent turn, for workflow `agent` steps. Passed in by the functions that run steps: agents
+ * (whose tools may run workflows) sit above workflows, which reach them only through this.
+ */
+export type AgentTurn = (rt: Runtime, scope: TenantScope, agentId: string, input: AgentTurnInput, signal: AbortSignal) => Promise<AgentTurnResult>;
+
 /**
  * Everything the product's code reaches outside itself, built once per adapter (the Lambda entry
  * points, the local server, each test file) and passed in. Nothing is swapped at run time.
@@ -46,4 +75,6 @@ export interface Runtime {
   readonly clock: Clock;
   /** Recent traces, where this process keeps them (local mode). */
   readonly traces?: TraceStore;
+  /** Agent turns, where workflow steps run (the steps worker, local mode). */
+  readonly agentTurn?: AgentTurn;
 }

@@ -90,7 +90,7 @@ describe('CDK app', () => {
     };
     const methods = Object.values(api.findResources('AWS::ApiGateway::Method'));
     const byPath = methods.map((m) => ({ path: pathOf(m.Properties.ResourceId.Ref), keyRequired: m.Properties.ApiKeyRequired }));
-    for (const group of ['agents', 'knowledge-sources', 'workflows', 'usage', 'traces']) {
+    for (const group of ['agents', 'knowledge-sources', 'workflows', 'executions', 'usage', 'traces']) {
       expect(byPath).toEqual(expect.arrayContaining([
         { path: `/v1/${group}`, keyRequired: true },
         { path: `/v1/${group}/{proxy+}`, keyRequired: true },
@@ -99,9 +99,9 @@ describe('CDK app', () => {
     for (const m of byPath.filter((m) => m.path.startsWith('/v1/docs') || m.path.startsWith('/v1/openapi.json'))) {
       expect(m.keyRequired).toBe(false);
     }
-    expect(byPath.filter((m) => m.keyRequired === true)).toHaveLength(10);
+    expect(byPath.filter((m) => m.keyRequired === true)).toHaveLength(12);
     const options = methods.filter((m) => m.Properties.HttpMethod === 'OPTIONS');
-    expect(options).toHaveLength(10); // beside each keyed ANY
+    expect(options).toHaveLength(12); // beside each keyed ANY
     for (const m of options) expect(m.Properties.ApiKeyRequired).toBe(false);
     expect(byPath).toContainEqual({ path: '/v1/chat/completions', keyRequired: false });
     // The platform API authenticates access tokens in the app: no API key.
@@ -216,6 +216,14 @@ describe('CDK app', () => {
     };
     expect(kmsOf(agentsId)).toEqual(['kms:Decrypt', 'kms:GenerateDataKey']);
     expect(kmsOf(platformId)).toEqual(['kms:GenerateDataKey']);
+    // Workflows seal the auth of http and tool steps when written; the steps worker opens it to call.
+    const [workflowsId] = Object.entries(functions).find(([id]) => id.startsWith('WorkflowsFunction'))!;
+    const [workerId, worker] = Object.entries(functions).find(([id]) => id.startsWith('WorkflowStepsWorker'))!;
+    expect(kmsOf(workflowsId)).toEqual(['kms:GenerateDataKey']);
+    expect(kmsOf(workerId)).toEqual(['kms:Decrypt']);
+    expect(worker.Properties.Environment.Variables.SECRETS_KMS_KEY_ID).toBeDefined();
+    // Its 5 minutes hold the longest step and stay under the queue's 6-minute visibility.
+    expect(worker.Properties.Timeout).toBe(300);
   });
 
   it('runs the sweeper every five minutes, able to send to both queues', () => {
@@ -239,7 +247,7 @@ describe('CDK app', () => {
     const functions = Object.values(api.findResources('AWS::Lambda::Function'));
     const senders = functions.filter((f) => f.Properties.Environment.Variables.INGESTION_QUEUE_URL);
     expect(senders).toHaveLength(3); // the knowledge-sources API, the worker itself and the sweeper
-    const worker = functions.find((f) => f.Properties.Timeout === 300)!;
+    const worker = functions.find((f) => f.Properties.Timeout === 300 && f.Properties.Environment.Variables.INGESTION_QUEUE_URL)!;
     expect(worker.Properties.Environment.Variables.SECRETS_KMS_KEY_ID).toBeDefined();
     // The queue's visibility is six times the worker's timeout.
     const queues = Object.values(data.findResources('AWS::SQS::Queue')).map((q) => q.Properties.VisibilityTimeout).filter(Boolean);

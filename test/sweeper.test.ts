@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createLocalApp } from '../local/local-app';
 import { handleIngestionMessage } from '../shared/domain/ingestion';
 import { startSync } from '../shared/domain/knowledge-sources';
-import { startExecution } from '../shared/domain/workflow-execution';
+import { startExecution } from '../shared/domain/executions';
 import { MAX_REDRIVES, sweep } from '../shared/domain/work-sweeper';
 import type { Queue } from '../shared/queue/queue';
 import type { Runtime } from '../shared/runtime';

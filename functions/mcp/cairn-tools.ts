@@ -4,8 +4,8 @@ import { z } from 'zod';
 import { agents } from '../../shared/domain/agents';
 import { converse } from '../../shared/domain/conversation';
 import { knowledgeSources, searchKnowledgeSource } from '../../shared/domain/knowledge-sources';
-import { executeAndWait, getExecution } from '../../shared/domain/workflow-execution';
-import { workflows } from '../../shared/domain/workflows';
+import { executeAndWait, getExecution } from '../../shared/domain/executions';
+import { listWorkflows } from '../../shared/domain/workflows';
 import { templateText } from '../../shared/domain/workflow-templates';
 import { AppError } from '../../shared/errors';
 import { errorFields, log } from '../../shared/log';
@@ -105,7 +105,7 @@ export function cairnMcpServer(rt: Runtime, identity: { scope: TenantScope; keyI
       return text(results.map((r, i) => `[${i + 1}] ${r.title} (${r.path ?? r.rowKey ?? r.documentId}, score ${r.score.toFixed(3)}):\n${r.text}`).join('\n\n'));
     }),
   );
-  listTool('list_workflows', 'workflow', 'id, name, description', (page) => workflows.list(rt, scope, page));
+  listTool('list_workflows', 'workflow', 'id, name, description', (page) => listWorkflows(rt, scope, page));
   server.registerTool(
     'run_workflow',
     {

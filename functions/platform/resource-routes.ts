@@ -2,7 +2,7 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { knowledgeSources, type KnowledgeSourceRecord } from '../../shared/domain/knowledge-sources';
 import { workflow, workflowInput } from '../../shared/domain/workflow-schema';
-import { compileDefinition, workflows } from '../../shared/domain/workflows';
+import { compileDefinition, listWorkflows } from '../../shared/domain/workflows';
 import type { AppEnv } from '../../shared/http/context';
 import { registerListRoute } from '../../shared/http/crud-routes';
 import { ok } from '../../shared/http/envelope';
@@ -27,6 +27,7 @@ const compiled = z
       order: z.array(z.string()),
       steps: z.array(z.record(z.string(), z.unknown())),
       branches: z.array(z.object({ step: z.string(), category: z.string(), runs: z.array(z.string()) })),
+      conditions: z.array(z.object({ step: z.string(), then: z.array(z.string()), else: z.array(z.string()) })),
     }),
   })
   .openapi('CompiledWorkflow');
@@ -64,7 +65,7 @@ export function registerResourceRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
     errors: platformErrors,
     item: workflow,
     scope,
-    list: (rt, scope, page) => workflows.list(rt, scope, page),
+    list: listWorkflows,
   });
 
   app.openapi(

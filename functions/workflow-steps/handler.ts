@@ -1,3 +1,5 @@
+import { kmsSecretBoxFromConfig } from '../../shared/secrets/kms-secret-box';
+import { agentTurn } from '../../shared/domain/conversation';
 import { configuredRuntime } from '../../shared/configured-runtime';
 import { modelResolver } from '../../shared/models/resolve-model';
 import { sqsQueuesFromConfig } from '../../shared/queue/sqs-queue';
@@ -5,5 +7,6 @@ import { consumeStepMessage } from '../../shared/domain/workflow-execution';
 import type { StepMessage } from '../../shared/queue/messages';
 import { sqsHandler } from '../../shared/queue/sqs-handler';
 
-const rt = configuredRuntime({ models: modelResolver(), queues: sqsQueuesFromConfig() });
+// Agent steps converse with agents (whose tools may run workflows): the turn is given here.
+const rt = configuredRuntime({ models: modelResolver(), queues: sqsQueuesFromConfig(), secrets: kmsSecretBoxFromConfig(), agentTurn });
 export const handler = sqsHandler<StepMessage>((message, delivery) => consumeStepMessage(rt, message, delivery));

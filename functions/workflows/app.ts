@@ -1,5 +1,5 @@
 import { workflow, workflowInput } from '../../shared/domain/workflow-schema';
-import { createWorkflow, replaceWorkflow, workflows } from '../../shared/domain/workflows';
+import { createWorkflow, getWorkflow, listWorkflows, replaceWorkflow, workflows } from '../../shared/domain/workflows';
 import { createGroupApp, DEFAULT_MAX_BODY_BYTES, type GroupOptions } from '../../shared/http/create-group-app';
 import { registerCrud } from '../../shared/http/crud-routes';
 import { registerExecutionRoutes } from './execution-routes';
@@ -17,8 +17,8 @@ export function createWorkflowsApp(rt: Runtime, options: Partial<GroupOptions> =
     input: workflowInput,
     output: workflow,
     create: createWorkflow,
-    get: (rt, scope, id) => workflows.get(rt, scope, id),
-    list: (rt, scope, page) => workflows.list(rt, scope, page),
+    get: getWorkflow,
+    list: listWorkflows,
     replace: replaceWorkflow,
     remove: (rt, scope, id) => workflows.remove(rt, scope, id),
   });

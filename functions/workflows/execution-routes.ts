@@ -1,16 +1,18 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { config } from '../../shared/config';
-import { cancelExecution, executeAndWait, getExecution, listExecutions, presentExecution } from '../../shared/domain/workflow-execution';
+import { cancelExecution, executeAndWait, getExecution, listExecutions, presentExecution } from '../../shared/domain/executions';
+import { completeHumanStep, listWaitingExecutions } from '../../shared/domain/workflow-human';
 import type { AppEnv } from '../../shared/http/context';
 import { ok, okList } from '../../shared/http/envelope';
 import { commonErrors, envelope, jsonContent, listEnvelope } from '../../shared/http/openapi-schemas';
 import { paginationQuery } from '../../shared/http/pagination';
 import type { Runtime } from '../../shared/runtime';
 
-const STATUSES = ['running', 'succeeded', 'failed', 'canceled'] as const;
+const STATUSES = ['running', 'waiting', 'succeeded', 'failed', 'canceled'] as const;
 const security = [{ ApiKeyAuth: [] }];
 const workflowParams = z.object({ workflowId: z.string().min(1).max(200) });
 const executionParams = workflowParams.extend({ executionId: z.string().min(1).max(200) });
+const stepParams = executionParams.extend({ stepId: z.string().min(1).max(64) });
 
 const executeInput = z
   .strictObject({
@@ -19,6 +21,10 @@ const executeInput = z
     mode: z.enum(['sync', 'async']).default('sync').openapi({ description: 'sync waits up to 25 s for the result' }),
   })
   .openapi('ExecuteRequest');
+
+const completeInput = z
+  .strictObject({ input: z.unknown().openapi({ description: 'The person’s answer, matching the step’s request.schema', example: { approved: true, note: 'ok' } }) })
+  .openapi('CompleteStepRequest');
 
 const execution = z
   .object({
@@ -41,6 +47,12 @@ const execution = z
         durationMs: z.number().optional(),
         output: z.unknown().optional(),
         error: z.object({ code: z.string(), message: z.string() }).optional(),
+        request: z
+          .object({ prompt: z.string(), schema: z.record(z.string(), z.unknown()), assignee: z.string().optional(), expiresAt: z.string().optional() })
+          .optional()
+          .openapi({ description: 'A human step’s request: what to answer, and the JSON Schema of the input' }),
+        completedBy: z.enum(['api', 'timeout']).optional(),
+        map: z.object({ total: z.int(), started: z.int(), done: z.int(), failed: z.int() }).optional().openapi({ description: 'A map step’s progress' }),
       }),
     ),
     usage: z.object({ inputTokens: z.number(), outputTokens: z.number() }),
@@ -133,6 +145,48 @@ export function registerExecutionRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       const scope = c.get('identity').scope;
       const { workflowId, executionId } = c.req.valid('param');
       return ok(c, presentExecution(await cancelExecution(rt, scope, workflowId, executionId)));
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/v1/workflows/{workflowId}/executions/{executionId}/steps/{stepId}/complete',
+      operationId: 'completeHumanStep',
+      tags: ['Workflows'],
+      summary: 'Complete a waiting human step',
+      description: 'The input must match the step’s `request.schema` (400 naming the field); it becomes the step’s output and the execution goes on. Once: 409 after, or when the step is not waiting.',
+      security,
+      request: { params: stepParams, body: { content: { 'application/json': { schema: completeInput } }, required: true } },
+      responses: {
+        200: jsonContent(envelope(execution), 'Completed; the execution as it is now'),
+        409: jsonContent(commonErrors[400].content['application/json'].schema, 'Not waiting (already completed, timed out, or not a human step)'),
+        ...commonErrors,
+      },
+    }),
+    async (c) => {
+      const { workflowId, executionId, stepId } = c.req.valid('param');
+      const { input } = c.req.valid('json');
+      return ok(c, presentExecution(await completeHumanStep(rt, c.get('identity').scope, workflowId, executionId, stepId, input)));
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/v1/executions',
+      operationId: 'listWaitingExecutions',
+      tags: ['Workflows'],
+      summary: 'List executions across workflows (those waiting for a person), newest first',
+      description: '`status=waiting` (the default, and the only status listed across workflows): each execution’s waiting steps carry their `request`. Other statuses are listed per workflow.',
+      security,
+      request: { query: paginationQuery.extend({ status: z.literal('waiting', { error: 'only waiting executions are listed across workflows; list the others per workflow' }).default('waiting') }) },
+      responses: { 200: jsonContent(listEnvelope(execution), 'A page of executions'), ...commonErrors },
+    }),
+    async (c) => {
+      const query = c.req.valid('query');
+      const page = await listWaitingExecutions(rt, c.get('identity').scope, query);
+      return okList(c, page.items.map(presentExecution), { limit: query.limit, nextCursor: page.nextCursor });
     },
   );
 }

@@ -1,6 +1,8 @@
+import { kmsSecretBoxFromConfig } from '../../shared/secrets/kms-secret-box';
 import { handle } from 'hono/aws-lambda';
 import { configuredRuntime } from '../../shared/configured-runtime';
 import { sqsQueuesFromConfig } from '../../shared/queue/sqs-queue';
 import { createWorkflowsApp } from './app';
 
-export const handler = handle(createWorkflowsApp(configuredRuntime({ queues: sqsQueuesFromConfig() })));
+// http and tool steps' auth is sealed when a workflow is written.
+export const handler = handle(createWorkflowsApp(configuredRuntime({ queues: sqsQueuesFromConfig(), secrets: kmsSecretBoxFromConfig() })));

@@ -131,21 +131,27 @@ export class ApiStack extends Stack {
   }
 
   /**
-   * Workflow steps: the workflows function sends the first steps, the worker runs each step and
-   * sends the next. Both need the models; the worker also reads knowledge sources to search them.
+   * Workflow steps: the workflows function sends the first steps (and the next, when a person
+   * completes a step), the worker runs each step and sends the next. The workflows function seals
+   * the auth of http and tool steps; the worker opens it, calls models, converses with agents and
+   * reads knowledge sources to search them. Its 5 minutes hold the longest step (240 s) and stay
+   * under the queue's 6-minute visibility timeout.
    */
   private workflowWorker(props: ApiStackProps) {
     const api = this.groups.workflows!.fn;
     api.addEnvironment('WORKFLOW_QUEUE_URL', props.workflowSteps.queue.queueUrl);
     props.workflowSteps.queue.grantSendMessages(api);
+    api.addEnvironment('SECRETS_KMS_KEY_ID', props.secretsKey.keyArn);
+    props.secretsKey.grant(api, 'kms:GenerateDataKey');
     const worker = new AppFunction(this, 'WorkflowStepsWorker', {
       entry: 'functions/workflow-steps/handler.ts',
       memorySize: 1024,
-      timeout: Duration.minutes(1),
-      environment: { WORKFLOW_QUEUE_URL: props.workflowSteps.queue.queueUrl },
+      timeout: Duration.minutes(5),
+      environment: { WORKFLOW_QUEUE_URL: props.workflowSteps.queue.queueUrl, SECRETS_KMS_KEY_ID: props.secretsKey.keyArn },
     });
     props.data.bind(worker, 'RW');
     props.workflowSteps.queue.grantSendMessages(worker);
+    props.secretsKey.grant(worker, 'kms:Decrypt');
     this.modelAccess(worker, props);
     worker.addEventSource(new SqsEventSource(props.workflowSteps.queue, { batchSize: 5, reportBatchItemFailures: true, maxConcurrency: 20 }));
     this.functions['workflow-steps'] = worker;

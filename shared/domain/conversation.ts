@@ -21,7 +21,7 @@ import type { ConverseInput, PausedState, PreparedConversation, Progress, TurnEv
 
 export type { ConverseInput, ConverseSource, PreparedConversation, ToolApproval, ToolCallRecord, TurnEvent } from './turn-state';
 import type { KnowledgeSourceRecord } from './knowledge-sources';
-import type { Runtime } from '../runtime';
+import type { AgentTurn, Runtime } from '../runtime';
 
 /** Turns of the session a model is given (the newest). */
 export const HISTORY_WINDOW = 20;
@@ -338,3 +338,6 @@ export async function converseStream(rt: Runtime, scope: TenantScope, agentId: s
     },
   };
 }
+
+/** A turn as workflow `agent` steps take it (given to the runtimes that run steps). */
+export const agentTurn: AgentTurn = async (rt, scope, agentId, input, signal) => (await converse(rt, scope, agentId, input, { signal })).data;

@@ -5,7 +5,8 @@ import type { UnfinishedWork } from '../store/unfinished-work';
 import { scopeOf } from '../tenancy';
 import { setStatus } from './ingestion';
 import { startSync, type KnowledgeSourceRecord } from './knowledge-sources';
-import { finishExecution, redriveExecution } from './workflow-execution';
+import { redriveExecution } from './workflow-execution';
+import { finishExecution, sendSteps } from './workflow-progress';
 
 /**
  * The safety net under the queues: executions and syncs whose messages were lost (a process died
@@ -29,18 +30,29 @@ const LOST = 'Its work was lost and sending it again did not help';
 async function sweepExecution(rt: Runtime, work: Extract<UnfinishedWork, { kind: 'execution' }>, now: number, afterMs: number): Promise<SweepOutcome> {
   const scope = scopeOf(work.tenantId);
   const execution = await rt.store.executions.getExecution(scope, work.workflowId, work.id);
-  if (!execution || execution.status !== 'running') {
+  if (!execution || (execution.status !== 'running' && execution.status !== 'waiting')) {
     await rt.store.unfinishedWork.remove(work);
     return 'finished';
   }
   const steps = Object.values(execution.steps);
-  const seen = JSON.stringify(steps.map((s) => [s.id, s.status, s.attempt]));
+  if (execution.status === 'waiting') {
+    // Waiting for a person is not being stuck; a timeout whose message was lost is sent again.
+    const overdue = steps.filter((s) => s.status === 'waiting' && s.request?.expiresAt !== undefined && s.request.expiresAt + afterMs < now).map((s) => s.id);
+    await sendSteps(rt, scope, execution, overdue);
+    return 'waiting';
+  }
+  const seen = JSON.stringify(steps.map((s) => [s.id, s.status, s.attempt, s.map?.done ?? null]));
   if (seen !== work.seen) {
     await rt.store.unfinishedWork.put({ ...work, seen, seenAt: now, redrives: 0 });
     return 'progressing';
   }
   // A step on a live lease is being worked on (its worker renews the lease while it runs).
   if (now - work.seenAt < afterMs || steps.some((s) => s.status === 'running' && (s.leaseUntil ?? 0) > now)) return 'waiting';
+  // A map's items hold their own leases: one being worked on is progress not yet counted.
+  for (const step of steps.filter((s) => s.status === 'running' && s.map)) {
+    const items = await rt.store.mapItems.listItems(scope, execution.id, step.id);
+    if (items.some((i) => i.status === 'running' && (i.leaseUntil ?? 0) > now)) return 'waiting';
+  }
   if (work.redrives >= MAX_REDRIVES) {
     await finishExecution(rt, scope, execution, { status: 'failed', error: { code: 'INTERNAL_ERROR', message: `The execution stopped making progress. ${LOST}.` } });
     return 'failed';

@@ -1,16 +1,20 @@
 import { config } from '../config';
-import { AppError, ConflictError, isRetryable, NotFoundError } from '../errors';
-import { isId, newId } from '../ids';
+import { AppError, isRetryable } from '../errors';
 import { errorFields, log } from '../log';
 import type { StepMessage } from '../queue/messages';
 import type { Delivery } from '../queue/queue';
-import type { ExecutionRecord, ExecutionStatus, StepState } from '../store/executions';
+import type { ExecutionRecord } from '../store/executions';
 import { scopeOf, type TenantScope } from '../tenancy';
-import { stepKind } from './steps';
+import { evaluateExpression } from './jsonata-expression';
+import { truthy } from './steps/condition';
 import type { StepResult } from './steps/step-kind';
+import { DEFAULT_RETRY } from './steps/step-schema';
 import { checkBackSeconds, whileLeased } from './work-lease';
-import { compileWorkflow } from './workflow-compiler';
-import { workflows } from './workflows';
+import { checkWaitingStep, pauseForPerson } from './workflow-human';
+import { handleMapItem, redriveMap, startMapStep } from './workflow-map';
+import { afterSettle, finishExecution, readySteps, sendSteps, SETTLED } from './workflow-progress';
+import { backoffSeconds, retryOf, runScopeOf, runWork, type DefinedStep, type RunScope } from './workflow-step-run';
+import { expressionData } from './workflow-templates';
 import { recordUsage } from './usage';
 import { meteringSearches, type SearchWork } from '../search/search-meter';
 import { inSpan, SpanKind } from '../telemetry';
@@ -21,119 +25,60 @@ import type { Runtime } from '../runtime';
  * workflow-steps queue; the worker claims a step (conditional write), runs it, settles it
  * (conditional on its attempt) and sends the steps that became ready. Duplicate messages find the
  * step taken or done and change nothing; a worker that dies mid-step loses its lease and the
- * redelivered message runs the step again.
+ * redelivered message runs the step again. Control steps steer: a `condition` chooses a branch,
+ * a `map` fans its items out (workflow-map.ts), a `human` step pauses (workflow-human.ts).
  */
-export const MAX_STEP_ATTEMPTS = 3;
+export const MAX_STEP_ATTEMPTS = DEFAULT_RETRY.maxAttempts;
 
-type Definition = ExecutionRecord['definition'];
-const TERMINAL = new Set(['succeeded', 'failed', 'skipped']);
 
-/** Steps whose dependencies are all settled and that have not started. */
-function readySteps(definition: Definition, steps: Record<string, StepState>): string[] {
-  return definition
-    .filter((s) => steps[s.id]?.status === 'pending' && s.dependsOn.every((d) => TERMINAL.has(steps[d]?.status ?? '')))
-    .map((s) => s.id);
-}
-
-async function send(rt: Runtime, scope: TenantScope, execution: ExecutionRecord, stepIds: string[], delaySeconds?: number) {
-  if (stepIds.length === 0) return;
-  await rt.queues.workflowSteps.send(
-    stepIds.map((stepId) => ({ type: 'step', tenantId: scope.tenantId, workflowId: execution.workflowId, executionId: execution.id, stepId })),
-    { delaySeconds },
-  );
-}
-
-export async function startExecution(
-  rt: Runtime,
-  scope: TenantScope,
-  workflowId: string,
-  request: { input: string; parameters: Record<string, unknown>; keyId?: string },
-): Promise<ExecutionRecord> {
-  const workflow = await workflows.get(rt, scope, workflowId);
-  const { plan } = compileWorkflow(workflow.steps);
-  const definition = workflow.steps.map((s) => ({ ...s, dependsOn: plan.steps.find((p) => p.id === s.id)!.dependsOn })) as Definition;
-  const now = new Date().toISOString();
-  const execution: ExecutionRecord = {
-    id: newId('execution'),
-    workflowId,
-    workflowVersion: workflow.version,
-    status: 'running',
-    input: request.input,
-    parameters: request.parameters,
-    steps: Object.fromEntries(definition.map((s) => [s.id, { id: s.id, type: s.type, status: 'pending', attempt: 0 } satisfies StepState])),
-    definition,
-    usage: { inputTokens: 0, outputTokens: 0 },
-    ...(request.keyId ? { keyId: request.keyId } : {}),
-    createdAt: now,
-    startedAt: now,
-  };
-  // Registered first, so that no running execution can escape the sweeper (work-sweeper.ts).
-  await rt.store.unfinishedWork.put({ kind: 'execution', tenantId: scope.tenantId, id: execution.id, workflowId, seenAt: rt.clock.now(), redrives: 0 });
-  await rt.store.executions.createExecution(scope, execution);
-  const ready = readySteps(definition, execution.steps);
-  await send(rt, scope, execution, ready);
-  await rt.store.executions.markQueued(scope, execution, ready);
-  return execution;
-}
-
-/** The outputs a step may read: every settled step's, and the latest classification and search. */
-function templateScope(execution: ExecutionRecord, stepIndex: number) {
-  const outputs: Record<string, unknown> = {};
-  let category: string | undefined;
-  let context: string | undefined;
-  let passages: Array<{ title: string; text: string }> | undefined;
-  for (const step of execution.definition.slice(0, stepIndex)) {
-    const state = execution.steps[step.id];
-    if (state?.status !== 'succeeded') continue;
-    outputs[step.id] = state.output;
-    const output = state.output as Record<string, unknown>;
-    if (step.type === 'classification') category = String(output.category);
-    if (step.type === 'search') {
-      context = String(output.context);
-      passages = (output.results as Array<{ title: string; text: string }>).map((r) => ({ title: r.title, text: r.text }));
-    }
+/** Whether a step is left out: its `when` category or its condition's branch was not chosen, or all it depends on was skipped. */
+function isSkipped(execution: ExecutionRecord, step: DefinedStep): boolean {
+  const when = step.when as { step: string; category: string } | undefined;
+  if (when && (execution.steps[when.step]?.output as { category?: string } | undefined)?.category !== when.category) return true;
+  for (const condition of execution.definition) {
+    if (condition.type !== 'condition') continue;
+    const cfg = condition.config as { then?: string[]; else?: string[] };
+    const branch = cfg.then?.includes(step.id) ? true : cfg.else?.includes(step.id) ? false : undefined;
+    if (branch === undefined) continue;
+    const state = execution.steps[condition.id];
+    // A condition that did not run chose no branch: its steps are left out too.
+    if (state?.status !== 'succeeded' || (state.output as { result: boolean }).result !== branch) return true;
   }
-  return { scope: { input: execution.input, parameters: execution.parameters, outputs, category, context }, passages };
+  return step.dependsOn.length > 0 && step.dependsOn.every((d) => execution.steps[d]?.status === 'skipped');
 }
 
-async function runStep(rt: Runtime, scope: TenantScope, execution: ExecutionRecord, step: Definition[number]): Promise<StepResult> {
-  const kind = stepKind(step.type);
-  if (!kind) throw new AppError('INTERNAL_ERROR', `step ${step.id} has an unknown type ${step.type}`);
-  const index = execution.definition.findIndex((s) => s.id === step.id);
-  const { scope: vars, passages } = templateScope(execution, index);
-  return kind.run(step.config as Record<string, unknown>, { rt, scope, vars, passages, deadline: AbortSignal.timeout(config.modelTimeoutMs) });
-}
-
-/** Moves a running execution to its final state and takes it off the sweeper's list. */
-export async function finishExecution(rt: Runtime, scope: TenantScope, execution: ExecutionRecord, result: Parameters<Runtime['store']['executions']['finishExecution']>[2]) {
-  await rt.store.executions.finishExecution(scope, execution, result);
-  await rt.store.unfinishedWork.remove({ kind: 'execution', tenantId: scope.tenantId, id: execution.id });
-}
-
-async function afterSettle(rt: Runtime, scope: TenantScope, execution: ExecutionRecord) {
-  const states = Object.values(execution.steps);
-  const failed = states.find((s) => s.status === 'failed');
-  if (failed) {
-    await finishExecution(rt, scope, execution, { status: 'failed', error: { code: failed.error?.code ?? 'INTERNAL_ERROR', message: `step ${failed.id} failed: ${failed.error?.message ?? ''}` } });
-    return;
+/** What a claimed step gives: a result, or nothing yet (a map fanned out, a person asked). */
+async function runClaimed(rt: Runtime, scope: TenantScope, execution: ExecutionRecord, step: DefinedStep, attempt: number, run: RunScope): Promise<StepResult | undefined> {
+  if (step.type === 'condition') {
+    const value = await evaluateExpression((step.config as { expression: string }).expression, expressionData(run.vars));
+    return { output: { result: truthy(value) } };
   }
-  if (states.every((s) => TERMINAL.has(s.status))) {
-    const last = [...execution.definition].reverse().find((s) => execution.steps[s.id]?.status === 'succeeded');
-    await finishExecution(rt, scope, execution, { status: 'succeeded', output: last ? execution.steps[last.id]!.output : null });
-    return;
+  if (step.type === 'map') return startMapStep(rt, scope, execution, step, attempt, run);
+  if (step.type === 'human') {
+    await pauseForPerson(rt, scope, execution, step, attempt, run);
+    return undefined;
   }
-  const ready = readySteps(execution.definition, execution.steps);
-  await send(rt, scope, execution, ready);
-  await rt.store.executions.markQueued(scope, execution, ready);
+  return runWork(rt, scope, step, run, execution.keyId);
 }
 
 export async function handleStepMessage(rt: Runtime, message: StepMessage, delivery: Delivery): Promise<void> {
   const scope = scopeOf(message.tenantId);
   const current = await rt.store.executions.getExecution(scope, message.workflowId, message.executionId);
-  if (!current || current.status !== 'running') return; // gone, canceled or finished
+  if (!current || (current.status !== 'running' && current.status !== 'waiting')) return; // gone, canceled or finished
   const state = current.steps[message.stepId];
   if (!state) return;
-  if (TERMINAL.has(state.status)) {
+  const step = current.definition.find((s) => s.id === message.stepId)! as DefinedStep;
+  const index = current.definition.indexOf(step);
+  if (message.item !== undefined) {
+    if (step.type === 'map' && current.status === 'running') await handleMapItem(rt, scope, current, step, message.item, runScopeOf(current, index), delivery);
+    return;
+  }
+  if (state.status === 'waiting') {
+    await checkWaitingStep(rt, scope, current, step.id);
+    return;
+  }
+  if (current.status !== 'running') return;
+  if (SETTLED.has(state.status)) {
     // A redelivery after the step settled: make sure what it unblocked was sent (a crash may
     // have come between settling and sending); duplicates of those messages are harmless.
     await afterSettle(rt, scope, current);
@@ -144,19 +89,14 @@ export async function handleStepMessage(rt: Runtime, message: StepMessage, deliv
     // Another delivery runs it. If that worker died, its lease runs out: look again just after.
     const now = rt.clock.now();
     if (state.status === 'running' && state.leaseUntil !== undefined && state.leaseUntil > now) {
-      await send(rt, scope, current, [message.stepId], checkBackSeconds(state.leaseUntil, now));
+      await sendSteps(rt, scope, current, [message.stepId], checkBackSeconds(state.leaseUntil, now));
     }
     return;
   }
-  const step = claimed.definition.find((s) => s.id === message.stepId)!;
-  const attempt = claimed.steps[message.stepId]!.attempt;
-  const startedAt = claimed.steps[message.stepId]!.startedAt!;
+  const attempt = claimed.steps[step.id]!.attempt;
+  const startedAt = claimed.steps[step.id]!.startedAt!;
 
-  // A branch whose condition is not met is skipped, and so is a step that depends on skipped ones only.
-  const when = step.when as { step: string; category: string } | undefined;
-  const chosen = when ? (claimed.steps[when.step]?.output as { category?: string } | undefined)?.category : undefined;
-  const dependsOnSkipped = step.dependsOn.length > 0 && step.dependsOn.every((d) => claimed.steps[d]?.status === 'skipped');
-  if ((when && chosen !== when.category) || dependsOnSkipped) {
+  if (isSkipped(claimed, step)) {
     const settled = await rt.store.executions.settleStep(scope, claimed, step.id, attempt, { status: 'skipped', startedAt });
     if (settled) await afterSettle(rt, scope, settled);
     return;
@@ -164,16 +104,17 @@ export async function handleStepMessage(rt: Runtime, message: StepMessage, deliv
 
   // Only the step's own work counts as its failure; a store error while settling fails the message
   // instead, and SQS redelivers it (the lease then lets the step run again).
-  let outcome: StepResult | { error: unknown };
+  let outcome: StepResult | undefined | { error: unknown };
   const searched: SearchWork = { searches: 0, readUnits: 0 };
   try {
     outcome = await whileLeased(
       () => rt.store.executions.renewStepLease(scope, claimed, step.id, attempt, config.workLeaseMs),
-      () => meteringSearches(searched, () => runStep(rt, scope, claimed, step)),
+      () => meteringSearches(searched, () => runClaimed(rt, scope, claimed, step, attempt, runScopeOf(claimed, index))),
     );
   } catch (error) {
     outcome = { error };
   }
+  if (outcome === undefined) return; // fanned out or paused: its items or a person settle it
   if (!('error' in outcome)) {
     const settled = await rt.store.executions.settleStep(scope, claimed, step.id, attempt, { status: 'succeeded', output: outcome.output, usage: outcome.usage, startedAt });
     if (!settled) return;
@@ -186,9 +127,10 @@ export async function handleStepMessage(rt: Runtime, message: StepMessage, deliv
   const { error } = outcome;
   const appError = error instanceof AppError ? error : new AppError('INTERNAL_ERROR', 'The step failed');
   log.warn('workflow step failed', { executionId: claimed.id, stepId: step.id, attempt, ...errorFields(error) });
-  if (isRetryable(error) && attempt < MAX_STEP_ATTEMPTS && delivery.receiveCount < delivery.maxReceives) {
+  const policy = retryOf(step);
+  if (isRetryable(error) && attempt < policy.maxAttempts && delivery.receiveCount < delivery.maxReceives) {
     const settled = await rt.store.executions.settleStep(scope, claimed, step.id, attempt, { status: 'retrying', error: { code: appError.code, message: appError.message }, startedAt });
-    if (settled) await send(rt, scope, settled, [step.id], 2 ** attempt); // backoff: 2 s, 4 s, …
+    if (settled) await sendSteps(rt, scope, settled, [step.id], backoffSeconds(policy, attempt));
     return;
   }
   const settled = await rt.store.executions.settleStep(scope, claimed, step.id, attempt, { status: 'failed', error: { code: appError.code, message: appError.message }, startedAt });
@@ -197,16 +139,22 @@ export async function handleStepMessage(rt: Runtime, message: StepMessage, deliv
 
 /**
  * Sends again what an execution waits on (the sweeper, when its messages were lost): the steps
- * queued, retrying, ready or running on a lease that ran out. Duplicates find the step taken.
+ * queued, retrying, ready or running on a lease that ran out, and the lost items of running maps.
+ * Duplicates find the step taken.
  */
 export async function redriveExecution(rt: Runtime, scope: TenantScope, execution: ExecutionRecord): Promise<string[]> {
   const now = rt.clock.now();
   const ready = readySteps(execution.definition, execution.steps);
+  const mapping = Object.values(execution.steps).filter((s) => s.status === 'running' && s.map);
   const stalled = Object.values(execution.steps)
-    .filter((s) => s.status === 'queued' || s.status === 'retrying' || (s.status === 'running' && (s.leaseUntil ?? 0) <= now))
+    .filter((s) => s.status === 'queued' || s.status === 'retrying' || (s.status === 'running' && !s.map && (s.leaseUntil ?? 0) <= now))
     .map((s) => s.id);
-  await send(rt, scope, execution, [...stalled, ...ready]);
+  await sendSteps(rt, scope, execution, [...stalled, ...ready]);
   await rt.store.executions.markQueued(scope, execution, ready);
+  for (const state of mapping) {
+    const items = await redriveMap(rt, scope, execution, execution.definition.find((s) => s.id === state.id) as DefinedStep);
+    if (items.length > 0) stalled.push(`${state.id}[${items.join(',')}]`);
+  }
   return [...stalled, ...ready];
 }
 
@@ -214,7 +162,7 @@ export async function redriveExecution(rt: Runtime, scope: TenantScope, executio
 export async function failExecutionOf(rt: Runtime, message: StepMessage, reason: string): Promise<void> {
   const scope = scopeOf(message.tenantId);
   const execution = await rt.store.executions.getExecution(scope, message.workflowId, message.executionId);
-  if (execution?.status === 'running') await finishExecution(rt, scope, execution, { status: 'failed', error: { code: 'INTERNAL_ERROR', message: reason } });
+  if (execution?.status === 'running' || execution?.status === 'waiting') await finishExecution(rt, scope, execution, { status: 'failed', error: { code: 'INTERNAL_ERROR', message: reason } });
 }
 
 /** The worker's consumer: on the last allowed delivery a failing message fails its execution. */
@@ -230,58 +178,3 @@ export function consumeStepMessage(rt: Runtime, message: StepMessage, delivery: 
   });
 }
 
-const FINISHED = new Set(['succeeded', 'failed', 'canceled']);
-
-/**
- * Starts an execution and waits up to `waitMs` for it to finish; `finished` says whether it did
- * (else the caller answers 202 and the client polls).
- */
-export async function executeAndWait(
-  rt: Runtime,
-  scope: TenantScope,
-  workflowId: string,
-  request: { input: string; parameters: Record<string, unknown>; keyId?: string },
-  waitMs: number,
-): Promise<{ execution: ExecutionRecord; finished: boolean }> {
-  let execution = await startExecution(rt, scope, workflowId, request);
-  const deadline = rt.clock.now() + waitMs;
-  while (!FINISHED.has(execution.status) && rt.clock.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 50));
-    execution = (await rt.store.executions.getExecution(scope, workflowId, execution.id)) ?? execution;
-  }
-  return { execution, finished: FINISHED.has(execution.status) };
-}
-
-/** An execution of the tenant's workflow, or a 404. */
-export async function getExecution(rt: Runtime, scope: TenantScope, workflowId: string, executionId: string): Promise<ExecutionRecord> {
-  const record = isId('execution', executionId) ? await rt.store.executions.getExecution(scope, workflowId, executionId) : undefined;
-  if (!record) throw new NotFoundError('execution', executionId);
-  return record;
-}
-
-/** A workflow's executions, newest first (the workflow must exist). */
-export async function listExecutions(rt: Runtime, scope: TenantScope, workflowId: string, page: { limit: number; cursor?: string; status?: ExecutionStatus }) {
-  await workflows.get(rt, scope, workflowId);
-  return rt.store.executions.listExecutions(scope, workflowId, page);
-}
-
-/** Cancels a running execution; one that already finished is a 409. */
-export async function cancelExecution(rt: Runtime, scope: TenantScope, workflowId: string, executionId: string): Promise<ExecutionRecord> {
-  const current = await getExecution(rt, scope, workflowId, executionId);
-  const canceled = await rt.store.executions.cancelExecution(scope, current);
-  await rt.store.unfinishedWork.remove({ kind: 'execution', tenantId: scope.tenantId, id: executionId });
-  if (!canceled) throw new ConflictError(`Execution ${executionId} is already ${current.status}`, { status: current.status });
-  return canceled;
-}
-
-/** An execution as the API shows it: steps in definition order, no internal lease fields. */
-export function presentExecution(execution: ExecutionRecord) {
-  const { definition, steps, keyId: _keyId, ...rest } = execution;
-  return {
-    ...rest,
-    steps: definition.map((s) => {
-      const { leaseUntil: _lease, ...state } = steps[s.id]!;
-      return state;
-    }),
-  };
-}

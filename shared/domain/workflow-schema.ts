@@ -1,69 +1,22 @@
 import { z } from '@hono/zod-openapi';
 import { readOnlyFields, recordFields } from './schema-helpers';
-import { STEP_KINDS, STEP_TYPES, type StepType } from './steps';
+import { STEP_KINDS, STEP_TYPES } from './steps';
+import { retryPolicy, stepCommon, stepOf } from './steps/step-schema';
 
-export const STEP_ID_PATTERN = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
-
-const stepCommon = {
-  id: z
-    .string()
-    .regex(STEP_ID_PATTERN, { error: 'must start with a letter and hold only letters, digits, _ or - (≤ 64)' })
-    .optional()
-    .openapi({ description: 'Stable step id; `step1`, `step2`… when omitted', example: 'classify' }),
-  name: z.string().max(200).optional(),
-  dependsOn: z
-    .array(z.string().regex(STEP_ID_PATTERN, { error: 'must be a step id' }))
-    .max(50)
-    .optional()
-    .openapi({ description: 'Steps that must finish first (default: the previous step); several steps may depend on one (fan-out) and one on several (fan-in)' }),
-  when: z
-    .strictObject({ step: z.string().regex(STEP_ID_PATTERN, { error: 'must be a step id' }), category: z.string().min(1).max(100) })
-    .optional()
-    .openapi({ description: 'Run only when that classification step chose this category' }),
-};
-
-/**
- * One kind of step as a request gives it: its config's fields in `config` or on the step itself
- * (the seed's samples do that), as the documented schema says; parsed into one shape, everything
- * in `config`.
- */
-function stepOf<T extends StepType, C extends (typeof STEP_KINDS)[StepType]['config']>(type: T, config: C) {
-  // Documented as the config's own fields, checked only once moved into `config`, so an error
-  // names `config.<field>` wherever the field was given.
-  const onTheStep = Object.fromEntries(
-    Object.entries(config.shape).map(([key, field]) => {
-      const { $schema: _, ...documented } = z.toJSONSchema(field as z.ZodType, { io: 'input', unrepresentable: 'any' });
-      return [key, z.unknown().optional().openapi(documented as object)];
-    }),
-  );
-  const given = z.strictObject({
-    ...stepCommon,
-    type: z.literal(type),
-    config: config.partial().optional().openapi({ description: 'The step’s settings; each may instead be given on the step itself' }),
-    ...onTheStep,
-  });
-  const stored = z.strictObject({ ...stepCommon, type: z.literal(type), config });
-  const hoisted = given.transform((step, ctx) => {
-    const out: Record<string, unknown> = { ...step };
-    const merged: Record<string, unknown> = { ...(step.config ?? {}) };
-    for (const key of Object.keys(config.shape)) {
-      if (out[key] === undefined) continue;
-      if (merged[key] !== undefined) ctx.addIssue({ code: 'custom', path: [key], message: 'is given both on the step and in its config' });
-      merged[key] = out[key];
-      delete out[key];
-    }
-    return { ...out, config: merged };
-  });
-  // The transform's output is the stored shape's input (everything moved into `config`); the
-  // generic types cannot show it, so the pipe is typed by what it takes and what it gives.
-  return (hoisted as unknown as z.ZodType<unknown, z.input<typeof stored>>).pipe(stored) as unknown as z.ZodPipe<typeof given, typeof stored>;
-}
+export { STEP_ID_PATTERN } from './steps/step-schema';
 
 export const workflowStep = z
   .discriminatedUnion('type', [
-    stepOf('classification', STEP_KINDS.classification.config),
-    stepOf('search', STEP_KINDS.search.config),
-    stepOf('generation', STEP_KINDS.generation.config),
+    stepOf('classification', STEP_KINDS.classification.config, stepCommon),
+    stepOf('search', STEP_KINDS.search.config, stepCommon),
+    stepOf('generation', STEP_KINDS.generation.config, stepCommon),
+    stepOf('http', STEP_KINDS.http.config, stepCommon),
+    stepOf('tool', STEP_KINDS.tool.config, stepCommon),
+    stepOf('agent', STEP_KINDS.agent.config, stepCommon),
+    stepOf('transform', STEP_KINDS.transform.config, stepCommon),
+    stepOf('condition', STEP_KINDS.condition.config, stepCommon),
+    stepOf('map', STEP_KINDS.map.config, stepCommon),
+    stepOf('human', STEP_KINDS.human.config, stepCommon),
   ])
   .openapi('WorkflowStep');
 
@@ -106,6 +59,8 @@ export const workflow = z
         config: z.record(z.string(), z.unknown()),
         dependsOn: z.array(z.string()).optional(),
         when: z.object({ step: z.string(), category: z.string() }).optional(),
+        retry: retryPolicy.optional(),
+        timeoutSeconds: z.int().optional(),
       }),
     ),
   })

@@ -1,13 +1,18 @@
 import type { Idempotency, Reference } from '../store/records';
 import type { TenantScope } from '../tenancy';
 import { ValidationError } from '../errors';
-import { collection } from './collection';
+import { stepKind } from './steps';
 import { compileWorkflow } from './workflow-compiler';
 import { withoutReadOnly } from './schema-helpers';
 import type { Workflow, WorkflowInput } from './workflow-schema';
 import type { Runtime } from '../runtime';
 
-export const workflows = collection<Workflow>('WORKFLOW', 'workflow', 'workflow');
+import { workflows } from './workflow-records';
+
+export { workflows } from './workflow-records';
+
+type StoredStep = Workflow['steps'][number];
+type WorkflowFields = Omit<Workflow, 'id' | 'createdAt' | 'updatedAt' | 'version'>;
 
 /**
  * Gives every step a stable id: its own, else `step<n>` by position, skipping ids that other
@@ -24,33 +29,87 @@ export function assignStepIds(steps: WorkflowInput['steps']): Workflow['steps'] 
   });
 }
 
-/** Normalised fields of a valid definition; a definition that does not compile is a 400 naming the field. */
-function fieldsOf(input: WorkflowInput) {
-  const rest = withoutReadOnly(input) as Omit<WorkflowInput, 'steps'>;
+/** Every step with the field path of its config: the workflow's, and the steps of its maps. */
+function eachStep<T extends { id: string; type: string; config: Record<string, unknown> }>(steps: T[], path = 'steps'): Array<{ step: T; path: string }> {
+  return steps.flatMap((step, i) => [
+    { step, path: `${path}[${i}]` },
+    ...(step.type === 'map' ? eachStep(step.config.steps as T[], `${path}[${i}].config.steps`) : []),
+  ]);
+}
+
+/** A definition that does not compile is a 400 naming the field. */
+function compiled(input: WorkflowInput) {
   const steps = assignStepIds(input.steps);
-  const compiled = compileWorkflow(steps);
-  if (!compiled.valid) {
-    const [first, ...others] = compiled.errors;
-    throw new ValidationError(first!.path, first!.message, others.length > 0 ? { issues: compiled.errors.slice(0, 20).map((e) => ({ field: e.path, reason: e.message })) } : undefined);
+  const result = compileWorkflow(steps);
+  if (!result.valid) {
+    const [first, ...others] = result.errors;
+    throw new ValidationError(first!.path, first!.message, others.length > 0 ? { issues: result.errors.slice(0, 20).map((e) => ({ field: e.path, reason: e.message })) } : undefined);
   }
-  return { ...rest, steps } as Omit<Workflow, 'id' | 'createdAt' | 'updatedAt' | 'version'>;
+  return steps;
 }
 
-/** Search steps must name knowledge sources that exist in the tenant when the workflow is written. */
-function sourceReferences(input: WorkflowInput): Reference[] {
-  return input.steps.flatMap((step, i) =>
-    step.type === 'search'
-      ? [{ kind: 'KS' as const, id: step.config.knowledgeSourceId, field: `steps[${i}].config.knowledgeSourceId` }]
-      : [],
-  );
+/** Each step's config made ready to store by its kind (secrets sealed, kept from `current` where not sent again). */
+async function prepareSteps(rt: Runtime, scope: TenantScope, steps: StoredStep[], current?: StoredStep[]): Promise<StoredStep[]> {
+  const before = new Map(current ? eachStep(current).map(({ step }) => [`${step.type}:${step.id}`, step.config]) : []);
+  const prepare = (list: StoredStep[], path: string): Promise<StoredStep[]> =>
+    Promise.all(
+      list.map(async (step, i) => {
+        const at = `${path}[${i}]`;
+        const kind = stepKind(step.type);
+        let config = step.config;
+        if (step.type === 'map') config = { ...config, steps: await prepare(config.steps as StoredStep[], `${at}.config.steps`) };
+        if (kind?.prepare) config = (await kind.prepare(config, { rt, scope, path: `${at}.config`, current: before.get(`${step.type}:${step.id}`) }));
+        return { ...step, config };
+      }),
+    );
+  return prepare(steps, 'steps');
 }
 
-export function createWorkflow(rt: Runtime, scope: TenantScope, input: WorkflowInput, idempotency?: Idempotency) {
-  return workflows.create(rt, scope, fieldsOf(input), { references: dedupe(sourceReferences(input)), idempotency });
+async function fieldsOf(rt: Runtime, scope: TenantScope, input: WorkflowInput, current?: Workflow): Promise<WorkflowFields> {
+  const rest = withoutReadOnly(input) as Omit<WorkflowInput, 'steps'>;
+  return { ...rest, steps: await prepareSteps(rt, scope, compiled(input), current?.steps) };
 }
 
-export function replaceWorkflow(rt: Runtime, scope: TenantScope, id: string, input: WorkflowInput) {
-  return workflows.replace(rt, scope, id, () => fieldsOf(input), dedupe(sourceReferences(input)));
+/** A workflow as responses show it: sealed secrets shown as `{type, configured: true}`. */
+export function presentWorkflow(workflow: Workflow): Workflow {
+  const present = (steps: StoredStep[]): StoredStep[] =>
+    steps.map((step) => {
+      const kind = stepKind(step.type);
+      let config = step.config;
+      if (step.type === 'map') config = { ...config, steps: present(config.steps as StoredStep[]) };
+      if (kind?.present) config = kind.present(config) as Record<string, unknown>;
+      return { ...step, config };
+    });
+  return { ...workflow, steps: present(workflow.steps) };
+}
+
+/** Records steps name must exist in the tenant when the workflow is written: search steps' sources, agent steps' agents. */
+function references(input: WorkflowInput): Reference[] {
+  return eachStep(assignStepIds(input.steps)).flatMap(({ step, path }): Reference[] => {
+    if (step.type === 'search') return [{ kind: 'KS', id: step.config.knowledgeSourceId as string, field: `${path}.config.knowledgeSourceId` }];
+    if (step.type === 'agent') return [{ kind: 'AGENT', id: step.config.agentId as string, field: `${path}.config.agentId` }];
+    return [];
+  });
+}
+
+export async function createWorkflow(rt: Runtime, scope: TenantScope, input: WorkflowInput, idempotency?: Idempotency) {
+  const created = await workflows.create(rt, scope, await fieldsOf(rt, scope, input), { references: dedupe(references(input)), idempotency });
+  return { ...created, record: presentWorkflow(created.record) };
+}
+
+export async function replaceWorkflow(rt: Runtime, scope: TenantScope, id: string, input: WorkflowInput) {
+  const current = await workflows.get(rt, scope, id);
+  const fields = await fieldsOf(rt, scope, input, current);
+  return presentWorkflow(await workflows.replace(rt, scope, id, () => fields, dedupe(references(input))));
+}
+
+export async function getWorkflow(rt: Runtime, scope: TenantScope, id: string) {
+  return presentWorkflow(await workflows.get(rt, scope, id));
+}
+
+export async function listWorkflows(rt: Runtime, scope: TenantScope, page: Parameters<typeof workflows.list>[2]) {
+  const result = await workflows.list(rt, scope, page);
+  return { ...result, items: result.items.map(presentWorkflow) };
 }
 
 /**
@@ -60,9 +119,9 @@ export function replaceWorkflow(rt: Runtime, scope: TenantScope, id: string, inp
 export async function compileDefinition(rt: Runtime, scope: TenantScope, input: WorkflowInput, options: { store: boolean }) {
   const steps = assignStepIds(input.steps);
   const result = compileWorkflow(steps);
-  const compiled = { valid: result.valid, errors: result.errors, steps, plan: result.plan };
-  if (!options.store) return { compiled };
-  return { compiled, definition: result.valid ? (await createWorkflow(rt, scope, input)).record : null };
+  const compiledOut = { valid: result.valid, errors: result.errors, steps: presentWorkflow({ steps } as Workflow).steps, plan: result.plan };
+  if (!options.store) return { compiled: compiledOut };
+  return { compiled: compiledOut, definition: result.valid ? (await createWorkflow(rt, scope, input)).record : null };
 }
 
 /** A transaction may check each item only once. */

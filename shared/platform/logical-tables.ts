@@ -3,7 +3,7 @@ import { agentInput } from '../domain/agent-schema';
 import { createAgent, deleteAgent, patchAgent } from '../domain/agents';
 import type { KnowledgeSourceRecord } from '../domain/knowledge-sources';
 import { workflowInput } from '../domain/workflow-schema';
-import { createWorkflow, replaceWorkflow, workflows } from '../domain/workflows';
+import { createWorkflow, presentWorkflow, replaceWorkflow, workflows } from '../domain/workflows';
 import { NotFoundError, ValidationError } from '../errors';
 import { parseInput } from '../validation';
 import { ID_PREFIXES, type IdKind } from '../ids';
@@ -134,7 +134,8 @@ const workflowDefinitionsTable: TableDef = {
   update: async (rt, scope, v, changes) => {
     const current = await orUndefined(workflows.get(rt, scope, text(v, 'id')));
     if (!current) return undefined;
-    const merged = { name: current.name, description: current.description, steps: current.steps, ...changes };
+    // As responses show it: a sealed secret goes back as `configured`, which keeps it.
+    const merged = { name: current.name, description: current.description, steps: presentWorkflow(current).steps, ...changes };
     return replaceWorkflow(rt, scope, current.id, parseItem(workflowInput, merged));
   },
   remove: async (rt, scope, v) => ((await orUndefined(workflows.remove(rt, scope, text(v, 'id')))) ? 1 : 0),

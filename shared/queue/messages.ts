@@ -30,4 +30,6 @@ export interface StepMessage {
   workflowId: string;
   executionId: string;
   stepId: string;
+  /** One item of a `map` step, by position. */
+  item?: number;
 }

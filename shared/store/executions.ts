@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { TenantScope } from '../tenancy';
 import type { Db } from './db';
 import { keys } from './keys';
@@ -8,8 +8,27 @@ import { ifConditionHolds } from './conditional';
  * Workflow executions: one item each, steps as a map inside it, so every step transition is one
  * conditional update of one item (a duplicate or late message cannot move a step twice).
  */
-export type StepStatus = 'pending' | 'queued' | 'running' | 'retrying' | 'succeeded' | 'failed' | 'skipped';
-export type ExecutionStatus = 'running' | 'succeeded' | 'failed' | 'canceled';
+export type StepStatus = 'pending' | 'queued' | 'running' | 'retrying' | 'waiting' | 'succeeded' | 'failed' | 'skipped';
+/** `waiting`: nothing runs, and a `human` step waits for a person. */
+export type ExecutionStatus = 'running' | 'waiting' | 'succeeded' | 'failed' | 'canceled';
+
+/** What a waiting `human` step asks for. */
+export interface HumanRequest {
+  prompt: string;
+  schema: Record<string, unknown>;
+  assignee?: string;
+  /** Epoch ms after which `onTimeout` applies. */
+  expiresAt?: number;
+}
+
+/** A running `map` step's progress (the items themselves are items of their own: map-items.ts). */
+export interface MapProgress {
+  total: number;
+  /** Items sent so far (the next to send is at this index). */
+  started: number;
+  done: number;
+  failed: number;
+}
 
 export interface StepState {
   id: string;
@@ -23,6 +42,11 @@ export interface StepState {
   error?: { code: string; message: string };
   /** While running: when another delivery may take the step over (the worker died). */
   leaseUntil?: number;
+  /** A waiting human step's request (kept after it is completed). */
+  request?: HumanRequest;
+  /** Who completed a human step: `api` or `timeout`. */
+  completedBy?: 'api' | 'timeout';
+  map?: MapProgress;
 }
 
 export interface ExecutionRecord {
@@ -226,11 +250,12 @@ export function executionsStore(db: Db) {
         TableName: db.table,
         Key: key(scope, e),
         UpdateExpression: `SET #status = :status, finishedAt = :at${result.output !== undefined ? ', #output = :output' : ''}${result.error ? ', #error = :error' : ''}`,
-        ConditionExpression: '#status = :running',
+        ConditionExpression: '#status IN (:running, :waiting)',
         ExpressionAttributeNames: { '#status': 'status', ...(result.output !== undefined ? { '#output': 'output' } : {}), ...(result.error ? { '#error': 'error' } : {}) },
         ExpressionAttributeValues: {
           ':status': result.status,
           ':running': 'running',
+          ':waiting': 'waiting',
           ':at': new Date().toISOString(),
           ...(result.output !== undefined ? { ':output': result.output } : {}),
           ...(result.error ? { ':error': result.error } : {}),
@@ -246,14 +271,138 @@ export function executionsStore(db: Db) {
         TableName: db.table,
         Key: key(scope, e),
         UpdateExpression: 'SET #status = :canceled, finishedAt = :at',
-        ConditionExpression: '#status = :running',
+        ConditionExpression: '#status IN (:running, :waiting)',
         ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':canceled': 'canceled', ':running': 'running', ':at': new Date().toISOString() },
+        ExpressionAttributeValues: { ':canceled': 'canceled', ':running': 'running', ':waiting': 'waiting', ':at': new Date().toISOString() },
         ReturnValues: 'ALL_NEW',
       }),
     );
   }
-  return { createExecution, getExecution, listExecutions, claimStep, renewStepLease, settleStep, markQueued, finishExecution, cancelExecution };
+  /** A human step's attempt stops and waits for a person (its lease goes: nobody works on it). */
+  function pauseStep(scope: TenantScope, e: { workflowId: string; id: string }, stepId: string, attempt: number, request: HumanRequest) {
+    return conditional(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: key(scope, e),
+        UpdateExpression: 'SET steps.#s.#st = :waiting, steps.#s.#request = :request REMOVE steps.#s.leaseUntil',
+        ConditionExpression: 'steps.#s.#st = :running AND steps.#s.attempt = :attempt',
+        ExpressionAttributeNames: { '#s': stepId, '#st': 'status', '#request': 'request' },
+        ExpressionAttributeValues: { ':waiting': 'waiting', ':running': 'running', ':attempt': attempt, ':request': request },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+  }
+
+  /**
+   * Ends a waiting step (a person completed it, or its time ran out), once: the execution runs again.
+   * Undefined when the step was not waiting (already completed) or the execution has finished.
+   */
+  function resolveWaitingStep(
+    scope: TenantScope,
+    e: { workflowId: string; id: string },
+    stepId: string,
+    result: { status: 'succeeded' | 'failed'; output?: unknown; error?: { code: string; message: string }; completedBy: 'api' | 'timeout'; startedAt: string },
+  ) {
+    const now = new Date();
+    return conditional(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: key(scope, e),
+        UpdateExpression: `SET #status = :running, steps.#s.#st = :to, steps.#s.finishedAt = :at, steps.#s.durationMs = :duration, steps.#s.completedBy = :by${result.output !== undefined ? ', steps.#s.#output = :output' : ''}${result.error ? ', steps.#s.#error = :error' : ''}`,
+        ConditionExpression: 'steps.#s.#st = :waiting AND #status IN (:running, :waiting)',
+        ExpressionAttributeNames: { '#s': stepId, '#st': 'status', '#status': 'status', ...(result.output !== undefined ? { '#output': 'output' } : {}), ...(result.error ? { '#error': 'error' } : {}) },
+        ExpressionAttributeValues: {
+          ':running': 'running',
+          ':waiting': 'waiting',
+          ':to': result.status,
+          ':at': now.toISOString(),
+          ':duration': now.getTime() - Date.parse(result.startedAt),
+          ':by': result.completedBy,
+          ...(result.output !== undefined ? { ':output': result.output } : {}),
+          ...(result.error ? { ':error': result.error } : {}),
+        },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+  }
+
+  /**
+   * The execution waits for a person: only while every step is as `seen` says (waiting ones still
+   * waiting, the others pending or settled), so a step completed or sent meanwhile keeps it running.
+   */
+  function markWaiting(scope: TenantScope, e: { workflowId: string; id: string }, seen: Record<string, StepState>) {
+    const names: Record<string, string> = { '#st': 'status', '#status': 'status' };
+    const conditions = ['#status = :running'];
+    Object.values(seen).forEach((step, i) => {
+      names[`#s${i}`] = step.id;
+      conditions.push(step.status === 'waiting' ? `steps.#s${i}.#st = :waiting` : `steps.#s${i}.#st IN (:pending, :succeeded, :failed, :skipped)`);
+    });
+    return conditional(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: key(scope, e),
+        UpdateExpression: 'SET #status = :waiting',
+        ConditionExpression: conditions.join(' AND '),
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: { ':running': 'running', ':waiting': 'waiting', ':pending': 'pending', ':succeeded': 'succeeded', ':failed': 'failed', ':skipped': 'skipped' },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+  }
+
+  /** A map step's items are stored and the first sent: it stays running, without a lease (its items have their own). */
+  function startMap(scope: TenantScope, e: { workflowId: string; id: string }, stepId: string, attempt: number, progress: MapProgress) {
+    return conditional(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: key(scope, e),
+        UpdateExpression: 'SET steps.#s.#map = :map REMOVE steps.#s.leaseUntil',
+        ConditionExpression: '#status = :running AND steps.#s.#st = :running AND steps.#s.attempt = :attempt',
+        ExpressionAttributeNames: { '#s': stepId, '#st': 'status', '#status': 'status', '#map': 'map' },
+        ExpressionAttributeValues: { ':running': 'running', ':attempt': attempt, ':map': progress },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+  }
+
+  /** One item of a running map settled: counted, and the next item's place taken (`started`). */
+  function advanceMap(scope: TenantScope, e: { workflowId: string; id: string }, stepId: string, failed: boolean) {
+    return conditional(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: key(scope, e),
+        UpdateExpression: 'ADD steps.#s.#map.done :one, steps.#s.#map.started :one, steps.#s.#map.failed :failed',
+        ConditionExpression: '#status = :running AND steps.#s.#st = :running AND attribute_exists(steps.#s.#map)',
+        ExpressionAttributeNames: { '#s': stepId, '#st': 'status', '#status': 'status', '#map': 'map' },
+        ExpressionAttributeValues: { ':running': 'running', ':one': 1, ':failed': failed ? 1 : 0 },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+  }
+
+  // ── pointers to the executions waiting for a person, across the tenant's workflows ──
+  async function putWaiting(scope: TenantScope, execution: { id: string; workflowId: string }): Promise<void> {
+    await db.client.send(new PutCommand({ TableName: db.table, Item: { ...keys.waitingExecution(scope, execution.id), workflowId: execution.workflowId } }));
+  }
+
+  async function removeWaiting(scope: TenantScope, executionId: string): Promise<void> {
+    await db.client.send(new DeleteCommand({ TableName: db.table, Key: keys.waitingExecution(scope, executionId) }));
+  }
+
+  /** A page of pointers, newest execution first (ids are time-ordered). */
+  async function listWaiting(scope: TenantScope, page: { limit: number; cursor?: string }): Promise<{ items: Array<{ executionId: string; workflowId: string }>; nextCursor: string | null }> {
+    const pk = keys.waitingPartition(scope);
+    const after = db.cursors.decode(pk, page.cursor);
+    const out = await db.client.send(
+      new QueryCommand({ TableName: db.table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ScanIndexForward: false, Limit: page.limit + 1, ExclusiveStartKey: after === undefined ? undefined : { pk, sk: after } }),
+    );
+    const items = out.Items ?? [];
+    const more = items.length > page.limit;
+    const shown = more ? items.slice(0, page.limit) : items;
+    return { items: shown.map((i) => ({ executionId: i.sk as string, workflowId: i.workflowId as string })), nextCursor: more ? db.cursors.encode(pk, shown[shown.length - 1]) : null };
+  }
+
+  return { createExecution, getExecution, listExecutions, claimStep, renewStepLease, settleStep, markQueued, finishExecution, cancelExecution, pauseStep, resolveWaitingStep, markWaiting, startMap, advanceMap, putWaiting, removeWaiting, listWaiting };
 }
 
 export type ExecutionsStore = ReturnType<typeof executionsStore>;

@@ -4,6 +4,7 @@ import { appRecordsStore } from './app-records';
 import type { Db } from './db';
 import { executionsStore } from './executions';
 import { filesStore } from './files';
+import { mapItemsStore } from './map-items';
 import { memoryGraphStore } from './memory-graph';
 import { partitionsStore } from './partitions';
 import { pausedTurnsStore } from './paused-turns';
@@ -29,6 +30,7 @@ export function createStore(db: Db) {
     records: recordsStore(db),
     sessions: sessionsStore(db),
     executions: executionsStore(db),
+    mapItems: mapItemsStore(db),
     files: filesStore(db),
     apiKeys: apiKeysStore(db),
     rateCounters: rateCountersStore(db),

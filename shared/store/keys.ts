@@ -138,6 +138,16 @@ export const keys = {
     sk: executionId,
   }),
 
+  /** A `map` step's items: one each, by position. */
+  mapItemPartition: (scope: TenantScope, executionId: string, stepId: string) => `${scoped(scope)}#MAP#${executionId}#${stepId}`,
+  mapItem: (scope: TenantScope, executionId: string, stepId: string, index: number): ItemKey => ({
+    pk: keys.mapItemPartition(scope, executionId, stepId),
+    sk: String(index).padStart(5, '0'),
+  }),
+  /** The tenant's executions waiting for a person, across workflows (pointers; the execution is the truth). */
+  waitingPartition: (scope: TenantScope) => `${scoped(scope)}#WAITING`,
+  waitingExecution: (scope: TenantScope, executionId: string): ItemKey => ({ pk: keys.waitingPartition(scope), sk: executionId }),
+
   tenant: (scope: TenantScope): ItemKey => ({ pk: `${scoped(scope)}#TENANT`, sk: 'TENANT' }),
   tenantApiKey: (scope: TenantScope, keyId: string): ItemKey => ({
     pk: `${scoped(scope)}#APIKEY`,

@@ -429,6 +429,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/workflows/{workflowId}/executions/{executionId}/steps/{stepId}/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Complete a waiting human step
+         * @description The input must match the step’s `request.schema` (400 naming the field); it becomes the step’s output and the execution goes on. Once: 409 after, or when the step is not waiting.
+         */
+        post: operations["completeHumanStep"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/executions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List executions across workflows (those waiting for a person), newest first
+         * @description `status=waiting` (the default, and the only status listed across workflows): each execution’s waiting steps carry their `request`. Other statuses are listed per workflow.
+         */
+        get: operations["listWaitingExecutions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/mcp": {
         parameters: {
             query?: never;
@@ -1508,7 +1548,7 @@ export interface components {
                 id: string;
                 name?: string;
                 /** @enum {string} */
-                type: "classification" | "search" | "generation";
+                type: "classification" | "search" | "generation" | "http" | "tool" | "agent" | "transform" | "condition" | "map" | "human";
                 config: {
                     [key: string]: unknown;
                 };
@@ -1517,7 +1557,28 @@ export interface components {
                     step: string;
                     category: string;
                 };
+                retry?: components["schemas"]["RetryPolicy"];
+                timeoutSeconds?: number;
             }[];
+        };
+        RetryPolicy: {
+            /**
+             * @description Attempts in all, the first included
+             * @default 3
+             */
+            maxAttempts?: number;
+            /**
+             * @default exponential
+             * @enum {string}
+             */
+            backoff?: "exponential" | "fixed";
+            /**
+             * @description Before the second attempt; doubled each time when exponential
+             * @default 2
+             */
+            delaySeconds?: number;
+            /** @default 300 */
+            maxDelaySeconds?: number;
         };
         WorkflowInput: {
             /** @example Customer support flow */
@@ -1543,9 +1604,12 @@ export interface components {
              */
             id?: string;
             name?: string;
+            retry?: components["schemas"]["RetryPolicy"] & unknown;
+            /** @description Limit of one attempt (default: MODEL_TIMEOUT_MS, 60 s) */
+            timeoutSeconds?: number;
             /** @description Steps that must finish first (default: the previous step); several steps may depend on one (fan-out) and one on several (fan-in) */
             dependsOn?: string[];
-            /** @description Run only when that classification step chose this category */
+            /** @description Run only when that classification step chose this category (see also `condition` steps) */
             when?: {
                 step: string;
                 category: string;
@@ -1581,9 +1645,12 @@ export interface components {
              */
             id?: string;
             name?: string;
+            retry?: components["schemas"]["RetryPolicy"] & unknown;
+            /** @description Limit of one attempt (default: MODEL_TIMEOUT_MS, 60 s) */
+            timeoutSeconds?: number;
             /** @description Steps that must finish first (default: the previous step); several steps may depend on one (fan-out) and one on several (fan-in) */
             dependsOn?: string[];
-            /** @description Run only when that classification step chose this category */
+            /** @description Run only when that classification step chose this category (see also `condition` steps) */
             when?: {
                 step: string;
                 category: string;
@@ -1609,9 +1676,12 @@ export interface components {
              */
             id?: string;
             name?: string;
+            retry?: components["schemas"]["RetryPolicy"] & unknown;
+            /** @description Limit of one attempt (default: MODEL_TIMEOUT_MS, 60 s) */
+            timeoutSeconds?: number;
             /** @description Steps that must finish first (default: the previous step); several steps may depend on one (fan-out) and one on several (fan-in) */
             dependsOn?: string[];
-            /** @description Run only when that classification step chose this category */
+            /** @description Run only when that classification step chose this category (see also `condition` steps) */
             when?: {
                 step: string;
                 category: string;
@@ -1649,6 +1719,1387 @@ export interface components {
                     [key: string]: unknown;
                 };
             };
+        } | {
+            /**
+             * @description Stable step id; `step1`, `step2`… when omitted
+             * @example classify
+             */
+            id?: string;
+            name?: string;
+            retry?: components["schemas"]["RetryPolicy"] & unknown;
+            /** @description Limit of one attempt (default: MODEL_TIMEOUT_MS, 60 s) */
+            timeoutSeconds?: number;
+            /** @description Steps that must finish first (default: the previous step); several steps may depend on one (fan-out) and one on several (fan-in) */
+            dependsOn?: string[];
+            /** @description Run only when that classification step chose this category (see also `condition` steps) */
+            when?: {
+                step: string;
+                category: string;
+            };
+            /** @enum {string} */
+            type: "http";
+            /** @description The step’s settings; each may instead be given on the step itself */
+            config?: {
+                /**
+                 * @default GET
+                 * @enum {string}
+                 */
+                method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD";
+                /**
+                 * @description Template; values placed after the start of the URL are URL-encoded
+                 * @example https://shop.example/orders/{{parameters.orderId}}
+                 */
+                url?: string;
+                /** @description Values are templates */
+                headers?: {
+                    [key: string]: string;
+                };
+                /** @description JSON whose strings are templates (a string that is exactly one template becomes its value); sent as application/json */
+                body?: unknown;
+                /** @description Sealed when stored; responses show `{type, configured: true}` */
+                auth?: {
+                    /** @enum {string} */
+                    type: "bearer";
+                    token?: string;
+                    configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "header";
+                    name: string;
+                    value?: string;
+                    configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "basic";
+                    username: string;
+                    password?: string;
+                    configured?: boolean;
+                };
+                /** @description Statuses that count as success (default: any 2xx) */
+                expect?: number[];
+                /** @default 65536 */
+                maxResponseBytes?: number;
+            };
+            /**
+             * @default GET
+             * @enum {string}
+             */
+            method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD";
+            url?: string;
+            headers?: {
+                [key: string]: string;
+            };
+            body?: unknown;
+            auth?: {
+                /** @constant */
+                type: "bearer";
+                token?: string;
+                configured?: boolean;
+            } | {
+                /** @constant */
+                type: "header";
+                name: string;
+                value?: string;
+                configured?: boolean;
+            } | {
+                /** @constant */
+                type: "basic";
+                username: string;
+                password?: string;
+                configured?: boolean;
+            };
+            expect?: number[];
+            /** @default 65536 */
+            maxResponseBytes?: number;
+        } | {
+            /**
+             * @description Stable step id; `step1`, `step2`… when omitted
+             * @example classify
+             */
+            id?: string;
+            name?: string;
+            retry?: components["schemas"]["RetryPolicy"] & unknown;
+            /** @description Limit of one attempt (default: MODEL_TIMEOUT_MS, 60 s) */
+            timeoutSeconds?: number;
+            /** @description Steps that must finish first (default: the previous step); several steps may depend on one (fan-out) and one on several (fan-in) */
+            dependsOn?: string[];
+            /** @description Run only when that classification step chose this category (see also `condition` steps) */
+            when?: {
+                step: string;
+                category: string;
+            };
+            /** @enum {string} */
+            type: "tool";
+            /** @description The step’s settings; each may instead be given on the step itself */
+            config?: {
+                /** @description A tool definition as on agents (http, openapi or mcp); its auth is sealed when stored */
+                tool?: {
+                    /** @enum {string} */
+                    type: "http";
+                    name: string;
+                    description: string;
+                    /**
+                     * @description JSON Schema (type object) of the arguments
+                     * @default {
+                     *       "type": "object",
+                     *       "properties": {}
+                     *     }
+                     * @example {
+                     *       "type": "object",
+                     *       "properties": {
+                     *         "orderId": {
+                     *           "type": "string",
+                     *           "pattern": "^[0-9]+$"
+                     *         }
+                     *       },
+                     *       "required": [
+                     *         "orderId"
+                     *       ]
+                     *     }
+                     */
+                    parameters?: {
+                        /** @enum {string} */
+                        type: "object";
+                        properties?: {
+                            [key: string]: {
+                                [key: string]: unknown;
+                            };
+                        };
+                        required?: string[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                    /**
+                     * @default GET
+                     * @enum {string}
+                     */
+                    method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+                    /**
+                     * @description {{name}} places a parameter (URL-encoded)
+                     * @example https://shop.example/orders/{{orderId}}
+                     */
+                    url: string;
+                    headers?: {
+                        [key: string]: string;
+                    };
+                    /** @description JSON; a string "{{name}}" is replaced by the argument, other strings interpolate. Without it, a POST/PUT/PATCH sends the arguments */
+                    body?: unknown;
+                    /**
+                     * @description Pause the turn for a person to approve each call
+                     * @default false
+                     */
+                    requireApproval?: boolean;
+                    auth?: {
+                        /** @enum {string} */
+                        type: "bearer";
+                        token?: string;
+                        configured?: boolean;
+                    } | {
+                        /** @enum {string} */
+                        type: "header";
+                        name: string;
+                        value?: string;
+                        configured?: boolean;
+                    } | {
+                        /** @enum {string} */
+                        type: "basic";
+                        username: string;
+                        password?: string;
+                        configured?: boolean;
+                    };
+                } | {
+                    /** @enum {string} */
+                    type: "openapi";
+                    /** @description Names the tools: each operation is the tool <name>_<operationId> */
+                    name: string;
+                    /** @description Where the document (JSON or YAML) is read from when the agent is written */
+                    url?: string;
+                    /** @description The OpenAPI 3.0/3.1 document itself (JSON) */
+                    document?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description operationIds the agent may call (default: all, when there are at most 32) */
+                    operations?: string[];
+                    /** @description Where operations are called, instead of the document’s servers */
+                    baseUrl?: string;
+                    /**
+                     * @description Pause the turn for a person to approve each call
+                     * @default false
+                     */
+                    requireApproval?: boolean;
+                    auth?: {
+                        /** @enum {string} */
+                        type: "bearer";
+                        token?: string;
+                        configured?: boolean;
+                    } | {
+                        /** @enum {string} */
+                        type: "header";
+                        name: string;
+                        value?: string;
+                        configured?: boolean;
+                    } | {
+                        /** @enum {string} */
+                        type: "basic";
+                        username: string;
+                        password?: string;
+                        configured?: boolean;
+                    };
+                    /** @description Read-only: ignored when sent */
+                    exposes?: unknown;
+                } | {
+                    /** @enum {string} */
+                    type: "mcp";
+                    /** @description Names the tools: each of the server’s tools is <name>_<tool> */
+                    name: string;
+                    /**
+                     * @description The server’s Streamable HTTP endpoint
+                     * @example https://mcp.example.com/mcp
+                     */
+                    url: string;
+                    /** @description The server’s tools the agent may call (default: all, the first 32) */
+                    allowedTools?: string[];
+                    /**
+                     * @description Pause the turn for a person to approve each call
+                     * @default false
+                     */
+                    requireApproval?: boolean;
+                    auth?: {
+                        /** @enum {string} */
+                        type: "bearer";
+                        token?: string;
+                        configured?: boolean;
+                    } | {
+                        /** @enum {string} */
+                        type: "header";
+                        name: string;
+                        value?: string;
+                        configured?: boolean;
+                    } | {
+                        /** @enum {string} */
+                        type: "basic";
+                        username: string;
+                        password?: string;
+                        configured?: boolean;
+                    };
+                };
+                /** @description Which of the definition’s tools to call: `<tool name>_<operationId>` (openapi) or `<tool name>_<server tool>` (mcp); default: its only one */
+                name?: string;
+                /**
+                 * @description JSON whose strings are templates (a string that is exactly one template becomes its value)
+                 * @default {}
+                 */
+                arguments?: {
+                    [key: string]: unknown;
+                };
+            };
+            tool?: {
+                /** @constant */
+                type: "http";
+                name: string;
+                description: string;
+                /**
+                 * @default {
+                 *       "type": "object",
+                 *       "properties": {}
+                 *     }
+                 */
+                parameters?: {
+                    /** @constant */
+                    type: "object";
+                    properties?: {
+                        [key: string]: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    required?: string[];
+                } & {
+                    [key: string]: unknown;
+                };
+                /**
+                 * @default GET
+                 * @enum {string}
+                 */
+                method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+                url: string;
+                headers?: {
+                    [key: string]: string;
+                };
+                body?: unknown;
+                /** @default false */
+                requireApproval?: boolean;
+                auth?: {
+                    /** @constant */
+                    type: "bearer";
+                    token?: string;
+                    configured?: boolean;
+                } | {
+                    /** @constant */
+                    type: "header";
+                    name: string;
+                    value?: string;
+                    configured?: boolean;
+                } | {
+                    /** @constant */
+                    type: "basic";
+                    username: string;
+                    password?: string;
+                    configured?: boolean;
+                };
+            } | {
+                /** @constant */
+                type: "openapi";
+                name: string;
+                url?: string;
+                document?: {
+                    [key: string]: unknown;
+                };
+                operations?: string[];
+                baseUrl?: string;
+                /** @default false */
+                requireApproval?: boolean;
+                auth?: {
+                    /** @constant */
+                    type: "bearer";
+                    token?: string;
+                    configured?: boolean;
+                } | {
+                    /** @constant */
+                    type: "header";
+                    name: string;
+                    value?: string;
+                    configured?: boolean;
+                } | {
+                    /** @constant */
+                    type: "basic";
+                    username: string;
+                    password?: string;
+                    configured?: boolean;
+                };
+                exposes?: unknown;
+            } | {
+                /** @constant */
+                type: "mcp";
+                name: string;
+                url: string;
+                allowedTools?: string[];
+                /** @default false */
+                requireApproval?: boolean;
+                auth?: {
+                    /** @constant */
+                    type: "bearer";
+                    token?: string;
+                    configured?: boolean;
+                } | {
+                    /** @constant */
+                    type: "header";
+                    name: string;
+                    value?: string;
+                    configured?: boolean;
+                } | {
+                    /** @constant */
+                    type: "basic";
+                    username: string;
+                    password?: string;
+                    configured?: boolean;
+                };
+            };
+            /** @default {} */
+            arguments?: {
+                [key: string]: unknown;
+            };
+        } | {
+            /**
+             * @description Stable step id; `step1`, `step2`… when omitted
+             * @example classify
+             */
+            id?: string;
+            name?: string;
+            retry?: components["schemas"]["RetryPolicy"] & unknown;
+            /** @description Limit of one attempt (default: MODEL_TIMEOUT_MS, 60 s) */
+            timeoutSeconds?: number;
+            /** @description Steps that must finish first (default: the previous step); several steps may depend on one (fan-out) and one on several (fan-in) */
+            dependsOn?: string[];
+            /** @description Run only when that classification step chose this category (see also `condition` steps) */
+            when?: {
+                step: string;
+                category: string;
+            };
+            /** @enum {string} */
+            type: "agent";
+            /** @description The step’s settings; each may instead be given on the step itself */
+            config?: {
+                agentId?: string;
+                /** @example Write a reply to the customer: {{input}} */
+                message?: string;
+                /** @description Template: continue this session (letters, digits, _ or -); a new session each run when absent */
+                sessionId?: string;
+                /** @description Template: whose memory the agent reads and writes */
+                userId?: string;
+            };
+            agentId?: string;
+            message?: string;
+            sessionId?: string;
+            userId?: string;
+        } | {
+            /**
+             * @description Stable step id; `step1`, `step2`… when omitted
+             * @example classify
+             */
+            id?: string;
+            name?: string;
+            retry?: components["schemas"]["RetryPolicy"] & unknown;
+            /** @description Limit of one attempt (default: MODEL_TIMEOUT_MS, 60 s) */
+            timeoutSeconds?: number;
+            /** @description Steps that must finish first (default: the previous step); several steps may depend on one (fan-out) and one on several (fan-in) */
+            dependsOn?: string[];
+            /** @description Run only when that classification step chose this category (see also `condition` steps) */
+            when?: {
+                step: string;
+                category: string;
+            };
+            /** @enum {string} */
+            type: "transform";
+            /** @description The step’s settings; each may instead be given on the step itself */
+            config?: {
+                /**
+                 * @description JSONata over `input`, `parameters`, `steps.<id>.output` (and `item`, `index` inside a map)
+                 * @example { "total": $sum(steps.lookup.output.body.items.price), "customer": parameters.email }
+                 */
+                expression?: string;
+            };
+            expression?: string;
+        } | {
+            /**
+             * @description Stable step id; `step1`, `step2`… when omitted
+             * @example classify
+             */
+            id?: string;
+            name?: string;
+            retry?: components["schemas"]["RetryPolicy"] & unknown;
+            /** @description Limit of one attempt (default: MODEL_TIMEOUT_MS, 60 s) */
+            timeoutSeconds?: number;
+            /** @description Steps that must finish first (default: the previous step); several steps may depend on one (fan-out) and one on several (fan-in) */
+            dependsOn?: string[];
+            /** @description Run only when that classification step chose this category (see also `condition` steps) */
+            when?: {
+                step: string;
+                category: string;
+            };
+            /** @enum {string} */
+            type: "condition";
+            /** @description The step’s settings; each may instead be given on the step itself */
+            config?: {
+                /**
+                 * @description JSONata over `input`, `parameters` and `steps.<id>.output`; its value is read as JSONata’s $boolean does
+                 * @example steps.lookup.output.body.amount > 500
+                 */
+                expression?: string;
+                /**
+                 * @description Steps that run only when the expression is true (each must come after this step)
+                 * @default []
+                 */
+                then?: string[];
+                /**
+                 * @description Steps that run only when it is false
+                 * @default []
+                 */
+                else?: string[];
+            };
+            expression?: string;
+            /** @default [] */
+            then?: string[];
+            /** @default [] */
+            else?: string[];
+        } | {
+            /**
+             * @description Stable step id; `step1`, `step2`… when omitted
+             * @example classify
+             */
+            id?: string;
+            name?: string;
+            retry?: components["schemas"]["RetryPolicy"] & unknown;
+            /** @description Limit of one attempt (default: MODEL_TIMEOUT_MS, 60 s) */
+            timeoutSeconds?: number;
+            /** @description Steps that must finish first (default: the previous step); several steps may depend on one (fan-out) and one on several (fan-in) */
+            dependsOn?: string[];
+            /** @description Run only when that classification step chose this category (see also `condition` steps) */
+            when?: {
+                step: string;
+                category: string;
+            };
+            /** @enum {string} */
+            type: "map";
+            /** @description The step’s settings; each may instead be given on the step itself */
+            config?: {
+                /**
+                 * @description JSONata giving the array to run the steps for
+                 * @example steps.lookup.output.body.orders
+                 */
+                items?: string;
+                /** @description Run in order for each item; they read `{{item}}`, `{{index}}`, the steps before the map and the map’s own earlier steps */
+                steps?: components["schemas"]["MapStep"][];
+                /**
+                 * @description Items running at once
+                 * @default 5
+                 */
+                concurrency?: number;
+                /**
+                 * @description More items than this fail the step
+                 * @default 1000
+                 */
+                maxItems?: number;
+                /**
+                 * @description failFast: the first failed item fails the step; collect: failed items are reported and the step succeeds
+                 * @default failFast
+                 * @enum {string}
+                 */
+                failurePolicy?: "failFast" | "collect";
+            };
+            items?: string;
+            steps?: ({
+                id: string;
+                name?: string;
+                timeoutSeconds?: number;
+                /** @constant */
+                type: "classification";
+                config?: {
+                    model?: string;
+                    categories?: (string | {
+                        name: string;
+                        description?: string;
+                        examples?: string[];
+                    })[];
+                    input?: string;
+                };
+                model?: unknown;
+                categories?: unknown;
+                input?: unknown;
+            } | {
+                id: string;
+                name?: string;
+                timeoutSeconds?: number;
+                /** @constant */
+                type: "search";
+                config?: {
+                    knowledgeSourceId?: string;
+                    query?: string;
+                    /** @default 5 */
+                    topK?: number;
+                };
+                knowledgeSourceId?: unknown;
+                query?: unknown;
+                topK?: unknown;
+            } | {
+                id: string;
+                name?: string;
+                timeoutSeconds?: number;
+                /** @constant */
+                type: "generation";
+                config?: {
+                    model?: string;
+                    prompt?: string;
+                    temperature?: number;
+                    maxTokens?: number;
+                    instructions?: string;
+                    responseFormat?: {
+                        /** @constant */
+                        type: "json_object";
+                    } | {
+                        /** @constant */
+                        type: "json_schema";
+                        /** @default reply */
+                        name?: string;
+                        schema: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+                model?: unknown;
+                prompt?: unknown;
+                temperature?: unknown;
+                maxTokens?: unknown;
+                instructions?: unknown;
+                responseFormat?: unknown;
+            } | {
+                id: string;
+                name?: string;
+                timeoutSeconds?: number;
+                /** @constant */
+                type: "http";
+                config?: {
+                    /**
+                     * @default GET
+                     * @enum {string}
+                     */
+                    method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD";
+                    url?: string;
+                    headers?: {
+                        [key: string]: string;
+                    };
+                    body?: unknown;
+                    auth?: {
+                        /** @constant */
+                        type: "bearer";
+                        token?: string;
+                        configured?: boolean;
+                    } | {
+                        /** @constant */
+                        type: "header";
+                        name: string;
+                        value?: string;
+                        configured?: boolean;
+                    } | {
+                        /** @constant */
+                        type: "basic";
+                        username: string;
+                        password?: string;
+                        configured?: boolean;
+                    };
+                    expect?: number[];
+                    /** @default 65536 */
+                    maxResponseBytes?: number;
+                };
+                method?: unknown;
+                url?: unknown;
+                headers?: unknown;
+                body?: unknown;
+                auth?: unknown;
+                expect?: unknown;
+                maxResponseBytes?: unknown;
+            } | {
+                id: string;
+                name?: unknown;
+                timeoutSeconds?: number;
+                /** @constant */
+                type: "tool";
+                config?: {
+                    tool?: {
+                        /** @constant */
+                        type: "http";
+                        name: string;
+                        description: string;
+                        /**
+                         * @default {
+                         *       "type": "object",
+                         *       "properties": {}
+                         *     }
+                         */
+                        parameters?: {
+                            /** @constant */
+                            type: "object";
+                            properties?: {
+                                [key: string]: {
+                                    [key: string]: unknown;
+                                };
+                            };
+                            required?: string[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        /**
+                         * @default GET
+                         * @enum {string}
+                         */
+                        method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+                        url: string;
+                        headers?: {
+                            [key: string]: string;
+                        };
+                        body?: unknown;
+                        /** @default false */
+                        requireApproval?: boolean;
+                        auth?: {
+                            /** @constant */
+                            type: "bearer";
+                            token?: string;
+                            configured?: boolean;
+                        } | {
+                            /** @constant */
+                            type: "header";
+                            name: string;
+                            value?: string;
+                            configured?: boolean;
+                        } | {
+                            /** @constant */
+                            type: "basic";
+                            username: string;
+                            password?: string;
+                            configured?: boolean;
+                        };
+                    } | {
+                        /** @constant */
+                        type: "openapi";
+                        name: string;
+                        url?: string;
+                        document?: {
+                            [key: string]: unknown;
+                        };
+                        operations?: string[];
+                        baseUrl?: string;
+                        /** @default false */
+                        requireApproval?: boolean;
+                        auth?: {
+                            /** @constant */
+                            type: "bearer";
+                            token?: string;
+                            configured?: boolean;
+                        } | {
+                            /** @constant */
+                            type: "header";
+                            name: string;
+                            value?: string;
+                            configured?: boolean;
+                        } | {
+                            /** @constant */
+                            type: "basic";
+                            username: string;
+                            password?: string;
+                            configured?: boolean;
+                        };
+                        exposes?: unknown;
+                    } | {
+                        /** @constant */
+                        type: "mcp";
+                        name: string;
+                        url: string;
+                        allowedTools?: string[];
+                        /** @default false */
+                        requireApproval?: boolean;
+                        auth?: {
+                            /** @constant */
+                            type: "bearer";
+                            token?: string;
+                            configured?: boolean;
+                        } | {
+                            /** @constant */
+                            type: "header";
+                            name: string;
+                            value?: string;
+                            configured?: boolean;
+                        } | {
+                            /** @constant */
+                            type: "basic";
+                            username: string;
+                            password?: string;
+                            configured?: boolean;
+                        };
+                    };
+                    name?: string;
+                    /** @default {} */
+                    arguments?: {
+                        [key: string]: unknown;
+                    };
+                };
+                tool?: unknown;
+                arguments?: unknown;
+            } | {
+                id: string;
+                name?: string;
+                timeoutSeconds?: number;
+                /** @constant */
+                type: "agent";
+                config?: {
+                    agentId?: string;
+                    message?: string;
+                    sessionId?: string;
+                    userId?: string;
+                };
+                agentId?: unknown;
+                message?: unknown;
+                sessionId?: unknown;
+                userId?: unknown;
+            } | {
+                id: string;
+                name?: string;
+                timeoutSeconds?: number;
+                /** @constant */
+                type: "transform";
+                config?: {
+                    expression?: string;
+                };
+                expression?: unknown;
+            })[];
+            /** @default 5 */
+            concurrency?: number;
+            /** @default 1000 */
+            maxItems?: number;
+            /**
+             * @default failFast
+             * @enum {string}
+             */
+            failurePolicy?: "failFast" | "collect";
+        } | {
+            /**
+             * @description Stable step id; `step1`, `step2`… when omitted
+             * @example classify
+             */
+            id?: string;
+            name?: string;
+            retry?: components["schemas"]["RetryPolicy"] & unknown;
+            timeoutSeconds?: number;
+            /** @description Steps that must finish first (default: the previous step); several steps may depend on one (fan-out) and one on several (fan-in) */
+            dependsOn?: string[];
+            /** @description Run only when that classification step chose this category (see also `condition` steps) */
+            when?: {
+                step: string;
+                category: string;
+            };
+            /** @enum {string} */
+            type: "human";
+            /** @description The step’s settings; each may instead be given on the step itself */
+            config?: {
+                /** @example Approve a refund of {{steps.lookup.output.body.amount}} for order {{parameters.orderId}}? */
+                prompt?: string;
+                /**
+                 * @description JSON Schema of the input the person gives
+                 * @default {
+                 *       "type": "object"
+                 *     }
+                 * @example {
+                 *       "type": "object",
+                 *       "properties": {
+                 *         "approved": {
+                 *           "type": "boolean"
+                 *         },
+                 *         "note": {
+                 *           "type": "string"
+                 *         }
+                 *       },
+                 *       "required": [
+                 *         "approved"
+                 *       ]
+                 *     }
+                 */
+                schema?: {
+                    type?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+                /** @description Template: who should answer (free-form: an email, a team) */
+                assignee?: string;
+                /** @description How long to wait (at most 30 days; no limit when absent) */
+                timeoutSeconds?: number;
+                /**
+                 * @description `fail`, or `{default: <input>}` to go on as if that had been given
+                 * @default fail
+                 */
+                onTimeout?: "fail" | {
+                    default?: unknown;
+                };
+            };
+            prompt?: string;
+            /**
+             * @default {
+             *       "type": "object"
+             *     }
+             */
+            schema?: {
+                type?: string;
+            } & {
+                [key: string]: unknown;
+            };
+            assignee?: string;
+            /** @default fail */
+            onTimeout?: "fail" | {
+                default: unknown;
+            };
+        };
+        MapStep: {
+            /** @description Unique in the workflow; later steps of the map read its output */
+            id: string;
+            name?: string;
+            /** @description Limit of one attempt (default: MODEL_TIMEOUT_MS, 60 s) */
+            timeoutSeconds?: number;
+            /** @enum {string} */
+            type: "classification";
+            /** @description The step’s settings; each may instead be given on the step itself */
+            config?: {
+                /**
+                 * @description `provider/model` (local, bedrock, openai, anthropic) or a bare name
+                 * @example gpt-4
+                 */
+                model?: string;
+                categories?: (string | {
+                    name: string;
+                    description?: string;
+                    examples?: string[];
+                })[];
+                /** @description Template; default {{input}} */
+                input?: string;
+            };
+            model?: string;
+            categories?: (string | {
+                name: string;
+                description?: string;
+                examples?: string[];
+            })[];
+            input?: string;
+        } | {
+            /** @description Unique in the workflow; later steps of the map read its output */
+            id: string;
+            name?: string;
+            /** @description Limit of one attempt (default: MODEL_TIMEOUT_MS, 60 s) */
+            timeoutSeconds?: number;
+            /** @enum {string} */
+            type: "search";
+            /** @description The step’s settings; each may instead be given on the step itself */
+            config?: {
+                knowledgeSourceId?: string;
+                /** @example {{user_message}} */
+                query?: string;
+                /** @default 5 */
+                topK?: number;
+            };
+            knowledgeSourceId?: string;
+            query?: string;
+            /** @default 5 */
+            topK?: number;
+        } | {
+            /** @description Unique in the workflow; later steps of the map read its output */
+            id: string;
+            name?: string;
+            /** @description Limit of one attempt (default: MODEL_TIMEOUT_MS, 60 s) */
+            timeoutSeconds?: number;
+            /** @enum {string} */
+            type: "generation";
+            /** @description The step’s settings; each may instead be given on the step itself */
+            config?: {
+                /**
+                 * @description `provider/model` (local, bedrock, openai, anthropic) or a bare name
+                 * @example gpt-4
+                 */
+                model?: string;
+                /** @example Answer using the context: {{user_message}} */
+                prompt?: string;
+                temperature?: number;
+                maxTokens?: number;
+                instructions?: string;
+                responseFormat?: components["schemas"]["ResponseFormat"];
+            };
+            model?: string;
+            prompt?: string;
+            temperature?: number;
+            maxTokens?: number;
+            instructions?: string;
+            responseFormat?: {
+                /** @constant */
+                type: "json_object";
+            } | {
+                /** @constant */
+                type: "json_schema";
+                /** @default reply */
+                name?: string;
+                schema: {
+                    [key: string]: unknown;
+                };
+            };
+        } | {
+            /** @description Unique in the workflow; later steps of the map read its output */
+            id: string;
+            name?: string;
+            /** @description Limit of one attempt (default: MODEL_TIMEOUT_MS, 60 s) */
+            timeoutSeconds?: number;
+            /** @enum {string} */
+            type: "http";
+            /** @description The step’s settings; each may instead be given on the step itself */
+            config?: {
+                /**
+                 * @default GET
+                 * @enum {string}
+                 */
+                method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD";
+                /**
+                 * @description Template; values placed after the start of the URL are URL-encoded
+                 * @example https://shop.example/orders/{{parameters.orderId}}
+                 */
+                url?: string;
+                /** @description Values are templates */
+                headers?: {
+                    [key: string]: string;
+                };
+                /** @description JSON whose strings are templates (a string that is exactly one template becomes its value); sent as application/json */
+                body?: unknown;
+                /** @description Sealed when stored; responses show `{type, configured: true}` */
+                auth?: {
+                    /** @enum {string} */
+                    type: "bearer";
+                    token?: string;
+                    configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "header";
+                    name: string;
+                    value?: string;
+                    configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "basic";
+                    username: string;
+                    password?: string;
+                    configured?: boolean;
+                };
+                /** @description Statuses that count as success (default: any 2xx) */
+                expect?: number[];
+                /** @default 65536 */
+                maxResponseBytes?: number;
+            };
+            /**
+             * @default GET
+             * @enum {string}
+             */
+            method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD";
+            url?: string;
+            headers?: {
+                [key: string]: string;
+            };
+            body?: unknown;
+            auth?: {
+                /** @constant */
+                type: "bearer";
+                token?: string;
+                configured?: boolean;
+            } | {
+                /** @constant */
+                type: "header";
+                name: string;
+                value?: string;
+                configured?: boolean;
+            } | {
+                /** @constant */
+                type: "basic";
+                username: string;
+                password?: string;
+                configured?: boolean;
+            };
+            expect?: number[];
+            /** @default 65536 */
+            maxResponseBytes?: number;
+        } | {
+            /** @description Unique in the workflow; later steps of the map read its output */
+            id: string;
+            name?: string;
+            /** @description Limit of one attempt (default: MODEL_TIMEOUT_MS, 60 s) */
+            timeoutSeconds?: number;
+            /** @enum {string} */
+            type: "tool";
+            /** @description The step’s settings; each may instead be given on the step itself */
+            config?: {
+                /** @description A tool definition as on agents (http, openapi or mcp); its auth is sealed when stored */
+                tool?: {
+                    /** @enum {string} */
+                    type: "http";
+                    name: string;
+                    description: string;
+                    /**
+                     * @description JSON Schema (type object) of the arguments
+                     * @default {
+                     *       "type": "object",
+                     *       "properties": {}
+                     *     }
+                     * @example {
+                     *       "type": "object",
+                     *       "properties": {
+                     *         "orderId": {
+                     *           "type": "string",
+                     *           "pattern": "^[0-9]+$"
+                     *         }
+                     *       },
+                     *       "required": [
+                     *         "orderId"
+                     *       ]
+                     *     }
+                     */
+                    parameters?: {
+                        /** @enum {string} */
+                        type: "object";
+                        properties?: {
+                            [key: string]: {
+                                [key: string]: unknown;
+                            };
+                        };
+                        required?: string[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                    /**
+                     * @default GET
+                     * @enum {string}
+                     */
+                    method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+                    /**
+                     * @description {{name}} places a parameter (URL-encoded)
+                     * @example https://shop.example/orders/{{orderId}}
+                     */
+                    url: string;
+                    headers?: {
+                        [key: string]: string;
+                    };
+                    /** @description JSON; a string "{{name}}" is replaced by the argument, other strings interpolate. Without it, a POST/PUT/PATCH sends the arguments */
+                    body?: unknown;
+                    /**
+                     * @description Pause the turn for a person to approve each call
+                     * @default false
+                     */
+                    requireApproval?: boolean;
+                    auth?: {
+                        /** @enum {string} */
+                        type: "bearer";
+                        token?: string;
+                        configured?: boolean;
+                    } | {
+                        /** @enum {string} */
+                        type: "header";
+                        name: string;
+                        value?: string;
+                        configured?: boolean;
+                    } | {
+                        /** @enum {string} */
+                        type: "basic";
+                        username: string;
+                        password?: string;
+                        configured?: boolean;
+                    };
+                } | {
+                    /** @enum {string} */
+                    type: "openapi";
+                    /** @description Names the tools: each operation is the tool <name>_<operationId> */
+                    name: string;
+                    /** @description Where the document (JSON or YAML) is read from when the agent is written */
+                    url?: string;
+                    /** @description The OpenAPI 3.0/3.1 document itself (JSON) */
+                    document?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description operationIds the agent may call (default: all, when there are at most 32) */
+                    operations?: string[];
+                    /** @description Where operations are called, instead of the document’s servers */
+                    baseUrl?: string;
+                    /**
+                     * @description Pause the turn for a person to approve each call
+                     * @default false
+                     */
+                    requireApproval?: boolean;
+                    auth?: {
+                        /** @enum {string} */
+                        type: "bearer";
+                        token?: string;
+                        configured?: boolean;
+                    } | {
+                        /** @enum {string} */
+                        type: "header";
+                        name: string;
+                        value?: string;
+                        configured?: boolean;
+                    } | {
+                        /** @enum {string} */
+                        type: "basic";
+                        username: string;
+                        password?: string;
+                        configured?: boolean;
+                    };
+                    /** @description Read-only: ignored when sent */
+                    exposes?: unknown;
+                } | {
+                    /** @enum {string} */
+                    type: "mcp";
+                    /** @description Names the tools: each of the server’s tools is <name>_<tool> */
+                    name: string;
+                    /**
+                     * @description The server’s Streamable HTTP endpoint
+                     * @example https://mcp.example.com/mcp
+                     */
+                    url: string;
+                    /** @description The server’s tools the agent may call (default: all, the first 32) */
+                    allowedTools?: string[];
+                    /**
+                     * @description Pause the turn for a person to approve each call
+                     * @default false
+                     */
+                    requireApproval?: boolean;
+                    auth?: {
+                        /** @enum {string} */
+                        type: "bearer";
+                        token?: string;
+                        configured?: boolean;
+                    } | {
+                        /** @enum {string} */
+                        type: "header";
+                        name: string;
+                        value?: string;
+                        configured?: boolean;
+                    } | {
+                        /** @enum {string} */
+                        type: "basic";
+                        username: string;
+                        password?: string;
+                        configured?: boolean;
+                    };
+                };
+                /** @description Which of the definition’s tools to call: `<tool name>_<operationId>` (openapi) or `<tool name>_<server tool>` (mcp); default: its only one */
+                name?: string;
+                /**
+                 * @description JSON whose strings are templates (a string that is exactly one template becomes its value)
+                 * @default {}
+                 */
+                arguments?: {
+                    [key: string]: unknown;
+                };
+            };
+            tool?: {
+                /** @constant */
+                type: "http";
+                name: string;
+                description: string;
+                /**
+                 * @default {
+                 *       "type": "object",
+                 *       "properties": {}
+                 *     }
+                 */
+                parameters?: {
+                    /** @constant */
+                    type: "object";
+                    properties?: {
+                        [key: string]: {
+                            [key: string]: unknown;
+                        };
+                    };
+                    required?: string[];
+                } & {
+                    [key: string]: unknown;
+                };
+                /**
+                 * @default GET
+                 * @enum {string}
+                 */
+                method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+                url: string;
+                headers?: {
+                    [key: string]: string;
+                };
+                body?: unknown;
+                /** @default false */
+                requireApproval?: boolean;
+                auth?: {
+                    /** @constant */
+                    type: "bearer";
+                    token?: string;
+                    configured?: boolean;
+                } | {
+                    /** @constant */
+                    type: "header";
+                    name: string;
+                    value?: string;
+                    configured?: boolean;
+                } | {
+                    /** @constant */
+                    type: "basic";
+                    username: string;
+                    password?: string;
+                    configured?: boolean;
+                };
+            } | {
+                /** @constant */
+                type: "openapi";
+                name: string;
+                url?: string;
+                document?: {
+                    [key: string]: unknown;
+                };
+                operations?: string[];
+                baseUrl?: string;
+                /** @default false */
+                requireApproval?: boolean;
+                auth?: {
+                    /** @constant */
+                    type: "bearer";
+                    token?: string;
+                    configured?: boolean;
+                } | {
+                    /** @constant */
+                    type: "header";
+                    name: string;
+                    value?: string;
+                    configured?: boolean;
+                } | {
+                    /** @constant */
+                    type: "basic";
+                    username: string;
+                    password?: string;
+                    configured?: boolean;
+                };
+                exposes?: unknown;
+            } | {
+                /** @constant */
+                type: "mcp";
+                name: string;
+                url: string;
+                allowedTools?: string[];
+                /** @default false */
+                requireApproval?: boolean;
+                auth?: {
+                    /** @constant */
+                    type: "bearer";
+                    token?: string;
+                    configured?: boolean;
+                } | {
+                    /** @constant */
+                    type: "header";
+                    name: string;
+                    value?: string;
+                    configured?: boolean;
+                } | {
+                    /** @constant */
+                    type: "basic";
+                    username: string;
+                    password?: string;
+                    configured?: boolean;
+                };
+            };
+            /** @default {} */
+            arguments?: {
+                [key: string]: unknown;
+            };
+        } | {
+            /** @description Unique in the workflow; later steps of the map read its output */
+            id: string;
+            name?: string;
+            /** @description Limit of one attempt (default: MODEL_TIMEOUT_MS, 60 s) */
+            timeoutSeconds?: number;
+            /** @enum {string} */
+            type: "agent";
+            /** @description The step’s settings; each may instead be given on the step itself */
+            config?: {
+                agentId?: string;
+                /** @example Write a reply to the customer: {{input}} */
+                message?: string;
+                /** @description Template: continue this session (letters, digits, _ or -); a new session each run when absent */
+                sessionId?: string;
+                /** @description Template: whose memory the agent reads and writes */
+                userId?: string;
+            };
+            agentId?: string;
+            message?: string;
+            sessionId?: string;
+            userId?: string;
+        } | {
+            /** @description Unique in the workflow; later steps of the map read its output */
+            id: string;
+            name?: string;
+            /** @description Limit of one attempt (default: MODEL_TIMEOUT_MS, 60 s) */
+            timeoutSeconds?: number;
+            /** @enum {string} */
+            type: "transform";
+            /** @description The step’s settings; each may instead be given on the step itself */
+            config?: {
+                /**
+                 * @description JSONata over `input`, `parameters`, `steps.<id>.output` (and `item`, `index` inside a map)
+                 * @example { "total": $sum(steps.lookup.output.body.items.price), "customer": parameters.email }
+                 */
+                expression?: string;
+            };
+            expression?: string;
         };
         Execution: {
             /** @example exe_01jd8x2k3m4n5p6q7r8s9t0v1w */
@@ -1656,7 +3107,7 @@ export interface components {
             workflowId: string;
             workflowVersion: number;
             /** @enum {string} */
-            status: "running" | "succeeded" | "failed" | "canceled";
+            status: "running" | "waiting" | "succeeded" | "failed" | "canceled";
             input: string;
             parameters: {
                 [key: string]: unknown;
@@ -1678,6 +3129,24 @@ export interface components {
                 error?: {
                     code: string;
                     message: string;
+                };
+                /** @description A human step’s request: what to answer, and the JSON Schema of the input */
+                request?: {
+                    prompt: string;
+                    schema: {
+                        [key: string]: unknown;
+                    };
+                    assignee?: string;
+                    expiresAt?: string;
+                };
+                /** @enum {string} */
+                completedBy?: "api" | "timeout";
+                /** @description A map step’s progress */
+                map?: {
+                    total: number;
+                    started: number;
+                    done: number;
+                    failed: number;
                 };
             }[];
             usage: {
@@ -1706,6 +3175,16 @@ export interface components {
              * @enum {string}
              */
             mode?: "sync" | "async";
+        };
+        CompleteStepRequest: {
+            /**
+             * @description The person’s answer, matching the step’s request.schema
+             * @example {
+             *       "approved": true,
+             *       "note": "ok"
+             *     }
+             */
+            input?: unknown;
         };
         JsonRpcMessage: {
             /** @enum {string} */
@@ -5957,7 +7436,7 @@ export interface operations {
                 limit?: number;
                 /** @description meta.pagination.nextCursor of the previous page */
                 cursor?: string;
-                status?: "running" | "succeeded" | "failed" | "canceled";
+                status?: "running" | "waiting" | "succeeded" | "failed" | "canceled";
             };
             header?: never;
             path: {
@@ -6287,6 +7766,293 @@ export interface operations {
             };
             /** @description Already finished */
             409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The data store is briefly unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    completeHumanStep: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workflowId: string;
+                executionId: string;
+                stepId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CompleteStepRequest"];
+            };
+        };
+        responses: {
+            /** @description Completed; the execution as it is now */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Execution"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Invalid request: details.field names the field */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for ids of other tenants) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not waiting (already completed, timed out, or not a human step) */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The data store is briefly unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWaitingExecutions: {
+        parameters: {
+            query?: {
+                /** @description Items per page (1–100) */
+                limit?: number;
+                /** @description meta.pagination.nextCursor of the previous page */
+                cursor?: string;
+                status?: "waiting";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of executions */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Execution"][];
+                        meta: components["schemas"]["PageMeta"];
+                    };
+                };
+            };
+            /** @description Invalid request: details.field names the field */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for ids of other tenants) */
+            404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];

@@ -1,14 +1,15 @@
-import { classification } from './classification';
-import { generation } from './generation';
-import { search } from './search';
-import type { StepKind } from './step-kind';
+import { condition } from './condition';
+import { human } from './human';
+import { map } from './map';
+import type { ControlKind, StepKind, StepShape } from './step-kind';
+import { WORK_KINDS } from './step-schema';
 
-/** Every kind of workflow step, by type. */
-export const STEP_KINDS = { classification, search, generation } as const satisfies Record<string, StepKind>;
+/** Every kind of workflow step, by type: the ones that do work, and the ones that steer. */
+export const STEP_KINDS = { ...WORK_KINDS, condition, map, human } as const satisfies Record<string, StepShape>;
 
 export type StepType = keyof typeof STEP_KINDS;
 export const STEP_TYPES = Object.keys(STEP_KINDS) as StepType[];
 
-export function stepKind(type: string): StepKind | undefined {
+export function stepKind(type: string): StepKind | ControlKind | undefined {
   return Object.hasOwn(STEP_KINDS, type) ? (STEP_KINDS[type as StepType]) : undefined;
 }

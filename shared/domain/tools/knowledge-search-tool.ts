@@ -16,7 +16,7 @@ export const knowledgeSearchTool: ToolKind<KnowledgeSearchDefinition, KnowledgeS
         const query = String(args.query);
         const topK = typeof args.topK === 'number' ? args.topK : 5;
         const found: Array<{ title: string; text: string; score: number; where: string }> = [];
-        for (const id of agent.knowledgeSourceIds) {
+        for (const id of agent?.knowledgeSourceIds ?? []) {
           const source = await rt.store.records.getRecord<KnowledgeSourceRecord>(scope, 'KS', id);
           if (!source) continue;
           try {

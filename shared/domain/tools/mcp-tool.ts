@@ -83,14 +83,14 @@ export const mcpTool: ToolKind<McpDefinition, McpTool> = {
       listed = await listTools(tool, context);
     } catch (error) {
       // The turn goes on without this server's tools; the log says why.
-      log.warn('MCP server tools not listed', { tenantId: context.scope.tenantId, agentId: context.agent.id, tool: tool.name, ...errorFields(error) });
+      log.warn('MCP server tools not listed', { tenantId: context.scope.tenantId, agentId: context.agent?.id, tool: tool.name, ...errorFields(error) });
       return [];
     }
     const chosen = tool.allowedTools ? listed.filter((t) => tool.allowedTools!.includes(t.name)) : listed.slice(0, MAX_EXPOSED);
     // Every turn sends the model each tool's schema: one a server made enormous is left out, not sent.
     const allowed = chosen.filter((remote) => {
       const fits = Buffer.byteLength(JSON.stringify(remote.inputSchema ?? {})) <= MAX_SCHEMA_BYTES;
-      if (!fits) log.warn('MCP tool left out: its input schema is too large', { tenantId: context.scope.tenantId, agentId: context.agent.id, tool: tool.name, remote: remote.name, limitBytes: MAX_SCHEMA_BYTES });
+      if (!fits) log.warn('MCP tool left out: its input schema is too large', { tenantId: context.scope.tenantId, agentId: context.agent?.id, tool: tool.name, remote: remote.name, limitBytes: MAX_SCHEMA_BYTES });
       return fits;
     });
     return allowed.map(

@@ -18,9 +18,9 @@ const MAX_DOCUMENT_BYTES = 2 * 1024 * 1024;
 type OpenApiTool = Stored<OpenApiDefinition> & { compiled: OpenApiOperation[] };
 
 /** The document the tool names: inline, or read through the outbound guard and parsed as JSON or YAML. */
-async function documentOf(tool: OpenApiDefinition, at: number, policy: Parameters<typeof outboundRequest>[2]): Promise<unknown> {
+async function documentOf(tool: OpenApiDefinition, at: string, policy: Parameters<typeof outboundRequest>[2]): Promise<unknown> {
   if (tool.document) return tool.document;
-  const field = `tools[${at}].url`;
+  const field = `${at}.url`;
   let text: string;
   try {
     const response = await outboundRequest(tool.url!, { headers: { accept: 'application/json, application/yaml;q=0.9, */*;q=0.5' }, maxBytes: MAX_DOCUMENT_BYTES }, policy);
@@ -92,9 +92,9 @@ export const openApiTool: ToolKind<OpenApiDefinition, OpenApiTool> = {
     } catch (error) {
       if (!(error instanceof OpenApiProblem)) throw error;
       // A problem inside a document read from a URL is the URL's.
-      throw new ValidationError(`tools[${at}].${tool.url && error.field.startsWith('document') ? 'url' : error.field}`, error.message);
+      throw new ValidationError(`${at}.${tool.url && error.field.startsWith('document') ? 'url' : error.field}`, error.message);
     }
-    if (Buffer.byteLength(JSON.stringify(compiled)) > MAX_STORED_BYTES) throw new ValidationError(`tools[${at}].operations`, 'names operations too large to keep together: list fewer');
+    if (Buffer.byteLength(JSON.stringify(compiled)) > MAX_STORED_BYTES) throw new ValidationError(`${at}.operations`, 'names operations too large to keep together: list fewer');
     // The auth is sealed by the caller; what responses showed is not kept.
     const { exposes: _shown, auth: _auth, ...definition } = tool;
     return { ...definition, compiled };

@@ -25,21 +25,26 @@ export const authShown = z.object({ type: z.enum(['bearer', 'header', 'basic']),
 const sealContext = (scope: TenantScope, tool: string) => ({ tenantId: scope.tenantId, tool, purpose: 'agent-tool-auth' });
 const secretOf = (auth: AuthInput) => (auth.type === 'bearer' ? auth.token : auth.type === 'header' ? auth.value : auth.password);
 
-/** Seals a request's secret, or keeps the stored one (`kept`) when the request leaves it out. */
-export async function sealAuth(rt: Runtime, scope: TenantScope, tool: string, auth: AuthInput, kept: StoredAuth | undefined, at: number): Promise<StoredAuth> {
+/**
+ * Seals a request's secret, or keeps the stored one (`kept`) when the request leaves it out.
+ * `tool` binds the secret to its owner (an agent's tool name, a workflow step); `path` names the
+ * auth field in errors.
+ */
+export async function sealAuth(rt: Runtime, scope: TenantScope, tool: string, auth: AuthInput, kept: StoredAuth | undefined, path: string): Promise<StoredAuth> {
   const secret = secretOf(auth);
   let sealed: SealedSecret;
   if (secret !== undefined) sealed = await rt.secrets.seal(secret, sealContext(scope, tool));
   else if (kept && kept.type === auth.type) sealed = kept.sealed;
   else {
     const field = auth.type === 'bearer' ? 'token' : auth.type === 'header' ? 'value' : 'password';
-    throw new ValidationError(`tools[${at}].auth.${field}`, 'is required (no secret is stored for this tool yet)');
+    throw new ValidationError(`${path}.${field}`, 'is required (no secret is stored for it yet)');
   }
   return { type: auth.type, ...(auth.type === 'header' ? { name: auth.name } : {}), ...(auth.type === 'basic' ? { username: auth.username } : {}), sealed };
 }
 
-export function showAuth(auth: StoredAuth): z.infer<typeof authShown> {
-  const { sealed: _sealed, ...shown } = auth;
+/** Auth as responses show it: never a secret, sealed or (a definition only compiled, not stored) in clear. */
+export function showAuth(auth: StoredAuth | AuthInput): z.infer<typeof authShown> {
+  const { sealed: _sealed, token: _token, value: _value, password: _password, configured: _configured, ...shown } = auth as StoredAuth & { token?: string; value?: string; password?: string; configured?: boolean };
   return { ...shown, configured: true };
 }
 

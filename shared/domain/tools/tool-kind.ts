@@ -11,8 +11,8 @@ import type { Agent } from '../agent-schema';
  */
 export interface ToolKind<Input, Stored> {
   readonly type: string;
-  /** The definition as stored (secrets sealed elsewhere, before this); `at`: its index, for errors. */
-  prepare?(rt: Runtime, scope: TenantScope, tool: Input, at: number, options: { policy: OutboundPolicy }): Promise<Stored>;
+  /** The definition as stored (secrets sealed elsewhere, before this); `at` names it in errors (`tools[2]`). */
+  prepare?(rt: Runtime, scope: TenantScope, tool: Input, at: string, options: { policy: OutboundPolicy }): Promise<Stored>;
   /** What responses show of a stored definition, where it is not the definition itself (its auth is shown after). */
   present?(tool: Stored): unknown;
   /** What the model may call; `context` is the turn's. */
@@ -23,7 +23,8 @@ export interface ToolKind<Input, Stored> {
 export interface ToolContext {
   rt: Runtime;
   scope: TenantScope;
-  agent: Agent;
+  /** The agent whose turn calls; none when a workflow step calls the tool. */
+  agent?: Agent;
   policy: OutboundPolicy;
   /** Per call. */
   timeoutMs: number;

@@ -1,4 +1,4 @@
-import { executeAndWait } from '../workflow-execution';
+import { executeAndWait } from '../executions';
 import { templateText } from '../workflow-templates';
 import type { WorkflowDefinition } from './definitions';
 import { ToolFailure, type ToolKind } from './tool-kind';

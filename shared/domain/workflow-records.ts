@@ -1,0 +1,5 @@
+import { collection } from './collection';
+import type { Workflow } from './workflow-schema';
+
+/** The tenant's workflow records (kept apart from workflows.ts, whose steps' code starting an execution does not need). */
+export const workflows = collection<Workflow>('WORKFLOW', 'workflow', 'workflow');

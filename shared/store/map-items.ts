@@ -1,0 +1,110 @@
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { TenantScope } from '../tenancy';
+import { batchOps, putRequest } from './batch';
+import { ifConditionHolds } from './conditional';
+import type { Db } from './db';
+import { keys } from './keys';
+
+/**
+ * The items of `map` steps: one DynamoDB item each (an execution record could not hold a thousand
+ * outputs), claimed and settled with conditional writes like steps, so a duplicate or late message
+ * runs an item once.
+ */
+export type MapItemStatus = 'pending' | 'running' | 'retrying' | 'succeeded' | 'failed';
+
+export interface MapItem {
+  index: number;
+  value: unknown;
+  status: MapItemStatus;
+  attempt: number;
+  leaseUntil?: number;
+  output?: unknown;
+  error?: { code: string; message: string };
+}
+
+const strip = ({ pk: _pk, sk: _sk, ...rest }: Record<string, unknown>) => rest as unknown as MapItem;
+
+export function mapItemsStore(db: Db) {
+  const batch = batchOps(db);
+  const key = (scope: TenantScope, executionId: string, stepId: string, index: number) => keys.mapItem(scope, executionId, stepId, index);
+
+  /** Stores a map's items as pending (again, if a crashed attempt stored them: none had started). */
+  async function putItems(scope: TenantScope, executionId: string, stepId: string, values: unknown[]): Promise<void> {
+    await batch.batchWrite(values.map((value, index) => putRequest({ ...key(scope, executionId, stepId, index), index, value, status: 'pending', attempt: 0 })));
+  }
+
+  async function getItem(scope: TenantScope, executionId: string, stepId: string, index: number): Promise<MapItem | undefined> {
+    const out = await db.client.send(new GetCommand({ TableName: db.table, Key: key(scope, executionId, stepId, index), ConsistentRead: true }));
+    return out.Item ? strip(out.Item) : undefined;
+  }
+
+  /** Every item, in order. */
+  async function listItems(scope: TenantScope, executionId: string, stepId: string): Promise<MapItem[]> {
+    const items: MapItem[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const out = await db.client.send(
+        new QueryCommand({ TableName: db.table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': keys.mapItemPartition(scope, executionId, stepId) }, ConsistentRead: true, ExclusiveStartKey: start }),
+      );
+      items.push(...(out.Items ?? []).map(strip));
+      start = out.LastEvaluatedKey;
+    } while (start);
+    return items;
+  }
+
+  /** Takes an item to run (pending, retrying, or running on a lease that ran out); undefined when someone else has it or it is settled. */
+  async function claimItem(scope: TenantScope, executionId: string, stepId: string, index: number, leaseMs: number): Promise<MapItem | undefined> {
+    const now = Date.now();
+    const out = await ifConditionHolds(
+      db.client.send(
+        new UpdateCommand({
+          TableName: db.table,
+          Key: key(scope, executionId, stepId, index),
+          UpdateExpression: 'SET #st = :running, attempt = attempt + :one, leaseUntil = :until',
+          ConditionExpression: '#st IN (:pending, :retrying) OR (#st = :running AND leaseUntil < :now)',
+          ExpressionAttributeNames: { '#st': 'status' },
+          ExpressionAttributeValues: { ':running': 'running', ':pending': 'pending', ':retrying': 'retrying', ':one': 1, ':until': now + leaseMs, ':now': now },
+          ReturnValues: 'ALL_NEW',
+        }),
+      ),
+    );
+    return out?.Attributes ? strip(out.Attributes) : undefined;
+  }
+
+  async function renewItemLease(scope: TenantScope, executionId: string, stepId: string, index: number, attempt: number, leaseMs: number): Promise<boolean> {
+    const out = await ifConditionHolds(
+      db.client.send(
+        new UpdateCommand({
+          TableName: db.table,
+          Key: key(scope, executionId, stepId, index),
+          UpdateExpression: 'SET leaseUntil = :until',
+          ConditionExpression: '#st = :running AND attempt = :attempt',
+          ExpressionAttributeNames: { '#st': 'status' },
+          ExpressionAttributeValues: { ':until': Date.now() + leaseMs, ':running': 'running', ':attempt': attempt },
+        }),
+      ),
+    );
+    return out !== undefined;
+  }
+
+  /** Ends the attempt that claimed the item (only that one); false when it no longer held it. */
+  async function settleItem(scope: TenantScope, executionId: string, stepId: string, index: number, attempt: number, result: { status: 'succeeded' | 'failed' | 'retrying'; output?: unknown; error?: { code: string; message: string } }): Promise<boolean> {
+    const out = await ifConditionHolds(
+      db.client.send(
+        new UpdateCommand({
+          TableName: db.table,
+          Key: key(scope, executionId, stepId, index),
+          UpdateExpression: `SET #st = :status${result.output !== undefined ? ', #output = :output' : ''}${result.error ? ', #error = :error' : ''} REMOVE leaseUntil`,
+          ConditionExpression: '#st = :running AND attempt = :attempt',
+          ExpressionAttributeNames: { '#st': 'status', ...(result.output !== undefined ? { '#output': 'output' } : {}), ...(result.error ? { '#error': 'error' } : {}) },
+          ExpressionAttributeValues: { ':status': result.status, ':running': 'running', ':attempt': attempt, ...(result.output !== undefined ? { ':output': result.output } : {}), ...(result.error ? { ':error': result.error } : {}) },
+        }),
+      ),
+    );
+    return out !== undefined;
+  }
+
+  return { putItems, getItem, listItems, claimItem, renewItemLease, settleItem };
+}
+
+export type MapItemsStore = ReturnType<typeof mapItemsStore>;
