@@ -12,6 +12,7 @@ export function buildApp(app = new App()) {
     data: data.data,
     ingestion: data.ingestion,
     workflowSteps: data.workflowSteps,
+    webhooks: data.webhooks,
     secretsKey: data.secretsKey,
     providerKeys: data.providerKeys,
     platformAdminToken: data.platformAdminToken,

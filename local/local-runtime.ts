@@ -4,10 +4,11 @@ import { configuredRuntime } from '../shared/configured-runtime';
 import { handleIngestionMessage } from '../shared/domain/ingestion';
 import { agentTurn } from '../shared/domain/conversation';
 import { consumeStepMessage } from '../shared/domain/workflow-execution';
+import { deliverWebhook } from '../shared/domain/webhooks';
 import { sweep } from '../shared/domain/work-sweeper';
 import { errorFields, log } from '../shared/log';
 import { platformSecretsLoader, type PlatformSecrets } from '../shared/platform/platform-secrets';
-import type { IngestionMessage, StepMessage } from '../shared/queue/messages';
+import type { IngestionMessage, StepMessage, WebhookMessage } from '../shared/queue/messages';
 import { sqsQueuesFromConfig } from '../shared/queue/sqs-queue';
 import { storedQueue, type StoredQueue } from '../shared/queue/stored-queue';
 import type { Runtime } from '../shared/runtime';
@@ -21,6 +22,7 @@ export interface LocalRuntime {
   /** The queues stored in the table and their workers in this process (absent where an SQS queue URL is configured). */
   ingestion?: StoredQueue<IngestionMessage>;
   workflowSteps?: StoredQueue<StepMessage>;
+  webhooks?: StoredQueue<WebhookMessage>;
   /**
    * Starts the workers; `releaseTaken` when this process alone serves the data (local mode's own
    * DynamoDB); `sweepEveryMs` runs the sweeper that often (the server; tests sweep when they choose).
@@ -53,17 +55,21 @@ export function localRuntime(parts: { db: Db; secretsKey: Buffer; platformSecret
   const workflowSteps = config.workflowQueueUrl
     ? undefined
     : storedQueue<StepMessage>(store.queueMessages, { namespace, name: 'workflow-steps' }, (message, delivery) => consumeStepMessage(rt, message, delivery), { visibilityMs, concurrency: 4 });
-  const sqs = ingestion && workflowSteps ? undefined : sqsQueuesFromConfig();
+  const webhooks = config.webhookQueueUrl
+    ? undefined
+    : storedQueue<WebhookMessage>(store.queueMessages, { namespace, name: 'webhooks' }, (message, delivery) => deliverWebhook(rt, message, delivery), { visibilityMs, concurrency: 4 });
+  const sqs = ingestion && workflowSteps && webhooks ? undefined : sqsQueuesFromConfig();
   const rt: Runtime = {
     ...base,
-    queues: { ingestion: ingestion ?? sqs!.ingestion, workflowSteps: workflowSteps ?? sqs!.workflowSteps },
+    queues: { ingestion: ingestion ?? sqs!.ingestion, workflowSteps: workflowSteps ?? sqs!.workflowSteps, webhooks: webhooks ?? sqs!.webhooks },
   };
-  const workers = [ingestion, workflowSteps].filter((q) => q !== undefined);
+  const workers = [ingestion, workflowSteps, webhooks].filter((q) => q !== undefined);
   let sweeper: NodeJS.Timeout | undefined;
   return {
     rt,
     ingestion,
     workflowSteps,
+    webhooks,
     start: async (options = {}) => {
       await Promise.all(workers.map((q) => q.start(options)));
       if (options.sweepEveryMs) {

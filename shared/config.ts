@@ -54,6 +54,10 @@ const schema = z.object({
   INGESTION_QUEUE_URL: z.url().optional(),
   /** SQS queue of workflow steps (AWS); unset: local mode's queue stored in the table. */
   WORKFLOW_QUEUE_URL: z.url().optional(),
+  /** SQS queue of completion webhook deliveries (AWS); unset: local mode's queue stored in the table. */
+  WEBHOOK_QUEUE_URL: z.url().optional(),
+  /** Seconds before a failed webhook delivery's second attempt, doubled for each later one (at most 900). */
+  WEBHOOK_RETRY_BASE_SECONDS: z.coerce.number().int().min(0).max(900).default(10),
   /** How long a synchronous execute waits before answering 202. */
   WORKFLOW_SYNC_WAIT_MS: z.coerce.number().int().min(0).max(28_000).default(25_000),
   /** An SQS-compatible endpoint (tests); unset in AWS. */
@@ -144,6 +148,8 @@ function load() {
     ingestionQueueUrl: env.INGESTION_QUEUE_URL,
     sqsEndpoint: env.SQS_ENDPOINT,
     workflowQueueUrl: env.WORKFLOW_QUEUE_URL,
+    webhookQueueUrl: env.WEBHOOK_QUEUE_URL,
+    webhookRetryBaseSeconds: env.WEBHOOK_RETRY_BASE_SECONDS,
     workflowSyncWaitMs: env.WORKFLOW_SYNC_WAIT_MS,
     secretsKmsKeyId: env.SECRETS_KMS_KEY_ID,
     openaiApiKey: env.OPENAI_API_KEY,

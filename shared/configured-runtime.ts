@@ -17,7 +17,7 @@ export function configuredRuntime(given: Partial<Runtime> = {}): Runtime {
   return {
     // Built only when not given: a store holds a DynamoDB client (local mode and tests give theirs).
     store: given.store ?? createStore(createDb()),
-    queues: { ingestion: unconfiguredQueue('INGESTION_QUEUE_URL'), workflowSteps: unconfiguredQueue('WORKFLOW_QUEUE_URL') },
+    queues: { ingestion: unconfiguredQueue('INGESTION_QUEUE_URL'), workflowSteps: unconfiguredQueue('WORKFLOW_QUEUE_URL'), webhooks: unconfiguredQueue('WEBHOOK_QUEUE_URL') },
     secrets: missingSecretBox(),
     platformSecrets: async () => {
       throw new Error('No platform secrets in this function');

@@ -1,7 +1,7 @@
 import type { Gateway } from './gateway';
 import type { ModelResolver } from './models/types';
 import type { PlatformSecrets } from './platform/platform-secrets';
-import type { IngestionMessage, StepMessage } from './queue/messages';
+import type { IngestionMessage, StepMessage, WebhookMessage } from './queue/messages';
 import type { Queue } from './queue/queue';
 import type { SecretBox } from './secrets/secret-box';
 import type { Store } from './store';
@@ -64,6 +64,7 @@ export interface Runtime {
   readonly queues: {
     readonly ingestion: Queue<IngestionMessage>;
     readonly workflowSteps: Queue<StepMessage>;
+    readonly webhooks: Queue<WebhookMessage>;
   };
   /** Seals and opens stored secrets (source credentials). */
   readonly secrets: SecretBox;

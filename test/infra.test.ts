@@ -37,25 +37,25 @@ describe('CDK app', () => {
     });
   });
 
-  it('gives both work queues a dead-letter queue, encryption and TLS-only access', () => {
+  it('gives the three work queues (ingestion, workflow steps, webhook deliveries) a dead-letter queue, encryption and TLS-only access', () => {
     const queues = data.findResources('AWS::SQS::Queue');
     const withRedrive = Object.values(queues).filter((q) => q.Properties.RedrivePolicy);
-    expect(withRedrive).toHaveLength(2);
+    expect(withRedrive).toHaveLength(3);
     for (const q of withRedrive) {
       expect(q.Properties.RedrivePolicy.maxReceiveCount).toBe(5);
       expect(q.Properties.SqsManagedSseEnabled).toBe(true);
     }
-    expect(Object.keys(queues)).toHaveLength(4);
-    data.resourceCountIs('AWS::SQS::QueuePolicy', 4);
+    expect(Object.keys(queues)).toHaveLength(6);
+    data.resourceCountIs('AWS::SQS::QueuePolicy', 6);
     data.hasResourceProperties('AWS::SQS::QueuePolicy', {
       PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
     });
-    data.resourceCountIs('AWS::CloudWatch::Alarm', 2);
+    data.resourceCountIs('AWS::CloudWatch::Alarm', 3);
   });
 
   it('runs one ARM64 Node 22 function per route group, ESM-bundled, with the table name', () => {
     const functions = api.findResources('AWS::Lambda::Function');
-    expect(Object.keys(functions)).toHaveLength(9); // six route groups, two workers and the sweeper
+    expect(Object.keys(functions)).toHaveLength(10); // six route groups, three workers and the sweeper
     for (const fn of Object.values(functions)) {
       expect(fn.Properties.Runtime).toBe('nodejs22.x');
       expect(fn.Properties.Architectures).toEqual(['arm64']);
@@ -63,14 +63,14 @@ describe('CDK app', () => {
       expect(fn.Properties.Environment.Variables.NODE_OPTIONS).toBe('--enable-source-maps');
     }
     const withTable = Object.values(functions).filter((f) => f.Properties.Environment.Variables.TABLE_NAME);
-    expect(withTable).toHaveLength(8); // the docs function has no data access
+    expect(withTable).toHaveLength(9); // the docs function has no data access
   });
 
   it('grants table data access on the table only, never dynamodb:* or DeleteTable', () => {
     const policies = Object.values(api.findResources('AWS::IAM::Policy'));
     const statements = policies.flatMap((p) => p.Properties.PolicyDocument.Statement as Array<{ Action: string | string[]; Resource: unknown }>);
     const dynamo = statements.filter((s) => [s.Action].flat().some((a) => a.startsWith('dynamodb:')));
-    expect(dynamo.filter((s) => [s.Action].flat().includes('dynamodb:PutItem'))).toHaveLength(8);
+    expect(dynamo.filter((s) => [s.Action].flat().includes('dynamodb:PutItem'))).toHaveLength(9);
     for (const s of dynamo) {
       const actions = [s.Action].flat();
       expect(actions).not.toContain('dynamodb:*');
@@ -221,6 +221,11 @@ describe('CDK app', () => {
     const [workerId, worker] = Object.entries(functions).find(([id]) => id.startsWith('WorkflowStepsWorker'))!;
     expect(kmsOf(workflowsId)).toEqual(['kms:GenerateDataKey']);
     expect(kmsOf(workerId)).toEqual(['kms:Decrypt']);
+    // The webhook worker opens each webhook's secret to sign, and is fed by its own queue.
+    const [webhookId, webhooks] = Object.entries(functions).find(([id]) => id.startsWith('WebhookWorker'))!;
+    expect(kmsOf(webhookId)).toEqual(['kms:Decrypt']);
+    expect(webhooks.Properties.Environment.Variables).toMatchObject({ WEBHOOK_QUEUE_URL: expect.anything(), SECRETS_KMS_KEY_ID: expect.anything() });
+    api.hasResourceProperties('AWS::Lambda::EventSourceMapping', { FunctionName: { Ref: webhookId }, FunctionResponseTypes: ['ReportBatchItemFailures'] });
     expect(worker.Properties.Environment.Variables.SECRETS_KMS_KEY_ID).toBeDefined();
     // Its 5 minutes hold the longest step and stay under the queue's 6-minute visibility.
     expect(worker.Properties.Timeout).toBe(300);
@@ -266,7 +271,7 @@ describe('CDK app', () => {
   it('names every function’s service and the stack’s metrics namespace, which the dashboard and alarms read', () => {
     const functions = Object.entries(api.findResources('AWS::Lambda::Function')).filter(([, fn]) => fn.Properties.Handler === 'index.handler');
     const services = functions.map(([, fn]) => fn.Properties.Environment.Variables.POWERTOOLS_SERVICE_NAME as string).sort();
-    expect(services).toEqual([...Object.keys(ROUTE_GROUPS), 'ingestion', 'sweeper', 'workflow-steps'].sort());
+    expect(services).toEqual([...Object.keys(ROUTE_GROUPS), 'ingestion', 'sweeper', 'webhooks', 'workflow-steps'].sort());
     for (const [, fn] of functions) expect(fn.Properties.Environment.Variables.METRICS_NAMESPACE).toBe('Cairn/CairnApi');
   });
 

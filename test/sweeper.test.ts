@@ -15,7 +15,7 @@ import { newTenant, type TestTenant } from './helpers/tenant';
  * a process that died between saving the work and sending it.
  */
 const dropping: Queue<never> = { send: async () => {} };
-const lossy: Runtime = { ...testRt, queues: { ingestion: dropping, workflowSteps: dropping } };
+const lossy: Runtime = { ...testRt, queues: { ingestion: dropping, workflowSteps: dropping, webhooks: dropping } };
 const app = createLocalApp(testRt);
 
 describe('the sweeper', () => {

@@ -2,6 +2,7 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { config } from '../../shared/config';
 import { cancelExecution, executeAndWait, getExecution, listExecutions, presentExecution } from '../../shared/domain/executions';
 import { completeHumanStep, listWaitingExecutions } from '../../shared/domain/workflow-human';
+import { presentDelivery, webhookInput } from '../../shared/domain/webhooks';
 import type { AppEnv } from '../../shared/http/context';
 import { ok, okList } from '../../shared/http/envelope';
 import { commonErrors, envelope, jsonContent, listEnvelope } from '../../shared/http/openapi-schemas';
@@ -18,9 +19,24 @@ const executeInput = z
   .strictObject({
     input: z.string().max(100_000).default('').openapi({ example: 'I was charged twice for my order' }),
     parameters: z.record(z.string(), z.unknown()).default({}).openapi({ description: 'Available to templates as {{parameters.<name>}}' }),
-    mode: z.enum(['sync', 'async']).default('sync').openapi({ description: 'sync waits up to 25 s for the result' }),
+    mode: z.enum(['sync', 'async']).default('sync').openapi({ description: 'sync waits up to 25 s for the result (an execution that waits for a person answers 202 at once)' }),
+    webhook: webhookInput.optional().openapi({ description: 'This execution’s completion webhook, instead of the workflow’s (its secret is required)' }),
   })
   .openapi('ExecuteRequest');
+
+const delivery = z
+  .object({
+    id: z.string().openapi({ description: 'Sent as Cairn-Delivery-Id: the same on every attempt', example: 'exe_01jd8x2k3m4n5p6q7r8s9t0v1w.succeeded' }),
+    key: z.string(),
+    event: z.enum(['succeeded', 'failed', 'canceled', 'waiting']),
+    url: z.string(),
+    status: z.enum(['pending', 'delivering', 'retrying', 'delivered', 'failed']),
+    attempt: z.int(),
+    attempts: z.array(z.object({ attempt: z.int(), at: z.string(), durationMs: z.number(), status: z.int().optional(), error: z.string().optional() })),
+    createdAt: z.string(),
+    deliveredAt: z.string().optional(),
+  })
+  .openapi('WebhookDelivery');
 
 const completeInput = z
   .strictObject({ input: z.unknown().openapi({ description: 'The person’s answer, matching the step’s request.schema', example: { approved: true, note: 'ok' } }) })
@@ -187,6 +203,25 @@ export function registerExecutionRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       const query = c.req.valid('query');
       const page = await listWaitingExecutions(rt, c.get('identity').scope, query);
       return okList(c, page.items.map(presentExecution), { limit: query.limit, nextCursor: page.nextCursor });
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/v1/workflows/{workflowId}/executions/{executionId}/deliveries',
+      operationId: 'listWebhookDeliveries',
+      tags: ['Workflows'],
+      summary: 'List the execution’s completion webhook deliveries, with every attempt',
+      security,
+      request: { params: executionParams },
+      responses: { 200: jsonContent(envelope(z.array(delivery)), 'The deliveries, oldest first'), ...commonErrors },
+    }),
+    async (c) => {
+      const { workflowId, executionId } = c.req.valid('param');
+      const scope = c.get('identity').scope;
+      await getExecution(rt, scope, workflowId, executionId);
+      return ok(c, (await rt.store.webhookDeliveries.listDeliveries(scope, executionId)).map(presentDelivery));
     },
   );
 }

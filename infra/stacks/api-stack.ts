@@ -33,6 +33,7 @@ export interface ApiStackProps extends StackProps {
   data: DataTable;
   ingestion: WorkQueue;
   workflowSteps: WorkQueue;
+  webhooks: WorkQueue;
   secretsKey: IKey;
   providerKeys: ISecret;
   platformAdminToken: ISecret;
@@ -114,6 +115,7 @@ export class ApiStack extends Stack {
     this.toolAccess(props);
     this.workflowWorker(props);
     this.sweeper(props);
+    this.webhookWorker(props);
 
     this.usagePlans();
     this.platformAccess(props);
@@ -122,7 +124,7 @@ export class ApiStack extends Stack {
     this.monitoring = new Monitoring(this, 'Monitoring', {
       api: this.api,
       functions: this.functions,
-      queues: { ingestion: props.ingestion, 'workflow steps': props.workflowSteps },
+      queues: { ingestion: props.ingestion, 'workflow steps': props.workflowSteps, 'webhook deliveries': props.webhooks },
       modelServices: ['agents', 'mcp', 'workflow-steps'],
     });
     props.alarms.notifyFrom(this);
@@ -156,6 +158,31 @@ export class ApiStack extends Stack {
     worker.addEventSource(new SqsEventSource(props.workflowSteps.queue, { batchSize: 5, reportBatchItemFailures: true, maxConcurrency: 20 }));
     this.functions['workflow-steps'] = worker;
     alarmAt(this, 'WorkflowStepsWorkerErrors', worker.metricErrors({ period: Duration.minutes(5) }), 'Workflow steps worker errors');
+  }
+
+  /**
+   * Completion webhooks: whatever settles an execution (the steps worker, the workflows function
+   * canceling or completing a person's step, the sweeper failing a stuck one) queues its delivery;
+   * the worker signs and sends it (opening the webhook's sealed secret) and re-sends a failed one
+   * with a delay.
+   */
+  private webhookWorker(props: ApiStackProps) {
+    const worker = new AppFunction(this, 'WebhookWorker', {
+      entry: 'functions/webhooks/handler.ts',
+      memorySize: 512,
+      timeout: Duration.seconds(30),
+      environment: { WEBHOOK_QUEUE_URL: props.webhooks.queue.queueUrl, SECRETS_KMS_KEY_ID: props.secretsKey.keyArn },
+    });
+    props.data.bind(worker, 'RW');
+    props.webhooks.queue.grantSendMessages(worker);
+    props.secretsKey.grant(worker, 'kms:Decrypt');
+    worker.addEventSource(new SqsEventSource(props.webhooks.queue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: 10 }));
+    for (const sender of [this.groups.workflows!.fn, this.functions['workflow-steps']!, this.functions.sweeper!]) {
+      sender.addEnvironment('WEBHOOK_QUEUE_URL', props.webhooks.queue.queueUrl);
+      props.webhooks.queue.grantSendMessages(sender);
+    }
+    this.functions.webhooks = worker;
+    alarmAt(this, 'WebhookWorkerErrors', worker.metricErrors({ period: Duration.minutes(5) }), 'Webhook worker errors');
   }
 
   /**

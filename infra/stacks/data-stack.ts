@@ -12,6 +12,8 @@ export class DataStack extends Stack {
   readonly data: DataTable;
   readonly workflowSteps: WorkQueue;
   readonly ingestion: WorkQueue;
+  /** Completion webhook deliveries, retried with backoff by re-sending (the receiver's failures are not the queue's). */
+  readonly webhooks: WorkQueue;
   /** Wraps the data keys that seal stored secrets (PostgreSQL credentials). */
   readonly secretsKey: Key;
   /** API keys of model providers; fill in after deploying (see README). */
@@ -31,6 +33,7 @@ export class DataStack extends Stack {
     // Visibility at six times the worker timeout, as AWS advises for SQS event sources.
     this.workflowSteps = new WorkQueue(this, 'WorkflowSteps', { visibilityTimeout: Duration.minutes(6), maxReceiveCount: MAX_RECEIVES });
     this.ingestion = new WorkQueue(this, 'Ingestion', { visibilityTimeout: Duration.minutes(30), maxReceiveCount: MAX_RECEIVES });
+    this.webhooks = new WorkQueue(this, 'WebhookDeliveries', { visibilityTimeout: Duration.minutes(3), maxReceiveCount: MAX_RECEIVES });
     this.secretsKey = new Key(this, 'SecretsKey', {
       description: 'Cairn: wraps data keys of stored source credentials',
       enableKeyRotation: true,

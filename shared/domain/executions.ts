@@ -1,10 +1,12 @@
 import { ConflictError, NotFoundError } from '../errors';
 import { isId, newId } from '../ids';
 import type { Runtime } from '../runtime';
-import type { ExecutionRecord, ExecutionStatus, StepState } from '../store/executions';
+import { executionChanges, type ExecutionRecord, type ExecutionStatus, type StepState } from '../store/executions';
 import type { TenantScope } from '../tenancy';
 import { dependenciesOf, readySteps, sendSteps } from './workflow-progress';
+import { notifyWebhook, sealWebhook, type WebhookInput } from './webhooks';
 import { workflows } from './workflow-records';
+import type { StoredWorkflow } from './workflows';
 import type { Definition } from './workflow-step-run';
 
 /**
@@ -16,9 +18,11 @@ export async function startExecution(
   rt: Runtime,
   scope: TenantScope,
   workflowId: string,
-  request: { input: string; parameters: Record<string, unknown>; keyId?: string },
+  request: ExecuteRequest,
 ): Promise<ExecutionRecord> {
-  const workflow = await workflows.get(rt, scope, workflowId);
+  const workflow = (await workflows.get(rt, scope, workflowId)) as StoredWorkflow;
+  // The request's webhook over the workflow's, pinned like the definition.
+  const webhook = request.webhook ? await sealWebhook(rt, scope, request.webhook, undefined, 'webhook') : workflow.webhook;
   const deps = dependenciesOf(workflow.steps);
   const definition = workflow.steps.map((s, i) => ({ ...s, dependsOn: deps[i]! })) as Definition;
   const now = new Date().toISOString();
@@ -33,6 +37,7 @@ export async function startExecution(
     definition,
     usage: { inputTokens: 0, outputTokens: 0 },
     ...(request.keyId ? { keyId: request.keyId } : {}),
+    ...(webhook ? { webhook } : {}),
     createdAt: now,
     startedAt: now,
   };
@@ -45,7 +50,30 @@ export async function startExecution(
   return execution;
 }
 
-const FINISHED = new Set(['succeeded', 'failed', 'canceled']);
+export interface ExecuteRequest {
+  input: string;
+  parameters: Record<string, unknown>;
+  keyId?: string;
+  webhook?: WebhookInput;
+}
+
+export const FINISHED = new Set(['succeeded', 'failed', 'canceled']);
+
+/**
+ * Resolves when this process changes the execution (it runs its steps: local mode), or after
+ * `maxMs` (the steps run elsewhere: the record is read again).
+ */
+export function nextChange(executionId: string, maxMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      executionChanges.off(executionId, done);
+      resolve();
+    };
+    const timer = setTimeout(done, Math.max(0, maxMs));
+    executionChanges.on(executionId, done);
+  });
+}
 
 /**
  * Starts an execution and waits up to `waitMs` for it to finish; `finished` says whether it did
@@ -56,13 +84,15 @@ export async function executeAndWait(
   rt: Runtime,
   scope: TenantScope,
   workflowId: string,
-  request: { input: string; parameters: Record<string, unknown>; keyId?: string },
+  request: ExecuteRequest,
   waitMs: number,
 ): Promise<{ execution: ExecutionRecord; finished: boolean }> {
   let execution = await startExecution(rt, scope, workflowId, request);
   const deadline = rt.clock.now() + waitMs;
+  let pause = 20;
   while (!FINISHED.has(execution.status) && execution.status !== 'waiting' && rt.clock.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 50));
+    await nextChange(execution.id, Math.min(pause, deadline - rt.clock.now()));
+    pause = Math.min(1000, pause * 1.5);
     execution = (await rt.store.executions.getExecution(scope, workflowId, execution.id)) ?? execution;
   }
   return { execution, finished: FINISHED.has(execution.status) };
@@ -88,6 +118,7 @@ export async function cancelExecution(rt: Runtime, scope: TenantScope, workflowI
   await rt.store.unfinishedWork.remove({ kind: 'execution', tenantId: scope.tenantId, id: executionId });
   await rt.store.executions.removeWaiting(scope, executionId);
   if (!canceled) throw new ConflictError(`Execution ${executionId} is already ${current.status}`, { status: current.status });
+  await notifyWebhook(rt, scope, canceled, 'canceled');
   return canceled;
 }
 

@@ -1,6 +1,7 @@
 import type { Runtime } from '../runtime';
 import type { ExecutionRecord, StepState } from '../store/executions';
 import type { TenantScope } from '../tenancy';
+import { notifyWebhook } from './webhooks';
 import type { Definition } from './workflow-step-run';
 
 /**
@@ -39,9 +40,11 @@ export async function sendItems(rt: Runtime, scope: TenantScope, execution: Pick
 
 /** Moves an execution to its final state, takes it off the sweeper's list and the waiting list. */
 export async function finishExecution(rt: Runtime, scope: TenantScope, execution: ExecutionRecord, result: Parameters<Runtime['store']['executions']['finishExecution']>[2]) {
-  await rt.store.executions.finishExecution(scope, execution, result);
+  const finished = await rt.store.executions.finishExecution(scope, execution, result);
   await rt.store.unfinishedWork.remove({ kind: 'execution', tenantId: scope.tenantId, id: execution.id });
   await rt.store.executions.removeWaiting(scope, execution.id);
+  // Only the call that finished it notifies.
+  if (finished) await notifyWebhook(rt, scope, finished, result.status);
 }
 
 export async function afterSettle(rt: Runtime, scope: TenantScope, execution: ExecutionRecord): Promise<void> {
@@ -65,6 +68,9 @@ export async function afterSettle(rt: Runtime, scope: TenantScope, execution: Ex
   if (execution.status === 'running' && !states.some((s) => ACTIVE.has(s.status)) && states.some((s) => s.status === 'waiting')) {
     // The pointer first: a listing drops pointers whose execution is not waiting, never misses one that is.
     await rt.store.executions.putWaiting(scope, execution);
-    await rt.store.executions.markWaiting(scope, execution, execution.steps);
+    const waiting = await rt.store.executions.markWaiting(scope, execution, execution.steps);
+    // One delivery per wait: keyed by the steps it waits on.
+    const steps = states.filter((s) => s.status === 'waiting').map((s) => s.id);
+    if (waiting) await notifyWebhook(rt, scope, waiting, 'waiting', `waiting.${steps.join('.')}`);
   }
 }

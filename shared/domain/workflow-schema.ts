@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { readOnlyFields, recordFields } from './schema-helpers';
+import { webhookInput, webhookShown } from './webhooks';
 import { STEP_KINDS, STEP_TYPES } from './steps';
 import { retryPolicy, stepCommon, stepOf } from './steps/step-schema';
 
@@ -38,6 +39,7 @@ export const workflowInput = z
           } else seen.set(step.id, index);
         });
       }),
+    webhook: webhookInput.optional().openapi({ description: 'Where to POST each execution’s summary when it succeeds, fails, is canceled or waits (signed; see Cairn-Signature)' }),
     ...readOnlyFields,
   })
   .openapi('WorkflowInput');
@@ -63,6 +65,7 @@ export const workflow = z
         timeoutSeconds: z.int().optional(),
       }),
     ),
+    webhook: webhookShown.optional(),
   })
   .openapi('Workflow');
 

@@ -3,6 +3,7 @@ import type { TenantScope } from '../tenancy';
 import { ValidationError } from '../errors';
 import { stepKind } from './steps';
 import { compileWorkflow } from './workflow-compiler';
+import { sealWebhook, showWebhook, type StoredWebhook } from './webhooks';
 import { withoutReadOnly } from './schema-helpers';
 import type { Workflow, WorkflowInput } from './workflow-schema';
 import type { Runtime } from '../runtime';
@@ -12,6 +13,8 @@ import { workflows } from './workflow-records';
 export { workflows } from './workflow-records';
 
 type StoredStep = Workflow['steps'][number];
+/** A workflow as stored: its webhook's secret sealed. */
+export type StoredWorkflow = Omit<Workflow, 'webhook'> & { webhook?: StoredWebhook };
 type WorkflowFields = Omit<Workflow, 'id' | 'createdAt' | 'updatedAt' | 'version'>;
 
 /**
@@ -66,8 +69,10 @@ async function prepareSteps(rt: Runtime, scope: TenantScope, steps: StoredStep[]
 }
 
 async function fieldsOf(rt: Runtime, scope: TenantScope, input: WorkflowInput, current?: Workflow): Promise<WorkflowFields> {
-  const rest = withoutReadOnly(input) as Omit<WorkflowInput, 'steps'>;
-  return { ...rest, steps: await prepareSteps(rt, scope, compiled(input), current?.steps) };
+  const { webhook, ...rest } = withoutReadOnly(input) as WorkflowInput;
+  const steps = await prepareSteps(rt, scope, compiled(input), current?.steps);
+  const kept = (current as StoredWorkflow | undefined)?.webhook;
+  return { ...rest, steps, ...(webhook ? { webhook: await sealWebhook(rt, scope, webhook, kept, 'webhook') } : {}) } as unknown as WorkflowFields;
 }
 
 /** A workflow as responses show it: sealed secrets shown as `{type, configured: true}`. */
@@ -80,7 +85,8 @@ export function presentWorkflow(workflow: Workflow): Workflow {
       if (kind?.present) config = kind.present(config) as Record<string, unknown>;
       return { ...step, config };
     });
-  return { ...workflow, steps: present(workflow.steps) };
+  const { webhook, ...rest } = workflow as StoredWorkflow;
+  return { ...rest, steps: present(workflow.steps), ...(webhook ? { webhook: showWebhook(webhook) } : {}) };
 }
 
 /** Records steps name must exist in the tenant when the workflow is written: search steps' sources, agent steps' agents. */

@@ -33,3 +33,13 @@ export interface StepMessage {
   /** One item of a `map` step, by position. */
   item?: number;
 }
+
+/** Completion webhooks: deliver one event of one execution (webhooks.ts). */
+export interface WebhookMessage {
+  type: 'deliver';
+  tenantId: string;
+  workflowId: string;
+  executionId: string;
+  /** The delivery's key among the execution's: `<event>` or `waiting.<stepId>`. */
+  delivery: string;
+}

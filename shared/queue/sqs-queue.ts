@@ -36,5 +36,6 @@ export function sqsQueuesFromConfig(): Runtime['queues'] {
   return {
     ingestion: config.ingestionQueueUrl ? sqsQueue(client, config.ingestionQueueUrl) : unconfiguredQueue('INGESTION_QUEUE_URL'),
     workflowSteps: config.workflowQueueUrl ? sqsQueue(client, config.workflowQueueUrl) : unconfiguredQueue('WORKFLOW_QUEUE_URL'),
+    webhooks: config.webhookQueueUrl ? sqsQueue(client, config.webhookQueueUrl) : unconfiguredQueue('WEBHOOK_QUEUE_URL'),
   };
 }

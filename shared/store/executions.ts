@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { TenantScope } from '../tenancy';
 import type { Db } from './db';
@@ -64,6 +65,8 @@ export interface ExecutionRecord {
   usage: { inputTokens: number; outputTokens: number };
   /** The API key that started it, for usage accounting. */
   keyId?: string;
+  /** Where its completion webhooks go (the execute request's, else the workflow's); the domain seals the secret, the store keeps it as is. */
+  webhook?: { url: string; events: Array<'succeeded' | 'failed' | 'canceled' | 'waiting'>; sealed: object };
   createdAt: string;
   startedAt: string;
   finishedAt?: string;
@@ -71,9 +74,17 @@ export interface ExecutionRecord {
 
 const strip = ({ pk: _pk, sk: _sk, ...rest }: Record<string, unknown>) => rest as unknown as ExecutionRecord;
 
+/**
+ * Changes this process made to executions, by execution id: a synchronous execute or an event
+ * stream in the process that runs the steps (local mode) hears of them at once; elsewhere they
+ * read the record again after a growing pause.
+ */
+export const executionChanges = new EventEmitter().setMaxListeners(0);
+
 export function executionsStore(db: Db) {
   async function conditional(command: UpdateCommand): Promise<ExecutionRecord | undefined> {
     const out = await ifConditionHolds(db.client.send(command));
+    if (out) executionChanges.emit((command.input.Key as { sk: string }).sk);
     return out && strip(out.Attributes ?? {});
   }
 

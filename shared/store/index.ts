@@ -19,6 +19,7 @@ import { syncLedgerStore } from './sync-ledger';
 import { unfinishedWorkStore } from './unfinished-work';
 import { tokenBudgetsStore } from './token-budgets';
 import { usageStore } from './usage';
+import { webhookDeliveriesStore } from './webhook-deliveries';
 
 /**
  * Every stored entity over one DynamoDB handle. Built once per runtime (Lambda entry, local
@@ -46,6 +47,7 @@ export function createStore(db: Db) {
     unfinishedWork: unfinishedWorkStore(db),
     usage: usageStore(db),
     tokenBudgets: tokenBudgetsStore(db),
+    webhookDeliveries: webhookDeliveriesStore(db),
   };
 }
 

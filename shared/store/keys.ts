@@ -144,6 +144,9 @@ export const keys = {
     pk: keys.mapItemPartition(scope, executionId, stepId),
     sk: String(index).padStart(5, '0'),
   }),
+  /** Completion webhook deliveries of an execution, one item per event. */
+  webhookDeliveryPartition: (scope: TenantScope, executionId: string) => `${scoped(scope)}#DELIVERY#${executionId}`,
+  webhookDelivery: (scope: TenantScope, executionId: string, key: string): ItemKey => ({ pk: keys.webhookDeliveryPartition(scope, executionId), sk: key }),
   /** The tenant's executions waiting for a person, across workflows (pointers; the execution is the truth). */
   waitingPartition: (scope: TenantScope) => `${scoped(scope)}#WAITING`,
   waitingExecution: (scope: TenantScope, executionId: string): ItemKey => ({ pk: keys.waitingPartition(scope), sk: executionId }),

@@ -848,6 +848,7 @@ export interface components {
                 retry?: components["schemas"]["RetryPolicy"];
                 timeoutSeconds?: number;
             }[];
+            webhook?: components["schemas"]["Webhook"];
         };
         RetryPolicy: {
             /**
@@ -867,6 +868,12 @@ export interface components {
             delaySeconds?: number;
             /** @default 300 */
             maxDelaySeconds?: number;
+        };
+        Webhook: {
+            url: string;
+            events: ("succeeded" | "failed" | "canceled" | "waiting")[];
+            /** @enum {boolean} */
+            configured: true;
         };
         CompiledWorkflow: {
             valid: boolean;
@@ -901,6 +908,7 @@ export interface components {
             /** @default  */
             description?: string;
             steps: components["schemas"]["WorkflowStep"][];
+            webhook?: components["schemas"]["WebhookInput"];
             /** @description read-only; ignored */
             id?: unknown;
             /** @description read-only; ignored */
@@ -2433,6 +2441,23 @@ export interface components {
                 expression?: string;
             };
             expression?: string;
+        };
+        /** @description Where to POST each execution’s summary when it succeeds, fails, is canceled or waits (signed; see Cairn-Signature) */
+        WebhookInput: {
+            /** @example https://hooks.example.com/cairn */
+            url: string;
+            /** @description Signs each delivery (HMAC-SHA256); stored sealed, never returned. Required unless one is stored (a client sending back what it read keeps it) */
+            secret?: string;
+            /**
+             * @default [
+             *       "succeeded",
+             *       "failed",
+             *       "canceled"
+             *     ]
+             */
+            events?: ("succeeded" | "failed" | "canceled" | "waiting")[];
+            /** @description Read-only: ignored when sent */
+            configured?: boolean;
         };
         KnowledgeCollection: {
             id: string;

@@ -469,6 +469,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/workflows/{workflowId}/executions/{executionId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the execution’s completion webhook deliveries, with every attempt */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/mcp": {
         parameters: {
             query?: never;
@@ -1560,6 +1577,7 @@ export interface components {
                 retry?: components["schemas"]["RetryPolicy"];
                 timeoutSeconds?: number;
             }[];
+            webhook?: components["schemas"]["Webhook"];
         };
         RetryPolicy: {
             /**
@@ -1580,12 +1598,19 @@ export interface components {
             /** @default 300 */
             maxDelaySeconds?: number;
         };
+        Webhook: {
+            url: string;
+            events: ("succeeded" | "failed" | "canceled" | "waiting")[];
+            /** @enum {boolean} */
+            configured: true;
+        };
         WorkflowInput: {
             /** @example Customer support flow */
             name: string;
             /** @default  */
             description?: string;
             steps: components["schemas"]["WorkflowStep"][];
+            webhook?: components["schemas"]["WebhookInput"];
             /** @description read-only; ignored */
             id?: unknown;
             /** @description read-only; ignored */
@@ -3101,6 +3126,23 @@ export interface components {
             };
             expression?: string;
         };
+        /** @description Where to POST each execution’s summary when it succeeds, fails, is canceled or waits (signed; see Cairn-Signature) */
+        WebhookInput: {
+            /** @example https://hooks.example.com/cairn */
+            url: string;
+            /** @description Signs each delivery (HMAC-SHA256); stored sealed, never returned. Required unless one is stored (a client sending back what it read keeps it) */
+            secret?: string;
+            /**
+             * @default [
+             *       "succeeded",
+             *       "failed",
+             *       "canceled"
+             *     ]
+             */
+            events?: ("succeeded" | "failed" | "canceled" | "waiting")[];
+            /** @description Read-only: ignored when sent */
+            configured?: boolean;
+        };
         Execution: {
             /** @example exe_01jd8x2k3m4n5p6q7r8s9t0v1w */
             id: string;
@@ -3170,11 +3212,12 @@ export interface components {
                 [key: string]: unknown;
             };
             /**
-             * @description sync waits up to 25 s for the result
+             * @description sync waits up to 25 s for the result (an execution that waits for a person answers 202 at once)
              * @default sync
              * @enum {string}
              */
             mode?: "sync" | "async";
+            webhook?: components["schemas"]["WebhookInput"] & unknown;
         };
         CompleteStepRequest: {
             /**
@@ -3185,6 +3228,29 @@ export interface components {
              *     }
              */
             input?: unknown;
+        };
+        WebhookDelivery: {
+            /**
+             * @description Sent as Cairn-Delivery-Id: the same on every attempt
+             * @example exe_01jd8x2k3m4n5p6q7r8s9t0v1w.succeeded
+             */
+            id: string;
+            key: string;
+            /** @enum {string} */
+            event: "succeeded" | "failed" | "canceled" | "waiting";
+            url: string;
+            /** @enum {string} */
+            status: "pending" | "delivering" | "retrying" | "delivered" | "failed";
+            attempt: number;
+            attempts: {
+                attempt: number;
+                at: string;
+                durationMs: number;
+                status?: number;
+                error?: string;
+            }[];
+            createdAt: string;
+            deliveredAt?: string;
         };
         JsonRpcMessage: {
             /** @enum {string} */
@@ -8025,6 +8091,139 @@ export interface operations {
                     "application/json": {
                         data: components["schemas"]["Execution"][];
                         meta: components["schemas"]["PageMeta"];
+                    };
+                };
+            };
+            /** @description Invalid request: details.field names the field */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for ids of other tenants) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The data store is briefly unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workflowId: string;
+                executionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deliveries, oldest first */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["WebhookDelivery"][];
+                        meta: components["schemas"]["Meta"];
                     };
                 };
             };

@@ -17,3 +17,5 @@ process.env.TOOL_ALLOWED_HOSTS = 'localhost';
 process.env.CORS_ORIGINS = 'https://console.example';
 // Prices for usage reports' cost estimates (USD per 1,000 tokens).
 process.env.MODEL_PRICES = JSON.stringify({ 'openai/gpt-4o': { input: 0.0025, output: 0.01 } });
+// Completion webhooks retry after 1 s, 2 s, …: tests see retries without waiting minutes.
+process.env.WEBHOOK_RETRY_BASE_SECONDS = '1';

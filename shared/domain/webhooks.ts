@@ -1,0 +1,159 @@
+import { createHmac } from 'node:crypto';
+import { z } from '@hono/zod-openapi';
+import { config } from '../config';
+import { AppError, isRetryable, ValidationError } from '../errors';
+import { errorFields, log } from '../log';
+import { outboundPolicyFromConfig, outboundRequest } from '../net/outbound';
+import type { WebhookMessage } from '../queue/messages';
+import type { Delivery } from '../queue/queue';
+import type { Runtime } from '../runtime';
+import type { SealedSecret } from '../secrets/secret-box';
+import type { ExecutionRecord } from '../store/executions';
+import type { DeliveryRecord } from '../store/webhook-deliveries';
+import { scopeOf, type TenantScope } from '../tenancy';
+
+/**
+ * Completion webhooks: when an execution succeeds, fails, is canceled or waits for a person, Cairn
+ * POSTs its summary to the workflow's (or the execute request's) URL, signed as Stripe signs:
+ * `Cairn-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>" with the secret>`. Each
+ * delivery goes through the webhooks queue, is retried with exponential backoff, and every attempt
+ * is recorded; receivers get at-least-once, with `Cairn-Delivery-Id` to drop repeats. The URL goes
+ * through the outbound guard like every tenant-given URL.
+ */
+export const WEBHOOK_EVENTS = ['succeeded', 'failed', 'canceled', 'waiting'] as const;
+export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
+/** Attempts in all before a delivery is given up. */
+export const MAX_DELIVERY_ATTEMPTS = 8;
+
+const httpUrl = z
+  .string()
+  .max(2000)
+  .refine((value) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol), { error: 'must be an http or https URL' });
+
+export const webhookInput = z
+  .strictObject({
+    url: httpUrl.openapi({ example: 'https://hooks.example.com/cairn' }),
+    secret: z
+      .string()
+      .min(16, { error: 'must be at least 16 characters' })
+      .max(256)
+      .optional()
+      .openapi({ description: 'Signs each delivery (HMAC-SHA256); stored sealed, never returned. Required unless one is stored (a client sending back what it read keeps it)' }),
+    events: z.array(z.enum(WEBHOOK_EVENTS)).min(1).max(4).default(['succeeded', 'failed', 'canceled']),
+    configured: z.boolean().optional().openapi({ description: 'Read-only: ignored when sent' }),
+  })
+  .openapi('WebhookInput');
+export type WebhookInput = z.infer<typeof webhookInput>;
+
+export interface StoredWebhook {
+  url: string;
+  events: WebhookEvent[];
+  sealed: SealedSecret;
+}
+
+export const webhookShown = z.object({ url: z.string(), events: z.array(z.enum(WEBHOOK_EVENTS)), configured: z.literal(true) }).openapi('Webhook');
+
+const sealContext = (scope: TenantScope) => ({ tenantId: scope.tenantId, tool: 'webhook', purpose: 'workflow-webhook' });
+
+/** The webhook as stored: its secret sealed, or the one already stored kept. */
+export async function sealWebhook(rt: Runtime, scope: TenantScope, input: WebhookInput, kept: StoredWebhook | undefined, path: string): Promise<StoredWebhook> {
+  let sealed: SealedSecret;
+  if (input.secret !== undefined) sealed = await rt.secrets.seal(input.secret, sealContext(scope));
+  else if (kept) sealed = kept.sealed;
+  else throw new ValidationError(`${path}.secret`, 'is required (no secret is stored for this webhook yet)');
+  return { url: input.url, events: input.events, sealed };
+}
+
+export const showWebhook = (webhook: StoredWebhook): z.infer<typeof webhookShown> => ({ url: webhook.url, events: webhook.events, configured: true });
+
+/** The signature header of a body sent at `timestamp` (unix seconds). */
+export function signatureHeader(secret: string, timestamp: number, body: string): string {
+  return `t=${timestamp},v1=${createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`;
+}
+
+/** The execution as a delivery shows it: its state, and what a waiting execution waits for. */
+function summaryOf(execution: ExecutionRecord) {
+  const waiting = Object.values(execution.steps)
+    .filter((s) => s.status === 'waiting')
+    .map((s) => ({ stepId: s.id, request: { ...s.request!, ...(s.request?.expiresAt ? { expiresAt: new Date(s.request.expiresAt).toISOString() } : {}) } }));
+  return {
+    id: execution.id,
+    workflowId: execution.workflowId,
+    workflowVersion: execution.workflowVersion,
+    status: execution.status,
+    ...(execution.output !== undefined ? { output: execution.output } : {}),
+    ...(execution.error ? { error: execution.error } : {}),
+    ...(waiting.length > 0 ? { waiting } : {}),
+    usage: execution.usage,
+    startedAt: execution.startedAt,
+    ...(execution.finishedAt ? { finishedAt: execution.finishedAt } : {}),
+  };
+}
+
+/**
+ * Records and sends a delivery of `event` when the execution's webhook asks for it. `key` tells
+ * repeated events apart (each wait for a person is one); a delivery already recorded is not sent again.
+ */
+export async function notifyWebhook(rt: Runtime, scope: TenantScope, execution: ExecutionRecord, event: WebhookEvent, key: string = event): Promise<void> {
+  const webhook = execution.webhook;
+  if (!webhook?.events.includes(event)) return;
+  try {
+    const created = await rt.store.webhookDeliveries.createDelivery(scope, execution.id, { id: `${execution.id}.${key}`, key, event, url: webhook.url, status: 'pending', attempt: 0, attempts: [], createdAt: new Date(rt.clock.now()).toISOString() });
+    if (created) await rt.queues.webhooks.send([{ type: 'deliver', tenantId: scope.tenantId, workflowId: execution.workflowId, executionId: execution.id, delivery: key }]);
+  } catch (error) {
+    // The execution's own state is settled; a webhook it could not queue is logged, not a failed step.
+    log.error('webhook delivery not queued', { tenantId: scope.tenantId, executionId: execution.id, event, ...errorFields(error) });
+  }
+}
+
+const backoffSeconds = (attempt: number) => Math.min(900, config.webhookRetryBaseSeconds * 2 ** (attempt - 1));
+
+/** One attempt of one delivery; a failed attempt is retried through the queue until MAX_DELIVERY_ATTEMPTS. */
+export async function deliverWebhook(rt: Runtime, message: WebhookMessage, _delivery?: Delivery): Promise<void> {
+  const scope = scopeOf(message.tenantId);
+  const claimed = await rt.store.webhookDeliveries.claimDelivery(scope, message.executionId, message.delivery, 30_000);
+  if (!claimed) return; // delivered, given up, or being attempted
+  const execution = await rt.store.executions.getExecution(scope, message.workflowId, message.executionId);
+  const webhook = execution?.webhook;
+  const started = rt.clock.now();
+  const record = (outcome: { status?: number; error?: string }) => ({ attempt: claimed.attempt, at: new Date(started).toISOString(), durationMs: rt.clock.now() - started, ...outcome });
+  if (!execution || !webhook) {
+    await rt.store.webhookDeliveries.settleDelivery(scope, message.executionId, message.delivery, claimed.attempt, 'failed', record({ error: 'the execution or its webhook no longer exists' }));
+    return;
+  }
+  let outcome: { status?: number; error?: string };
+  let retryable = true;
+  try {
+    const secret = await rt.secrets.open(webhook.sealed as SealedSecret, sealContext(scope));
+    const body = JSON.stringify({ id: claimed.id, event: claimed.event, createdAt: claimed.createdAt, execution: summaryOf(execution) });
+    const response = await outboundRequest(
+      webhook.url,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'user-agent': 'Cairn-Webhooks/1', 'cairn-delivery-id': claimed.id, 'cairn-event': claimed.event, 'cairn-signature': signatureHeader(secret, Math.floor(rt.clock.now() / 1000), body) },
+        body,
+        timeoutMs: 10_000,
+        maxBytes: 4096,
+        // A receiver's redirect is not followed: the signed body is for the URL configured.
+        maxRedirects: 0,
+      },
+      outboundPolicyFromConfig(),
+    );
+    outcome = response.status >= 200 && response.status < 300 ? { status: response.status } : { status: response.status, error: `answered ${response.status}: ${response.body.toString('utf8').slice(0, 200)}` };
+  } catch (error) {
+    outcome = { error: error instanceof AppError ? error.message : 'the delivery failed' };
+    // A refused address or a URL that is not one will be refused again; a network error may pass.
+    retryable = isRetryable(error);
+  }
+  if (!outcome.error) {
+    await rt.store.webhookDeliveries.settleDelivery(scope, message.executionId, message.delivery, claimed.attempt, 'delivered', record(outcome));
+    return;
+  }
+  const last = !retryable || claimed.attempt >= MAX_DELIVERY_ATTEMPTS;
+  log.warn('webhook delivery failed', { tenantId: scope.tenantId, executionId: message.executionId, delivery: claimed.id, attempt: claimed.attempt, error: outcome.error, last });
+  const settled = await rt.store.webhookDeliveries.settleDelivery(scope, message.executionId, message.delivery, claimed.attempt, last ? 'failed' : 'retrying', record(outcome));
+  if (settled && !last) await rt.queues.webhooks.send([message], { delaySeconds: backoffSeconds(claimed.attempt) });
+}
+
+/** Deliveries as the API shows them. */
+export const presentDelivery = ({ leaseUntil: _lease, ...delivery }: DeliveryRecord) => delivery;

@@ -1,0 +1,92 @@
+import { PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { TenantScope } from '../tenancy';
+import { ifConditionHolds } from './conditional';
+import type { Db } from './db';
+import { keys } from './keys';
+
+/**
+ * Completion webhook deliveries: one item per event of an execution, with every attempt recorded.
+ * Claimed and settled like steps (conditional on the attempt), so a duplicated message sends once
+ * more at most when a worker died mid-attempt (receivers get at-least-once, with the delivery id
+ * to drop repeats).
+ */
+export type DeliveryStatus = 'pending' | 'delivering' | 'retrying' | 'delivered' | 'failed';
+
+export interface DeliveryAttempt {
+  attempt: number;
+  at: string;
+  durationMs: number;
+  /** The receiver's HTTP status, when it answered. */
+  status?: number;
+  error?: string;
+}
+
+export interface DeliveryRecord {
+  /** The idempotency id receivers see (`Cairn-Delivery-Id`): `<executionId>.<key>`. */
+  id: string;
+  key: string;
+  event: string;
+  url: string;
+  status: DeliveryStatus;
+  attempt: number;
+  leaseUntil?: number;
+  attempts: DeliveryAttempt[];
+  createdAt: string;
+  deliveredAt?: string;
+}
+
+const strip = ({ pk: _pk, sk: _sk, ...rest }: Record<string, unknown>) => rest as unknown as DeliveryRecord;
+
+export function webhookDeliveriesStore(db: Db) {
+  const key = (scope: TenantScope, executionId: string, deliveryKey: string) => keys.webhookDelivery(scope, executionId, deliveryKey);
+
+  /** Records a delivery to make, once: false when it was already recorded. */
+  async function createDelivery(scope: TenantScope, executionId: string, record: DeliveryRecord): Promise<boolean> {
+    const out = await ifConditionHolds(db.client.send(new PutCommand({ TableName: db.table, Item: { ...key(scope, executionId, record.key), ...record }, ConditionExpression: 'attribute_not_exists(pk)' })));
+    return out !== undefined;
+  }
+
+  /** Takes the next attempt (pending, retrying, or delivering on a lease that ran out); undefined when someone has it or it is settled. */
+  async function claimDelivery(scope: TenantScope, executionId: string, deliveryKey: string, leaseMs: number): Promise<DeliveryRecord | undefined> {
+    const now = Date.now();
+    const out = await ifConditionHolds(
+      db.client.send(
+        new UpdateCommand({
+          TableName: db.table,
+          Key: key(scope, executionId, deliveryKey),
+          UpdateExpression: 'SET #st = :delivering, attempt = attempt + :one, leaseUntil = :until',
+          ConditionExpression: '#st IN (:pending, :retrying) OR (#st = :delivering AND leaseUntil < :now)',
+          ExpressionAttributeNames: { '#st': 'status' },
+          ExpressionAttributeValues: { ':delivering': 'delivering', ':pending': 'pending', ':retrying': 'retrying', ':one': 1, ':until': now + leaseMs, ':now': now },
+          ReturnValues: 'ALL_NEW',
+        }),
+      ),
+    );
+    return out?.Attributes ? strip(out.Attributes) : undefined;
+  }
+
+  /** Ends the attempt that claimed it, recording the attempt: delivered, retrying or failed. */
+  async function settleDelivery(scope: TenantScope, executionId: string, deliveryKey: string, attempt: number, status: 'delivered' | 'retrying' | 'failed', record: DeliveryAttempt): Promise<boolean> {
+    const out = await ifConditionHolds(
+      db.client.send(
+        new UpdateCommand({
+          TableName: db.table,
+          Key: key(scope, executionId, deliveryKey),
+          UpdateExpression: `SET #st = :status, attempts = list_append(attempts, :record)${status === 'delivered' ? ', deliveredAt = :at' : ''} REMOVE leaseUntil`,
+          ConditionExpression: '#st = :delivering AND attempt = :attempt',
+          ExpressionAttributeNames: { '#st': 'status' },
+          ExpressionAttributeValues: { ':status': status, ':record': [record], ':delivering': 'delivering', ':attempt': attempt, ...(status === 'delivered' ? { ':at': record.at } : {}) },
+        }),
+      ),
+    );
+    return out !== undefined;
+  }
+
+  /** An execution's deliveries, oldest first. */
+  async function listDeliveries(scope: TenantScope, executionId: string): Promise<DeliveryRecord[]> {
+    const out = await db.client.send(new QueryCommand({ TableName: db.table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': keys.webhookDeliveryPartition(scope, executionId) }, ConsistentRead: true }));
+    return (out.Items ?? []).map(strip).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+  }
+
+  return { createDelivery, claimDelivery, settleDelivery, listDeliveries };
+}

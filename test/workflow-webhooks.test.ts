@@ -1,0 +1,134 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLocalApp } from '../local/local-app';
+import { call } from './helpers/http';
+import { newTenant, type TestTenant } from './helpers/tenant';
+import { testLocal, testRt } from './helpers/runtime';
+
+/**
+ * Completion webhooks against a real receiver that checks the signature as a customer would
+ * (Stripe's scheme), fails when told to, and records what it was sent.
+ */
+const app = createLocalApp(testRt);
+const SECRET = 'whsec_0123456789abcdef0123';
+
+interface Received {
+  headers: IncomingHttpHeaders;
+  body: string;
+  verified: boolean;
+}
+const received: Received[] = [];
+let failNext = 0;
+
+/** The check a receiver makes: the HMAC of "<t>.<body>" with the shared secret, compared in constant time. */
+function verify(header: string | undefined, body: string, secret: string): boolean {
+  const parts = Object.fromEntries((header ?? '').split(',').map((p) => p.split('=') as [string, string]));
+  if (!parts.t || !parts.v1) return false;
+  const expected = createHmac('sha256', secret).update(`${parts.t}.${body}`).digest();
+  const given = Buffer.from(parts.v1, 'hex');
+  return given.length === expected.length && timingSafeEqual(given, expected) && Math.abs(Date.now() / 1000 - Number(parts.t)) < 300;
+}
+
+const receiver = createServer((req, res) => {
+  let body = '';
+  req.on('data', (d: Buffer) => (body += d.toString()));
+  req.on('end', () => {
+    received.push({ headers: req.headers, body, verified: verify(req.headers['cairn-signature'] as string | undefined, body, SECRET) });
+    if (failNext > 0) {
+      failNext--;
+      return res.writeHead(500).end('down');
+    }
+    res.writeHead(204).end();
+  });
+});
+let url = '';
+let t: TestTenant;
+
+const create = async (body: unknown) => {
+  const res = await call(app, 'POST', '/v1/workflows', { key: t.apiKey, body });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body.data;
+};
+
+describe('completion webhooks', () => {
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    url = `http://localhost:${(receiver.address() as { port: number }).port}/hooks`;
+    t = await newTenant();
+  });
+  afterAll(async () => {
+    receiver.closeAllConnections();
+    await new Promise<void>((resolve) => receiver.close(() => resolve()));
+  });
+
+  it('delivers a signed summary once, after a receiver failing twice; three attempts recorded', async () => {
+    const wf = await create({ name: 'hooked', steps: [{ id: 'shape', type: 'transform', expression: '{"total": parameters.n * 2}' }], webhook: { url, secret: SECRET } });
+    expect(wf.webhook).toEqual({ url, events: ['succeeded', 'failed', 'canceled'], configured: true });
+    expect(JSON.stringify(wf)).not.toContain(SECRET);
+    received.length = 0;
+    failNext = 2;
+    const res = await call(app, 'POST', `/v1/workflows/${wf.id}/execute`, { key: t.apiKey, body: { parameters: { n: 21 } } });
+    expect(res.body.data.status).toBe('succeeded');
+    await testLocal.workflowSteps!.drain();
+    await testLocal.webhooks!.drain();
+    expect(received).toHaveLength(3);
+    expect(received.every((r) => r.verified)).toBe(true);
+    // The same delivery each time: receivers drop repeats by its id.
+    expect(new Set(received.map((r) => r.headers['cairn-delivery-id']))).toEqual(new Set([`${res.body.data.id}.succeeded`]));
+    const payload = JSON.parse(received[2]!.body);
+    expect(payload).toMatchObject({ id: `${res.body.data.id}.succeeded`, event: 'succeeded', execution: { id: res.body.data.id, workflowId: wf.id, status: 'succeeded', output: { total: 42 } } });
+    const deliveries = await call(app, 'GET', `/v1/workflows/${wf.id}/executions/${res.body.data.id}/deliveries`, { key: t.apiKey });
+    expect(deliveries.status).toBe(200);
+    expect(deliveries.body.data).toHaveLength(1);
+    expect(deliveries.body.data[0]).toMatchObject({ event: 'succeeded', status: 'delivered', attempt: 3 });
+    expect(deliveries.body.data[0].attempts.map((a: { status: number }) => a.status)).toEqual([500, 500, 204]);
+    // Backed off: the third attempt came at least 1 + 2 s after the first.
+    const at = deliveries.body.data[0].attempts.map((a: { at: string }) => Date.parse(a.at));
+    expect(at[2] - at[0]).toBeGreaterThanOrEqual(2_900);
+
+    // Sent back as read, the stored secret is kept: the next delivery is still signed with it.
+    const put = await call(app, 'PUT', `/v1/workflows/${wf.id}`, { key: t.apiKey, body: wf });
+    expect(put.status).toBe(200);
+    received.length = 0;
+    await call(app, 'POST', `/v1/workflows/${wf.id}/execute`, { key: t.apiKey, body: { parameters: { n: 1 } } });
+    await testLocal.workflowSteps!.drain();
+    await testLocal.webhooks!.drain();
+    expect(received.map((r) => r.verified)).toEqual([true]);
+  }, 30_000);
+
+  it('an execute request’s webhook: waiting and then succeeded, each once; a private address is refused without retries', async () => {
+    const wf = await create({
+      name: 'approval',
+      steps: [
+        { id: 'ok', type: 'human', prompt: 'Approve?', schema: { type: 'object', properties: { yes: { type: 'boolean' } }, required: ['yes'] } },
+        { id: 'done', type: 'transform', expression: 'steps.ok.output.yes' },
+      ],
+    });
+    received.length = 0;
+    const webhook = { url, secret: SECRET, events: ['waiting', 'succeeded'] };
+    const res = await call(app, 'POST', `/v1/workflows/${wf.id}/execute`, { key: t.apiKey, body: { webhook } });
+    expect(res.status).toBe(202);
+    await testLocal.workflowSteps!.drain();
+    await testLocal.webhooks!.drain();
+    expect(received.map((r) => JSON.parse(r.body).event)).toEqual(['waiting']);
+    expect(JSON.parse(received[0]!.body).execution.waiting).toEqual([{ stepId: 'ok', request: expect.objectContaining({ prompt: 'Approve?' }) }]);
+    await call(app, 'POST', `/v1/workflows/${wf.id}/executions/${res.body.data.id}/steps/ok/complete`, { key: t.apiKey, body: { input: { yes: true } } });
+    await testLocal.workflowSteps!.drain();
+    await testLocal.webhooks!.drain();
+    expect(received.map((r) => JSON.parse(r.body).event)).toEqual(['waiting', 'succeeded']);
+    expect(received.every((r) => r.verified)).toBe(true);
+
+    const noSecret = await call(app, 'POST', `/v1/workflows/${wf.id}/execute`, { key: t.apiKey, body: { webhook: { url } } });
+    expect(noSecret.status).toBe(400);
+    expect(noSecret.body.error.details.field).toBe('webhook.secret');
+
+    const metadata = await call(app, 'POST', `/v1/workflows/${wf.id}/execute`, { key: t.apiKey, body: { webhook: { url: 'http://169.254.169.254/latest', secret: SECRET, events: ['waiting'] } } });
+    await testLocal.workflowSteps!.drain();
+    await testLocal.webhooks!.drain();
+    const deliveries = (await call(app, 'GET', `/v1/workflows/${wf.id}/executions/${metadata.body.data.id}/deliveries`, { key: t.apiKey })).body.data;
+    expect(deliveries).toHaveLength(1);
+    expect(deliveries[0]).toMatchObject({ status: 'failed', attempt: 1 });
+    expect(deliveries[0].attempts[0].error).toMatch(/not a public address/);
+  }, 30_000);
+});
