@@ -150,11 +150,12 @@ describe('CDK app', () => {
     expect(functions.find((f) => f.Properties.Environment?.Variables?.DOCS_ASSETS_DIR)?.Properties.Environment.Variables.CURSOR_SIGNING_KEY).toBeUndefined();
   });
 
-  it('streams the agents group (converse, chat completions) with response streaming', () => {
+  it('streams the agents group (converse, chat completions) and the workflows group (execution events) with response streaming', () => {
     const methods = Object.values(api.findResources('AWS::ApiGateway::Method'));
     const streaming = methods.filter((m) => m.Properties.Integration.ResponseTransferMode === 'STREAM');
-    // /v1/agents, /v1/usage and /v1/traces and below (ANY and OPTIONS each); /v1/chat/completions, /v1/models and /v1/responses (and below)
-    expect(streaming).toHaveLength(18);
+    // /v1/agents, /v1/usage and /v1/traces and below (ANY and OPTIONS each); /v1/chat/completions, /v1/models and /v1/responses (and below);
+    // /v1/workflows and /v1/executions and below (ANY and OPTIONS each)
+    expect(streaming).toHaveLength(26);
     for (const m of streaming) expect(JSON.stringify(m.Properties.Integration.Uri)).toContain('response-streaming-invocations');
   });
 
@@ -229,6 +230,8 @@ describe('CDK app', () => {
     expect(worker.Properties.Environment.Variables.SECRETS_KMS_KEY_ID).toBeDefined();
     // Its 5 minutes hold the longest step and stay under the queue's 6-minute visibility.
     expect(worker.Properties.Timeout).toBe(300);
+    // An execution's event stream lasts up to 10 minutes.
+    expect(functions[workflowsId]!.Properties.Timeout).toBe(660);
   });
 
   it('runs the sweeper every five minutes, able to send to both queues', () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { invokeStreaming } from './helpers/lambda-streaming';
+import { parseSse } from './helpers/sse';
 // The runtime stand-in must exist before the streaming handler module loads.
 const { handler: agentsHandler } = await import('../functions/agents/handler');
 import { handler as docsHandler } from '../functions/api-docs/handler';
@@ -84,7 +85,7 @@ describe('Lambda handlers with API Gateway REST proxy events', () => {
     expect(ks.statusCode).toBe(201);
     const withContent = await invoke(sourcesHandler, restEvent('GET', `/v1/knowledge-sources/${ks.json.data.id}?include=content`, { apiKey: t.apiKey }));
     expect(withContent.json.data.files[0].content).toBe('# A');
-    const wf = await invoke(
+    const wf = await invokeStreaming(
       workflowsHandler,
       restEvent('POST', '/v1/workflows', {
         apiKey: t.apiKey,
@@ -93,8 +94,18 @@ describe('Lambda handlers with API Gateway REST proxy events', () => {
     );
     expect(wf.statusCode).toBe(201);
     expect(wf.json.data.steps[0].config.knowledgeSourceId).toBe(ks.json.data.id);
+    // Execution events stream through Lambda response streaming: a finished execution's snapshot and end.
+    // (Executed locally: the handler's own queue is SQS, which this test does not start.)
+    const local = createLocalApp(testRt);
+    const shape = await call(local, 'POST', '/v1/workflows', { key: t.apiKey, body: { name: 'shape', steps: [{ type: 'transform', expression: '$uppercase(input)' }] } });
+    const exe = await call(local, 'POST', `/v1/workflows/${shape.body.data.id}/execute`, { key: t.apiKey, body: { input: 'a' } });
+    expect(exe.body.data).toMatchObject({ status: 'succeeded', output: 'A' });
+    const events = await invokeStreaming(workflowsHandler, restEvent('GET', `/v1/workflows/${shape.body.data.id}/executions/${exe.body.data.id}/events`, { apiKey: t.apiKey }));
+    expect(events.statusCode).toBe(200);
+    expect(events.headers['content-type']).toContain('text/event-stream');
+    expect(parseSse(events.body).map((e) => e.event)).toEqual(['snapshot']);
     // A group's handler does not answer for another group's paths.
-    const wrong = await invoke(workflowsHandler, restEvent('GET', '/v1/agents', { apiKey: t.apiKey }));
+    const wrong = await invokeStreaming(workflowsHandler, restEvent('GET', '/v1/agents', { apiKey: t.apiKey }));
     expect(wrong.statusCode).toBe(404);
   });
 

@@ -7,6 +7,7 @@ import { handleStepMessage } from '../shared/domain/workflow-execution';
 import type { StepMessage } from '../shared/queue/messages';
 import { createDb } from '../shared/store/db';
 import { call, type TestResponse } from './helpers/http';
+import { parseSse } from './helpers/sse';
 import { newTenant, type TestTenant } from './helpers/tenant';
 import { testLocal, testPlatformSecrets, testRt } from './helpers/runtime';
 
@@ -228,6 +229,44 @@ describe('human steps', () => {
     const badDefault = await call(app, 'POST', '/v1/workflows', { key: t.apiKey, body: approval({ timeoutSeconds: 5, onTimeout: { default: { approved: 'no' } } }) });
     expect(badDefault.status).toBe(400);
     expect(badDefault.body.error.details.field).toBe('steps[0].config.onTimeout.default');
+  });
+
+  it('streams its progress as server-sent events, from the snapshot to execution.finished', async () => {
+    const id = await create({
+      name: 'streamed',
+      steps: [
+        { id: 'each', type: 'map', items: '[1, 2, 3]', concurrency: 1, steps: [{ id: 'double', type: 'transform', expression: 'item * 2' }] },
+        ...approval().steps,
+      ],
+    });
+    const executionId = await start(id, { parameters: { amount: 7 } });
+    const stream = await app.request(`/v1/workflows/${id}/executions/${executionId}/events`, { headers: { 'x-api-key': t.apiKey } });
+    expect(stream.headers.get('content-type')).toContain('text/event-stream');
+    const reader = stream.body!.getReader();
+    let text = '';
+    const readUntil = async (marker: string) => {
+      while (!text.includes(marker)) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += new TextDecoder().decode(value);
+      }
+    };
+    await readUntil('event: execution.waiting');
+    await call(app, 'POST', `/v1/workflows/${id}/executions/${executionId}/steps/approve/complete`, { key: t.apiKey, body: { input: { approved: true } } });
+    await readUntil('event: execution.finished');
+    await readUntil('\n\n\u0000'); // reads to the end: the stream closes after execution.finished
+    const events = parseSse(text);
+    const names = events.map((e) => e.event);
+    expect(names[0]).toBe('snapshot');
+    expect(names.at(-1)).toBe('execution.finished');
+    expect(names).toEqual(expect.arrayContaining(['step.started', 'step.progress', 'step.succeeded', 'step.waiting', 'execution.waiting']));
+    // In order: the map finished before the person was asked; the person answered before the end.
+    expect(names.indexOf('step.waiting')).toBeLessThan(names.lastIndexOf('step.succeeded'));
+    const progress = events.filter((e) => e.event === 'step.progress').map((e) => JSON.parse(e.data).done);
+    expect(progress).toEqual([...progress].sort());
+    const waiting = JSON.parse(events.find((e) => e.event === 'step.waiting')!.data);
+    expect(waiting.request.prompt).toBe('Refund 7 EUR to ?');
+    expect(JSON.parse(events.at(-1)!.data)).toMatchObject({ status: 'succeeded', output: 'refund 7' });
   });
 
   it('survives a restart: another process over the same table resumes the paused execution', async () => {

@@ -3,6 +3,8 @@ import { config } from '../../shared/config';
 import { cancelExecution, executeAndWait, getExecution, listExecutions, presentExecution } from '../../shared/domain/executions';
 import { completeHumanStep, listWaitingExecutions } from '../../shared/domain/workflow-human';
 import { presentDelivery, webhookInput } from '../../shared/domain/webhooks';
+import { followExecution } from '../../shared/domain/execution-events';
+import { sseResponse } from '../../shared/http/sse';
 import type { AppEnv } from '../../shared/http/context';
 import { ok, okList } from '../../shared/http/envelope';
 import { commonErrors, envelope, jsonContent, listEnvelope } from '../../shared/http/openapi-schemas';
@@ -11,6 +13,8 @@ import type { Runtime } from '../../shared/runtime';
 
 const STATUSES = ['running', 'waiting', 'succeeded', 'failed', 'canceled'] as const;
 const security = [{ ApiKeyAuth: [] }];
+/** How long one event stream follows an execution (under API Gateway's and Lambda's limits). */
+const EVENTS_MAX_MS = 10 * 60_000;
 const workflowParams = z.object({ workflowId: z.string().min(1).max(200) });
 const executionParams = workflowParams.extend({ executionId: z.string().min(1).max(200) });
 const stepParams = executionParams.extend({ stepId: z.string().min(1).max(64) });
@@ -222,6 +226,41 @@ export function registerExecutionRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       const scope = c.get('identity').scope;
       await getExecution(rt, scope, workflowId, executionId);
       return ok(c, (await rt.store.webhookDeliveries.listDeliveries(scope, executionId)).map(presentDelivery));
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/v1/workflows/{workflowId}/executions/{executionId}/events',
+      operationId: 'streamExecutionEvents',
+      tags: ['Workflows'],
+      summary: 'Follow an execution as server-sent events',
+      description:
+        '`snapshot` (the execution as GET shows it), then `step.started`, `step.retrying`, `step.waiting` (with the request), `step.progress` (a map’s items), ' +
+        '`step.succeeded`, `step.failed`, `step.skipped`, `execution.waiting`, and `execution.finished`, after which the stream ends. A stream lasts at most ' +
+        '10 minutes: follow it again for longer.',
+      security,
+      request: { params: executionParams },
+      responses: {
+        200: { description: 'The events', content: { 'text/event-stream': { schema: z.string().openapi({ example: 'event: step.succeeded\ndata: {"stepId":"classify","status":"succeeded"}\n\n' }) } } },
+        ...commonErrors,
+      },
+    }),
+    async (c) => {
+      const { workflowId, executionId } = c.req.valid('param');
+      const scope = c.get('identity').scope;
+      const first = await getExecution(rt, scope, workflowId, executionId);
+      return sseResponse(
+        c,
+        (send) =>
+          followExecution(first, () => rt.store.executions.getExecution(scope, workflowId, executionId), (e) => send(e), {
+            signal: c.req.raw.signal,
+            maxMs: EVENTS_MAX_MS,
+            snapshot: (e) => presentExecution(e),
+          }),
+        (error) => [{ event: 'error', data: { code: error.code, message: error.message } }],
+      );
     },
   );
 }

@@ -73,7 +73,8 @@ export class ApiStack extends Stack {
     const functions: Record<RouteGroupName, Omit<AppFunctionProps, 'entry'>> = {
       agents: {},
       'knowledge-sources': {},
-      workflows: {},
+      // Execution event streams follow an execution for up to 10 minutes (streaming allows 15).
+      workflows: { timeout: Duration.minutes(11) },
       'api-docs': this.docsFunction(),
       platform: {
         environment: {
