@@ -27,8 +27,9 @@ export const ROUTE_GROUPS = {
     streaming: true,
   },
   'knowledge-sources': { constructId: 'KnowledgeSources', paths: ['/v1/knowledge-sources'], apiKeyRequired: true },
-  // Streams execution events (server-sent events) with response streaming.
-  workflows: { constructId: 'Workflows', paths: ['/v1/workflows', '/v1/executions'], apiKeyRequired: true, streaming: true },
+  // Streams execution events (server-sent events) with response streaming. Inbound hooks carry no
+  // key (their token or signature is checked by the app).
+  workflows: { constructId: 'Workflows', paths: ['/v1/workflows', '/v1/executions'], apiKeyRequired: true, appAuthenticatedPaths: ['/v1/hooks'], streaming: true },
   'api-docs': { constructId: 'Docs', paths: ['/v1/docs', '/v1/openapi.json'], apiKeyRequired: false },
   // Token-authenticated in the app.
   platform: { constructId: 'Platform', paths: ['/platform'], apiKeyRequired: false },

@@ -11,6 +11,7 @@ export const ID_PREFIXES = {
   apiKey: 'key_',
   sync: 'syn_',
   compaction: 'cmp_',
+  hook: 'hk_',
   session: 'ses_',
   message: 'msg_',
   request: 'req_',

@@ -154,8 +154,8 @@ describe('CDK app', () => {
     const methods = Object.values(api.findResources('AWS::ApiGateway::Method'));
     const streaming = methods.filter((m) => m.Properties.Integration.ResponseTransferMode === 'STREAM');
     // /v1/agents, /v1/usage and /v1/traces and below (ANY and OPTIONS each); /v1/chat/completions, /v1/models and /v1/responses (and below);
-    // /v1/workflows and /v1/executions and below (ANY and OPTIONS each)
-    expect(streaming).toHaveLength(26);
+    // /v1/workflows and /v1/executions and below (ANY and OPTIONS each), /v1/hooks and below (ANY, no key)
+    expect(streaming).toHaveLength(28);
     for (const m of streaming) expect(JSON.stringify(m.Properties.Integration.Uri)).toContain('response-streaming-invocations');
   });
 
@@ -217,10 +217,10 @@ describe('CDK app', () => {
     };
     expect(kmsOf(agentsId)).toEqual(['kms:Decrypt', 'kms:GenerateDataKey']);
     expect(kmsOf(platformId)).toEqual(['kms:GenerateDataKey']);
-    // Workflows seal the auth of http and tool steps when written; the steps worker opens it to call.
+    // Workflows seal the auth of http and tool steps when written (and open signed hooks' secrets); the steps worker opens step auth to call.
     const [workflowsId] = Object.entries(functions).find(([id]) => id.startsWith('WorkflowsFunction'))!;
     const [workerId, worker] = Object.entries(functions).find(([id]) => id.startsWith('WorkflowStepsWorker'))!;
-    expect(kmsOf(workflowsId)).toEqual(['kms:GenerateDataKey']);
+    expect(kmsOf(workflowsId)).toEqual(['kms:Decrypt', 'kms:GenerateDataKey']);
     expect(kmsOf(workerId)).toEqual(['kms:Decrypt']);
     // The webhook worker opens each webhook's secret to sign, and is fed by its own queue.
     const [webhookId, webhooks] = Object.entries(functions).find(([id]) => id.startsWith('WebhookWorker'))!;

@@ -132,3 +132,50 @@ describe('completion webhooks', () => {
     expect(deliveries[0].attempts[0].error).toMatch(/not a public address/);
   }, 30_000);
 });
+
+describe('inbound hooks', () => {
+  let wf: string;
+  beforeAll(async () => {
+    t ??= await newTenant();
+    wf = (await create({ name: 'from outside', steps: [{ id: 'echo', type: 'transform', expression: '{ "input": input, "order": parameters.orderId }' }] })).id;
+  });
+  const post = (path: string, body: string, headers: Record<string, string> = {}) => app.request(path, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
+
+  it('a token hook starts the workflow without an API key; wrong tokens and deleted hooks are refused alike', async () => {
+    const made = await call(app, 'POST', `/v1/workflows/${wf}/hooks`, { key: t.apiKey, body: { name: 'shop' } });
+    expect(made.status).toBe(201);
+    const hook = made.body.data;
+    expect(hook.url).toBe(`/v1/hooks/${hook.id}/${hook.secret}`);
+    const res = await post(hook.url, JSON.stringify({ input: 'new order', orderId: 7 }));
+    expect(res.status).toBe(202);
+    const { data } = (await res.json()) as { data: { executionId: string } };
+    await testLocal.workflowSteps!.drain();
+    const exe = (await call(app, 'GET', `/v1/workflows/${wf}/executions/${data.executionId}`, { key: t.apiKey })).body.data;
+    expect(exe).toMatchObject({ status: 'succeeded', input: 'new order', parameters: { orderId: 7 }, output: { input: 'new order', order: 7 } });
+    // A body that is not a JSON object is the input as text.
+    const text = await post(hook.url, 'plain words');
+    expect(text.status).toBe(202);
+
+    expect((await post(`/v1/hooks/${hook.id}/wrong-token`, '{}')).status).toBe(401);
+    expect((await post(`/v1/hooks/${hook.id}`, '{}')).status).toBe(401);
+    expect((await post('/v1/hooks/hk_01jd8x2k3m4n5p6q7r8s9t0v1w/x', '{}')).status).toBe(401);
+    const listed = (await call(app, 'GET', `/v1/workflows/${wf}/hooks`, { key: t.apiKey })).body.data;
+    expect(listed).toEqual([expect.objectContaining({ id: hook.id, name: 'shop', auth: 'token', url: `/v1/hooks/${hook.id}` })]);
+    expect(JSON.stringify(listed)).not.toContain(hook.secret);
+    expect((await call(app, 'DELETE', `/v1/workflows/${wf}/hooks/${hook.id}`, { key: t.apiKey })).status).toBe(200);
+    expect((await post(hook.url, '{}')).status).toBe(401);
+  });
+
+  it('a signed hook takes a body signed with its secret within five minutes, and nothing else', async () => {
+    const hook = (await call(app, 'POST', `/v1/workflows/${wf}/hooks`, { key: t.apiKey, body: { auth: 'signature' } })).body.data;
+    expect(hook.url).toBe(`/v1/hooks/${hook.id}`);
+    const body = JSON.stringify({ orderId: 'A9' });
+    const sign = (secret: string, at: number, text = body) => `t=${at},v1=${createHmac('sha256', secret).update(`${at}.${text}`).digest('hex')}`;
+    const now = Math.floor(Date.now() / 1000);
+    expect((await post(hook.url, body, { 'cairn-signature': sign(hook.secret, now) })).status).toBe(202);
+    expect((await post(hook.url, body, { 'cairn-signature': sign('another-secret-of-some-length', now) })).status).toBe(401);
+    expect((await post(hook.url, body, { 'cairn-signature': sign(hook.secret, now - 600) })).status).toBe(401);
+    expect((await post(hook.url, '{"orderId":"B1"}', { 'cairn-signature': sign(hook.secret, now) })).status).toBe(401);
+    expect((await post(hook.url, body)).status).toBe(401);
+  });
+});

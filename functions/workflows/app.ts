@@ -3,11 +3,12 @@ import { createWorkflow, getWorkflow, listWorkflows, replaceWorkflow, workflows 
 import { createGroupApp, DEFAULT_MAX_BODY_BYTES, type GroupOptions } from '../../shared/http/create-group-app';
 import { registerCrud } from '../../shared/http/crud-routes';
 import { registerExecutionRoutes } from './execution-routes';
+import { hookAuth, registerHookRoutes } from './hook-routes';
 import type { Runtime } from '../../shared/runtime';
 
 /** `/v1/workflows`: definitions, execution and execution records. */
 export function createWorkflowsApp(rt: Runtime, options: Partial<GroupOptions> = {}) {
-  const app = createGroupApp(rt, { area: 'workflows', maxBodyBytes: DEFAULT_MAX_BODY_BYTES, ...options });
+  const app = createGroupApp(rt, { area: 'workflows', maxBodyBytes: DEFAULT_MAX_BODY_BYTES, selfAuthenticated: { path: '/v1/hooks', auth: hookAuth(rt) }, ...options });
   registerCrud(app, rt, {
     basePath: '/v1/workflows',
     idParam: 'workflowId',
@@ -23,6 +24,7 @@ export function createWorkflowsApp(rt: Runtime, options: Partial<GroupOptions> =
     remove: (rt, scope, id) => workflows.remove(rt, scope, id),
   });
   registerExecutionRoutes(app, rt);
+  registerHookRoutes(app, rt);
   return app;
 }
 

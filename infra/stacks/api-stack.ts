@@ -144,8 +144,9 @@ export class ApiStack extends Stack {
     const api = this.groups.workflows!.fn;
     api.addEnvironment('WORKFLOW_QUEUE_URL', props.workflowSteps.queue.queueUrl);
     props.workflowSteps.queue.grantSendMessages(api);
+    // It seals step auth, webhook and hook secrets, and opens a signed hook's secret to check a request.
     api.addEnvironment('SECRETS_KMS_KEY_ID', props.secretsKey.keyArn);
-    props.secretsKey.grant(api, 'kms:GenerateDataKey');
+    props.secretsKey.grant(api, 'kms:GenerateDataKey', 'kms:Decrypt');
     const worker = new AppFunction(this, 'WorkflowStepsWorker', {
       entry: 'functions/workflow-steps/handler.ts',
       memorySize: 1024,

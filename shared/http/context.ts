@@ -9,6 +9,8 @@ export interface AppEnv {
     identity: ApiKeyIdentity;
     /** Platform API: the verified access token and its tenant scope. */
     platformToken: PlatformToken;
+    /** Inbound hooks: the hook that authenticated the request. */
+    hook?: { id: string; workflowId: string };
     /** `openai`: errors of this request are shaped as OpenAI's (the OpenAI-compatible routes). */
     errorStyle?: 'openai';
   };

@@ -4,6 +4,7 @@ import { appRecordsStore } from './app-records';
 import type { Db } from './db';
 import { executionsStore } from './executions';
 import { filesStore } from './files';
+import { hooksStore } from './hooks';
 import { mapItemsStore } from './map-items';
 import { memoryGraphStore } from './memory-graph';
 import { partitionsStore } from './partitions';
@@ -48,6 +49,7 @@ export function createStore(db: Db) {
     usage: usageStore(db),
     tokenBudgets: tokenBudgetsStore(db),
     webhookDeliveries: webhookDeliveriesStore(db),
+    hooks: hooksStore(db),
   };
 }
 

@@ -156,6 +156,11 @@ export const keys = {
     pk: `${scoped(scope)}#APIKEY`,
     sk: keyId,
   }),
+  /** Global: an inbound hook, found by its id before the tenant is known (the request carries no key). */
+  hook: (hookId: string): ItemKey => ({ pk: `HOOK#${hookId}`, sk: 'HOOK' }),
+  /** A workflow's inbound hooks, for listing. */
+  workflowHookPartition: (scope: TenantScope, workflowId: string) => `${scoped(scope)}#HOOKS#${workflowId}`,
+  workflowHook: (scope: TenantScope, workflowId: string, hookId: string): ItemKey => ({ pk: keys.workflowHookPartition(scope, workflowId), sk: hookId }),
   /** Global: a revoked platform access token, found by the token id its payload carries. */
   revokedToken: (tokenId: string): ItemKey => ({ pk: `TOKEN#${tokenId}`, sk: 'REVOKED' }),
   /** Global: resolves a presented key to its tenant before any scope is known. */
