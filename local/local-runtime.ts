@@ -3,12 +3,15 @@ import { startLocalTracing } from './tracing';
 import { configuredRuntime } from '../shared/configured-runtime';
 import { handleIngestionMessage } from '../shared/domain/ingestion';
 import { agentTurn } from '../shared/domain/conversation';
-import { consumeStepMessage } from '../shared/domain/workflow-execution';
+import { consumeWorkflowMessage } from '../shared/domain/workflow-execution';
 import { deliverWebhook } from '../shared/domain/webhooks';
+import { tickSchedules } from '../shared/domain/schedules';
+import { nextRunOf } from '../shared/domain/schedule-schema';
+import { storedScheduler } from '../shared/schedules/scheduler';
 import { sweep } from '../shared/domain/work-sweeper';
 import { errorFields, log } from '../shared/log';
 import { platformSecretsLoader, type PlatformSecrets } from '../shared/platform/platform-secrets';
-import type { IngestionMessage, StepMessage, WebhookMessage } from '../shared/queue/messages';
+import type { IngestionMessage, WebhookMessage, WorkflowMessage } from '../shared/queue/messages';
 import { sqsQueuesFromConfig } from '../shared/queue/sqs-queue';
 import { storedQueue, type StoredQueue } from '../shared/queue/stored-queue';
 import type { Runtime } from '../shared/runtime';
@@ -21,13 +24,14 @@ export interface LocalRuntime {
   rt: Runtime;
   /** The queues stored in the table and their workers in this process (absent where an SQS queue URL is configured). */
   ingestion?: StoredQueue<IngestionMessage>;
-  workflowSteps?: StoredQueue<StepMessage>;
+  workflowSteps?: StoredQueue<WorkflowMessage>;
   webhooks?: StoredQueue<WebhookMessage>;
   /**
    * Starts the workers; `releaseTaken` when this process alone serves the data (local mode's own
-   * DynamoDB); `sweepEveryMs` runs the sweeper that often (the server; tests sweep when they choose).
+   * DynamoDB); `sweepEveryMs` runs the sweeper that often, `scheduleEveryMs` the schedules' ticker
+   * (the server; tests sweep and tick when they choose).
    */
-  start(options?: { releaseTaken?: boolean; sweepEveryMs?: number }): Promise<void>;
+  start(options?: { releaseTaken?: boolean; sweepEveryMs?: number; scheduleEveryMs?: number }): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -46,6 +50,7 @@ export function localRuntime(parts: { db: Db; secretsKey: Buffer; platformSecret
     platformSecrets: platformSecretsLoader(parts.platformSecrets),
     traces: startLocalTracing(),
     agentTurn,
+    scheduler: storedScheduler(store, nextRunOf, () => Date.now()),
   });
   const namespace = parts.queueNamespace ?? 'local';
   const visibilityMs = config.workLeaseMs;
@@ -54,7 +59,7 @@ export function localRuntime(parts: { db: Db; secretsKey: Buffer; platformSecret
     : storedQueue<IngestionMessage>(store.queueMessages, { namespace, name: 'ingestion' }, (message, delivery) => handleIngestionMessage(rt, message, delivery), { visibilityMs });
   const workflowSteps = config.workflowQueueUrl
     ? undefined
-    : storedQueue<StepMessage>(store.queueMessages, { namespace, name: 'workflow-steps' }, (message, delivery) => consumeStepMessage(rt, message, delivery), { visibilityMs, concurrency: 4 });
+    : storedQueue<WorkflowMessage>(store.queueMessages, { namespace, name: 'workflow-steps' }, (message, delivery) => consumeWorkflowMessage(rt, message, delivery), { visibilityMs, concurrency: 4 });
   const webhooks = config.webhookQueueUrl
     ? undefined
     : storedQueue<WebhookMessage>(store.queueMessages, { namespace, name: 'webhooks' }, (message, delivery) => deliverWebhook(rt, message, delivery), { visibilityMs, concurrency: 4 });
@@ -65,6 +70,7 @@ export function localRuntime(parts: { db: Db; secretsKey: Buffer; platformSecret
   };
   const workers = [ingestion, workflowSteps, webhooks].filter((q) => q !== undefined);
   let sweeper: NodeJS.Timeout | undefined;
+  let scheduler: NodeJS.Timeout | undefined;
   return {
     rt,
     ingestion,
@@ -72,6 +78,17 @@ export function localRuntime(parts: { db: Db; secretsKey: Buffer; platformSecret
     webhooks,
     start: async (options = {}) => {
       await Promise.all(workers.map((q) => q.start(options)));
+      if (options.scheduleEveryMs) {
+        let ticking = false;
+        scheduler = setInterval(() => {
+          if (ticking) return;
+          ticking = true;
+          tickSchedules(rt, rt.clock.now())
+            .catch((error: unknown) => log.error('schedules tick failed', errorFields(error)))
+            .finally(() => (ticking = false));
+        }, options.scheduleEveryMs);
+        scheduler.unref();
+      }
       if (options.sweepEveryMs) {
         let sweeping = false;
         sweeper = setInterval(() => {
@@ -86,6 +103,7 @@ export function localRuntime(parts: { db: Db; secretsKey: Buffer; platformSecret
     },
     stop: async () => {
       clearInterval(sweeper);
+      clearInterval(scheduler);
       await Promise.all(workers.map((q) => q.stop()));
     },
   };

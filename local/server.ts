@@ -28,7 +28,7 @@ async function main() {
   await ensureDevTenant(rt, credentials.devApiKey, config.devApiKeyPlan);
   // Work queued before a crash resumes now; with its own DynamoDB Local this process alone serves
   // the data, so messages still taken were taken by a dead run and need not wait for their leases.
-  await local.start({ releaseTaken: !config.dynamodbEndpoint, sweepEveryMs: Math.min(60_000, config.sweepAfterMs) });
+  await local.start({ releaseTaken: !config.dynamodbEndpoint, sweepEveryMs: Math.min(60_000, config.sweepAfterMs), scheduleEveryMs: 1_000 });
 
   const server = await startHttpServer(createLocalApp(rt).fetch, { port: config.port, hostname: '0.0.0.0' });
   const address = server.address();

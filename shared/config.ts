@@ -58,6 +58,12 @@ const schema = z.object({
   WEBHOOK_QUEUE_URL: z.url().optional(),
   /** Seconds before a failed webhook delivery's second attempt, doubled for each later one (at most 900). */
   WEBHOOK_RETRY_BASE_SECONDS: z.coerce.number().int().min(0).max(900).default(10),
+  /** EventBridge Scheduler group of workflows' schedules, the role it sends with and the steps queue's ARN (AWS; the stack sets them). */
+  SCHEDULE_GROUP_NAME: z.string().min(1).optional(),
+  SCHEDULER_ROLE_ARN: z.string().min(1).optional(),
+  WORKFLOW_QUEUE_ARN: z.string().min(1).optional(),
+  /** An EventBridge Scheduler-compatible endpoint (tests). */
+  SCHEDULER_ENDPOINT: z.url().optional(),
   /** How long a synchronous execute waits before answering 202. */
   WORKFLOW_SYNC_WAIT_MS: z.coerce.number().int().min(0).max(28_000).default(25_000),
   /** An SQS-compatible endpoint (tests); unset in AWS. */
@@ -149,6 +155,10 @@ function load() {
     sqsEndpoint: env.SQS_ENDPOINT,
     workflowQueueUrl: env.WORKFLOW_QUEUE_URL,
     webhookQueueUrl: env.WEBHOOK_QUEUE_URL,
+    scheduleGroupName: env.SCHEDULE_GROUP_NAME,
+    schedulerRoleArn: env.SCHEDULER_ROLE_ARN,
+    workflowQueueArn: env.WORKFLOW_QUEUE_ARN,
+    schedulerEndpoint: env.SCHEDULER_ENDPOINT,
     webhookRetryBaseSeconds: env.WEBHOOK_RETRY_BASE_SECONDS,
     workflowSyncWaitMs: env.WORKFLOW_SYNC_WAIT_MS,
     secretsKmsKeyId: env.SECRETS_KMS_KEY_ID,

@@ -5,6 +5,7 @@ import { missingSecretBox } from './secrets/secret-box';
 import { unconfiguredQueue } from './queue/queue';
 import { createStore } from './store';
 import { createDb } from './store/db';
+import { unconfiguredScheduler } from './schedules/scheduler';
 
 /**
  * A runtime from config: the store; model providers, queues, the secrets key, the platform secrets
@@ -25,6 +26,7 @@ export function configuredRuntime(given: Partial<Runtime> = {}): Runtime {
     models: noModels,
     gateway: noGateway,
     clock: systemClock,
+    scheduler: unconfiguredScheduler,
     ...given,
   };
 }

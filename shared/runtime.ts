@@ -1,7 +1,7 @@
 import type { Gateway } from './gateway';
 import type { ModelResolver } from './models/types';
 import type { PlatformSecrets } from './platform/platform-secrets';
-import type { IngestionMessage, StepMessage, WebhookMessage } from './queue/messages';
+import type { IngestionMessage, WebhookMessage, WorkflowMessage } from './queue/messages';
 import type { Queue } from './queue/queue';
 import type { SecretBox } from './secrets/secret-box';
 import type { Store } from './store';
@@ -55,6 +55,21 @@ export interface AgentTurnResult {
  */
 export type AgentTurn = (rt: Runtime, scope: TenantScope, agentId: string, input: AgentTurnInput, signal: AbortSignal) => Promise<AgentTurnResult>;
 
+/** A workflow's schedule as the scheduler keeps it. */
+export interface ScheduleSpec {
+  cron: string;
+  timezone: string;
+  enabled: boolean;
+}
+
+/**
+ * Where workflows' schedules live: EventBridge Scheduler in AWS, the table (read by an in-process
+ * ticker) in local mode. `put` replaces a workflow's schedules (`previous`: how many it had).
+ */
+export interface Scheduler {
+  put(scope: TenantScope, workflowId: string, schedules: ScheduleSpec[], previous: number): Promise<void>;
+}
+
 /**
  * Everything the product's code reaches outside itself, built once per adapter (the Lambda entry
  * points, the local server, each test file) and passed in. Nothing is swapped at run time.
@@ -63,7 +78,7 @@ export interface Runtime {
   readonly store: Store;
   readonly queues: {
     readonly ingestion: Queue<IngestionMessage>;
-    readonly workflowSteps: Queue<StepMessage>;
+    readonly workflowSteps: Queue<WorkflowMessage>;
     readonly webhooks: Queue<WebhookMessage>;
   };
   /** Seals and opens stored secrets (source credentials). */
@@ -76,6 +91,8 @@ export interface Runtime {
   readonly clock: Clock;
   /** Recent traces, where this process keeps them (local mode). */
   readonly traces?: TraceStore;
+  /** Workflows' schedules (the functions that write workflows, local mode). */
+  readonly scheduler: Scheduler;
   /** Agent turns, where workflow steps run (the steps worker, local mode). */
   readonly agentTurn?: AgentTurn;
 }

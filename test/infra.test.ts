@@ -234,6 +234,26 @@ describe('CDK app', () => {
     expect(functions[workflowsId]!.Properties.Timeout).toBe(660);
   });
 
+  it('keeps workflow schedules in a group of its own, sent to the steps queue by a role that may do only that', () => {
+    api.resourceCountIs('AWS::Scheduler::ScheduleGroup', 1);
+    const roles = api.findResources('AWS::IAM::Role');
+    const [roleId] = Object.entries(roles).find(([, r]) => JSON.stringify(r.Properties.AssumeRolePolicyDocument).includes('scheduler.amazonaws.com'))!;
+    const statementsOf = (roleRef: string) =>
+      Object.values(api.findResources('AWS::IAM::Policy'))
+        .filter((p) => (p.Properties.Roles as Array<{ Ref: string }>).some((r) => r.Ref === roleRef))
+        .flatMap((p) => p.Properties.PolicyDocument.Statement as Array<{ Action: string | string[]; Resource: unknown }>);
+    expect(statementsOf(roleId).flatMap((s) => [s.Action].flat()).sort()).toEqual(['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage']);
+    const functions = api.findResources('AWS::Lambda::Function');
+    for (const prefix of ['WorkflowsFunction', 'PlatformFunction']) {
+      const [, fn] = Object.entries(functions).find(([id]) => id.startsWith(prefix))!;
+      expect(fn.Properties.Environment.Variables).toMatchObject({ SCHEDULE_GROUP_NAME: expect.anything(), SCHEDULER_ROLE_ARN: expect.anything(), WORKFLOW_QUEUE_ARN: expect.anything() });
+      const role = (fn.Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+      const actions = statementsOf(role).flatMap((s) => [s.Action].flat());
+      expect(actions).toEqual(expect.arrayContaining(['scheduler:CreateSchedule', 'scheduler:UpdateSchedule', 'scheduler:DeleteSchedule', 'iam:PassRole']));
+      expect(actions.filter((a) => a.startsWith('scheduler:'))).toHaveLength(3);
+    }
+  });
+
   it('runs the sweeper every five minutes, able to send to both queues', () => {
     const functions = api.findResources('AWS::Lambda::Function');
     const [sweeperId] = Object.entries(functions).find(([id]) => id.startsWith('Sweeper'))!;

@@ -1,3 +1,4 @@
+import { schedulerFromConfig } from '../../shared/schedules/eventbridge-scheduler';
 import { handle } from 'hono/aws-lambda';
 import { configuredRuntime } from '../../shared/configured-runtime';
 import { gatewayFromConfig } from '../../shared/gateway-keys';
@@ -6,4 +7,4 @@ import { kmsSecretBoxFromConfig } from '../../shared/secrets/kms-secret-box';
 import { createPlatformApp } from './app';
 
 // The secret box seals the auth of tools given to agents written through the platform API.
-export const handler = handle(createPlatformApp(configuredRuntime({ gateway: gatewayFromConfig(), platformSecrets: platformSecretsLoader(), secrets: kmsSecretBoxFromConfig() })));
+export const handler = handle(createPlatformApp(configuredRuntime({ scheduler: schedulerFromConfig(), gateway: gatewayFromConfig(), platformSecrets: platformSecretsLoader(), secrets: kmsSecretBoxFromConfig() })));

@@ -3,10 +3,10 @@ import { agentTurn } from '../../shared/domain/conversation';
 import { configuredRuntime } from '../../shared/configured-runtime';
 import { modelResolver } from '../../shared/models/resolve-model';
 import { sqsQueuesFromConfig } from '../../shared/queue/sqs-queue';
-import { consumeStepMessage } from '../../shared/domain/workflow-execution';
-import type { StepMessage } from '../../shared/queue/messages';
+import { consumeWorkflowMessage } from '../../shared/domain/workflow-execution';
+import type { WorkflowMessage } from '../../shared/queue/messages';
 import { sqsHandler } from '../../shared/queue/sqs-handler';
 
 // Agent steps converse with agents (whose tools may run workflows): the turn is given here.
 const rt = configuredRuntime({ models: modelResolver(), queues: sqsQueuesFromConfig(), secrets: kmsSecretBoxFromConfig(), agentTurn });
-export const handler = sqsHandler<StepMessage>((message, delivery) => consumeStepMessage(rt, message, delivery));
+export const handler = sqsHandler<WorkflowMessage>((message, delivery) => consumeWorkflowMessage(rt, message, delivery));

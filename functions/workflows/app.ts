@@ -1,5 +1,5 @@
 import { workflow, workflowInput } from '../../shared/domain/workflow-schema';
-import { createWorkflow, getWorkflow, listWorkflows, replaceWorkflow, workflows } from '../../shared/domain/workflows';
+import { createWorkflow, getWorkflow, listWorkflows, removeWorkflow, replaceWorkflow } from '../../shared/domain/workflows';
 import { createGroupApp, DEFAULT_MAX_BODY_BYTES, type GroupOptions } from '../../shared/http/create-group-app';
 import { registerCrud } from '../../shared/http/crud-routes';
 import { registerExecutionRoutes } from './execution-routes';
@@ -21,7 +21,7 @@ export function createWorkflowsApp(rt: Runtime, options: Partial<GroupOptions> =
     get: getWorkflow,
     list: listWorkflows,
     replace: replaceWorkflow,
-    remove: (rt, scope, id) => workflows.remove(rt, scope, id),
+    remove: removeWorkflow,
   });
   registerExecutionRoutes(app, rt);
   registerHookRoutes(app, rt);

@@ -1,3 +1,4 @@
+import { schedulerFromConfig } from '../../shared/schedules/eventbridge-scheduler';
 import { kmsSecretBoxFromConfig } from '../../shared/secrets/kms-secret-box';
 import { streamHandle } from 'hono/aws-lambda';
 import { configuredRuntime } from '../../shared/configured-runtime';
@@ -6,4 +7,4 @@ import { createWorkflowsApp } from './app';
 
 // Response streaming: execution events are server-sent events; every other answer streams in one
 // piece. http and tool steps' auth is sealed when a workflow is written.
-export const handler = streamHandle(createWorkflowsApp(configuredRuntime({ queues: sqsQueuesFromConfig(), secrets: kmsSecretBoxFromConfig() })));
+export const handler = streamHandle(createWorkflowsApp(configuredRuntime({ scheduler: schedulerFromConfig(), queues: sqsQueuesFromConfig(), secrets: kmsSecretBoxFromConfig() })));

@@ -14,7 +14,8 @@ import { limitsFor, RATE_AREAS } from '../../shared/plans';
 import { PLANS } from '../../shared/config';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { CfnScheduleGroup } from 'aws-cdk-lib/aws-scheduler';
 import { Validations } from 'aws-cdk-lib';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
@@ -117,6 +118,7 @@ export class ApiStack extends Stack {
     this.workflowWorker(props);
     this.sweeper(props);
     this.webhookWorker(props);
+    this.workflowSchedules(props);
 
     this.usagePlans();
     this.platformAccess(props);
@@ -185,6 +187,29 @@ export class ApiStack extends Stack {
     }
     this.functions.webhooks = worker;
     alarmAt(this, 'WebhookWorkerErrors', worker.metricErrors({ period: Duration.minutes(5) }), 'Webhook worker errors');
+  }
+
+  /**
+   * Workflows' schedules: one EventBridge Scheduler schedule per workflow schedule, in a group of
+   * this stack's, sending to the steps queue with a role that may do only that. The functions that
+   * write workflows (workflows, platform) create, update and delete schedules in that group only.
+   */
+  private workflowSchedules(props: ApiStackProps) {
+    const group = new CfnScheduleGroup(this, 'WorkflowSchedules', { name: `${this.stackName}-workflows` });
+    const role = new Role(this, 'SchedulerRole', { assumedBy: new ServicePrincipal('scheduler.amazonaws.com'), description: 'Cairn: workflow schedules send to the steps queue' });
+    props.workflowSteps.queue.grantSendMessages(role);
+    const schedules = `arn:${this.partition}:scheduler:${this.region}:${this.account}:schedule/${group.name!}/*`;
+    for (const fn of [this.groups.workflows!.fn, this.groups.platform!.fn]) {
+      fn.addEnvironment('SCHEDULE_GROUP_NAME', group.name!);
+      fn.addEnvironment('SCHEDULER_ROLE_ARN', role.roleArn);
+      fn.addEnvironment('WORKFLOW_QUEUE_ARN', props.workflowSteps.queue.queueArn);
+      fn.addToRolePolicy(new PolicyStatement({ actions: ['scheduler:CreateSchedule', 'scheduler:UpdateSchedule', 'scheduler:DeleteSchedule'], resources: [schedules] }));
+      role.grantPassRole(fn.grantPrincipal);
+      Validations.of(fn.role!).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:schedule/${group.name!}/*]`,
+        reason: "Schedules are named per workflow at run time; only this stack's group, and only create, update and delete.",
+      });
+    }
   }
 
   /**

@@ -5,8 +5,7 @@ import { executionChanges, type ExecutionRecord, type ExecutionStatus, type Step
 import type { TenantScope } from '../tenancy';
 import { dependenciesOf, readySteps, sendSteps } from './workflow-progress';
 import { notifyWebhook, sealWebhook, type WebhookInput } from './webhooks';
-import { workflows } from './workflow-records';
-import type { StoredWorkflow } from './workflows';
+import { workflows, type StoredWorkflow } from './workflow-records';
 import type { Definition } from './workflow-step-run';
 
 /**

@@ -1,11 +1,12 @@
 import { config } from '../config';
 import { AppError, isRetryable } from '../errors';
 import { errorFields, log } from '../log';
-import type { StepMessage } from '../queue/messages';
+import type { StepMessage, WorkflowMessage } from '../queue/messages';
 import type { Delivery } from '../queue/queue';
 import type { ExecutionRecord } from '../store/executions';
 import { scopeOf, type TenantScope } from '../tenancy';
 import { evaluateExpression } from './jsonata-expression';
+import { startScheduled } from './schedules';
 import { truthy } from './steps/condition';
 import type { StepResult } from './steps/step-kind';
 import { DEFAULT_RETRY } from './steps/step-schema';
@@ -165,7 +166,12 @@ export async function failExecutionOf(rt: Runtime, message: StepMessage, reason:
   if (execution?.status === 'running' || execution?.status === 'waiting') await finishExecution(rt, scope, execution, { status: 'failed', error: { code: 'INTERNAL_ERROR', message: reason } });
 }
 
-/** The worker's consumer: on the last allowed delivery a failing message fails its execution. */
+/** The steps queue's consumer: a step to run, or a schedule that is due. */
+export function consumeWorkflowMessage(rt: Runtime, message: WorkflowMessage, delivery: Delivery): Promise<void> {
+  return message.type === 'scheduled' ? startScheduled(rt, message) : consumeStepMessage(rt, message, delivery);
+}
+
+/** A step's consumer: on the last allowed delivery a failing message fails its execution. */
 export function consumeStepMessage(rt: Runtime, message: StepMessage, delivery: Delivery): Promise<void> {
   // The queue runs this in the trace of the request (or step) that sent the message.
   return inSpan(`workflow.step ${message.stepId}`, { kind: SpanKind.CONSUMER, attributes: { 'cairn.tenant.id': message.tenantId, 'cairn.workflow.id': message.workflowId, 'cairn.execution.id': message.executionId, 'cairn.step.id': message.stepId, 'cairn.delivery': delivery.receiveCount } }, async () => {

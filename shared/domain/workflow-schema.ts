@@ -1,6 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { readOnlyFields, recordFields } from './schema-helpers';
 import { webhookInput, webhookShown } from './webhooks';
+import { MAX_SCHEDULES, scheduleInput } from './schedule-schema';
 import { STEP_KINDS, STEP_TYPES } from './steps';
 import { retryPolicy, stepCommon, stepOf } from './steps/step-schema';
 
@@ -39,6 +40,7 @@ export const workflowInput = z
           } else seen.set(step.id, index);
         });
       }),
+    schedules: z.array(scheduleInput).max(MAX_SCHEDULES).optional().openapi({ description: 'Cron schedules that start the workflow (each with its input)' }),
     webhook: webhookInput.optional().openapi({ description: 'Where to POST each execution’s summary when it succeeds, fails, is canceled or waits (signed; see Cairn-Signature)' }),
     ...readOnlyFields,
   })
@@ -65,6 +67,7 @@ export const workflow = z
         timeoutSeconds: z.int().optional(),
       }),
     ),
+    schedules: z.array(z.object({ cron: z.string(), timezone: z.string(), input: z.string(), parameters: z.record(z.string(), z.unknown()), enabled: z.boolean() })).optional(),
     webhook: webhookShown.optional(),
   })
   .openapi('Workflow');

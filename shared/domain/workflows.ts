@@ -3,18 +3,17 @@ import type { TenantScope } from '../tenancy';
 import { ValidationError } from '../errors';
 import { stepKind } from './steps';
 import { compileWorkflow } from './workflow-compiler';
-import { sealWebhook, showWebhook, type StoredWebhook } from './webhooks';
+import { sealWebhook, showWebhook } from './webhooks';
 import { withoutReadOnly } from './schema-helpers';
 import type { Workflow, WorkflowInput } from './workflow-schema';
 import type { Runtime } from '../runtime';
 
-import { workflows } from './workflow-records';
+import { workflows, type StoredWorkflow } from './workflow-records';
 
 export { workflows } from './workflow-records';
 
 type StoredStep = Workflow['steps'][number];
-/** A workflow as stored: its webhook's secret sealed. */
-export type StoredWorkflow = Omit<Workflow, 'webhook'> & { webhook?: StoredWebhook };
+
 type WorkflowFields = Omit<Workflow, 'id' | 'createdAt' | 'updatedAt' | 'version'>;
 
 /**
@@ -98,15 +97,28 @@ function references(input: WorkflowInput): Reference[] {
   });
 }
 
+/** The workflow's schedules handed to the scheduler (EventBridge Scheduler, or local mode's table). */
+const scheduleOf = (rt: Runtime, scope: TenantScope, workflow: Workflow, previous: number) => rt.scheduler.put(scope, workflow.id, workflow.schedules ?? [], previous);
+
 export async function createWorkflow(rt: Runtime, scope: TenantScope, input: WorkflowInput, idempotency?: Idempotency) {
   const created = await workflows.create(rt, scope, await fieldsOf(rt, scope, input), { references: dedupe(references(input)), idempotency });
+  await scheduleOf(rt, scope, created.record, 0);
   return { ...created, record: presentWorkflow(created.record) };
 }
 
 export async function replaceWorkflow(rt: Runtime, scope: TenantScope, id: string, input: WorkflowInput) {
   const current = await workflows.get(rt, scope, id);
   const fields = await fieldsOf(rt, scope, input, current);
-  return presentWorkflow(await workflows.replace(rt, scope, id, () => fields, dedupe(references(input))));
+  const replaced = await workflows.replace(rt, scope, id, () => fields, dedupe(references(input)));
+  await scheduleOf(rt, scope, replaced, current.schedules?.length ?? 0);
+  return presentWorkflow(replaced);
+}
+
+/** Deletes a workflow and its schedules. */
+export async function removeWorkflow(rt: Runtime, scope: TenantScope, id: string) {
+  const removed = await workflows.remove(rt, scope, id);
+  await rt.scheduler.put(scope, id, [], removed.schedules?.length ?? 0);
+  return removed;
 }
 
 export async function getWorkflow(rt: Runtime, scope: TenantScope, id: string) {

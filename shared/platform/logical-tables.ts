@@ -3,7 +3,7 @@ import { agentInput } from '../domain/agent-schema';
 import { createAgent, deleteAgent, patchAgent } from '../domain/agents';
 import type { KnowledgeSourceRecord } from '../domain/knowledge-sources';
 import { workflowInput } from '../domain/workflow-schema';
-import { createWorkflow, presentWorkflow, replaceWorkflow, workflows } from '../domain/workflows';
+import { createWorkflow, presentWorkflow, removeWorkflow, replaceWorkflow, workflows } from '../domain/workflows';
 import { NotFoundError, ValidationError } from '../errors';
 import { parseInput } from '../validation';
 import { ID_PREFIXES, type IdKind } from '../ids';
@@ -138,7 +138,7 @@ const workflowDefinitionsTable: TableDef = {
     const merged = { name: current.name, description: current.description, steps: presentWorkflow(current).steps, ...changes };
     return replaceWorkflow(rt, scope, current.id, parseItem(workflowInput, merged));
   },
-  remove: async (rt, scope, v) => ((await orUndefined(workflows.remove(rt, scope, text(v, 'id')))) ? 1 : 0),
+  remove: async (rt, scope, v) => ((await orUndefined(removeWorkflow(rt, scope, text(v, 'id')))) ? 1 : 0),
 };
 
 const knowledgeCollectionsTable: TableDef = {

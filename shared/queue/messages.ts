@@ -23,6 +23,20 @@ export type IngestionMessage =
   | { type: 'purge'; tenantId: string; sourceId: string }
   | { type: 'compact'; tenantId: string; sourceId: string; compactionId: string };
 
+/** The workflow-steps queue: steps to run, and schedules that are due (schedules.ts). */
+export type WorkflowMessage = StepMessage | ScheduledMessage;
+
+/** A workflow's schedule is due: start an execution for that time (once). */
+export interface ScheduledMessage {
+  type: 'scheduled';
+  tenantId: string;
+  workflowId: string;
+  /** Its position in the workflow's `schedules`. */
+  schedule: number;
+  /** The scheduled time (ISO 8601); EventBridge Scheduler fills it in. */
+  at: string;
+}
+
 /** Workflow steps: run one step of one execution. */
 export interface StepMessage {
   type: 'step';

@@ -5,6 +5,7 @@ import type { Db } from './db';
 import { executionsStore } from './executions';
 import { filesStore } from './files';
 import { hooksStore } from './hooks';
+import { schedulesStore } from './schedules';
 import { mapItemsStore } from './map-items';
 import { memoryGraphStore } from './memory-graph';
 import { partitionsStore } from './partitions';
@@ -50,6 +51,7 @@ export function createStore(db: Db) {
     tokenBudgets: tokenBudgetsStore(db),
     webhookDeliveries: webhookDeliveriesStore(db),
     hooks: hooksStore(db),
+    schedules: schedulesStore(db),
   };
 }
 

@@ -161,6 +161,11 @@ export const keys = {
   /** A workflow's inbound hooks, for listing. */
   workflowHookPartition: (scope: TenantScope, workflowId: string) => `${scoped(scope)}#HOOKS#${workflowId}`,
   workflowHook: (scope: TenantScope, workflowId: string, hookId: string): ItemKey => ({ pk: keys.workflowHookPartition(scope, workflowId), sk: hookId }),
+  /** Global: local mode's workflow schedules, one partition (they are few, and read together each tick). */
+  schedulePartition: 'SCHEDULES',
+  schedule: (tenantId: string, workflowId: string, index: number): ItemKey => ({ pk: 'SCHEDULES', sk: `${tenantId}#${workflowId}#${index}` }),
+  /** Global: a scheduled time that started its workflow (kept a few days, against duplicate messages). */
+  scheduleFired: (tenantId: string, workflowId: string, index: number, at: string): ItemKey => ({ pk: `FIRED#${tenantId}#${workflowId}`, sk: `${index}#${at}` }),
   /** Global: a revoked platform access token, found by the token id its payload carries. */
   revokedToken: (tokenId: string): ItemKey => ({ pk: `TOKEN#${tokenId}`, sk: 'REVOKED' }),
   /** Global: resolves a presented key to its tenant before any scope is known. */

@@ -848,6 +848,15 @@ export interface components {
                 retry?: components["schemas"]["RetryPolicy"];
                 timeoutSeconds?: number;
             }[];
+            schedules?: {
+                cron: string;
+                timezone: string;
+                input: string;
+                parameters: {
+                    [key: string]: unknown;
+                };
+                enabled: boolean;
+            }[];
             webhook?: components["schemas"]["Webhook"];
         };
         RetryPolicy: {
@@ -908,6 +917,8 @@ export interface components {
             /** @default  */
             description?: string;
             steps: components["schemas"]["WorkflowStep"][];
+            /** @description Cron schedules that start the workflow (each with its input) */
+            schedules?: components["schemas"]["Schedule"][];
             webhook?: components["schemas"]["WebhookInput"];
             /** @description read-only; ignored */
             id?: unknown;
@@ -2441,6 +2452,23 @@ export interface components {
                 expression?: string;
             };
             expression?: string;
+        };
+        Schedule: {
+            /**
+             * @description minute hour day-of-month month day-of-week
+             * @example 0 9 * * 1-5
+             */
+            cron: string;
+            /** @default UTC */
+            timezone?: string;
+            /** @default  */
+            input?: string;
+            /** @default {} */
+            parameters?: {
+                [key: string]: unknown;
+            };
+            /** @default true */
+            enabled?: boolean;
         };
         /** @description Where to POST each execution’s summary when it succeeds, fails, is canceled or waits (signed; see Cairn-Signature) */
         WebhookInput: {
