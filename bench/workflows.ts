@@ -2,8 +2,12 @@
  * `npm run bench` (fourth part): the three-step seed workflow (classification → search →
  * generation) end to end through the local queue with the built-in engine: latency p50/p95, time
  * outside the model per step (queue + store), queue messages and DynamoDB requests per execution.
- * Writes bench/results/workflows.json.
+ * Then a 100-item `map` (items per second, queue messages and DynamoDB requests per item) and the
+ * README's worked example, "refund request", on its path without a person (a shop API on this
+ * machine; latency p50/p95). Writes bench/results/workflows.json.
  */
+import './allow-local-tools';
+import { createServer } from 'node:http';
 import { benchApp, cisi, mean, percentile, runBench, startBenchServices, timeLocalModel, writeResults } from './common';
 
 const RUNS = Number(process.env.BENCH_WORKFLOW_RUNS ?? 100);
@@ -58,6 +62,53 @@ async function main() {
     requests.push(dynamoTotals().dynamoRequests - before.dynamo);
     sent.push(messages - before.messages);
   }
+  // ── a 100-item map: one message per item, at most 10 at once ──
+  const MAP_RUNS = Number(process.env.BENCH_MAP_RUNS ?? 5);
+  const map = await call('POST', '/v1/workflows', {
+    name: 'map of 100',
+    steps: [
+      { id: 'each', type: 'map', items: '[1..100]', concurrency: 10, steps: [{ id: 'square', type: 'transform', expression: '{ "n": item, "square": item * item }' }] },
+      { id: 'sum', type: 'transform', expression: '$sum(steps.each.output.results.square)' },
+    ],
+  });
+  const mapRuns: Array<{ ms: number; messages: number; requests: number }> = [];
+  for (let i = 0; i < MAP_RUNS + 1; i++) {
+    const before = { dynamo: dynamoTotals().dynamoRequests, messages };
+    const t0 = performance.now();
+    const res = await call('POST', `/v1/workflows/${map.data.id}/execute`, {});
+    const elapsed = performance.now() - t0;
+    if (res.data.status !== 'succeeded') throw new Error(`map execution ended ${String(res.data.status)}`);
+    if (i === 0) continue; // warm-up
+    mapRuns.push({ ms: elapsed, messages: messages - before.messages, requests: dynamoTotals().dynamoRequests - before.dynamo });
+  }
+  const mapMs = percentile(mapRuns.map((r) => r.ms), 0.5);
+
+  // ── the worked example without the person: classify → http → condition → (no human) → transform → agent ──
+  const shop = createServer((req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: req.url!.split('/').pop(), amount: 35, currency: 'EUR' })));
+  await new Promise<void>((resolve) => shop.listen(0, '127.0.0.1', resolve));
+  const base = `http://localhost:${(shop.address() as { port: number }).port}`;
+  const agent = await call('POST', '/v1/agents', { name: 'Refunds desk', model: 'gpt-4', instructions: 'Reply to customers about refunds, briefly.' });
+  const refund = await call('POST', '/v1/workflows', {
+    name: 'Refund request',
+    steps: [
+      { id: 'route', type: 'classification', model: 'local/lexical', categories: [{ name: 'refund', description: 'refund money back charged twice return reimburse' }, { name: 'other', description: 'question information opening hours' }] },
+      { id: 'order', type: 'http', url: `${base}/orders/{{parameters.orderId}}`, dependsOn: ['route'], when: { step: 'route', category: 'refund' } },
+      { id: 'large', type: 'condition', expression: 'steps.order.output.body.amount > 100', then: ['approve'] },
+      { id: 'approve', type: 'human', dependsOn: ['large'], prompt: 'Refund {{steps.order.output.body.amount}} EUR?', schema: { type: 'object', properties: { approved: { type: 'boolean' } }, required: ['approved'] } },
+      { id: 'decision', type: 'transform', dependsOn: ['large', 'approve'], expression: 'steps.large.output.result = false or steps.approve.output.approved = true' },
+      { id: 'reply', type: 'agent', agentId: agent.data.id, dependsOn: ['decision'], message: 'Tell the customer whether their refund for order {{parameters.orderId}} is approved ({{steps.decision.output}}). They wrote: {{input}}' },
+    ],
+  });
+  const refundMs: number[] = [];
+  for (let i = 0; i < 30 + 5; i++) {
+    const t0 = performance.now();
+    const res = await call('POST', `/v1/workflows/${refund.data.id}/execute`, { input: 'I was charged twice, please refund me', parameters: { orderId: `A${i}` } });
+    const elapsed = performance.now() - t0;
+    if (res.data.status !== 'succeeded') throw new Error(`refund execution ended ${String(res.data.status)}`);
+    if (i >= 5) refundMs.push(elapsed);
+  }
+  shop.close();
+
   const results = {
     date: new Date().toISOString(),
     node: process.version,
@@ -68,6 +119,15 @@ async function main() {
     modelMsPerExecution: mean(modelPerRun),
     queueMessagesPerExecution: mean(sent),
     dynamoRequestsPerExecution: mean(requests),
+    map100: {
+      runs: mapRuns.length,
+      concurrency: 10,
+      latencyMs: { p50: mapMs, max: Math.max(...mapRuns.map((r) => r.ms)) },
+      itemsPerSecond: 100 / (mapMs / 1000),
+      queueMessagesPerItem: mean(mapRuns.map((r) => r.messages)) / 100,
+      dynamoRequestsPerItem: mean(mapRuns.map((r) => r.requests)) / 100,
+    },
+    refundExampleWithoutPerson: { runs: refundMs.length, steps: 6, latencyMs: { p50: percentile(refundMs, 0.5), p95: percentile(refundMs, 0.95), mean: mean(refundMs) } },
   };
   writeResults('workflows', results);
   await services.stop();

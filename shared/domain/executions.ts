@@ -59,17 +59,17 @@ export interface ExecuteRequest {
 export const FINISHED = new Set(['succeeded', 'failed', 'canceled']);
 
 /**
- * Resolves when this process changes the execution (it runs its steps: local mode), or after
- * `maxMs` (the steps run elsewhere: the record is read again).
+ * Resolves when this process changes the execution (it runs its steps: local mode), with the record
+ * that write left when it has it; or after `maxMs` with nothing (the steps run elsewhere: read it).
  */
-export function nextChange(executionId: string, maxMs: number): Promise<void> {
+export function nextChange(executionId: string, maxMs: number): Promise<ExecutionRecord | undefined> {
   return new Promise((resolve) => {
-    const done = () => {
+    const done = (record?: ExecutionRecord) => {
       clearTimeout(timer);
       executionChanges.off(executionId, done);
-      resolve();
+      resolve(record);
     };
-    const timer = setTimeout(done, Math.max(0, maxMs));
+    const timer = setTimeout(() => done(), Math.max(0, maxMs));
     executionChanges.on(executionId, done);
   });
 }
@@ -90,9 +90,10 @@ export async function executeAndWait(
   const deadline = rt.clock.now() + waitMs;
   let pause = 20;
   while (!FINISHED.has(execution.status) && execution.status !== 'waiting' && rt.clock.now() < deadline) {
-    await nextChange(execution.id, Math.min(pause, deadline - rt.clock.now()));
+    const changed = await nextChange(execution.id, Math.min(pause, deadline - rt.clock.now()));
     pause = Math.min(1000, pause * 1.5);
-    execution = (await rt.store.executions.getExecution(scope, workflowId, execution.id)) ?? execution;
+    // A write of this process says what it left; otherwise (a write without the record, or none yet) the record is read.
+    execution = changed ?? (await rt.store.executions.getExecution(scope, workflowId, execution.id)) ?? execution;
   }
   return { execution, finished: FINISHED.has(execution.status) };
 }

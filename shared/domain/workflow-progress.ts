@@ -42,7 +42,8 @@ export async function sendItems(rt: Runtime, scope: TenantScope, execution: Pick
 export async function finishExecution(rt: Runtime, scope: TenantScope, execution: ExecutionRecord, result: Parameters<Runtime['store']['executions']['finishExecution']>[2]) {
   const finished = await rt.store.executions.finishExecution(scope, execution, result);
   await rt.store.unfinishedWork.remove({ kind: 'execution', tenantId: scope.tenantId, id: execution.id });
-  await rt.store.executions.removeWaiting(scope, execution.id);
+  // Only an execution with a person's step can have waited (and be listed as waiting).
+  if (Object.values(execution.steps).some((s) => s.type === 'human')) await rt.store.executions.removeWaiting(scope, execution.id);
   // Only the call that finished it notifies.
   if (finished) await notifyWebhook(rt, scope, finished, result.status);
 }

@@ -84,7 +84,9 @@ export const executionChanges = new EventEmitter().setMaxListeners(0);
 export function executionsStore(db: Db) {
   async function conditional(command: UpdateCommand): Promise<ExecutionRecord | undefined> {
     const out = await ifConditionHolds(db.client.send(command));
-    if (out) executionChanges.emit((command.input.Key as { sk: string }).sk);
+    const record = out?.Attributes ? strip(out.Attributes) : undefined;
+    // With the record as this write left it, when the write returned it.
+    if (out) executionChanges.emit((command.input.Key as { sk: string }).sk, record);
     return out && strip(out.Attributes ?? {});
   }
 
