@@ -3,6 +3,7 @@ import { createLocalApp } from '../local/local-app';
 import { handleIngestionMessage } from '../shared/domain/ingestion';
 import { startSync } from '../shared/domain/knowledge-sources';
 import { startExecution } from '../shared/domain/executions';
+import { handleStepMessage } from '../shared/domain/workflow-execution';
 import { MAX_REDRIVES, sweep } from '../shared/domain/work-sweeper';
 import type { Queue } from '../shared/queue/queue';
 import type { Runtime } from '../shared/runtime';
@@ -53,6 +54,25 @@ describe('the sweeper', () => {
     const failed = await testRt.store.executions.getExecution(t.scope, workflowId, execution.id);
     expect(failed?.status).toBe('failed');
     expect(failed?.error?.message).toMatch(/stopped making progress/);
+  });
+
+  it('re-drives the items of a map whose item messages were lost, and the map is collected', async () => {
+    const created = await call(app, 'POST', '/v1/workflows', {
+      key: t.apiKey,
+      body: { name: 'map', steps: [{ id: 'each', type: 'map', items: '[1, 2, 3]', concurrency: 2, steps: [{ id: 'triple', type: 'transform', expression: 'item * 3' }] }] },
+    });
+    const mapWorkflow = created.body.data.id as string;
+    const execution = await startExecution(lossy, t.scope, mapWorkflow, { input: '', parameters: {} });
+    // The map step runs; the messages of its items are lost.
+    await handleStepMessage(lossy, { type: 'step', tenantId: t.scope.tenantId, workflowId: mapWorkflow, executionId: execution.id, stepId: 'each' }, { receiveCount: 1, maxReceives: 5 });
+    const started = await testRt.store.executions.getExecution(t.scope, mapWorkflow, execution.id);
+    expect(started?.steps.each).toMatchObject({ status: 'running', map: { total: 3, started: 2, done: 0 } });
+    expect((await sweep(testRt, only())).outcomes).toMatchObject({ progressing: 1 });
+    expect((await sweep(testRt, only())).outcomes).toMatchObject({ redriven: 1 });
+    await testLocal.workflowSteps!.drain();
+    const done = await testRt.store.executions.getExecution(t.scope, mapWorkflow, execution.id);
+    expect(done?.status).toBe('succeeded');
+    expect(done?.output).toEqual({ results: [3, 6, 9], errors: [] });
   });
 
   it('re-drives a sync whose message was lost, and the source ends ready', async () => {

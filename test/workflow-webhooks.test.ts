@@ -178,4 +178,14 @@ describe('inbound hooks', () => {
     expect((await post(hook.url, '{"orderId":"B1"}', { 'cairn-signature': sign(hook.secret, now) })).status).toBe(401);
     expect((await post(hook.url, body)).status).toBe(401);
   });
+
+  it('stops working when its workflow is deleted', async () => {
+    const doomed = (await create({ name: 'doomed', steps: [{ type: 'transform', expression: '1' }] })).id;
+    const hook = (await call(app, 'POST', `/v1/workflows/${doomed}/hooks`, { key: t.apiKey, body: {} })).body.data;
+    expect((await post(hook.url, '{}')).status).toBe(202);
+    await testLocal.workflowSteps!.drain();
+    expect((await call(app, 'DELETE', `/v1/workflows/${doomed}`, { key: t.apiKey })).status).toBe(200);
+    expect((await post(hook.url, '{}')).status).toBe(401);
+    expect((await call(app, 'POST', `/v1/workflows/${doomed}/hooks`, { key: t.apiKey, body: {} })).status).toBe(404);
+  });
 });

@@ -114,10 +114,11 @@ export async function replaceWorkflow(rt: Runtime, scope: TenantScope, id: strin
   return presentWorkflow(replaced);
 }
 
-/** Deletes a workflow and its schedules. */
+/** Deletes a workflow, its schedules and its inbound hooks (their URLs stop working). */
 export async function removeWorkflow(rt: Runtime, scope: TenantScope, id: string) {
   const removed = await workflows.remove(rt, scope, id);
   await rt.scheduler.put(scope, id, [], removed.schedules?.length ?? 0);
+  for (const hook of await rt.store.hooks.listHooks(scope, id)) await rt.store.hooks.deleteHook(scope, id, hook.id);
   return removed;
 }
 
