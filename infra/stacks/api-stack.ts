@@ -149,19 +149,41 @@ export class ApiStack extends Stack {
     // It seals step auth, webhook and hook secrets, and opens a signed hook's secret to check a request.
     api.addEnvironment('SECRETS_KMS_KEY_ID', props.secretsKey.keyArn);
     props.secretsKey.grant(api, 'kms:GenerateDataKey', 'kms:Decrypt');
-    const worker = new AppFunction(this, 'WorkflowStepsWorker', {
-      entry: 'functions/workflow-steps/handler.ts',
+    const worker = this.queueWorker(props, 'workflow-steps', {
+      id: 'WorkflowStepsWorker',
+      queue: props.workflowSteps,
+      queueUrlVariable: 'WORKFLOW_QUEUE_URL',
       memorySize: 1024,
       timeout: Duration.minutes(5),
-      environment: { WORKFLOW_QUEUE_URL: props.workflowSteps.queue.queueUrl, SECRETS_KMS_KEY_ID: props.secretsKey.keyArn },
+      batchSize: 5,
+      maxConcurrency: 20,
+      label: 'Workflow steps worker',
+    });
+    this.modelAccess(worker, props);
+  }
+
+  /**
+   * A worker fed by one work queue: the table, its queue (it re-sends to it: retries, next
+   * steps), the secrets key to open sealed secrets, partial batch failures reported, an errors alarm.
+   */
+  private queueWorker(
+    props: ApiStackProps,
+    name: string,
+    spec: { id: string; queue: WorkQueue; queueUrlVariable: string; memorySize: number; timeout: Duration; batchSize: number; maxConcurrency: number; label: string },
+  ): AppFunction {
+    const worker = new AppFunction(this, spec.id, {
+      entry: `functions/${name}/handler.ts`,
+      memorySize: spec.memorySize,
+      timeout: spec.timeout,
+      environment: { [spec.queueUrlVariable]: spec.queue.queue.queueUrl, SECRETS_KMS_KEY_ID: props.secretsKey.keyArn },
     });
     props.data.bind(worker, 'RW');
-    props.workflowSteps.queue.grantSendMessages(worker);
+    spec.queue.queue.grantSendMessages(worker);
     props.secretsKey.grant(worker, 'kms:Decrypt');
-    this.modelAccess(worker, props);
-    worker.addEventSource(new SqsEventSource(props.workflowSteps.queue, { batchSize: 5, reportBatchItemFailures: true, maxConcurrency: 20 }));
-    this.functions['workflow-steps'] = worker;
-    alarmAt(this, 'WorkflowStepsWorkerErrors', worker.metricErrors({ period: Duration.minutes(5) }), 'Workflow steps worker errors');
+    worker.addEventSource(new SqsEventSource(spec.queue.queue, { batchSize: spec.batchSize, reportBatchItemFailures: true, maxConcurrency: spec.maxConcurrency }));
+    this.functions[name] = worker;
+    alarmAt(this, `${spec.id}Errors`, worker.metricErrors({ period: Duration.minutes(5) }), `${spec.label} errors`);
+    return worker;
   }
 
   /**
@@ -171,22 +193,20 @@ export class ApiStack extends Stack {
    * with a delay.
    */
   private webhookWorker(props: ApiStackProps) {
-    const worker = new AppFunction(this, 'WebhookWorker', {
-      entry: 'functions/webhooks/handler.ts',
+    this.queueWorker(props, 'webhooks', {
+      id: 'WebhookWorker',
+      queue: props.webhooks,
+      queueUrlVariable: 'WEBHOOK_QUEUE_URL',
       memorySize: 512,
       timeout: Duration.seconds(30),
-      environment: { WEBHOOK_QUEUE_URL: props.webhooks.queue.queueUrl, SECRETS_KMS_KEY_ID: props.secretsKey.keyArn },
+      batchSize: 10,
+      maxConcurrency: 10,
+      label: 'Webhook worker',
     });
-    props.data.bind(worker, 'RW');
-    props.webhooks.queue.grantSendMessages(worker);
-    props.secretsKey.grant(worker, 'kms:Decrypt');
-    worker.addEventSource(new SqsEventSource(props.webhooks.queue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: 10 }));
     for (const sender of [this.groups.workflows!.fn, this.functions['workflow-steps']!, this.functions.sweeper!]) {
       sender.addEnvironment('WEBHOOK_QUEUE_URL', props.webhooks.queue.queueUrl);
       props.webhooks.queue.grantSendMessages(sender);
     }
-    this.functions.webhooks = worker;
-    alarmAt(this, 'WebhookWorkerErrors', worker.metricErrors({ period: Duration.minutes(5) }), 'Webhook worker errors');
   }
 
   /**
@@ -274,18 +294,16 @@ export class ApiStack extends Stack {
    * files), partial batch failures reported, a few in parallel so one source cannot flood the table.
    */
   private ingestionWorker(props: ApiStackProps) {
-    const worker = new AppFunction(this, 'IngestionWorker', {
-      entry: 'functions/ingestion/handler.ts',
+    this.queueWorker(props, 'ingestion', {
+      id: 'IngestionWorker',
+      queue: props.ingestion,
+      queueUrlVariable: 'INGESTION_QUEUE_URL',
       memorySize: 1024,
       timeout: Duration.minutes(5),
-      environment: { INGESTION_QUEUE_URL: props.ingestion.queue.queueUrl, SECRETS_KMS_KEY_ID: props.secretsKey.keyArn },
+      batchSize: 1,
+      maxConcurrency: 5,
+      label: 'Ingestion worker',
     });
-    props.data.bind(worker, 'RW');
-    props.ingestion.queue.grantSendMessages(worker);
-    props.secretsKey.grant(worker, 'kms:Decrypt');
-    worker.addEventSource(new SqsEventSource(props.ingestion.queue, { batchSize: 1, reportBatchItemFailures: true, maxConcurrency: 5 }));
-    this.functions.ingestion = worker;
-    alarmAt(this, 'IngestionWorkerErrors', worker.metricErrors({ period: Duration.minutes(5) }), 'Ingestion worker errors');
   }
 
   /**
