@@ -9,7 +9,6 @@ import { evaluateExpression } from './jsonata-expression';
 import { startScheduled } from './schedules';
 import { truthy } from './steps/condition';
 import type { StepResult } from './steps/step-kind';
-import { DEFAULT_RETRY } from './steps/step-schema';
 import { checkBackSeconds, whileLeased } from './work-lease';
 import { checkWaitingStep, pauseForPerson } from './workflow-human';
 import { handleMapItem, redriveMap, startMapStep } from './workflow-map';
@@ -29,7 +28,6 @@ import type { Runtime } from '../runtime';
  * redelivered message runs the step again. Control steps steer: a `condition` chooses a branch,
  * a `map` fans its items out (workflow-map.ts), a `human` step pauses (workflow-human.ts).
  */
-export const MAX_STEP_ATTEMPTS = DEFAULT_RETRY.maxAttempts;
 
 
 /** Whether a step is left out: its `when` category or its condition's branch was not chosen, or all it depends on was skipped. */

@@ -5,8 +5,6 @@ import { MAX_SCHEDULES, scheduleInput } from './schedule-schema';
 import { STEP_KINDS, STEP_TYPES } from './steps';
 import { retryPolicy, stepCommon, stepOf } from './steps/step-schema';
 
-export { STEP_ID_PATTERN } from './steps/step-schema';
-
 export const workflowStep = z
   .discriminatedUnion('type', [
     stepOf('classification', STEP_KINDS.classification.config, stepCommon),
