@@ -179,6 +179,20 @@ describe('inbound hooks', () => {
     expect((await post(hook.url, body)).status).toBe(401);
   });
 
+  it('a sender’s retry with the same Idempotency-Key gets the first execution; another body under that key is a 409', async () => {
+    const hook = (await call(app, 'POST', `/v1/workflows/${wf}/hooks`, { key: t.apiKey, body: {} })).body.data;
+    const body = JSON.stringify({ orderId: 'K1' });
+    const first = await post(hook.url, body, { 'idempotency-key': 'evt_123' });
+    const again = await post(hook.url, body, { 'idempotency-key': 'evt_123' });
+    expect([first.status, again.status]).toEqual([202, 202]);
+    const [a, b] = (await Promise.all([first.json(), again.json()])) as Array<{ data: { executionId: string } }>;
+    expect(b!.data.executionId).toBe(a!.data.executionId);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect((await post(hook.url, JSON.stringify({ orderId: 'K2' }), { 'idempotency-key': 'evt_123' })).status).toBe(409);
+    const other = (await (await post(hook.url, body, { 'idempotency-key': 'evt_124' })).json()) as { data: { executionId: string } };
+    expect(other.data.executionId).not.toBe(a!.data.executionId);
+  });
+
   it('stops working when its workflow is deleted', async () => {
     const doomed = (await create({ name: 'doomed', steps: [{ type: 'transform', expression: '1' }] })).id;
     const hook = (await call(app, 'POST', `/v1/workflows/${doomed}/hooks`, { key: t.apiKey, body: {} })).body.data;

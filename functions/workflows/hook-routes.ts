@@ -87,12 +87,19 @@ export function registerHookRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
           'No API key: the token in the path, or `Cairn-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">` (within 5 minutes). A JSON object body is the ' +
           'execution’s `parameters` (its string `input`, if any, the input); any other body is the input as text. 202 with the execution id.',
         security: [],
-        request: { params: z.object({ hookId: z.string(), ...(path.endsWith('{token}') ? { token: z.string() } : {}) }) },
-        responses: { 202: jsonContent(envelope(accepted), 'Started'), ...commonErrors },
+        request: {
+          params: z.object({ hookId: z.string(), ...(path.endsWith('{token}') ? { token: z.string() } : {}) }),
+          headers: z.object({
+            'idempotency-key': z.string().min(1).max(200).optional().openapi({ description: 'A sender’s retry with the same key and body gets the first call’s execution (kept a day); the same key with another body is a 409' }),
+          }),
+        },
+        responses: { 202: jsonContent(envelope(accepted), 'Started (or, for a retried Idempotency-Key, the execution the first call started)'), 409: jsonContent(commonErrors[400].content['application/json'].schema, 'Idempotency-Key reused with another body'), ...commonErrors },
       }),
       async (c) => {
-        const execution = await receiveHook(rt, c.get('identity').scope, c.get('hook')!, await c.req.text());
+        const idempotencyKey = c.req.valid('header')['idempotency-key'];
+        const { execution, replayed } = await receiveHook(rt, c.get('identity').scope, c.get('hook')!, await c.req.text(), idempotencyKey);
         c.header('Location', `/v1/workflows/${execution.workflowId}/executions/${execution.id}`);
+        if (replayed) c.header('Idempotent-Replayed', 'true');
         return ok(c, { executionId: execution.id, workflowId: execution.workflowId, status: execution.status }, 202);
       },
     );

@@ -1,6 +1,6 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from '@hono/zod-openapi';
-import { AppError, NotFoundError } from '../errors';
+import { AppError, ConflictError, NotFoundError } from '../errors';
 import { isId, newId } from '../ids';
 import type { Runtime } from '../runtime';
 import type { SealedSecret } from '../secrets/secret-box';
@@ -122,7 +122,28 @@ export function executionInputOf(body: string): { input: string; parameters: Rec
   return { input: body.slice(0, 100_000), parameters: {} };
 }
 
-/** Starts the hook's workflow with the body. */
-export async function receiveHook(rt: Runtime, scope: TenantScope, hook: { id: string; workflowId: string }, body: string) {
-  return startExecution(rt, scope, hook.workflowId, { ...executionInputOf(body), keyId: `hook:${hook.id}` });
+/**
+ * Starts the hook's workflow with the body. With an Idempotency-Key, a sender's retry of the same
+ * body gets the first call's execution (`replayed`); the same key with another body is a 409.
+ */
+export async function receiveHook(rt: Runtime, scope: TenantScope, hook: { id: string; workflowId: string }, body: string, idempotencyKey?: string) {
+  const start = () => startExecution(rt, scope, hook.workflowId, { ...executionInputOf(body), keyId: `hook:${hook.id}` });
+  if (!idempotencyKey) return { execution: await start(), replayed: false };
+  const requestHash = hashOf(body);
+  const first = await rt.store.hooks.claimCall(hook.id, idempotencyKey, requestHash);
+  if (first) {
+    if (first.requestHash !== requestHash) throw new ConflictError('Idempotency-Key was already used with a different body', { field: 'Idempotency-Key' });
+    if (!first.executionId) throw new ConflictError('A call with this Idempotency-Key is still being started; send it again shortly', { field: 'Idempotency-Key' });
+    const execution = await rt.store.executions.getExecution(scope, hook.workflowId, first.executionId);
+    if (!execution) throw new NotFoundError('execution', first.executionId);
+    return { execution, replayed: true };
+  }
+  try {
+    const execution = await start();
+    await rt.store.hooks.recordCall(hook.id, idempotencyKey, execution.id);
+    return { execution, replayed: false };
+  } catch (error) {
+    await rt.store.hooks.releaseCall(hook.id, idempotencyKey);
+    throw error;
+  }
 }

@@ -1,4 +1,5 @@
-import { DeleteCommand, GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ifConditionHolds } from './conditional';
 import type { Plan } from '../config';
 import type { TenantScope } from '../tenancy';
 import type { Db } from './db';
@@ -52,5 +53,29 @@ export function hooksStore(db: Db) {
     await db.client.send(new DeleteCommand({ TableName: db.table, Key: keys.workflowHook(scope, workflowId, hookId) }));
   }
 
-  return { putHook, getHook, listHooks, deleteHook };
+  /**
+   * Claims an Idempotency-Key for one call of a hook: undefined when this call is the first; else
+   * what the first recorded (its request's hash, and its execution once started).
+   */
+  async function claimCall(hookId: string, key: string, requestHash: string): Promise<{ requestHash: string; executionId?: string } | undefined> {
+    const put = await ifConditionHolds(
+      db.client.send(
+        new PutCommand({ TableName: db.table, Item: { ...keys.hookCall(hookId, key), requestHash, expiresAt: Math.floor(Date.now() / 1000) + 86_400 }, ConditionExpression: 'attribute_not_exists(pk)' }),
+      ),
+    );
+    if (put) return undefined;
+    const out = await db.client.send(new GetCommand({ TableName: db.table, Key: keys.hookCall(hookId, key), ConsistentRead: true }));
+    return { requestHash: String(out.Item?.requestHash ?? ''), ...(out.Item?.executionId ? { executionId: String(out.Item.executionId) } : {}) };
+  }
+
+  async function recordCall(hookId: string, key: string, executionId: string): Promise<void> {
+    await db.client.send(new UpdateCommand({ TableName: db.table, Key: keys.hookCall(hookId, key), UpdateExpression: 'SET executionId = :id', ExpressionAttributeValues: { ':id': executionId } }));
+  }
+
+  /** Lets a call whose execution could not be started be sent again with its key. */
+  async function releaseCall(hookId: string, key: string): Promise<void> {
+    await db.client.send(new DeleteCommand({ TableName: db.table, Key: keys.hookCall(hookId, key) }));
+  }
+
+  return { putHook, getHook, listHooks, deleteHook, claimCall, recordCall, releaseCall };
 }

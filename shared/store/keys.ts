@@ -158,6 +158,8 @@ export const keys = {
   }),
   /** Global: an inbound hook, found by its id before the tenant is known (the request carries no key). */
   hook: (hookId: string): ItemKey => ({ pk: `HOOK#${hookId}`, sk: 'HOOK' }),
+  /** Global: an Idempotency-Key a hook was called with (kept a day), and the execution it started. */
+  hookCall: (hookId: string, key: string): ItemKey => ({ pk: `HOOKKEY#${hookId}`, sk: key }),
   /** A workflow's inbound hooks, for listing. */
   workflowHookPartition: (scope: TenantScope, workflowId: string) => `${scoped(scope)}#HOOKS#${workflowId}`,
   workflowHook: (scope: TenantScope, workflowId: string, hookId: string): ItemKey => ({ pk: keys.workflowHookPartition(scope, workflowId), sk: hookId }),

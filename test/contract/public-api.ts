@@ -9024,7 +9024,10 @@ export interface operations {
     callSignedHook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A sender’s retry with the same key and body gets the first call’s execution (kept a day); the same key with another body is a 409 */
+                "idempotency-key"?: string;
+            };
             path: {
                 hookId: string;
             };
@@ -9032,7 +9035,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Started */
+            /** @description Started (or, for a retried Idempotency-Key, the execution the first call started) */
             202: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9073,6 +9076,19 @@ export interface operations {
             };
             /** @description Not found (also for ids of other tenants) */
             404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Idempotency-Key reused with another body */
+            409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -9156,7 +9172,10 @@ export interface operations {
     callTokenHook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A sender’s retry with the same key and body gets the first call’s execution (kept a day); the same key with another body is a 409 */
+                "idempotency-key"?: string;
+            };
             path: {
                 hookId: string;
                 token: string;
@@ -9165,7 +9184,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Started */
+            /** @description Started (or, for a retried Idempotency-Key, the execution the first call started) */
             202: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9206,6 +9225,19 @@ export interface operations {
             };
             /** @description Not found (also for ids of other tenants) */
             404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Idempotency-Key reused with another body */
+            409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
