@@ -102,10 +102,16 @@ describe('worked example: refund request', () => {
     const done = await call(app, 'POST', `/v1/workflows/${id}/executions/${res.body.data.id}/steps/approve/complete`, { key: t.apiKey, body: { input: { approved: true, note: 'broken on arrival' } } });
     expect(done.status).toBe(200);
     await vi.waitFor(async () => expect((await get()).status).toBe('succeeded'), { timeout: 10_000, interval: 50 });
-    await testLocal.webhooks!.drain();
     const finished = await get();
     expect(finished.steps.find((s: { id: string }) => s.id === 'decision').output).toBe(true);
-    expect(events.map((e) => e.event)).toEqual(['waiting', 'succeeded']);
+    // The delivery is queued just after the execution is marked finished: wait for it to arrive.
+    await vi.waitFor(
+      async () => {
+        await testLocal.webhooks!.drain();
+        expect(events.map((e) => e.event)).toEqual(['waiting', 'succeeded']);
+      },
+      { timeout: 10_000, interval: 50 },
+    );
   });
 
   it('a question that is not a refund skips the whole branch', async () => {
