@@ -1,4 +1,4 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from '@hono/zod-openapi';
 import { AppError, ConflictError, NotFoundError } from '../errors';
 import { isId, newId } from '../ids';
@@ -8,6 +8,7 @@ import type { ApiKeyIdentity } from '../store/api-keys';
 import type { HookRecord } from '../store/hooks';
 import { scopeOf, type TenantScope } from '../tenancy';
 import { startExecution } from './executions';
+import { signatureOf } from './webhooks';
 import { workflows } from './workflow-records';
 
 /**
@@ -75,7 +76,7 @@ function signatureValid(header: string | undefined, body: string, secret: string
   const parts = Object.fromEntries((header ?? '').split(',').map((p) => p.trim().split('=') as [string, string]));
   const t = Number(parts.t);
   if (!Number.isInteger(t) || !parts.v1 || Math.abs(nowSeconds - t) > SIGNATURE_TOLERANCE_SECONDS) return false;
-  const expected = createHmac('sha256', secret).update(`${t}.${body}`).digest();
+  const expected = signatureOf(secret, t, body);
   const given = Buffer.from(parts.v1, 'hex');
   return given.length === expected.length && timingSafeEqual(given, expected);
 }

@@ -66,10 +66,11 @@ export async function sealWebhook(rt: Runtime, scope: TenantScope, input: Webhoo
 
 export const showWebhook = (webhook: StoredWebhook): z.infer<typeof webhookShown> => ({ url: webhook.url, events: webhook.events, configured: true });
 
-/** The signature header of a body sent at `timestamp` (unix seconds). */
-export function signatureHeader(secret: string, timestamp: number, body: string): string {
-  return `t=${timestamp},v1=${createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`;
-}
+/** The signature of a body sent at `timestamp` (unix seconds): the HMAC-SHA256 of "<t>.<body>" (hooks check callers' with it too). */
+export const signatureOf = (secret: string, timestamp: number, body: string): Buffer => createHmac('sha256', secret).update(`${timestamp}.${body}`).digest();
+
+/** The `Cairn-Signature` header of a body sent at `timestamp`. */
+export const signatureHeader = (secret: string, timestamp: number, body: string) => `t=${timestamp},v1=${signatureOf(secret, timestamp, body).toString('hex')}`;
 
 /** The execution as a delivery shows it: its state, and what a waiting execution waits for. */
 function summaryOf(execution: ExecutionRecord) {

@@ -1,5 +1,4 @@
 import { config } from '../config';
-import { AppError, isRetryable } from '../errors';
 import { errorFields, log } from '../log';
 import type { StepMessage, WorkflowMessage } from '../queue/messages';
 import type { Delivery } from '../queue/queue';
@@ -13,7 +12,7 @@ import { checkBackSeconds, whileLeased } from './work-lease';
 import { checkWaitingStep, pauseForPerson } from './workflow-human';
 import { handleMapItem, redriveMap, startMapStep } from './workflow-map';
 import { afterSettle, finishExecution, readySteps, sendSteps, SETTLED } from './workflow-progress';
-import { backoffSeconds, retryOf, runScopeOf, runWork, type DefinedStep, type RunScope } from './workflow-step-run';
+import { failedAttempt, runScopeOf, runWork, type DefinedStep, type RunScope } from './workflow-step-run';
 import { expressionData } from './workflow-templates';
 import { recordUsage } from './usage';
 import { meteringSearches, type SearchWork } from '../search/search-meter';
@@ -28,7 +27,6 @@ import type { Runtime } from '../runtime';
  * redelivered message runs the step again. Control steps steer: a `condition` chooses a branch,
  * a `map` fans its items out (workflow-map.ts), a `human` step pauses (workflow-human.ts).
  */
-
 
 /** Whether a step is left out: its `when` category or its condition's branch was not chosen, or all it depends on was skipped. */
 function isSkipped(execution: ExecutionRecord, step: DefinedStep): boolean {
@@ -123,16 +121,14 @@ export async function handleStepMessage(rt: Runtime, message: StepMessage, deliv
     await afterSettle(rt, scope, settled);
     return;
   }
-  const { error } = outcome;
-  const appError = error instanceof AppError ? error : new AppError('INTERNAL_ERROR', 'The step failed');
-  log.warn('workflow step failed', { executionId: claimed.id, stepId: step.id, attempt, ...errorFields(error) });
-  const policy = retryOf(step);
-  if (isRetryable(error) && attempt < policy.maxAttempts && delivery.receiveCount < delivery.maxReceives) {
-    const settled = await rt.store.executions.settleStep(scope, claimed, step.id, attempt, { status: 'retrying', error: { code: appError.code, message: appError.message }, startedAt });
-    if (settled) await sendSteps(rt, scope, settled, [step.id], backoffSeconds(policy, attempt));
+  log.warn('workflow step failed', { executionId: claimed.id, stepId: step.id, attempt, ...errorFields(outcome.error) });
+  const failed = failedAttempt(outcome.error, attempt, step, delivery, 'The step failed');
+  if (failed.retryInSeconds !== undefined) {
+    const settled = await rt.store.executions.settleStep(scope, claimed, step.id, attempt, { status: 'retrying', error: failed.error, startedAt });
+    if (settled) await sendSteps(rt, scope, settled, [step.id], failed.retryInSeconds);
     return;
   }
-  const settled = await rt.store.executions.settleStep(scope, claimed, step.id, attempt, { status: 'failed', error: { code: appError.code, message: appError.message }, startedAt });
+  const settled = await rt.store.executions.settleStep(scope, claimed, step.id, attempt, { status: 'failed', error: failed.error, startedAt });
   if (settled) await afterSettle(rt, scope, settled);
 }
 

@@ -1,10 +1,11 @@
 import { z } from '@hono/zod-openapi';
 import { ConflictError, NotFoundError, ValidationError } from '../errors';
-import { isId } from '../ids';
 import type { Runtime } from '../runtime';
 import type { ExecutionRecord, HumanRequest } from '../store/executions';
 import type { TenantScope } from '../tenancy';
-import { afterSettle } from './workflow-progress';
+import { getExecution } from './executions';
+import { checkBackSeconds } from './work-lease';
+import { afterSettle, sendSteps } from './workflow-progress';
 import type { DefinedStep, RunScope } from './workflow-step-run';
 import { renderTemplate } from './workflow-templates';
 
@@ -15,9 +16,6 @@ import { renderTemplate } from './workflow-templates';
  * longest delay) until the time is up.
  */
 type HumanConfig = { prompt: string; schema: Record<string, unknown>; assignee?: string; timeoutSeconds?: number; onTimeout: 'fail' | { default: unknown } };
-
-const MAX_DELAY_SECONDS = 900;
-const checkAfter = (expiresAt: number, now: number) => Math.min(MAX_DELAY_SECONDS, Math.max(1, Math.ceil((expiresAt - now) / 1000)));
 
 /** The step's attempt turns into a request for a person; the execution waits once nothing else runs. */
 export async function pauseForPerson(rt: Runtime, scope: TenantScope, execution: ExecutionRecord, step: DefinedStep, attempt: number, run: RunScope): Promise<void> {
@@ -31,12 +29,8 @@ export async function pauseForPerson(rt: Runtime, scope: TenantScope, execution:
   };
   const paused = await rt.store.executions.pauseStep(scope, execution, step.id, attempt, request);
   if (!paused) return;
-  if (request.expiresAt) await sendCheck(rt, scope, execution, step.id, checkAfter(request.expiresAt, now));
+  if (request.expiresAt) await sendSteps(rt, scope, execution, [step.id], checkBackSeconds(request.expiresAt, now));
   await afterSettle(rt, scope, paused);
-}
-
-async function sendCheck(rt: Runtime, scope: TenantScope, execution: Pick<ExecutionRecord, 'id' | 'workflowId'>, stepId: string, delaySeconds: number) {
-  await rt.queues.workflowSteps.send([{ type: 'step', tenantId: scope.tenantId, workflowId: execution.workflowId, executionId: execution.id, stepId }], { delaySeconds });
 }
 
 /** A message for a waiting step: its time is up (the timeout applies), or not yet (it comes back). */
@@ -46,7 +40,7 @@ export async function checkWaitingStep(rt: Runtime, scope: TenantScope, executio
   if (expiresAt === undefined) return;
   const now = rt.clock.now();
   if (expiresAt > now) {
-    await sendCheck(rt, scope, execution, stepId, checkAfter(expiresAt, now));
+    await sendSteps(rt, scope, execution, [stepId], checkBackSeconds(expiresAt, now));
     return;
   }
   const step = execution.definition.find((s) => s.id === stepId)! as DefinedStep;
@@ -64,8 +58,7 @@ export async function checkWaitingStep(rt: Runtime, scope: TenantScope, executio
  * its output and the execution goes on. Once: a second completion is a 409.
  */
 export async function completeHumanStep(rt: Runtime, scope: TenantScope, workflowId: string, executionId: string, stepId: string, input: unknown): Promise<ExecutionRecord> {
-  const execution = isId('execution', executionId) ? await rt.store.executions.getExecution(scope, workflowId, executionId) : undefined;
-  if (!execution) throw new NotFoundError('execution', executionId);
+  const execution = await getExecution(rt, scope, workflowId, executionId);
   const state = execution.steps[stepId];
   if (!state) throw new NotFoundError('step', stepId);
   if (state.type !== 'human') throw new ConflictError(`Step ${stepId} is a ${state.type} step: only human steps are completed through the API`, { type: state.type });
@@ -92,14 +85,13 @@ export async function completeHumanStep(rt: Runtime, scope: TenantScope, workflo
 /** The tenant's executions waiting for a person, newest first; pointers whose execution moved on are dropped. */
 export async function listWaitingExecutions(rt: Runtime, scope: TenantScope, page: { limit: number; cursor?: string }) {
   const pointers = await rt.store.executions.listWaiting(scope, page);
-  const found = await Promise.all(pointers.items.map((p) => rt.store.executions.getExecution(scope, p.workflowId, p.executionId)));
-  const items: ExecutionRecord[] = [];
-  await Promise.all(
-    found.map(async (execution, i) => {
-      if (execution?.status === 'waiting') return;
-      await rt.store.executions.removeWaiting(scope, pointers.items[i]!.executionId);
+  const found = await Promise.all(
+    pointers.items.map(async (p) => {
+      const execution = await rt.store.executions.getExecution(scope, p.workflowId, p.executionId);
+      if (execution?.status === 'waiting') return execution;
+      await rt.store.executions.removeWaiting(scope, p.executionId);
+      return undefined;
     }),
   );
-  for (const execution of found) if (execution?.status === 'waiting') items.push(execution);
-  return { items, nextCursor: pointers.nextCursor };
+  return { items: found.filter((e): e is ExecutionRecord => e !== undefined), nextCursor: pointers.nextCursor };
 }

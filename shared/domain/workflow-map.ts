@@ -1,5 +1,5 @@
 import { config } from '../config';
-import { AppError, isRetryable } from '../errors';
+import { AppError } from '../errors';
 import { errorFields, log } from '../log';
 import type { Delivery } from '../queue/queue';
 import type { Runtime } from '../runtime';
@@ -13,7 +13,7 @@ import type { StepResult } from './steps/step-kind';
 import { recordUsage } from './usage';
 import { checkBackSeconds, whileLeased } from './work-lease';
 import { afterSettle, sendItems } from './workflow-progress';
-import { addOutput, backoffSeconds, retryOf, runWork, type DefinedStep, type RunScope } from './workflow-step-run';
+import { addOutput, failedAttempt, runWork, type DefinedStep, type RunScope } from './workflow-step-run';
 import { expressionData } from './workflow-templates';
 
 /**
@@ -87,13 +87,11 @@ export async function handleMapItem(rt: Runtime, scope: TenantScope, execution: 
     await advance(rt, scope, execution, step, false);
     return;
   }
-  const error = outcome.error instanceof AppError ? outcome.error : new AppError('INTERNAL_ERROR', 'The item failed');
   log.warn('map item failed', { executionId: execution.id, stepId: step.id, item: index, attempt: claimed.attempt, ...errorFields(outcome.error) });
-  const policy = retryOf(step);
-  const failure = { code: error.code, message: error.message };
-  if (isRetryable(outcome.error) && claimed.attempt < policy.maxAttempts && delivery.receiveCount < delivery.maxReceives) {
+  const { error: failure, retryInSeconds } = failedAttempt(outcome.error, claimed.attempt, step, delivery, 'The item failed');
+  if (retryInSeconds !== undefined) {
     if (await rt.store.mapItems.settleItem(scope, execution.id, step.id, index, claimed.attempt, { status: 'retrying', error: failure })) {
-      await sendItems(rt, scope, execution, step.id, [index], backoffSeconds(policy, claimed.attempt));
+      await sendItems(rt, scope, execution, step.id, [index], retryInSeconds);
     }
     return;
   }

@@ -1,5 +1,6 @@
 import { config } from '../config';
-import { AppError, UpstreamError } from '../errors';
+import { AppError, isRetryable, UpstreamError } from '../errors';
+import type { Delivery } from '../queue/queue';
 import type { Runtime } from '../runtime';
 import type { ExecutionRecord } from '../store/executions';
 import type { TenantScope } from '../tenancy';
@@ -42,12 +43,24 @@ export function runScopeOf(execution: ExecutionRecord, stepIndex: number): RunSc
   return scope;
 }
 
-export const retryOf = (step: { retry?: RetryPolicy }): RetryPolicy => ({ ...DEFAULT_RETRY, ...step.retry });
+const retryOf = (step: { retry?: RetryPolicy }): RetryPolicy => ({ ...DEFAULT_RETRY, ...step.retry });
 
 /** Seconds before attempt `attempt + 1` (SQS delays at most 900 s). */
-export function backoffSeconds(policy: RetryPolicy, attempt: number): number {
+function backoffSeconds(policy: RetryPolicy, attempt: number): number {
   const delay = policy.backoff === 'fixed' ? policy.delaySeconds : Math.min(policy.maxDelaySeconds, policy.delaySeconds * 2 ** (attempt - 1));
   return Math.min(900, delay);
+}
+
+/**
+ * A failed attempt of a step (or of a map item): what it records, and in how many seconds it is
+ * tried again — only an error the shared rule calls retryable, within the step's attempts and
+ * before the queue's last delivery; undefined: it has failed.
+ */
+export function failedAttempt(error: unknown, attempt: number, step: { retry?: RetryPolicy }, delivery: Delivery, fallback: string): { error: { code: string; message: string }; retryInSeconds?: number } {
+  const appError = error instanceof AppError ? error : new AppError('INTERNAL_ERROR', fallback);
+  const policy = retryOf(step);
+  const again = isRetryable(error) && attempt < policy.maxAttempts && delivery.receiveCount < delivery.maxReceives;
+  return { error: { code: appError.code, message: appError.message }, ...(again ? { retryInSeconds: backoffSeconds(policy, attempt) } : {}) };
 }
 
 export const timeoutMsOf = (step: { timeoutSeconds?: number }) => (step.timeoutSeconds ? step.timeoutSeconds * 1000 : config.modelTimeoutMs);
