@@ -2,6 +2,7 @@ import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { TenantScope } from '../tenancy';
 import { batchOps, putRequest } from './batch';
 import { ifConditionHolds } from './conditional';
+import { claimLeased } from './leased-claim';
 import type { Db } from './db';
 import { keys } from './keys';
 
@@ -54,21 +55,8 @@ export function mapItemsStore(db: Db) {
 
   /** Takes an item to run (pending, retrying, or running on a lease that ran out); undefined when someone else has it or it is settled. */
   async function claimItem(scope: TenantScope, executionId: string, stepId: string, index: number, leaseMs: number): Promise<MapItem | undefined> {
-    const now = Date.now();
-    const out = await ifConditionHolds(
-      db.client.send(
-        new UpdateCommand({
-          TableName: db.table,
-          Key: key(scope, executionId, stepId, index),
-          UpdateExpression: 'SET #st = :running, attempt = attempt + :one, leaseUntil = :until',
-          ConditionExpression: '#st IN (:pending, :retrying) OR (#st = :running AND leaseUntil < :now)',
-          ExpressionAttributeNames: { '#st': 'status' },
-          ExpressionAttributeValues: { ':running': 'running', ':pending': 'pending', ':retrying': 'retrying', ':one': 1, ':until': now + leaseMs, ':now': now },
-          ReturnValues: 'ALL_NEW',
-        }),
-      ),
-    );
-    return out?.Attributes ? strip(out.Attributes) : undefined;
+    const claimed = await claimLeased(db, key(scope, executionId, stepId, index), 'running', leaseMs);
+    return claimed && strip(claimed);
   }
 
   async function renewItemLease(scope: TenantScope, executionId: string, stepId: string, index: number, attempt: number, leaseMs: number): Promise<boolean> {

@@ -1,6 +1,7 @@
 import { PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { TenantScope } from '../tenancy';
 import { ifConditionHolds } from './conditional';
+import { claimLeased } from './leased-claim';
 import type { Db } from './db';
 import { keys } from './keys';
 
@@ -48,21 +49,8 @@ export function webhookDeliveriesStore(db: Db) {
 
   /** Takes the next attempt (pending, retrying, or delivering on a lease that ran out); undefined when someone has it or it is settled. */
   async function claimDelivery(scope: TenantScope, executionId: string, deliveryKey: string, leaseMs: number): Promise<DeliveryRecord | undefined> {
-    const now = Date.now();
-    const out = await ifConditionHolds(
-      db.client.send(
-        new UpdateCommand({
-          TableName: db.table,
-          Key: key(scope, executionId, deliveryKey),
-          UpdateExpression: 'SET #st = :delivering, attempt = attempt + :one, leaseUntil = :until',
-          ConditionExpression: '#st IN (:pending, :retrying) OR (#st = :delivering AND leaseUntil < :now)',
-          ExpressionAttributeNames: { '#st': 'status' },
-          ExpressionAttributeValues: { ':delivering': 'delivering', ':pending': 'pending', ':retrying': 'retrying', ':one': 1, ':until': now + leaseMs, ':now': now },
-          ReturnValues: 'ALL_NEW',
-        }),
-      ),
-    );
-    return out?.Attributes ? strip(out.Attributes) : undefined;
+    const claimed = await claimLeased(db, key(scope, executionId, deliveryKey), 'delivering', leaseMs);
+    return claimed && strip(claimed);
   }
 
   /** Ends the attempt that claimed it, recording the attempt: delivered, retrying or failed. */
