@@ -1,4 +1,6 @@
 import { config } from '../shared/config';
+import { blobsFromConfig } from '../shared/blobs/s3-blobs';
+import type { Blobs } from '../shared/blobs/blobs';
 import { startLocalTracing } from './tracing';
 import { configuredRuntime } from '../shared/configured-runtime';
 import { handleIngestionMessage } from '../shared/domain/ingestion';
@@ -41,11 +43,12 @@ export interface LocalRuntime {
  * where their URLs are configured). `queueNamespace` keeps the queues of runtimes sharing one
  * table apart (each test file has its own).
  */
-export function localRuntime(parts: { db: Db; secretsKey: Buffer; platformSecrets?: PlatformSecrets; queueNamespace?: string }): LocalRuntime {
+export function localRuntime(parts: { db: Db; secretsKey: Buffer; platformSecrets?: PlatformSecrets; queueNamespace?: string; blobs?: Blobs }): LocalRuntime {
   const store = createStore(parts.db);
   const base = configuredRuntime({
     store,
     models: modelResolver(),
+    blobs: parts.blobs ?? blobsFromConfig(),
     secrets: secretBox(localKeyWrapper(parts.secretsKey)),
     platformSecrets: platformSecretsLoader(parts.platformSecrets),
     traces: startLocalTracing(),

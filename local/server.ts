@@ -7,8 +7,12 @@ import { startHttpServer } from './http-server';
 import { createLocalApp } from './local-app';
 import { localRuntime } from './local-runtime';
 import { openLocalStore } from './local-store';
+import { startS3Local } from './s3-local';
+import { blobsFromConfig } from '../shared/blobs/s3-blobs';
 
-/** `npm start`: every route group on one port against DynamoDB Local. */
+const LOCAL_BUCKET = 'cairn-local';
+
+/** `npm start`: every route group on one port against DynamoDB Local (and files in a local S3). */
 async function main() {
   const store = await openLocalStore('server');
   const dataDir = config.dataDir === ':memory:' ? undefined : config.dataDir;
@@ -19,7 +23,10 @@ async function main() {
     platformTokenKey: config.platformTokenKey,
     cursorKey: config.cursorSigningKey,
   });
+  // Files' content goes to S3: a configured endpoint and bucket, else an S3-compatible server of our own.
+  const s3 = config.s3Endpoint && config.blobBucket ? undefined : await startS3Local({ dataDir, buckets: [LOCAL_BUCKET] });
   const local = localRuntime({
+    blobs: s3 ? blobsFromConfig({ endpoint: s3.endpoint, bucket: LOCAL_BUCKET }) : blobsFromConfig(),
     db: createDb({ endpoint: store.endpoint, cursorKey: credentials.cursorKey }),
     secretsKey: localSecretsKey(dataDir),
     platformSecrets: { adminToken: credentials.platformAdminToken, tokenKey: credentials.platformTokenKey },
@@ -44,6 +51,7 @@ async function main() {
       `  Platform API    ${base}/platform   (Authorization: Bearer <access token>; OpenAPI at /platform/openapi.json)`,
       `  Health          ${base}/healthz`,
       `  DynamoDB        ${store.endpoint} (${store.description})`,
+      `  S3 (files)      ${s3 ? `${s3.endpoint} (bucket ${LOCAL_BUCKET})` : `${config.s3Endpoint} (bucket ${config.blobBucket})`}`,
       '',
       `  DEV_API_KEY=${credentials.devApiKey}   (plan ${config.devApiKeyPlan})`,
       `  PLATFORM_ADMIN_TOKEN=${credentials.platformAdminToken}   (for /platform/tenants)`,
@@ -62,6 +70,7 @@ async function main() {
     // Work in hand finishes; work still queued is stored and resumes at the next start.
     await Promise.race([local.stop(), new Promise((resolve) => setTimeout(resolve, 5000))]);
     await store.close();
+    await s3?.stop();
     process.exit(0);
   };
   process.on('SIGINT', () => void stop('SIGINT'));

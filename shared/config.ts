@@ -68,6 +68,12 @@ const schema = z.object({
   WORKFLOW_SYNC_WAIT_MS: z.coerce.number().int().min(0).max(28_000).default(25_000),
   /** An SQS-compatible endpoint (tests); unset in AWS. */
   SQS_ENDPOINT: z.url().optional(),
+  /** The bucket holding uploaded files' content (AWS: CairnData's; local mode: its own S3-compatible server). */
+  BLOB_BUCKET: z.string().min(3).max(63).optional(),
+  /** An S3-compatible endpoint (local mode, tests); unset in AWS. */
+  S3_ENDPOINT: z.url().optional(),
+  /** Buckets that `s3` knowledge sources may read (the CDK grants them from the context `cairn:s3SourceBuckets`); comma-separated. */
+  S3_SOURCE_BUCKETS: z.string().default(''),
   /** KMS key that wraps the data keys of stored secrets (AWS). */
   SECRETS_KMS_KEY_ID: z.string().min(1).optional(),
   OPENAI_API_KEY: z.string().min(1).optional(),
@@ -153,6 +159,9 @@ function load() {
     docsAssetsDir: env.DOCS_ASSETS_DIR,
     ingestionQueueUrl: env.INGESTION_QUEUE_URL,
     sqsEndpoint: env.SQS_ENDPOINT,
+    blobBucket: env.BLOB_BUCKET,
+    s3Endpoint: env.S3_ENDPOINT,
+    s3SourceBuckets: env.S3_SOURCE_BUCKETS.split(',').map((b) => b.trim()).filter(Boolean),
     workflowQueueUrl: env.WORKFLOW_QUEUE_URL,
     webhookQueueUrl: env.WEBHOOK_QUEUE_URL,
     scheduleGroupName: env.SCHEDULE_GROUP_NAME,

@@ -1,3 +1,4 @@
+import { noBlobs } from './blobs/blobs';
 import { noGateway } from './gateway';
 import { noModels } from './models/types';
 import { systemClock, type Runtime } from './runtime';
@@ -19,6 +20,7 @@ export function configuredRuntime(given: Partial<Runtime> = {}): Runtime {
     // Built only when not given: a store holds a DynamoDB client (local mode and tests give theirs).
     store: given.store ?? createStore(createDb()),
     queues: { ingestion: unconfiguredQueue('INGESTION_QUEUE_URL'), workflowSteps: unconfiguredQueue('WORKFLOW_QUEUE_URL'), webhooks: unconfiguredQueue('WEBHOOK_QUEUE_URL') },
+    blobs: noBlobs,
     secrets: missingSecretBox(),
     platformSecrets: async () => {
       throw new Error('No platform secrets in this function');

@@ -1,3 +1,4 @@
+import type { Blobs } from './blobs/blobs';
 import type { Gateway } from './gateway';
 import type { ModelResolver } from './models/types';
 import type { PlatformSecrets } from './platform/platform-secrets';
@@ -81,6 +82,8 @@ export interface Runtime {
     readonly workflowSteps: Queue<WorkflowMessage>;
     readonly webhooks: Queue<WebhookMessage>;
   };
+  /** Files' content (the product's bucket) and the buckets `s3` sources read. */
+  readonly blobs: Blobs;
   /** Seals and opens stored secrets (source credentials). */
   readonly secrets: SecretBox;
   /** The platform's admin token and token-signing key. */

@@ -1,4 +1,5 @@
 import { responseFormatInput } from '../../shared/domain/response-format';
+import { sourceLocation } from '../../shared/domain/knowledge-source-schema';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { converse, converseStream, type ConverseInput } from '../../shared/domain/conversation';
@@ -47,6 +48,7 @@ const source = z.object({
   chunkId: z.string(),
   score: z.number(),
   snippet: z.string(),
+  location: sourceLocation.optional().openapi({ description: 'The page, slide or sheet the passage comes from' }),
 });
 
 const toolCall = z

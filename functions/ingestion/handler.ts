@@ -1,3 +1,4 @@
+import { blobsFromConfig } from '../../shared/blobs/s3-blobs';
 import { configuredRuntime } from '../../shared/configured-runtime';
 import { kmsSecretBoxFromConfig } from '../../shared/secrets/kms-secret-box';
 import { sqsQueuesFromConfig } from '../../shared/queue/sqs-queue';
@@ -5,5 +6,5 @@ import { handleIngestionMessage } from '../../shared/domain/ingestion';
 import type { IngestionMessage } from '../../shared/queue/messages';
 import { sqsHandler } from '../../shared/queue/sqs-handler';
 
-const rt = configuredRuntime({ queues: sqsQueuesFromConfig(), secrets: kmsSecretBoxFromConfig() });
+const rt = configuredRuntime({ queues: sqsQueuesFromConfig(), secrets: kmsSecretBoxFromConfig(), blobs: blobsFromConfig() });
 export const handler = sqsHandler<IngestionMessage>((message, delivery) => handleIngestionMessage(rt, message, delivery));

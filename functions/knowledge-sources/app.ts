@@ -6,6 +6,7 @@ import {
   connectInput,
   filePath,
   filesUpload,
+  type FilesUpload,
   searchInput,
   searchResponse,
   knowledgeSource,
@@ -14,6 +15,7 @@ import {
 } from '../../shared/domain/knowledge-source-schema';
 import {
   addFiles,
+  filesOf,
   createKnowledgeSource,
   deleteKnowledgeSource,
   knowledgeSources,
@@ -23,10 +25,32 @@ import {
   searchKnowledgeSource,
 } from '../../shared/domain/knowledge-sources';
 import { createGroupApp, type GroupOptions } from '../../shared/http/create-group-app';
+import { ValidationError } from '../../shared/errors';
+import type { FileBytes } from '../../shared/domain/file-contents';
 import { registerCrud } from '../../shared/http/crud-routes';
 import { ok } from '../../shared/http/envelope';
 import { commonErrors, envelope, jsonContent } from '../../shared/http/openapi-schemas';
 import type { Runtime } from '../../shared/runtime';
+
+const multipartFiles = z
+  .record(z.string(), z.unknown())
+  .openapi({ type: 'object', properties: { file: { type: 'array', items: { type: 'string', format: 'binary' } } }, description: 'File parts; each part’s filename is the file’s path' });
+
+const isMultipart = (type: string | undefined) => /^multipart\/form-data/i.test(type ?? '');
+
+/** The file parts of a multipart body; a filename that is not a valid path is a 400 naming the part. */
+async function filesOfForm(form: Record<string, unknown>): Promise<FileBytes[]> {
+  const parts = Object.entries(form).flatMap(([field, value]) => (Array.isArray(value) ? (value as unknown[]) : [value]).map((v) => ({ field, value: v })));
+  const files: FileBytes[] = [];
+  for (const [index, { field, value }] of parts.entries()) {
+    if (!(value instanceof File)) continue;
+    const path = filePath.safeParse(value.name);
+    if (!path.success) throw new ValidationError(`${field}[${index}].filename`, `${path.error.issues[0]?.message ?? 'is not a valid path'}: ${JSON.stringify(value.name)}`);
+    files.push({ path: path.data, bytes: new Uint8Array(await value.arrayBuffer()), ...(value.type && value.type !== 'application/octet-stream' ? { contentType: value.type } : {}) });
+  }
+  if (new Set(files.map((f) => f.path)).size !== files.length) throw new ValidationError('files', 'two parts have the same filename (path)');
+  return files;
+}
 
 const includeQuery = z.object({
   include: z.enum(['content']).optional().openapi({ description: '`content` adds each file’s content' }),
@@ -71,14 +95,25 @@ export function createKnowledgeSourcesApp(rt: Runtime, options: Partial<GroupOpt
       operationId: 'addKnowledgeSourceFiles',
       tags: ['Knowledge sources'],
       summary: 'Add or replace files by path',
+      description:
+        'JSON (`content` for text, `contentBase64` for any file) or multipart/form-data (each file part’s filename is its path, ' +
+        'e.g. `curl -F "file=@manual.pdf;filename=manuals/manual.pdf"`). At most 5 MB of content per request; larger files (up to 100 MB) go through uploads.',
       security,
-      request: { params, body: { content: { 'application/json': { schema: filesUpload } }, required: true } },
+      request: {
+        params,
+        body: {
+          content: { 'application/json': { schema: filesUpload }, 'multipart/form-data': { schema: multipartFiles } },
+          required: false,
+        },
+      },
       responses: { 200: jsonContent(envelope(knowledgeSource), 'The source with its files'), ...commonErrors },
     }),
     async (c) => {
       const scope = c.get('identity').scope;
       const id = c.req.valid('param').knowledgeSourceId;
-      const { source } = await addFiles(rt, scope, id, c.req.valid('json').files);
+      const files = isMultipart(c.req.header('content-type')) ? await filesOfForm(c.req.valid('form')) : filesOf((c.req.valid('json') as FilesUpload).files ?? []);
+      if (files.length === 0) throw new ValidationError('files', 'at least one file is required (JSON files[] or multipart file parts)');
+      const { source } = await addFiles(rt, scope, id, files);
       return ok(c, await presentSource(rt, scope, source, { files: true }));
     },
   );

@@ -57,6 +57,7 @@ async function ground(rt: Runtime, scope: TenantScope, agent: Agent, message: st
       chunkId: r.chunkId,
       score: r.score,
       snippet: r.text.length > 300 ? `${r.text.slice(0, 297)}…` : r.text,
+      ...(r.location ? { location: r.location } : {}),
     })),
     skipped,
   };

@@ -8,7 +8,10 @@ import { errorFields, log } from '../log';
 import type { IngestionMessage } from '../queue/messages';
 import type { Delivery } from '../queue/queue';
 import { chunkBlocks, DEFAULT_CHUNK_OPTIONS } from '../search/chunker';
-import { extract, type Block } from '../search/extract';
+import type { Block } from '../search/extract';
+import { parseDocument } from '../documents/parse-document';
+import { DocumentError, parseLimits } from '../documents/document-error';
+import { BlobTooLargeError } from '../blobs/blobs';
 import { allTerms, analyzeChunk } from '../search/indexing';
 import { layoutTerm } from '../search/impact-blocks';
 import { SEGMENT_SPAN, type AnalyzedChunkRecord, type DocumentRecord } from '../store/search-index';
@@ -20,6 +23,7 @@ import type { Runtime } from '../runtime';
 import { checkBackSeconds, whileLeased } from './work-lease';
 import { compactIfNeeded, compactionActive, handleCompaction } from './compaction';
 import { recordUsage } from './usage';
+import { deleteAllFiles, eachLimited, readSourceFile } from './file-contents';
 
 /**
  * Ingestion through the ingestion queue. A `sync` message plans the work (which documents are new
@@ -140,20 +144,46 @@ async function handleSync(rt: Runtime, scope: TenantScope, source: KnowledgeSour
   if (batches.length === 0) await finalize(rt, scope, source, syncId);
 }
 
+/** Files (or objects) read and parsed at once by one batch: bounds a worker's memory. */
+const PARSE_CONCURRENCY = 4;
+
+/**
+ * A batch's documents. A file that cannot be read (damaged, encrypted, scanned, too large) becomes
+ * a document without text, so the version it replaced leaves the index, and its error is recorded
+ * on the file; the rest of the batch goes on.
+ */
 async function readDocuments(rt: Runtime, scope: TenantScope, source: KnowledgeSourceRecord, message: Extract<IngestionMessage, { type: 'batch' }>): Promise<SourceDocument[]> {
-  if (source.type === 'file-collection') {
-    const files = await rt.store.files.getFiles(scope, source.id, message.paths ?? []);
-    return Promise.all(
-      files.map(async (file) => {
-        const { title, blocks } = extract(file.path, await rt.store.files.readFileContent(scope, source.id, file));
-        return { key: file.path, hash: file.sha256, title: title ?? file.path, blocks, metadata: { contentType: file.contentType } };
-      }),
-    );
+  if (source.type === 'postgresql') {
+    return withPostgres(rt, scope, source, async (client, shape) => {
+      const rows = await readRows(client, shape, message.range!, message.since);
+      return rows.map((row) => rowToDocument(row, shape));
+    });
   }
-  return withPostgres(rt, scope, source, async (client, shape) => {
-    const rows = await readRows(client, shape, message.range!, message.since);
-    return rows.map((row) => rowToDocument(row, shape));
+  const files = await rt.store.files.getFiles(scope, source.id, message.paths ?? []);
+  const documents: SourceDocument[] = [];
+  await eachLimited(files, PARSE_CONCURRENCY, async (file) => {
+    const base = { key: file.path, hash: file.sha256, metadata: { contentType: file.contentType } };
+    try {
+      const bytes = await readSourceFile(rt, scope, source, file);
+      const { title, blocks } = await parseDocument({ path: file.path, contentType: file.contentType, bytes }, parseLimits());
+      documents.push({ ...base, title: title ?? file.path, blocks });
+      if (file.error) await rt.store.files.setFileError(scope, source.id, file.path, file.sha256, undefined);
+    } catch (error) {
+      const reason = unreadable(error);
+      if (!reason) throw error;
+      log.warn('file not indexed', { tenantId: scope.tenantId, sourceId: source.id, path: file.path, ...reason });
+      documents.push({ ...base, blocks: [] });
+      await rt.store.files.setFileError(scope, source.id, file.path, file.sha256, reason);
+    }
   });
+  return documents;
+}
+
+/** Why a file cannot be indexed, when no retry would change it. */
+function unreadable(error: unknown): { code: string; message: string } | undefined {
+  if (error instanceof DocumentError) return { code: error.code, message: error.message };
+  if (error instanceof BlobTooLargeError) return { code: 'DOCUMENT_TOO_LARGE', message: `The file has ${error.size} bytes; at most ${error.limit} are read` };
+  return undefined;
 }
 
 async function handleBatch(rt: Runtime, scope: TenantScope, source: KnowledgeSourceRecord, message: Extract<IngestionMessage, { type: 'batch' }>) {
@@ -214,6 +244,7 @@ async function indexSegment(
         title: chunk.title,
         text: chunk.text,
         metadata: doc.metadata,
+        ...(chunk.location ? { location: chunk.location } : {}),
         terms,
         lenBody: analyzed.lenBody,
         lenTitle: analyzed.lenTitle,
@@ -277,6 +308,7 @@ async function processIngestionMessage(rt: Runtime, message: IngestionMessage, d
   const scope = scopeOf(message.tenantId);
   if (message.type === 'purge') {
     await rt.store.searchIndex.purgeIndex(scope, message.sourceId);
+    await deleteAllFiles(rt, scope, message.sourceId);
     return;
   }
   const source = await rt.store.records.getRecord<KnowledgeSourceRecord>(scope, 'KS', message.sourceId);

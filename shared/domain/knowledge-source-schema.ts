@@ -4,8 +4,10 @@ import { integerBetween, readOnlyFields, recordFields, uniqueItems } from './sch
 export const SOURCE_TYPES = ['postgresql', 'file-collection'] as const;
 export const SOURCE_STATUSES = ['created', 'pending', 'syncing', 'indexing', 'ready', 'failed'] as const;
 
-/** A file-collection create or file upload carries at most this much content (UTF-8 bytes). */
+/** A file-collection create or file upload carries at most this much content (bytes, decoded); larger files go through uploads. */
 export const MAX_CONTENT_BYTES = 5 * 1024 * 1024;
+/** The largest file an upload may bring. */
+export const MAX_FILE_BYTES = 100 * 1024 * 1024;
 /** Raw body limit of the group: the content plus JSON escaping, under Lambda's 6 MB payload. */
 export const MAX_SOURCE_BODY_BYTES = 6 * 1024 * 1024 - 64 * 1024;
 
@@ -77,7 +79,16 @@ export const filePath = z
 export const fileInput = z
   .strictObject({
     path: filePath,
-    content: z.string().openapi({ example: '# Returns\nItems can be returned within 30 days.' }),
+    content: z.string().optional().openapi({ example: '# Returns\nItems can be returned within 30 days.', description: 'Text (UTF-8). Exactly one of content and contentBase64.' }),
+    contentBase64: z
+      .string()
+      .regex(/^[A-Za-z0-9+/]*={0,2}$/, { error: 'must be base64 (RFC 4648, with + and /)' })
+      .optional()
+      .openapi({ description: 'Any file as base64: PDF, DOCX, PPTX, XLSX, or text. Exactly one of content and contentBase64.' }),
+    contentType: z.string().max(200).optional().openapi({ description: 'Default: from the extension' }),
+  })
+  .superRefine((f, ctx) => {
+    if ((f.content === undefined) === (f.contentBase64 === undefined)) ctx.addIssue({ code: 'custom', path: ['content'], message: 'exactly one of content and contentBase64 is required' });
   })
   .openapi('FileInput');
 
@@ -117,16 +128,21 @@ export const knowledgeSourceInput = z
   ])
   .openapi('KnowledgeSourceInput');
 
-export const filesUpload = z.strictObject({ files: fileList.min(1) }).openapi('FilesUpload');
+export const filesUpload = z.strictObject({ files: fileList.min(1) }).partial().openapi('FilesUpload');
 
 export const fileSummary = z
   .object({
     path: z.string(),
-    size: z.int().openapi({ description: 'UTF-8 bytes' }),
+    size: z.int().openapi({ description: 'Bytes' }),
     contentType: z.string(),
-    sha256: z.string(),
+    sha256: z.string().optional().openapi({ description: 'Of the content (absent for objects of an s3 source, which have etag)' }),
+    etag: z.string().optional().openapi({ description: 's3 and web sources: the origin’s entity tag' }),
     updatedAt: z.string(),
-    content: z.string().optional().openapi({ description: 'Only with ?include=content' }),
+    error: z
+      .object({ code: z.string(), message: z.string() })
+      .optional()
+      .openapi({ description: 'Why the last sync could not index this version (e.g. UNREADABLE_DOCUMENT, ENCRYPTED_DOCUMENT, NO_TEXT); the rest of the source is indexed' }),
+    content: z.string().optional().openapi({ description: 'Only with ?include=content, for text files' }),
   })
   .openapi('File');
 
@@ -193,6 +209,16 @@ export const searchInput = z
   })
   .openapi('SearchRequest');
 
+/** Where a passage sits in a paged document, cited with it. */
+export const sourceLocation = z
+  .object({
+    page: z.int().optional().openapi({ description: 'PDF: the page the passage starts on (1-based)' }),
+    pageEnd: z.int().optional().openapi({ description: 'PDF: the last page, when the passage runs onto the next' }),
+    slide: z.int().optional().openapi({ description: 'PPTX: the slide (1-based)' }),
+    sheet: z.string().optional().openapi({ description: 'XLSX: the sheet' }),
+  })
+  .openapi('SourceLocation');
+
 export const searchResponse = z
   .object({
     results: z.array(
@@ -205,6 +231,7 @@ export const searchResponse = z
         title: z.string(),
         text: z.string(),
         metadata: z.record(z.string(), z.unknown()),
+        location: sourceLocation.optional(),
       }),
     ),
     took: z.int().openapi({ description: 'Milliseconds spent searching' }),
@@ -213,4 +240,5 @@ export const searchResponse = z
 
 export type KnowledgeSourceInput = z.infer<typeof knowledgeSourceInput>;
 export type FileInput = z.infer<typeof fileInput>;
+export type FilesUpload = z.infer<typeof filesUpload>;
 export type PostgresConfig = z.infer<typeof postgresConfigObject>;

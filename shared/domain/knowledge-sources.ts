@@ -2,6 +2,7 @@ import { AppError, NotFoundError, ValidationError } from '../errors';
 import { newId } from '../ids';
 import type { Idempotency } from '../store/records';
 import { type StoredFile } from '../store/files';
+import { deleteFiles, eachLimited, readFileBytes, writeFiles, type FileBytes } from './file-contents';
 import type { TenantScope } from '../tenancy';
 import type { Agent } from './agent-schema';
 import { deleteCredentials } from './source-credentials';
@@ -45,9 +46,18 @@ export interface KnowledgeSourceRecord {
 
 export const knowledgeSources = collection<KnowledgeSourceRecord>('KS', 'knowledgeSource', 'knowledge source');
 
-function assertContentSize(files: FileInput[]) {
+/** A request's files as bytes: text as UTF-8, `contentBase64` decoded. */
+export function filesOf(inputs: FileInput[]): FileBytes[] {
+  return inputs.map((f) => ({
+    path: f.path,
+    bytes: f.content !== undefined ? Buffer.from(f.content, 'utf8') : Buffer.from(f.contentBase64 ?? '', 'base64'),
+    ...(f.contentType ? { contentType: f.contentType } : {}),
+  }));
+}
+
+function assertContentSize(files: FileBytes[]) {
   let total = 0;
-  for (const file of files) total += Buffer.byteLength(file.content, 'utf8');
+  for (const file of files) total += file.bytes.byteLength;
   if (total > MAX_CONTENT_BYTES) {
     throw new AppError(
       'PAYLOAD_TOO_LARGE',
@@ -70,7 +80,7 @@ export async function createKnowledgeSource(
   input: KnowledgeSourceInput,
   idempotency?: Idempotency,
 ) {
-  const files = input.type === 'file-collection' ? input.files : [];
+  const files = input.type === 'file-collection' ? filesOf(input.files) : [];
   assertContentSize(files);
   const created = await knowledgeSources.create(rt, 
     scope,
@@ -80,7 +90,7 @@ export async function createKnowledgeSource(
   // Files follow the record: a retry with the same Idempotency-Key rewrites only what is missing.
   if (files.length > 0) {
     const existing = created.replayed ? await rt.store.files.listFiles(scope, created.record.id) : [];
-    await rt.store.files.putFiles(scope, created.record.id, files, existing);
+    await writeFiles(rt, scope, created.record.id, files, existing);
   }
   return created;
 }
@@ -90,7 +100,7 @@ export async function createKnowledgeSource(
  * was connected before is re-synced in full (no watermark), so its index follows the new definition.
  */
 export async function replaceKnowledgeSource(rt: Runtime, scope: TenantScope, id: string, input: KnowledgeSourceInput) {
-  const files = input.type === 'file-collection' ? input.files : [];
+  const files = input.type === 'file-collection' ? filesOf(input.files) : [];
   assertContentSize(files);
   const replaced = await knowledgeSources.replace(rt, scope, id, (current) => ({
     ...(recordFields(input) as Omit<KnowledgeSourceRecord, 'id' | 'createdAt' | 'updatedAt' | 'version' | 'status'>),
@@ -100,8 +110,8 @@ export async function replaceKnowledgeSource(rt: Runtime, scope: TenantScope, id
   }));
   const existing = await rt.store.files.listFiles(scope, id);
   const keep = new Set(files.map((f) => f.path));
-  await rt.store.files.putFiles(scope, id, files, existing);
-  await rt.store.files.deleteFiles(scope, id, existing.filter((f) => !keep.has(f.path)));
+  await writeFiles(rt, scope, id, files, existing);
+  await deleteFiles(rt, scope, id, existing.filter((f) => !keep.has(f.path)));
   return replaced.status === 'created' ? replaced : startSync(rt, scope, id);
 }
 
@@ -143,11 +153,11 @@ async function afterFilesChanged(rt: Runtime, scope: TenantScope, source: Knowle
   return startSync(rt, scope, source.id);
 }
 
-export async function addFiles(rt: Runtime, scope: TenantScope, id: string, files: FileInput[]) {
+export async function addFiles(rt: Runtime, scope: TenantScope, id: string, files: FileBytes[]) {
   assertContentSize(files);
   const source = await knowledgeSources.get(rt, scope, id);
   assertFileCollection(source);
-  const changed = await rt.store.files.putFiles(scope, id, files, await rt.store.files.listFiles(scope, id));
+  const changed = await writeFiles(rt, scope, id, files, await rt.store.files.listFiles(scope, id));
   return { source: changed.length > 0 ? await afterFilesChanged(rt, scope, source) : source, changed };
 }
 
@@ -156,20 +166,27 @@ export async function removeFile(rt: Runtime, scope: TenantScope, id: string, pa
   assertFileCollection(source);
   const file = (await rt.store.files.listFiles(scope, id)).find((f) => f.path === path);
   if (!file) throw new NotFoundError('file', path);
-  await rt.store.files.deleteFiles(scope, id, [file]);
+  await deleteFiles(rt, scope, id, [file]);
   await afterFilesChanged(rt, scope, source);
 }
 
-/** A source as the API shows it; with `files`, its file list (and, if asked, their content). */
+const TEXT_TYPES = /^(text\/|application\/json)/;
+
+/** A source as the API shows it; with `files`, its file list (and, if asked, text files' content). */
 export async function presentSource(
   rt: Runtime,
   scope: TenantScope,
   source: KnowledgeSourceRecord,
   options: { files: boolean; content?: boolean },
 ) {
-  if (source.type !== 'file-collection' || !options.files) return source;
+  if (source.type === 'postgresql' || !options.files) return source;
   const stored = await rt.store.files.listFiles(scope, source.id);
-  const contents = options.content ? await rt.store.files.readContents(scope, source.id, stored) : undefined;
+  const contents = new Map<string, string>();
+  if (options.content) {
+    await eachLimited(stored.filter((f) => TEXT_TYPES.test(f.contentType)), 8, async (f) => {
+      contents.set(f.path, Buffer.from(await readFileBytes(rt, scope, source.id, f)).toString('utf8'));
+    });
+  }
   return {
     ...source,
     fileCount: stored.length,
@@ -178,23 +195,25 @@ export async function presentSource(
       path: f.path,
       size: f.size,
       contentType: f.contentType,
-      sha256: f.sha256,
+      ...(f.etag ? { etag: f.etag } : { sha256: f.sha256 }),
       updatedAt: f.updatedAt,
-      ...(contents ? { content: contents.get(f.path) ?? '' } : {}),
+      ...(f.error && f.error.sha256 === f.sha256 ? { error: { code: f.error.code, message: f.error.message } } : {}),
+      ...(contents.has(f.path) ? { content: contents.get(f.path) } : {}),
     })),
   };
 }
 
 /**
- * Deletes the source, its files, its credentials and its place in every agent that listed it;
- * its index is purged by the ingestion worker (it can be large).
+ * Deletes the source, its file entries, its credentials and its place in every agent that listed
+ * it; its files' content and its index are purged by the ingestion worker (they can be large).
  */
 export async function deleteKnowledgeSource(rt: Runtime, scope: TenantScope, id: string) {
   const removed = await knowledgeSources.remove(rt, scope, id);
   await rt.store.files.deleteAllFiles(scope, id);
   await deleteCredentials(rt, scope, id);
   await detachKnowledgeSource(rt, scope, id);
-  if (removed.status !== 'created') await rt.queues.ingestion.send([{ type: 'purge', tenantId: scope.tenantId, sourceId: id }]);
+  // The files' content and the index can be large: the ingestion worker removes them.
+  await rt.queues.ingestion.send([{ type: 'purge', tenantId: scope.tenantId, sourceId: id }]);
   return removed;
 }
 

@@ -13,6 +13,7 @@ export interface ConverseSource {
   chunkId: string;
   score: number;
   snippet: string;
+  location?: { page?: number; pageEnd?: number; slide?: number; sheet?: string };
 }
 
 /** A tool call of a turn, as stored and answered: what was asked, what came back, how long it took. */

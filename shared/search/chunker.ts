@@ -1,4 +1,9 @@
-import type { Block } from './extract';
+import type { Block, Location } from './extract';
+
+/** Where a chunk sits in a paged document: its first page (and last, when it runs onto the next), slide or sheet. */
+export interface ChunkLocation extends Location {
+  pageEnd?: number;
+}
 
 /** A piece of a document as it is indexed and returned by search. */
 export interface Chunk {
@@ -6,6 +11,7 @@ export interface Chunk {
   /** Document title and headings above the text, for title weighting and display. */
   title: string;
   text: string;
+  location?: ChunkLocation;
 }
 
 export interface ChunkOptions {
@@ -60,11 +66,16 @@ export function chunkBlocks(title: string | undefined, blocks: Block[], options:
   let section: string | undefined;
   let current = '';
   let carried = '';
+  // The locations of the first and the last block whose text the chunk holds.
+  let first: Location | undefined;
+  let last: Location | undefined;
   const titleOf = (headings: string[]) => [title, ...headings].filter((h, i, all) => h && all.indexOf(h) === i).join(' › ');
   const emit = () => {
     if (current.trim() && current.trim() !== carried.trim()) {
-      chunks.push({ index: chunks.length, title: section ?? '', text: current.trim() });
+      const location = locationOf(first, last);
+      chunks.push({ index: chunks.length, title: section ?? '', text: current.trim(), ...(location ? { location } : {}) });
       carried = tail(current.trim(), options.overlap);
+      first = last;
     }
     current = carried ? `${carried} ` : '';
   };
@@ -74,15 +85,23 @@ export function chunkBlocks(title: string | undefined, blocks: Block[], options:
       emit();
       current = '';
       carried = '';
+      first = undefined;
     }
     section = blockTitle;
     for (const piece of pieces(block.text, options.size)) {
       if (current.length + piece.length > options.size && current.trim() && current.trim() !== carried.trim()) emit();
+      if (!current.trim() || current.trim() === carried.trim()) first = block.location;
       current += piece;
+      last = block.location;
     }
     current += '\n\n';
   }
   emit();
   if (chunks.length === 0 && title) chunks.push({ index: 0, title, text: title });
   return chunks;
+}
+
+function locationOf(first: Location | undefined, last: Location | undefined): ChunkLocation | undefined {
+  if (!first) return undefined;
+  return last?.page !== undefined && first.page !== undefined && last.page > first.page ? { ...first, pageEnd: last.page } : { ...first };
 }

@@ -10,6 +10,15 @@ export interface Block {
   /** Headings above the block, outermost first. */
   headings: string[];
   text: string;
+  /** Where the block sits in a paged document: cited with the passages made of it. */
+  location?: Location;
+}
+
+/** A page of a PDF, a slide of a deck, a sheet of a workbook. */
+export interface Location {
+  page?: number;
+  slide?: number;
+  sheet?: string;
 }
 
 export interface Extracted {
@@ -129,10 +138,13 @@ export function extractMarkdown(content: string): Extracted {
   return { title, blocks: blocks.filter((b) => b.text) };
 }
 
-const BLOCK_TAGS = new Set(['p', 'li', 'td', 'th', 'pre', 'blockquote', 'dd', 'dt', 'figcaption', 'div', 'section', 'article', 'br', 'tr']);
+const BLOCK_TAGS = new Set(['p', 'li', 'pre', 'blockquote', 'dd', 'dt', 'figcaption', 'div', 'section', 'article', 'br', 'tr']);
 const SKIP_TAGS = new Set(['script', 'style', 'noscript', 'template', 'svg', 'head']);
 
-/** HTML: text without markup, scripts or styles; h1–h6 open sections; <title> is the title. */
+/**
+ * HTML: text without markup, scripts or styles; h1–h6 open sections; <title> is the title; a table
+ * row is one block, its cells separated by ` | ` (rows are units, as in Markdown tables).
+ */
 export function extractHtml(content: string): Extracted {
   const blocks: Block[] = [];
   const stack: Array<{ level: number; text: string }> = [];
@@ -142,8 +154,9 @@ export function extractHtml(content: string): Extracted {
   let skipping = 0;
   let inTitle = false;
   let title = '';
+  let inRow = 0;
   const flush = () => {
-    const clean = text.replace(/\s+/g, ' ').trim();
+    const clean = text.replace(/\s+/g, ' ').replace(/(\s*\|\s*)+$/, '').trim();
     if (clean) blocks.push({ headings: stack.map((h) => h.text), text: clean });
     text = '';
   };
@@ -157,7 +170,13 @@ export function extractHtml(content: string): Extracted {
           flush();
           headingText = '';
           headingLevel = Number(h[1]);
-        } else if (BLOCK_TAGS.has(name)) flush();
+        } else if (name === 'tr') {
+          flush();
+          inRow++;
+        } else if (BLOCK_TAGS.has(name)) {
+          if (inRow > 0) text += ' ';
+          else flush();
+        }
       },
       ontext(data) {
         if (inTitle) title += data;
@@ -173,7 +192,15 @@ export function extractHtml(content: string): Extracted {
           while (stack.length > 0 && stack[stack.length - 1]!.level >= headingLevel) stack.pop();
           if (clean) stack.push({ level: headingLevel, text: clean });
           headingText = undefined;
-        } else if (BLOCK_TAGS.has(name)) flush();
+        } else if (name === 'td' || name === 'th') {
+          text += ' | ';
+        } else if (name === 'tr') {
+          inRow = Math.max(0, inRow - 1);
+          flush();
+        } else if (BLOCK_TAGS.has(name)) {
+          if (inRow > 0) text += ' ';
+          else flush();
+        }
       },
     },
     { decodeEntities: true },

@@ -47,6 +47,7 @@ export interface SearchResult {
   title: string;
   text: string;
   metadata: Record<string, unknown>;
+  location?: ChunkRecord['location'];
 }
 
 /** Longer queries keep their first distinct terms: bounds the requests a search makes. */
@@ -189,6 +190,7 @@ async function rankSource(
       title: chunk.title,
       text: chunk.text,
       metadata: chunk.metadata ?? {},
+      ...(chunk.location ? { location: chunk.location } : {}),
     });
     if (results.length === request.topK) break;
   }

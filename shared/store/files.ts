@@ -1,10 +1,11 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { TenantScope } from '../tenancy';
+import { ifConditionHolds } from './conditional';
 import { deleteRequest, putRequest, batchOps } from './batch';
 import type { Db } from './db';
 import { keys } from './keys';
 
-/** What the store keeps of a file besides its content. */
+/** What the store keeps of a file: its content is a blob (`blobKey`), or, for files written before blobs, parts in the table. */
 export interface StoredFile {
   path: string;
   size: number;
@@ -12,11 +13,15 @@ export interface StoredFile {
   sha256: string;
   updatedAt: string;
   versionId: string;
-  parts: number;
+  blobKey?: string;
+  /** Legacy: how many parts of at most 300 KB hold the content in the table. */
+  parts?: number;
+  /** Why the last sync could not read this version of the file (`sha256`: the version it tried). */
+  error?: { code: string; message: string; sha256: string };
+  /** `s3` and `web` sources: what the origin said of the object (re-syncs compare it). */
+  etag?: string;
+  lastModified?: string;
 }
-
-/** Content is split into parts well under DynamoDB's 400 KB item limit. */
-const PART_BYTES = 300 * 1024;
 
 const CONTENT_TYPES: Record<string, string> = {
   md: 'text/markdown',
@@ -26,6 +31,10 @@ const CONTENT_TYPES: Record<string, string> = {
   htm: 'text/html',
   json: 'application/json',
   csv: 'text/csv',
+  pdf: 'application/pdf',
+  docx: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  pptx: 'application/vnd.openxmlformats-officedocument.presentationml.presentation',
+  xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
 };
 
 export function contentTypeOf(path: string): string {
@@ -33,24 +42,9 @@ export function contentTypeOf(path: string): string {
   return CONTENT_TYPES[ext] ?? 'text/plain';
 }
 
-/** Splits UTF-8 content at character boundaries into parts of at most PART_BYTES. */
-function splitContent(content: string): string[] {
-  const bytes = Buffer.from(content, 'utf8');
-  if (bytes.length <= PART_BYTES) return [content];
-  const parts: string[] = [];
-  let start = 0;
-  while (start < bytes.length) {
-    let end = Math.min(start + PART_BYTES, bytes.length);
-    while (end < bytes.length && (bytes[end]! & 0xc0) === 0x80) end--; // not inside a character
-    parts.push(bytes.subarray(start, end).toString('utf8'));
-    start = end;
-  }
-  return parts;
-}
-
 function toStored(item: Record<string, unknown>): StoredFile {
-  const { path, size, contentType, sha256, updatedAt, versionId, parts } = item as unknown as StoredFile;
-  return { path, size, contentType, sha256, updatedAt, versionId, parts };
+  const { pk: _pk, sk: _sk, ...file } = item;
+  return file as unknown as StoredFile;
 }
 
 export function filesStore(db: Db) {
@@ -59,61 +53,40 @@ export function filesStore(db: Db) {
     return (await queryAll(keys.filePartition(scope, sourceId))).map(toStored);
   }
 
-  /**
-   * Adds or replaces files by path. Parts are written before the file entry that points at them,
-   * so a reader never sees a file whose content is missing; a file whose content is unchanged is
-   * not rewritten (retries are cheap and idempotent). Returns the paths that changed.
-   */
-  async function putFiles(
-    scope: TenantScope,
-    sourceId: string,
-    files: Array<{ path: string; content: string }>,
-    existing: StoredFile[],
-  ): Promise<string[]> {
-    const current = new Map(existing.map((f) => [f.path, f]));
-    const now = new Date().toISOString();
-    const parts: ReturnType<typeof putRequest>[] = [];
-    const entries: ReturnType<typeof putRequest>[] = [];
-    const obsolete: ReturnType<typeof deleteRequest>[] = [];
-    const changed: string[] = [];
-    for (const file of files) {
-      const sha256 = createHash('sha256').update(file.content, 'utf8').digest('hex');
-      const previous = current.get(file.path);
-      if (previous?.sha256 === sha256) continue;
-      const versionId = randomBytes(8).toString('hex');
-      const pieces = splitContent(file.content);
-      pieces.forEach((content, index) =>
-        parts.push(putRequest({ ...keys.filePart(scope, sourceId, versionId, index), content })),
-      );
-      const stored: StoredFile = {
-        path: file.path,
-        size: Buffer.byteLength(file.content, 'utf8'),
-        contentType: contentTypeOf(file.path),
-        sha256,
-        updatedAt: now,
-        versionId,
-        parts: pieces.length,
-      };
-      entries.push(putRequest({ ...keys.file(scope, sourceId, file.path), ...stored }));
-      if (previous) obsolete.push(...partKeys(scope, sourceId, previous).map(deleteRequest));
-      changed.push(file.path);
-    }
-    await batchWrite(parts);
-    await batchWrite(entries);
-    await batchWrite(obsolete);
-    return changed;
+  /** Writes file entries (their content is already in the blob store): the entry is what makes a version visible. */
+  async function putFileEntries(scope: TenantScope, sourceId: string, files: StoredFile[]): Promise<void> {
+    await batchWrite(files.map((f) => putRequest({ ...keys.file(scope, sourceId, f.path), ...f })));
+  }
+
+  /** Records (or clears) why a version of a file could not be read; a newer version is left alone. */
+  async function setFileError(scope: TenantScope, sourceId: string, path: string, sha256: string, error: { code: string; message: string } | undefined): Promise<void> {
+    await ifConditionHolds(
+      db.client.send(
+        new UpdateCommand({
+          TableName: db.table,
+          Key: keys.file(scope, sourceId, path),
+          UpdateExpression: error ? 'SET #error = :error' : 'REMOVE #error',
+          ConditionExpression: 'sha256 = :sha',
+          ExpressionAttributeNames: { '#error': 'error' },
+          ExpressionAttributeValues: { ':sha': sha256, ...(error ? { ':error': { ...error, sha256 } } : {}) },
+        }),
+      ),
+    );
   }
 
   function partKeys(scope: TenantScope, sourceId: string, file: StoredFile) {
-    return Array.from({ length: file.parts }, (_, i) => keys.filePart(scope, sourceId, file.versionId, i));
+    return Array.from({ length: file.parts ?? 0 }, (_, i) => keys.filePart(scope, sourceId, file.versionId, i));
   }
 
   async function deleteFiles(scope: TenantScope, sourceId: string, files: StoredFile[]): Promise<void> {
     await batchWrite(files.map((f) => deleteRequest(keys.file(scope, sourceId, f.path))));
+  }
+
+  async function deleteLegacyParts(scope: TenantScope, sourceId: string, files: StoredFile[]): Promise<void> {
     await batchWrite(files.flatMap((f) => partKeys(scope, sourceId, f).map(deleteRequest)));
   }
 
-  /** Deletes every file entry and every part, orphans from interrupted writes included. */
+  /** Deletes every file entry and every legacy part, orphans from interrupted writes included. */
   async function deleteAllFiles(scope: TenantScope, sourceId: string): Promise<void> {
     for (const pk of [keys.filePartition(scope, sourceId), keys.filePartPartition(scope, sourceId)]) {
       const items = await queryAll(pk);
@@ -126,32 +99,12 @@ export function filesStore(db: Db) {
     return (await batchGet(paths.map((p) => keys.file(scope, sourceId, p)))).map(toStored);
   }
 
-  /** One file's content, from its parts. */
-  async function readFileContent(scope: TenantScope, sourceId: string, file: StoredFile): Promise<string> {
+  /** Legacy: the content of a file written before blobs, from its parts in the table. */
+  async function readLegacyContent(scope: TenantScope, sourceId: string, file: StoredFile): Promise<string> {
     const parts = await queryAll(keys.filePartPartition(scope, sourceId), `${file.versionId}#`);
     return parts.map((p) => String(p.content)).join('');
   }
-
-  /** The content of the given files, read in one pass over the source's parts. */
-  async function readContents(
-    scope: TenantScope,
-    sourceId: string,
-    files: StoredFile[],
-  ): Promise<Map<string, string>> {
-    const wanted = new Map(files.map((f) => [f.versionId, f]));
-    const pieces = new Map<string, string[]>();
-    for (const item of await queryAll(keys.filePartPartition(scope, sourceId))) {
-      const [versionId, index] = String(item.sk).split('#');
-      if (!versionId || !wanted.has(versionId)) continue;
-      const list = pieces.get(versionId) ?? [];
-      list[Number(index)] = String(item.content);
-      pieces.set(versionId, list);
-    }
-    const out = new Map<string, string>();
-    for (const file of files) out.set(file.path, (pieces.get(file.versionId) ?? []).join(''));
-    return out;
-  }
-  return { listFiles, putFiles, deleteFiles, deleteAllFiles, getFiles, readFileContent, readContents };
+  return { listFiles, putFileEntries, setFileError, deleteFiles, deleteLegacyParts, deleteAllFiles, getFiles, readLegacyContent };
 }
 
 export type FilesStore = ReturnType<typeof filesStore>;

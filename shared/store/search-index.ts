@@ -60,6 +60,8 @@ export interface ChunkRecord {
   title: string;
   text: string;
   metadata?: Record<string, unknown>;
+  /** Page (and last page), slide or sheet of a paged document. */
+  location?: { page?: number; pageEnd?: number; slide?: number; sheet?: string };
   /** `term:tf` pairs separated by spaces, for feedback and for cleaning postings on purge. */
   terms: string;
   lenBody: number;

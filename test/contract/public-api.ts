@@ -252,7 +252,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Add or replace files by path */
+        /**
+         * Add or replace files by path
+         * @description JSON (`content` for text, `contentBase64` for any file) or multipart/form-data (each file part’s filename is its path, e.g. `curl -F "file=@manual.pdf;filename=manuals/manual.pdf"`). At most 5 MB of content per request; larger files (up to 100 MB) go through uploads.
+         */
         post: operations["addKnowledgeSourceFiles"];
         /** Remove one file */
         delete: operations["removeKnowledgeSourceFile"];
@@ -1092,6 +1095,7 @@ export interface components {
                 chunkId: string;
                 score: number;
                 snippet: string;
+                location?: components["schemas"]["SourceLocation"];
             }[];
             usage: {
                 inputTokens: number;
@@ -1115,6 +1119,16 @@ export interface components {
                     [key: string]: unknown;
                 };
             }[];
+        };
+        SourceLocation: {
+            /** @description PDF: the page the passage starts on (1-based) */
+            page?: number;
+            /** @description PDF: the last page, when the passage runs onto the next */
+            pageEnd?: number;
+            /** @description PPTX: the slide (1-based) */
+            slide?: number;
+            /** @description XLSX: the sheet */
+            sheet?: string;
         };
         ToolCall: {
             id: string;
@@ -1179,6 +1193,7 @@ export interface components {
                 chunkId: string;
                 score: number;
                 snippet: string;
+                location?: components["schemas"]["SourceLocation"];
             }[];
             /** @description The caller went away mid-reply: the partial reply is kept */
             interrupted?: boolean;
@@ -1508,12 +1523,20 @@ export interface components {
         };
         File: {
             path: string;
-            /** @description UTF-8 bytes */
+            /** @description Bytes */
             size: number;
             contentType: string;
-            sha256: string;
+            /** @description Of the content (absent for objects of an s3 source, which have etag) */
+            sha256?: string;
+            /** @description s3 and web sources: the origin’s entity tag */
+            etag?: string;
             updatedAt: string;
-            /** @description Only with ?include=content */
+            /** @description Why the last sync could not index this version (e.g. UNREADABLE_DOCUMENT, ENCRYPTED_DOCUMENT, NO_TEXT); the rest of the source is indexed */
+            error?: {
+                code: string;
+                message: string;
+            };
+            /** @description Only with ?include=content, for text files */
             content?: string;
         };
         KnowledgeSourceInput: {
@@ -1576,13 +1599,18 @@ export interface components {
             /** @example policies/returns.md */
             path: string;
             /**
+             * @description Text (UTF-8). Exactly one of content and contentBase64.
              * @example # Returns
              *     Items can be returned within 30 days.
              */
-            content: string;
+            content?: string;
+            /** @description Any file as base64: PDF, DOCX, PPTX, XLSX, or text. Exactly one of content and contentBase64. */
+            contentBase64?: string;
+            /** @description Default: from the extension */
+            contentType?: string;
         };
         FilesUpload: {
-            files: components["schemas"]["FileInput"][];
+            files?: components["schemas"]["FileInput"][];
         };
         ConnectRequest: {
             /** @description postgresql: required on the first connect; stored encrypted, never returned */
@@ -1618,6 +1646,7 @@ export interface components {
                 metadata: {
                     [key: string]: unknown;
                 };
+                location?: components["schemas"]["SourceLocation"];
             }[];
             /** @description Milliseconds spent searching */
             took: number;
@@ -6083,9 +6112,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["FilesUpload"];
+                "multipart/form-data": {
+                    file?: string[];
+                };
             };
         };
         responses: {

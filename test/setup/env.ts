@@ -7,6 +7,9 @@ import { inject } from 'vitest';
  * same DynamoDB Local and platform secrets as the test's own runtime (test/helpers/runtime.ts).
  */
 process.env.DYNAMODB_ENDPOINT = inject('dynamoEndpoint');
+process.env.S3_ENDPOINT = inject('s3Endpoint');
+process.env.BLOB_BUCKET = 'cairn-test';
+process.env.S3_SOURCE_BUCKETS = 'cairn-test-documents';
 process.env.PLATFORM_ADMIN_TOKEN = `cpa_${randomBytes(24).toString('base64url')}`;
 process.env.PLATFORM_TOKEN_KEY = randomBytes(48).toString('base64url');
 process.env.CURSOR_SIGNING_KEY = randomBytes(48).toString('base64url');

@@ -1,0 +1,34 @@
+/** Why one file could not be indexed: reported on the file (`files[].error`), the rest of the sync goes on. */
+export type DocumentErrorCode = 'UNREADABLE_DOCUMENT' | 'ENCRYPTED_DOCUMENT' | 'NO_TEXT' | 'DOCUMENT_TOO_LARGE' | 'PARSE_TIMEOUT' | 'UNSUPPORTED_FORMAT';
+
+export class DocumentError extends Error {
+  constructor(
+    readonly code: DocumentErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'DocumentError';
+  }
+}
+
+/** What one file may cost a worker: pages, characters of text and time. */
+export interface ParseLimits {
+  maxPages: number;
+  maxChars: number;
+  /** Throws PARSE_TIMEOUT once the file's time is up (checked between pages, slides and sheets). */
+  checkDeadline(): void;
+}
+
+export const DEFAULT_PARSE_LIMITS = { maxPages: 5_000, maxChars: 20_000_000, timeoutMs: 120_000 };
+
+export function parseLimits(options: { maxPages?: number; maxChars?: number; timeoutMs?: number } = {}): ParseLimits {
+  const { maxPages, maxChars, timeoutMs } = { ...DEFAULT_PARSE_LIMITS, ...options };
+  const deadline = Date.now() + timeoutMs;
+  return {
+    maxPages,
+    maxChars,
+    checkDeadline() {
+      if (Date.now() > deadline) throw new DocumentError('PARSE_TIMEOUT', `Reading the file took more than ${Math.round(timeoutMs / 1000)} s`);
+    },
+  };
+}

@@ -1,0 +1,103 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { contentTypeOf, type StoredFile } from '../store/files';
+import { MAX_FILE_BYTES } from './knowledge-source-schema';
+import type { Runtime } from '../runtime';
+import type { TenantScope } from '../tenancy';
+
+/**
+ * Files' content lives in the blob store, one object per version; the table holds the entry that
+ * points at it. A version's object is written before its entry, so a reader never finds an entry
+ * without content, and the object of a replaced version is deleted only after the new entry.
+ */
+
+/** A file as a request brings it: its bytes, decoded from `content` or `contentBase64` or a multipart part. */
+export interface FileBytes {
+  path: string;
+  bytes: Uint8Array;
+  contentType?: string;
+}
+
+/** Where a source's file versions live in the files bucket (tenant first: one prefix holds a tenant's files). */
+export const sourceBlobPrefix = (scope: TenantScope, sourceId: string) => `files/${scope.tenantId}/${sourceId}/`;
+export const blobKeyOf = (scope: TenantScope, sourceId: string, versionId: string) => `${sourceBlobPrefix(scope, sourceId)}${versionId}`;
+export const newVersionId = () => randomBytes(10).toString('hex');
+
+export const sha256Of = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+
+/** Runs `fn` over `items`, at most `limit` at once. */
+export async function eachLimited<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) await fn(items[next++]!);
+    }),
+  );
+}
+
+/** The entry of a new version whose object is at `blobKey`. */
+export function fileEntry(file: { path: string; size: number; sha256: string; contentType?: string; versionId: string; blobKey: string }): StoredFile {
+  return {
+    path: file.path,
+    size: file.size,
+    contentType: file.contentType ?? contentTypeOf(file.path),
+    sha256: file.sha256,
+    updatedAt: new Date().toISOString(),
+    versionId: file.versionId,
+    blobKey: file.blobKey,
+  };
+}
+
+/**
+ * Adds or replaces files by path; a file whose content is unchanged is not rewritten (a retry is
+ * cheap and idempotent). Returns the paths that changed.
+ */
+export async function writeFiles(rt: Runtime, scope: TenantScope, sourceId: string, files: FileBytes[], existing: StoredFile[]): Promise<string[]> {
+  const current = new Map(existing.map((f) => [f.path, f]));
+  const entries: StoredFile[] = [];
+  const replaced: StoredFile[] = [];
+  for (const file of files) {
+    const sha256 = sha256Of(file.bytes);
+    const previous = current.get(file.path);
+    if (previous?.sha256 === sha256 && (previous.contentType === (file.contentType ?? contentTypeOf(file.path)))) continue;
+    const versionId = newVersionId();
+    entries.push(fileEntry({ path: file.path, size: file.bytes.byteLength, sha256, contentType: file.contentType, versionId, blobKey: blobKeyOf(scope, sourceId, versionId) }));
+    if (previous) replaced.push(previous);
+  }
+  const byPath = new Map(files.map((f) => [f.path, f]));
+  await eachLimited(entries, 8, (entry) => rt.blobs.files.put(entry.blobKey!, byPath.get(entry.path)!.bytes, entry.contentType));
+  await rt.store.files.putFileEntries(scope, sourceId, entries);
+  await discardContents(rt, scope, sourceId, replaced);
+  return entries.map((e) => e.path);
+}
+
+/** Deletes the content of file versions no entry points at any more (legacy parts included). */
+export async function discardContents(rt: Runtime, scope: TenantScope, sourceId: string, files: StoredFile[]): Promise<void> {
+  await rt.blobs.files.delete(files.flatMap((f) => (f.blobKey ? [f.blobKey] : [])));
+  const legacy = files.filter((f) => !f.blobKey && f.parts);
+  if (legacy.length > 0) await rt.store.files.deleteLegacyParts(scope, sourceId, legacy);
+}
+
+/** Removes files: their entries first (so no reader finds them), then their content. */
+export async function deleteFiles(rt: Runtime, scope: TenantScope, sourceId: string, files: StoredFile[]): Promise<void> {
+  await rt.store.files.deleteFiles(scope, sourceId, files);
+  await discardContents(rt, scope, sourceId, files);
+}
+
+/** Every file of a source and all its content, orphans of interrupted writes included. */
+export async function deleteAllFiles(rt: Runtime, scope: TenantScope, sourceId: string): Promise<void> {
+  await rt.store.files.deleteAllFiles(scope, sourceId);
+  const orphans: string[] = [];
+  for await (const blob of rt.blobs.files.list(sourceBlobPrefix(scope, sourceId))) orphans.push(blob.key);
+  await rt.blobs.files.delete(orphans);
+}
+
+/** One file version's bytes (from the files bucket, or legacy parts), refused above `maxBytes`. */
+export async function readFileBytes(rt: Runtime, scope: TenantScope, sourceId: string, file: StoredFile, maxBytes?: number): Promise<Uint8Array> {
+  if (file.blobKey) return rt.blobs.files.get(file.blobKey, maxBytes);
+  return Buffer.from(await rt.store.files.readLegacyContent(scope, sourceId, file), 'utf8');
+}
+
+/** The bytes of a source's file for indexing: a collection's from the files bucket, an `s3` source's object from its bucket. */
+export function readSourceFile(rt: Runtime, scope: TenantScope, source: { id: string; type: string; config?: unknown }, file: StoredFile): Promise<Uint8Array> {
+  return readFileBytes(rt, scope, source.id, file, MAX_FILE_BYTES);
+}
