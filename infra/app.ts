@@ -13,6 +13,7 @@ export function buildApp(app = new App()) {
     ingestion: data.ingestion,
     workflowSteps: data.workflowSteps,
     webhooks: data.webhooks,
+    files: data.files,
     secretsKey: data.secretsKey,
     providerKeys: data.providerKeys,
     platformAdminToken: data.platformAdminToken,

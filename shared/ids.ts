@@ -12,6 +12,7 @@ export const ID_PREFIXES = {
   sync: 'syn_',
   compaction: 'cmp_',
   hook: 'hk_',
+  upload: 'upl_',
   session: 'ses_',
   message: 'msg_',
   request: 'req_',

@@ -26,11 +26,17 @@ async function blobKeys(t: TestTenant, sourceId: string): Promise<string[]> {
   return keys;
 }
 
-/** A multipart request as `curl -F` sends it. */
-function multipart(t: TestTenant, path: string, parts: Array<{ filename: string; bytes: Uint8Array; type?: string }>) {
+/** A multipart request as `curl -F` sends it (with its length, as every HTTP client does). */
+async function multipart(t: TestTenant, path: string, parts: Array<{ filename: string; bytes: Uint8Array; type?: string }>) {
   const form = new FormData();
   for (const part of parts) form.append('file', new Blob([part.bytes], { type: part.type ?? 'application/octet-stream' }), part.filename);
-  return app.request(`http://localhost${path}`, { method: 'POST', headers: { 'x-api-key': t.apiKey }, body: form });
+  const encoded = new Response(form);
+  const body = Buffer.from(await encoded.arrayBuffer());
+  return app.request(`http://localhost${path}`, {
+    method: 'POST',
+    headers: { 'x-api-key': t.apiKey, 'content-type': encoded.headers.get('content-type')!, 'content-length': String(body.length) },
+    body,
+  });
 }
 
 describe('documents in a file collection', () => {
@@ -130,6 +136,9 @@ describe('file requests', () => {
     const escaping = await multipart(t, `/v1/knowledge-sources/${id}/files`, [{ filename: '../etc/passwd', bytes: Buffer.from('x') }]);
     expect(escaping.status).toBe(400);
     expect(((await escaping.json()) as { error: { details: { field: string } } }).error.details.field).toBe('file[0].filename');
+    const elsewhere = await multipart(t, '/v1/knowledge-sources', [{ filename: 'a.txt', bytes: Buffer.from('x') }]);
+    expect(elsewhere.status).toBe(415);
+    expect(((await elsewhere.json()) as { error: { code: string } }).error.code).toBe('UNSUPPORTED_MEDIA_TYPE');
     const empty = await call(app, 'POST', `/v1/knowledge-sources/${id}/files`, { key: t.apiKey, body: {} });
     expect(empty.status).toBe(400);
     expect(empty.body.error.details.field).toBe('files');
@@ -142,5 +151,63 @@ describe('file requests', () => {
     expect(res.body.error.details).toMatchObject({ field: 'files', limitBytes: 5 * 1024 * 1024 });
     const encoded = await call(app, 'POST', `/v1/knowledge-sources/${id}/files`, { key: t.apiKey, body: { files: [{ path: 'big.bin', contentBase64: Buffer.from(text).toString('base64') }] } });
     expect(encoded.status).toBe(413);
+  });
+});
+
+describe('uploads of large files through presigned URLs', () => {
+  let t: TestTenant;
+  let id: string;
+  beforeAll(async () => {
+    t = await newTenant();
+    id = (await call(app, 'POST', '/v1/knowledge-sources', { key: t.apiKey, body: { name: 'Big files', type: 'file-collection' } })).body.data.id;
+    await call(app, 'POST', `/v1/knowledge-sources/${id}/connect`, { key: t.apiKey, body: {} });
+    await settle();
+  });
+
+  const start = (body: unknown) => call(app, 'POST', `/v1/knowledge-sources/${id}/uploads`, { key: t.apiKey, body });
+  const complete = (uploadId: string) => call(app, 'POST', `/v1/knowledge-sources/${id}/uploads/${uploadId}/complete`, { key: t.apiKey });
+
+  it('takes a file larger than a request may carry: PUT to the blob store, complete, indexed', async () => {
+    // 7 MB of text: over the 5 MB a request may carry, with one sentence to find in the middle.
+    const filler = 'Routine log line without anything of note. '.repeat(80_000);
+    const text = `Pump logbook\n\n${filler}\n\nOn 3 March the technician found a cracked impeller in pump seven.\n\n${filler}`;
+    const ticket = await start({ path: 'logs/pump-log.txt', size: Buffer.byteLength(text) });
+    expect(ticket.status).toBe(201);
+    expect(ticket.body.data).toMatchObject({ uploadId: expect.stringMatching(/^upl_/), method: 'PUT', headers: { 'content-type': 'text/plain' } });
+    const { uploadId, url, headers } = ticket.body.data;
+
+    expect((await complete(uploadId)).status).toBe(409); // nothing PUT yet
+    const put = await fetch(url, { method: 'PUT', headers, body: text });
+    expect(put.status).toBe(200);
+    const done = await complete(uploadId);
+    expect(done.status).toBe(200);
+    expect(done.body.data.status).toBe('pending');
+    expect(done.body.data.files).toEqual([expect.objectContaining({ path: 'logs/pump-log.txt', size: Buffer.byteLength(text), contentType: 'text/plain' })]);
+    expect((await complete(uploadId)).body.data.files).toHaveLength(1); // idempotent
+    await settle();
+    const found = await call(app, 'POST', `/v1/knowledge-sources/${id}/search`, { key: t.apiKey, body: { query: 'cracked impeller' } });
+    expect(found.body.data.results[0]).toMatchObject({ path: 'logs/pump-log.txt' });
+    expect(found.body.data.results[0].text).toContain('cracked impeller in pump seven');
+    // The upload's own object is gone: only the file's version remains.
+    expect(await blobKeys(t, id)).toHaveLength(1);
+  });
+
+  it('uploads a PDF and cites its pages', async () => {
+    const pdf = await manual();
+    const { uploadId, url, headers } = (await start({ path: 'manuals/px200.pdf', size: pdf.byteLength })).body.data;
+    expect(headers).toEqual({ 'content-type': 'application/pdf' });
+    await fetch(url, { method: 'PUT', headers, body: pdf });
+    await complete(uploadId);
+    await settle();
+    const found = await call(app, 'POST', `/v1/knowledge-sources/${id}/search`, { key: t.apiKey, body: { query: 'grease the bearings' } });
+    expect(found.body.data.results[0]).toMatchObject({ path: 'manuals/px200.pdf', location: { page: 2 } });
+  });
+
+  it('refuses more than 100 MB, names the field, and 404s an unknown upload', async () => {
+    const big = await start({ path: 'huge.pdf', size: 100 * 1024 * 1024 + 1 });
+    expect(big.status).toBe(413);
+    expect(big.body.error.details.field).toBe('size');
+    expect((await start({ path: '/abs.pdf', size: 10 })).body.error.details.field).toBe('path');
+    expect((await complete('upl_00000000000000000000000000')).status).toBe(404);
   });
 });

@@ -275,11 +275,47 @@ describe('CDK app', () => {
     const functions = Object.values(api.findResources('AWS::Lambda::Function'));
     const senders = functions.filter((f) => f.Properties.Environment.Variables.INGESTION_QUEUE_URL);
     expect(senders).toHaveLength(3); // the knowledge-sources API, the worker itself and the sweeper
-    const worker = functions.find((f) => f.Properties.Timeout === 300 && f.Properties.Environment.Variables.INGESTION_QUEUE_URL)!;
+    const worker = functions.find((f) => f.Properties.Timeout === 600 && f.Properties.Environment.Variables.INGESTION_QUEUE_URL)!;
     expect(worker.Properties.Environment.Variables.SECRETS_KMS_KEY_ID).toBeDefined();
     // The queue's visibility is six times the worker's timeout.
     const queues = Object.values(data.findResources('AWS::SQS::Queue')).map((q) => q.Properties.VisibilityTimeout).filter(Boolean);
-    expect(queues).toContain(1800);
+    expect(queues).toContain(3600);
+  });
+
+  it('keeps files in a private, encrypted, TLS-only, retained bucket that drops abandoned uploads; the API writes it, the worker reads it', () => {
+    data.hasResource('AWS::S3::Bucket', {
+      DeletionPolicy: 'Retain',
+      Properties: Match.objectLike({
+        BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
+        PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
+        LifecycleConfiguration: { Rules: Match.arrayWith([Match.objectLike({ Prefix: 'uploads/', ExpirationInDays: 2, Status: 'Enabled' })]) },
+      }),
+    });
+    data.hasResourceProperties('AWS::S3::BucketPolicy', {
+      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
+    });
+    api.hasResourceProperties('AWS::ApiGateway::RestApi', { BinaryMediaTypes: ['multipart/form-data'] });
+    const functions = api.findResources('AWS::Lambda::Function');
+    const policies = Object.values(api.findResources('AWS::IAM::Policy'));
+    const s3ActionsOf = (fnId: string) => {
+      const role = (functions[fnId]!.Properties.Role as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0];
+      return new Set(
+        policies
+          .filter((p) => (p.Properties.Roles as Array<{ Ref: string }>).some((r) => r.Ref === role))
+          .flatMap((p) => p.Properties.PolicyDocument.Statement as Array<{ Action: string | string[] }>)
+          .flatMap((st) => [st.Action].flat())
+          .filter((a) => a.startsWith('s3:')),
+      );
+    };
+    const withBucket = Object.keys(functions).filter((id) => functions[id]!.Properties.Environment?.Variables?.BLOB_BUCKET);
+    expect(withBucket.map((id) => functions[id]!.Properties.Environment.Variables.POWERTOOLS_SERVICE_NAME).sort()).toEqual(['ingestion', 'knowledge-sources']);
+    for (const id of withBucket) {
+      const actions = s3ActionsOf(id);
+      const service = functions[id]!.Properties.Environment.Variables.POWERTOOLS_SERVICE_NAME;
+      expect(actions.has('s3:GetObject') && actions.has('s3:DeleteObject') && actions.has('s3:ListBucket')).toBe(true);
+      // Only the API writes (and signs upload URLs); the worker reads and deletes.
+      expect(actions.has('s3:PutObject')).toBe(service === 'knowledge-sources');
+    }
   });
 
   it('keeps a rotating KMS key for sealing credentials, granted only GenerateDataKey and Decrypt', () => {

@@ -9,6 +9,8 @@ import { invoke, restEvent } from './helpers/lambda-events';
 import { recordOf } from './helpers/sqs';
 import { invokeStreaming } from './helpers/lambda-streaming';
 import { newTenant } from './helpers/tenant';
+import { makeDocx, makePdf, makePptx, makeXlsx } from './helpers/documents';
+import type { parseDocument as parseDocumentType } from '../shared/documents/parse-document';
 
 /**
  * The code Lambda runs is the esbuild bundle, not the sources: bundle each handler as the CDK app
@@ -16,10 +18,10 @@ import { newTenant } from './helpers/tenant';
  */
 const out = mkdtempSync(join(tmpdir(), 'cairn-bundles-'));
 
-async function bundle(group: string): Promise<string> {
+async function bundle(group: string, entry = `functions/${group}/handler.ts`): Promise<string> {
   const outfile = join(out, group, 'index.mjs');
   await build({
-    entryPoints: [`functions/${group}/handler.ts`],
+    entryPoints: [entry],
     bundle: true,
     platform: 'node',
     format: 'esm',
@@ -68,9 +70,20 @@ describe('Lambda bundles', () => {
     expect((JSON.parse(listed.body) as { result: { tools: Array<{ name: string }> } }).result.tools.map((tool) => tool.name)).toContain('ask_agent');
   }, 60_000);
 
+  it('reads PDFs, DOCX, PPTX and XLSX from within a bundle (pdf.js runs without its worker file)', async () => {
+    const file = await bundle('documents', 'shared/documents/parse-document.ts');
+    const { parseDocument } = (await import(pathToFileURL(file).href)) as { parseDocument: typeof parseDocumentType };
+    const pdf = await makePdf([{ lines: ['first page'] }, { heading: 'Second', lines: ['second page text'] }]);
+    expect((await parseDocument({ path: 'a.pdf', bytes: pdf })).blocks.at(-1)).toEqual({ headings: ['Second'], text: 'second page text', location: { page: 2 } });
+    expect((await parseDocument({ path: 'a.pptx', bytes: await makePptx([{ title: 'T', body: ['slide body'] }]) })).blocks[0]?.location).toEqual({ slide: 1 });
+    expect((await parseDocument({ path: 'a.xlsx', bytes: await makeXlsx([{ name: 'S', rows: [['h'], ['v']] }]) })).blocks[0]?.text).toBe('h: v');
+    expect((await parseDocument({ path: 'a.docx', bytes: await makeDocx({ title: 'Doc', sections: [] , table: [['a', 'b']] }) })).blocks[0]?.text).toBe('a | b');
+  }, 60_000);
+
   it('bundles the ingestion worker, which answers SQS events with batchItemFailures', async () => {
     const file = await bundle('ingestion');
-    expect(statSync(file).size).toBeLessThan(2 * 1024 * 1024);
+    // pdf.js (through unpdf) is most of it: the price of reading PDFs, paid by this worker alone.
+    expect(statSync(file).size).toBeLessThan(4 * 1024 * 1024);
     const { handler } = (await import(pathToFileURL(file).href)) as { handler: (e: unknown) => Promise<{ batchItemFailures: unknown[] }> };
     const t = await newTenant();
     const purge = { type: 'purge', tenantId: t.scope.tenantId, sourceId: 'ks_01m7y62dvspbq7k3p58zfb7w0n' };

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { invokeStreaming } from './helpers/lambda-streaming';
 import { parseSse } from './helpers/sse';
@@ -85,6 +86,22 @@ describe('Lambda handlers with API Gateway REST proxy events', () => {
     expect(ks.statusCode).toBe(201);
     const withContent = await invoke(sourcesHandler, restEvent('GET', `/v1/knowledge-sources/${ks.json.data.id}?include=content`, { apiKey: t.apiKey }));
     expect(withContent.json.data.files[0].content).toBe('# A');
+    // A multipart upload arrives base64-encoded (the API's binary media type), bytes intact.
+    const form = new Response(
+      (() => {
+        const f = new FormData();
+        f.append('file', new Blob([Buffer.from([0x25, 0x50, 0x44, 0x46, 0xff, 0x00, 0x80])], { type: 'application/pdf' }), 'docs/raw.pdf');
+        return f;
+      })(),
+    );
+    const multipartBody = Buffer.from(await form.arrayBuffer());
+    const uploaded = await invoke(sourcesHandler, {
+      ...restEvent('POST', `/v1/knowledge-sources/${ks.json.data.id}/files`, { apiKey: t.apiKey, headers: { 'content-type': form.headers.get('content-type')! } }),
+      body: multipartBody.toString('base64'),
+      isBase64Encoded: true,
+    });
+    expect(uploaded.statusCode, uploaded.body).toBe(200);
+    expect(uploaded.json.data.files.find((f: { path: string }) => f.path === 'docs/raw.pdf')).toMatchObject({ size: 7, contentType: 'application/pdf', sha256: createHash('sha256').update(Buffer.from([0x25, 0x50, 0x44, 0x46, 0xff, 0x00, 0x80])).digest('hex') });
     const wf = await invokeStreaming(
       workflowsHandler,
       restEvent('POST', '/v1/workflows', {

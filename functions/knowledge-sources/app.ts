@@ -6,6 +6,8 @@ import {
   connectInput,
   filePath,
   filesUpload,
+  uploadInput,
+  uploadTicket,
   type FilesUpload,
   searchInput,
   searchResponse,
@@ -27,6 +29,7 @@ import {
 import { createGroupApp, type GroupOptions } from '../../shared/http/create-group-app';
 import { ValidationError } from '../../shared/errors';
 import type { FileBytes } from '../../shared/domain/file-contents';
+import { completeUpload, createUpload } from '../../shared/domain/file-uploads';
 import { registerCrud } from '../../shared/http/crud-routes';
 import { ok } from '../../shared/http/envelope';
 import { commonErrors, envelope, jsonContent } from '../../shared/http/openapi-schemas';
@@ -58,7 +61,7 @@ const includeQuery = z.object({
 
 /** `/v1/knowledge-sources`: sources and their files, connecting (which queues ingestion) and search. */
 export function createKnowledgeSourcesApp(rt: Runtime, options: Partial<GroupOptions> = {}) {
-  const app = createGroupApp(rt, { area: 'knowledge-sources', maxBodyBytes: MAX_SOURCE_BODY_BYTES, ...options });
+  const app = createGroupApp(rt, { area: 'knowledge-sources', maxBodyBytes: MAX_SOURCE_BODY_BYTES, multipartPaths: /^\/v1\/knowledge-sources\/[^/]+\/files$/, ...options });
   const base = '/v1/knowledge-sources';
 
   registerCrud(app, rt, {
@@ -114,6 +117,47 @@ export function createKnowledgeSourcesApp(rt: Runtime, options: Partial<GroupOpt
       const files = isMultipart(c.req.header('content-type')) ? await filesOfForm(c.req.valid('form')) : filesOf((c.req.valid('json') as FilesUpload).files ?? []);
       if (files.length === 0) throw new ValidationError('files', 'at least one file is required (JSON files[] or multipart file parts)');
       const { source } = await addFiles(rt, scope, id, files);
+      return ok(c, await presentSource(rt, scope, source, { files: true }));
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: `${base}/{knowledgeSourceId}/uploads`,
+      operationId: 'createKnowledgeSourceUpload',
+      tags: ['Knowledge sources'],
+      summary: 'Start an upload of a large file (up to 100 MB)',
+      description:
+        'Answers a presigned URL: PUT the file’s bytes there with the given headers (they never pass through the API), then POST …/uploads/{uploadId}/complete. ' +
+        'The URL is valid for an hour; an upload not completed within a day is dropped.',
+      security,
+      request: { params, body: { content: { 'application/json': { schema: uploadInput } }, required: true } },
+      responses: { 201: jsonContent(envelope(uploadTicket), 'Where to PUT the file'), ...commonErrors },
+    }),
+    async (c) => ok(c, await createUpload(rt, c.get('identity').scope, c.req.valid('param').knowledgeSourceId, c.req.valid('json')), 201),
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: `${base}/{knowledgeSourceId}/uploads/{uploadId}/complete`,
+      operationId: 'completeKnowledgeSourceUpload',
+      tags: ['Knowledge sources'],
+      summary: 'Complete an upload: the uploaded file becomes the file at its path',
+      description: 'Idempotent: completing again answers the same. 409 while nothing has been PUT; 413 when the object is over 100 MB (it is deleted).',
+      security,
+      request: { params: params.extend({ uploadId: z.string().min(1).max(200) }) },
+      responses: {
+        200: jsonContent(envelope(knowledgeSource), 'The source with its files (a connected source is syncing)'),
+        409: jsonContent(commonErrors[400].content['application/json'].schema, 'Nothing uploaded yet'),
+        ...commonErrors,
+      },
+    }),
+    async (c) => {
+      const scope = c.get('identity').scope;
+      const { knowledgeSourceId, uploadId } = c.req.valid('param');
+      const { source } = await completeUpload(rt, scope, knowledgeSourceId, uploadId);
       return ok(c, await presentSource(rt, scope, source, { files: true }));
     },
   );

@@ -13,6 +13,7 @@ import type { Construct } from 'constructs';
 import { limitsFor, RATE_AREAS } from '../../shared/plans';
 import { PLANS } from '../../shared/config';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
+import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { CfnScheduleGroup } from 'aws-cdk-lib/aws-scheduler';
@@ -35,6 +36,8 @@ export interface ApiStackProps extends StackProps {
   ingestion: WorkQueue;
   workflowSteps: WorkQueue;
   webhooks: WorkQueue;
+  /** Files' content: the knowledge-sources function writes it and signs upload URLs, the ingestion worker reads it. */
+  files: IBucket;
   secretsKey: IKey;
   providerKeys: ISecret;
   platformAdminToken: ISecret;
@@ -60,6 +63,8 @@ export class ApiStack extends Stack {
       description: 'Cairn public API',
       endpointTypes: [EndpointType.REGIONAL],
       apiKeySourceType: ApiKeySourceType.HEADER,
+      // Multipart file uploads reach the function as base64, byte for byte.
+      binaryMediaTypes: ['multipart/form-data'],
       cloudWatchRole: true,
       deployOptions: {
         stageName: 'prod',
@@ -111,6 +116,8 @@ export class ApiStack extends Stack {
     props.ingestion.queue.grantSendMessages(sources);
     // Exactly the two calls the secret box makes (not the kms:GenerateDataKey*/ReEncrypt* families).
     props.secretsKey.grant(sources, 'kms:GenerateDataKey', 'kms:Decrypt');
+    // Writes files and deletes replaced versions; the URLs it signs can only PUT what it may.
+    this.fileAccess(sources, props.files, ['s3:GetObject', 's3:PutObject', 's3:DeleteObject']);
     this.ingestionWorker(props);
     this.modelAccess(this.groups.agents!.fn, props);
     this.modelAccess(this.groups.mcp!.fn, props);
@@ -293,17 +300,34 @@ export class ApiStack extends Stack {
    * The ingestion worker: one message per invocation (a batch is already up to 500 rows or 200
    * files), partial batch failures reported, a few in parallel so one source cannot flood the table.
    */
+  /** The files bucket for one function: exactly these object actions under `files/` and `uploads/`, and listing them. */
+  private fileAccess(fn: AppFunction, bucket: IBucket, actions: string[]) {
+    fn.addEnvironment('BLOB_BUCKET', bucket.bucketName);
+    fn.addToRolePolicy(new PolicyStatement({ actions, resources: [bucket.arnForObjects('files/*'), bucket.arnForObjects('uploads/*')] }));
+    fn.addToRolePolicy(new PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn], conditions: { StringLike: { 's3:prefix': ['files/*', 'uploads/*'] } } }));
+    // cdk-nag names the bucket by the data stack's export of its ARN.
+    for (const prefix of ['files', 'uploads']) {
+      Validations.of(fn.role!).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::CairnData:ExportsOutputFnGetAttFiles8E6940B8ArnD8EE6C03/${prefix}/*]`,
+        reason: `Objects are keyed by tenant, source and version under ${prefix}/: the function reaches any of them, only with the object actions it uses.`,
+      });
+    }
+  }
+
   private ingestionWorker(props: ApiStackProps) {
-    this.queueWorker(props, 'ingestion', {
+    const worker = this.queueWorker(props, 'ingestion', {
       id: 'IngestionWorker',
       queue: props.ingestion,
       queueUrlVariable: 'INGESTION_QUEUE_URL',
-      memorySize: 1024,
-      timeout: Duration.minutes(5),
+      // Parsing a large PDF holds the file and pdf.js's structures: room for a 100 MB file.
+      memorySize: 2048,
+      timeout: Duration.minutes(10),
       batchSize: 1,
       maxConcurrency: 5,
       label: 'Ingestion worker',
     });
+    // Reads files to index them, and deletes a deleted source's files.
+    this.fileAccess(worker, props.files, ['s3:GetObject', 's3:DeleteObject']);
   }
 
   /**

@@ -1,5 +1,6 @@
 import { CfnOutput, Duration, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
 import { Key } from 'aws-cdk-lib/aws-kms';
+import { BlockPublicAccess, Bucket, BucketEncryption, HttpMethods, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { MAX_RECEIVES } from '../../shared/queue/queue';
 import type { Construct } from 'constructs';
@@ -14,6 +15,8 @@ export class DataStack extends Stack {
   readonly ingestion: WorkQueue;
   /** Completion webhook deliveries, retried with backoff by re-sending (the receiver's failures are not the queue's). */
   readonly webhooks: WorkQueue;
+  /** Files' content (one object per file version) and uploads in progress (`uploads/`). */
+  readonly files: Bucket;
   /** Wraps the data keys that seal stored secrets (PostgreSQL credentials). */
   readonly secretsKey: Key;
   /** API keys of model providers; fill in after deploying (see README). */
@@ -32,8 +35,26 @@ export class DataStack extends Stack {
     this.data = new DataTable(this, 'Data');
     // Visibility at six times the worker timeout, as AWS advises for SQS event sources.
     this.workflowSteps = new WorkQueue(this, 'WorkflowSteps', { visibilityTimeout: Duration.minutes(6), maxReceiveCount: MAX_RECEIVES });
-    this.ingestion = new WorkQueue(this, 'Ingestion', { visibilityTimeout: Duration.minutes(30), maxReceiveCount: MAX_RECEIVES });
+    this.ingestion = new WorkQueue(this, 'Ingestion', { visibilityTimeout: Duration.minutes(60), maxReceiveCount: MAX_RECEIVES });
     this.webhooks = new WorkQueue(this, 'WebhookDeliveries', { visibilityTimeout: Duration.minutes(3), maxReceiveCount: MAX_RECEIVES });
+    this.files = new Bucket(this, 'Files', {
+      encryption: BucketEncryption.S3_MANAGED,
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      enforceSSL: true,
+      removalPolicy: RemovalPolicy.RETAIN,
+      lifecycleRules: [
+        // An upload never completed; its record has gone with the table's TTL.
+        { id: 'abandoned-uploads', prefix: 'uploads/', expiration: Duration.days(2) },
+        { id: 'incomplete-multipart', abortIncompleteMultipartUploadAfter: Duration.days(1) },
+      ],
+      // Browsers (a console) PUT uploads straight to their presigned URLs.
+      cors: [{ allowedMethods: [HttpMethods.PUT], allowedOrigins: ['*'], allowedHeaders: ['content-type'], maxAge: 3600 }],
+    });
+    Validations.of(this.files).acknowledge({
+      id: 'AwsSolutions-S1',
+      reason: 'Only the Cairn functions’ roles and presigned URLs they sign reach this bucket; object-level access can be audited with CloudTrail data events, which the deployer may enable.',
+    });
     this.secretsKey = new Key(this, 'SecretsKey', {
       description: 'Cairn: wraps data keys of stored source credentials',
       enableKeyRotation: true,

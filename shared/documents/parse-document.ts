@@ -1,13 +1,12 @@
 import { extract, type Extracted } from '../search/extract';
 import { DocumentError, parseLimits, type ParseLimits } from './document-error';
-import { extractDocx, extractPptx, extractXlsx } from './office';
-import { extractPdf } from './pdf';
 
-const BINARY_FORMATS: Record<string, (bytes: Uint8Array, limits: ParseLimits) => Extracted | Promise<Extracted>> = {
-  pdf: extractPdf,
-  docx: extractDocx,
-  pptx: extractPptx,
-  xlsx: extractXlsx,
+// Loaded when a file of the format first arrives: a worker that indexes text never evaluates pdf.js.
+const BINARY_FORMATS: Record<string, (bytes: Uint8Array, limits: ParseLimits) => Promise<Extracted>> = {
+  pdf: async (bytes, limits) => (await import('./pdf')).extractPdf(bytes, limits),
+  docx: async (bytes, limits) => (await import('./office')).extractDocx(bytes, limits),
+  pptx: async (bytes, limits) => (await import('./office')).extractPptx(bytes, limits),
+  xlsx: async (bytes, limits) => (await import('./office')).extractXlsx(bytes, limits),
 };
 
 const FORMAT_OF_TYPE: Record<string, string> = {

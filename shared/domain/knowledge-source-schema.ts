@@ -128,6 +128,27 @@ export const knowledgeSourceInput = z
   ])
   .openapi('KnowledgeSourceInput');
 
+export const uploadInput = z
+  .strictObject({
+    path: filePath,
+    size: z.int({ error: 'must be the file’s size in bytes' }).min(1, { error: 'must be at least 1 byte' }).openapi({ description: 'Bytes; at most 104,857,600 (100 MB)' }),
+    contentType: z.string().max(200).optional().openapi({ description: 'Default: from the extension. The PUT must send the same Content-Type.' }),
+  })
+  .openapi('UploadRequest');
+
+export const uploadTicket = z
+  .object({
+    uploadId: z.string().openapi({ example: 'upl_01jd8x2k3m4n5p6q7r8s9t0v1w' }),
+    path: z.string(),
+    size: z.int(),
+    contentType: z.string(),
+    method: z.literal('PUT'),
+    url: z.string().openapi({ description: 'Presigned: PUT the bytes here, with the headers below, before expiresAt' }),
+    headers: z.record(z.string(), z.string()),
+    expiresAt: z.string(),
+  })
+  .openapi('Upload');
+
 export const filesUpload = z.strictObject({ files: fileList.min(1) }).partial().openapi('FilesUpload');
 
 export const fileSummary = z
@@ -241,4 +262,5 @@ export const searchResponse = z
 export type KnowledgeSourceInput = z.infer<typeof knowledgeSourceInput>;
 export type FileInput = z.infer<typeof fileInput>;
 export type FilesUpload = z.infer<typeof filesUpload>;
+export type UploadInput = z.infer<typeof uploadInput>;
 export type PostgresConfig = z.infer<typeof postgresConfigObject>;

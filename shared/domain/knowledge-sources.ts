@@ -61,7 +61,7 @@ function assertContentSize(files: FileBytes[]) {
   if (total > MAX_CONTENT_BYTES) {
     throw new AppError(
       'PAYLOAD_TOO_LARGE',
-      `Files carry ${total} bytes of content; one request may carry at most ${MAX_CONTENT_BYTES}`,
+      `Files carry ${total} bytes of content; one request may carry at most ${MAX_CONTENT_BYTES} (larger files, up to 100 MB each: POST /v1/knowledge-sources/{id}/uploads)`,
       { field: 'files', limitBytes: MAX_CONTENT_BYTES, actualBytes: total },
     );
   }
@@ -136,7 +136,7 @@ export async function startSync(rt: Runtime, scope: TenantScope, sourceId: strin
   return updated;
 }
 
-function assertFileCollection(source: KnowledgeSourceRecord) {
+export function assertFileCollection(source: KnowledgeSourceRecord) {
   if (source.type !== 'file-collection') {
     throw new ValidationError('type', `is ${source.type}; only file-collection sources have files`);
   }
@@ -148,7 +148,7 @@ function touch(rt: Runtime, scope: TenantScope, id: string) {
 }
 
 /** After a connected collection's files change, its index follows (a newer sync supersedes a running one). */
-async function afterFilesChanged(rt: Runtime, scope: TenantScope, source: KnowledgeSourceRecord) {
+export async function afterFilesChanged(rt: Runtime, scope: TenantScope, source: KnowledgeSourceRecord) {
   if (source.status === 'created') return (await touch(rt, scope, source.id)) ?? source;
   return startSync(rt, scope, source.id);
 }

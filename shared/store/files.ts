@@ -1,4 +1,4 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { TenantScope } from '../tenancy';
 import { ifConditionHolds } from './conditional';
 import { deleteRequest, putRequest, batchOps } from './batch';
@@ -47,6 +47,20 @@ function toStored(item: Record<string, unknown>): StoredFile {
   return file as unknown as StoredFile;
 }
 
+/** An upload: where the client PUTs the bytes, and what the file will be once it is completed. */
+export interface UploadRecord {
+  uploadId: string;
+  path: string;
+  contentType: string;
+  size: number;
+  blobKey: string;
+  createdAt: string;
+  /** Epoch seconds: the table's TTL removes an abandoned upload (the bucket's lifecycle its object). */
+  expiresAt: number;
+  /** Set once completed: a repeated complete answers with the same file. */
+  completed?: { sha256: string; versionId: string };
+}
+
 export function filesStore(db: Db) {
   const { batchWrite, batchGet, queryAll } = batchOps(db);
   async function listFiles(scope: TenantScope, sourceId: string): Promise<StoredFile[]> {
@@ -72,6 +86,33 @@ export function filesStore(db: Db) {
         }),
       ),
     );
+  }
+
+  async function putUpload(scope: TenantScope, sourceId: string, upload: UploadRecord): Promise<void> {
+    await db.client.send(new PutCommand({ TableName: db.table, Item: { ...keys.upload(scope, sourceId, upload.uploadId), ...upload } }));
+  }
+
+  async function getUpload(scope: TenantScope, sourceId: string, uploadId: string): Promise<UploadRecord | undefined> {
+    const out = await db.client.send(new GetCommand({ TableName: db.table, Key: keys.upload(scope, sourceId, uploadId), ConsistentRead: true }));
+    if (!out.Item) return undefined;
+    const { pk: _pk, sk: _sk, ...upload } = out.Item;
+    return upload as UploadRecord;
+  }
+
+  /** Marks an upload completed once; false when another request completed it first. */
+  async function markUploadCompleted(scope: TenantScope, sourceId: string, uploadId: string, completed: NonNullable<UploadRecord['completed']>): Promise<boolean> {
+    const out = await ifConditionHolds(
+      db.client.send(
+        new UpdateCommand({
+          TableName: db.table,
+          Key: keys.upload(scope, sourceId, uploadId),
+          UpdateExpression: 'SET completed = :c',
+          ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(completed)',
+          ExpressionAttributeValues: { ':c': completed },
+        }),
+      ),
+    );
+    return out !== undefined;
   }
 
   function partKeys(scope: TenantScope, sourceId: string, file: StoredFile) {
@@ -104,7 +145,7 @@ export function filesStore(db: Db) {
     const parts = await queryAll(keys.filePartPartition(scope, sourceId), `${file.versionId}#`);
     return parts.map((p) => String(p.content)).join('');
   }
-  return { listFiles, putFileEntries, setFileError, deleteFiles, deleteLegacyParts, deleteAllFiles, getFiles, readLegacyContent };
+  return { putUpload, getUpload, markUploadCompleted, listFiles, putFileEntries, setFileError, deleteFiles, deleteLegacyParts, deleteAllFiles, getFiles, readLegacyContent };
 }
 
 export type FilesStore = ReturnType<typeof filesStore>;

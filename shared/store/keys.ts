@@ -40,6 +40,11 @@ export const keys = {
     pk: keys.filePartition(scope, sourceId),
     sk: path,
   }),
+  /** Uploads in progress (presigned PUTs not yet completed), by upload id. */
+  upload: (scope: TenantScope, sourceId: string, uploadId: string): ItemKey => ({
+    pk: `${scoped(scope)}#KS#${sourceId}#UPLOAD`,
+    sk: uploadId,
+  }),
   /** File content is split into parts (an item holds at most 400 KB); parts belong to one version. */
   filePartPartition: (scope: TenantScope, sourceId: string) => `${scoped(scope)}#KS#${sourceId}#BLOB`,
   filePart: (scope: TenantScope, sourceId: string, versionId: string, index: number): ItemKey => ({

@@ -5,6 +5,7 @@ import { assertStorableJson } from '../../json-guard';
 import type { AppEnv } from '../context';
 
 const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i;
+const MULTIPART_TYPE = /^multipart\/form-data\s*;/i;
 
 function hasBody(headers: Headers): boolean {
   const length = headers.get('content-length');
@@ -15,9 +16,10 @@ function hasBody(headers: Headers): boolean {
 /**
  * A request body must be JSON (else 415), no larger than `maxBytes` (else 413), parse (else 400)
  * and be storable as sent (else 400 naming the field: see `json-guard.ts`). Requests without a
- * body pass: their handlers then report the missing fields.
+ * body pass: their handlers then report the missing fields. On `multipartPaths`, a
+ * multipart/form-data body is held to the same size and left to the route to read.
  */
-export function bodyGuard(maxBytes: number): MiddlewareHandler<AppEnv> {
+export function bodyGuard(maxBytes: number, options: { multipartPaths?: RegExp } = {}): MiddlewareHandler<AppEnv> {
   const limit = bodyLimit({
     maxSize: maxBytes,
     onError: (c) => {
@@ -30,8 +32,10 @@ export function bodyGuard(maxBytes: number): MiddlewareHandler<AppEnv> {
     if (c.req.method === 'GET' || c.req.method === 'HEAD' || c.req.method === 'DELETE') return next();
     if (!hasBody(c.req.raw.headers)) return next();
     const type = c.req.header('content-type') ?? '';
+    const multipart = options.multipartPaths?.test(c.req.path) ?? false;
+    if (multipart && MULTIPART_TYPE.test(type)) return limit(c, next);
     if (!JSON_TYPE.test(type)) {
-      throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Request body must be application/json', {
+      throw new AppError('UNSUPPORTED_MEDIA_TYPE', `Request body must be application/json${multipart ? ' or multipart/form-data' : ''}`, {
         contentType: type || null,
       });
     }
