@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { startDynamoDbLocal } from '../local/dynamodb-local';
+import { startS3Local } from '../local/s3-local';
 import { startPostgres } from '../test/setup/postgres';
 
 /** What the benchmarks share: the CISI text, a seeded random source, percentiles, services. */
@@ -28,13 +29,16 @@ export function percentile(values: number[], p: number) {
 export const mean = (values: number[]) => Math.round((values.reduce((a, b) => a + b, 0) / values.length) * 10) / 10;
 
 /**
- * DynamoDB Local (with the table) and a PostgreSQL, with this process's configuration pointed at
- * them. Product modules must be imported after this resolves: config is read once, at import.
+ * DynamoDB Local (with the table), a PostgreSQL and an S3-compatible server (files), with this
+ * process's configuration pointed at them. Product modules must be imported after this resolves: config is read once, at import.
  */
 export async function startBenchServices(tableName: string) {
   const dynamo = await startDynamoDbLocal();
   const postgres = await startPostgres();
+  const s3 = await startS3Local({ buckets: ['cairn-bench'] });
   process.env.DYNAMODB_ENDPOINT = dynamo.endpoint;
+  process.env.S3_ENDPOINT = s3.endpoint;
+  process.env.BLOB_BUCKET = 'cairn-bench';
   process.env.TABLE_NAME = tableName;
   process.env.LOG_LEVEL = 'silent';
   process.env.CURSOR_SIGNING_KEY ??= randomBytes(48).toString('base64url');
@@ -45,6 +49,7 @@ export async function startBenchServices(tableName: string) {
     stop: async () => {
       await postgres.stop();
       await dynamo.stop();
+      await s3.stop();
     },
   };
 }

@@ -72,13 +72,16 @@ const schema = z.object({
   BLOB_BUCKET: z.string().min(3).max(63).optional(),
   /** An S3-compatible endpoint (local mode, tests); unset in AWS. */
   S3_ENDPOINT: z.url().optional(),
-  /** Buckets that `s3` knowledge sources may read (the CDK grants them from the context `cairn:s3SourceBuckets`); comma-separated. */
+  /** Buckets that `s3` knowledge sources may read (the CDK grants them from the context `s3SourceBuckets`); comma-separated. */
   S3_SOURCE_BUCKETS: z.string().default(''),
   /** KMS key that wraps the data keys of stored secrets (AWS). */
   SECRETS_KMS_KEY_ID: z.string().min(1).optional(),
   OPENAI_API_KEY: z.string().min(1).optional(),
   /** Any OpenAI-compatible server (Ollama, vLLM, …); default api.openai.com. */
   OPENAI_BASE_URL: z.url().default('https://api.openai.com/v1'),
+  /** Cohere's API (rerank models `cohere/…`). */
+  COHERE_API_KEY: z.string().min(1).optional(),
+  COHERE_BASE_URL: z.url().default('https://api.cohere.com'),
   ANTHROPIC_API_KEY: z.string().min(1).optional(),
   ANTHROPIC_BASE_URL: z.url().default('https://api.anthropic.com'),
   /** Bedrock uses the Lambda role's credentials; set to enable `bedrock/…` models. */
@@ -173,6 +176,8 @@ function load() {
     secretsKmsKeyId: env.SECRETS_KMS_KEY_ID,
     openaiApiKey: env.OPENAI_API_KEY,
     openaiBaseUrl: env.OPENAI_BASE_URL,
+    cohereApiKey: env.COHERE_API_KEY,
+    cohereBaseUrl: env.COHERE_BASE_URL,
     anthropicApiKey: env.ANTHROPIC_API_KEY,
     anthropicBaseUrl: env.ANTHROPIC_BASE_URL,
     bedrockRegion: env.BEDROCK_REGION,

@@ -144,6 +144,14 @@ describe('file requests', () => {
     expect(empty.body.error.details.field).toBe('files');
   });
 
+  it('refuses an embedding model or reranker whose provider has no credentials here, naming the field', async () => {
+    const embedding = await call(app, 'POST', '/v1/knowledge-sources', { key: t.apiKey, body: { name: 'x', type: 'file-collection', embedding: { model: 'openai/text-embedding-3-small' } } });
+    expect(embedding.status).toBe(400);
+    expect(embedding.body.error).toMatchObject({ details: { field: 'embedding.model' }, message: expect.stringMatching(/openai provider, which has no credentials/) });
+    const rerank = await call(app, 'POST', '/v1/knowledge-sources', { key: t.apiKey, body: { name: 'x', type: 'file-collection', rerank: { model: 'cohere/rerank-v3.5' } } });
+    expect(rerank.body.error.details.field).toBe('rerank.model');
+  });
+
   it('refuses more than 5 MB of content in one request and points to uploads', async () => {
     const text = 'a'.repeat(5 * 1024 * 1024 + 1);
     const res = await call(app, 'POST', `/v1/knowledge-sources/${id}/files`, { key: t.apiKey, body: { files: [{ path: 'big.txt', content: text }] } });

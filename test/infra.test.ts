@@ -159,14 +159,15 @@ describe('CDK app', () => {
     for (const m of streaming) expect(JSON.stringify(m.Properties.Integration.Uri)).toContain('response-streaming-invocations');
   });
 
-  it('gives the agents function provider keys from Secrets Manager and Bedrock in its region only', () => {
+  it('gives the functions that call models provider keys from Secrets Manager and Bedrock in its region only', () => {
     data.hasResource('AWS::SecretsManager::Secret', { DeletionPolicy: 'Retain' });
     const withModels = Object.values(api.findResources('AWS::Lambda::Function')).filter((f) => f.Properties.Environment.Variables.PROVIDER_SECRETS_ARN);
-    expect(withModels).toHaveLength(3); // agents, MCP (ask_agent) and the workflow steps worker
+    // agents, MCP (ask_agent), the workflow steps worker, and for hybrid search the knowledge-sources API and the ingestion worker
+    expect(withModels.map((f) => f.Properties.Environment.Variables.POWERTOOLS_SERVICE_NAME).sort()).toEqual(['agents', 'ingestion', 'knowledge-sources', 'mcp', 'workflow-steps']);
     expect(withModels[0]!.Properties.Environment.Variables.BEDROCK_REGION).toEqual({ Ref: 'AWS::Region' });
     const statements = Object.values(api.findResources('AWS::IAM::Policy')).flatMap((p) => p.Properties.PolicyDocument.Statement as Array<{ Action: string | string[]; Resource: unknown }>);
     const bedrock = statements.filter((st) => [st.Action].flat().some((a) => a.startsWith('bedrock:')));
-    expect(bedrock).toHaveLength(3);
+    expect(bedrock).toHaveLength(5);
     for (const st of bedrock) expect(st.Action).toBe('bedrock:InvokeModel');
     expect(JSON.stringify(bedrock[0]!.Resource)).toContain('foundation-model/*');
   });
@@ -280,6 +281,26 @@ describe('CDK app', () => {
     // The queue's visibility is six times the worker's timeout.
     const queues = Object.values(data.findResources('AWS::SQS::Queue')).map((q) => q.Properties.VisibilityTimeout).filter(Boolean);
     expect(queues).toContain(3600);
+  });
+
+  it('grants the ingestion worker read-only access to the buckets the context names for s3 sources, and tells both functions the list', () => {
+    const granted = buildApp(new App({ context: { ...cdkJson.context, s3SourceBuckets: 'acme-handbooks,acme-policies' } }));
+    const template = Template.fromStack(granted.api);
+    const functions = template.findResources('AWS::Lambda::Function');
+    const lists = Object.values(functions)
+      .map((f) => f.Properties.Environment?.Variables?.S3_SOURCE_BUCKETS)
+      .filter((v) => v !== undefined);
+    expect(lists).toEqual(['acme-handbooks,acme-policies', 'acme-handbooks,acme-policies']);
+    template.hasResourceProperties('AWS::IAM::Policy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Action: 's3:GetObject', Resource: [{ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':s3:::acme-handbooks/*']] }, { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':s3:::acme-policies/*']] }] }),
+        ]),
+      },
+    });
+    // Without the context no bucket is granted.
+    expect(JSON.stringify(api.toJSON())).not.toContain(':s3:::acme');
+    expect(() => buildApp(new App({ context: { ...cdkJson.context, s3SourceBuckets: 'Not_A_Bucket' } }))).toThrow(/not an S3 bucket name/);
   });
 
   it('keeps files in a private, encrypted, TLS-only, retained bucket that drops abandoned uploads; the API writes it, the worker reads it', () => {

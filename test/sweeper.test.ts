@@ -100,7 +100,7 @@ describe('the sweeper', () => {
     await testLocal.ingestion!.drain();
     const source = await call(app, 'GET', `/v1/knowledge-sources/${sourceId}`, { key: t.apiKey });
     expect(source.body.data).toMatchObject({ status: 'ready', stats: { documents: 1 } });
-    expect(source.body.data.syncId).not.toBe(syncId);
+    expect((await testRt.store.records.getRecord<{ syncId: string }>(t.scope, 'KS', sourceId))?.syncId).not.toBe(syncId);
   });
 
   it(`fails a sync after ${MAX_REDRIVES} re-drives that changed nothing, with a reason`, async () => {

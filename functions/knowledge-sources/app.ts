@@ -22,6 +22,7 @@ import {
   deleteKnowledgeSource,
   knowledgeSources,
   presentSource,
+  publicSource,
   removeFile,
   replaceKnowledgeSource,
   searchKnowledgeSource,
@@ -81,7 +82,10 @@ export function createKnowledgeSourcesApp(rt: Runtime, options: Partial<GroupOpt
       const source = await knowledgeSources.get(rt, scope, id);
       return presentSource(rt, scope, source, { files: true, content: query.include === 'content' });
     },
-    list: (rt, scope, page) => knowledgeSources.list(rt, scope, page),
+    list: async (rt, scope, page) => {
+      const listed = await knowledgeSources.list(rt, scope, page);
+      return { ...listed, items: listed.items.map(publicSource) };
+    },
     async replace(rt, scope, id, input) {
       return presentSource(rt, scope, await replaceKnowledgeSource(rt, scope, id, input), { files: true });
     },
@@ -219,7 +223,7 @@ export function createKnowledgeSourcesApp(rt: Runtime, options: Partial<GroupOpt
       path: `${base}/{knowledgeSourceId}/search`,
       operationId: 'searchKnowledgeSource',
       tags: ['Knowledge sources'],
-      summary: 'Search the source (BM25F with pseudo-relevance feedback)',
+      summary: 'Search the source (BM25F with pseudo-relevance feedback; hybrid with vectors and a reranker where the source has them)',
       security,
       request: { params, body: { content: { 'application/json': { schema: searchInput } }, required: true } },
       responses: {
@@ -230,8 +234,8 @@ export function createKnowledgeSourcesApp(rt: Runtime, options: Partial<GroupOpt
     }),
     async (c) => {
       const { scope, keyId } = c.get('identity');
-      const { results, took } = await searchKnowledgeSource(rt, scope, c.req.valid('param').knowledgeSourceId, c.req.valid('json'), { keyId });
-      return ok(c, { results, took });
+      const { results, took, mode } = await searchKnowledgeSource(rt, scope, c.req.valid('param').knowledgeSourceId, c.req.valid('json'), { keyId });
+      return ok(c, { results, took, mode });
     },
   );
 

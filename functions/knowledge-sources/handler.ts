@@ -1,8 +1,9 @@
 import { handle } from 'hono/aws-lambda';
 import { blobsFromConfig } from '../../shared/blobs/s3-blobs';
 import { configuredRuntime } from '../../shared/configured-runtime';
+import { modelResolver } from '../../shared/models/resolve-model';
 import { kmsSecretBoxFromConfig } from '../../shared/secrets/kms-secret-box';
 import { sqsQueuesFromConfig } from '../../shared/queue/sqs-queue';
 import { createKnowledgeSourcesApp } from './app';
 
-export const handler = handle(createKnowledgeSourcesApp(configuredRuntime({ queues: sqsQueuesFromConfig(), secrets: kmsSecretBoxFromConfig(), blobs: blobsFromConfig() })));
+export const handler = handle(createKnowledgeSourcesApp(configuredRuntime({ queues: sqsQueuesFromConfig(), secrets: kmsSecretBoxFromConfig(), blobs: blobsFromConfig(), models: modelResolver() })));

@@ -118,6 +118,8 @@ export class ApiStack extends Stack {
     props.secretsKey.grant(sources, 'kms:GenerateDataKey', 'kms:Decrypt');
     // Writes files and deletes replaced versions; the URLs it signs can only PUT what it may.
     this.fileAccess(sources, props.files, ['s3:GetObject', 's3:PutObject', 's3:DeleteObject']);
+    // Hybrid searches embed the query and may rerank.
+    this.modelAccess(sources, props);
     this.ingestionWorker(props);
     this.modelAccess(this.groups.agents!.fn, props);
     this.modelAccess(this.groups.mcp!.fn, props);
@@ -296,10 +298,6 @@ export class ApiStack extends Stack {
     });
   }
 
-  /**
-   * The ingestion worker: one message per invocation (a batch is already up to 500 rows or 200
-   * files), partial batch failures reported, a few in parallel so one source cannot flood the table.
-   */
   /** The files bucket for one function: exactly these object actions under `files/` and `uploads/`, and listing them. */
   private fileAccess(fn: AppFunction, bucket: IBucket, actions: string[]) {
     fn.addEnvironment('BLOB_BUCKET', bucket.bucketName);
@@ -314,6 +312,10 @@ export class ApiStack extends Stack {
     }
   }
 
+  /**
+   * The ingestion worker: one message per invocation (a batch is already up to 500 rows or 200
+   * files), partial batch failures reported, a few in parallel so one source cannot flood the table.
+   */
   private ingestionWorker(props: ApiStackProps) {
     const worker = this.queueWorker(props, 'ingestion', {
       id: 'IngestionWorker',
@@ -328,6 +330,33 @@ export class ApiStack extends Stack {
     });
     // Reads files to index them, and deletes a deleted source's files.
     this.fileAccess(worker, props.files, ['s3:GetObject', 's3:DeleteObject']);
+    this.sourceBucketAccess(worker);
+    // Sources with an embedding model are embedded as they are indexed.
+    this.modelAccess(worker, props);
+  }
+
+  /**
+   * `s3` knowledge sources read buckets the deployer names in the context (`-c s3SourceBuckets=a,b`):
+   * the worker may list and read them, nothing else; the API checks sources against the same list.
+   */
+  private sourceBucketAccess(worker: AppFunction) {
+    const given = this.node.tryGetContext('s3SourceBuckets') as unknown;
+    const buckets = (Array.isArray(given) ? given.map(String) : typeof given === 'string' ? given.split(',') : []).map((b) => b.trim()).filter(Boolean);
+    for (const bucket of buckets) {
+      if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) throw new Error(`s3SourceBuckets: ${JSON.stringify(bucket)} is not an S3 bucket name`);
+    }
+    const list = buckets.join(',');
+    worker.addEnvironment('S3_SOURCE_BUCKETS', list);
+    this.groups['knowledge-sources']!.fn.addEnvironment('S3_SOURCE_BUCKETS', list);
+    if (buckets.length === 0) return;
+    worker.addToRolePolicy(new PolicyStatement({ actions: ['s3:ListBucket'], resources: buckets.map((b) => `arn:${this.partition}:s3:::${b}`) }));
+    worker.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject'], resources: buckets.map((b) => `arn:${this.partition}:s3:::${b}/*`) }));
+    for (const bucket of buckets) {
+      Validations.of(worker.role!).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::${bucket}/*]`,
+        reason: `The deployer granted bucket ${bucket} to s3 knowledge sources (context s3SourceBuckets): any object in it may be indexed, read-only.`,
+      });
+    }
   }
 
   /**

@@ -48,9 +48,14 @@ function lastCharBoundary(bytes: Uint8Array): number {
 /**
  * A file's text as blocks with headings and, for paged formats, locations (page, slide, sheet).
  * The format comes from the path's extension, else the content type; text formats are read by
- * search/extract.ts. A file that cannot be read throws a DocumentError saying why.
+ * search/extract.ts (`mainContent`: a crawled page, read without its navigation). A file that
+ * cannot be read throws a DocumentError saying why.
  */
-export async function parseDocument(file: { path: string; contentType?: string; bytes: Uint8Array }, limits: ParseLimits = parseLimits()): Promise<Extracted> {
+export async function parseDocument(
+  file: { path: string; contentType?: string; bytes: Uint8Array },
+  limits: ParseLimits = parseLimits(),
+  options: { mainContent?: boolean } = {},
+): Promise<Extracted> {
   const ext = extensionOf(file.path);
   const type = file.contentType?.split(';')[0]?.trim().toLowerCase() ?? '';
   const binary = BINARY_FORMATS[ext] ?? BINARY_FORMATS[FORMAT_OF_TYPE[type] ?? ''];
@@ -61,5 +66,5 @@ export async function parseDocument(file: { path: string; contentType?: string; 
   const text = Buffer.from(file.bytes.buffer, file.bytes.byteOffset, file.bytes.byteLength).toString('utf8');
   if (text.length > limits.maxChars) throw new DocumentError('DOCUMENT_TOO_LARGE', `The file has more than ${limits.maxChars} characters`);
   const textExt = ['md', 'markdown', 'html', 'htm', 'json', 'csv'].includes(ext) ? ext : TEXT_OF_TYPE[type] ?? ext;
-  return extract(`file.${textExt}`, text);
+  return extract(`file.${textExt}`, text, options);
 }

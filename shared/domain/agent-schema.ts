@@ -33,6 +33,10 @@ const agentFields = {
     .superRefine(uniqueItems((id) => id, 'knowledge source id'))
     .default([])
     .openapi({ description: 'Knowledge sources of the same tenant' }),
+  searchMode: z
+    .enum(['lexical', 'hybrid'])
+    .optional()
+    .openapi({ description: 'How the agent searches its sources: hybrid (default) adds vectors and the reranker where a source has them; lexical is BM25F alone' }),
 };
 
 /** The body of POST and PUT: PUT replaces, so both are validated alike. */

@@ -43,11 +43,15 @@ async function ground(rt: Runtime, scope: TenantScope, agent: Agent, message: st
         skipped.push({ knowledgeSourceId: id, status: source?.status ?? 'deleted' });
         return [];
       }
-      const { results } = await searchSource(rt, scope, source, { query, topK: PASSAGES });
-      return results.map((r) => ({ ...r, knowledgeSourceId: id }));
+      const { results, mode } = await searchSource(rt, scope, source, { query, topK: PASSAGES, searchMode: agent.searchMode ?? 'hybrid' });
+      return results.map((r, rank) => ({ ...r, knowledgeSourceId: id, rank, mode }));
     }),
   );
-  const best = found.flat().sort((a, b) => b.score - a.score).slice(0, PASSAGES);
+  // Scores of a hybrid search (fused ranks) and a lexical one (BM25F) cannot be compared: sources
+  // searched different ways are merged by their ranks (reciprocal rank fusion) instead.
+  const all = found.flat();
+  const mixed = new Set(all.map((r) => r.mode)).size > 1;
+  const best = all.sort((a, b) => (mixed ? 1 / (61 + b.rank) - 1 / (61 + a.rank) : b.score - a.score)).slice(0, PASSAGES);
   return {
     passages: best.map((r) => ({ title: r.title, text: r.text })),
     sources: best.map((r) => ({

@@ -1,6 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { contentTypeOf, type StoredFile } from '../store/files';
-import { MAX_FILE_BYTES } from './knowledge-source-schema';
 import type { Runtime } from '../runtime';
 import type { TenantScope } from '../tenancy';
 
@@ -97,7 +96,3 @@ export async function readFileBytes(rt: Runtime, scope: TenantScope, sourceId: s
   return Buffer.from(await rt.store.files.readLegacyContent(scope, sourceId, file), 'utf8');
 }
 
-/** The bytes of a source's file for indexing: a collection's from the files bucket, an `s3` source's object from its bucket. */
-export function readSourceFile(rt: Runtime, scope: TenantScope, source: { id: string; type: string; config?: unknown }, file: StoredFile): Promise<Uint8Array> {
-  return readFileBytes(rt, scope, source.id, file, MAX_FILE_BYTES);
-}

@@ -14,16 +14,21 @@ import { DocumentError, parseLimits } from '../documents/document-error';
 import { BlobTooLargeError } from '../blobs/blobs';
 import { allTerms, analyzeChunk } from '../search/indexing';
 import { layoutTerm } from '../search/impact-blocks';
-import { SEGMENT_SPAN, type AnalyzedChunkRecord, type DocumentRecord } from '../store/search-index';
+import { isDeleted, SEGMENT_SPAN, type AnalyzedChunkRecord, type DocumentRecord, type SegmentRecord } from '../store/search-index';
 import { withDynamoCounters } from '../store/request-metrics';
 import { scopeOf, type TenantScope } from '../tenancy';
-import type { KnowledgeSourceRecord } from './knowledge-sources';
+import { pgConfigOf, type KnowledgeSourceRecord } from './knowledge-sources';
 import { loadCredentials } from './source-credentials';
 import type { Runtime } from '../runtime';
 import { checkBackSeconds, whileLeased } from './work-lease';
 import { compactIfNeeded, compactionActive, handleCompaction } from './compaction';
 import { recordUsage } from './usage';
-import { deleteAllFiles, eachLimited, readSourceFile } from './file-contents';
+import { embedAll, embeddingText, quantize, vectorModelKey } from '../search/hybrid';
+import { deleteAllFiles, eachLimited, readFileBytes } from './file-contents';
+import { readS3Object, refreshS3Entries } from './s3-source';
+import { refreshWebEntries } from './web-source';
+import { MAX_FILE_BYTES } from './knowledge-source-schema';
+import type { StoredFile } from '../store/files';
 
 /**
  * Ingestion through the ingestion queue. A `sync` message plans the work (which documents are new
@@ -70,9 +75,9 @@ export async function setStatus(rt: Runtime, scope: TenantScope, sourceId: strin
 async function withPostgres<T>(rt: Runtime, scope: TenantScope, source: KnowledgeSourceRecord, fn: (client: pg.Client, shape: TableShape) => Promise<T>): Promise<T> {
   const credentials: PgCredentials | undefined = await loadCredentials(rt, scope, source.id);
   if (!credentials) throw new AppError('INVALID_REQUEST', 'No stored credentials: connect the source again', { field: 'credentials' });
-  const client = await connect(source.config!, credentials);
+  const client = await connect(pgConfigOf(source), credentials);
   try {
-    return await readOnly(client, async () => fn(client, await inspectTable(client, source.config!)));
+    return await readOnly(client, async () => fn(client, await inspectTable(client, pgConfigOf(source))));
   } finally {
     await client.end().catch(() => undefined);
   }
@@ -82,7 +87,10 @@ async function plan(rt: Runtime, scope: TenantScope, source: KnowledgeSourceReco
   const batches: Array<Omit<Extract<IngestionMessage, { type: 'batch' }>, 'segNo' | 'batch'>> = [];
   const base = { type: 'batch' as const, tenantId: scope.tenantId, sourceId: source.id, syncId };
   let watermark: string | undefined;
-  if (source.type === 'file-collection') {
+  if (source.type !== 'postgresql') {
+    // An s3 or web source first brings its entries in line with the origin; then all three plan alike.
+    if (source.type === 's3') await refreshS3Entries(rt, scope, source);
+    if (source.type === 'web') await refreshWebEntries(rt, scope, source);
     const [files, documents] = await Promise.all([rt.store.files.listFiles(scope, source.id), rt.store.searchIndex.listDocuments(scope, source.id)]);
     const indexed = new Map(documents.map((d) => [d.documentKey, d.hash]));
     const changed = files.filter((f) => indexed.get(f.path) !== f.sha256).sort((a, b) => (a.path < b.path ? -1 : 1));
@@ -99,7 +107,7 @@ async function plan(rt: Runtime, scope: TenantScope, source: KnowledgeSourceReco
     }
     if (current.length > 0) batches.push({ ...base, paths: current });
   } else {
-    const since = source.config?.updatedAtColumn ? source.watermark : undefined;
+    const since = pgConfigOf(source).updatedAtColumn ? source.watermark : undefined;
     const keys = await withPostgres(rt, scope, source, async (client, shape) => {
       watermark = String((await client.query<{ now: Date }>('SELECT now() AS now')).rows[0]!.now.toISOString());
       return listKeys(client, shape, since);
@@ -130,6 +138,13 @@ async function handleSync(rt: Runtime, scope: TenantScope, source: KnowledgeSour
     return;
   }
   await setStatus(rt, scope, source.id, { status: 'syncing' }, syncId);
+  // An index still empty will hold only chunks embedded as they are written: nothing to backfill.
+  if (source.embedding && source.vectorModel !== vectorModelKey(source.embedding)) {
+    const segments = await rt.store.searchIndex.readSegments(scope, source.id);
+    if (!segments.some((s) => s.state === 'live')) {
+      source = (await setStatus(rt, scope, source.id, { vectorModel: vectorModelKey(source.embedding) }, syncId)) ?? source;
+    }
+  }
   const startedAt = new Date().toISOString();
   const { batches, watermark } = await whileLeased(
     () => rt.store.syncLedger.renewSyncLease(scope, source.id, syncId, config.workLeaseMs),
@@ -165,7 +180,7 @@ async function readDocuments(rt: Runtime, scope: TenantScope, source: KnowledgeS
     const base = { key: file.path, hash: file.sha256, metadata: { contentType: file.contentType } };
     try {
       const bytes = await readSourceFile(rt, scope, source, file);
-      const { title, blocks } = await parseDocument({ path: file.path, contentType: file.contentType, bytes }, parseLimits());
+      const { title, blocks } = await parseDocument({ path: file.path, contentType: file.contentType, bytes }, parseLimits(), { mainContent: source.type === 'web' });
       documents.push({ ...base, title: title ?? file.path, blocks });
       if (file.error) await rt.store.files.setFileError(scope, source.id, file.path, file.sha256, undefined);
     } catch (error) {
@@ -177,6 +192,11 @@ async function readDocuments(rt: Runtime, scope: TenantScope, source: KnowledgeS
     }
   });
   return documents;
+}
+
+/** The bytes of a source's file: a collection's or a crawled page's from the files bucket, an `s3` source's object from its bucket. */
+function readSourceFile(rt: Runtime, scope: TenantScope, source: KnowledgeSourceRecord, file: StoredFile): Promise<Uint8Array> {
+  return source.type === 's3' ? readS3Object(rt, source, file, MAX_FILE_BYTES) : readFileBytes(rt, scope, source.id, file, MAX_FILE_BYTES);
 }
 
 /** Why a file cannot be indexed, when no retry would change it. */
@@ -257,6 +277,7 @@ async function indexSegment(
     }
     records.push({ documentKey: key, documentId, hash: doc.hash, chunks: refs });
   }
+  if (source.embedding) await embedChunks(rt, scope, source, chunks);
   const segmentStats = { documents: chunks.length, totalBodyLength: lenBody, totalTitleLength: lenTitle };
   await rt.store.searchIndex.writeSegmentData(scope, source.id, segNo, chunks, (postings) => layoutTerm(postings, segmentStats));
   await rt.store.searchIndex.writeDocuments(scope, source.id, records);
@@ -264,19 +285,52 @@ async function indexSegment(
   return bytes;
 }
 
+/**
+ * Embeds chunks with the source's model and stores their vectors (before the segment is sealed, so
+ * a live chunk of an embedding source has its vector). The provider's tokens are the source's usage.
+ */
+async function embedChunks(rt: Runtime, scope: TenantScope, source: KnowledgeSourceRecord, chunks: Array<{ chunkId: string; title: string; text: string }>): Promise<void> {
+  if (chunks.length === 0) return;
+  const settings = source.embedding!;
+  if (!rt.models.embedding) throw new Error('No embedding models in this function');
+  const model = await rt.models.embedding(settings.model, settings.dimensions);
+  const { vectors, tokens } = await embedAll(model, chunks.map(embeddingText));
+  const key = vectorModelKey(settings);
+  await rt.store.searchIndex.writeVectors(scope, source.id, chunks.map((c, i) => ({ chunkId: c.chunkId, ...quantize(vectors[i]!), m: key })));
+  await recordUsage(rt, scope, { subject: { kind: 'knowledge-source', id: source.id }, model: settings.model, inputTokens: tokens });
+}
+
+/**
+ * After a sync of a source whose embedding model changed (or was added), the chunks kept from
+ * before get vectors of the new model; `vectorModel` then records that every live chunk has one.
+ */
+async function backfillVectors(rt: Runtime, scope: TenantScope, source: KnowledgeSourceRecord, segments: SegmentRecord[]): Promise<void> {
+  const key = vectorModelKey(source.embedding!);
+  for (const segment of segments.filter((s) => s.state === 'live')) {
+    const chunks = (await rt.store.searchIndex.readSegmentChunks(scope, source.id, segment.segNo)).filter((c) => !isDeleted(segment.deleted, c.docNo - segment.segNo * SEGMENT_SPAN));
+    for (let i = 0; i < chunks.length; i += 500) {
+      const group = chunks.slice(i, i + 500);
+      const stored = await rt.store.searchIndex.readVectors(scope, source.id, group.map((c) => c.chunkId));
+      await embedChunks(rt, scope, source, group.filter((c) => stored.get(c.chunkId)?.m !== key));
+    }
+  }
+  await rt.store.records.updateRecord<KnowledgeSourceRecord>(scope, 'KS', source.id, (current) => ({ ...current, vectorModel: key }));
+}
+
 /** Deletions, statistics and status `ready`. Safe to run more than once. */
 async function finalize(rt: Runtime, scope: TenantScope, source: KnowledgeSourceRecord, syncId: string) {
   const sync = await rt.store.syncLedger.getSync(scope, source.id, syncId);
   const current = new Set(
-    source.type === 'file-collection'
-      ? (await rt.store.files.listFiles(scope, source.id)).map((f) => f.path)
-      : await withPostgres(rt, scope, source, (client, shape) => listKeys(client, shape)),
+    source.type === 'postgresql'
+      ? await withPostgres(rt, scope, source, (client, shape) => listKeys(client, shape))
+      : (await rt.store.files.listFiles(scope, source.id)).map((f) => f.path),
   );
   const documents = await rt.store.searchIndex.listDocuments(scope, source.id);
   const gone = documents.filter((d) => !current.has(d.documentKey));
   await rt.store.searchIndex.tombstone(scope, source.id, gone.flatMap((d) => d.chunks));
   await rt.store.searchIndex.deleteDocuments(scope, source.id, gone.map((d) => d.documentKey));
   const segments = await rt.store.searchIndex.readSegments(scope, source.id);
+  if (source.embedding && source.vectorModel !== vectorModelKey(source.embedding)) await backfillVectors(rt, scope, source, segments);
   const chunks = segments.filter((s) => s.state === 'live').reduce((n, s) => n + s.chunks - s.deletedCount, 0);
   const startedAt = sync?.startedAt ?? new Date().toISOString();
   await setStatus(rt, 

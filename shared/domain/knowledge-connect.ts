@@ -2,7 +2,7 @@ import { connect, inspectTable, readOnly, type PgCredentials } from '../connecto
 import { ValidationError } from '../errors';
 import type { TenantScope } from '../tenancy';
 import { MAX_AGENT_SOURCES, type Agent } from './agent-schema';
-import { knowledgeSources, startSync, type KnowledgeSourceRecord } from './knowledge-sources';
+import { knowledgeSources, pgConfigOf, startSync, type KnowledgeSourceRecord } from './knowledge-sources';
 import { loadCredentials, storeCredentials } from './source-credentials';
 import type { Runtime } from '../runtime';
 
@@ -14,9 +14,9 @@ export interface ConnectRequest {
 
 /** Checks the connection, the table and its columns, within the connect timeout. */
 async function testPostgres(source: KnowledgeSourceRecord, credentials: PgCredentials): Promise<void> {
-  const client = await connect(source.config!, credentials);
+  const client = await connect(pgConfigOf(source), credentials);
   try {
-    await readOnly(client, () => inspectTable(client, source.config!));
+    await readOnly(client, () => inspectTable(client, pgConfigOf(source)));
   } finally {
     await client.end().catch(() => undefined);
   }

@@ -1,7 +1,8 @@
 import { z } from '@hono/zod-openapi';
+import { config } from '../config';
 import { integerBetween, readOnlyFields, recordFields, uniqueItems } from './schema-helpers';
 
-export const SOURCE_TYPES = ['postgresql', 'file-collection'] as const;
+export const SOURCE_TYPES = ['postgresql', 'file-collection', 's3', 'web'] as const;
 export const SOURCE_STATUSES = ['created', 'pending', 'syncing', 'indexing', 'ready', 'failed'] as const;
 
 /** A file-collection create or file upload carries at most this much content (bytes, decoded); larger files go through uploads. */
@@ -60,6 +61,48 @@ const postgresConfigObject = z
 
 export const postgresConfig = z.preprocess(flagCredentials, postgresConfigObject);
 
+/** Why a bucket may not be read by `s3` sources, or undefined when this deployment was granted it. */
+export function bucketRefusal(bucket: string): string | undefined {
+  if (config.s3SourceBuckets.includes(bucket)) return undefined;
+  const granted = config.s3SourceBuckets.length ? `granted: ${config.s3SourceBuckets.join(', ')}` : 'none is granted';
+  return `is not a bucket this deployment may read (${granted}); the deployer lists it in the CDK context s3SourceBuckets (S3_SOURCE_BUCKETS)`;
+}
+
+export const s3Config = z
+  .strictObject({
+    bucket: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, { error: 'must be an S3 bucket name' })
+      .superRefine((bucket, ctx) => {
+        const refusal = bucketRefusal(bucket);
+        if (refusal) ctx.addIssue({ code: 'custom', message: refusal });
+      })
+      .openapi({ example: 'acme-handbooks', description: 'A bucket of the deployer’s account that the deployment lists in the CDK context s3SourceBuckets' }),
+    prefix: z.string().max(1024).default('').openapi({ example: 'policies/', description: 'Only objects whose keys start with it' }),
+  })
+  .openapi('S3Config');
+
+const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).max(2048);
+const urlPattern = z
+  .string()
+  .min(1)
+  .max(500)
+  .openapi({ description: 'A glob over the URL’s path and query: * matches any characters (e.g. /docs/*)' });
+
+export const webConfig = z
+  .strictObject({
+    startUrls: z.array(httpUrl).max(20).default([]).openapi({ example: ['https://help.example.com/'] }),
+    sitemap: httpUrl.optional().openapi({ description: 'A sitemap.xml (or sitemap index) whose URLs are crawled too' }),
+    sameSite: z.boolean().default(true).openapi({ description: 'Follow links to the start URLs’ hosts only' }),
+    include: z.array(urlPattern).max(50).default([]).openapi({ description: 'Only URLs matching one of these (default: all)' }),
+    exclude: z.array(urlPattern).max(50).default([]),
+    maxDepth: integerBetween(0, 10).default(3).openapi({ description: 'Links followed from a start URL' }),
+    maxPages: integerBetween(1, 5000).default(200),
+    concurrency: integerBetween(1, 8).default(4).openapi({ description: 'Requests at once (per crawl)' }),
+  })
+  .refine((c) => c.startUrls.length > 0 || c.sitemap !== undefined, { error: 'give startUrls or a sitemap', path: ['startUrls'] })
+  .openapi('WebConfig');
+
 /** Relative, normalised paths: no leading slash, no `.`/`..` segments, no empty segments. */
 const SEGMENT_RULES = 'must be a relative path without empty, "." or ".." segments';
 export const filePath = z
@@ -104,8 +147,9 @@ const sourceReadOnly = {
   error: z.unknown().optional().openapi({ description: 'read-only; ignored' }),
   fileCount: z.unknown().optional().openapi({ description: 'read-only; ignored' }),
   totalBytes: z.unknown().optional().openapi({ description: 'read-only; ignored' }),
+  crawl: z.unknown().optional().openapi({ description: 'read-only; ignored' }),
 };
-export const SOURCE_READ_ONLY_EXTRA = ['stats', 'error', 'fileCount', 'totalBytes'];
+export const SOURCE_READ_ONLY_EXTRA = ['stats', 'error', 'fileCount', 'totalBytes', 'crawl'];
 
 export const chunkingSchema = z
   .strictObject({
@@ -115,16 +159,43 @@ export const chunkingSchema = z
   .refine((c) => c.overlap <= c.size / 2, { error: 'overlap must be at most half the size', path: ['overlap'] })
   .openapi('Chunking');
 
+const modelName = (providers: readonly string[], example: string) =>
+  z
+    .string()
+    .max(200)
+    .regex(new RegExp(`^(${providers.join('|')})/[A-Za-z0-9._:/-]+$`), { error: `must be provider/model with a provider of ${providers.join(', ')}` })
+    .openapi({ example });
+
+export const embeddingSettings = z
+  .strictObject({
+    model: modelName(['bedrock', 'openai', 'openai-compatible'], 'bedrock/amazon.titan-embed-text-v2:0'),
+    dimensions: integerBetween(64, 4096).optional().openapi({ description: 'For models that take it (Titan v2: 256, 512 or 1024; OpenAI text-embedding-3: any up to its size)' }),
+  })
+  .openapi('EmbeddingSettings');
+
+export const rerankSettings = z
+  .strictObject({
+    model: modelName(['bedrock', 'cohere'], 'bedrock/cohere.rerank-v3-5:0'),
+    candidates: integerBetween(2, 100).default(20).openapi({ description: 'The best fused results the reranker orders' }),
+  })
+  .openapi('RerankSettings');
+
 const common = {
   name: z.string().trim().min(1).max(200).openapi({ example: 'Help centre' }),
   description: z.string().max(4000).default(''),
   chunking: chunkingSchema.optional().openapi({ description: 'Default: 1,500 characters with 200 of overlap' }),
+  embedding: embeddingSettings.optional().openapi({
+    description: 'Hybrid search: every chunk is embedded at ingestion (changing the model re-embeds at the next sync); searches fuse vector and BM25F ranks',
+  }),
+  rerank: rerankSettings.optional().openapi({ description: 'Hybrid searches reorder their best results with this reranker' }),
 };
 
 export const knowledgeSourceInput = z
   .discriminatedUnion('type', [
     z.strictObject({ ...common, type: z.literal('postgresql'), config: postgresConfig, ...sourceReadOnly }),
     z.strictObject({ ...common, type: z.literal('file-collection'), files: fileList.default([]), ...sourceReadOnly }),
+    z.strictObject({ ...common, type: z.literal('s3'), config: s3Config, ...sourceReadOnly }),
+    z.strictObject({ ...common, type: z.literal('web'), config: webConfig, ...sourceReadOnly }),
   ])
   .openapi('KnowledgeSourceInput');
 
@@ -174,8 +245,8 @@ export const knowledgeSource = z
     id: z.string().openapi({ example: 'ks_01jd8x2k3m4n5p6q7r8s9t0v1w' }),
     type: z.enum(SOURCE_TYPES),
     status: z.enum(SOURCE_STATUSES),
-    config: postgresConfigObject.optional(),
-    files: z.array(fileSummary).optional().openapi({ description: 'file-collection: on GET of one source' }),
+    config: z.union([postgresConfigObject, s3Config, webConfig]).optional(),
+    files: z.array(fileSummary).optional().openapi({ description: 'file-collection, s3 and web: on GET of one source (web: path is the page’s URL)' }),
     fileCount: z.int().optional(),
     totalBytes: z.int().optional(),
     stats: z
@@ -183,6 +254,18 @@ export const knowledgeSource = z
       .optional()
       .openapi({ description: 'After the first successful sync' }),
     error: z.object({ code: z.string(), message: z.string() }).optional().openapi({ description: 'When status is failed' }),
+    crawl: z
+      .object({
+        at: z.string(),
+        pages: z.int(),
+        changed: z.int(),
+        unchanged: z.int(),
+        removed: z.int(),
+        failed: z.int(),
+        failures: z.array(z.object({ url: z.string(), reason: z.string() })).openapi({ description: 'The first 20' }),
+      })
+      .optional()
+      .openapi({ description: 'web: what the last crawl reached' }),
     compaction: z
       .object({ id: z.string(), startedAt: z.string(), until: z.string() })
       .optional()
@@ -216,6 +299,10 @@ export const searchInput = z
   .strictObject({
     query: z.string().trim().min(1).max(4000).openapi({ example: 'How long do I have to return an item?' }),
     topK: z.int({ error: 'must be an integer between 1 and 100' }).min(1, { error: 'must be an integer between 1 and 100' }).max(100, { error: 'must be an integer between 1 and 100' }).default(5),
+    searchMode: z.enum(['lexical', 'hybrid']).default('hybrid').openapi({
+      description: 'hybrid: BM25F candidates rescored by vector similarity and fused (reciprocal rank fusion), then reranked, where the source has an embedding model (and a reranker); otherwise the same as lexical',
+    }),
+    vectorWeight: z.number().min(0).max(1).default(0.5).openapi({ description: 'hybrid: the vector ranks’ share of the fusion (the BM25F ranks have the rest)' }),
     feedback: z.boolean().default(true).openapi({
       description:
         'Pseudo-relevance feedback (RM3): the query is expanded with terms of its best passages, which finds more for natural-language questions. ' +
@@ -253,8 +340,13 @@ export const searchResponse = z
         text: z.string(),
         metadata: z.record(z.string(), z.unknown()),
         location: sourceLocation.optional(),
+        scores: z
+          .object({ lexical: z.number(), vector: z.number().optional(), fused: z.number(), rerank: z.number().optional() })
+          .optional()
+          .openapi({ description: 'hybrid: BM25F score, cosine similarity, fused score and reranker relevance; score is the last of them' }),
       }),
     ),
+    mode: z.enum(['lexical', 'hybrid']).optional().openapi({ description: 'What the search did' }),
     took: z.int().openapi({ description: 'Milliseconds spent searching' }),
   })
   .openapi('SearchResponse');
@@ -264,3 +356,5 @@ export type FileInput = z.infer<typeof fileInput>;
 export type FilesUpload = z.infer<typeof filesUpload>;
 export type UploadInput = z.infer<typeof uploadInput>;
 export type PostgresConfig = z.infer<typeof postgresConfigObject>;
+export type S3Config = z.infer<typeof s3Config>;
+export type WebConfig = z.infer<typeof webConfig>;

@@ -13,6 +13,8 @@ import {
   type FileInput,
   type KnowledgeSourceInput,
   type PostgresConfig,
+  type S3Config,
+  type WebConfig,
 } from './knowledge-source-schema';
 import { withoutReadOnly } from './schema-helpers';
 import type { Runtime } from '../runtime';
@@ -30,9 +32,9 @@ export interface KnowledgeSourceRecord {
   version: number;
   name: string;
   description: string;
-  type: 'postgresql' | 'file-collection';
+  type: 'postgresql' | 'file-collection' | 's3' | 'web';
   status: SourceStatus;
-  config?: PostgresConfig;
+  config?: PostgresConfig | S3Config | WebConfig;
   chunking?: { size: number; overlap: number };
   stats?: { documents: number; chunks: number; lastSyncedAt: string; durationMs: number };
   error?: { code: string; message: string };
@@ -40,9 +42,21 @@ export interface KnowledgeSourceRecord {
   syncId?: string;
   /** PostgreSQL with updatedAtColumn: the database time the last sync began reading. */
   watermark?: string;
+  /** Hybrid search: the embedding model (and reranker) of the source's chunks. */
+  embedding?: { model: string; dimensions?: number };
+  rerank?: { model: string; candidates: number };
+  /** The embedding model every live chunk has a vector of (after a sync that backfilled them). */
+  vectorModel?: string;
+  /** web: what the last crawl reached (the first failures with their reasons). */
+  crawl?: { at: string; pages: number; changed: number; unchanged: number; removed: number; failed: number; failures: Array<{ url: string; reason: string }> };
   /** A compaction holding the source until it swaps its segments in (syncs wait for it). */
   compaction?: { id: string; startedAt: string; until: string };
 }
+
+/** A source's config as its type has it (the record holds one of them, chosen by `type`). */
+export const pgConfigOf = (source: KnowledgeSourceRecord) => source.config as PostgresConfig;
+export const s3ConfigOf = (source: KnowledgeSourceRecord) => source.config as S3Config;
+export const webConfigOf = (source: KnowledgeSourceRecord) => source.config as WebConfig;
 
 export const knowledgeSources = collection<KnowledgeSourceRecord>('KS', 'knowledgeSource', 'knowledge source');
 
@@ -74,6 +88,22 @@ function recordFields(input: KnowledgeSourceInput) {
   return rest;
 }
 
+/** An embedding model or reranker whose provider has no credentials here is a 400 when the source is written, not a failed sync later. */
+async function assertRetrievalModels(rt: Runtime, input: KnowledgeSourceInput): Promise<void> {
+  const check = async (field: string, load: (() => Promise<unknown>) | undefined) => {
+    if (!load) return;
+    try {
+      await load();
+    } catch (error) {
+      if (error instanceof AppError && error.code === 'INVALID_REQUEST') throw new ValidationError(field, error.message.replace(/^\S+ /, ''));
+      throw error;
+    }
+  };
+  const { embedding, rerank } = input;
+  if (embedding) await check('embedding.model', rt.models.embedding && (() => rt.models.embedding!(embedding.model, embedding.dimensions)));
+  if (rerank) await check('rerank.model', rt.models.reranker && (() => rt.models.reranker!(rerank.model)));
+}
+
 export async function createKnowledgeSource(
   rt: Runtime,
   scope: TenantScope,
@@ -82,6 +112,7 @@ export async function createKnowledgeSource(
 ) {
   const files = input.type === 'file-collection' ? filesOf(input.files) : [];
   assertContentSize(files);
+  await assertRetrievalModels(rt, input);
   const created = await knowledgeSources.create(rt, 
     scope,
     { ...recordFields(input), status: 'created' } as Omit<KnowledgeSourceRecord, 'id' | 'createdAt' | 'updatedAt' | 'version'>,
@@ -102,11 +133,13 @@ export async function createKnowledgeSource(
 export async function replaceKnowledgeSource(rt: Runtime, scope: TenantScope, id: string, input: KnowledgeSourceInput) {
   const files = input.type === 'file-collection' ? filesOf(input.files) : [];
   assertContentSize(files);
+  await assertRetrievalModels(rt, input);
   const replaced = await knowledgeSources.replace(rt, scope, id, (current) => ({
     ...(recordFields(input) as Omit<KnowledgeSourceRecord, 'id' | 'createdAt' | 'updatedAt' | 'version' | 'status'>),
     status: current.status,
     ...(current.stats ? { stats: current.stats } : {}),
     ...(current.syncId ? { syncId: current.syncId } : {}),
+    ...(current.vectorModel ? { vectorModel: current.vectorModel } : {}),
   }));
   const existing = await rt.store.files.listFiles(scope, id);
   const keep = new Set(files.map((f) => f.path));
@@ -172,6 +205,12 @@ export async function removeFile(rt: Runtime, scope: TenantScope, id: string, pa
 
 const TEXT_TYPES = /^(text\/|application\/json)/;
 
+/** A source without the worker's bookkeeping (its sync's id, watermark, vectors' model): what a client may send back. */
+export function publicSource(source: KnowledgeSourceRecord) {
+  const { syncId: _sync, watermark: _watermark, vectorModel: _vectors, ...shown } = source;
+  return shown;
+}
+
 /** A source as the API shows it; with `files`, its file list (and, if asked, text files' content). */
 export async function presentSource(
   rt: Runtime,
@@ -179,7 +218,7 @@ export async function presentSource(
   source: KnowledgeSourceRecord,
   options: { files: boolean; content?: boolean },
 ) {
-  if (source.type === 'postgresql' || !options.files) return source;
+  if (source.type === 'postgresql' || !options.files) return publicSource(source);
   const stored = await rt.store.files.listFiles(scope, source.id);
   const contents = new Map<string, string>();
   if (options.content) {
@@ -188,7 +227,7 @@ export async function presentSource(
     });
   }
   return {
-    ...source,
+    ...publicSource(source),
     fileCount: stored.length,
     totalBytes: stored.reduce((sum, f) => sum + f.size, 0),
     files: stored.map((f: StoredFile) => ({

@@ -3,6 +3,7 @@ import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { config } from '../config';
 import { anthropicProvider } from './anthropic-provider';
 import { bedrockProvider } from './bedrock-provider';
+import { embeddingModel, reranker, type ProviderSettings } from './embeddings';
 import { localEngine } from './local-engine';
 import { openaiProvider } from './openai-provider';
 import { providerKeysLoader, type ProviderKeys } from './provider-keys';
@@ -32,16 +33,24 @@ function providerEngine(provider: string, keys: ProviderKeys, bedrock: () => Cha
  * ARCHITECTURE.md fixes — any provider without credentials here falls back to the built-in engine.
  */
 export function modelResolver(keys: () => Promise<ProviderKeys> = providerKeysLoader()): ModelResolver {
-  let bedrockEngine: ChatModel | undefined;
-  const bedrock = () =>
-    (bedrockEngine ??= bedrockProvider(
+  let client: BedrockRuntimeClient | undefined;
+  const bedrockClient = () =>
+    (client ??= new BedrockRuntimeClient({
+      region: config.bedrockRegion,
       // HTTP/1.1: Converse needs no HTTP/2 (the client's default, for bidirectional streams).
-      new BedrockRuntimeClient({
-        region: config.bedrockRegion,
-        requestHandler: new NodeHttpHandler(),
-        ...(config.bedrockEndpoint ? { endpoint: config.bedrockEndpoint } : {}),
-      }),
-    ));
+      requestHandler: new NodeHttpHandler(),
+      ...(config.bedrockEndpoint ? { endpoint: config.bedrockEndpoint } : {}),
+    }));
+  let bedrockEngine: ChatModel | undefined;
+  const bedrock = () => (bedrockEngine ??= bedrockProvider(bedrockClient()));
+  const settings = async (): Promise<ProviderSettings> => {
+    const known = await keys();
+    return {
+      ...(known.openai ? { openai: { baseUrl: config.openaiBaseUrl, apiKey: known.openai } } : {}),
+      ...(known.cohere ? { cohere: { baseUrl: config.cohereBaseUrl, apiKey: known.cohere } } : {}),
+      ...(config.bedrockRegion ? { bedrock: bedrockClient } : {}),
+    };
+  };
   return {
     async resolve(name) {
       const slash = name.indexOf('/');
@@ -50,6 +59,12 @@ export function modelResolver(keys: () => Promise<ProviderKeys> = providerKeysLo
       const engine = providerEngine(provider, await keys(), bedrock);
       if (!engine || provider === 'local') return { name: 'local/extractive', model: 'extractive', engine: localEngine };
       return { name: `${provider}/${model}`, model, engine };
+    },
+    async embedding(name, dimensions) {
+      return embeddingModel(name, dimensions, await settings());
+    },
+    async reranker(name) {
+      return reranker(name, await settings());
     },
   };
 }

@@ -1,3 +1,4 @@
+import type { EmbeddingModel, Reranker } from './embeddings';
 /** What every model provider is given and returns; providers translate to their wire formats. */
 export interface ChatMessage {
   role: 'user' | 'assistant';
@@ -124,11 +125,13 @@ export interface ResolvedModel {
 /** Resolves model names to engines; one per runtime, holding its provider clients and keys. */
 export interface ModelResolver {
   resolve(name: string): Promise<ResolvedModel>;
+  /** An embedding model (`provider/model`); a 400 naming the provider when it has no credentials here. Absent: no retrieval models in this function. */
+  embedding?(name: string, dimensions?: number): Promise<EmbeddingModel>;
+  reranker?(name: string): Promise<Reranker>;
 }
 
 /** A function that calls no model: resolving one says so (its Lambda was not given providers). */
-export const noModels: ModelResolver = {
-  resolve: async (name) => {
-    throw new Error(`No model providers in this function (asked for ${name})`);
-  },
+const noProviders = async (name: string): Promise<never> => {
+  throw new Error(`No model providers in this function (asked for ${name})`);
 };
+export const noModels: ModelResolver = { resolve: noProviders };

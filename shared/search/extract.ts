@@ -140,12 +140,18 @@ export function extractMarkdown(content: string): Extracted {
 
 const BLOCK_TAGS = new Set(['p', 'li', 'pre', 'blockquote', 'dd', 'dt', 'figcaption', 'div', 'section', 'article', 'br', 'tr']);
 const SKIP_TAGS = new Set(['script', 'style', 'noscript', 'template', 'svg', 'head']);
+const PAGE_CHROME = new Set(['nav', 'header', 'footer', 'aside', 'form']);
 
 /**
  * HTML: text without markup, scripts or styles; h1–h6 open sections; <title> is the title; a table
  * row is one block, its cells separated by ` | ` (rows are units, as in Markdown tables).
  */
-export function extractHtml(content: string): Extracted {
+export function extractHtml(content: string, options: { mainContent?: boolean } = {}): Extracted {
+  // A web page's own text: its <main> (or role=main) when it marks one, never its navigation,
+  // header, footer, sidebars or forms.
+  const chrome = options.mainContent ? PAGE_CHROME : undefined;
+  const mainOnly = options.mainContent === true && /<main[\s>]|role\s*=\s*["']?main\b/i.test(content);
+  let inMain = 0;
   const blocks: Block[] = [];
   const stack: Array<{ level: number; text: string }> = [];
   let text = '';
@@ -162,8 +168,9 @@ export function extractHtml(content: string): Extracted {
   };
   const parser = new Parser(
     {
-      onopentag(name) {
-        if (SKIP_TAGS.has(name) && name !== 'head') skipping++;
+      onopentag(name, attributes) {
+        if ((SKIP_TAGS.has(name) && name !== 'head') || chrome?.has(name)) skipping++;
+        if (mainOnly && (name === 'main' || attributes.role === 'main' || inMain > 0)) inMain++;
         if (name === 'title') inTitle = true;
         const h = /^h([1-6])$/.exec(name);
         if (h) {
@@ -180,12 +187,13 @@ export function extractHtml(content: string): Extracted {
       },
       ontext(data) {
         if (inTitle) title += data;
-        else if (skipping > 0) return;
+        else if (skipping > 0 || (mainOnly && inMain === 0)) return;
         else if (headingText !== undefined) headingText += data;
         else text += data;
       },
       onclosetag(name) {
-        if (SKIP_TAGS.has(name) && name !== 'head') skipping--;
+        if ((SKIP_TAGS.has(name) && name !== 'head') || chrome?.has(name)) skipping--;
+        if (inMain > 0) inMain--;
         if (name === 'title') inTitle = false;
         if (/^h[1-6]$/.test(name) && headingText !== undefined) {
           const clean = headingText.replace(/\s+/g, ' ').trim();
@@ -256,10 +264,10 @@ export function extractCsv(content: string): Extracted {
   };
 }
 
-export function extract(path: string, content: string): Extracted {
+export function extract(path: string, content: string, options: { mainContent?: boolean } = {}): Extracted {
   const ext = path.slice(path.lastIndexOf('.') + 1).toLowerCase();
   if (ext === 'md' || ext === 'markdown') return extractMarkdown(content);
-  if (ext === 'html' || ext === 'htm') return extractHtml(content);
+  if (ext === 'html' || ext === 'htm') return extractHtml(content, options);
   if (ext === 'json') return extractJson(content);
   if (ext === 'csv') return extractCsv(content);
   return extractText(content);

@@ -12,6 +12,7 @@ import type { ScoredSegment } from './segment-scores';
 import { decodeNorms, POSTINGS_FORMAT } from '../store/postings-codec';
 import { blockSortKey } from '../store/keys';
 import type { Runtime } from '../runtime';
+import { fuseCandidates, HYBRID_CANDIDATES, type EmbeddingSettings, type RerankSettings } from './hybrid';
 
 export interface SearchFilter {
   /** Only documents whose path (or row key) starts with this. */
@@ -28,6 +29,17 @@ export interface SearchRequest {
   feedback?: boolean;
   /** Read every posting instead of stopping early (the reference the pruned ranking must equal; tests and the bench). */
   exhaustive?: boolean;
+  /** hybrid (default): vectors and the reranker where the source has them. */
+  searchMode?: 'lexical' | 'hybrid';
+  vectorWeight?: number;
+}
+
+/** What a search needs of its source. */
+export interface SearchableSource {
+  id: string;
+  type: string;
+  embedding?: EmbeddingSettings;
+  rerank?: RerankSettings;
 }
 
 /** What a search read of the postings: waves of block reads, blocks read and left unread, chunks scored from their terms. */
@@ -48,6 +60,8 @@ export interface SearchResult {
   text: string;
   metadata: Record<string, unknown>;
   location?: ChunkRecord['location'];
+  /** hybrid: the scores the ranking combined. */
+  scores?: { lexical: number; vector?: number; fused: number; rerank?: number };
 }
 
 /** Longer queries keep their first distinct terms: bounds the requests a search makes. */
@@ -89,11 +103,19 @@ function matches(chunk: ChunkRecord, filter: SearchFilter | undefined): boolean 
 export function searchSource(
   rt: Runtime,
   scope: TenantScope,
-  source: { id: string; type: 'postgresql' | 'file-collection' },
+  source: SearchableSource,
   request: SearchRequest,
-): Promise<{ results: SearchResult[]; took: number; scoringMs: number; reads: SearchReads }> {
-  return inSpan(`search ${source.id}`, { attributes: { 'cairn.knowledge_source.id': source.id, 'cairn.search.top_k': request.topK ?? 10 } }, async (span) => {
-    const { result, counters } = withDynamoCounters(() => rankSource(rt, scope, source, request));
+): Promise<{ results: SearchResult[]; took: number; scoringMs: number; reads: SearchReads; mode: 'lexical' | 'hybrid' }> {
+  const hybrid = request.searchMode !== 'lexical' && source.embedding !== undefined;
+  return inSpan(`search ${source.id}`, { attributes: { 'cairn.knowledge_source.id': source.id, 'cairn.search.top_k': request.topK ?? 10, 'cairn.search.mode': hybrid ? 'hybrid' : 'lexical' } }, async (span) => {
+    const { result, counters } = withDynamoCounters(async () => {
+      if (!hybrid) return rankSource(rt, scope, source, request);
+      // The lexical candidates, then their vectors, fused (and reranked): one search, one count of its reads.
+      const started = performance.now();
+      const lexical = await rankSource(rt, scope, source, { ...request, topK: Math.max(request.topK, HYBRID_CANDIDATES) });
+      const results = await fuseCandidates(rt, scope, { id: source.id, embedding: source.embedding!, rerank: source.rerank }, request, lexical.results);
+      return { ...lexical, results, took: Math.round(performance.now() - started) };
+    });
     const { terms, segments, ...found } = await result;
     const { reads } = found;
     countSearch(counters.readUnits);
@@ -108,14 +130,14 @@ export function searchSource(
       'cairn.dynamodb.requests': counters.dynamoRequests,
       'cairn.dynamodb.read_units': counters.readUnits,
     });
-    return found;
+    return { ...found, mode: hybrid ? ('hybrid' as const) : ('lexical' as const) };
   });
 }
 
 async function rankSource(
   rt: Runtime,
   scope: TenantScope,
-  source: { id: string; type: 'postgresql' | 'file-collection' },
+  source: { id: string; type: string },
   request: SearchRequest,
 ): Promise<{ results: SearchResult[]; took: number; scoringMs: number; terms: number; segments: number; reads: SearchReads }> {
   const started = performance.now();

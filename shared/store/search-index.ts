@@ -68,6 +68,14 @@ export interface ChunkRecord {
   lenTitle: number;
 }
 
+/** A chunk's embedding as stored: int8 components scaled by `s`, made by model `m`. */
+export interface StoredVector {
+  chunkId: string;
+  v: Uint8Array;
+  s: number;
+  m: string;
+}
+
 /** A chunk as its document remembers it: enough to delete it without reading it. */
 export interface ChunkRef {
   docNo: number;
@@ -486,6 +494,19 @@ export function searchIndexStore(db: Db, cacheBytes?: number) {
   }
 
   /** Chunks by number (from the cache where it has them). */
+  /** Chunks' embeddings (quantised: `v` int8 components, `s` their scale), keyed by chunk id. */
+  async function writeVectors(scope: TenantScope, sourceId: string, vectors: StoredVector[]): Promise<void> {
+    await batchWrite(vectors.map((v) => putRequest({ ...keys.vector(scope, sourceId, v.chunkId), chunkId: v.chunkId, v: v.v, s: v.s, m: v.m })));
+  }
+
+  async function readVectors(scope: TenantScope, sourceId: string, chunkIds: string[]): Promise<Map<string, StoredVector>> {
+    const found = new Map<string, StoredVector>();
+    for (const item of await batchGet(chunkIds.map((id) => keys.vector(scope, sourceId, id)))) {
+      found.set(String(item.chunkId), { chunkId: String(item.chunkId), v: toBytes(item.v)!, s: Number(item.s), m: String(item.m) });
+    }
+    return found;
+  }
+
   async function getChunks(scope: TenantScope, sourceId: string, docNos: number[]): Promise<Map<number, ChunkRecord>> {
     const found = new Map<number, ChunkRecord>();
     const missing: number[] = [];
@@ -549,6 +570,7 @@ export function searchIndexStore(db: Db, cacheBytes?: number) {
     for (const pk of [
       keys.normsPartition(scope, sourceId),
       keys.chunkPartition(scope, sourceId),
+      keys.vectorPartition(scope, sourceId),
       keys.documentPartition(scope, sourceId),
       keys.segmentPartition(scope, sourceId),
       keys.sync(scope, sourceId, '').pk,
@@ -558,7 +580,7 @@ export function searchIndexStore(db: Db, cacheBytes?: number) {
     }
     await batchWrite([deleteRequest(keys.segmentCounter(scope, sourceId))]);
   }
-  return { beginSegment, writeSegmentData, writeDocuments, sealSegment, tombstone, readSegments, readTermItems, readTermBlocks, readNorms, deleteSegmentPostings, readSegmentChunks, deleteChunks, deleteSegmentItems, beginCompaction, getCompaction, setCompactionState, swapSegments, getChunks, listDocuments, getDocuments, reserveSegments, deleteDocuments, purgeIndex };
+  return { writeVectors, readVectors, beginSegment, writeSegmentData, writeDocuments, sealSegment, tombstone, readSegments, readTermItems, readTermBlocks, readNorms, deleteSegmentPostings, readSegmentChunks, deleteChunks, deleteSegmentItems, beginCompaction, getCompaction, setCompactionState, swapSegments, getChunks, listDocuments, getDocuments, reserveSegments, deleteDocuments, purgeIndex };
 }
 
 export type SearchIndexStore = ReturnType<typeof searchIndexStore>;

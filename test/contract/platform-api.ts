@@ -377,6 +377,11 @@ export interface components {
              * @default []
              */
             knowledgeSourceIds?: string[];
+            /**
+             * @description How the agent searches its sources: hybrid (default) adds vectors and the reranker where a source has them; lexical is BM25F alone
+             * @enum {string}
+             */
+            searchMode?: "lexical" | "hybrid";
             tools: ({
                 /** @enum {string} */
                 type: "http";
@@ -578,6 +583,11 @@ export interface components {
              * @default []
              */
             knowledgeSourceIds?: string[];
+            /**
+             * @description How the agent searches its sources: hybrid (default) adds vectors and the reranker where a source has them; lexical is BM25F alone
+             * @enum {string}
+             */
+            searchMode?: "lexical" | "hybrid";
             /**
              * @description Tools the agent may call (http, openapi, mcp, knowledge_search, workflow)
              * @default []

@@ -333,7 +333,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Search the source (BM25F with pseudo-relevance feedback) */
+        /** Search the source (BM25F with pseudo-relevance feedback; hybrid with vectors and a reranker where the source has them) */
         post: operations["searchKnowledgeSource"];
         delete?: never;
         options?: never;
@@ -703,6 +703,11 @@ export interface components {
              * @default []
              */
             knowledgeSourceIds?: string[];
+            /**
+             * @description How the agent searches its sources: hybrid (default) adds vectors and the reranker where a source has them; lexical is BM25F alone
+             * @enum {string}
+             */
+            searchMode?: "lexical" | "hybrid";
             tools: ({
                 /** @enum {string} */
                 type: "http";
@@ -921,6 +926,11 @@ export interface components {
              * @default []
              */
             knowledgeSourceIds?: string[];
+            /**
+             * @description How the agent searches its sources: hybrid (default) adds vectors and the reranker where a source has them; lexical is BM25F alone
+             * @enum {string}
+             */
+            searchMode?: "lexical" | "hybrid";
             /**
              * @description Tools the agent may call (http, openapi, mcp, knowledge_search, workflow)
              * @default []
@@ -1501,12 +1511,14 @@ export interface components {
             /** @default  */
             description?: string;
             chunking?: components["schemas"]["Chunking"];
+            embedding?: components["schemas"]["EmbeddingSettings"];
+            rerank?: components["schemas"]["RerankSettings"];
             /** @enum {string} */
-            type: "postgresql" | "file-collection";
+            type: "postgresql" | "file-collection" | "s3" | "web";
             /** @enum {string} */
             status: "created" | "pending" | "syncing" | "indexing" | "ready" | "failed";
-            config?: components["schemas"]["PostgresConfig"];
-            /** @description file-collection: on GET of one source */
+            config?: components["schemas"]["PostgresConfig"] | components["schemas"]["S3Config"] | components["schemas"]["WebConfig"];
+            /** @description file-collection, s3 and web: on GET of one source (web: path is the page’s URL) */
             files?: components["schemas"]["File"][];
             fileCount?: number;
             totalBytes?: number;
@@ -1521,6 +1533,20 @@ export interface components {
             error?: {
                 code: string;
                 message: string;
+            };
+            /** @description web: what the last crawl reached */
+            crawl?: {
+                at: string;
+                pages: number;
+                changed: number;
+                unchanged: number;
+                removed: number;
+                failed: number;
+                /** @description The first 20 */
+                failures: {
+                    url: string;
+                    reason: string;
+                }[];
             };
             /** @description While a compaction merges the index (until: when its hold lapses if its worker died) */
             compaction?: {
@@ -1542,6 +1568,23 @@ export interface components {
              */
             overlap?: number;
         };
+        /** @description Hybrid search: every chunk is embedded at ingestion (changing the model re-embeds at the next sync); searches fuse vector and BM25F ranks */
+        EmbeddingSettings: {
+            /** @example bedrock/amazon.titan-embed-text-v2:0 */
+            model: string;
+            /** @description For models that take it (Titan v2: 256, 512 or 1024; OpenAI text-embedding-3: any up to its size) */
+            dimensions?: number;
+        };
+        /** @description Hybrid searches reorder their best results with this reranker */
+        RerankSettings: {
+            /** @example bedrock/cohere.rerank-v3-5:0 */
+            model: string;
+            /**
+             * @description The best fused results the reranker orders
+             * @default 20
+             */
+            candidates?: number;
+        };
         PostgresConfig: {
             /** @example db.example.com */
             host: string;
@@ -1560,6 +1603,57 @@ export interface components {
             updatedAtColumn?: string;
             /** @default false */
             ssl?: boolean;
+        };
+        S3Config: {
+            /**
+             * @description A bucket of the deployer’s account that the deployment lists in the CDK context s3SourceBuckets
+             * @example acme-handbooks
+             */
+            bucket: string;
+            /**
+             * @description Only objects whose keys start with it
+             * @default
+             * @example policies/
+             */
+            prefix?: string;
+        };
+        WebConfig: {
+            /**
+             * @default []
+             * @example [
+             *       "https://help.example.com/"
+             *     ]
+             */
+            startUrls?: string[];
+            /**
+             * Format: uri
+             * @description A sitemap.xml (or sitemap index) whose URLs are crawled too
+             */
+            sitemap?: string;
+            /**
+             * @description Follow links to the start URLs’ hosts only
+             * @default true
+             */
+            sameSite?: boolean;
+            /**
+             * @description Only URLs matching one of these (default: all)
+             * @default []
+             */
+            include?: string[];
+            /** @default [] */
+            exclude?: string[];
+            /**
+             * @description Links followed from a start URL
+             * @default 3
+             */
+            maxDepth?: number;
+            /** @default 200 */
+            maxPages?: number;
+            /**
+             * @description Requests at once (per crawl)
+             * @default 4
+             */
+            concurrency?: number;
         };
         File: {
             path: string;
@@ -1585,6 +1679,8 @@ export interface components {
             /** @default  */
             description?: string;
             chunking?: components["schemas"]["Chunking"];
+            embedding?: components["schemas"]["EmbeddingSettings"];
+            rerank?: components["schemas"]["RerankSettings"];
             /** @enum {string} */
             type: "postgresql";
             config: components["schemas"]["PostgresConfig"];
@@ -1606,12 +1702,16 @@ export interface components {
             fileCount?: unknown;
             /** @description read-only; ignored */
             totalBytes?: unknown;
+            /** @description read-only; ignored */
+            crawl?: unknown;
         } | {
             /** @example Help centre */
             name: string;
             /** @default  */
             description?: string;
             chunking?: components["schemas"]["Chunking"];
+            embedding?: components["schemas"]["EmbeddingSettings"];
+            rerank?: components["schemas"]["RerankSettings"];
             /** @enum {string} */
             type: "file-collection";
             /** @default [] */
@@ -1634,6 +1734,70 @@ export interface components {
             fileCount?: unknown;
             /** @description read-only; ignored */
             totalBytes?: unknown;
+            /** @description read-only; ignored */
+            crawl?: unknown;
+        } | {
+            /** @example Help centre */
+            name: string;
+            /** @default  */
+            description?: string;
+            chunking?: components["schemas"]["Chunking"];
+            embedding?: components["schemas"]["EmbeddingSettings"];
+            rerank?: components["schemas"]["RerankSettings"];
+            /** @enum {string} */
+            type: "s3";
+            config: components["schemas"]["S3Config"];
+            /** @description read-only; ignored */
+            id?: unknown;
+            /** @description read-only; ignored */
+            createdAt?: unknown;
+            /** @description read-only; ignored */
+            updatedAt?: unknown;
+            /** @description read-only; ignored */
+            status?: unknown;
+            /** @description read-only; ignored */
+            version?: unknown;
+            /** @description read-only; ignored */
+            stats?: unknown;
+            /** @description read-only; ignored */
+            error?: unknown;
+            /** @description read-only; ignored */
+            fileCount?: unknown;
+            /** @description read-only; ignored */
+            totalBytes?: unknown;
+            /** @description read-only; ignored */
+            crawl?: unknown;
+        } | {
+            /** @example Help centre */
+            name: string;
+            /** @default  */
+            description?: string;
+            chunking?: components["schemas"]["Chunking"];
+            embedding?: components["schemas"]["EmbeddingSettings"];
+            rerank?: components["schemas"]["RerankSettings"];
+            /** @enum {string} */
+            type: "web";
+            config: components["schemas"]["WebConfig"];
+            /** @description read-only; ignored */
+            id?: unknown;
+            /** @description read-only; ignored */
+            createdAt?: unknown;
+            /** @description read-only; ignored */
+            updatedAt?: unknown;
+            /** @description read-only; ignored */
+            status?: unknown;
+            /** @description read-only; ignored */
+            version?: unknown;
+            /** @description read-only; ignored */
+            stats?: unknown;
+            /** @description read-only; ignored */
+            error?: unknown;
+            /** @description read-only; ignored */
+            fileCount?: unknown;
+            /** @description read-only; ignored */
+            totalBytes?: unknown;
+            /** @description read-only; ignored */
+            crawl?: unknown;
         };
         FileInput: {
             /** @example policies/returns.md */
@@ -1710,7 +1874,19 @@ export interface components {
                     [key: string]: unknown;
                 };
                 location?: components["schemas"]["SourceLocation"];
+                /** @description hybrid: BM25F score, cosine similarity, fused score and reranker relevance; score is the last of them */
+                scores?: {
+                    lexical: number;
+                    vector?: number;
+                    fused: number;
+                    rerank?: number;
+                };
             }[];
+            /**
+             * @description What the search did
+             * @enum {string}
+             */
+            mode?: "lexical" | "hybrid";
             /** @description Milliseconds spent searching */
             took: number;
         };
@@ -1719,6 +1895,17 @@ export interface components {
             query: string;
             /** @default 5 */
             topK?: number;
+            /**
+             * @description hybrid: BM25F candidates rescored by vector similarity and fused (reciprocal rank fusion), then reranked, where the source has an embedding model (and a reranker); otherwise the same as lexical
+             * @default hybrid
+             * @enum {string}
+             */
+            searchMode?: "lexical" | "hybrid";
+            /**
+             * @description hybrid: the vector ranks’ share of the fusion (the BM25F ranks have the rest)
+             * @default 0.5
+             */
+            vectorWeight?: number;
             /**
              * @description Pseudo-relevance feedback (RM3): the query is expanded with terms of its best passages, which finds more for natural-language questions. false: plain BM25F, for keyword and identifier lookups; it reads only the postings that can still change the top results, so it is cheaper on large sources.
              * @default true
