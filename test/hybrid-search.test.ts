@@ -18,6 +18,8 @@ const { createLocalApp } = await import('../local/local-app');
 const { call } = await import('./helpers/http');
 const { newTenant } = await import('./helpers/tenant');
 const { testLocal, testRt } = await import('./helpers/runtime');
+// A compaction's old items go a second after its swap, not a minute: the test need not wait.
+(await import('../shared/search/index-tuning')).indexTuning.compactionGraceSeconds = 1;
 
 const app = createLocalApp(testRt);
 const settle = () => testLocal.ingestion!.drain();
@@ -105,6 +107,17 @@ describe('hybrid search', () => {
     expect(again.every((s) => s.body.dimensions === 512)).toBe(true);
     const found = await search(titan, { vectorWeight: 0.9 });
     expect(found.results[0]).toMatchObject({ path: 'rates.md', scores: { vector: expect.any(Number) } });
+  });
+
+  it('keeps the vectors through a compaction (they are stored with their chunks)', async () => {
+    await call(app, 'POST', '/v1/knowledge-sources/' + titan + '/files', { key: t.apiKey, body: { files: [{ path: 'extra.md', content: '# Garage extra\n\nThe garage sells winter tyres.' }] } });
+    await settle();
+    const compacted = await call(app, 'POST', `/v1/knowledge-sources/${titan}/compact`, { key: t.apiKey });
+    expect(compacted.status).toBe(202);
+    await settle();
+    const found = await search(titan, { vectorWeight: 0.9 });
+    expect(found.results[0]).toMatchObject({ path: 'rates.md', scores: { vector: expect.any(Number) } });
+    expect(found.results.every((r: { scores: { vector?: number } }) => r.scores.vector !== undefined)).toBe(true);
   });
 
   it('lets an agent search hybrid by default, or lexical when it says so', async () => {

@@ -14,7 +14,7 @@ import { DocumentError, parseLimits } from '../documents/document-error';
 import { BlobTooLargeError } from '../blobs/blobs';
 import { allTerms, analyzeChunk } from '../search/indexing';
 import { layoutTerm } from '../search/impact-blocks';
-import { isDeleted, SEGMENT_SPAN, type AnalyzedChunkRecord, type DocumentRecord, type SegmentRecord } from '../store/search-index';
+import { SEGMENT_SPAN, type AnalyzedChunkRecord, type DocumentRecord } from '../store/search-index';
 import { withDynamoCounters } from '../store/request-metrics';
 import { scopeOf, type TenantScope } from '../tenancy';
 import { pgConfigOf, type KnowledgeSourceRecord } from './knowledge-sources';
@@ -138,13 +138,6 @@ async function handleSync(rt: Runtime, scope: TenantScope, source: KnowledgeSour
     return;
   }
   await setStatus(rt, scope, source.id, { status: 'syncing' }, syncId);
-  // An index still empty will hold only chunks embedded as they are written: nothing to backfill.
-  if (source.embedding && source.vectorModel !== vectorModelKey(source.embedding)) {
-    const segments = await rt.store.searchIndex.readSegments(scope, source.id);
-    if (!segments.some((s) => s.state === 'live')) {
-      source = (await setStatus(rt, scope, source.id, { vectorModel: vectorModelKey(source.embedding) }, syncId)) ?? source;
-    }
-  }
   const startedAt = new Date().toISOString();
   const { batches, watermark } = await whileLeased(
     () => rt.store.syncLedger.renewSyncLease(scope, source.id, syncId, config.workLeaseMs),
@@ -286,35 +279,18 @@ async function indexSegment(
 }
 
 /**
- * Embeds chunks with the source's model and stores their vectors (before the segment is sealed, so
- * a live chunk of an embedding source has its vector). The provider's tokens are the source's usage.
+ * Gives each chunk its embedding by the source's model (stored with the chunk, so compaction
+ * carries it along). The provider's tokens are the source's usage.
  */
-async function embedChunks(rt: Runtime, scope: TenantScope, source: KnowledgeSourceRecord, chunks: Array<{ chunkId: string; title: string; text: string }>): Promise<void> {
+async function embedChunks(rt: Runtime, scope: TenantScope, source: KnowledgeSourceRecord, chunks: AnalyzedChunkRecord[]): Promise<void> {
   if (chunks.length === 0) return;
   const settings = source.embedding!;
   if (!rt.models.embedding) throw new Error('No embedding models in this function');
   const model = await rt.models.embedding(settings.model, settings.dimensions);
   const { vectors, tokens } = await embedAll(model, chunks.map(embeddingText));
   const key = vectorModelKey(settings);
-  await rt.store.searchIndex.writeVectors(scope, source.id, chunks.map((c, i) => ({ chunkId: c.chunkId, ...quantize(vectors[i]!), m: key })));
+  chunks.forEach((chunk, i) => (chunk.vector = { ...quantize(vectors[i]!), m: key }));
   await recordUsage(rt, scope, { subject: { kind: 'knowledge-source', id: source.id }, model: settings.model, inputTokens: tokens });
-}
-
-/**
- * After a sync of a source whose embedding model changed (or was added), the chunks kept from
- * before get vectors of the new model; `vectorModel` then records that every live chunk has one.
- */
-async function backfillVectors(rt: Runtime, scope: TenantScope, source: KnowledgeSourceRecord, segments: SegmentRecord[]): Promise<void> {
-  const key = vectorModelKey(source.embedding!);
-  for (const segment of segments.filter((s) => s.state === 'live')) {
-    const chunks = (await rt.store.searchIndex.readSegmentChunks(scope, source.id, segment.segNo)).filter((c) => !isDeleted(segment.deleted, c.docNo - segment.segNo * SEGMENT_SPAN));
-    for (let i = 0; i < chunks.length; i += 500) {
-      const group = chunks.slice(i, i + 500);
-      const stored = await rt.store.searchIndex.readVectors(scope, source.id, group.map((c) => c.chunkId));
-      await embedChunks(rt, scope, source, group.filter((c) => stored.get(c.chunkId)?.m !== key));
-    }
-  }
-  await rt.store.records.updateRecord<KnowledgeSourceRecord>(scope, 'KS', source.id, (current) => ({ ...current, vectorModel: key }));
 }
 
 /** Deletions, statistics and status `ready`. Safe to run more than once. */
@@ -330,7 +306,6 @@ async function finalize(rt: Runtime, scope: TenantScope, source: KnowledgeSource
   await rt.store.searchIndex.tombstone(scope, source.id, gone.flatMap((d) => d.chunks));
   await rt.store.searchIndex.deleteDocuments(scope, source.id, gone.map((d) => d.documentKey));
   const segments = await rt.store.searchIndex.readSegments(scope, source.id);
-  if (source.embedding && source.vectorModel !== vectorModelKey(source.embedding)) await backfillVectors(rt, scope, source, segments);
   const chunks = segments.filter((s) => s.state === 'live').reduce((n, s) => n + s.chunks - s.deletedCount, 0);
   const startedAt = sync?.startedAt ?? new Date().toISOString();
   await setStatus(rt, 

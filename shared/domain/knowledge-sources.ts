@@ -45,8 +45,6 @@ export interface KnowledgeSourceRecord {
   /** Hybrid search: the embedding model (and reranker) of the source's chunks. */
   embedding?: { model: string; dimensions?: number };
   rerank?: { model: string; candidates: number };
-  /** The embedding model every live chunk has a vector of (after a sync that backfilled them). */
-  vectorModel?: string;
   /** web: what the last crawl reached (the first failures with their reasons). */
   crawl?: { at: string; pages: number; changed: number; unchanged: number; removed: number; failed: number; failures: Array<{ url: string; reason: string }> };
   /** A compaction holding the source until it swaps its segments in (syncs wait for it). */
@@ -134,17 +132,22 @@ export async function replaceKnowledgeSource(rt: Runtime, scope: TenantScope, id
   const files = input.type === 'file-collection' ? filesOf(input.files) : [];
   assertContentSize(files);
   await assertRetrievalModels(rt, input);
-  const replaced = await knowledgeSources.replace(rt, scope, id, (current) => ({
-    ...(recordFields(input) as Omit<KnowledgeSourceRecord, 'id' | 'createdAt' | 'updatedAt' | 'version' | 'status'>),
-    status: current.status,
-    ...(current.stats ? { stats: current.stats } : {}),
-    ...(current.syncId ? { syncId: current.syncId } : {}),
-    ...(current.vectorModel ? { vectorModel: current.vectorModel } : {}),
-  }));
+  let embeddingChanged = false;
+  const replaced = await knowledgeSources.replace(rt, scope, id, (current) => {
+    embeddingChanged = JSON.stringify(current.embedding ?? null) !== JSON.stringify(input.embedding ?? null);
+    return {
+      ...(recordFields(input) as Omit<KnowledgeSourceRecord, 'id' | 'createdAt' | 'updatedAt' | 'version' | 'status'>),
+      status: current.status,
+      ...(current.stats ? { stats: current.stats } : {}),
+      ...(current.syncId ? { syncId: current.syncId } : {}),
+    };
+  });
   const existing = await rt.store.files.listFiles(scope, id);
   const keep = new Set(files.map((f) => f.path));
   await writeFiles(rt, scope, id, files, existing);
   await deleteFiles(rt, scope, id, existing.filter((f) => !keep.has(f.path)));
+  // Another embedding model (or none before): every document is indexed again, with new vectors.
+  if (embeddingChanged) await rt.store.searchIndex.forgetDocumentHashes(scope, id);
   return replaced.status === 'created' ? replaced : startSync(rt, scope, id);
 }
 
@@ -205,9 +208,9 @@ export async function removeFile(rt: Runtime, scope: TenantScope, id: string, pa
 
 const TEXT_TYPES = /^(text\/|application\/json)/;
 
-/** A source without the worker's bookkeeping (its sync's id, watermark, vectors' model): what a client may send back. */
+/** A source without the worker's bookkeeping (its sync's id, watermark): what a client may send back. */
 export function publicSource(source: KnowledgeSourceRecord) {
-  const { syncId: _sync, watermark: _watermark, vectorModel: _vectors, ...shown } = source;
+  const { syncId: _sync, watermark: _watermark, ...shown } = source;
   return shown;
 }
 

@@ -2,13 +2,12 @@ import { isRetryable } from '../errors';
 import type { EmbeddingModel } from '../models/embeddings';
 import type { Runtime } from '../runtime';
 import type { StoredVector } from '../store/search-index';
-import type { TenantScope } from '../tenancy';
 
 /**
  * Hybrid ranking over the lexical candidates: the best BM25F chunks are rescored by the cosine
  * similarity of their stored embedding to the query's, the two rankings fused by reciprocal rank
  * fusion (weight configurable), and the best fused ones reordered by a reranker when the source
- * has one. No vector index: DynamoDB reads the candidates' vectors by chunk id (one BatchGet).
+ * has one. No vector index: each chunk item holds its vector, read with the candidate's text.
  */
 
 export interface EmbeddingSettings {
@@ -117,36 +116,32 @@ export async function embedQuery(rt: Runtime, settings: EmbeddingSettings, query
  * Fuses the lexical candidates (best first) with their vector similarity, reranks the best, and
  * keeps `topK`. A candidate without a vector of the source's model keeps its lexical rank alone.
  */
-/** What fusion needs of a lexical result. */
+/** What fusion needs of a lexical result: its chunk's stored vector comes with it. */
 interface Candidate {
   chunkId: string;
   score: number;
   title: string;
   text: string;
+  vector?: StoredVector;
 }
 
 export async function fuseCandidates<T extends Candidate>(
   rt: Runtime,
-  scope: TenantScope,
   source: { id: string; embedding: EmbeddingSettings; rerank?: RerankSettings },
   request: { query: string; topK: number; vectorWeight?: number },
   candidates: T[],
-): Promise<Array<T & { scores: { lexical: number; vector?: number; fused: number; rerank?: number } }>> {
+): Promise<Array<Omit<T, 'vector'> & { scores: { lexical: number; vector?: number; fused: number; rerank?: number } }>> {
   if (candidates.length === 0) return [];
-  const [query, vectors] = await Promise.all([
-    embedQuery(rt, source.embedding, request.query),
-    rt.store.searchIndex.readVectors(scope, source.id, candidates.map((c) => c.chunkId)),
-  ]);
+  const query = await embedQuery(rt, source.embedding, request.query);
   const key = vectorModelKey(source.embedding);
   const similarity = new Map<string, number>();
   for (const candidate of candidates) {
-    const stored: StoredVector | undefined = vectors.get(candidate.chunkId);
-    if (stored && stored.m === key) similarity.set(candidate.chunkId, cosine(query, stored));
+    if (candidate.vector?.m === key) similarity.set(candidate.chunkId, cosine(query, candidate.vector));
   }
   const vectorRank = new Map([...similarity].sort((a, b) => b[1] - a[1]).map(([id], rank) => [id, rank + 1]));
   const weight = request.vectorWeight ?? 0.5;
   const fused = candidates
-    .map((candidate, index) => {
+    .map(({ vector: _vector, ...candidate }, index) => {
       const rank = vectorRank.get(candidate.chunkId);
       const score = (1 - weight) / (RRF_K + index + 1) + (rank !== undefined ? weight / (RRF_K + rank) : 0);
       const vector = similarity.get(candidate.chunkId);

@@ -112,8 +112,8 @@ export function searchSource(
       if (!hybrid) return rankSource(rt, scope, source, request);
       // The lexical candidates, then their vectors, fused (and reranked): one search, one count of its reads.
       const started = performance.now();
-      const lexical = await rankSource(rt, scope, source, { ...request, topK: Math.max(request.topK, HYBRID_CANDIDATES) });
-      const results = await fuseCandidates(rt, scope, { id: source.id, embedding: source.embedding!, rerank: source.rerank }, request, lexical.results);
+      const lexical = await rankSource(rt, scope, source, { ...request, topK: Math.max(request.topK, HYBRID_CANDIDATES) }, { withVectors: true });
+      const results = await fuseCandidates(rt, { id: source.id, embedding: source.embedding!, rerank: source.rerank }, request, lexical.results);
       return { ...lexical, results, took: Math.round(performance.now() - started) };
     });
     const { terms, segments, ...found } = await result;
@@ -139,7 +139,8 @@ async function rankSource(
   scope: TenantScope,
   source: { id: string; type: string },
   request: SearchRequest,
-): Promise<{ results: SearchResult[]; took: number; scoringMs: number; terms: number; segments: number; reads: SearchReads }> {
+  options: { withVectors?: boolean } = {},
+): Promise<{ results: Array<SearchResult & { vector?: ChunkRecord['vector'] }>; took: number; scoringMs: number; terms: number; segments: number; reads: SearchReads }> {
   const started = performance.now();
   let scoringMs = 0;
   const timed = <T>(fn: () => T): T => {
@@ -200,7 +201,7 @@ async function rankSource(
   scoringMs += ranker.counts.cpuMs;
   await ranker.fetch(candidates.map((d) => d.doc));
   const chunks = ranker.chunks;
-  const results: SearchResult[] = [];
+  const results: Array<SearchResult & { vector?: ChunkRecord['vector'] }> = [];
   for (const { doc, score } of candidates) {
     const chunk = chunks.get(doc);
     if (!chunk || !matches(chunk, request.filter)) continue;
@@ -213,6 +214,7 @@ async function rankSource(
       text: chunk.text,
       metadata: chunk.metadata ?? {},
       ...(chunk.location ? { location: chunk.location } : {}),
+      ...(options.withVectors && chunk.vector ? { vector: chunk.vector } : {}),
     });
     if (results.length === request.topK) break;
   }

@@ -78,12 +78,6 @@ export const keys = {
     pk: keys.chunkPartition(scope, sourceId),
     sk: pad(docNo),
   }),
-  /** A chunk's embedding, by chunk id (stable across compactions, which renumber chunks). */
-  vectorPartition: (scope: TenantScope, sourceId: string) => `${scoped(scope)}#KS#${sourceId}#VEC`,
-  vector: (scope: TenantScope, sourceId: string, chunkId: string): ItemKey => ({
-    pk: keys.vectorPartition(scope, sourceId),
-    sk: chunkId,
-  }),
   documentPartition: (scope: TenantScope, sourceId: string) => `${scoped(scope)}#KS#${sourceId}#DOC`,
   document: (scope: TenantScope, sourceId: string, documentKey: string): ItemKey => ({
     pk: keys.documentPartition(scope, sourceId),

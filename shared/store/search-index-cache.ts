@@ -14,6 +14,7 @@ interface CachedChunk {
   text: string;
   terms: string;
   metadata?: Record<string, unknown>;
+  vector?: { v: Uint8Array };
 }
 
 /**
@@ -97,7 +98,7 @@ export function searchIndexCache<Chunk extends CachedChunk>(segmentOf: (docNo: n
 
     keepChunk(scope: TenantScope, sourceId: string, chunk: Chunk, issuedAt: number) {
       if (!settledFor(scope, sourceId, segmentOf(chunk.docNo), issuedAt)) return;
-      const bytes = 128 + chunk.text.length * 2 + chunk.terms.length * 2 + chunk.title.length * 2 + JSON.stringify(chunk.metadata ?? {}).length;
+      const bytes = 128 + chunk.text.length * 2 + chunk.terms.length * 2 + chunk.title.length * 2 + JSON.stringify(chunk.metadata ?? {}).length + (chunk.vector?.v.byteLength ?? 0);
       cache.set(`C#${source(scope, sourceId)}#${chunk.docNo}`, chunk, bytes);
     },
   };

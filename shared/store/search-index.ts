@@ -60,6 +60,8 @@ export interface ChunkRecord {
   title: string;
   text: string;
   metadata?: Record<string, unknown>;
+  /** Its embedding, for sources with an embedding model (hybrid search reads it with the chunk). */
+  vector?: StoredVector;
   /** Page (and last page), slide or sheet of a paged document. */
   location?: { page?: number; pageEnd?: number; slide?: number; sheet?: string };
   /** `term:tf` pairs separated by spaces, for feedback and for cleaning postings on purge. */
@@ -68,9 +70,8 @@ export interface ChunkRecord {
   lenTitle: number;
 }
 
-/** A chunk's embedding as stored: int8 components scaled by `s`, made by model `m`. */
+/** A chunk's embedding as stored with it: int8 components scaled by `s`, made by model `m`. */
 export interface StoredVector {
-  chunkId: string;
   v: Uint8Array;
   s: number;
   m: string;
@@ -261,6 +262,12 @@ export function searchIndexStore(db: Db, cacheBytes?: number) {
       await batchWrite([...requests, deleteRequest(keys.norms(scope, sourceId, segNo))]);
       await clearPartition(keys.segmentTermsPartition(scope, sourceId, segNo));
     }
+  }
+
+  /** Makes every document look changed to the next sync, which then indexes (and embeds) them all again. */
+  async function forgetDocumentHashes(scope: TenantScope, sourceId: string): Promise<void> {
+    const documents = await listDocuments(scope, sourceId);
+    await writeDocuments(scope, sourceId, documents.map((d) => ({ ...d, hash: '' })));
   }
 
   async function writeDocuments(scope: TenantScope, sourceId: string, documents: DocumentRecord[]): Promise<void> {
@@ -494,19 +501,6 @@ export function searchIndexStore(db: Db, cacheBytes?: number) {
   }
 
   /** Chunks by number (from the cache where it has them). */
-  /** Chunks' embeddings (quantised: `v` int8 components, `s` their scale), keyed by chunk id. */
-  async function writeVectors(scope: TenantScope, sourceId: string, vectors: StoredVector[]): Promise<void> {
-    await batchWrite(vectors.map((v) => putRequest({ ...keys.vector(scope, sourceId, v.chunkId), chunkId: v.chunkId, v: v.v, s: v.s, m: v.m })));
-  }
-
-  async function readVectors(scope: TenantScope, sourceId: string, chunkIds: string[]): Promise<Map<string, StoredVector>> {
-    const found = new Map<string, StoredVector>();
-    for (const item of await batchGet(chunkIds.map((id) => keys.vector(scope, sourceId, id)))) {
-      found.set(String(item.chunkId), { chunkId: String(item.chunkId), v: toBytes(item.v)!, s: Number(item.s), m: String(item.m) });
-    }
-    return found;
-  }
-
   async function getChunks(scope: TenantScope, sourceId: string, docNos: number[]): Promise<Map<number, ChunkRecord>> {
     const found = new Map<number, ChunkRecord>();
     const missing: number[] = [];
@@ -570,7 +564,6 @@ export function searchIndexStore(db: Db, cacheBytes?: number) {
     for (const pk of [
       keys.normsPartition(scope, sourceId),
       keys.chunkPartition(scope, sourceId),
-      keys.vectorPartition(scope, sourceId),
       keys.documentPartition(scope, sourceId),
       keys.segmentPartition(scope, sourceId),
       keys.sync(scope, sourceId, '').pk,
@@ -580,7 +573,7 @@ export function searchIndexStore(db: Db, cacheBytes?: number) {
     }
     await batchWrite([deleteRequest(keys.segmentCounter(scope, sourceId))]);
   }
-  return { writeVectors, readVectors, beginSegment, writeSegmentData, writeDocuments, sealSegment, tombstone, readSegments, readTermItems, readTermBlocks, readNorms, deleteSegmentPostings, readSegmentChunks, deleteChunks, deleteSegmentItems, beginCompaction, getCompaction, setCompactionState, swapSegments, getChunks, listDocuments, getDocuments, reserveSegments, deleteDocuments, purgeIndex };
+  return { forgetDocumentHashes, beginSegment, writeSegmentData, writeDocuments, sealSegment, tombstone, readSegments, readTermItems, readTermBlocks, readNorms, deleteSegmentPostings, readSegmentChunks, deleteChunks, deleteSegmentItems, beginCompaction, getCompaction, setCompactionState, swapSegments, getChunks, listDocuments, getDocuments, reserveSegments, deleteDocuments, purgeIndex };
 }
 
 export type SearchIndexStore = ReturnType<typeof searchIndexStore>;
