@@ -118,3 +118,33 @@ describe('document parsing', () => {
     expect(chunks.map((c) => c.location)).toEqual([{ page: 1, pageEnd: 2 }, { page: 3 }]);
   });
 });
+
+describe('damaged documents', () => {
+  it('answers a DocumentError (or text) for any truncation or corruption of a valid file, never another error', async () => {
+    const valid = {
+      pdf: await makePdf([{ heading: 'One', lines: ['first page'] }, { lines: ['second page'] }]),
+      docx: await makeDocx({ title: 'Doc', sections: [{ heading: 'A', paragraphs: ['text'] }] }),
+      pptx: await makePptx([{ title: 'Slide', body: ['body'] }]),
+      xlsx: await makeXlsx([{ name: 'S', rows: [['h'], ['v']] }]),
+    };
+    let seed = 7;
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    for (const [format, bytes] of Object.entries(valid)) {
+      for (let i = 0; i < 12; i++) {
+        const damaged = Uint8Array.from(bytes);
+        if (i % 2 === 0) {
+          // cut short
+          const cut = damaged.subarray(0, Math.floor(random() * damaged.length));
+          damaged.set(cut);
+          const outcome = await parseDocument({ path: `x.${format}`, bytes: cut }).catch((e: unknown) => e);
+          expect(outcome instanceof DocumentError || Array.isArray((outcome as { blocks?: unknown }).blocks), `${format} cut at ${cut.length}: ${String(outcome)}`).toBe(true);
+        } else {
+          // bytes flipped in the middle
+          for (let j = 0; j < 40; j++) damaged[Math.floor(damaged.length / 4 + random() * (damaged.length / 2))] = Math.floor(random() * 256);
+          const outcome = await parseDocument({ path: `x.${format}`, bytes: damaged }).catch((e: unknown) => e);
+          expect(outcome instanceof DocumentError || Array.isArray((outcome as { blocks?: unknown }).blocks), `${format} corrupted: ${String(outcome)}`).toBe(true);
+        }
+      }
+    }
+  });
+});

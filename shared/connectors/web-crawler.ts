@@ -64,6 +64,9 @@ export function canonical(url: string): string | undefined {
   }
 }
 
+/** The site a host belongs to for `sameSite`: www.example.com and example.com are one site. */
+const siteOf = (host: string) => host.toLowerCase().replace(/^www\./, '');
+
 /** `*` matches any characters; everything else literally; matched against the path and query. */
 function globMatcher(patterns: string[]): (url: URL) => boolean {
   const regexes = patterns.map((p) => new RegExp(`^${p.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`));
@@ -172,7 +175,7 @@ export async function crawl(options: CrawlOptions): Promise<CrawledPage[]> {
     const url = canonical(raw);
     if (!url || seen.has(url)) return;
     const parsed = new URL(url);
-    if (options.sameSite && !hosts.has(parsed.host)) return;
+    if (options.sameSite && !hosts.has(siteOf(parsed.host))) return;
     if (!included(parsed) || excluded(parsed)) return;
     seen.add(url);
     queue.push({ url, depth });
@@ -180,18 +183,19 @@ export async function crawl(options: CrawlOptions): Promise<CrawledPage[]> {
 
   for (const start of options.startUrls) {
     const url = canonical(start);
-    if (url) hosts.add(new URL(url).host);
+    if (url) hosts.add(siteOf(new URL(url).host));
   }
   if (options.sitemap) {
-    hosts.add(new URL(options.sitemap).host);
+    hosts.add(siteOf(new URL(options.sitemap).host));
     for (const url of await sitemapEntries(options.sitemap, options.fetch)) admit(url, 0);
   }
   for (const start of options.startUrls) admit(start, 0);
 
-  const visit = async ({ url, depth }: { url: string; depth: number }) => {
+  /** Visits a page; false when robots.txt keeps it out (it does not count as a page). */
+  const visit = async ({ url, depth }: { url: string; depth: number }): Promise<boolean> => {
     const origin = new URL(url).origin;
     const rules = await robotsOf(origin);
-    if (!rules.allowed(url)) return;
+    if (!rules.allowed(url)) return false;
     if (rules.delayMs > 0) await new Promise((r) => setTimeout(r, rules.delayMs));
     const known = options.known.get(url);
     const headers: Record<string, string> = { 'user-agent': `${CRAWLER_AGENT}/1.0 (+https://github.com/cairn)`, accept: 'text/html,application/xhtml+xml,application/pdf,*/*;q=0.5' };
@@ -202,13 +206,13 @@ export async function crawl(options: CrawlOptions): Promise<CrawledPage[]> {
       res = await options.fetch(url, headers);
     } catch (error) {
       results.push({ url, kind: 'failed', reason: (error as Error).message });
-      return;
+      return true;
     }
     const landed = canonical(res.url) ?? url;
     // A redirect off the site leaves it (and a redirect to a private address never got here).
-    if (landed !== url && options.sameSite && !hosts.has(new URL(landed).host)) {
+    if (landed !== url && options.sameSite && !hosts.has(siteOf(new URL(landed).host))) {
       results.push({ url, kind: 'failed', reason: `redirected off the site to ${landed}` });
-      return;
+      return true;
     }
     let body: Uint8Array;
     if (res.status === 304 && known) {
@@ -216,10 +220,10 @@ export async function crawl(options: CrawlOptions): Promise<CrawledPage[]> {
       body = await known.body();
     } else if (res.status === 404 || res.status === 410) {
       results.push({ url, kind: 'gone', status: res.status });
-      return;
+      return true;
     } else if (res.status !== 200 || res.truncated) {
       results.push({ url, kind: 'failed', reason: res.truncated ? 'the page is larger than the crawler reads' : `HTTP ${res.status}` });
-      return;
+      return true;
     } else {
       body = res.body;
     }
@@ -231,6 +235,7 @@ export async function crawl(options: CrawlOptions): Promise<CrawledPage[]> {
       else results.push({ url, kind: 'fetched', contentType: contentType.split(';')[0]!.trim(), body, etag: res.headers.etag, lastModified: res.headers['last-modified'] });
     }
     if (depth < options.maxDepth) for (const link of found.links) admit(link, depth + 1);
+    return true;
   };
 
   // Breadth first with `concurrency` workers; a page is counted when it is taken from the queue.
@@ -238,7 +243,7 @@ export async function crawl(options: CrawlOptions): Promise<CrawledPage[]> {
     while (queue.length > 0 && pages < options.maxPages) {
       const next = queue.shift()!;
       pages++;
-      await visit(next);
+      if (!(await visit(next))) pages--;
     }
   };
   while (queue.length > 0 && pages < options.maxPages) {

@@ -78,6 +78,10 @@ export async function extractPdf(bytes: Uint8Array, limits: ParseLimits): Promis
     const info: { Title?: unknown } | undefined = metadata?.info;
     const infoTitle = info?.Title;
     return blocksOf(pages, typeof infoTitle === 'string' && infoTitle.trim() ? infoTitle.trim() : undefined);
+  } catch (error) {
+    // A page that pdf.js cannot read is the file's fault, not the worker's: reported on the file.
+    if (error instanceof DocumentError) throw error;
+    throw new DocumentError('UNREADABLE_DOCUMENT', `A page of the PDF cannot be read (${(error as Error).message})`);
   } finally {
     await pdf.destroy();
   }
