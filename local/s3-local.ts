@@ -1,7 +1,10 @@
+import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import S3rver from 's3rver';
+import { startWatchdog, waitUntilReady } from './child-services';
+import { freePort } from './free-port';
 
 export interface RunningS3 {
   endpoint: string;
@@ -9,19 +12,46 @@ export interface RunningS3 {
 }
 
 /**
- * An S3-compatible server in this process (s3rver), as DynamoDB Local is for the table: files keep
- * their content under `dataDir/s3` (or a temporary folder removed at stop), and the product talks
- * to it with the AWS SDK's S3 client exactly as it talks to S3. It does not check signatures.
+ * An S3-compatible server (s3rver) in a process of its own, as DynamoDB Local is for the table:
+ * files keep their content under `dataDir/s3` (or a temporary folder removed at stop), and the
+ * product talks to it with the AWS SDK's S3 client exactly as it talks to S3. It accepts one fixed
+ * key (S3RVER) and does not check signatures. Its own process, so serving files does not take the
+ * event loop of the server or worker reading them.
  */
 export async function startS3Local(options: { dataDir?: string; buckets: string[] }): Promise<RunningS3> {
   const directory = options.dataDir ? resolve(options.dataDir, 's3') : mkdtempSync(join(tmpdir(), 'cairn-s3-'));
   mkdirSync(directory, { recursive: true });
-  const server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory, configureBuckets: options.buckets.map((name) => ({ name, configs: [] })) });
-  const { port } = await server.run();
+  const port = await freePort();
+  const bin = createRequire(import.meta.url).resolve('s3rver/bin/s3rver.js');
+  const buckets = options.buckets.flatMap((name) => ['--configure-bucket', name]);
+  const child = spawn(process.execPath, [bin, '-d', directory, '-a', '127.0.0.1', '-p', String(port), '--silent', ...buckets], { stdio: 'ignore' });
+  // Never outlive the Node process that started it, however that process ends.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  child.once('exit', () => process.off('exit', killOnExit));
+  const endpoint = `http://127.0.0.1:${port}`;
+  try {
+    await waitUntilReady('s3rver', endpoint, child, 30_000);
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  }
+  const watchdogPid = startWatchdog(child.pid!);
   return {
-    endpoint: `http://127.0.0.1:${port}`,
+    endpoint,
     async stop() {
-      await server.close();
+      if (child.exitCode === null) {
+        const exited = new Promise((r) => child.once('exit', r));
+        child.kill('SIGTERM');
+        await Promise.race([exited, new Promise((r) => setTimeout(r, 3000))]);
+      }
+      if (watchdogPid) {
+        try {
+          process.kill(watchdogPid);
+        } catch {
+          // gone already
+        }
+      }
       if (!options.dataDir) rmSync(directory, { recursive: true, force: true });
     },
   };

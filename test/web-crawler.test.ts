@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { crawl, type CrawlFetch, type CrawledPage } from '../shared/connectors/web-crawler';
+import { crawl, type CrawlFetch, type CrawledPage, type FetchedResponse } from '../shared/connectors/web-crawler';
 
 /**
  * The crawler's rules on a site kept in memory (the fetch it is given answers from a map); the
@@ -7,7 +7,7 @@ import { crawl, type CrawlFetch, type CrawledPage } from '../shared/connectors/w
  */
 function site(pages: Record<string, { status?: number; type?: string; body: string; headers?: Record<string, string> }>) {
   const asked: string[] = [];
-  const fetch: CrawlFetch = async (url) => {
+  const fetch: CrawlFetch = async (url): Promise<FetchedResponse> => {
     asked.push(url);
     const page = pages[url];
     if (!page) return { status: 404, headers: {}, body: new Uint8Array(), truncated: false, url };

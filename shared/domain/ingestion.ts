@@ -152,8 +152,11 @@ async function handleSync(rt: Runtime, scope: TenantScope, source: KnowledgeSour
   if (batches.length === 0) await finalize(rt, scope, source, syncId);
 }
 
-/** Files (or objects) read and parsed at once by one batch: bounds a worker's memory. */
-const PARSE_CONCURRENCY = 4;
+/**
+ * Files (or objects) read and parsed at once by one batch. A batch holds at most 4 MB of files (a
+ * larger file is alone in its batch), so this bounds round trips, not memory.
+ */
+const PARSE_CONCURRENCY = 16;
 
 /**
  * A batch's documents. A file that cannot be read (damaged, encrypted, scanned, too large) becomes
