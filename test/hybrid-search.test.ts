@@ -59,6 +59,9 @@ describe('hybrid search', () => {
     const calls = providers.seen.filter((s) => s.path.startsWith('/model/amazon.titan-embed-text-v2:0/invoke'));
     expect(calls.length).toBeGreaterThanOrEqual(files.length + 3);
     expect(calls[0]!.body).toMatchObject({ inputText: expect.stringContaining('\n\n'), normalize: true, dimensions: 256 });
+    // The provider's tokens are the source's usage, under the embedding model.
+    const byModel = (await call(app, 'GET', '/v1/usage?groupBy=model', { key: t.apiKey })).body.data.rows;
+    expect(byModel.find((r: { group: string }) => r.group === 'bedrock/amazon.titan-embed-text-v2:0')?.inputTokens).toBeGreaterThan(0);
   });
 
   it('fuses vector similarity with the lexical ranks: the answer in other words comes first', async () => {
