@@ -7,6 +7,7 @@ import { createLocalApp } from '../local/local-app';
 import { call } from './helpers/http';
 import { testLocal, testRt } from './helpers/runtime';
 import { newTenant, type TestTenant } from './helpers/tenant';
+import { makePdf } from './helpers/documents';
 
 /**
  * Cairn's own MCP endpoint, served on a real socket, driven by the official MCP client as Claude
@@ -33,7 +34,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   [t, other] = await Promise.all([newTenant(), newTenant()]);
-  const ks = await call(app, 'POST', '/v1/knowledge-sources', { key: t.apiKey, body: { name: 'Handbook', type: 'file-collection', files: [{ path: 'returns.md', content: '# Returns\n\nItems can be returned within 30 days of delivery with the receipt.' }] } });
+  const ks = await call(app, 'POST', '/v1/knowledge-sources', { key: t.apiKey, body: { name: 'Handbook', type: 'file-collection', files: [{ path: 'returns.md', content: '# Returns\n\nItems can be returned within 30 days of delivery with the receipt.' }, { path: 'warranty.pdf', contentBase64: Buffer.from(await makePdf([{ lines: ['Cover page.'] }, { heading: 'Warranty', lines: ['The warranty covers two years of use.'] }])).toString('base64') }] } });
   sourceId = ks.body.data.id;
   await call(app, 'POST', `/v1/knowledge-sources/${sourceId}/connect`, { key: t.apiKey, body: {} });
   await testLocal.ingestion!.drain();
@@ -71,6 +72,8 @@ describe('the /mcp endpoint', () => {
 
     const found = textOf(await client.callTool({ name: 'search_knowledge', arguments: { knowledgeSourceId: sourceId, query: 'return window', topK: 1 } }));
     expect(found).toMatch(/^\[1\] .*returns\.md.*\n.*within 30 days/s);
+    // A passage of a PDF is cited with its page.
+    expect(textOf(await client.callTool({ name: 'search_knowledge', arguments: { knowledgeSourceId: sourceId, query: 'warranty years', topK: 1 } }))).toMatch(/^\[1\] .*\(warranty\.pdf p\. 2, score/);
 
     const ran = textOf(await client.callTool({ name: 'run_workflow', arguments: { workflowId, input: 'hello there' } }));
     const executionId = /\(execution (exe_\w+)\)/.exec(ran)![1]!;

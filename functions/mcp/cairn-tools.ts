@@ -40,6 +40,14 @@ function listing<T extends { id: string; name: string; description?: string }>(p
 }
 
 /** A server with the tenant's tools; one per request (Cairn's MCP endpoint keeps no session). */
+/** Where a passage sits in a paged document, as a reader cites it: ` p. 3`, ` pp. 3–4`, ` slide 2`, ` sheet Prices`. */
+function whereIn(location: { page?: number; pageEnd?: number; slide?: number; sheet?: string } | undefined): string {
+  if (!location) return '';
+  if (location.page !== undefined) return location.pageEnd ? ` pp. ${location.page}–${location.pageEnd}` : ` p. ${location.page}`;
+  if (location.slide !== undefined) return ` slide ${location.slide}`;
+  return location.sheet !== undefined ? ` sheet ${location.sheet}` : '';
+}
+
 export function cairnMcpServer(rt: Runtime, identity: { scope: TenantScope; keyId: string }, requestId: string): McpServer {
   const { scope, keyId } = identity;
   const server = new McpServer(
@@ -82,7 +90,7 @@ export function cairnMcpServer(rt: Runtime, identity: { scope: TenantScope; keyI
       if (data.status === 'requires_action') {
         return text(`The agent wants to call ${data.pendingToolCalls.map((c) => c.tool).join(', ')}, which needs a person’s approval: approve it through Cairn’s API (POST /v1/agents/${agentId}/converse with toolApprovals, session ${data.sessionId}).`);
       }
-      const sources = data.sources.map((s, i) => `[${i + 1}] ${s.path ?? s.rowKey ?? s.documentId}: ${s.snippet}`);
+      const sources = data.sources.map((s, i) => `[${i + 1}] ${s.path ?? s.rowKey ?? s.documentId}${whereIn(s.location)}: ${s.snippet}`);
       return text([data.reply, ...(sources.length ? ['', 'Sources:', ...sources] : []), '', `(session ${data.sessionId})`].join('\n'));
     }),
   );
@@ -102,7 +110,7 @@ export function cairnMcpServer(rt: Runtime, identity: { scope: TenantScope; keyI
     guarded('search_knowledge', async ({ knowledgeSourceId, query, topK }) => {
       const { results } = await searchKnowledgeSource(rt, scope, knowledgeSourceId, { query, topK: topK ?? 5 }, { keyId });
       if (results.length === 0) return text('No passage matched.');
-      return text(results.map((r, i) => `[${i + 1}] ${r.title} (${r.path ?? r.rowKey ?? r.documentId}, score ${r.score.toFixed(3)}):\n${r.text}`).join('\n\n'));
+      return text(results.map((r, i) => `[${i + 1}] ${r.title} (${r.path ?? r.rowKey ?? r.documentId}${whereIn(r.location)}, score ${r.score.toFixed(3)}):\n${r.text}`).join('\n\n'));
     }),
   );
   listTool('list_workflows', 'workflow', 'id, name, description', (page) => listWorkflows(rt, scope, page));
