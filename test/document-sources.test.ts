@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createLocalApp } from '../local/local-app';
 import { sourceBlobPrefix } from '../shared/domain/file-contents';
+import { parsingIsolated } from '../shared/documents/parse-isolated';
 import { makeDocx, makeEncryptedPdf, makePdf, makePptx, makeXlsx } from './helpers/documents';
 import { call } from './helpers/http';
 import { newTenant, type TestTenant } from './helpers/tenant';
@@ -74,6 +75,8 @@ describe('documents in a file collection', () => {
     const byPath = Object.fromEntries(got.body.data.files.map((f: { path: string }) => [f.path, f]));
     expect(byPath['secret/board.pdf'].error).toEqual({ code: 'ENCRYPTED_DOCUMENT', message: 'The PDF is password-protected' });
     for (const path of ['manuals/pump.pdf', 'policies/returns.docx', 'decks/roadmap.pptx', 'data/parts.xlsx']) expect(byPath[path].error).toBeUndefined();
+    // They were read in a worker thread (bounded heap and time), not in the worker's own thread.
+    expect(parsingIsolated()).toBe(true);
   });
 
   it('cites the page, slide or sheet of what it finds', async () => {

@@ -9,7 +9,8 @@ import { invoke, restEvent } from './helpers/lambda-events';
 import { recordOf } from './helpers/sqs';
 import { invokeStreaming } from './helpers/lambda-streaming';
 import { newTenant } from './helpers/tenant';
-import { makeDocx, makePdf, makePptx, makeXlsx } from './helpers/documents';
+import { makeDocx, makeDocxBomb, makePdf, makePptx, makeXlsx } from './helpers/documents';
+import type * as isolatedModule from '../shared/documents/parse-isolated';
 import type { parseDocument as parseDocumentType } from '../shared/documents/parse-document';
 
 /**
@@ -79,6 +80,23 @@ describe('Lambda bundles', () => {
     expect((await parseDocument({ path: 'a.xlsx', bytes: await makeXlsx([{ name: 'S', rows: [['h'], ['v']] }]) })).blocks[0]?.text).toBe('h: v');
     expect((await parseDocument({ path: 'a.docx', bytes: await makeDocx({ title: 'Doc', sections: [] , table: [['a', 'b']] }) })).blocks[0]?.text).toBe('a | b');
   }, 60_000);
+
+  it('reads library formats in a worker thread from the bundle: a file that exhausts its heap or its time ends the worker, not the process', async () => {
+    const file = await bundle('isolated', 'shared/documents/parse-isolated.ts');
+    const { parseIsolated, parsingIsolated } = (await import(pathToFileURL(file).href)) as typeof isolatedModule;
+    // A 200 KB DOCX that unpacks to 40 MB of XML, read by a worker with a 128 MB heap.
+    const bomb = await makeDocxBomb(40);
+    expect(bomb.byteLength).toBeLessThan(300 * 1024);
+    const outcome = await parseIsolated({ path: 'bomb.docx', bytes: bomb }, { heapMb: 128 }).catch((e: unknown) => e);
+    expect(outcome).toMatchObject({ code: 'DOCUMENT_TOO_LARGE', message: expect.stringMatching(/more than 128 MB/) });
+    // The next file gets a new worker.
+    const pdf = await makePdf([{ lines: ['first'] }, { heading: 'Second', lines: ['page two'] }]);
+    expect((await parseIsolated({ path: 'a.pdf', bytes: pdf })).blocks.at(-1)).toEqual({ headings: ['Second'], text: 'page two', location: { page: 2 } });
+    expect(parsingIsolated()).toBe(true);
+    expect(await parseIsolated({ path: 'a.pdf', bytes: pdf }, { timeoutMs: 0 }).catch((e: unknown) => e)).toMatchObject({ code: 'PARSE_TIMEOUT' });
+    // Text never leaves the calling thread.
+    expect((await parseIsolated({ path: 'a.txt', bytes: Buffer.from('plain words') })).blocks[0]?.text).toBe('plain words');
+  }, 120_000);
 
   it('bundles the ingestion worker, which answers SQS events with batchItemFailures', async () => {
     const file = await bundle('ingestion');

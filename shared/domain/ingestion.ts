@@ -9,8 +9,8 @@ import type { IngestionMessage } from '../queue/messages';
 import type { Delivery } from '../queue/queue';
 import { chunkBlocks, DEFAULT_CHUNK_OPTIONS } from '../search/chunker';
 import type { Block } from '../search/extract';
-import { parseDocument } from '../documents/parse-document';
-import { DocumentError, parseLimits } from '../documents/document-error';
+import { parseIsolated } from '../documents/parse-isolated';
+import { DocumentError } from '../documents/document-error';
 import { BlobTooLargeError } from '../blobs/blobs';
 import { allTerms, analyzeChunk } from '../search/indexing';
 import { layoutTerm } from '../search/impact-blocks';
@@ -176,7 +176,7 @@ async function readDocuments(rt: Runtime, scope: TenantScope, source: KnowledgeS
     const base = { key: file.path, hash: file.sha256, metadata: { contentType: file.contentType } };
     try {
       const bytes = await readSourceFile(rt, scope, source, file);
-      const { title, blocks } = await parseDocument({ path: file.path, contentType: file.contentType, bytes }, parseLimits(), { mainContent: source.type === 'web' });
+      const { title, blocks } = await parseIsolated({ path: file.path, contentType: file.contentType, bytes }, { mainContent: source.type === 'web' });
       documents.push({ ...base, title: title ?? file.path, blocks });
       if (file.error) await rt.store.files.setFileError(scope, source.id, file.path, file.sha256, undefined);
     } catch (error) {

@@ -1,3 +1,4 @@
+import { unzipSync, zipSync } from 'fflate';
 import { AlignmentType, Document, HeadingLevel, Packer, Paragraph, Table, TableCell, TableRow } from 'docx';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import PptxGenJS from 'pptxgenjs';
@@ -92,4 +93,22 @@ export async function makeXlsx(sheets: Array<{ name: string; rows: Array<Array<s
   const data = sheets.map(({ name, rows }) => ({ sheet: name, data: rows.map((row) => row.map((value) => ({ value }))) }));
   const blob = await writeXlsxFile(data).toBuffer();
   return new Uint8Array(blob);
+}
+
+/**
+ * A DOCX well under a megabyte whose document unpacks to `megabytes` MB of XML: what an attacker
+ * (or an export gone wrong) uploads to exhaust a reader's memory.
+ */
+export async function makeDocxBomb(megabytes: number): Promise<Uint8Array> {
+  const files = unzipSync(await makeDocx({ title: 'Bomb', sections: [] }));
+  const encoder = new TextEncoder();
+  const head = encoder.encode('<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>');
+  const tail = encoder.encode('</w:body></w:document>');
+  const paragraph = encoder.encode(`<w:p><w:r><w:t>${'lorem ipsum dolor sit amet '.repeat(4)}</w:t></w:r></w:p>`);
+  const count = Math.floor((megabytes * 1024 * 1024) / paragraph.length);
+  const xml = new Uint8Array(head.length + count * paragraph.length + tail.length);
+  xml.set(head, 0);
+  for (let i = 0; i < count; i++) xml.set(paragraph, head.length + i * paragraph.length);
+  xml.set(tail, head.length + count * paragraph.length);
+  return zipSync({ ...files, 'word/document.xml': [xml, { level: 9 }] });
 }
