@@ -97,6 +97,10 @@ describe('hybrid search', () => {
     expect((embedded[0]!.body.input as string[]).length).toBe(files.length);
     expect((await search(id, {})).results[0].path).toBe('rates.md');
     expect(providers.seen.filter((s) => s.path === '/v2/rerank').at(-1)).toMatchObject({ authorization: 'Bearer co-test-key', body: { model: 'rerank-v3.5', query: question } });
+    // Any OpenAI-compatible server (OPENAI_BASE_URL) serves openai-compatible/<model>, named as the server knows it.
+    const compatible = await create({ embedding: { model: 'openai-compatible/nomic-embed-text' } });
+    expect(providers.seen.filter((s) => s.path === '/v1/embeddings').at(-1)!.body).toMatchObject({ model: 'nomic-embed-text' });
+    expect((await search(compatible, { vectorWeight: 0.9 })).results[0].path).toBe('rates.md');
   });
 
   it('re-embeds the kept chunks when the model changes', async () => {
