@@ -2,7 +2,7 @@
  * The layering rules of the product code (`npm run lint`). Each top-level folder's README says
  * what lives there and what it may import.
  */
-const KERNEL = '^shared/(config|errors|ids|tenancy|log|json-objects|json-guard|plans|validation)[.]ts$';
+const KERNEL = '^shared/(config|errors|ids|tenancy|log|json-objects|json-guard|plans|validation|each-limited)[.]ts$';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {

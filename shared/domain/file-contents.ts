@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { eachLimited } from '../each-limited';
 import { contentTypeOf, type StoredFile } from '../store/files';
 import type { Runtime } from '../runtime';
 import type { TenantScope } from '../tenancy';
@@ -22,16 +23,6 @@ export const blobKeyOf = (scope: TenantScope, sourceId: string, versionId: strin
 export const newVersionId = () => randomBytes(10).toString('hex');
 
 export const sha256Of = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
-
-/** Runs `fn` over `items`, at most `limit` at once. */
-export async function eachLimited<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) await fn(items[next++]!);
-    }),
-  );
-}
 
 /** The entry of a new version whose object is at `blobKey`. */
 export function fileEntry(file: { path: string; size: number; sha256: string; contentType?: string; versionId: string; blobKey: string }): StoredFile {

@@ -4,7 +4,8 @@ import { outboundRequest } from '../net/outbound';
 import type { Runtime } from '../runtime';
 import type { StoredFile } from '../store/files';
 import type { TenantScope } from '../tenancy';
-import { blobKeyOf, discardContents, eachLimited, fileEntry, newVersionId, readFileBytes, sha256Of } from './file-contents';
+import { eachLimited } from '../each-limited';
+import { blobKeyOf, discardContents, fileEntry, newVersionId, readFileBytes, sha256Of } from './file-contents';
 import { webConfigOf, type KnowledgeSourceRecord } from './knowledge-sources';
 
 /**

@@ -1,3 +1,4 @@
+import { eachLimited } from '../each-limited';
 import { isRetryable } from '../errors';
 import type { EmbeddingModel } from '../models/embeddings';
 import type { Runtime } from '../runtime';
@@ -69,26 +70,21 @@ export async function embedAll(model: EmbeddingModel, texts: string[], options: 
   for (let i = 0; i < texts.length; i += model.batchSize) batches.push(texts.slice(i, i + model.batchSize));
   const results = new Array<number[][]>(batches.length);
   let tokens = 0;
-  let next = 0;
   const retries = options.retries ?? 6;
-  const worker = async () => {
-    while (next < batches.length) {
-      const index = next++;
-      for (let attempt = 0; ; attempt++) {
-        try {
-          const out = await model.embed(batches[index]!, AbortSignal.timeout(60_000));
-          results[index] = out.vectors;
-          tokens += out.tokens;
-          break;
-        } catch (error) {
-          if (!isRetryable(error) || attempt >= retries) throw error;
-          const delay = (options.baseDelayMs ?? 500) * 2 ** attempt;
-          await new Promise((r) => setTimeout(r, delay * (0.5 + Math.random() / 2)));
-        }
+  await eachLimited(batches, options.concurrency ?? (model.batchSize === 1 ? 8 : 2), async (batch, index) => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const out = await model.embed(batch, AbortSignal.timeout(60_000));
+        results[index] = out.vectors;
+        tokens += out.tokens;
+        return;
+      } catch (error) {
+        if (!isRetryable(error) || attempt >= retries) throw error;
+        const delay = (options.baseDelayMs ?? 500) * 2 ** attempt;
+        await new Promise((r) => setTimeout(r, delay * (0.5 + Math.random() / 2)));
       }
     }
-  };
-  await Promise.all(Array.from({ length: Math.min(options.concurrency ?? (model.batchSize === 1 ? 8 : 2), batches.length) }, worker));
+  });
   return { vectors: results.flat(), tokens };
 }
 

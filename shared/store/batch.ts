@@ -1,4 +1,5 @@
 import { BatchGetCommand, BatchWriteCommand, QueryCommand, type BatchWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { eachLimited } from '../each-limited';
 import type { Db } from './db';
 import type { ItemKey } from './keys';
 
@@ -11,12 +12,7 @@ type WriteRequest = NonNullable<BatchWriteCommandInput['RequestItems']>[string][
 async function batchWrite(db: Db, requests: WriteRequest[], concurrency = 4): Promise<void> {
   const groups: WriteRequest[][] = [];
   for (let i = 0; i < requests.length; i += 25) groups.push(requests.slice(i, i + 25));
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(concurrency, groups.length) }, async () => {
-      while (next < groups.length) await writeGroup(db, groups[next++]!);
-    }),
-  );
+  await eachLimited(groups, concurrency, (group) => writeGroup(db, group));
 }
 
 async function writeGroup(db: Db, group: WriteRequest[]): Promise<void> {
