@@ -15,6 +15,9 @@ export interface FileBytes {
   path: string;
   bytes: Uint8Array;
   contentType?: string;
+  /** A crawled page's validators, kept with its version for the next crawl's conditional request. */
+  etag?: string;
+  lastModified?: string;
 }
 
 /** Where a source's file versions live in the files bucket (tenant first: one prefix holds a tenant's files). */
@@ -37,25 +40,39 @@ export function fileEntry(file: { path: string; size: number; sha256: string; co
   };
 }
 
+/** Whether a stored version already holds these bytes as this type. */
+export function sameContent(previous: StoredFile | undefined, sha256: string, contentType: string): previous is StoredFile {
+  return previous?.sha256 === sha256 && previous.contentType === contentType;
+}
+
 /**
  * Adds or replaces files by path; a file whose content is unchanged is not rewritten (a retry is
- * cheap and idempotent). Returns the paths that changed.
+ * cheap and idempotent) — only its validators, when they changed. Returns the paths whose content changed.
  */
 export async function writeFiles(rt: Runtime, scope: TenantScope, sourceId: string, files: FileBytes[], existing: StoredFile[]): Promise<string[]> {
   const current = new Map(existing.map((f) => [f.path, f]));
   const entries: StoredFile[] = [];
+  const revalidated: StoredFile[] = [];
   const replaced: StoredFile[] = [];
   for (const file of files) {
     const sha256 = sha256Of(file.bytes);
+    const contentType = file.contentType ?? contentTypeOf(file.path);
     const previous = current.get(file.path);
-    if (previous?.sha256 === sha256 && (previous.contentType === (file.contentType ?? contentTypeOf(file.path)))) continue;
+    const validators = { ...(file.etag ? { etag: file.etag } : {}), ...(file.lastModified ? { lastModified: file.lastModified } : {}) };
+    if (sameContent(previous, sha256, contentType)) {
+      if (previous.etag !== file.etag || previous.lastModified !== file.lastModified) {
+        const { etag: _etag, lastModified: _lastModified, ...kept } = previous;
+        revalidated.push({ ...kept, ...validators });
+      }
+      continue;
+    }
     const versionId = newVersionId();
-    entries.push(fileEntry({ path: file.path, size: file.bytes.byteLength, sha256, contentType: file.contentType, versionId, blobKey: blobKeyOf(scope, sourceId, versionId) }));
+    entries.push({ ...fileEntry({ path: file.path, size: file.bytes.byteLength, sha256, contentType, versionId, blobKey: blobKeyOf(scope, sourceId, versionId) }), ...validators });
     if (previous) replaced.push(previous);
   }
   const byPath = new Map(files.map((f) => [f.path, f]));
   await eachLimited(entries, 8, (entry) => rt.blobs.files.put(entry.blobKey!, byPath.get(entry.path)!.bytes, entry.contentType));
-  await rt.store.files.putFileEntries(scope, sourceId, entries);
+  await rt.store.files.putFileEntries(scope, sourceId, [...entries, ...revalidated]);
   await discardContents(rt, scope, sourceId, replaced);
   return entries.map((e) => e.path);
 }

@@ -1,9 +1,9 @@
 import { AppError, ConflictError, NotFoundError } from '../errors';
 import { isId, newId } from '../ids';
-import { contentTypeOf } from '../store/files';
+import { contentTypeOf, type StoredFile } from '../store/files';
 import type { Runtime } from '../runtime';
 import type { TenantScope } from '../tenancy';
-import { blobKeyOf, discardContents, fileEntry, newVersionId } from './file-contents';
+import { blobKeyOf, discardContents, fileEntry, newVersionId, sameContent } from './file-contents';
 import { MAX_FILE_BYTES, type UploadInput } from './knowledge-source-schema';
 import { afterFilesChanged, assertFileCollection, knowledgeSources } from './knowledge-sources';
 
@@ -67,7 +67,7 @@ export async function completeUpload(rt: Runtime, scope: TenantScope, sourceId: 
   if (upload.completed) {
     const { versionId, sha256 } = upload.completed;
     const owed = existing?.sha256 !== sha256 && (await rt.blobs.files.head(blobKeyOf(scope, sourceId, versionId)));
-    if (owed) await writeVersion(rt, scope, sourceId, { path: upload.path, size: owed.size, sha256, contentType: upload.contentType, versionId });
+    if (owed) await writeVersion(rt, scope, sourceId, { path: upload.path, size: owed.size, sha256, contentType: upload.contentType, versionId }, existing);
     return { source: owed ? await afterFilesChanged(rt, scope, source) : source, path: upload.path, changed: Boolean(owed) };
   }
   const object = await rt.blobs.files.head(upload.blobKey);
@@ -77,7 +77,7 @@ export async function completeUpload(rt: Runtime, scope: TenantScope, sourceId: 
     throw new AppError('PAYLOAD_TOO_LARGE', `The uploaded file has ${object.size} bytes; a file may have at most ${MAX_FILE_BYTES}`, { field: 'size', limitBytes: MAX_FILE_BYTES, actualBytes: object.size });
   }
   const sha256 = await rt.blobs.files.sha256(upload.blobKey);
-  const unchanged = existing?.sha256 === sha256 && existing.contentType === upload.contentType;
+  const unchanged = sameContent(existing, sha256, upload.contentType);
   const versionId = unchanged ? existing.versionId : newVersionId();
   if (!unchanged) await rt.blobs.files.copy(upload.blobKey, blobKeyOf(scope, sourceId, versionId));
   if (!(await rt.store.files.markUploadCompleted(scope, sourceId, uploadId, { sha256, versionId }))) {
@@ -85,13 +85,13 @@ export async function completeUpload(rt: Runtime, scope: TenantScope, sourceId: 
     if (!unchanged) await rt.blobs.files.delete([blobKeyOf(scope, sourceId, versionId)]);
     return { source, path: upload.path, changed: false };
   }
-  if (!unchanged) await writeVersion(rt, scope, sourceId, { path: upload.path, size: object.size, sha256, contentType: upload.contentType, versionId });
+  if (!unchanged) await writeVersion(rt, scope, sourceId, { path: upload.path, size: object.size, sha256, contentType: upload.contentType, versionId }, existing);
   await rt.blobs.files.delete([upload.blobKey]);
   return { source: unchanged ? source : await afterFilesChanged(rt, scope, source), path: upload.path, changed: !unchanged };
 }
 
-async function writeVersion(rt: Runtime, scope: TenantScope, sourceId: string, version: { path: string; size: number; sha256: string; contentType: string; versionId: string }) {
-  const previous = (await rt.store.files.getFiles(scope, sourceId, [version.path]))[0];
+/** The file entry of a version whose object is in place; the version it replaces (read once by the caller) loses its content. */
+async function writeVersion(rt: Runtime, scope: TenantScope, sourceId: string, version: { path: string; size: number; sha256: string; contentType: string; versionId: string }, previous: StoredFile | undefined) {
   await rt.store.files.putFileEntries(scope, sourceId, [fileEntry({ ...version, blobKey: blobKeyOf(scope, sourceId, version.versionId) })]);
   if (previous && previous.versionId !== version.versionId) await discardContents(rt, scope, sourceId, [previous]);
 }

@@ -2,10 +2,8 @@ import { crawl, type KnownPage } from '../connectors/web-crawler';
 import { log } from '../log';
 import { outboundRequest } from '../net/outbound';
 import type { Runtime } from '../runtime';
-import type { StoredFile } from '../store/files';
 import type { TenantScope } from '../tenancy';
-import { eachLimited } from '../each-limited';
-import { blobKeyOf, discardContents, fileEntry, newVersionId, readFileBytes, sha256Of } from './file-contents';
+import { deleteFiles, readFileBytes, writeFiles } from './file-contents';
 import { webConfigOf, type KnowledgeSourceRecord } from './knowledge-sources';
 
 /**
@@ -36,44 +34,22 @@ export async function refreshWebEntries(rt: Runtime, scope: TenantScope, source:
     },
   });
 
-  const kept = new Set<string>();
-  const written: StoredFile[] = [];
-  const replaced: StoredFile[] = [];
-  const fetched = pages.filter((p) => p.kind === 'fetched');
-  await eachLimited(fetched, 8, async (page) => {
-    kept.add(page.url);
-    const previous = existing.get(page.url);
-    const sha256 = sha256Of(page.body);
-    if (previous?.sha256 === sha256 && previous.contentType === page.contentType) {
-      // Same bytes under a new validator: keep the version, remember the validator.
-      if (previous.etag !== page.etag || previous.lastModified !== page.lastModified) written.push({ ...previous, etag: page.etag, lastModified: page.lastModified });
-      return;
-    }
-    const versionId = newVersionId();
-    const blobKey = blobKeyOf(scope, source.id, versionId);
-    await rt.blobs.files.put(blobKey, page.body, page.contentType);
-    written.push({ ...fileEntry({ path: page.url, size: page.body.byteLength, sha256, contentType: page.contentType, versionId, blobKey }), etag: page.etag, lastModified: page.lastModified });
-    if (previous) replaced.push(previous);
-  });
-  for (const page of pages) {
-    // Not reached this time for a passing reason: keep what was indexed.
-    if (page.kind === 'unchanged' || page.kind === 'failed') kept.add(page.url);
-  }
-  await rt.store.files.putFileEntries(scope, source.id, written);
-  await discardContents(rt, scope, source.id, replaced);
+  const fetched = pages.flatMap((p) => (p.kind === 'fetched' ? [p] : []));
+  const changed = await writeFiles(rt, scope, source.id, fetched.map((p) => ({ path: p.url, bytes: p.body, contentType: p.contentType, etag: p.etag, lastModified: p.lastModified })), [...existing.values()]);
+  // A page not reached this time for a passing reason (304, 5xx, timeout) keeps what was indexed.
+  const kept = new Set(pages.filter((p) => p.kind !== 'gone').map((p) => p.url));
   const gone = [...existing.values()].filter((f) => !kept.has(f.path));
-  await rt.store.files.deleteFiles(scope, source.id, gone);
-  await discardContents(rt, scope, source.id, gone);
+  await deleteFiles(rt, scope, source.id, gone);
   const failed = pages.flatMap((p) => (p.kind === 'failed' ? [{ url: p.url, reason: p.reason }] : []));
   const crawled: NonNullable<KnowledgeSourceRecord['crawl']> = {
     at: new Date().toISOString(),
     pages: pages.length,
-    changed: written.length,
+    changed: changed.length,
     unchanged: pages.filter((p) => p.kind === 'unchanged').length,
     removed: gone.length,
     failed: failed.length,
     failures: failed.slice(0, 20),
   };
   await rt.store.records.updateRecord<KnowledgeSourceRecord>(scope, 'KS', source.id, (current) => ({ ...current, crawl: crawled }));
-  log.info('web source crawled', { tenantId: scope.tenantId, sourceId: source.id, pages: pages.length, changed: written.length, gone: gone.length, failed: failed.length, firstFailure: failed[0] && `${failed[0].url}: ${failed[0].reason}` });
+  log.info('web source crawled', { tenantId: scope.tenantId, sourceId: source.id, pages: pages.length, changed: changed.length, gone: gone.length, failed: failed.length, firstFailure: failed[0] && `${failed[0].url}: ${failed[0].reason}` });
 }
