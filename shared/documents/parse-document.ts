@@ -20,6 +20,15 @@ const FORMAT_OF_TYPE: Record<string, string> = {
 const TEXT_OF_TYPE: Record<string, string> = { 'text/html': 'html', 'text/markdown': 'md', 'text/csv': 'csv', 'application/json': 'json' };
 
 const extensionOf = (path: string) => (path.includes('.') ? path.slice(path.lastIndexOf('.') + 1).toLowerCase() : '');
+const typeOf = (file: { contentType?: string }) => file.contentType?.split(';')[0]?.trim().toLowerCase() ?? '';
+
+/** The format a library reads the file in (pdf, docx, pptx, xlsx), from its extension, else its content type; undefined for text. */
+export function libraryFormatOf(file: { path: string; contentType?: string }): string | undefined {
+  const ext = extensionOf(file.path);
+  if (BINARY_FORMATS[ext]) return ext;
+  const format = FORMAT_OF_TYPE[typeOf(file)];
+  return format && BINARY_FORMATS[format] ? format : undefined;
+}
 
 /** Whether bytes that claim to be text are: NUL bytes or invalid UTF-8 in the first 8 KB say they are not. */
 function looksBinary(bytes: Uint8Array): boolean {
@@ -57,9 +66,9 @@ export async function parseDocument(
   options: { mainContent?: boolean } = {},
 ): Promise<Extracted> {
   const ext = extensionOf(file.path);
-  const type = file.contentType?.split(';')[0]?.trim().toLowerCase() ?? '';
-  const binary = BINARY_FORMATS[ext] ?? BINARY_FORMATS[FORMAT_OF_TYPE[type] ?? ''];
-  if (binary) return binary(file.bytes, limits);
+  const type = typeOf(file);
+  const format = libraryFormatOf(file);
+  if (format) return BINARY_FORMATS[format]!(file.bytes, limits);
   if (looksBinary(file.bytes)) {
     throw new DocumentError('UNSUPPORTED_FORMAT', `${ext ? `.${ext}` : 'This'} file is not text, PDF, DOCX, PPTX or XLSX`);
   }

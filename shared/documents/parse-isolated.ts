@@ -2,7 +2,7 @@ import { isMainThread, parentPort, Worker, workerData } from 'node:worker_thread
 import { log } from '../log';
 import type { Extracted } from '../search/extract';
 import { DEFAULT_PARSE_LIMITS, DocumentError, parseLimits, type DocumentErrorCode } from './document-error';
-import { parseDocument } from './parse-document';
+import { libraryFormatOf, parseDocument } from './parse-document';
 
 /**
  * PDF and Office files are read in worker threads with a heap limit and a deadline: a file that
@@ -108,7 +108,7 @@ export async function parseIsolated(
 ): Promise<Extracted> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_PARSE_LIMITS.timeoutMs;
   const inThread = () => parseDocument(file, parseLimits({ timeoutMs }), { mainContent: options.mainContent });
-  if (!needsIsolation(file)) return inThread();
+  if (!libraryFormatOf(file)) return inThread();
   const slot = await takeSlot(options.heapMb ?? PARSE_HEAP_MB);
   if (!slot) return inThread();
   const bytes = file.bytes.slice(); // the worker takes the copy's buffer
@@ -143,10 +143,6 @@ export async function parseIsolated(
     slot.worker.postMessage({ file: { ...file, bytes }, timeoutMs } satisfies Request, [bytes.buffer]);
   });
 }
-
-const LIBRARY_FORMATS = /\.(pdf|docx|pptx|xlsx)$/i;
-const LIBRARY_TYPES = /^application\/(pdf|vnd\.openxmlformats-officedocument\.)/i;
-const needsIsolation = (file: { path: string; contentType?: string }) => LIBRARY_FORMATS.test(file.path) || LIBRARY_TYPES.test(file.contentType ?? '');
 
 /** Whether files are read in workers here (false until the first library format is read, or where none can start). */
 export const parsingIsolated = () => started && !unavailable;

@@ -23,7 +23,7 @@ import type { Runtime } from '../runtime';
 import { checkBackSeconds, whileLeased } from './work-lease';
 import { compactIfNeeded, compactionActive, handleCompaction } from './compaction';
 import { recordUsage } from './usage';
-import { embedAll, embeddingText, quantize, vectorModelKey } from '../search/hybrid';
+import { embedAll, embeddingModelOf, embeddingText, quantize, vectorModelKey } from '../search/hybrid';
 import { eachLimited } from '../each-limited';
 import { deleteAllFiles, readFileBytes } from './file-contents';
 import { readS3Object, refreshS3Entries } from './s3-source';
@@ -289,9 +289,7 @@ async function indexSegment(
 async function embedChunks(rt: Runtime, scope: TenantScope, source: KnowledgeSourceRecord, chunks: AnalyzedChunkRecord[]): Promise<void> {
   if (chunks.length === 0) return;
   const settings = source.embedding!;
-  if (!rt.models.embedding) throw new Error('No embedding models in this function');
-  const model = await rt.models.embedding(settings.model, settings.dimensions);
-  const { vectors, tokens } = await embedAll(model, chunks.map(embeddingText));
+  const { vectors, tokens } = await embedAll(await embeddingModelOf(rt, settings), chunks.map(embeddingText));
   const key = vectorModelKey(settings);
   chunks.forEach((chunk, i) => (chunk.vector = { ...quantize(vectors[i]!), m: key }));
   await recordUsage(rt, scope, { subject: { kind: 'knowledge-source', id: source.id }, model: settings.model, inputTokens: tokens });

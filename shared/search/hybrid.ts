@@ -88,6 +88,12 @@ export async function embedAll(model: EmbeddingModel, texts: string[], options: 
   return { vectors: results.flat(), tokens };
 }
 
+/** The source's embedding model, through the runtime's resolver. */
+export function embeddingModelOf(rt: Runtime, settings: EmbeddingSettings): Promise<EmbeddingModel> {
+  if (!rt.models.embedding) throw new Error('No embedding models in this function');
+  return rt.models.embedding(settings.model, settings.dimensions);
+}
+
 /** The text a chunk is embedded as: its heading path and its text. */
 export const embeddingText = (chunk: { title: string; text: string }) => `${chunk.title}\n\n${chunk.text}`.slice(0, 8000);
 
@@ -99,9 +105,7 @@ export async function embedQuery(rt: Runtime, settings: EmbeddingSettings, query
   const key = `${vectorModelKey(settings)}\u0000${query}`;
   const cached = queryVectors.get(key);
   if (cached) return cached;
-  if (!rt.models.embedding) throw new Error('No embedding models in this function');
-  const model = await rt.models.embedding(settings.model, settings.dimensions);
-  const { vectors } = await embedAll(model, [query], { retries: 2 });
+  const { vectors } = await embedAll(await embeddingModelOf(rt, settings), [query], { retries: 2 });
   const vector = unit(vectors[0]!);
   if (queryVectors.size >= QUERY_CACHE_ENTRIES) queryVectors.delete(queryVectors.keys().next().value!);
   queryVectors.set(key, vector);
