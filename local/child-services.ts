@@ -39,3 +39,23 @@ export async function waitUntilReady(name: string, endpoint: string, child: Chil
   throw new Error(`${name} did not start within ${timeoutMs} ms`);
 }
 
+
+/** A child never outlives the Node process that started it on any exit Node sees (the watchdog covers SIGKILL). */
+export function killWithThisProcess(child: ChildProcess): void {
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  child.once('exit', () => process.off('exit', killOnExit));
+}
+
+/** Asks a child to end (SIGTERM), and makes it (SIGKILL) if it has not within `graceMs`. */
+export function stopChild(child: ChildProcess, graceMs: number): Promise<void> {
+  return new Promise<void>((done) => {
+    if (child.exitCode !== null || child.signalCode !== null) return done();
+    const force = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    child.once('exit', () => {
+      clearTimeout(force);
+      done();
+    });
+    child.kill('SIGTERM');
+  });
+}

