@@ -247,15 +247,13 @@ export async function presentSource(
 }
 
 /**
- * Deletes the source, its file entries, its credentials and its place in every agent that listed
- * it; its files' content and its index are purged by the ingestion worker (they can be large).
+ * Deletes the source, its credentials and its place in every agent that listed it; its files
+ * (entries and content) and its index are purged by the ingestion worker (they can be large).
  */
 export async function deleteKnowledgeSource(rt: Runtime, scope: TenantScope, id: string) {
   const removed = await knowledgeSources.remove(rt, scope, id);
-  await rt.store.files.deleteAllFiles(scope, id);
   await deleteCredentials(rt, scope, id);
   await detachKnowledgeSource(rt, scope, id);
-  // The files' content and the index can be large: the ingestion worker removes them.
   await rt.queues.ingestion.send([{ type: 'purge', tenantId: scope.tenantId, sourceId: id }]);
   return removed;
 }
