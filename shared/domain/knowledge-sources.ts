@@ -3,6 +3,7 @@ import { newId } from '../ids';
 import type { Idempotency } from '../store/records';
 import { type StoredFile } from '../store/files';
 import { eachLimited } from '../each-limited';
+import type { EmbeddingSettings, RerankSettings } from '../search/hybrid';
 import { deleteFiles, readFileBytes, writeFiles, type FileBytes } from './file-contents';
 import type { TenantScope } from '../tenancy';
 import type { Agent } from './agent-schema';
@@ -44,8 +45,8 @@ export interface KnowledgeSourceRecord {
   /** PostgreSQL with updatedAtColumn: the database time the last sync began reading. */
   watermark?: string;
   /** Hybrid search: the embedding model (and reranker) of the source's chunks. */
-  embedding?: { model: string; dimensions?: number };
-  rerank?: { model: string; candidates: number };
+  embedding?: EmbeddingSettings;
+  rerank?: RerankSettings;
   /** web: what the last crawl reached (the first failures with their reasons). */
   crawl?: { at: string; pages: number; changed: number; unchanged: number; removed: number; failed: number; failures: Array<{ url: string; reason: string }> };
   /** A compaction holding the source until it swaps its segments in (syncs wait for it). */
