@@ -94,6 +94,24 @@ describe('converse with the built-in engine', () => {
     expect(after.body.data.reply).not.toContain('48213');
   });
 
+  it('lists an agent’s sessions newest first, paginated, without another agent’s', async () => {
+    const agent = (await call(app, 'POST', '/v1/agents', { key: t.apiKey, body: { name: 'Lister of sessions', model: 'gpt-4' } })).body.data.id;
+    const other = (await call(app, 'POST', '/v1/agents', { key: t.apiKey, body: { name: 'Other', model: 'gpt-4' } })).body.data.id;
+    const first = (await converse(agent, { message: 'Hello there', context: { userId: 'ana' } })).body.data.sessionId;
+    await converse(agent, { message: 'Still there?', context: { sessionId: first } });
+    const second = (await converse(agent, { message: 'Hello again' })).body.data.sessionId;
+    await converse(other, { message: 'Hello' });
+
+    const page = await call(app, 'GET', `/v1/agents/${agent}/sessions?limit=1`, { key: t.apiKey });
+    expect(page.status).toBe(200);
+    expect(page.body.data).toEqual([{ sessionId: second, createdAt: expect.any(String), lastMessageAt: expect.any(String), messages: 2 }]);
+    expect(page.body.meta.pagination.hasMore).toBe(true);
+    const rest = await call(app, 'GET', `/v1/agents/${agent}/sessions?limit=5&cursor=${page.body.meta.pagination.nextCursor}`, { key: t.apiKey });
+    expect(rest.body.data).toEqual([expect.objectContaining({ sessionId: first, userId: 'ana', messages: 4 })]);
+    expect(rest.body.meta.pagination.hasMore).toBe(false);
+    expect((await call(app, 'GET', '/v1/agents/agt_missing/sessions', { key: t.apiKey })).status).toBe(404);
+  });
+
   it('skips a source that is not ready and says so in meta', async () => {
     const fresh = (await call(app, 'POST', '/v1/knowledge-sources', { key: t.apiKey, body: { name: 'new', type: 'file-collection', files } })).body.data.id;
     const agent = (await call(app, 'POST', '/v1/agents', { key: t.apiKey, body: { name: 'a', model: 'gpt-4', capabilities: ['document-search'], knowledgeSourceIds: [fresh, ksId] } })).body.data.id;

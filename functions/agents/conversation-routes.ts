@@ -9,7 +9,7 @@ import { commonErrors, envelope, jsonContent, listEnvelope } from '../../shared/
 import { paginationQuery } from '../../shared/http/pagination';
 import { sseResponse } from '../../shared/http/sse';
 import { setUsageHeaders } from '../../shared/http/usage-headers';
-import { deleteAgentSession, listSessionMessages } from '../../shared/domain/sessions';
+import { deleteAgentSession, listAgentSessions, listSessionMessages } from '../../shared/domain/sessions';
 import type { Runtime } from '../../shared/runtime';
 
 const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
@@ -85,6 +85,16 @@ const message = z
   .object({ id: z.string(), role: z.enum(['user', 'assistant']), content: z.string(), createdAt: z.string(), model: z.string().optional(), sources: z.array(source).optional(), interrupted: z.boolean().optional().openapi({ description: 'The caller went away mid-reply: the partial reply is kept' }), toolCalls: z.array(toolCall).optional() })
   .openapi('SessionMessage');
 
+const sessionSummary = z
+  .object({
+    sessionId: z.string(),
+    userId: z.string().optional(),
+    createdAt: z.string(),
+    lastMessageAt: z.string(),
+    messages: z.int().openapi({ description: 'Messages written (user and assistant)' }),
+  })
+  .openapi('SessionSummary');
+
 const agentParams = z.object({ agentId: z.string().min(1).max(200) });
 const sessionParams = agentParams.extend({ sessionId: z.string().regex(SESSION_ID) });
 
@@ -145,6 +155,26 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime
       const { data, skipped, budget } = await converse(rt, scope, agentId, { ...input, keyId: c.get('identity').keyId }, { signal: c.req.raw.signal });
       setUsageHeaders(c, budget);
       return ok(c, data, 200, skipped.length > 0 ? { skippedKnowledgeSources: skipped } : undefined);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/v1/agents/{agentId}/sessions',
+      operationId: 'listSessions',
+      tags: ['Agents'],
+      summary: 'An agent’s sessions, newest first',
+      description: 'Sessions expire SESSION_TTL_DAYS after their last message.',
+      security,
+      request: { params: agentParams, query: paginationQuery },
+      responses: { 200: jsonContent(listEnvelope(sessionSummary), 'A page of sessions'), ...commonErrors },
+    }),
+    async (c) => {
+      const { agentId } = c.req.valid('param');
+      const page = c.req.valid('query');
+      const result = await listAgentSessions(rt, c.get('identity').scope, agentId, page);
+      return okList(c, result.items, { limit: page.limit, nextCursor: result.nextCursor });
     },
   );
 

@@ -9,6 +9,12 @@ export async function listSessionMessages(rt: Runtime, scope: TenantScope, agent
   return rt.store.sessions.listMessages(scope, agentId, sessionId, page);
 }
 
+/** An agent's sessions, newest first; the agent must exist (else 404). */
+export async function listAgentSessions(rt: Runtime, scope: TenantScope, agentId: string, page: { limit: number; cursor?: string }) {
+  await agents.get(rt, scope, agentId);
+  return rt.store.sessions.listSessions(scope, agentId, page);
+}
+
 /** Deletes a session and its messages; a session with no messages is a 404. */
 export async function deleteAgentSession(rt: Runtime, scope: TenantScope, agentId: string, sessionId: string): Promise<void> {
   await agents.get(rt, scope, agentId);

@@ -97,13 +97,14 @@ export async function readPage(
   pk: string,
   page: { limit: number; cursor?: string },
   order: 'oldest-first' | 'newest-first',
+  skPrefix?: string,
 ): Promise<{ items: Record<string, unknown>[]; nextCursor: string | null }> {
   const after = db.cursors.decode(pk, page.cursor);
   const out = await db.client.send(
     new QueryCommand({
       TableName: db.table,
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': pk },
+      KeyConditionExpression: skPrefix === undefined ? 'pk = :pk' : 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': pk, ...(skPrefix === undefined ? {} : { ':prefix': skPrefix }) },
       ScanIndexForward: order === 'oldest-first',
       Limit: page.limit + 1,
       ExclusiveStartKey: after === undefined ? undefined : { pk, sk: after },

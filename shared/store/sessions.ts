@@ -20,6 +20,16 @@ export interface SessionMessage {
   toolCalls?: unknown[];
 }
 
+/** A conversation as the session index keeps it. */
+export interface SessionSummary {
+  sessionId: string;
+  userId?: string;
+  createdAt: string;
+  lastMessageAt: string;
+  /** Messages written (user and assistant turns). */
+  messages: number;
+}
+
 const strip = ({ pk: _pk, sk: _sk, expiresAt: _e, ...rest }: Record<string, unknown>) => rest as unknown as SessionMessage;
 
 export function sessionsStore(db: Db) {
@@ -85,6 +95,21 @@ export function sessionsStore(db: Db) {
     return (await queryAll(keys.sessionIndexPartition(scope), keys.sessionIndexPrefix(agentId))).map((s) => String(s.sessionId));
   }
 
+  /** An agent's sessions, newest id first (session ids are time-ordered), with the API's cursor pagination. */
+  async function listSessions(scope: TenantScope, agentId: string, page: { limit: number; cursor?: string }): Promise<{ items: SessionSummary[]; nextCursor: string | null }> {
+    const { items, nextCursor } = await readPage(db, keys.sessionIndexPartition(scope), page, 'newest-first', keys.sessionIndexPrefix(agentId));
+    return {
+      items: items.map((s) => ({
+        sessionId: String(s.sessionId),
+        ...(typeof s.userId === 'string' ? { userId: s.userId } : {}),
+        createdAt: String(s.createdAt),
+        lastMessageAt: String(s.lastMessageAt),
+        messages: Number(s.messages ?? 0),
+      })),
+      nextCursor,
+    };
+  }
+
   /** Deletes every turn; returns how many there were. */
   async function deleteSession(scope: TenantScope, agentId: string, sessionId: string): Promise<number> {
     const pk = keys.sessionPartition(scope, agentId, sessionId);
@@ -96,7 +121,7 @@ export function sessionsStore(db: Db) {
     ]);
     return items.length;
   }
-  return { appendMessages, touchSession, recentMessages, listMessages, sessionsOf, deleteSession };
+  return { appendMessages, touchSession, recentMessages, listMessages, listSessions, sessionsOf, deleteSession };
 }
 
 export type SessionsStore = ReturnType<typeof sessionsStore>;
