@@ -12,6 +12,7 @@ import type { AppEnv } from '../shared/http/context';
 import { notFoundResponse } from '../shared/http/error-handler';
 import { requestContext } from '../shared/http/middleware/request-context';
 import type { Runtime } from '../shared/runtime';
+import { consoleSite } from './console-site';
 
 interface Fetchable {
   fetch(request: Request): Response | Promise<Response>;
@@ -37,6 +38,10 @@ export function createLocalApp(rt: Runtime, options: Partial<GroupOptions> = {})
 
   const root = new Hono<AppEnv>();
   root.get('/healthz', (c) => c.json({ status: 'ok' }));
+  // The web console: static files, calling the API above from the browser like any client.
+  const site = consoleSite();
+  root.get('/console', (c) => site.fetch(c.req.raw));
+  root.get('/console/*', (c) => site.fetch(c.req.raw));
   root.all('*', (c) => {
     const group = routeGroupOf(c.req.path);
     return (group ? apps[group] : fallback).fetch(c.req.raw);

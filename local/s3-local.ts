@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { killWithThisProcess, startWatchdog, stopChild, waitUntilReady } from './child-services';
 import { freePort } from './free-port';
 
@@ -23,7 +24,9 @@ export async function startS3Local(options: { dataDir?: string; buckets: string[
   mkdirSync(directory, { recursive: true });
   const port = await freePort();
   const bin = createRequire(import.meta.url).resolve('s3rver/bin/s3rver.js');
-  const buckets = options.buckets.flatMap((name) => ['--configure-bucket', name]);
+  // Each bucket takes browsers' PUTs to presigned URLs (CORS), as the deployed Files bucket does.
+  const cors = fileURLToPath(new URL('./s3-cors.xml', import.meta.url));
+  const buckets = options.buckets.flatMap((name) => ['--configure-bucket', name, cors]);
   const child = spawn(process.execPath, [bin, '-d', directory, '-a', '127.0.0.1', '-p', String(port), '--silent', ...buckets], { stdio: 'ignore' });
   killWithThisProcess(child);
   const endpoint = `http://127.0.0.1:${port}`;

@@ -45,6 +45,7 @@ async function main() {
     [
       '',
       `Cairn is running at ${base}`,
+      `  Console         ${base}/console   (sign in with the DEV_API_KEY below)`,
       `  Public API      ${base}/v1   (header X-API-Key)`,
       `  API reference   ${base}/v1/docs`,
       `  MCP server      ${base}/mcp   (Streamable HTTP; the API key as X-API-Key or Authorization: Bearer)`,

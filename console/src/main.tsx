@@ -1,0 +1,51 @@
+import { render } from 'preact';
+import { session } from './credentials';
+import { match, route } from './router';
+import { SignIn } from './pages/sign-in';
+import { AgentsPage, AgentEditor } from './pages/agents';
+import { KnowledgeList, KnowledgeDetail } from './pages/knowledge';
+import { ChatPage } from './pages/chat';
+import { WorkflowsList, WorkflowDetail, ExecutionPage } from './pages/workflows';
+import { UsagePage } from './pages/usage';
+import { TablesPage, MemoryPage } from './pages/platform';
+import { Shell } from './components/shell';
+import './styles.css';
+
+/** Page per route; the first whose pattern matches wins. */
+const PAGES: Array<[string, (p: Record<string, string>) => preact.JSX.Element]> = [
+  ['/agents', () => <AgentsPage />],
+  ['/agents/new', () => <AgentEditor />],
+  ['/agents/:id', (p) => <AgentEditor id={p.id} />],
+  ['/knowledge', () => <KnowledgeList />],
+  ['/knowledge/:id', (p) => <KnowledgeDetail id={p.id!} />],
+  ['/chat', () => <ChatPage />],
+  ['/chat/:agentId', (p) => <ChatPage agentId={p.agentId} />],
+  ['/chat/:agentId/:sessionId', (p) => <ChatPage agentId={p.agentId} sessionId={p.sessionId} />],
+  ['/workflows', () => <WorkflowsList />],
+  ['/workflows/new', () => <WorkflowDetail />],
+  ['/workflows/:id', (p) => <WorkflowDetail id={p.id} />],
+  ['/workflows/:id/executions/:executionId', (p) => <ExecutionPage workflowId={p.id!} executionId={p.executionId!} />],
+  ['/usage', () => <UsagePage />],
+  ['/platform/tables', () => <TablesPage />],
+  ['/platform/memory', () => <MemoryPage />],
+];
+
+function App() {
+  const c = session.value;
+  if (!c.apiKey && !c.platformToken) return <SignIn />;
+  const path = route.value === '/' ? (c.apiKey ? '/agents' : '/platform/tables') : route.value;
+  for (const [pattern, page] of PAGES) {
+    const params = match(pattern, path);
+    if (params) return <Shell path={path}>{page(params)}</Shell>;
+  }
+  return (
+    <Shell path={path}>
+      <h1>Not found</h1>
+      <p>
+        There is no page at <code>{path}</code>. <a href="#/agents">Go to agents</a>.
+      </p>
+    </Shell>
+  );
+}
+
+render(<App />, document.getElementById('app')!);

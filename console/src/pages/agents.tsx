@@ -1,0 +1,364 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api, apiAll, apiPage, type Pagination } from '../api';
+import { navigate } from '../router';
+import { Empty, ErrorBox, FieldError, Loading, fieldMessage, formatDate, useLoad } from '../components/ui';
+
+export interface Agent {
+  id: string;
+  name: string;
+  description: string;
+  model: string;
+  temperature: number;
+  maxTokens: number;
+  capabilities: string[];
+  instructions?: string;
+  maxToolSteps: number;
+  knowledgeSourceIds: string[];
+  tools: Array<Record<string, unknown> & { type: string; name: string; requireApproval?: boolean }>;
+  updatedAt: string;
+}
+
+export function AgentsPage() {
+  const [cursor, setCursor] = useState<string>();
+  const page = useLoad((signal) => apiPage<Agent>(`/v1/agents?limit=20${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, signal), [cursor]);
+  return (
+    <section>
+      <div class="page-head">
+        <h1>Agents</h1>
+        <a class="button" href="#/agents/new">
+          New agent
+        </a>
+      </div>
+      <ErrorBox error={page.error} />
+      {page.loading && !page.value ? <Loading what="agents" /> : null}
+      {page.value && page.value.items.length === 0 && !cursor ? (
+        <Empty title="No agents yet">
+          <p>
+            Create an agent: give it a model, connect <a href="#/knowledge">knowledge sources</a> it may cite and tools it may call, then
+            try it in the chat.
+          </p>
+          <a class="button" href="#/agents/new">
+            Create your first agent
+          </a>
+        </Empty>
+      ) : null}
+      {page.value && page.value.items.length > 0 ? (
+        <>
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Model</th>
+                <th scope="col">Knowledge</th>
+                <th scope="col">Tools</th>
+                <th scope="col">Updated</th>
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {page.value.items.map((a) => (
+                <tr key={a.id}>
+                  <td>
+                    <a href={`#/agents/${a.id}`}>{a.name}</a>
+                    <div class="muted small">{a.id}</div>
+                  </td>
+                  <td>{a.model}</td>
+                  <td>{a.knowledgeSourceIds.length}</td>
+                  <td>
+                    {a.tools.length}
+                    {a.tools.some((t) => t.requireApproval) ? <span class="badge badge-waiting">approval</span> : null}
+                  </td>
+                  <td>{formatDate(a.updatedAt)}</td>
+                  <td>
+                    <a href={`#/chat/${a.id}`}>Chat</a>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <Pager pagination={page.value.pagination} onNext={setCursor} onFirst={cursor ? () => setCursor(undefined) : undefined} />
+        </>
+      ) : null}
+    </section>
+  );
+}
+
+export function Pager({ pagination, onNext, onFirst }: { pagination: Pagination; onNext: (cursor: string) => void; onFirst?: () => void }) {
+  if (!pagination.hasMore && !onFirst) return null;
+  return (
+    <div class="pager">
+      {onFirst ? (
+        <button type="button" class="secondary" onClick={onFirst}>
+          First page
+        </button>
+      ) : null}
+      {pagination.hasMore && pagination.nextCursor ? (
+        <button type="button" class="secondary" onClick={() => onNext(pagination.nextCursor!)}>
+          Next page
+        </button>
+      ) : null}
+    </div>
+  );
+}
+
+const TOOL_TEMPLATES: Record<string, Record<string, unknown>> = {
+  http: {
+    type: 'http',
+    name: 'order_status',
+    description: 'Looks up the delivery status of an order by its order number',
+    url: 'https://shop.example/orders/{{orderId}}',
+    parameters: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] },
+  },
+  openapi: { type: 'openapi', name: 'shop', url: 'https://shop.example/openapi.yaml', operations: ['getOrder'] },
+  mcp: { type: 'mcp', name: 'crm', url: 'https://mcp.example.com/mcp', allowedTools: ['find_customer'] },
+  knowledge_search: { type: 'knowledge_search', name: 'search_docs', description: 'Searches the help centre' },
+  workflow: { type: 'workflow', name: 'refund', description: 'Starts a refund request', workflowId: 'wf_…' },
+};
+
+interface ToolDraft {
+  text: string;
+  requireApproval: boolean;
+  parseError?: string;
+}
+
+const toolDraft = (tool: Record<string, unknown>): ToolDraft => {
+  const { requireApproval, exposes: _exposes, ...rest } = tool;
+  return { text: JSON.stringify(rest, null, 2), requireApproval: requireApproval === true };
+};
+
+/** Create or edit an agent; the API's validation messages show at their field. */
+export function AgentEditor({ id }: { id?: string }) {
+  const existing = useLoad((signal) => (id ? api<Agent>('GET', `/v1/agents/${id}`, undefined, signal) : Promise.resolve(undefined)), [id]);
+  const sources = useLoad(() => apiAll<{ id: string; name: string; status: string }>('/v1/knowledge-sources'), []);
+  const [form, setForm] = useState({ name: '', description: '', model: 'gpt-4', instructions: '', temperature: '0.7', maxTokens: '1024', maxToolSteps: '5' });
+  const [capabilities, setCapabilities] = useState<string[]>(['chat']);
+  const [sourceIds, setSourceIds] = useState<string[]>([]);
+  const [tools, setTools] = useState<ToolDraft[]>([]);
+  const [error, setError] = useState<unknown>();
+  const [saving, setSaving] = useState(false);
+  const [saved, setSaved] = useState(false);
+
+  useEffect(() => {
+    const a = existing.value;
+    if (!a) return;
+    setForm({
+      name: a.name,
+      description: a.description,
+      model: a.model,
+      instructions: a.instructions ?? '',
+      temperature: String(a.temperature),
+      maxTokens: String(a.maxTokens),
+      maxToolSteps: String(a.maxToolSteps),
+    });
+    setCapabilities(a.capabilities);
+    setSourceIds(a.knowledgeSourceIds);
+    setTools(a.tools.map(toolDraft));
+  }, [existing.value]);
+
+  const set = (field: keyof typeof form) => (e: Event) => setForm({ ...form, [field]: (e.currentTarget as HTMLInputElement).value });
+  const toggle = (list: string[], value: string, on: boolean) => (on ? [...new Set([...list, value])] : list.filter((v) => v !== value));
+
+  async function save(e: Event) {
+    e.preventDefault();
+    setSaved(false);
+    // Tools are JSON the API validates; a draft that is not JSON is caught here, at its box.
+    const parsed: unknown[] = [];
+    let bad = false;
+    const checked = tools.map((t) => {
+      try {
+        parsed.push({ ...(JSON.parse(t.text) as object), requireApproval: t.requireApproval });
+        return { ...t, parseError: undefined };
+      } catch (err) {
+        bad = true;
+        return { ...t, parseError: `Not JSON: ${(err as Error).message}` };
+      }
+    });
+    setTools(checked);
+    if (bad) return;
+    const body = {
+      name: form.name,
+      description: form.description,
+      model: form.model,
+      ...(form.instructions ? { instructions: form.instructions } : {}),
+      temperature: Number(form.temperature),
+      maxTokens: Number(form.maxTokens),
+      maxToolSteps: Number(form.maxToolSteps),
+      capabilities,
+      knowledgeSourceIds: sourceIds,
+      tools: parsed,
+    };
+    setSaving(true);
+    setError(undefined);
+    try {
+      const agent = await api<Agent>(id ? 'PUT' : 'POST', id ? `/v1/agents/${id}` : '/v1/agents', body);
+      setSaved(true);
+      if (!id) navigate(`/agents/${agent.id}`);
+      else existing.reload();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setSaving(false);
+    }
+  }
+
+  async function remove() {
+    if (!id || !confirm(`Delete agent ${form.name}? Its sessions and memory go with it.`)) return;
+    try {
+      await api('DELETE', `/v1/agents/${id}`);
+      navigate('/agents');
+    } catch (err) {
+      setError(err);
+    }
+  }
+
+  if (id && existing.loading && !existing.value) return <Loading what="the agent" />;
+  if (existing.error) return <ErrorBox error={existing.error} />;
+
+  const input = (field: keyof typeof form, label: string, props: Record<string, unknown> = {}) => (
+    <div class="field">
+      <label for={`agent-${field}`}>{label}</label>
+      <input
+        id={`agent-${field}`}
+        value={form[field]}
+        onInput={set(field)}
+        aria-invalid={fieldMessage(error, field) ? true : undefined}
+        aria-describedby={`agent-${field}-error`}
+        {...props}
+      />
+      <FieldError error={error} field={field} id={`agent-${field}-error`} />
+    </div>
+  );
+
+  return (
+    <section>
+      <div class="page-head">
+        <h1>{id ? `Agent: ${existing.value?.name ?? id}` : 'New agent'}</h1>
+        {id ? (
+          <a class="button secondary" href={`#/chat/${id}`}>
+            Open in chat
+          </a>
+        ) : null}
+      </div>
+      <form onSubmit={(e) => void save(e)} class="editor" noValidate>
+        <div class="grid-2">
+          {input('name', 'Name', { required: true })}
+          {input('model', 'Model', { list: 'models' })}
+        </div>
+        <datalist id="models">
+          {['gpt-4', 'local/extractive', 'bedrock/anthropic.claude-3-5-haiku-20241022-v1:0', 'openai/gpt-4o-mini', 'anthropic/claude-3-5-haiku-latest'].map((m) => (
+            <option key={m} value={m} />
+          ))}
+        </datalist>
+        {input('description', 'Description')}
+        <div class="field">
+          <label for="agent-instructions">Instructions (system prompt)</label>
+          <textarea id="agent-instructions" rows={3} value={form.instructions} onInput={set('instructions')} />
+          <FieldError error={error} field="instructions" />
+        </div>
+        <div class="grid-3">
+          {input('temperature', 'Temperature (0–2)', { inputMode: 'decimal' })}
+          {input('maxTokens', 'Max tokens', { inputMode: 'numeric' })}
+          {input('maxToolSteps', 'Max tool rounds', { inputMode: 'numeric' })}
+        </div>
+        <fieldset>
+          <legend>Capabilities</legend>
+          {['chat', 'document-search'].map((cap) => (
+            <label key={cap} class="check">
+              <input type="checkbox" checked={capabilities.includes(cap)} onChange={(e) => setCapabilities(toggle(capabilities, cap, e.currentTarget.checked))} /> {cap}
+            </label>
+          ))}
+          <FieldError error={error} field="capabilities" />
+        </fieldset>
+        <fieldset>
+          <legend>Knowledge sources</legend>
+          {sources.value?.length === 0 ? (
+            <p class="muted">
+              No knowledge sources yet. <a href="#/knowledge">Create one</a> to ground the agent's answers.
+            </p>
+          ) : null}
+          {sources.value?.map((s) => (
+            <label key={s.id} class="check">
+              <input type="checkbox" checked={sourceIds.includes(s.id)} onChange={(e) => setSourceIds(toggle(sourceIds, s.id, e.currentTarget.checked))} /> {s.name}{' '}
+              <span class="muted small">({s.status})</span>
+            </label>
+          ))}
+          <FieldError error={error} field="knowledgeSourceIds" />
+        </fieldset>
+        <fieldset>
+          <legend>Tools</legend>
+          {tools.length === 0 ? <p class="muted">No tools: the agent only answers. Add one below.</p> : null}
+          {tools.map((t, i) => (
+            <div class="tool" key={i}>
+              <label for={`tool-${i}`}>Tool {i + 1} (JSON)</label>
+              <textarea
+                id={`tool-${i}`}
+                class="code"
+                rows={Math.min(14, t.text.split('\n').length + 1)}
+                value={t.text}
+                aria-invalid={t.parseError || fieldMessage(error, `tools[${i}]`) ? true : undefined}
+                onInput={(e) => setTools(tools.map((x, j) => (j === i ? { ...x, text: e.currentTarget.value } : x)))}
+              />
+              {t.parseError ? (
+                <p class="field-error" role="alert">
+                  {t.parseError}
+                </p>
+              ) : null}
+              <FieldError error={error} field={`tools[${i}]`} />
+              <div class="row">
+                <label class="check">
+                  <input
+                    type="checkbox"
+                    checked={t.requireApproval}
+                    onChange={(e) => setTools(tools.map((x, j) => (j === i ? { ...x, requireApproval: e.currentTarget.checked } : x)))}
+                  />{' '}
+                  Require approval before each call
+                </label>
+                <button type="button" class="link danger" onClick={() => setTools(tools.filter((_, j) => j !== i))}>
+                  Remove tool {i + 1}
+                </button>
+              </div>
+            </div>
+          ))}
+          <div class="row">
+            <label for="add-tool">Add a tool</label>
+            <select
+              id="add-tool"
+              value=""
+              onChange={(e) => {
+                const kind = e.currentTarget.value;
+                if (kind) setTools([...tools, toolDraft(TOOL_TEMPLATES[kind]!)]);
+                e.currentTarget.value = '';
+              }}
+            >
+              <option value="">Choose a kind…</option>
+              {Object.keys(TOOL_TEMPLATES).map((k) => (
+                <option key={k} value={k}>
+                  {k}
+                </option>
+              ))}
+            </select>
+          </div>
+          <FieldError error={error} field="tools" exact />
+        </fieldset>
+        <ErrorBox error={error} />
+        {saved ? (
+          <p class="notice" role="status">
+            Saved.
+          </p>
+        ) : null}
+        <div class="row">
+          <button type="submit" disabled={saving}>
+            {saving ? 'Saving…' : id ? 'Save changes' : 'Create agent'}
+          </button>
+          {id ? (
+            <button type="button" class="danger" onClick={() => void remove()}>
+              Delete agent
+            </button>
+          ) : null}
+        </div>
+      </form>
+    </section>
+  );
+}

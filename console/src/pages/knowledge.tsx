@@ -1,0 +1,425 @@
+import { useState } from 'preact/hooks';
+import { api, apiPage, sendWithProgress, uploadFiles } from '../api';
+import { navigate } from '../router';
+import { Empty, ErrorBox, FieldError, Highlighted, Loading, StatusBadge, formatBytes, formatDate, useInterval, useLoad } from '../components/ui';
+import { Pager } from './agents';
+
+interface FileEntry {
+  path: string;
+  size: number;
+  contentType?: string;
+  updatedAt?: string;
+  error?: { code: string; message: string };
+}
+
+interface Source {
+  id: string;
+  name: string;
+  description: string;
+  type: string;
+  status: string;
+  error?: { code?: string; message?: string } | string;
+  stats?: { documents?: number; chunks?: number; lastSyncedAt?: string; durationMs?: number; failedFiles?: number };
+  files?: FileEntry[];
+  fileCount?: number;
+  totalBytes?: number;
+  updatedAt: string;
+}
+
+interface SearchResult {
+  chunkId: string;
+  documentId: string;
+  path?: string;
+  title?: string;
+  text: string;
+  score: number;
+  location?: { page?: number; pageEnd?: number; slide?: number; sheet?: string };
+}
+
+const BUSY = new Set(['pending', 'syncing', 'indexing']);
+
+export function KnowledgeList() {
+  const [cursor, setCursor] = useState<string>();
+  const page = useLoad((signal) => apiPage<Source>(`/v1/knowledge-sources?limit=20${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, signal), [cursor]);
+  const busy = page.value?.items.some((s) => BUSY.has(s.status)) ?? false;
+  useInterval(page.reload, 3000, busy);
+  return (
+    <section>
+      <div class="page-head">
+        <h1>Knowledge sources</h1>
+      </div>
+      <CreateSource />
+      <ErrorBox error={page.error} />
+      {page.loading && !page.value ? <Loading what="knowledge sources" /> : null}
+      {page.value && page.value.items.length === 0 && !cursor ? (
+        <Empty title="No knowledge sources yet">
+          <p>Create a file collection above, then drop PDFs, Word, PowerPoint, Excel, Markdown or text files on it. Agents cite what it holds.</p>
+        </Empty>
+      ) : null}
+      {page.value && page.value.items.length > 0 ? (
+        <>
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Type</th>
+                <th scope="col">Status</th>
+                <th scope="col">Documents</th>
+                <th scope="col">Chunks</th>
+                <th scope="col">Updated</th>
+              </tr>
+            </thead>
+            <tbody>
+              {page.value.items.map((s) => (
+                <tr key={s.id}>
+                  <td>
+                    <a href={`#/knowledge/${s.id}`}>{s.name}</a>
+                    <div class="muted small">{s.id}</div>
+                  </td>
+                  <td>{s.type}</td>
+                  <td>
+                    <StatusBadge status={s.status} />
+                  </td>
+                  <td>{s.stats?.documents ?? '—'}</td>
+                  <td>{s.stats?.chunks ?? '—'}</td>
+                  <td>{formatDate(s.updatedAt)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <Pager pagination={page.value.pagination} onNext={setCursor} onFirst={cursor ? () => setCursor(undefined) : undefined} />
+        </>
+      ) : null}
+    </section>
+  );
+}
+
+function CreateSource() {
+  const [name, setName] = useState('');
+  const [type, setType] = useState('file-collection');
+  const [urls, setUrls] = useState('');
+  const [error, setError] = useState<unknown>();
+  const [busy, setBusy] = useState(false);
+  async function create(e: Event) {
+    e.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      const body =
+        type === 'web'
+          ? { name, type, config: { startUrls: urls.split(/\s+/).filter(Boolean) } }
+          : { name, type: 'file-collection', files: [] as unknown[] };
+      const source = await api<Source>('POST', '/v1/knowledge-sources', body);
+      navigate(`/knowledge/${source.id}`);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  }
+  return (
+    <form class="card editor" onSubmit={(e) => void create(e)} noValidate>
+      <h2>New knowledge source</h2>
+      <div class="grid-2">
+        <div class="field">
+          <label for="source-name">Name</label>
+          <input id="source-name" value={name} onInput={(e) => setName(e.currentTarget.value)} placeholder="Help centre" />
+          <FieldError error={error} field="name" />
+        </div>
+        <div class="field">
+          <label for="source-type">Type</label>
+          <select id="source-type" value={type} onChange={(e) => setType(e.currentTarget.value)}>
+            <option value="file-collection">Files (upload)</option>
+            <option value="web">Website (crawl)</option>
+          </select>
+        </div>
+      </div>
+      {type === 'web' ? (
+        <div class="field">
+          <label for="source-urls">Start URLs (one per line)</label>
+          <textarea id="source-urls" rows={2} value={urls} onInput={(e) => setUrls(e.currentTarget.value)} placeholder="https://docs.example.com/" />
+          <FieldError error={error} field="config" />
+        </div>
+      ) : null}
+      <ErrorBox error={error} />
+      <button type="submit" disabled={busy}>
+        {busy ? 'Creating…' : 'Create source'}
+      </button>
+    </form>
+  );
+}
+
+interface Upload {
+  name: string;
+  size: number;
+  progress: number;
+  state: 'queued' | 'uploading' | 'done' | 'failed';
+  error?: string;
+}
+
+/** Multipart through the API up to this size; larger files go straight to S3 by a presigned PUT. */
+const DIRECT_LIMIT = 4 * 1024 * 1024;
+
+export function KnowledgeDetail({ id }: { id: string }) {
+  const source = useLoad((signal) => api<Source>('GET', `/v1/knowledge-sources/${id}`, undefined, signal), [id]);
+  const [uploads, setUploads] = useState<Upload[]>([]);
+  const [error, setError] = useState<unknown>();
+  const [dragging, setDragging] = useState(false);
+  const s = source.value;
+  const uploading = uploads.some((u) => u.state === 'uploading' || u.state === 'queued');
+  // Every 1.5 s while it indexes: well inside the free plan's 50 requests a minute.
+  useInterval(source.reload, 1500, !!s && (BUSY.has(s.status) || uploading));
+
+  const update = (i: number, patch: Partial<Upload>) => setUploads((list) => list.map((u, j) => (j === i ? { ...u, ...patch } : u)));
+
+  async function uploadOne(file: File, i: number) {
+    update(i, { state: 'uploading' });
+    const onProgress = (p: number) => update(i, { progress: p });
+    if (file.size <= DIRECT_LIMIT) {
+      const form = new FormData();
+      form.append('file', file, file.name);
+      await uploadFiles(`/v1/knowledge-sources/${id}/files`, form, onProgress);
+    } else {
+      const ticket = await api<{ uploadId: string; url: string; method: string; headers: Record<string, string> }>('POST', `/v1/knowledge-sources/${id}/uploads`, {
+        path: file.name,
+        size: file.size,
+        ...(file.type ? { contentType: file.type } : {}),
+      });
+      const put = await sendWithProgress(ticket.method, ticket.url, file, ticket.headers, onProgress);
+      if (put.status >= 300) throw new Error(`The storage refused the upload (HTTP ${put.status})`);
+      await api('POST', `/v1/knowledge-sources/${id}/uploads/${ticket.uploadId}/complete`);
+    }
+    update(i, { state: 'done', progress: 1 });
+  }
+
+  async function add(files: File[]) {
+    if (files.length === 0) return;
+    setError(undefined);
+    const base = uploads.length;
+    setUploads((list) => [...list, ...files.map((f) => ({ name: f.name, size: f.size, progress: 0, state: 'queued' as const }))]);
+    // Two at a time: each shows its own progress, and a failure stops only its own file.
+    let next = 0;
+    const worker = async () => {
+      while (next < files.length) {
+        const i = next++;
+        try {
+          await uploadOne(files[i]!, base + i);
+        } catch (err) {
+          update(base + i, { state: 'failed', error: err instanceof Error ? err.message : String(err) });
+        }
+      }
+    };
+    await Promise.all([worker(), worker()]);
+    // A collection never connected indexes now; a connected one already re-syncs on every change.
+    try {
+      const current = await api<Source>('GET', `/v1/knowledge-sources/${id}`);
+      if (current.status === 'created') await api('POST', `/v1/knowledge-sources/${id}/connect`, {});
+    } catch (err) {
+      setError(err);
+    }
+    source.reload();
+  }
+
+  async function act(method: string, path: string, body?: unknown) {
+    setError(undefined);
+    try {
+      await api(method, path, body);
+      source.reload();
+    } catch (err) {
+      setError(err);
+    }
+  }
+
+  if (source.loading && !s) return <Loading what="the knowledge source" />;
+  if (!s) return <ErrorBox error={source.error} />;
+  return (
+    <section>
+      <div class="page-head">
+        <h1>{s.name}</h1>
+        <StatusBadge status={s.status} />
+      </div>
+      <p class="muted small">
+        {s.id} · {s.type}
+      </p>
+      <dl class="stats" aria-live="polite">
+        <div>
+          <dt>Status</dt>
+          <dd data-testid="source-status">{s.status}</dd>
+        </div>
+        <div>
+          <dt>Documents</dt>
+          <dd>{s.stats?.documents ?? 0}</dd>
+        </div>
+        <div>
+          <dt>Chunks</dt>
+          <dd>{s.stats?.chunks ?? 0}</dd>
+        </div>
+        <div>
+          <dt>Files</dt>
+          <dd>
+            {s.fileCount ?? s.files?.length ?? 0} ({formatBytes(s.totalBytes)})
+          </dd>
+        </div>
+        <div>
+          <dt>Last synced</dt>
+          <dd>{formatDate(s.stats?.lastSyncedAt)}</dd>
+        </div>
+      </dl>
+      {s.status === 'failed' && s.error ? <ErrorBox error={new Error(typeof s.error === 'string' ? s.error : `${s.error.code ?? 'FAILED'}: ${s.error.message ?? ''}`)} /> : null}
+      <ErrorBox error={error} />
+      <div class="row">
+        <button type="button" class="secondary" onClick={() => void act('POST', `/v1/knowledge-sources/${id}/connect`, {})} disabled={BUSY.has(s.status)}>
+          {s.status === 'created' ? 'Index now' : 'Sync again'}
+        </button>
+        <button
+          type="button"
+          class="danger"
+          onClick={() => {
+            if (confirm(`Delete ${s.name} and its index?`)) void api('DELETE', `/v1/knowledge-sources/${id}`).then(() => navigate('/knowledge'), setError);
+          }}
+        >
+          Delete source
+        </button>
+      </div>
+
+      {s.type === 'file-collection' ? (
+        <>
+          <h2>Files</h2>
+          <div
+            class={`dropzone${dragging ? ' dragging' : ''}`}
+            onDragOver={(e) => {
+              e.preventDefault();
+              setDragging(true);
+            }}
+            onDragLeave={() => setDragging(false)}
+            onDrop={(e) => {
+              e.preventDefault();
+              setDragging(false);
+              void add([...(e.dataTransfer?.files ?? [])]);
+            }}
+          >
+            <p>Drop files here (PDF, DOCX, PPTX, XLSX, Markdown, HTML, text, JSON, CSV; up to 100 MB each)</p>
+            <label for="file-input" class="button secondary">
+              Choose files
+            </label>
+            <input
+              id="file-input"
+              class="visually-hidden"
+              type="file"
+              multiple
+              onChange={(e) => {
+                const files = [...(e.currentTarget.files ?? [])];
+                e.currentTarget.value = '';
+                void add(files);
+              }}
+            />
+          </div>
+          {uploads.length > 0 ? (
+            <ul class="uploads" aria-label="Uploads">
+              {uploads.map((u, i) => (
+                <li key={i}>
+                  <span>
+                    {u.name} <span class="muted small">{formatBytes(u.size)}</span>
+                  </span>
+                  <progress max={1} value={u.progress} aria-label={`Upload of ${u.name}`} />
+                  <span class={`small ${u.state === 'failed' ? 'error-text' : 'muted'}`}>{u.state === 'failed' ? u.error : u.state}</span>
+                </li>
+              ))}
+            </ul>
+          ) : null}
+          {s.files && s.files.length > 0 ? (
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Path</th>
+                  <th scope="col">Size</th>
+                  <th scope="col">Type</th>
+                  <th scope="col">Problem</th>
+                  <th scope="col">
+                    <span class="visually-hidden">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {s.files.map((f) => (
+                  <tr key={f.path}>
+                    <td>{f.path}</td>
+                    <td>{formatBytes(f.size)}</td>
+                    <td>{f.contentType ?? '—'}</td>
+                    <td>{f.error ? <span class="error-text">{`${f.error.code}: ${f.error.message}`}</span> : '—'}</td>
+                    <td>
+                      <button type="button" class="link danger" onClick={() => void act('DELETE', `/v1/knowledge-sources/${id}/files?path=${encodeURIComponent(f.path)}`)}>
+                        Remove {f.path}
+                      </button>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          ) : (
+            <p class="muted">No files yet: drop some above.</p>
+          )}
+        </>
+      ) : null}
+      <SearchBox id={id} ready={s.status === 'ready'} />
+    </section>
+  );
+}
+
+function SearchBox({ id, ready }: { id: string; ready: boolean }) {
+  const [query, setQuery] = useState('');
+  const [asked, setAsked] = useState('');
+  const [results, setResults] = useState<SearchResult[]>();
+  const [error, setError] = useState<unknown>();
+  async function search(e: Event) {
+    e.preventDefault();
+    setError(undefined);
+    try {
+      const data = await api<{ results: SearchResult[] }>('POST', `/v1/knowledge-sources/${id}/search`, { query, topK: 10 });
+      setAsked(query);
+      setResults(data.results);
+    } catch (err) {
+      setError(err);
+    }
+  }
+  return (
+    <>
+      <h2>Search</h2>
+      {!ready ? <p class="muted">Search answers once the source is ready.</p> : null}
+      <form class="row" onSubmit={(e) => void search(e)} role="search">
+        <label for="search-query" class="visually-hidden">
+          Search this source
+        </label>
+        <input id="search-query" type="search" value={query} onInput={(e) => setQuery(e.currentTarget.value)} placeholder="How long do I have to return an item?" />
+        <button type="submit" disabled={!query.trim()}>
+          Search
+        </button>
+      </form>
+      <FieldError error={error} field="query" />
+      <ErrorBox error={error} />
+      {results && results.length === 0 ? <p class="muted">Nothing matched “{asked}”. Try other words.</p> : null}
+      {results && results.length > 0 ? (
+        <ol class="results">
+          {results.map((r) => (
+            <li key={r.chunkId + r.documentId}>
+              <div class="cite">
+                <strong>{r.title ?? r.path ?? r.documentId}</strong> <span class="muted small">{citationOf(r)}</span>
+                <span class="muted small"> · score {r.score.toFixed(3)}</span>
+              </div>
+              <p>
+                <Highlighted text={r.text} query={asked} />
+              </p>
+            </li>
+          ))}
+        </ol>
+      ) : null}
+    </>
+  );
+}
+
+/** Where a passage comes from: the file, and its page, slide or sheet. */
+export function citationOf(r: { path?: string; location?: SearchResult['location'] }): string {
+  const l = r.location;
+  const where = l?.page ? (l.pageEnd && l.pageEnd !== l.page ? `pages ${l.page}–${l.pageEnd}` : `page ${l.page}`) : l?.slide ? `slide ${l.slide}` : l?.sheet ? `sheet ${l.sheet}` : '';
+  return [r.path, where].filter(Boolean).join(', ');
+}
