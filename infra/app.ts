@@ -1,6 +1,7 @@
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { ApiStack } from './stacks/api-stack';
+import { ConsoleStack } from './stacks/console-stack';
 import { DataStack } from './stacks/data-stack';
 import { acknowledgeReviewedFindings } from './nag-suppressions';
 
@@ -22,8 +23,10 @@ export function buildApp(app = new App()) {
     alarms: data.alarms,
   });
   acknowledgeReviewedFindings(api);
+  // The web console, unless `-c console=false`.
+  const console = app.node.tryGetContext('console') === 'false' || app.node.tryGetContext('console') === false ? undefined : new ConsoleStack(app, 'CairnConsole', { description: 'Cairn: web console (CloudFront + S3)', api: api.api });
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));
-  return { app, data, api };
+  return { app, data, api, console };
 }
 
 if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split('/').pop()!)) {

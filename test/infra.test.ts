@@ -391,6 +391,50 @@ describe('CDK app', () => {
     data.resourceCountIs('AWS::SNS::Subscription', 0);
   });
 
+  it('serves the console from a private bucket through CloudFront (origin access control), with the API behind the same distribution', () => {
+    const site = Template.fromStack(built.console!);
+    site.hasResourceProperties('AWS::S3::Bucket', {
+      PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
+      BucketEncryption: Match.objectLike({ ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] }),
+    });
+    site.resourceCountIs('AWS::CloudFront::OriginAccessControl', 1);
+    // Only CloudFront, for this distribution, may read the files; nothing else is public.
+    site.hasResourceProperties('AWS::S3::BucketPolicy', {
+      PolicyDocument: Match.objectLike({
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+          Match.objectLike({ Effect: 'Allow', Principal: { Service: 'cloudfront.amazonaws.com' }, Action: 's3:GetObject', Condition: Match.objectLike({ StringEquals: Match.objectLike({ 'AWS:SourceArn': Match.anyValue() }) }) }),
+        ]),
+      }),
+    });
+    const distribution = Object.values(site.findResources('AWS::CloudFront::Distribution'))[0]!.Properties.DistributionConfig;
+    expect(distribution.ViewerCertificate ?? {}).not.toHaveProperty('MinimumProtocolVersion', 'TLSv1');
+    expect(distribution.DefaultCacheBehavior.ViewerProtocolPolicy).toBe('redirect-to-https');
+    expect(distribution.DefaultCacheBehavior.FunctionAssociations).toHaveLength(1);
+    const behaviors = distribution.CacheBehaviors as Array<{ PathPattern: string; CachePolicyId: string; AllowedMethods: string[]; TargetOriginId: string }>;
+    expect(behaviors.map((b) => b.PathPattern).sort()).toEqual(['/mcp', '/platform/*', '/v1/*']);
+    const CACHING_DISABLED = '4135ea2d-6df8-44a3-9df3-4b5a84be39ad';
+    for (const b of behaviors) {
+      expect(b.CachePolicyId).toBe(CACHING_DISABLED);
+      expect(b.AllowedMethods).toEqual(expect.arrayContaining(['POST', 'PUT', 'DELETE', 'PATCH']));
+    }
+    site.hasResourceProperties('AWS::CloudFront::ResponseHeadersPolicy', {
+      ResponseHeadersPolicyConfig: Match.objectLike({
+        SecurityHeadersConfig: Match.objectLike({ ContentSecurityPolicy: { ContentSecurityPolicy: Match.stringLikeRegexp("^default-src 'self'; script-src 'self';"), Override: true } }),
+      }),
+    });
+    // The build goes up as two copies: hashed assets cached for good, the page revalidated and invalidated.
+    const deployments = Object.values(site.findResources('Custom::CDKBucketDeployment')).map((d) => d.Properties);
+    expect(deployments.map((d) => d.SystemMetadata?.['cache-control']).sort()).toEqual(['no-cache', 'public, max-age=31536000, immutable']);
+    expect(deployments.every((d) => d.DestinationBucketKeyPrefix === 'console/' && d.Prune === false)).toBe(true);
+    expect(deployments.find((d) => d.DistributionPaths)?.DistributionPaths).toEqual(['/console/', '/console/index.html']);
+    expect(Object.keys(site.toJSON().Outputs ?? {})).toEqual(expect.arrayContaining(['ConsoleUrl']));
+  });
+
+  it('leaves the console out with -c console=false', () => {
+    expect(buildApp(new App({ context: { ...cdkJson.context, console: 'false' } })).console).toBeUndefined();
+  }, 120_000);
+
   it('passes cdk-nag AwsSolutions with every acknowledged finding carrying a reason', () => {
     const report = new AwsSolutionsChecks(built.app).validateScope(built.app);
     expect(report.violations.map((v) => `${v.ruleName}: ${v.violatingResources.map((r) => r.resourceLogicalId).join(',')}`)).toEqual([]);
