@@ -1,5 +1,9 @@
-import { forceCenter, forceCollide, forceLink, forceManyBody, forceSimulation, type SimulationLinkDatum, type SimulationNodeDatum } from 'd3-force';
+import type { SimulationLinkDatum, SimulationNodeDatum } from 'd3-force';
 import { useMemo } from 'preact/hooks';
+import { useModule } from './use-module';
+
+// The force layout loads with the first memory graph, not with the console.
+const loadForces = () => import('d3-force');
 
 export interface MemoryNode {
   id: string;
@@ -25,7 +29,10 @@ const COLORS: Record<string, string> = { user: '#245d52', person: '#7a3e9d', pla
 export function MemoryGraph({ nodes, edges }: { nodes: MemoryNode[]; edges: MemoryEdge[] }) {
   const W = 720;
   const H = 420;
+  const d3 = useModule(loadForces);
   const placed = useMemo(() => {
+    if (!d3) return undefined;
+    const { forceCenter, forceCollide, forceLink, forceManyBody, forceSimulation } = d3;
     const ns: Placed[] = nodes.map((n) => ({ ...n }));
     const ids = new Set(ns.map((n) => n.id));
     const links: Array<SimulationLinkDatum<Placed> & { edge: MemoryEdge }> = edges.filter((e) => ids.has(e.from) && ids.has(e.to)).map((e) => ({ source: e.from, target: e.to, edge: e }));
@@ -42,7 +49,8 @@ export function MemoryGraph({ nodes, edges }: { nodes: MemoryNode[]; edges: Memo
       n.y = Math.max(30, Math.min(H - 30, n.y ?? H / 2));
     }
     return { nodes: ns, links: links.map((l) => ({ edge: l.edge, source: l.source as Placed, target: l.target as Placed })) };
-  }, [JSON.stringify(nodes), JSON.stringify(edges)]);
+  }, [d3, JSON.stringify(nodes), JSON.stringify(edges)]);
+  if (!placed) return <p class="muted">Drawing…</p>;
 
   return (
     <svg viewBox={`0 0 ${W} ${H}`} width="100%" role="img" aria-label={`Memory graph: ${edges.map((e) => e.fact ?? e.relation).join('; ') || `${nodes.length} entities`}`} class="memory">

@@ -1,5 +1,6 @@
-import dagre from '@dagrejs/dagre';
+import type dagreModule from '@dagrejs/dagre';
 import { useMemo } from 'preact/hooks';
+import { useModule } from './use-module';
 
 export interface GraphStep {
   id: string;
@@ -43,12 +44,17 @@ interface Point {
   y: number;
 }
 
+const loadDagre = () => import('@dagrejs/dagre').then((m: { default: typeof dagreModule }) => m.default);
+
 const W = 150;
 const H = 46;
 
 /** The steps and their branches, laid out top to bottom by dagre, drawn as SVG. */
 export function StepGraph({ steps, title }: { steps: GraphStep[]; title: string }) {
+  // The layout library loads with the first graph, not with the console.
+  const dagre = useModule(loadDagre);
   const layout = useMemo(() => {
+    if (!dagre) return undefined;
     const g = new dagre.graphlib.Graph({ multigraph: false });
     g.setGraph({ rankdir: 'TB', nodesep: 28, ranksep: 44, marginx: 8, marginy: 8 });
     g.setDefaultEdgeLabel(() => ({}));
@@ -64,9 +70,10 @@ export function StepGraph({ steps, title }: { steps: GraphStep[]; title: string 
       nodes: unique.map((s) => ({ step: s, ...(g.node(s.id) as Point) })),
       edges: edges.map((e) => ({ ...e, points: (g.edge(e.from, e.to) as { points?: Point[] }).points ?? [] })),
     };
-  }, [JSON.stringify(steps)]);
+  }, [dagre, JSON.stringify(steps)]);
 
   if (steps.length === 0) return <p class="muted">No steps to draw yet.</p>;
+  if (!layout) return <p class="muted">Drawing…</p>;
   const summary = layout.edges.map((e) => `${e.from} → ${e.to}${e.label ? ` (${e.label})` : ''}`).join('; ');
   return (
     <figure class="graph">
