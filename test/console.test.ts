@@ -85,9 +85,15 @@ describe.skipIf(!runnable)('the console in Chromium', { timeout: 90_000 }, () =>
     await page.getByRole('button', { name: 'Sign in' }).click();
     await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/API key: .*(invalid|unknown|not)/i);
     await checkPage('sign-in');
+    // By keyboard: Enter in the field submits.
     await page.getByLabel('API key').fill(key);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByLabel('API key').press('Enter');
     await page.getByText('No agents yet').waitFor();
+    // The first Tab reaches "Skip to content", which moves focus past the navigation.
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate('document.activeElement.textContent')).toBe('Skip to content');
+    await page.keyboard.press('Enter');
+    expect(await page.evaluate('document.activeElement.id')).toBe('main');
     await checkPage('agents-empty');
     // Kept for the tab only.
     expect(await page.evaluate('[sessionStorage.length, localStorage.length, document.cookie]')).toEqual([1, 0, '']);
@@ -164,7 +170,7 @@ describe.skipIf(!runnable)('the console in Chromium', { timeout: 90_000 }, () =>
     await dialog.getByRole('button', { name: 'Close' }).click();
 
     await page.getByLabel('Message').fill('Where is my order A17?');
-    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByLabel('Message').press('Enter');
     const approve = page.getByRole('button', { name: 'Approve order_status' });
     await approve.waitFor({ timeout: 20_000 });
     expect(await page.getByRole('group', { name: 'Tool calls waiting for approval' }).textContent()).toContain('"orderId": "A17"');

@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, apiAll, apiPage, type Pagination } from '../api';
+import { api, apiAll } from '../api';
+import { PagedTable } from '../components/paged-table';
 import { navigate } from '../router';
 import { Empty, ErrorBox, FieldError, Loading, fieldMessage, formatDate, useLoad } from '../components/ui';
 
@@ -19,8 +20,6 @@ export interface Agent {
 }
 
 export function AgentsPage() {
-  const [cursor, setCursor] = useState<string>();
-  const page = useLoad((signal) => apiPage<Agent>(`/v1/agents?limit=20${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, signal), [cursor]);
   return (
     <section>
       <div class="page-head">
@@ -29,77 +28,41 @@ export function AgentsPage() {
           New agent
         </a>
       </div>
-      <ErrorBox error={page.error} />
-      {page.loading && !page.value ? <Loading what="agents" /> : null}
-      {page.value && page.value.items.length === 0 && !cursor ? (
-        <Empty title="No agents yet">
-          <p>
-            Create an agent: give it a model, connect <a href="#/knowledge">knowledge sources</a> it may cite and tools it may call, then
-            try it in the chat.
-          </p>
-          <a class="button" href="#/agents/new">
-            Create your first agent
-          </a>
-        </Empty>
-      ) : null}
-      {page.value && page.value.items.length > 0 ? (
-        <>
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Model</th>
-                <th scope="col">Knowledge</th>
-                <th scope="col">Tools</th>
-                <th scope="col">Updated</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {page.value.items.map((a) => (
-                <tr key={a.id}>
-                  <td>
-                    <a href={`#/agents/${a.id}`}>{a.name}</a>
-                    <div class="muted small">{a.id}</div>
-                  </td>
-                  <td>{a.model}</td>
-                  <td>{a.knowledgeSourceIds.length}</td>
-                  <td>
-                    {a.tools.length}
-                    {a.tools.some((t) => t.requireApproval) ? <span class="badge badge-waiting">approval</span> : null}
-                  </td>
-                  <td>{formatDate(a.updatedAt)}</td>
-                  <td>
-                    <a href={`#/chat/${a.id}`}>Chat</a>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          <Pager pagination={page.value.pagination} onNext={setCursor} onFirst={cursor ? () => setCursor(undefined) : undefined} />
-        </>
-      ) : null}
+      <PagedTable<Agent>
+        path="/v1/agents"
+        what="agents"
+        columns={['Name', 'Model', 'Knowledge', 'Tools', 'Updated', '']}
+        empty={
+          <Empty title="No agents yet">
+            <p>
+              Create an agent: give it a model, connect <a href="#/knowledge">knowledge sources</a> it may cite and tools it may call, then
+              try it in the chat.
+            </p>
+            <a class="button" href="#/agents/new">
+              Create your first agent
+            </a>
+          </Empty>
+        }
+        row={(a) => (
+          <tr key={a.id}>
+            <td>
+              <a href={`#/agents/${a.id}`}>{a.name}</a>
+              <div class="muted small">{a.id}</div>
+            </td>
+            <td>{a.model}</td>
+            <td>{a.knowledgeSourceIds.length}</td>
+            <td>
+              {a.tools.length}
+              {a.tools.some((t) => t.requireApproval) ? <span class="badge badge-waiting">approval</span> : null}
+            </td>
+            <td>{formatDate(a.updatedAt)}</td>
+            <td>
+              <a href={`#/chat/${a.id}`}>Chat</a>
+            </td>
+          </tr>
+        )}
+      />
     </section>
-  );
-}
-
-export function Pager({ pagination, onNext, onFirst }: { pagination: Pagination; onNext: (cursor: string) => void; onFirst?: () => void }) {
-  if (!pagination.hasMore && !onFirst) return null;
-  return (
-    <div class="pager">
-      {onFirst ? (
-        <button type="button" class="secondary" onClick={onFirst}>
-          First page
-        </button>
-      ) : null}
-      {pagination.hasMore && pagination.nextCursor ? (
-        <button type="button" class="secondary" onClick={() => onNext(pagination.nextCursor!)}>
-          Next page
-        </button>
-      ) : null}
-    </div>
   );
 }
 

@@ -1,8 +1,8 @@
 import { useState } from 'preact/hooks';
-import { api, apiPage, sendWithProgress, uploadFiles } from '../api';
+import { api, sendWithProgress, uploadFiles } from '../api';
+import { PagedTable } from '../components/paged-table';
 import { navigate } from '../router';
 import { Empty, ErrorBox, FieldError, Highlighted, Loading, StatusBadge, formatBytes, formatDate, useInterval, useLoad } from '../components/ui';
-import { Pager } from './agents';
 
 interface FileEntry {
   path: string;
@@ -39,57 +39,38 @@ interface SearchResult {
 const BUSY = new Set(['pending', 'syncing', 'indexing']);
 
 export function KnowledgeList() {
-  const [cursor, setCursor] = useState<string>();
-  const page = useLoad((signal) => apiPage<Source>(`/v1/knowledge-sources?limit=20${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, signal), [cursor]);
-  const busy = page.value?.items.some((s) => BUSY.has(s.status)) ?? false;
-  useInterval(page.reload, 3000, busy);
   return (
     <section>
       <div class="page-head">
         <h1>Knowledge sources</h1>
       </div>
       <CreateSource />
-      <ErrorBox error={page.error} />
-      {page.loading && !page.value ? <Loading what="knowledge sources" /> : null}
-      {page.value && page.value.items.length === 0 && !cursor ? (
-        <Empty title="No knowledge sources yet">
-          <p>Create a file collection above, then drop PDFs, Word, PowerPoint, Excel, Markdown or text files on it. Agents cite what it holds.</p>
-        </Empty>
-      ) : null}
-      {page.value && page.value.items.length > 0 ? (
-        <>
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Type</th>
-                <th scope="col">Status</th>
-                <th scope="col">Documents</th>
-                <th scope="col">Chunks</th>
-                <th scope="col">Updated</th>
-              </tr>
-            </thead>
-            <tbody>
-              {page.value.items.map((s) => (
-                <tr key={s.id}>
-                  <td>
-                    <a href={`#/knowledge/${s.id}`}>{s.name}</a>
-                    <div class="muted small">{s.id}</div>
-                  </td>
-                  <td>{s.type}</td>
-                  <td>
-                    <StatusBadge status={s.status} />
-                  </td>
-                  <td>{s.stats?.documents ?? '—'}</td>
-                  <td>{s.stats?.chunks ?? '—'}</td>
-                  <td>{formatDate(s.updatedAt)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          <Pager pagination={page.value.pagination} onNext={setCursor} onFirst={cursor ? () => setCursor(undefined) : undefined} />
-        </>
-      ) : null}
+      <PagedTable<Source>
+        path="/v1/knowledge-sources"
+        what="knowledge sources"
+        columns={['Name', 'Type', 'Status', 'Documents', 'Chunks', 'Updated']}
+        pollWhile={(items) => items.some((s) => BUSY.has(s.status))}
+        empty={
+          <Empty title="No knowledge sources yet">
+            <p>Create a file collection above, then drop PDFs, Word, PowerPoint, Excel, Markdown or text files on it. Agents cite what it holds.</p>
+          </Empty>
+        }
+        row={(s) => (
+          <tr key={s.id}>
+            <td>
+              <a href={`#/knowledge/${s.id}`}>{s.name}</a>
+              <div class="muted small">{s.id}</div>
+            </td>
+            <td>{s.type}</td>
+            <td>
+              <StatusBadge status={s.status} />
+            </td>
+            <td>{s.stats?.documents ?? '—'}</td>
+            <td>{s.stats?.chunks ?? '—'}</td>
+            <td>{formatDate(s.updatedAt)}</td>
+          </tr>
+        )}
+      />
     </section>
   );
 }

@@ -4,7 +4,7 @@ import { navigate } from '../router';
 import { Empty, ErrorBox, FieldError, Loading, StatusBadge, fieldMessage, formatDate, useLoad } from '../components/ui';
 import { StepGraph, type GraphStep } from '../components/step-graph';
 import { Gantt, formatMs } from '../components/gantt';
-import { Pager } from './agents';
+import { PagedTable } from '../components/paged-table';
 
 interface StoredStep {
   id: string;
@@ -58,8 +58,6 @@ const STEP_TYPES = ['classification', 'search', 'generation', 'http', 'tool', 'a
 const FINISHED = new Set(['succeeded', 'failed', 'canceled']);
 
 export function WorkflowsList() {
-  const [cursor, setCursor] = useState<string>();
-  const page = useLoad((signal) => apiPage<Workflow>(`/v1/workflows?limit=20${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, signal), [cursor]);
   const waiting = useLoad((signal) => apiPage<Execution>('/v1/executions?status=waiting&limit=20', signal), []);
   return (
     <section>
@@ -87,44 +85,30 @@ export function WorkflowsList() {
           </ul>
         </div>
       ) : null}
-      <ErrorBox error={page.error} />
-      {page.loading && !page.value ? <Loading what="workflows" /> : null}
-      {page.value && page.value.items.length === 0 && !cursor ? (
-        <Empty title="No workflows yet">
-          <p>A workflow chains steps — classify, search, generate, call an API, ask a person — and runs them from the API, a schedule or a hook.</p>
-          <a class="button" href="#/workflows/new">
-            Build your first workflow
-          </a>
-        </Empty>
-      ) : null}
-      {page.value && page.value.items.length > 0 ? (
-        <>
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Steps</th>
-                <th scope="col">Version</th>
-                <th scope="col">Updated</th>
-              </tr>
-            </thead>
-            <tbody>
-              {page.value.items.map((w) => (
-                <tr key={w.id}>
-                  <td>
-                    <a href={`#/workflows/${w.id}`}>{w.name}</a>
-                    <div class="muted small">{w.id}</div>
-                  </td>
-                  <td>{w.steps.map((s) => s.type).join(' → ')}</td>
-                  <td>{w.version}</td>
-                  <td>{formatDate(w.updatedAt)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          <Pager pagination={page.value.pagination} onNext={setCursor} onFirst={cursor ? () => setCursor(undefined) : undefined} />
-        </>
-      ) : null}
+      <PagedTable<Workflow>
+        path="/v1/workflows"
+        what="workflows"
+        columns={['Name', 'Steps', 'Version', 'Updated']}
+        empty={
+          <Empty title="No workflows yet">
+            <p>A workflow chains steps — classify, search, generate, call an API, ask a person — and runs them from the API, a schedule or a hook.</p>
+            <a class="button" href="#/workflows/new">
+              Build your first workflow
+            </a>
+          </Empty>
+        }
+        row={(w) => (
+          <tr key={w.id}>
+            <td>
+              <a href={`#/workflows/${w.id}`}>{w.name}</a>
+              <div class="muted small">{w.id}</div>
+            </td>
+            <td>{w.steps.map((s) => s.type).join(' → ')}</td>
+            <td>{w.version}</td>
+            <td>{formatDate(w.updatedAt)}</td>
+          </tr>
+        )}
+      />
     </section>
   );
 }
