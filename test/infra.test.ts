@@ -7,6 +7,11 @@ import { ROUTE_GROUPS, routeGroupOf, type RouteGroupSpec } from '../functions/ro
 import { buildApp } from '../infra/app';
 
 const cdkJson = JSON.parse(readFileSync(new URL('../cdk.json', import.meta.url), 'utf8')) as { context: Record<string, unknown> };
+/**
+ * The app with more context, its functions not bundled: the first build bundles them for real, and
+ * bundling again (half a minute on two busy cores) would only test esbuild once more.
+ */
+const variant = (context: Record<string, unknown>) => buildApp(new App({ context: { ...cdkJson.context, 'aws:cdk:bundling-stacks': [], ...context } }));
 
 describe('CDK app', () => {
   let built: ReturnType<typeof buildApp>;
@@ -284,7 +289,7 @@ describe('CDK app', () => {
   });
 
   it('grants the ingestion worker read-only access to the buckets the context names for s3 sources, and tells both functions the list', () => {
-    const granted = buildApp(new App({ context: { ...cdkJson.context, s3SourceBuckets: 'acme-handbooks,acme-policies' } }));
+    const granted = variant({ s3SourceBuckets: 'acme-handbooks,acme-policies' });
     const template = Template.fromStack(granted.api);
     const functions = template.findResources('AWS::Lambda::Function');
     const lists = Object.values(functions)
@@ -300,7 +305,7 @@ describe('CDK app', () => {
     });
     // Without the context no bucket is granted.
     expect(JSON.stringify(api.toJSON())).not.toContain(':s3:::acme');
-    expect(() => buildApp(new App({ context: { ...cdkJson.context, s3SourceBuckets: 'Not_A_Bucket' } }))).toThrow(/not an S3 bucket name/);
+    expect(() => variant({ s3SourceBuckets: 'Not_A_Bucket' })).toThrow(/not an S3 bucket name/);
   });
 
   it('keeps files in a private, encrypted, TLS-only, retained bucket that drops abandoned uploads; the API writes it, the worker reads it', () => {
@@ -432,7 +437,7 @@ describe('CDK app', () => {
   });
 
   it('leaves the console out with -c console=false', () => {
-    expect(buildApp(new App({ context: { ...cdkJson.context, console: 'false' } })).console).toBeUndefined();
+    expect(variant({ console: 'false' }).console).toBeUndefined();
   }, 120_000);
 
   it('passes cdk-nag AwsSolutions with every acknowledged finding carrying a reason', () => {
@@ -446,7 +451,7 @@ describe('CDK app with tracing on', () => {
   const adot = 'arn:aws:lambda:us-east-1:901920570463:layer:aws-otel-nodejs-arm64-ver-1-30-2:1';
 
   it('is off by default: no X-Ray, no layer', () => {
-    const built = buildApp(new App({ context: cdkJson.context }));
+    const built = variant({});
     for (const fn of Object.values(Template.fromStack(built.api).findResources('AWS::Lambda::Function'))) {
       expect(fn.Properties.TracingConfig).toBeUndefined();
       expect(fn.Properties.Layers).toBeUndefined();
@@ -454,7 +459,7 @@ describe('CDK app with tracing on', () => {
   }, 120_000);
 
   it('gives every function X-Ray active tracing and the ADOT layer with one context flag, cdk-nag still clean', () => {
-    const built = buildApp(new App({ context: { ...cdkJson.context, tracing: 'true', adotLayerArn: adot } }));
+    const built = variant({ tracing: 'true', adotLayerArn: adot });
     const functions = Object.values(Template.fromStack(built.api).findResources('AWS::Lambda::Function'));
     expect(functions.length).toBeGreaterThan(5);
     for (const fn of functions) {
@@ -467,13 +472,13 @@ describe('CDK app with tracing on', () => {
   }, 120_000);
 
   it('takes alarm thresholds and an alarm address from context, and refuses a threshold that is not a number', () => {
-    const built = buildApp(new App({ context: { ...cdkJson.context, p99LatencyMs: '5000', alarmEmail: 'ops@example.com' } }));
+    const built = variant({ p99LatencyMs: '5000', alarmEmail: 'ops@example.com' });
     Template.fromStack(built.api).hasResourceProperties('AWS::CloudWatch::Alarm', { ExtendedStatistic: 'p99', Threshold: 5000 });
     Template.fromStack(built.data).hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'ops@example.com' });
-    expect(() => buildApp(new App({ context: { ...cdkJson.context, tokensPerHour: 'lots' } }))).toThrow(/tokensPerHour/);
+    expect(() => variant({ tokensPerHour: 'lots' })).toThrow(/tokensPerHour/);
   }, 120_000);
 
   it('names the missing layer ARN when tracing is asked for without it', () => {
-    expect(() => buildApp(new App({ context: { ...cdkJson.context, tracing: 'true' } }))).toThrow(/adotLayerArn/);
+    expect(() => variant({ tracing: 'true' })).toThrow(/adotLayerArn/);
   }, 120_000);
 });
