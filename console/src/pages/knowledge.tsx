@@ -1,8 +1,8 @@
-import { useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import { api, sendWithProgress, uploadFiles } from '../api';
 import { PagedTable } from '../components/paged-table';
 import { navigate } from '../router';
-import { Empty, ErrorBox, FieldError, Highlighted, Loading, StatusBadge, formatBytes, formatDate, useInterval, useLoad } from '../components/ui';
+import { Empty, ErrorBox, FieldError, Highlighted, Loading, Stats, StatusBadge, formatBytes, formatDate, useInterval, useLoad } from '../components/ui';
 
 interface FileEntry {
   path: string;
@@ -131,6 +131,8 @@ function CreateSource() {
 }
 
 interface Upload {
+  /** Its place in this page's list of uploads (drops and picks may overlap). */
+  n: number;
   name: string;
   size: number;
   progress: number;
@@ -146,16 +148,19 @@ export function KnowledgeDetail({ id }: { id: string }) {
   const [uploads, setUploads] = useState<Upload[]>([]);
   const [error, setError] = useState<unknown>();
   const [dragging, setDragging] = useState(false);
+  const counted = useRef(0);
+  const queue = useRef<Array<{ file: File; n: number }>>([]);
+  const workers = useRef(0);
   const s = source.value;
   const uploading = uploads.some((u) => u.state === 'uploading' || u.state === 'queued');
   // Every 1.5 s while it indexes: well inside the free plan's 50 requests a minute.
   useInterval(source.reload, 1500, !!s && (BUSY.has(s.status) || uploading));
 
-  const update = (i: number, patch: Partial<Upload>) => setUploads((list) => list.map((u, j) => (j === i ? { ...u, ...patch } : u)));
+  const update = (n: number, patch: Partial<Upload>) => setUploads((list) => list.map((u) => (u.n === n ? { ...u, ...patch } : u)));
 
-  async function uploadOne(file: File, i: number) {
-    update(i, { state: 'uploading' });
-    const onProgress = (p: number) => update(i, { progress: p });
+  async function uploadOne(file: File, n: number) {
+    update(n, { state: 'uploading' });
+    const onProgress = (p: number) => update(n, { progress: p });
     if (file.size <= DIRECT_LIMIT) {
       const form = new FormData();
       form.append('file', file, file.name);
@@ -170,28 +175,36 @@ export function KnowledgeDetail({ id }: { id: string }) {
       if (put.status >= 300) throw new Error(`The storage refused the upload (HTTP ${put.status})`);
       await api('POST', `/v1/knowledge-sources/${id}/uploads/${ticket.uploadId}/complete`);
     }
-    update(i, { state: 'done', progress: 1 });
+    update(n, { state: 'done', progress: 1 });
   }
 
-  async function add(files: File[]) {
+  /**
+   * Drops and picks join one queue, uploaded two at a time (each with its own progress; a failure
+   * stops only its own file). When the queue is empty, a collection never connected is indexed;
+   * a connected one already re-syncs on every change.
+   */
+  function add(files: File[]) {
     if (files.length === 0) return;
     setError(undefined);
-    const base = uploads.length;
-    setUploads((list) => [...list, ...files.map((f) => ({ name: f.name, size: f.size, progress: 0, state: 'queued' as const }))]);
-    // Two at a time: each shows its own progress, and a failure stops only its own file.
-    let next = 0;
-    const worker = async () => {
-      while (next < files.length) {
-        const i = next++;
-        try {
-          await uploadOne(files[i]!, base + i);
-        } catch (err) {
-          update(base + i, { state: 'failed', error: err instanceof Error ? err.message : String(err) });
-        }
+    const first = counted.current;
+    counted.current += files.length;
+    setUploads((list) => [...list, ...files.map((f, i) => ({ n: first + i, name: f.name, size: f.size, progress: 0, state: 'queued' as const }))]);
+    queue.current.push(...files.map((file, i) => ({ file, n: first + i })));
+    while (workers.current < 2 && queue.current.length > 0) {
+      workers.current++;
+      void work();
+    }
+  }
+
+  async function work() {
+    for (let next = queue.current.shift(); next; next = queue.current.shift()) {
+      try {
+        await uploadOne(next.file, next.n);
+      } catch (err) {
+        update(next.n, { state: 'failed', error: err instanceof Error ? err.message : String(err) });
       }
-    };
-    await Promise.all([worker(), worker()]);
-    // A collection never connected indexes now; a connected one already re-syncs on every change.
+    }
+    if (--workers.current > 0) return;
     try {
       const current = await api<Source>('GET', `/v1/knowledge-sources/${id}`);
       if (current.status === 'created') await api('POST', `/v1/knowledge-sources/${id}/connect`, {});
@@ -222,30 +235,16 @@ export function KnowledgeDetail({ id }: { id: string }) {
       <p class="muted small">
         {s.id} · {s.type}
       </p>
-      <dl class="stats" aria-live="polite">
-        <div>
-          <dt>Status</dt>
-          <dd data-testid="source-status">{s.status}</dd>
-        </div>
-        <div>
-          <dt>Documents</dt>
-          <dd>{s.stats?.documents ?? 0}</dd>
-        </div>
-        <div>
-          <dt>Chunks</dt>
-          <dd>{s.stats?.chunks ?? 0}</dd>
-        </div>
-        <div>
-          <dt>Files</dt>
-          <dd>
-            {s.fileCount ?? s.files?.length ?? 0} ({formatBytes(s.totalBytes)})
-          </dd>
-        </div>
-        <div>
-          <dt>Last synced</dt>
-          <dd>{formatDate(s.stats?.lastSyncedAt)}</dd>
-        </div>
-      </dl>
+      <Stats
+        live
+        items={[
+          ['Status', s.status],
+          ['Documents', s.stats?.documents ?? 0],
+          ['Chunks', s.stats?.chunks ?? 0],
+          ['Files', `${s.fileCount ?? s.files?.length ?? 0} (${formatBytes(s.totalBytes)})`],
+          ['Last synced', formatDate(s.stats?.lastSyncedAt)],
+        ]}
+      />
       {s.status === 'failed' && s.error ? <ErrorBox error={new Error(typeof s.error === 'string' ? s.error : `${s.error.code ?? 'FAILED'}: ${s.error.message ?? ''}`)} /> : null}
       <ErrorBox error={error} />
       <div class="row">
@@ -276,7 +275,7 @@ export function KnowledgeDetail({ id }: { id: string }) {
             onDrop={(e) => {
               e.preventDefault();
               setDragging(false);
-              void add([...(e.dataTransfer?.files ?? [])]);
+              add([...(e.dataTransfer?.files ?? [])]);
             }}
           >
             <p>Drop files here (PDF, DOCX, PPTX, XLSX, Markdown, HTML, text, JSON, CSV; up to 100 MB each)</p>
@@ -291,14 +290,14 @@ export function KnowledgeDetail({ id }: { id: string }) {
               onChange={(e) => {
                 const files = [...(e.currentTarget.files ?? [])];
                 e.currentTarget.value = '';
-                void add(files);
+                add(files);
               }}
             />
           </div>
           {uploads.length > 0 ? (
             <ul class="uploads" aria-label="Uploads">
-              {uploads.map((u, i) => (
-                <li key={i}>
+              {uploads.map((u) => (
+                <li key={u.n}>
                   <span>
                     {u.name} <span class="muted small">{formatBytes(u.size)}</span>
                   </span>
