@@ -92,9 +92,13 @@ function Conversation({ agentId, sessionId }: { agentId: string; sessionId?: str
   // The session this view holds: a reply that starts a session moves the address without a reload.
   const held = useRef<string | undefined>(undefined);
   const log = useRef<HTMLDivElement>(null);
+  // The turn streaming now: another conversation, or leaving the page, stops it from drawing here.
+  const streaming = useRef<AbortController | undefined>(undefined);
+  useEffect(() => () => streaming.current?.abort(), []);
 
   useEffect(() => {
     if (sessionId === held.current) return;
+    streaming.current?.abort();
     held.current = sessionId;
     setMessages([]);
     setError(undefined);
@@ -111,10 +115,15 @@ function Conversation({ agentId, sessionId }: { agentId: string; sessionId?: str
     setBusy(true);
     setError(undefined);
     const live: Message = { id: `live-${Date.now()}`, role: 'assistant', content: '', toolCalls: [], streaming: true };
-    const show = () => setMessages((list) => [...list.filter((m) => m.id !== live.id), { ...live, toolCalls: [...(live.toolCalls ?? [])] }]);
+    const stop = new AbortController();
+    streaming.current = stop;
+    const show = () => {
+      if (!stop.signal.aborted) setMessages((list) => [...list.filter((m) => m.id !== live.id), { ...live, toolCalls: [...(live.toolCalls ?? [])] }]);
+    };
     show();
     try {
-      for await (const e of events('POST', `/v1/agents/${agentId}/converse`, { ...body, stream: true, context: { ...(held.current ? { sessionId: held.current } : {}) } })) {
+      const request = { ...body, stream: true, context: { ...(held.current ? { sessionId: held.current } : {}) } };
+      for await (const e of events('POST', `/v1/agents/${agentId}/converse`, request, stop.signal)) {
         const data = e.data as Record<string, unknown>;
         if (e.event === 'start') {
           live.model = String(data.model);
@@ -134,6 +143,7 @@ function Conversation({ agentId, sessionId }: { agentId: string; sessionId?: str
         show();
       }
     } catch (err) {
+      if (stop.signal.aborted) return;
       setError(err);
       // A paused turn blocks the session: offer its calls for a decision.
       if (err instanceof ApiError && Array.isArray(err.details?.pendingToolCalls)) live.pending = err.details.pendingToolCalls as ToolCall[];
