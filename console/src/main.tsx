@@ -1,6 +1,7 @@
 import { render } from 'preact';
+import { useEffect } from 'preact/hooks';
 import { session } from './credentials';
-import { match, route } from './router';
+import { match, replaceRoute, route } from './router';
 import { SignIn } from './pages/sign-in';
 import { AgentsPage, AgentEditor } from './pages/agents';
 import { KnowledgeList, KnowledgeDetail } from './pages/knowledge';
@@ -32,8 +33,14 @@ const PAGES: Array<[string, (p: Record<string, string>) => preact.JSX.Element]> 
 
 function App() {
   const c = session.value;
-  if (!c.apiKey && !c.platformToken) return <SignIn />;
-  const path = route.value === '/' ? (c.apiKey ? '/agents' : '/platform/tables') : route.value;
+  const signedIn = !!(c.apiKey || c.platformToken);
+  // A page the credentials do not open (left in the address by an earlier sign-in) gives way to home.
+  const opens = route.value.startsWith('/platform/') ? !!c.platformToken : !!c.apiKey;
+  const path = route.value === '/' || !opens ? (c.apiKey ? '/agents' : '/platform/tables') : route.value;
+  useEffect(() => {
+    if (signedIn && path !== route.value) replaceRoute(path);
+  }, [signedIn, path]);
+  if (!signedIn) return <SignIn />;
   for (const [pattern, page] of PAGES) {
     const params = match(pattern, path);
     if (params) return <Shell path={path}>{page(params)}</Shell>;

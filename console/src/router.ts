@@ -11,6 +11,12 @@ export function navigate(path: string) {
   location.hash = path;
 }
 
+/** Shows `path` in place of the current address, without a new history entry. */
+export function replaceRoute(path: string) {
+  history.replaceState(null, '', `#${path}`);
+  route.value = path;
+}
+
 /** The parameters of `pattern` (`/agents/:id`) in `path`, or undefined when it does not match. */
 export function match(pattern: string, path: string): Record<string, string> | undefined {
   const want = pattern.split('/');
