@@ -38,6 +38,20 @@ export function fieldMessage(error: unknown, field: string, exact = false): stri
   return undefined;
 }
 
+/** Figures side by side, each under its label; `live` announces their changes to screen readers. */
+export function Stats({ items, live }: { items: Array<[label: string, value: ComponentChildren]>; live?: boolean }) {
+  return (
+    <dl class="stats" aria-live={live ? 'polite' : undefined}>
+      {items.map(([label, value]) => (
+        <div key={label}>
+          <dt>{label}</dt>
+          <dd>{value}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
 export function Empty({ title, children }: { title: string; children?: ComponentChildren }) {
   return (
     <div class="empty">

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, apiAll } from '../api';
 import { BarChart, RankChart } from '../components/bar-chart';
-import { ErrorBox, FieldError, Loading, useLoad } from '../components/ui';
+import { ErrorBox, FieldError, Loading, Stats, useLoad } from '../components/ui';
 import type { Agent } from './agents';
 
 interface UsageRow {
@@ -76,32 +76,16 @@ export function UsagePage() {
       {data.loading && !v ? <Loading what="usage" /> : null}
       {v ? (
         <>
-          <dl class="stats">
-            <div>
-              <dt>Requests</dt>
-              <dd>{v.byDay.totals.requests.toLocaleString()}</dd>
-            </div>
-            <div>
-              <dt>Input tokens</dt>
-              <dd>{v.byDay.totals.inputTokens.toLocaleString()}</dd>
-            </div>
-            <div>
-              <dt>Output tokens</dt>
-              <dd>{v.byDay.totals.outputTokens.toLocaleString()}</dd>
-            </div>
-            <div>
-              <dt>Tool calls</dt>
-              <dd>{v.byDay.totals.toolCalls.toLocaleString()}</dd>
-            </div>
-            <div>
-              <dt>Workflow steps</dt>
-              <dd>{v.byDay.totals.steps.toLocaleString()}</dd>
-            </div>
-            <div>
-              <dt>Estimated cost</dt>
-              <dd>${v.byDay.totals.estimatedCostUsd.toFixed(4)}</dd>
-            </div>
-          </dl>
+          <Stats
+            items={[
+              ['Requests', v.byDay.totals.requests.toLocaleString()],
+              ['Input tokens', v.byDay.totals.inputTokens.toLocaleString()],
+              ['Output tokens', v.byDay.totals.outputTokens.toLocaleString()],
+              ['Tool calls', v.byDay.totals.toolCalls.toLocaleString()],
+              ['Workflow steps', v.byDay.totals.steps.toLocaleString()],
+              ['Estimated cost', `$${v.byDay.totals.estimatedCostUsd.toFixed(4)}`],
+            ]}
+          />
           {v.byDay.rows.length === 0 ? <p class="muted">No use in this period yet: converse with an agent, search a source or run a workflow, and it counts here.</p> : null}
           <div class="split">
             <BarChart title="Requests per day" labels={days} series={[{ name: 'Requests', color: '#245d52', values: days.map((d) => on(d)?.requests ?? 0) }]} />

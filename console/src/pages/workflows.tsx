@@ -3,7 +3,7 @@ import { api, apiPage, events } from '../api';
 import { navigate } from '../router';
 import { Empty, ErrorBox, FieldError, Loading, StatusBadge, fieldMessage, formatDate, useLoad } from '../components/ui';
 import { StepGraph, type GraphStep } from '../components/step-graph';
-import { Gantt, formatMs } from '../components/gantt';
+import { Gantt, formatMs, type TimedStep } from '../components/gantt';
 import { PagedTable } from '../components/paged-table';
 
 interface StoredStep {
@@ -22,13 +22,7 @@ interface Workflow {
   updatedAt: string;
   version: number;
 }
-interface ExecutionStep {
-  id: string;
-  type: string;
-  status: string;
-  startedAt?: string;
-  finishedAt?: string;
-  durationMs?: number;
+interface ExecutionStep extends TimedStep {
   attempt?: number;
   output?: unknown;
   error?: { code?: string; message?: string } | string;
