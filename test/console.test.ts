@@ -32,6 +32,8 @@ const orders = createServer((req, res) => {
 });
 let ordersUrl = '';
 const browserErrors: string[] = [];
+/** The requests the API refused, to say which one when the browser logs an unexpected refusal. */
+const refused: string[] = [];
 
 async function axeProblems(): Promise<string[]> {
   await page.evaluate(AXE);
@@ -43,11 +45,17 @@ async function axeProblems(): Promise<string[]> {
 /** Follows a link of the main navigation. */
 const nav = (name: string) => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true }).click();
 
-/** axe-core finds nothing serious, and the page fits a laptop screen without sideways scrolling. */
+const LAPTOP = { width: 1280, height: 800 };
+const SMALL_LAPTOP = { width: 1024, height: 640 };
+
+/** axe-core finds nothing serious, and the page fits laptop screens without sideways scrolling. */
 async function checkPage(name: string) {
   expect(await axeProblems(), `accessibility of ${name}`).toEqual([]);
-  const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
-  expect(overflow, `${name} scrolls sideways`).toBeLessThanOrEqual(0);
+  for (const size of [SMALL_LAPTOP, LAPTOP]) {
+    await page.setViewportSize(size);
+    const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+    expect(overflow, `${name} scrolls sideways at ${size.width} px`).toBeLessThanOrEqual(0);
+  }
   await page.screenshot({ path: join(shots, `${name}.png`), fullPage: false });
 }
 
@@ -66,10 +74,10 @@ describe.skipIf(!runnable)('the console in Chromium', { timeout: 90_000 }, () =>
       executablePath: CHROMIUM,
       args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     });
-    // A laptop screen.
-    page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    page = await browser.newPage({ viewport: LAPTOP });
     page.on('pageerror', (e) => browserErrors.push(e.message));
     page.on('console', (m) => m.type() === 'error' && browserErrors.push(m.text()));
+    page.on('response', (r) => r.status() >= 400 && refused.push(`${r.status()} ${r.request().method()} ${new URL(r.url()).pathname}`));
   }, 120_000);
 
   afterAll(async () => {
@@ -111,16 +119,25 @@ describe.skipIf(!runnable)('the console in Chromium', { timeout: 90_000 }, () =>
     // One file past the multipart limit goes to S3 by a presigned PUT from the browser.
     const large = Array.from({ length: 64_000 }, (_, i) => `Line ${i} of the warehouse log: parcel ${i * 7} scanned at dock ${i % 9}.`).join('\n');
     expect(large.length).toBeGreaterThan(4 * 1024 * 1024);
+    // One file dropped on the drop zone, as from a file manager…
+    const dropped = await page.evaluateHandle(
+      `(() => { const t = new DataTransfer(); t.items.add(new File(['# Opening hours\\nThe shop is open from 9 to 17 on weekdays.'], 'faq.md', { type: 'text/markdown' })); return t; })()`,
+    );
+    await page.locator('.dropzone').dispatchEvent('dragover', { dataTransfer: dropped });
+    expect(await page.locator('.dropzone').getAttribute('class')).toContain('dragging');
+    await page.locator('.dropzone').dispatchEvent('drop', { dataTransfer: dropped });
+    // …and two chosen with the file picker.
     await page.locator('#file-input').setInputFiles([
       { name: 'policies.pdf', mimeType: 'application/pdf', buffer: Buffer.from(pdf) },
-      { name: 'faq.md', mimeType: 'text/markdown', buffer: Buffer.from('# Opening hours\nThe shop is open from 9 to 17 on weekdays.') },
       { name: 'warehouse-log.txt', mimeType: 'text/plain', buffer: Buffer.from(large) },
     ]);
     const uploads = page.getByRole('list', { name: 'Uploads' });
     await expect.poll(() => uploads.getByRole('progressbar').count()).toBe(3);
     await expect.poll(async () => (await uploads.textContent()) ?? '', { timeout: 30_000 }).toMatch(/^(?!.*(queued|uploading|failed)).*done.*done.*done/);
-    await expect.poll(() => page.getByTestId('source-status').textContent(), { timeout: 60_000, interval: 250 }).toBe('ready');
-    await expect.poll(() => page.getByRole('cell', { name: 'warehouse-log.txt', exact: true }).count()).toBe(1);
+    // Live: the figures follow the index until it holds all three files.
+    const figures = () => page.locator('dl.stats').textContent();
+    await expect.poll(figures, { timeout: 60_000, interval: 250 }).toMatch(/^Statusready.*Documents3Chunks[1-9]/);
+    for (const name of ['faq.md', 'policies.pdf', 'warehouse-log.txt']) await expect.poll(() => page.getByRole('cell', { name, exact: true }).count()).toBe(1);
     await page.getByLabel('Search this source').fill('How long to return an item?');
     await page.getByRole('button', { name: 'Search' }).click();
     const first = page.locator('.results li').first();
@@ -178,6 +195,8 @@ describe.skipIf(!runnable)('the console in Chromium', { timeout: 90_000 }, () =>
     await approve.click();
     await expect.poll(() => page.locator('.message.assistant').last().textContent(), { timeout: 20_000 }).toMatch(/shipped/);
     expect(await page.locator('.tool-call summary').last().textContent()).toMatch(/order_status \(\d+ ms\)/);
+    // The turn has ended once the composer offers to send again.
+    await page.getByRole('button', { name: 'Send' }).waitFor();
     // The session is in the history, and reopening it shows both turns from the API.
     const sessions = page.getByRole('complementary', { name: 'Sessions' });
     await expect.poll(() => sessions.getByRole('listitem').count()).toBe(1);
@@ -250,6 +269,13 @@ describe.skipIf(!runnable)('the console in Chromium', { timeout: 90_000 }, () =>
     });
     expect(said.status).toBe(200);
 
+    // The token alone opens the platform pages, and only those.
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('Platform access token (optional)').fill(tenant.data.accessToken);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: /tables/i }).first().waitFor();
+    expect(await page.getByRole('navigation', { name: 'Main' }).getByRole('link').allTextContents()).toEqual(['Tables', 'Memory graph']);
+
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('API key').fill(tenant.data.apiKey);
     await page.getByLabel('Platform access token (optional)').fill(tenant.data.accessToken);
@@ -271,6 +297,7 @@ describe.skipIf(!runnable)('the console in Chromium', { timeout: 90_000 }, () =>
 
   it('logged no errors in the browser', () => {
     // The browser logs the refused requests the tests made on purpose (wrong key, invalid input).
-    expect(browserErrors.filter((e) => !/^Failed to load resource: the server responded with a status of (400|401)/.test(e)).join('\n')).toBe('');
+    const unexpected = browserErrors.filter((e) => !/^Failed to load resource: the server responded with a status of (400|401)/.test(e));
+    expect(unexpected.join('\n'), `refused requests: ${refused.join(', ')}`).toBe('');
   });
 });
