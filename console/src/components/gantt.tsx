@@ -26,7 +26,7 @@ export function Gantt({ steps, startedAt, now }: { steps: TimedStep[]; startedAt
   const height = rows.length * ROW + 24;
   return (
     <figure class="gantt">
-      <svg viewBox={`0 0 ${WIDTH} ${height}`} width="100%" role="img" aria-labelledby="gantt-title">
+      <svg viewBox={`0 0 ${WIDTH} ${height}`} width={WIDTH} role="img" aria-labelledby="gantt-title">
         <title id="gantt-title">Step timeline: {rows.map((r) => `${r.id} ${r.status}${r.end !== undefined && r.start !== undefined ? ` ${Math.round(r.end - r.start)} ms` : ''}`).join(', ')}</title>
         {[0, 0.25, 0.5, 0.75, 1].map((f) => (
           <g key={f}>

@@ -1,43 +1,7 @@
 import type dagreModule from '@dagrejs/dagre';
 import { useMemo } from 'preact/hooks';
 import { useModule } from './use-module';
-
-export interface GraphStep {
-  id: string;
-  type: string;
-  dependsOn?: string[];
-  when?: { step: string; category: string };
-  then?: string[];
-  else?: string[];
-  inner?: number;
-  status?: string;
-}
-
-interface Edge {
-  from: string;
-  to: string;
-  label?: string;
-}
-
-/**
- * The edges the workflow compiler draws: explicit `dependsOn`, else the previous step; a
- * condition's `then`/`else` and a `when` category label theirs.
- */
-export function edgesOf(steps: GraphStep[]): Edge[] {
-  const ids = new Set(steps.map((s) => s.id));
-  const label = new Map<string, string>();
-  for (const s of steps) {
-    for (const t of s.then ?? []) label.set(`${s.id}→${t}`, 'then');
-    for (const t of s.else ?? []) label.set(`${s.id}→${t}`, 'else');
-    if (s.when) label.set(`${s.when.step}→${s.id}`, `= ${s.when.category}`);
-  }
-  const edges: Edge[] = [];
-  steps.forEach((s, i) => {
-    const deps = s.dependsOn ?? (i > 0 ? [steps[i - 1]!.id] : []);
-    for (const d of deps) if (ids.has(d)) edges.push({ from: d, to: s.id, label: label.get(`${d}→${s.id}`) });
-  });
-  return edges;
-}
+import { edgesOf, type GraphStep } from './step-edges';
 
 interface Point {
   x: number;
@@ -63,13 +27,16 @@ export function StepGraph({ steps, title }: { steps: GraphStep[]; title: string 
     const edges = edgesOf(unique);
     for (const e of edges) g.setEdge(e.from, e.to, { label: e.label, width: e.label ? 60 : 0, height: e.label ? 14 : 0 });
     dagre.layout(g);
-    const graph = g.graph() as { width?: number; height?: number };
-    return {
-      width: Math.max(graph.width ?? 0, W + 16),
-      height: Math.max(graph.height ?? 0, H + 16),
-      nodes: unique.map((s) => ({ step: s, ...(g.node(s.id) as Point) })),
-      edges: edges.map((e) => ({ ...e, points: (g.edge(e.from, e.to) as { points?: Point[] }).points ?? [] })),
-    };
+    const nodes = unique.map((s) => ({ step: s, ...(g.node(s.id) as Point) }));
+    const placed = edges.map((e) => {
+      const at = g.edge(e.from, e.to) as { points?: Point[]; x?: number; y?: number };
+      return { ...e, points: at.points ?? [], labelAt: e.label && at.x !== undefined && at.y !== undefined ? { x: at.x, y: at.y } : undefined };
+    });
+    // The box around everything drawn: an edge that goes around a node may pass outside dagre's own.
+    const xs = [...nodes.flatMap((n) => [n.x - W / 2, n.x + W / 2]), ...placed.flatMap((e) => [...e.points.map((p) => p.x), ...(e.labelAt ? [e.labelAt.x - 30, e.labelAt.x + 30] : [])])];
+    const ys = [...nodes.flatMap((n) => [n.y - H / 2, n.y + H / 2]), ...placed.flatMap((e) => [...e.points.map((p) => p.y), ...(e.labelAt ? [e.labelAt.y - 8, e.labelAt.y + 8] : [])])];
+    const box = { x: Math.min(...xs) - 8, y: Math.min(...ys) - 8, width: Math.max(...xs) - Math.min(...xs) + 16, height: Math.max(...ys) - Math.min(...ys) + 16 };
+    return { box, nodes, edges: placed };
   }, [dagre, JSON.stringify(steps)]);
 
   if (steps.length === 0) return <p class="muted">No steps to draw yet.</p>;
@@ -77,7 +44,7 @@ export function StepGraph({ steps, title }: { steps: GraphStep[]; title: string 
   const summary = layout.edges.map((e) => `${e.from} → ${e.to}${e.label ? ` (${e.label})` : ''}`).join('; ');
   return (
     <figure class="graph">
-      <svg viewBox={`0 0 ${layout.width} ${layout.height}`} width={layout.width} height={layout.height} role="img" aria-label={`${title}: ${summary || 'one step'}`}>
+      <svg viewBox={`${layout.box.x} ${layout.box.y} ${layout.box.width} ${layout.box.height}`} width={layout.box.width} height={layout.box.height} role="img" aria-label={`${title}: ${summary || 'one step'}`}>
         <defs>
           <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
             <path d="M0,0 L10,5 L0,10 z" fill="#55606b" />
@@ -85,12 +52,11 @@ export function StepGraph({ steps, title }: { steps: GraphStep[]; title: string 
         </defs>
         {layout.edges.map((e) => {
           const d = e.points.map((p, i) => `${i === 0 ? 'M' : 'L'}${p.x},${p.y}`).join(' ');
-          const mid = e.points[Math.floor(e.points.length / 2)];
           return (
             <g key={`${e.from}-${e.to}`}>
-              <path d={d} fill="none" stroke="#55606b" stroke-width="1.5" marker-end="url(#arrow)" />
-              {e.label && mid ? (
-                <text x={mid.x + 6} y={mid.y} class="edge-label">
+              <path d={d} fill="none" stroke="#55606b" stroke-width="1.5" stroke-dasharray={e.branch ? '5 4' : undefined} marker-end="url(#arrow)" />
+              {e.labelAt ? (
+                <text x={e.labelAt.x} y={e.labelAt.y + 4} text-anchor="middle" class="edge-label">
                   {e.label}
                 </text>
               ) : null}

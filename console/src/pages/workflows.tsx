@@ -2,7 +2,8 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, apiPage, events } from '../api';
 import { navigate } from '../router';
 import { Empty, ErrorBox, FieldError, Loading, StatusBadge, fieldMessage, formatDate, useLoad } from '../components/ui';
-import { StepGraph, type GraphStep } from '../components/step-graph';
+import { StepGraph } from '../components/step-graph';
+import type { GraphStep } from '../components/step-edges';
 import { Gantt, formatMs, type TimedStep } from '../components/gantt';
 import { PagedTable } from '../components/paged-table';
 
