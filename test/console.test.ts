@@ -119,24 +119,25 @@ describe.skipIf(!runnable)('the console in Chromium', { timeout: 90_000 }, () =>
     // One file past the multipart limit goes to S3 by a presigned PUT from the browser.
     const large = Array.from({ length: 64_000 }, (_, i) => `Line ${i} of the warehouse log: parcel ${i * 7} scanned at dock ${i % 9}.`).join('\n');
     expect(large.length).toBeGreaterThan(4 * 1024 * 1024);
-    // One file dropped on the drop zone, as from a file manager…
+    // Two files chosen with the file picker…
+    await page.locator('#file-input').setInputFiles([
+      { name: 'policies.pdf', mimeType: 'application/pdf', buffer: Buffer.from(pdf) },
+      { name: 'warehouse-log.txt', mimeType: 'text/plain', buffer: Buffer.from(large) },
+    ]);
+    // …and, while they upload, one dropped on the drop zone as from a file manager: it joins their queue.
     const dropped = await page.evaluateHandle(
       `(() => { const t = new DataTransfer(); t.items.add(new File(['# Opening hours\\nThe shop is open from 9 to 17 on weekdays.'], 'faq.md', { type: 'text/markdown' })); return t; })()`,
     );
     await page.locator('.dropzone').dispatchEvent('dragover', { dataTransfer: dropped });
     expect(await page.locator('.dropzone').getAttribute('class')).toContain('dragging');
     await page.locator('.dropzone').dispatchEvent('drop', { dataTransfer: dropped });
-    // …and two chosen with the file picker.
-    await page.locator('#file-input').setInputFiles([
-      { name: 'policies.pdf', mimeType: 'application/pdf', buffer: Buffer.from(pdf) },
-      { name: 'warehouse-log.txt', mimeType: 'text/plain', buffer: Buffer.from(large) },
-    ]);
     const uploads = page.getByRole('list', { name: 'Uploads' });
     await expect.poll(() => uploads.getByRole('progressbar').count()).toBe(3);
     await expect.poll(async () => (await uploads.textContent()) ?? '', { timeout: 30_000 }).toMatch(/^(?!.*(queued|uploading|failed)).*done.*done.*done/);
     // Live: the figures follow the index until it holds all three files.
     const figures = () => page.locator('dl.stats').textContent();
-    await expect.poll(figures, { timeout: 60_000, interval: 250 }).toMatch(/^Statusready.*Documents3Chunks[1-9]/);
+    // (4 MB of text is some 3,600 passages: a minute or two when the whole suite shares two cores.)
+    await expect.poll(figures, { timeout: 150_000, interval: 250 }).toMatch(/^Statusready.*Documents3Chunks[1-9]/);
     for (const name of ['faq.md', 'policies.pdf', 'warehouse-log.txt']) await expect.poll(() => page.getByRole('cell', { name, exact: true }).count()).toBe(1);
     await page.getByLabel('Search this source').fill('How long to return an item?');
     await page.getByRole('button', { name: 'Search' }).click();
@@ -145,7 +146,7 @@ describe.skipIf(!runnable)('the console in Chromium', { timeout: 90_000 }, () =>
     expect(await first.textContent()).toContain('policies.pdf, page 2');
     expect(await first.locator('mark').allTextContents()).toEqual(expect.arrayContaining(['returned']));
     await checkPage('knowledge-source');
-  });
+  }, 180_000);
 
   it('shows the API’s validation message at the field, then creates an agent with an approval-gated tool', async () => {
     await nav('Agents');
