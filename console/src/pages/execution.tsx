@@ -1,0 +1,255 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api, events } from '../api';
+import { ErrorBox, FieldError, Loading, StatusBadge, formatDate, useLoad } from '../components/ui';
+import { StepGraph } from '../components/step-graph';
+import { Gantt, formatMs } from '../components/gantt';
+import { FINISHED, graphOfExecution, type Execution, type ExecutionStep, type Workflow } from '../workflow-model';
+
+/** One execution, followed live: its graph, timeline, steps' outputs, and waiting human steps. */
+export function ExecutionPage({ workflowId, executionId }: { workflowId: string; executionId: string }) {
+  const path = `/v1/workflows/${workflowId}/executions/${executionId}`;
+  const workflow = useLoad((signal) => api<Workflow>('GET', `/v1/workflows/${workflowId}`, undefined, signal), [workflowId]);
+  const [exe, setExe] = useState<Execution>();
+  const [error, setError] = useState<unknown>();
+  const [now, setNow] = useState(Date.now());
+  const [tick, setTick] = useState(0);
+
+  useEffect(() => {
+    const controller = new AbortController();
+    const refresh = () => api<Execution>('GET', path, undefined, controller.signal).then(setExe, (err: unknown) => !controller.signal.aborted && setError(err));
+    // The stream's snapshot is the execution; step events move it along (times by this clock until
+    // the record, read again when the execution waits or ends, gives the exact ones).
+    void (async () => {
+      try {
+        for await (const e of events('GET', `${path}/events`, undefined, controller.signal)) {
+          if (e.event === 'snapshot') setExe(e.data as Execution);
+          else if (e.event.startsWith('step.')) setExe((x) => (x ? applyStepEvent(x, e.event, e.data as StepEvent) : x));
+          else if (e.event === 'execution.waiting' || e.event === 'execution.finished') await refresh();
+          if (e.event === 'execution.finished') break;
+        }
+      } catch (err) {
+        if (!controller.signal.aborted) setError(err);
+      }
+    })();
+    return () => controller.abort();
+  }, [path, tick]);
+
+  const running = exe && !FINISHED.has(exe.status);
+  useEffect(() => {
+    if (!running) return;
+    const timer = setInterval(() => setNow(Date.now()), 250);
+    return () => clearInterval(timer);
+  }, [running]);
+
+  async function cancel() {
+    try {
+      await api('POST', `${path}/cancel`);
+      setTick((t) => t + 1);
+    } catch (err) {
+      setError(err);
+    }
+  }
+
+  if (!exe) return error ? <ErrorBox error={error} /> : <Loading what="the execution" />;
+  const end = exe.finishedAt ? Date.parse(exe.finishedAt) : now;
+  return (
+    <section>
+      <div class="page-head">
+        <h1>
+          Execution <span class="mono">{exe.id}</span>
+        </h1>
+        <StatusBadge status={exe.status} />
+      </div>
+      <p class="muted">
+        <a href={`#/workflows/${workflowId}`}>{workflow.value?.name ?? workflowId}</a> · started {formatDate(exe.startedAt ?? exe.createdAt)} ·{' '}
+        {formatMs(end - Date.parse(exe.startedAt ?? exe.createdAt))}
+        {running ? (
+          <>
+            {' '}
+            ·{' '}
+            <button type="button" class="link danger" onClick={() => void cancel()}>
+              Cancel execution
+            </button>
+          </>
+        ) : null}
+      </p>
+      <ErrorBox error={error} />
+      {exe.error ? <ErrorBox error={new Error(`${exe.error.code ?? 'FAILED'}: ${exe.error.message ?? ''}`)} /> : null}
+      {exe.steps
+        .filter((s) => s.status === 'waiting' && s.type === 'human')
+        .map((s) => (
+          <HumanStep key={s.id} step={s} path={path} onDone={() => setTick((t) => t + 1)} />
+        ))}
+      <div class="split">
+        <div>
+          <h2>Timeline</h2>
+          <Gantt steps={exe.steps} startedAt={exe.startedAt ?? exe.createdAt} now={end} />
+        </div>
+        <div>
+          <h2>Graph</h2>
+          <StepGraph steps={graphOfExecution(workflow.value, exe)} title="Execution steps" />
+        </div>
+      </div>
+      <h2>Steps</h2>
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Step</th>
+            <th scope="col">Status</th>
+            <th scope="col">Duration</th>
+            <th scope="col">Attempts</th>
+            <th scope="col">Output or error</th>
+          </tr>
+        </thead>
+        <tbody>
+          {exe.steps.map((s) => (
+            <tr key={s.id}>
+              <td>
+                {s.id} <span class="muted small">{s.type}</span>
+              </td>
+              <td>
+                <StatusBadge status={s.status} />
+                {s.map ? <span class="muted small"> {`${s.map.done}/${s.map.total}`}</span> : null}
+              </td>
+              <td>{s.durationMs !== undefined ? formatMs(s.durationMs) : '—'}</td>
+              <td>{s.attempt ?? 0}</td>
+              <td>
+                {s.error ? (
+                  <span class="error-text">{typeof s.error === 'string' ? s.error : `${s.error.code ?? ''} ${s.error.message ?? ''}`}</span>
+                ) : s.output !== undefined ? (
+                  <pre class="output">{typeof s.output === 'string' ? s.output : JSON.stringify(s.output, null, 2)}</pre>
+                ) : (
+                  '—'
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {exe.output !== undefined ? (
+        <>
+          <h2>Output</h2>
+          <pre class="output">{typeof exe.output === 'string' ? exe.output : JSON.stringify(exe.output, null, 2)}</pre>
+        </>
+      ) : null}
+    </section>
+  );
+}
+
+interface StepEvent {
+  stepId: string;
+  status?: string;
+  attempt?: number;
+  output?: unknown;
+  durationMs?: number;
+  error?: ExecutionStep['error'];
+  request?: ExecutionStep['request'];
+  total?: number;
+  done?: number;
+  failed?: number;
+}
+
+function applyStepEvent(exe: Execution, event: string, e: StepEvent): Execution {
+  const at = new Date().toISOString();
+  return {
+    ...exe,
+    status: event === 'step.started' && exe.status !== 'running' ? 'running' : exe.status,
+    steps: exe.steps.map((s) => {
+      if (s.id !== e.stepId) return s;
+      if (event === 'step.progress') return { ...s, map: { total: e.total ?? 0, done: e.done ?? 0, failed: e.failed ?? 0 } };
+      const next: ExecutionStep = { ...s, status: e.status ?? s.status, attempt: e.attempt ?? s.attempt };
+      if (event === 'step.started' && !s.startedAt) next.startedAt = at;
+      if (e.output !== undefined) next.output = e.output;
+      if (e.durationMs !== undefined) next.durationMs = e.durationMs;
+      if (e.error) next.error = e.error;
+      if (e.request) next.request = e.request;
+      if (event === 'step.succeeded' || event === 'step.failed' || event === 'step.skipped') next.finishedAt = at;
+      return next;
+    }),
+  };
+}
+
+/** A waiting human step: its prompt and a form built from its schema (JSON for anything deeper). */
+function HumanStep({ step, path, onDone }: { step: ExecutionStep; path: string; onDone: () => void }) {
+  const schema = step.request?.schema;
+  const props = schema?.type === 'object' && schema.properties ? Object.entries(schema.properties) : undefined;
+  const simple = props?.every(([, p]) => ['boolean', 'string', 'number', 'integer'].includes(p.type ?? ''));
+  // Booleans start unchecked (false), so "no" is an answer too.
+  const [values, setValues] = useState<Record<string, unknown>>(() => Object.fromEntries((props ?? []).filter(([, p]) => p.type === 'boolean').map(([n]) => [n, false])));
+  const [json, setJson] = useState('{}');
+  const [error, setError] = useState<unknown>();
+  const [busy, setBusy] = useState(false);
+
+  async function submit(e: Event) {
+    e.preventDefault();
+    setError(undefined);
+    let input: unknown = values;
+    if (!simple) {
+      try {
+        input = JSON.parse(json);
+      } catch (err) {
+        return setError(new Error(`Not JSON: ${(err as Error).message}`));
+      }
+    }
+    setBusy(true);
+    try {
+      await api('POST', `${path}/steps/${step.id}/complete`, { input });
+      onDone();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <form class="card human" onSubmit={(e) => void submit(e)} aria-label={`Complete step ${step.id}`}>
+      <h2>Waiting for a person: {step.id}</h2>
+      <p class="prompt">{step.request?.prompt ?? 'This step waits for input.'}</p>
+      {step.request?.assignee ? <p class="muted small">Assigned to {step.request.assignee}</p> : null}
+      {simple && props
+        ? props.map(([name, p]) => {
+            const fieldId = `human-${step.id}-${name}`;
+            const required = schema?.required?.includes(name);
+            if (p.type === 'boolean') {
+              return (
+                <label key={name} class="check">
+                  <input id={fieldId} type="checkbox" checked={values[name] === true} onChange={(e) => setValues({ ...values, [name]: e.currentTarget.checked })} /> {name}
+                  {required ? ' (required)' : ''}
+                </label>
+              );
+            }
+            return (
+              <div class="field" key={name}>
+                <label for={fieldId}>
+                  {name}
+                  {required ? ' (required)' : ''}
+                </label>
+                <input
+                  id={fieldId}
+                  inputMode={p.type === 'string' ? undefined : 'decimal'}
+                  onInput={(e) => {
+                    const raw = e.currentTarget.value;
+                    const next = { ...values };
+                    if (raw === '') delete next[name];
+                    else next[name] = p.type === 'string' ? raw : Number(raw);
+                    setValues(next);
+                  }}
+                />
+              </div>
+            );
+          })
+        : (
+          <div class="field">
+            <label for={`human-${step.id}-json`}>Input (JSON)</label>
+            <textarea id={`human-${step.id}-json`} class="code" rows={4} value={json} onInput={(e) => setJson(e.currentTarget.value)} />
+          </div>
+        )}
+      <FieldError error={error} field="input" />
+      <ErrorBox error={error} />
+      <button type="submit" disabled={busy}>
+        {busy ? 'Sending…' : `Complete ${step.id}`}
+      </button>
+    </form>
+  );
+}

@@ -1,0 +1,88 @@
+/** What the console knows of workflows and executions (as the API returns them), and how a step is drawn. */
+import type { TimedStep } from './components/gantt';
+import type { GraphStep } from './components/step-edges';
+
+export interface StoredStep {
+  id: string;
+  type: string;
+  dependsOn?: string[];
+  when?: { step: string; category: string };
+  config?: Record<string, unknown>;
+  [field: string]: unknown;
+}
+export interface Workflow {
+  id: string;
+  name: string;
+  description: string;
+  steps: StoredStep[];
+  updatedAt: string;
+  version: number;
+}
+export interface ExecutionStep extends TimedStep {
+  attempt?: number;
+  output?: unknown;
+  error?: { code?: string; message?: string } | string;
+  request?: { prompt?: string; schema?: JsonSchema; assignee?: string };
+  map?: { total: number; done: number; failed: number };
+}
+export interface Execution {
+  id: string;
+  workflowId: string;
+  status: string;
+  input: string;
+  parameters: Record<string, unknown>;
+  steps: ExecutionStep[];
+  output?: unknown;
+  error?: { code?: string; message?: string };
+  createdAt: string;
+  startedAt?: string;
+  finishedAt?: string;
+}
+export interface JsonSchema {
+  type?: string;
+  properties?: Record<string, JsonSchema & { description?: string; enum?: unknown[] }>;
+  required?: string[];
+}
+
+export const FINISHED = new Set(['succeeded', 'failed', 'canceled']);
+
+export interface StepDraft {
+  id: string;
+  type: string;
+  dependsOn: string;
+  /** Everything else of the step (its config, when, retry…) as JSON. */
+  body: string;
+  parseError?: string;
+}
+
+/** A stored step as the editor shows it: id, type and dependsOn apart, the rest as JSON. */
+export function draftOf(step: StoredStep): StepDraft {
+  const { id, type, dependsOn, config, ...rest } = step;
+  return { id, type, dependsOn: (dependsOn ?? []).join(', '), body: JSON.stringify({ ...(config ?? {}), ...rest }, null, 2) };
+}
+
+/** What the graph draws of a step being edited (its branches once its JSON parses). */
+export function graphStepOf(d: StepDraft): GraphStep {
+  let body: Record<string, unknown> = {};
+  try {
+    body = JSON.parse(d.body) as Record<string, unknown>;
+  } catch {
+    /* drawn without its branches until it parses */
+  }
+  const list = (v: unknown) => (Array.isArray(v) ? v.map(String) : undefined);
+  return {
+    id: d.id,
+    type: d.type,
+    ...(d.dependsOn.trim() ? { dependsOn: d.dependsOn.split(',').map((s) => s.trim()).filter(Boolean) } : {}),
+    ...(body.when ? { when: body.when as GraphStep['when'] } : {}),
+    then: list(body.then),
+    else: list(body.else),
+    inner: Array.isArray(body.steps) ? body.steps.length : undefined,
+  };
+}
+
+export const graphOfExecution = (wf: Workflow | undefined, exe: Execution): GraphStep[] =>
+  exe.steps.map((s) => {
+    const def = wf?.steps.find((d) => d.id === s.id);
+    return { ...(def ? graphStepOf(draftOf(def)) : { id: s.id, type: s.type }), status: s.status };
+  });
