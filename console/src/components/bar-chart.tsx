@@ -14,17 +14,22 @@ export function BarChart({ title, labels, series }: { title: string; labels: str
   const W = 640;
   const H = 200;
   const left = 48;
+  const right = 16;
+  // Room above the top grid line for its number.
+  const padTop = 12;
   const bottom = 28;
-  const slot = (W - left) / Math.max(1, labels.length);
+  const slot = (W - left - right) / Math.max(1, labels.length);
   const bar = Math.max(2, Math.min(36, slot * 0.7));
-  const y = (v: number) => (H - bottom) * (1 - v / max);
+  const y = (v: number) => padTop + (H - bottom - padTop) * (1 - v / max);
+  // A month of days: month-day only, so the labels do not run into each other.
+  const short = (label: string) => (labels.length > 7 && /^\d{4}-\d{2}-\d{2}$/.test(label) ? label.slice(5) : label);
   return (
     <figure class="chart">
       <figcaption>{title}</figcaption>
       <svg viewBox={`0 0 ${W} ${H}`} width="100%" role="img" aria-label={`${title}: ${labels.map((l, i) => `${l} ${totals[i]}`).join(', ')}`}>
         {[0, 0.5, 1].map((f) => (
           <g key={f}>
-            <line x1={left} x2={W} y1={y(f * max)} y2={y(f * max)} class="grid" />
+            <line x1={left} x2={W - right} y1={y(f * max)} y2={y(f * max)} class="grid" />
             <text x={left - 6} y={y(f * max) + 4} text-anchor="end" class="axis">
               {compact(f * max)}
             </text>
@@ -44,7 +49,7 @@ export function BarChart({ title, labels, series }: { title: string; labels: str
               })}
               {labels.length <= 16 || i % Math.ceil(labels.length / 12) === 0 ? (
                 <text x={x + bar / 2} y={H - 10} text-anchor="middle" class="axis">
-                  {label.length > 10 ? label.slice(5) : label}
+                  {short(label)}
                 </text>
               ) : null}
             </g>
