@@ -235,10 +235,13 @@ function MessageView({ message: m, onOpen, onDecide }: { message: Message; onOpe
           {c.error ? <p class="error-text">{c.error}</p> : c.result !== undefined ? <pre class="tool-result">{c.result}</pre> : null}
         </details>
       ))}
-      <div class="bubble">
-        <CitedText text={m.content} sources={m.sources ?? []} onOpen={onOpen} />
-        {m.streaming && !m.content ? <span class="muted">…</span> : null}
-      </div>
+      {/* A turn that stopped for approval has nothing to say yet. */}
+      {m.content || m.streaming ? (
+        <div class="bubble">
+          <CitedText text={m.content} sources={m.sources ?? []} onOpen={onOpen} />
+          {m.streaming && !m.content ? <span class="muted">…</span> : null}
+        </div>
+      ) : null}
       {m.sources && m.sources.length > 0 && m.role === 'assistant' ? (
         <ol class="sources" aria-label="Sources">
           {m.sources.map((s, i) => (
