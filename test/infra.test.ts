@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { App } from 'aws-cdk-lib';
+import { App, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -435,6 +435,29 @@ describe('CDK app', () => {
     expect(deployments.find((d) => d.DistributionPaths)?.DistributionPaths).toEqual(['/console/', '/console/index.html']);
     expect(Object.keys(site.toJSON().Outputs ?? {})).toEqual(expect.arrayContaining(['ConsoleUrl']));
   });
+
+  it('serves the console on a custom domain with TLS 1.2 at least when given one and its certificate, cdk-nag clean without the default certificate’s finding', () => {
+    const certificateArn = 'arn:aws:acm:us-east-1:123456789012:certificate/0a1b2c3d-4e5f-6789-abcd-ef0123456789';
+    const custom = variant({ consoleDomain: 'console.example.com', consoleCertificateArn: certificateArn });
+    const site = Template.fromStack(custom.console!);
+    site.hasResourceProperties('AWS::CloudFront::Distribution', {
+      DistributionConfig: Match.objectLike({
+        Aliases: ['console.example.com'],
+        ViewerCertificate: { AcmCertificateArn: certificateArn, MinimumProtocolVersion: 'TLSv1.2_2021', SslSupportMethod: 'sni-only' },
+      }),
+    });
+    expect(site.toJSON().Outputs.ConsoleUrl.Value).toBe('https://console.example.com/console/');
+    const report = new AwsSolutionsChecks(custom.app).validateScope(custom.app);
+    expect(report.violations).toEqual([]);
+    // Passed on its merits: nothing acknowledges the TLS rule here.
+    const acknowledged = custom.console!.node.findAll().flatMap((c) => c.node.metadata.filter((m) => m.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY));
+    expect(JSON.stringify(acknowledged)).toContain('AwsSolutions-CFR1');
+    expect(JSON.stringify(acknowledged)).not.toContain('AwsSolutions-CFR4');
+    // Both or neither, and the certificate where CloudFront reads them.
+    expect(() => variant({ consoleDomain: 'console.example.com' })).toThrow(/consoleCertificateArn/);
+    expect(() => variant({ consoleDomain: 'not a domain', consoleCertificateArn: certificateArn })).toThrow(/consoleDomain/);
+    expect(() => variant({ consoleDomain: 'console.example.com', consoleCertificateArn: certificateArn.replace('us-east-1', 'eu-west-1') })).toThrow(/us-east-1/);
+  }, 120_000);
 
   it('leaves the console out with -c console=false', () => {
     expect(variant({ console: 'false' }).console).toBeUndefined();

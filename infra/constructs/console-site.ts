@@ -21,6 +21,7 @@ import {
 import { RestApiOrigin, S3BucketOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership, type CfnBucket } from 'aws-cdk-lib/aws-s3';
 import { BucketDeployment, CacheControl, Source } from 'aws-cdk-lib/aws-s3-deployment';
+import type { ICertificate } from 'aws-cdk-lib/aws-certificatemanager';
 import { Construct } from 'constructs';
 
 export interface ConsoleSiteProps {
@@ -28,6 +29,8 @@ export interface ConsoleSiteProps {
   readonly api: RestApi;
   /** The console's build (`console/dist`). */
   readonly assets: string;
+  /** A custom domain and its ACM certificate (us-east-1); without one, the *.cloudfront.net name. */
+  readonly domain?: { readonly name: string; readonly certificate: ICertificate };
 }
 
 /**
@@ -90,7 +93,8 @@ export class ConsoleSite extends Construct {
       comment: 'Cairn console and API',
       httpVersion: HttpVersion.HTTP2_AND_3,
       priceClass: PriceClass.PRICE_CLASS_100,
-      minimumProtocolVersion: SecurityPolicyProtocol.TLS_V1_2_2021,
+      // The TLS policy is ours to set only with a certificate of our own (the default one's is fixed).
+      ...(props.domain ? { domainNames: [props.domain.name], certificate: props.domain.certificate, minimumProtocolVersion: SecurityPolicyProtocol.TLS_V1_2_2021 } : {}),
       defaultBehavior: {
         origin: S3BucketOrigin.withOriginAccessControl(this.bucket),
         viewerProtocolPolicy: ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
@@ -120,10 +124,10 @@ export class ConsoleSite extends Construct {
       distributionPaths: ['/console/', '/console/index.html'],
     });
 
-    this.acknowledge();
+    this.acknowledge(!props.domain);
   }
 
-  private acknowledge() {
+  private acknowledge(defaultCertificate: boolean) {
     const stack = Stack.of(this);
     Validations.of(this.bucket).acknowledge({
       id: 'AwsSolutions-S1',
@@ -136,10 +140,12 @@ export class ConsoleSite extends Construct {
       id: 'AwsSolutions-CFR3',
       reason: 'CloudFront standard logs need an ACL-enabled bucket; the API calls behind this distribution are logged by API Gateway’s access logs, and the static files carry no data.',
     });
-    distribution.acknowledge({
-      id: 'AwsSolutions-CFR4',
-      reason: 'TLS 1.2 (TLSv1.2_2021) is set; with CloudFront’s default *.cloudfront.net certificate CloudFront itself fixes the policy, which the rule reads as TLSv1. A custom domain and certificate lift it.',
-    });
+    if (defaultCertificate) {
+      distribution.acknowledge({
+        id: 'AwsSolutions-CFR4',
+        reason: 'With CloudFront’s default *.cloudfront.net certificate CloudFront fixes the TLS policy itself. Deploy with -c consoleDomain=… -c consoleCertificateArn=… for a custom domain, which sets TLSv1.2_2021.',
+      });
+    }
     // CDK's BucketDeployment copies the build with a Lambda-backed custom resource of its own.
     const deployment = Validations.of(stack);
     deployment.acknowledge({
