@@ -1,7 +1,7 @@
 import type { ComponentChildren, JSX } from 'preact';
 import { useState } from 'preact/hooks';
 import { apiPage, type Pagination } from '../api';
-import { ErrorBox, Loading, useInterval, useLoad } from './ui';
+import { ErrorBox, Loading, Table, useInterval, useLoad } from './ui';
 
 /**
  * A list of the API as a table, a page at a time (the API's cursors): loading, errors, the empty
@@ -34,18 +34,7 @@ export function PagedTable<T>({
       {items && items.length === 0 && !cursor ? empty : null}
       {items && items.length > 0 ? (
         <>
-          <table>
-            <thead>
-              <tr>
-                {columns.map((c, i) => (
-                  <th scope="col" key={i}>
-                    {c || <span class="visually-hidden">Actions</span>}
-                  </th>
-                ))}
-              </tr>
-            </thead>
-            <tbody>{items.map(row)}</tbody>
-          </table>
+          <Table columns={columns}>{items.map(row)}</Table>
           <Pager pagination={page.value!.pagination} onNext={setCursor} onFirst={cursor ? () => setCursor(undefined) : undefined} />
         </>
       ) : null}

@@ -38,6 +38,24 @@ export function fieldMessage(error: unknown, field: string, exact = false): stri
   return undefined;
 }
 
+/** A table with column headings; an empty heading is an actions column (named for screen readers). */
+export function Table({ columns, children }: { columns: string[]; children: ComponentChildren }) {
+  return (
+    <table>
+      <thead>
+        <tr>
+          {columns.map((c, i) => (
+            <th scope="col" key={i}>
+              {c || <span class="visually-hidden">Actions</span>}
+            </th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>{children}</tbody>
+    </table>
+  );
+}
+
 /** Figures side by side, each under its label; `live` announces their changes to screen readers. */
 export function Stats({ items, live }: { items: Array<[label: string, value: ComponentChildren]>; live?: boolean }) {
   return (

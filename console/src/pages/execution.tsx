@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, events } from '../api';
-import { ErrorBox, FieldError, Loading, StatusBadge, formatDate, useLoad } from '../components/ui';
+import { ErrorBox, FieldError, Loading, StatusBadge, Table, formatDate, useLoad } from '../components/ui';
 import { StepGraph } from '../components/step-graph';
 import { Gantt, formatMs } from '../components/gantt';
 import { FINISHED, graphOfExecution, type Execution, type ExecutionStep, type Workflow } from '../workflow-model';
@@ -91,41 +91,30 @@ export function ExecutionPage({ workflowId, executionId }: { workflowId: string;
         </div>
       </div>
       <h2>Steps</h2>
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Step</th>
-            <th scope="col">Status</th>
-            <th scope="col">Duration</th>
-            <th scope="col">Attempts</th>
-            <th scope="col">Output or error</th>
+      <Table columns={['Step', 'Status', 'Duration', 'Attempts', 'Output or error']}>
+        {exe.steps.map((s) => (
+          <tr key={s.id}>
+            <td>
+              {s.id} <span class="muted small">{s.type}</span>
+            </td>
+            <td>
+              <StatusBadge status={s.status} />
+              {s.map ? <span class="muted small"> {`${s.map.done}/${s.map.total}`}</span> : null}
+            </td>
+            <td>{s.durationMs !== undefined ? formatMs(s.durationMs) : '—'}</td>
+            <td>{s.attempt ?? 0}</td>
+            <td>
+              {s.error ? (
+                <span class="error-text">{typeof s.error === 'string' ? s.error : `${s.error.code ?? ''} ${s.error.message ?? ''}`}</span>
+              ) : s.output !== undefined ? (
+                <pre class="output">{typeof s.output === 'string' ? s.output : JSON.stringify(s.output, null, 2)}</pre>
+              ) : (
+                '—'
+              )}
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {exe.steps.map((s) => (
-            <tr key={s.id}>
-              <td>
-                {s.id} <span class="muted small">{s.type}</span>
-              </td>
-              <td>
-                <StatusBadge status={s.status} />
-                {s.map ? <span class="muted small"> {`${s.map.done}/${s.map.total}`}</span> : null}
-              </td>
-              <td>{s.durationMs !== undefined ? formatMs(s.durationMs) : '—'}</td>
-              <td>{s.attempt ?? 0}</td>
-              <td>
-                {s.error ? (
-                  <span class="error-text">{typeof s.error === 'string' ? s.error : `${s.error.code ?? ''} ${s.error.message ?? ''}`}</span>
-                ) : s.output !== undefined ? (
-                  <pre class="output">{typeof s.output === 'string' ? s.output : JSON.stringify(s.output, null, 2)}</pre>
-                ) : (
-                  '—'
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </Table>
       {exe.output !== undefined ? (
         <>
           <h2>Output</h2>

@@ -2,7 +2,7 @@ import { useRef, useState } from 'preact/hooks';
 import { api, sendWithProgress, uploadFiles } from '../api';
 import { PagedTable } from '../components/paged-table';
 import { navigate } from '../router';
-import { Empty, ErrorBox, FieldError, Highlighted, Loading, Stats, StatusBadge, formatBytes, formatDate, useInterval, useLoad } from '../components/ui';
+import { Empty, ErrorBox, FieldError, Highlighted, Loading, Stats, StatusBadge, Table, formatBytes, formatDate, useInterval, useLoad } from '../components/ui';
 
 interface FileEntry {
   path: string;
@@ -308,34 +308,21 @@ export function KnowledgeDetail({ id }: { id: string }) {
             </ul>
           ) : null}
           {s.files && s.files.length > 0 ? (
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Path</th>
-                  <th scope="col">Size</th>
-                  <th scope="col">Type</th>
-                  <th scope="col">Problem</th>
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
+            <Table columns={['Path', 'Size', 'Type', 'Problem', '']}>
+              {s.files.map((f) => (
+                <tr key={f.path}>
+                  <td>{f.path}</td>
+                  <td>{formatBytes(f.size)}</td>
+                  <td>{f.contentType ?? '—'}</td>
+                  <td>{f.error ? <span class="error-text">{`${f.error.code}: ${f.error.message}`}</span> : '—'}</td>
+                  <td>
+                    <button type="button" class="link danger" onClick={() => void act('DELETE', `/v1/knowledge-sources/${id}/files?path=${encodeURIComponent(f.path)}`)}>
+                      Remove {f.path}
+                    </button>
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {s.files.map((f) => (
-                  <tr key={f.path}>
-                    <td>{f.path}</td>
-                    <td>{formatBytes(f.size)}</td>
-                    <td>{f.contentType ?? '—'}</td>
-                    <td>{f.error ? <span class="error-text">{`${f.error.code}: ${f.error.message}`}</span> : '—'}</td>
-                    <td>
-                      <button type="button" class="link danger" onClick={() => void act('DELETE', `/v1/knowledge-sources/${id}/files?path=${encodeURIComponent(f.path)}`)}>
-                        Remove {f.path}
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+              ))}
+            </Table>
           ) : (
             <p class="muted">No files yet: drop some above.</p>
           )}

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api';
 import { MemoryGraph, type MemoryEdge, type MemoryNode } from '../components/memory-graph';
-import { Empty, ErrorBox, FieldError, Loading, formatDate, useLoad } from '../components/ui';
+import { Empty, ErrorBox, FieldError, Loading, Table, formatDate, useLoad } from '../components/ui';
 
 interface TableInfo {
   name: string;
@@ -101,26 +101,15 @@ export function TablesPage() {
       {rows && rows.length > 0 ? (
         <>
           <div class="scroll">
-            <table>
-              <thead>
-                <tr>
+            <Table columns={columns}>
+              {rows.map((r, i) => (
+                <tr key={i}>
                   {columns.map((c) => (
-                    <th scope="col" key={c}>
-                      {c}
-                    </th>
+                    <td key={c}>{cell(r[c])}</td>
                   ))}
                 </tr>
-              </thead>
-              <tbody>
-                {rows.map((r, i) => (
-                  <tr key={i}>
-                    {columns.map((c) => (
-                      <td key={c}>{cell(r[c])}</td>
-                    ))}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+              ))}
+            </Table>
           </div>
           {cursor ? (
             <button type="button" class="secondary" onClick={() => void query(undefined, cursor)}>

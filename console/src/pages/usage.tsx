@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, apiAll } from '../api';
 import { BarChart, RankChart } from '../components/bar-chart';
-import { ErrorBox, FieldError, Loading, Stats, useLoad } from '../components/ui';
+import { ErrorBox, FieldError, Loading, Stats, Table, useLoad } from '../components/ui';
 import type { Agent } from './agents';
 
 interface UsageRow {
@@ -127,31 +127,18 @@ export function UsagePage() {
 function UsageTable({ rows, name }: { rows: UsageRow[]; name: (group: string) => string }) {
   if (rows.length === 0) return <p class="muted">Nothing in this period.</p>;
   return (
-    <table>
-      <thead>
-        <tr>
-          <th scope="col">Group</th>
-          <th scope="col">Requests</th>
-          <th scope="col">Input tokens</th>
-          <th scope="col">Output tokens</th>
-          <th scope="col">Tool calls</th>
-          <th scope="col">Searches</th>
-          <th scope="col">Cost (USD)</th>
+    <Table columns={['Group', 'Requests', 'Input tokens', 'Output tokens', 'Tool calls', 'Searches', 'Cost (USD)']}>
+      {rows.map((r) => (
+        <tr key={r.group}>
+          <td>{name(r.group)}</td>
+          <td>{r.requests}</td>
+          <td>{r.inputTokens}</td>
+          <td>{r.outputTokens}</td>
+          <td>{r.toolCalls}</td>
+          <td>{r.searches}</td>
+          <td>{r.estimatedCostUsd.toFixed(4)}</td>
         </tr>
-      </thead>
-      <tbody>
-        {rows.map((r) => (
-          <tr key={r.group}>
-            <td>{name(r.group)}</td>
-            <td>{r.requests}</td>
-            <td>{r.inputTokens}</td>
-            <td>{r.outputTokens}</td>
-            <td>{r.toolCalls}</td>
-            <td>{r.searches}</td>
-            <td>{r.estimatedCostUsd.toFixed(4)}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+      ))}
+    </Table>
   );
 }
