@@ -175,7 +175,7 @@ describe.skipIf(!runnable)('the console in Chromium', { timeout: 90_000 }, () =>
     await checkPage('agent-editor');
   });
 
-  it('streams a cited reply, opens the passage, and runs a tool call once it is approved', async () => {
+  it('streams a cited reply, opens the passage, runs a tool call once it is approved and tells the agent why another was rejected', async () => {
     await page.getByRole('link', { name: 'Open in chat' }).click();
     await page.getByLabel('Message').fill('How long do I have to return an item?');
     await page.getByRole('button', { name: 'Send' }).click();
@@ -198,13 +198,25 @@ describe.skipIf(!runnable)('the console in Chromium', { timeout: 90_000 }, () =>
     expect(await page.locator('.tool-call summary').last().textContent()).toMatch(/order_status \(\d+ ms\)/);
     // The turn has ended once the composer offers to send again.
     await page.getByRole('button', { name: 'Send' }).waitFor();
-    // The session is in the history, and reopening it shows both turns from the API.
+
+    // A rejected call, with the reason the agent is told.
+    await page.getByLabel('Message').fill('Where is my order B9?');
+    await page.getByLabel('Message').press('Enter');
+    const reject = page.getByRole('button', { name: 'Reject order_status' });
+    await reject.waitFor({ timeout: 20_000 });
+    await page.getByLabel('Reason (optional, told to the agent)').fill('not before the customer has signed in');
+    await reject.click();
+    await expect.poll(() => page.locator('.message.assistant').last().textContent(), { timeout: 20_000 }).toContain('not before the customer has signed in');
+    expect(await page.locator('.tool-call summary').last().textContent()).toMatch(/order_status \(failed\)/);
+    await page.getByRole('button', { name: 'Send' }).waitFor();
+
+    // The session is in the history, and reopening it shows the three turns from the API.
     const sessions = page.getByRole('complementary', { name: 'Sessions' });
     await expect.poll(() => sessions.getByRole('listitem').count()).toBe(1);
     await page.getByRole('link', { name: 'New conversation' }).click();
     await expect.poll(() => page.locator('.message').count()).toBe(0);
     await sessions.getByRole('listitem').getByRole('link').click();
-    await expect.poll(() => page.locator('.message.user').count()).toBe(2);
+    await expect.poll(() => page.locator('.message.user').count()).toBe(3);
     await checkPage('chat');
   });
 
