@@ -1,6 +1,7 @@
 /** What the console knows of workflows and executions (as the API returns them), and how a step is drawn. */
 import type { TimedStep } from './components/gantt';
 import type { GraphStep } from './components/step-edges';
+import { jsonOf } from './json-input';
 
 export interface StoredStep {
   id: string;
@@ -61,19 +62,22 @@ export function draftOf(step: StoredStep): StepDraft {
   return { id, type, dependsOn: (dependsOn ?? []).join(', '), body: JSON.stringify({ ...(config ?? {}), ...rest }, null, 2) };
 }
 
+/** The steps a draft names in its "depends on" box; undefined when the box is empty (the previous step). */
+export function dependsOnOf(d: StepDraft): string[] | undefined {
+  return d.dependsOn.trim() ? d.dependsOn.split(',').map((s) => s.trim()).filter(Boolean) : undefined;
+}
+
 /** What the graph draws of a step being edited (its branches once its JSON parses). */
 export function graphStepOf(d: StepDraft): GraphStep {
-  let body: Record<string, unknown> = {};
-  try {
-    body = JSON.parse(d.body) as Record<string, unknown>;
-  } catch {
-    /* drawn without its branches until it parses */
-  }
+  // Drawn without its branches until its JSON parses to an object.
+  const parsed = jsonOf(d.body);
+  const body = 'value' in parsed && parsed.value && typeof parsed.value === 'object' ? (parsed.value as Record<string, unknown>) : {};
   const list = (v: unknown) => (Array.isArray(v) ? v.map(String) : undefined);
+  const dependsOn = dependsOnOf(d);
   return {
     id: d.id,
     type: d.type,
-    ...(d.dependsOn.trim() ? { dependsOn: d.dependsOn.split(',').map((s) => s.trim()).filter(Boolean) } : {}),
+    ...(dependsOn ? { dependsOn } : {}),
     ...(body.when ? { when: body.when as GraphStep['when'] } : {}),
     then: list(body.then),
     else: list(body.else),

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, apiAll } from '../api';
 import { PagedTable } from '../components/paged-table';
+import { checkDrafts } from '../json-input';
 import { navigate } from '../router';
 import { Empty, ErrorBox, FieldError, Loading, fieldMessage, formatDate, useLoad } from '../components/ui';
 
@@ -127,19 +128,10 @@ export function AgentEditor({ id }: { id?: string }) {
     e.preventDefault();
     setSaved(false);
     // Tools are JSON the API validates; a draft that is not JSON is caught here, at its box.
-    const parsed: unknown[] = [];
-    let bad = false;
-    const checked = tools.map((t) => {
-      try {
-        parsed.push({ ...(JSON.parse(t.text) as object), requireApproval: t.requireApproval });
-        return { ...t, parseError: undefined };
-      } catch (err) {
-        bad = true;
-        return { ...t, parseError: `Not JSON: ${(err as Error).message}` };
-      }
-    });
-    setTools(checked);
-    if (bad) return;
+    const checked = checkDrafts(tools, (t) => t.text);
+    setTools(checked.drafts);
+    const parsed = checked.values;
+    if (!parsed) return;
     const body = {
       name: form.name,
       description: form.description,
@@ -150,7 +142,7 @@ export function AgentEditor({ id }: { id?: string }) {
       maxToolSteps: Number(form.maxToolSteps),
       capabilities,
       knowledgeSourceIds: sourceIds,
-      tools: parsed,
+      tools: parsed.map((tool, i) => ({ ...(tool as object), requireApproval: tools[i]!.requireApproval })),
     };
     setSaving(true);
     setError(undefined);

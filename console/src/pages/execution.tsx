@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, events } from '../api';
-import { ErrorBox, FieldError, Loading, StatusBadge, Table, formatDate, useLoad } from '../components/ui';
+import { ErrorBox, FieldError, Loading, StatusBadge, Table, formatDate, useInterval, useLoad } from '../components/ui';
+import { jsonOf } from '../json-input';
 import { StepGraph } from '../components/step-graph';
 import { Gantt, formatMs } from '../components/gantt';
 import { FINISHED, graphOfExecution, type Execution, type ExecutionStep, type Workflow } from '../workflow-model';
@@ -35,11 +36,7 @@ export function ExecutionPage({ workflowId, executionId }: { workflowId: string;
   }, [path, tick]);
 
   const running = exe && !FINISHED.has(exe.status);
-  useEffect(() => {
-    if (!running) return;
-    const timer = setInterval(() => setNow(Date.now()), 250);
-    return () => clearInterval(timer);
-  }, [running]);
+  useInterval(() => setNow(Date.now()), 250, !!running);
 
   async function cancel() {
     try {
@@ -172,17 +169,11 @@ function HumanStep({ step, path, onDone }: { step: ExecutionStep; path: string; 
   async function submit(e: Event) {
     e.preventDefault();
     setError(undefined);
-    let input: unknown = values;
-    if (!simple) {
-      try {
-        input = JSON.parse(json);
-      } catch (err) {
-        return setError(new Error(`Not JSON: ${(err as Error).message}`));
-      }
-    }
+    const typed = simple ? { value: values } : jsonOf(json);
+    if ('reason' in typed) return setError(new Error(`Not JSON: ${typed.reason}`));
     setBusy(true);
     try {
-      await api('POST', `${path}/steps/${step.id}/complete`, { input });
+      await api('POST', `${path}/steps/${step.id}/complete`, { input: typed.value });
       onDone();
     } catch (err) {
       setError(err);

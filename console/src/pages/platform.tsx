@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api';
+import { jsonOf } from '../json-input';
 import { MemoryGraph, type MemoryEdge, type MemoryNode } from '../components/memory-graph';
 import { Empty, ErrorBox, FieldError, Loading, Table, formatDate, useLoad } from '../components/ui';
 
@@ -30,18 +31,14 @@ export function TablesPage() {
   async function query(e: Event | undefined, after?: string) {
     e?.preventDefault();
     setError(undefined);
-    let condition: unknown;
-    try {
-      condition = JSON.parse(where || '{}');
-    } catch (err) {
-      return setError(new Error(`Where is not JSON: ${(err as Error).message}`));
-    }
+    const condition = jsonOf(where || '{}');
+    if ('reason' in condition) return setError(new Error(`Where is not JSON: ${condition.reason}`));
     setBusy(true);
     try {
       const data = await api<{ items: Array<Record<string, unknown>>; nextCursor?: string | null }>('POST', '/platform/db/ops', {
         operation: 'query',
         table,
-        where: condition,
+        where: condition.value,
         limit: 25,
         ...(after ? { cursor: after } : {}),
       });

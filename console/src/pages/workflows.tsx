@@ -3,7 +3,8 @@ import { api, apiPage } from '../api';
 import { navigate } from '../router';
 import { Empty, ErrorBox, FieldError, Loading, StatusBadge, fieldMessage, formatDate, useLoad } from '../components/ui';
 import { StepGraph } from '../components/step-graph';
-import { draftOf, graphStepOf, type Execution, type StepDraft, type Workflow } from '../workflow-model';
+import { dependsOnOf, draftOf, graphStepOf, type Execution, type StepDraft, type Workflow } from '../workflow-model';
+import { checkDrafts, jsonOf } from '../json-input';
 import { PagedTable } from '../components/paged-table';
 
 const STEP_TYPES = ['classification', 'search', 'generation', 'http', 'tool', 'agent', 'transform', 'condition', 'map', 'human'];
@@ -106,27 +107,17 @@ export function WorkflowDetail({ id }: { id?: string }) {
   async function save(e: Event) {
     e.preventDefault();
     setSaved(false);
-    let bad = false;
-    const bodies = steps.map((s) => {
-      try {
-        return JSON.parse(s.body) as Record<string, unknown>;
-      } catch (err) {
-        bad = true;
-        s.parseError = `Not JSON: ${(err as Error).message}`;
-        return {};
-      }
-    });
-    setSteps(steps.map((s) => ({ ...s, parseError: bad ? s.parseError : undefined })));
-    if (bad) return;
+    const checked = checkDrafts(steps, (s) => s.body);
+    setSteps(checked.drafts);
+    const bodies = checked.values;
+    if (!bodies) return;
     const body = {
       name,
       description,
-      steps: steps.map((s, i) => ({
-        ...bodies[i],
-        ...(s.id.trim() ? { id: s.id.trim() } : {}),
-        type: s.type,
-        ...(s.dependsOn.trim() ? { dependsOn: s.dependsOn.split(',').map((d) => d.trim()).filter(Boolean) } : {}),
-      })),
+      steps: steps.map((s, i) => {
+        const dependsOn = dependsOnOf(s);
+        return { ...(bodies[i] as object), ...(s.id.trim() ? { id: s.id.trim() } : {}), type: s.type, ...(dependsOn ? { dependsOn } : {}) };
+      }),
     };
     setSaving(true);
     setError(undefined);
@@ -269,15 +260,11 @@ function Runs({ workflowId }: { workflowId: string }) {
   async function run(e: Event) {
     e.preventDefault();
     setError(undefined);
-    let params: unknown;
-    try {
-      params = JSON.parse(parameters || '{}');
-    } catch (err) {
-      return setError(new Error(`Parameters are not JSON: ${(err as Error).message}`));
-    }
+    const params = jsonOf(parameters || '{}');
+    if ('reason' in params) return setError(new Error(`Parameters are not JSON: ${params.reason}`));
     setBusy(true);
     try {
-      const exe = await api<Execution>('POST', `/v1/workflows/${workflowId}/execute`, { input, parameters: params, mode: 'async' });
+      const exe = await api<Execution>('POST', `/v1/workflows/${workflowId}/execute`, { input, parameters: params.value, mode: 'async' });
       navigate(`/workflows/${workflowId}/executions/${exe.id}`);
     } catch (err) {
       setError(err);
