@@ -39,7 +39,8 @@ function headersFor(door: Door, extra?: Record<string, string>): Record<string, 
 
 const doorOf = (path: string): Door => (path.startsWith('/platform') ? 'platform' : 'key');
 
-async function errorOf(res: Response): Promise<ApiError> {
+/** The API's error body of a failed response as an ApiError (or the HTTP status when there is none). */
+export async function errorOf(res: Response): Promise<ApiError> {
   const requestId = res.headers.get('x-request-id') ?? undefined;
   try {
     const body = (await res.json()) as { error?: { code?: string; message?: string; details?: Record<string, unknown> } };

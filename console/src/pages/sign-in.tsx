@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { ApiError } from '../api';
+import { ApiError, errorOf } from '../api';
 import { signIn, signedOutBecause } from '../credentials';
 
 /**
@@ -68,14 +68,10 @@ export function SignIn() {
   );
 }
 
+/** Asks the API with credentials not kept yet (so a refusal is this form's error, not a sign-out). */
 async function check(path: string, headers: Record<string, string>, what: string): Promise<unknown> {
   const res = await fetch(path, { headers });
   if (res.ok) return ((await res.json()) as { data: unknown }).data;
-  let message = res.statusText;
-  try {
-    message = ((await res.json()) as { error: { message: string } }).error.message;
-  } catch {
-    /* not the API's error body */
-  }
-  throw new ApiError(res.status, `HTTP_${res.status}`, `${what}: ${message}`, undefined, undefined);
+  const error = await errorOf(res);
+  throw new ApiError(error.status, error.code, `${what}: ${error.message}`, error.details, error.requestId);
 }
