@@ -3,16 +3,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serveStatic } from '@hono/node-server/serve-static';
 import { Hono } from 'hono';
+import { consoleContentSecurityPolicy } from '../console/content-security-policy';
 
 /** The console's build, committed so `npm start` serves it without a build step. */
 export const CONSOLE_DIST = fileURLToPath(new URL('../console/dist', import.meta.url));
 
-/**
- * The console's page headers, here and in CloudFront's response headers policy: nothing runs or
- * loads but the console's own files; the API is the same origin; large uploads PUT to S3.
- */
-export const CONSOLE_CSP =
-  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self' https: http://127.0.0.1:* http://localhost:*; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+/** As CloudFront sends it, and the browser may also PUT large uploads to the local S3 on loopback. */
+const CONSOLE_CSP = consoleContentSecurityPolicy(['http://127.0.0.1:*', 'http://localhost:*']);
 
 /**
  * `/console`: the single-page app from `console/dist`. Hashed assets are cached for good; the

@@ -23,6 +23,7 @@ import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership, type CfnB
 import { BucketDeployment, CacheControl, Source } from 'aws-cdk-lib/aws-s3-deployment';
 import type { ICertificate } from 'aws-cdk-lib/aws-certificatemanager';
 import { Construct } from 'constructs';
+import { consoleContentSecurityPolicy } from '../../console/content-security-policy';
 
 export interface ConsoleSiteProps {
   /** The REST API the console calls: served by the same distribution, so the browser calls its own origin (no CORS). */
@@ -70,9 +71,7 @@ export class ConsoleSite extends Construct {
       comment: 'Cairn console: only its own files run; the API is this origin; uploads PUT to S3',
       securityHeadersBehavior: {
         contentSecurityPolicy: {
-          // As local mode sends it (local/console-site.ts), without the local S3's loopback address.
-          contentSecurityPolicy:
-            "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self' https:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+          contentSecurityPolicy: consoleContentSecurityPolicy(),
           override: true,
         },
         contentTypeOptions: { override: true },
