@@ -19,8 +19,8 @@ async function main() {
   const providers = await startRetrievalProviders();
   Object.assign(process.env, { BEDROCK_REGION: 'us-east-1', BEDROCK_ENDPOINT: providers.url, AWS_ACCESS_KEY_ID: 'AKIDBENCH', AWS_SECRET_ACCESS_KEY: 'bench', SEARCH_CACHE_MB: '0' });
   const services = await startBenchServices('cairn-bench');
-  const { parseDocument } = await import('../shared/documents/parse-document');
-  const { parseLimits } = await import('../shared/documents/document-error');
+  const { parseDocument } = await import('../shared/knowledge/documents/parse-document');
+  const { parseLimits } = await import('../shared/knowledge/documents/document-error');
   const { corpus, queries, sentences } = cisi();
   const results: Record<string, unknown> = { date: new Date().toISOString(), node: process.version };
 
@@ -86,7 +86,7 @@ async function main() {
   // --- Hybrid search cost -----------------------------------------------------------------------
   const { searchSource } = await import('../shared/search/search');
   const { withDynamoCounters } = await import('../shared/store/request-metrics');
-  const { knowledgeSources } = await import('../shared/domain/knowledge-sources');
+  const { knowledgeSources } = await import('../shared/knowledge/sources');
   const documents = corpus.slice(0, 1000).map((d, i) => ({ path: `cisi/${i}.txt`, content: `${d.title}\n\n${d.text}` }));
   const hybridSource = await call('POST', '/v1/knowledge-sources', { name: 'cisi', type: 'file-collection', files: documents, embedding: { model: 'bedrock/amazon.titan-embed-text-v2:0', dimensions: 256 } });
   const embedStarted = performance.now();

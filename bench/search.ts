@@ -27,8 +27,8 @@ async function main() {
   const { scope, rt, local } = await benchApp('ten_searchbench');
   const queue = local.ingestion!;
   const { dynamoTotals, withDynamoCounters } = await import('../shared/store/request-metrics');
-  const { connectSource } = await import('../shared/domain/knowledge-connect');
-  const { createKnowledgeSource, knowledgeSources } = await import('../shared/domain/knowledge-sources');
+  const { connectSource } = await import('../shared/knowledge/connect');
+  const { createKnowledgeSource, knowledgeSources } = await import('../shared/knowledge/sources');
   const { searchSource } = await import('../shared/search/search');
   // Compaction's old items are removed a minute after its swap (for searches in flight); the bench need not wait that long.
   (await import('../shared/search/index-tuning')).indexTuning.compactionGraceSeconds = 1;
@@ -142,7 +142,7 @@ async function main() {
     const cost = async (id: string) => (await searchCost({ id, type: 'postgresql' })).pruned.readUnitsPerQuery.mean;
     const before = { ...(await segmentsOf(grown)), readUnitsPerQuery: await cost(grown) };
     const started = performance.now();
-    const { requestCompaction } = await import('../shared/domain/compaction');
+    const { requestCompaction } = await import('../shared/knowledge/compaction');
     // Until nothing is left to merge (a compaction merges up to 90 segments and queues the next).
     await requestCompaction(rt, scope, grown);
     await queue.drain();

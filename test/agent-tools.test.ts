@@ -1,9 +1,9 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalApp } from '../local/local-app';
-import { agents } from '../shared/domain/agents';
-import type { Agent } from '../shared/domain/agent-schema';
-import { callableTools, runTool, toolContext, type ToolCallOptions } from '../shared/domain/tools';
+import { agents } from '../shared/agents/agents';
+import type { Agent } from '../shared/agents/agent-schema';
+import { callableTools, runTool, toolContext, type ToolCallOptions } from '../shared/agents/agent-tools';
 import type { OutboundPolicy } from '../shared/net/outbound';
 import { call } from './helpers/http';
 import { testLocal, testRt } from './helpers/runtime';

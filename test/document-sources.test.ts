@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createLocalApp } from '../local/local-app';
-import { sourceBlobPrefix } from '../shared/domain/file-contents';
-import { parsingIsolated } from '../shared/documents/parse-isolated';
+import { sourceBlobPrefix } from '../shared/knowledge/file-contents';
+import { parsingIsolated } from '../shared/knowledge/documents/parse-isolated';
 import { makeDocx, makeEncryptedPdf, makePdf, makePptx, makeXlsx } from './helpers/documents';
 import { call } from './helpers/http';
 import { newTenant, type TestTenant } from './helpers/tenant';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DocumentError, parseLimits } from '../shared/documents/document-error';
-import { parseDocument } from '../shared/documents/parse-document';
+import { DocumentError, parseLimits } from '../shared/knowledge/documents/document-error';
+import { parseDocument } from '../shared/knowledge/documents/parse-document';
 import { chunkBlocks } from '../shared/search/chunker';
 import { makeDocx, makeEncryptedPdf, makePdf, makePptx, makeScannedPdf, makeXlsx } from './helpers/documents';
 

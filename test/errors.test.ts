@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifyPgError } from '../shared/connectors/postgres';
+import { classifyPgError } from '../shared/knowledge/connectors/postgres';
 import { AppError, ConflictError, isRetryable, NotFoundError, RateLimitedError, UnavailableError, ValidationError } from '../shared/errors';
 import { providerError } from '../shared/models/provider-error';
 

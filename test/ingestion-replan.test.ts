@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createKnowledgeSourcesApp } from '../functions/knowledge-sources/app';
-import { handleIngestionMessage } from '../shared/domain/ingestion';
+import { handleIngestionMessage } from '../shared/knowledge/ingestion';
 import type { IngestionMessage } from '../shared/queue/messages';
 import type { Runtime } from '../shared/runtime';
 import { call } from './helpers/http';

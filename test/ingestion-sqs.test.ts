@@ -2,7 +2,7 @@ import { SQSClient, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { startFauxqs, type FauxqsServer } from 'fauxqs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createKnowledgeSourcesApp } from '../functions/knowledge-sources/app';
-import { handleIngestionMessage } from '../shared/domain/ingestion';
+import { handleIngestionMessage } from '../shared/knowledge/ingestion';
 import type { IngestionMessage } from '../shared/queue/messages';
 import { MAX_RECEIVES } from '../shared/queue/queue';
 import { sqsQueue } from '../shared/queue/sqs-queue';

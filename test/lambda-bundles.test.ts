@@ -10,8 +10,8 @@ import { recordOf } from './helpers/sqs';
 import { invokeStreaming } from './helpers/lambda-streaming';
 import { newTenant } from './helpers/tenant';
 import { makeDocx, makeDocxBomb, makePdf, makePptx, makeXlsx } from './helpers/documents';
-import type * as isolatedModule from '../shared/documents/parse-isolated';
-import type { parseDocument as parseDocumentType } from '../shared/documents/parse-document';
+import type * as isolatedModule from '../shared/knowledge/documents/parse-isolated';
+import type { parseDocument as parseDocumentType } from '../shared/knowledge/documents/parse-document';
 
 /**
  * The code Lambda runs is the esbuild bundle, not the sources: bundle each handler as the CDK app
@@ -72,7 +72,7 @@ describe('Lambda bundles', () => {
   }, 60_000);
 
   it('reads PDFs, DOCX, PPTX and XLSX from within a bundle (pdf.js runs without its worker file)', async () => {
-    const file = await bundle('documents', 'shared/documents/parse-document.ts');
+    const file = await bundle('documents', 'shared/knowledge/documents/parse-document.ts');
     const { parseDocument } = (await import(pathToFileURL(file).href)) as { parseDocument: typeof parseDocumentType };
     const pdf = await makePdf([{ lines: ['first page'] }, { heading: 'Second', lines: ['second page text'] }]);
     expect((await parseDocument({ path: 'a.pdf', bytes: pdf })).blocks.at(-1)).toEqual({ headings: ['Second'], text: 'second page text', location: { page: 2 } });
@@ -82,7 +82,7 @@ describe('Lambda bundles', () => {
   }, 60_000);
 
   it('reads library formats in a worker thread from the bundle: a file that exhausts its heap or its time ends the worker, not the process', async () => {
-    const file = await bundle('isolated', 'shared/documents/parse-isolated.ts');
+    const file = await bundle('isolated', 'shared/knowledge/documents/parse-isolated.ts');
     const { parseIsolated, parsingIsolated } = (await import(pathToFileURL(file).href)) as typeof isolatedModule;
     // A 200 KB DOCX that unpacks to 40 MB of XML, read by a worker with a 128 MB heap.
     const bomb = await makeDocxBomb(40);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalApp } from '../local/local-app';
-import { agents } from '../shared/domain/agents';
-import { callableTools, runTool, toolContext } from '../shared/domain/tools';
+import { agents } from '../shared/agents/agents';
+import { callableTools, runTool, toolContext } from '../shared/agents/agent-tools';
 import { call } from './helpers/http';
 import { startShopMcp, type ShopMcp } from './helpers/mcp-server';
 import { testRt } from './helpers/runtime';

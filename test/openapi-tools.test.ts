@@ -1,8 +1,8 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalApp } from '../local/local-app';
-import { agents, patchAgent } from '../shared/domain/agents';
-import { callableTools, runTool, toolContext } from '../shared/domain/tools';
+import { agents, patchAgent } from '../shared/agents/agents';
+import { callableTools, runTool, toolContext } from '../shared/agents/agent-tools';
 import { call } from './helpers/http';
 import { testRt } from './helpers/runtime';
 import { newTenant, type TestTenant } from './helpers/tenant';

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createLocalApp } from '../local/local-app';
-import { connect, readOnly } from '../shared/connectors/postgres';
+import { connect, readOnly } from '../shared/knowledge/connectors/postgres';
 import { call } from './helpers/http';
 import { newTenant, type TestTenant } from './helpers/tenant';
 import { testRt, testLocal } from './helpers/runtime';

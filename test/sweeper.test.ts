@@ -1,10 +1,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createLocalApp } from '../local/local-app';
-import { handleIngestionMessage } from '../shared/domain/ingestion';
-import { startSync } from '../shared/domain/knowledge-sources';
-import { startExecution } from '../shared/domain/executions';
-import { handleStepMessage } from '../shared/domain/workflow-execution';
-import { MAX_REDRIVES, sweep } from '../shared/domain/work-sweeper';
+import { handleIngestionMessage } from '../shared/knowledge/ingestion';
+import { startSync } from '../shared/knowledge/sources';
+import { startExecution } from '../shared/workflows/executions';
+import { handleStepMessage } from '../shared/workflows/execution';
+import { MAX_REDRIVES, sweep } from '../shared/work-sweeper';
 import type { Queue } from '../shared/queue/queue';
 import type { Runtime } from '../shared/runtime';
 import { call } from './helpers/http';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { crawl, type CrawlFetch, type CrawledPage, type FetchedResponse } from '../shared/connectors/web-crawler';
+import { crawl, type CrawlFetch, type CrawledPage, type FetchedResponse } from '../shared/knowledge/connectors/web-crawler';
 
 /**
  * The crawler's rules on a site kept in memory (the fetch it is given answers from a map); the

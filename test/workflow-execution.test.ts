@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLocalApp } from '../local/local-app';
-import { consumeStepMessage, handleStepMessage } from '../shared/domain/workflow-execution';
+import { consumeStepMessage, handleStepMessage } from '../shared/workflows/execution';
 import { localEngine } from '../shared/models/local-engine';
 import { providerError } from '../shared/models/provider-error';
 import { MAX_RECEIVES } from '../shared/queue/queue';

@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localRuntime } from '../local/local-runtime';
 import { createLocalApp } from '../local/local-app';
-import { handleStepMessage } from '../shared/domain/workflow-execution';
+import { handleStepMessage } from '../shared/workflows/execution';
 import type { StepMessage } from '../shared/queue/messages';
 import { createDb } from '../shared/store/db';
 import { call, type TestResponse } from './helpers/http';

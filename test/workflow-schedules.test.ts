@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalApp } from '../local/local-app';
-import { startScheduled, tickSchedules } from '../shared/domain/schedules';
+import { startScheduled, tickSchedules } from '../shared/workflows/schedules';
 import { awsCronOf } from '../shared/schedules/aws-cron';
 import { eventBridgeScheduler, scheduleName } from '../shared/schedules/eventbridge-scheduler';
 import { call } from './helpers/http';

@@ -1,5 +1,4 @@
-import { agent, agentInput } from '../../shared/domain/agent-schema';
-import { agents, createAgent, deleteAgent, presentAgent, replaceAgent } from '../../shared/domain/agents';
+import { agent, agentInput, agents, createAgent, deleteAgent, presentAgent, replaceAgent } from '../../shared/agents';
 import { createGroupApp, DEFAULT_MAX_BODY_BYTES, type GroupOptions } from '../../shared/http/create-group-app';
 import { registerCrud } from '../../shared/http/crud-routes';
 import { registerChatCompletions } from './chat-completions';

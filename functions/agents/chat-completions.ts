@@ -1,6 +1,6 @@
-import { checkableSchema } from '../../shared/domain/response-format';
+import { checkableSchema } from '../../shared/models/response-format';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { converse, converseStream } from '../../shared/domain/conversation';
+import { converse, converseStream } from '../../shared/agents';
 import { ValidationError } from '../../shared/errors';
 import type { AppEnv } from '../../shared/http/context';
 import { openAiErrorBody } from '../../shared/http/error-handler';

@@ -1,15 +1,14 @@
-import { responseFormatInput } from '../../shared/domain/response-format';
-import { sourceLocation } from '../../shared/domain/knowledge-source-schema';
+import { responseFormatInput } from '../../shared/models/response-format';
+import { sourceLocation } from '../../shared/knowledge';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { converse, converseStream, type ConverseInput } from '../../shared/domain/conversation';
+import { converse, converseStream, type ConverseInput, deleteAgentSession, listAgentSessions, listSessionMessages } from '../../shared/agents';
 import type { AppEnv } from '../../shared/http/context';
 import { ok, okList } from '../../shared/http/envelope';
 import { commonErrors, envelope, jsonContent, listEnvelope } from '../../shared/http/openapi-schemas';
 import { paginationQuery } from '../../shared/http/pagination';
 import { sseResponse } from '../../shared/http/sse';
 import { setUsageHeaders } from '../../shared/http/usage-headers';
-import { deleteAgentSession, listAgentSessions, listSessionMessages } from '../../shared/domain/sessions';
 import type { Runtime } from '../../shared/runtime';
 
 const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;

@@ -1,6 +1,5 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import type { Agent } from '../../shared/domain/agent-schema';
-import { agents } from '../../shared/domain/agents';
+import { type Agent, agents } from '../../shared/agents';
 import type { AppEnv } from '../../shared/http/context';
 import type { Runtime } from '../../shared/runtime';
 import { openAiErrors, openAiSecurity } from './chat-completions';

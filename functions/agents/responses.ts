@@ -1,6 +1,6 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { checkableSchema } from '../../shared/domain/response-format';
-import { converse, converseStream, type ConverseResult } from '../../shared/domain/conversation';
+import { checkableSchema } from '../../shared/models/response-format';
+import { converse, converseStream, type ConverseResult } from '../../shared/agents';
 import { ValidationError } from '../../shared/errors';
 import type { AppEnv } from '../../shared/http/context';
 import { openAiErrorBody } from '../../shared/http/error-handler';

@@ -1,5 +1,5 @@
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
-import { usageBetween, usageQuery, usageReport } from '../../shared/domain/usage';
+import { usageBetween, usageQuery, usageReport } from '../../shared/usage';
 import type { AppEnv } from '../../shared/http/context';
 import { ok } from '../../shared/http/envelope';
 import { commonErrors, envelope, jsonContent } from '../../shared/http/openapi-schemas';

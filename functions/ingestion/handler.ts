@@ -3,7 +3,7 @@ import { configuredRuntime } from '../../shared/configured-runtime';
 import { modelResolver } from '../../shared/models/resolve-model';
 import { kmsSecretBoxFromConfig } from '../../shared/secrets/kms-secret-box';
 import { sqsQueuesFromConfig } from '../../shared/queue/sqs-queue';
-import { handleIngestionMessage } from '../../shared/domain/ingestion';
+import { handleIngestionMessage } from '../../shared/knowledge';
 import type { IngestionMessage } from '../../shared/queue/messages';
 import { sqsHandler } from '../../shared/queue/sqs-handler';
 

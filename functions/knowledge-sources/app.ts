@@ -1,36 +1,8 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { requestCompaction } from '../../shared/domain/compaction';
-import { connectSource } from '../../shared/domain/knowledge-connect';
-import {
-  compactionAccepted,
-  connectInput,
-  filePath,
-  filesUpload,
-  uploadInput,
-  uploadTicket,
-  type FilesUpload,
-  searchInput,
-  searchResponse,
-  knowledgeSource,
-  knowledgeSourceInput,
-  MAX_SOURCE_BODY_BYTES,
-} from '../../shared/domain/knowledge-source-schema';
-import {
-  addFiles,
-  filesOf,
-  createKnowledgeSource,
-  deleteKnowledgeSource,
-  knowledgeSources,
-  presentSource,
-  publicSource,
-  removeFile,
-  replaceKnowledgeSource,
-  searchKnowledgeSource,
-} from '../../shared/domain/knowledge-sources';
+import { requestCompaction, compactionAccepted, connectInput, filePath, filesUpload, uploadInput, uploadTicket, type FilesUpload, searchInput, searchResponse, knowledgeSource, knowledgeSourceInput, MAX_SOURCE_BODY_BYTES, addFiles, filesOf, createKnowledgeSource, knowledgeSources, presentSource, publicSource, removeFile, replaceKnowledgeSource, searchKnowledgeSource, type FileBytes, completeUpload, createUpload } from '../../shared/knowledge';
+import { connectKnowledgeSource, removeKnowledgeSource } from '../../shared/agents';
 import { createGroupApp, type GroupOptions } from '../../shared/http/create-group-app';
 import { ValidationError } from '../../shared/errors';
-import type { FileBytes } from '../../shared/domain/file-contents';
-import { completeUpload, createUpload } from '../../shared/domain/file-uploads';
 import { registerCrud } from '../../shared/http/crud-routes';
 import { ok } from '../../shared/http/envelope';
 import { commonErrors, envelope, jsonContent } from '../../shared/http/openapi-schemas';
@@ -89,7 +61,7 @@ export function createKnowledgeSourcesApp(rt: Runtime, options: Partial<GroupOpt
     async replace(rt, scope, id, input) {
       return presentSource(rt, scope, await replaceKnowledgeSource(rt, scope, id, input), { files: true });
     },
-    remove: deleteKnowledgeSource,
+    remove: removeKnowledgeSource,
   });
 
   const params = z.object({ knowledgeSourceId: z.string().min(1).max(200) });
@@ -212,7 +184,7 @@ export function createKnowledgeSourcesApp(rt: Runtime, options: Partial<GroupOpt
     }),
     async (c) => {
       const scope = c.get('identity').scope;
-      const { source, queued } = await connectSource(rt, scope, c.req.valid('param').knowledgeSourceId, c.req.valid('json'));
+      const { source, queued } = await connectKnowledgeSource(rt, scope, c.req.valid('param').knowledgeSourceId, c.req.valid('json'));
       return ok(c, source, queued ? 202 : 200);
     },
   );

@@ -1,12 +1,10 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { agents } from '../../shared/domain/agents';
-import { converse } from '../../shared/domain/conversation';
-import { knowledgeSources, searchKnowledgeSource } from '../../shared/domain/knowledge-sources';
-import { executeAndWait, getExecution } from '../../shared/domain/executions';
-import { listWorkflows } from '../../shared/domain/workflows';
-import { templateText } from '../../shared/domain/workflow-templates';
+import { agents, converse } from '../../shared/agents';
+import { knowledgeSources, searchKnowledgeSource } from '../../shared/knowledge';
+import { executeAndWait, getExecution, listWorkflows } from '../../shared/workflows';
+import { templateText } from '../../shared/templates';
 import { AppError } from '../../shared/errors';
 import { errorFields, log } from '../../shared/log';
 import type { Runtime } from '../../shared/runtime';

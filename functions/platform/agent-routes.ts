@@ -1,7 +1,6 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { agent, agentInput } from '../../shared/domain/agent-schema';
-import { agents, createAgent, deleteAgent, patchAgent, presentAgent } from '../../shared/domain/agents';
+import { agent, agentInput, agents, createAgent, deleteAgent, patchAgent, presentAgent } from '../../shared/agents';
 import type { AppEnv } from '../../shared/http/context';
 import { registerListRoute } from '../../shared/http/crud-routes';
 import { ok } from '../../shared/http/envelope';

@@ -1,8 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { knowledgeSources, type KnowledgeSourceRecord } from '../../shared/domain/knowledge-sources';
-import { workflow, workflowInput } from '../../shared/domain/workflow-schema';
-import { compileDefinition, listWorkflows } from '../../shared/domain/workflows';
+import { knowledgeSources, type KnowledgeSourceRecord } from '../../shared/knowledge';
+import { workflow, workflowInput, compileDefinition, listWorkflows } from '../../shared/workflows';
 import type { AppEnv } from '../../shared/http/context';
 import { registerListRoute } from '../../shared/http/crud-routes';
 import { ok } from '../../shared/http/envelope';

@@ -1,6 +1,5 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { setTokenBudget, tokenBudgetOf } from '../../shared/domain/token-budget';
-import { usageBetween, usageQuery, usageReport } from '../../shared/domain/usage';
+import { setTokenBudget, tokenBudgetOf, usageBetween, usageQuery, usageReport } from '../../shared/usage';
 import type { AppEnv } from '../../shared/http/context';
 import { ok } from '../../shared/http/envelope';
 import { envelope, jsonContent } from '../../shared/http/openapi-schemas';

@@ -1,6 +1,6 @@
 import type { ScheduledEvent } from 'aws-lambda';
 import { configuredRuntime } from '../../shared/configured-runtime';
-import { sweep } from '../../shared/domain/work-sweeper';
+import { sweep } from '../../shared/work-sweeper';
 import { log } from '../../shared/log';
 import { sqsQueuesFromConfig } from '../../shared/queue/sqs-queue';
 

@@ -1,5 +1,5 @@
 import { configuredRuntime } from '../../shared/configured-runtime';
-import { deliverWebhook } from '../../shared/domain/webhooks';
+import { deliverWebhook } from '../../shared/workflows';
 import type { WebhookMessage } from '../../shared/queue/messages';
 import { sqsHandler } from '../../shared/queue/sqs-handler';
 import { sqsQueuesFromConfig } from '../../shared/queue/sqs-queue';

@@ -1,9 +1,9 @@
 import { kmsSecretBoxFromConfig } from '../../shared/secrets/kms-secret-box';
-import { agentTurn } from '../../shared/domain/conversation';
+import { agentTurn } from '../../shared/agents';
 import { configuredRuntime } from '../../shared/configured-runtime';
 import { modelResolver } from '../../shared/models/resolve-model';
 import { sqsQueuesFromConfig } from '../../shared/queue/sqs-queue';
-import { consumeWorkflowMessage } from '../../shared/domain/workflow-execution';
+import { consumeWorkflowMessage } from '../../shared/workflows';
 import type { WorkflowMessage } from '../../shared/queue/messages';
 import { sqsHandler } from '../../shared/queue/sqs-handler';
 

@@ -1,5 +1,4 @@
-import { workflow, workflowInput } from '../../shared/domain/workflow-schema';
-import { createWorkflow, getWorkflow, listWorkflows, removeWorkflow, replaceWorkflow } from '../../shared/domain/workflows';
+import { workflow, workflowInput, createWorkflow, getWorkflow, listWorkflows, removeWorkflow, replaceWorkflow } from '../../shared/workflows';
 import { createGroupApp, DEFAULT_MAX_BODY_BYTES, type GroupOptions } from '../../shared/http/create-group-app';
 import { registerCrud } from '../../shared/http/crud-routes';
 import { registerExecutionRoutes } from './execution-routes';

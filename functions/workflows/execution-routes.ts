@@ -1,9 +1,6 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { config } from '../../shared/config';
-import { cancelExecution, executeAndWait, getExecution, listExecutions, presentExecution } from '../../shared/domain/executions';
-import { completeHumanStep, listWaitingExecutions } from '../../shared/domain/workflow-human';
-import { presentDelivery, webhookInput } from '../../shared/domain/webhooks';
-import { followExecution } from '../../shared/domain/execution-events';
+import { cancelExecution, executeAndWait, getExecution, listExecutions, presentExecution, completeHumanStep, listWaitingExecutions, listDeliveries, webhookInput, followExecution } from '../../shared/workflows';
 import { sseResponse } from '../../shared/http/sse';
 import type { AppEnv } from '../../shared/http/context';
 import { ok, okList } from '../../shared/http/envelope';
@@ -224,8 +221,7 @@ export function registerExecutionRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
     async (c) => {
       const { workflowId, executionId } = c.req.valid('param');
       const scope = c.get('identity').scope;
-      await getExecution(rt, scope, workflowId, executionId);
-      return ok(c, (await rt.store.webhookDeliveries.listDeliveries(scope, executionId)).map(presentDelivery));
+      return ok(c, await listDeliveries(rt, scope, workflowId, executionId));
     },
   );
 
@@ -254,7 +250,7 @@ export function registerExecutionRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       return sseResponse(
         c,
         (send) =>
-          followExecution(first, () => rt.store.executions.getExecution(scope, workflowId, executionId), (e) => send(e), {
+          followExecution(rt, scope, first, (e) => send(e), {
             signal: c.req.raw.signal,
             maxMs: EVENTS_MAX_MS,
             snapshot: (e) => presentExecution(e),

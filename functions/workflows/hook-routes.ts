@@ -1,6 +1,6 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
-import { authenticateHook, createHook, deleteHook, hookInput, hookOutput, listHooks, receiveHook } from '../../shared/domain/hooks';
+import { authenticateHook, createHook, deleteHook, hookInput, hookOutput, listHooks, receiveHook } from '../../shared/workflows';
 import type { AppEnv } from '../../shared/http/context';
 import { ok } from '../../shared/http/envelope';
 import { commonErrors, envelope, jsonContent } from '../../shared/http/openapi-schemas';

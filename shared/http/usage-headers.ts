@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import type { TokenBudget } from '../domain/token-budget';
+import type { TokenBudget } from '../usage';
 import type { AppEnv } from './context';
 
 /**

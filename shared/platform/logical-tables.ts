@@ -1,15 +1,13 @@
 import type { z } from 'zod';
-import { agentInput } from '../domain/agent-schema';
-import { createAgent, deleteAgent, patchAgent } from '../domain/agents';
-import type { KnowledgeSourceRecord } from '../domain/knowledge-sources';
-import { workflowInput } from '../domain/workflow-schema';
-import { createWorkflow, presentWorkflow, removeWorkflow, replaceWorkflow, workflows } from '../domain/workflows';
+import { agentInput, createAgent, deleteAgent, patchAgent } from '../agents';
+import type { KnowledgeSourceRecord } from '../knowledge';
+import { workflowInput, createWorkflow, presentWorkflow, removeWorkflow, replaceWorkflow, workflows } from '../workflows';
 import { NotFoundError, ValidationError } from '../errors';
 import { parseInput } from '../validation';
 import { ID_PREFIXES, type IdKind } from '../ids';
 import { memoryOwner, type MemoryItem } from '../store/memory-graph';
 import type { Runtime } from '../runtime';
-import { keys } from '../store/keys';
+import { rowLocations } from '../store/row-locations';
 import type { TenantScope } from '../tenancy';
 import type { FieldInfo } from './conditions';
 import { putAppRecord, updateAppRecord } from './app-records';
@@ -107,7 +105,7 @@ const agentsTable: TableDef = {
   key: ['id'],
   partition: 'none: a query reads all of the tenant’s agents',
   operations: [...OPERATIONS],
-  locate: (scope) => ({ pk: keys.recordPartition(scope, 'AGENT') }),
+  locate: (scope) => rowLocations.records(scope, 'AGENT'),
   sortKey: (v) => text(v, 'id'),
   toRow: stripKeys,
   put: async (rt, scope, item) => (await createAgent(rt, scope, parseItem(agentInput, item))).record,
@@ -127,7 +125,7 @@ const workflowDefinitionsTable: TableDef = {
   key: ['id'],
   partition: 'none: a query reads all of the tenant’s workflows',
   operations: [...OPERATIONS],
-  locate: (scope) => ({ pk: keys.recordPartition(scope, 'WORKFLOW') }),
+  locate: (scope) => rowLocations.records(scope, 'WORKFLOW'),
   sortKey: (v) => text(v, 'id'),
   toRow: stripKeys,
   put: async (rt, scope, item) => (await createWorkflow(rt, scope, parseItem(workflowInput, item))).record,
@@ -157,7 +155,7 @@ const knowledgeCollectionsTable: TableDef = {
   key: ['id'],
   partition: 'none: a query reads all of the tenant’s collections',
   operations: READ_ONLY,
-  locate: (scope) => ({ pk: keys.recordPartition(scope, 'KS') }),
+  locate: (scope) => rowLocations.records(scope, 'KS'),
   sortKey: (v) => text(v, 'id'),
   toRow: (item) => {
     const s = item as unknown as KnowledgeSourceRecord;
@@ -176,9 +174,9 @@ const documentsTable: TableDef = {
   key: ['knowledgeSourceId', 'documentKey'],
   partition: 'knowledgeSourceId (equality)',
   operations: READ_ONLY,
-  locate: (scope, v) => ({ pk: keys.documentPartition(scope, text(v, 'knowledgeSourceId')) }),
+  locate: (scope, v) => rowLocations.documents(scope, text(v, 'knowledgeSourceId')),
   sortKey: (v) => text(v, 'documentKey'),
-  toRow: (item) => ({ knowledgeSourceId: keys.parseSourcePartition(String(item.pk)), documentKey: item.documentKey, documentId: item.documentId, chunks: Array.isArray(item.chunks) ? item.chunks.length : 0 }),
+  toRow: (item) => ({ knowledgeSourceId: rowLocations.sourceOfDocument(String(item.pk)), documentKey: item.documentKey, documentId: item.documentId, chunks: Array.isArray(item.chunks) ? item.chunks.length : 0 }),
 };
 
 const sessionsTable: TableDef = {
@@ -196,9 +194,9 @@ const sessionsTable: TableDef = {
   operations: ['get', 'query', 'count', 'delete'],
   locate: (scope, v) => {
     const agentId = v('agentId');
-    return { pk: keys.sessionIndexPartition(scope), ...(typeof agentId === 'string' ? { skPrefix: keys.sessionIndexPrefix(agentId) } : {}) };
+    return rowLocations.sessions(scope, typeof agentId === 'string' ? agentId : undefined);
   },
-  sortKey: (v, scope) => keys.sessionIndex(scope, text(v, 'agentId'), text(v, 'sessionId')).sk,
+  sortKey: (v, scope) => rowLocations.sessionSortKey(scope, text(v, 'agentId'), text(v, 'sessionId')),
   toRow: (item) => ({ agentId: item.agentId, sessionId: item.sessionId, userId: item.userId ?? null, messages: item.messages ?? 0, createdAt: item.createdAt, lastMessageAt: item.lastMessageAt }),
   remove: async (rt, scope, v) => rt.store.sessions.deleteSession(scope, text(v, 'agentId'), text(v, 'sessionId')),
 };
@@ -217,10 +215,10 @@ const messagesTable: TableDef = {
   key: ['agentId', 'sessionId', 'id'],
   partition: 'agentId and sessionId (equality)',
   operations: READ_ONLY,
-  locate: (scope, v) => ({ pk: keys.sessionPartition(scope, text(v, 'agentId'), text(v, 'sessionId')) }),
+  locate: (scope, v) => rowLocations.messages(scope, text(v, 'agentId'), text(v, 'sessionId')),
   sortKey: (v) => text(v, 'id'),
   toRow: (item) => {
-    const { agentId, sessionId } = keys.parseSessionPartition(String(item.pk));
+    const { agentId, sessionId } = rowLocations.sessionOfMessage(String(item.pk));
     return { agentId, sessionId, id: item.id, role: item.role, content: item.content, model: item.model ?? null, createdAt: item.createdAt };
   },
 };
@@ -249,9 +247,9 @@ function memoryTable(kind: MemoryItem['kind'], description: string, fields: Reco
     operations: ['get', 'query', 'count', 'delete'],
     locate: (scope, v) => {
       const agentId = v('agentId');
-      return { pk: keys.memoryPartition(scope, owner(v).userKey), ...(typeof agentId === 'string' ? { skPrefix: keys.memoryPrefix(agentId, kind) } : {}) };
+      return rowLocations.memory(scope, owner(v).userKey, kind, typeof agentId === 'string' ? agentId : undefined);
     },
-    sortKey: (v, scope) => keys.memoryItem(scope, owner(v).userKey, text(v, 'agentId'), kind, text(v, 'id')).sk,
+    sortKey: (v, scope) => rowLocations.memorySortKey(scope, owner(v).userKey, text(v, 'agentId'), kind, text(v, 'id')),
     toRow: (item) => {
       if (item.kind !== kind) return undefined;
       const { pk: _pk, sk: _sk, kind: _kind, norm: _norm, toLabel: _t, entityIds: _e, factIds: _f, ...rest } = item;
@@ -280,7 +278,7 @@ const recordsTable: TableDef = {
   key: ['collection', 'id'],
   partition: 'collection (equality)',
   operations: [...OPERATIONS],
-  locate: (scope, v) => ({ pk: keys.appRecordPartition(scope, text(v, 'collection')) }),
+  locate: (scope, v) => rowLocations.appRecords(scope, text(v, 'collection')),
   sortKey: (v) => text(v, 'id'),
   toRow: stripKeys,
   dynamicField: (name) => (DATA_FIELD.test(name) ? { type: 'any', nullable: true } : undefined),
@@ -309,7 +307,7 @@ const executionsTable: TableDef = {
   key: ['workflowId', 'id'],
   partition: 'workflowId (equality)',
   operations: READ_ONLY,
-  locate: (scope, v) => ({ pk: keys.executionPartition(scope, text(v, 'workflowId')) }),
+  locate: (scope, v) => rowLocations.executions(scope, text(v, 'workflowId')),
   sortKey: (v) => text(v, 'id'),
   toRow: (item) => {
     const { pk: _pk, sk: _sk, definition: _d, expiresAt: _e, ...rest } = item;

@@ -10,7 +10,6 @@ import { DEFAULT_RANK_PARAMS, rm3, type CorpusStats, type TermVector } from './r
 import { PrunedRanker, type IndexReader, type Pass } from './pruned-ranking';
 import type { ScoredSegment } from './segment-scores';
 import { decodeNorms, POSTINGS_FORMAT } from '../store/postings-codec';
-import { blockSortKey } from '../store/keys';
 import type { Runtime } from '../runtime';
 import { fuseCandidates, HYBRID_CANDIDATES, type EmbeddingSettings, type RerankSettings } from './hybrid';
 
@@ -166,7 +165,7 @@ async function rankSource(
     directories: (terms) => index.readTermItems(scope, source.id, terms, liveSegments),
     blocks: (term, after, limit) => index.readTermBlocks(scope, source.id, term, after, limit),
     chunks: (docNos) => index.getChunks(scope, source.id, docNos),
-    blockKey: blockSortKey,
+    blockKey: index.blockKey,
   };
   const params = DEFAULT_RANK_PARAMS;
   const ranker = new PrunedRanker(reader, live, statsOf(segmentList), params, request.exhaustive);

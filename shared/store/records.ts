@@ -17,6 +17,7 @@ import { readPage } from './batch';
 import { ifConditionHolds } from './conditional';
 import type { Db } from './db';
 import { keys, type RecordKind } from './keys';
+export type { RecordKind };
 
 /** Fields every record has; the rest is the resource's own. */
 export interface BaseRecord {

@@ -4,7 +4,7 @@ import { decodeDirectory, encodeNorms, POSTINGS_FORMAT, type Posting } from './p
 import type { TenantScope } from '../tenancy';
 import { deleteRequest, putRequest, batchOps } from './batch';
 import type { Db } from './db';
-import { BLOCK_PREFIX, blockSegment, keys } from './keys';
+import { BLOCK_PREFIX, blockSegment, blockSortKey, keys } from './keys';
 import { searchIndexCache, type TermItems } from './search-index-cache';
 
 /**
@@ -573,7 +573,8 @@ export function searchIndexStore(db: Db, cacheBytes?: number) {
     }
     await batchWrite([deleteRequest(keys.segmentCounter(scope, sourceId))]);
   }
-  return { forgetDocumentHashes, beginSegment, writeSegmentData, writeDocuments, sealSegment, tombstone, readSegments, readTermItems, readTermBlocks, readNorms, deleteSegmentPostings, readSegmentChunks, deleteChunks, deleteSegmentItems, beginCompaction, getCompaction, setCompactionState, swapSegments, getChunks, listDocuments, getDocuments, reserveSegments, deleteDocuments, purgeIndex };
+  // blockKey: where a term's posting block sorts, for a reader that skips blocks by their keys.
+  return { blockKey: blockSortKey, forgetDocumentHashes, beginSegment, writeSegmentData, writeDocuments, sealSegment, tombstone, readSegments, readTermItems, readTermBlocks, readNorms, deleteSegmentPostings, readSegmentChunks, deleteChunks, deleteSegmentItems, beginCompaction, getCompaction, setCompactionState, swapSegments, getChunks, listDocuments, getDocuments, reserveSegments, deleteDocuments, purgeIndex };
 }
 
 export type SearchIndexStore = ReturnType<typeof searchIndexStore>;

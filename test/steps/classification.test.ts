@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { classification } from '../../shared/domain/steps/classification';
-import type { StepContext } from '../../shared/domain/steps/step-kind';
+import { classification } from '../../shared/workflows/steps/classification';
+import type { StepContext } from '../../shared/workflows/steps/step-kind';
 import { testRt } from '../helpers/runtime';
 import { scriptedModel } from '../helpers/scripted-model';
 import { newTenant } from '../helpers/tenant';

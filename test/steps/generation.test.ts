@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { generation } from '../../shared/domain/steps/generation';
+import { generation } from '../../shared/workflows/steps/generation';
 import { testRt } from '../helpers/runtime';
 import { scriptedModel } from '../helpers/scripted-model';
 import { newTenant } from '../helpers/tenant';

@@ -1,9 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { connectSource } from '../../shared/domain/knowledge-connect';
-import { knowledgeSourceInput } from '../../shared/domain/knowledge-source-schema';
-import { createKnowledgeSource } from '../../shared/domain/knowledge-sources';
-import { search } from '../../shared/domain/steps/search';
-import type { StepContext } from '../../shared/domain/steps/step-kind';
+import { connectSource } from '../../shared/knowledge/connect';
+import { knowledgeSourceInput } from '../../shared/knowledge/source-schema';
+import { createKnowledgeSource } from '../../shared/knowledge/sources';
+import { search } from '../../shared/workflows/steps/search';
+import type { StepContext } from '../../shared/workflows/steps/step-kind';
 import { testLocal, testRt } from '../helpers/runtime';
 import { newTenant, type TestTenant } from '../helpers/tenant';
 

@@ -1,0 +1,56 @@
+import { z } from '@hono/zod-openapi';
+import { isId } from '../ids';
+import { toolOutput, toolsInput, type StoredTool } from '../tools';
+import { between, integerBetween, modelName, readOnlyFields, recordFields, uniqueItems } from '../schema-helpers';
+
+export const CAPABILITIES = ['chat', 'document-search'] as const;
+
+/** The most knowledge sources one agent may search. */
+export const MAX_AGENT_SOURCES = 20;
+
+const knowledgeSourceId = z
+  .string()
+  .refine((id) => isId('knowledgeSource', id), { error: 'must be a knowledge source id (ks_…)' });
+
+const agentFields = {
+  name: z.string().trim().min(1).max(200).openapi({ example: 'Support bot' }),
+  description: z.string().max(4000).default('').openapi({ example: 'Answers questions' }),
+  model: modelName,
+  temperature: between(0, 2).default(0.7).openapi({ example: 0.3 }),
+  maxTokens: integerBetween(1, 200_000).default(1024).openapi({ example: 512 }),
+  capabilities: z
+    .array(z.enum(CAPABILITIES))
+    .min(1)
+    .max(CAPABILITIES.length)
+    .superRefine(uniqueItems((c) => c, 'capability'))
+    .default(['chat'])
+    .openapi({ example: ['chat', 'document-search'] }),
+  instructions: z.string().max(20_000).optional().openapi({ description: 'System prompt' }),
+  maxToolSteps: integerBetween(1, 20).default(5).openapi({ description: 'Rounds of tool calls a turn may take before it must answer' }),
+  knowledgeSourceIds: z
+    .array(knowledgeSourceId)
+    .max(MAX_AGENT_SOURCES)
+    .superRefine(uniqueItems((id) => id, 'knowledge source id'))
+    .default([])
+    .openapi({ description: 'Knowledge sources of the same tenant' }),
+  searchMode: z
+    .enum(['lexical', 'hybrid'])
+    .optional()
+    .openapi({ description: 'How the agent searches its sources: hybrid (default) adds vectors and the reranker where a source has them; lexical is BM25F alone' }),
+};
+
+/** The body of POST and PUT: PUT replaces, so both are validated alike. */
+export const agentInput = z.strictObject({ ...agentFields, tools: toolsInput, ...readOnlyFields }).openapi('AgentInput');
+
+export const agent = z
+  .object({
+    ...recordFields,
+    ...agentFields,
+    tools: z.array(toolOutput),
+    id: z.string().openapi({ example: 'agt_01jd8x2k3m4n5p6q7r8s9t0v1w' }),
+  })
+  .openapi('Agent');
+
+export type AgentInput = z.infer<typeof agentInput>;
+/** An agent as stored: its tools' secrets sealed (`presentAgent` shows it). Agents stored before tools existed have none. */
+export type Agent = Omit<z.infer<typeof agent>, 'tools'> & { tools?: StoredTool[] };

@@ -1,0 +1,81 @@
+import type { Idempotency, Reference } from '../store/records';
+import type { TenantScope } from '../tenancy';
+import { ConflictError } from '../errors';
+import { applyMergePatch } from '../json-objects';
+import { parseInput } from '../validation';
+import { agentInput, type Agent, type AgentInput } from './agent-schema';
+import { prepareTools, presentTools } from './agent-tools';
+import { collection } from '../collection';
+import { withoutReadOnly } from '../schema-helpers';
+import type { Runtime } from '../runtime';
+
+export const agents = collection<Agent>('AGENT', 'agent', 'agent');
+
+type AgentFields = Omit<Agent, 'id' | 'createdAt' | 'updatedAt' | 'version'>;
+
+/** The stored fields of an input: its tools' secrets sealed (kept from `current` where not resent). */
+async function fieldsOf(rt: Runtime, scope: TenantScope, input: AgentInput, current?: Agent): Promise<AgentFields> {
+  const tools = await prepareTools(rt, scope, input.tools, current?.tools);
+  return { ...(withoutReadOnly(input) as AgentFields), tools };
+}
+
+/** An agent as responses show it: tool secrets never leave the store. */
+export function presentAgent(agent: Agent) {
+  return { ...agent, tools: presentTools(agent.tools) };
+}
+
+/** Every knowledge source an agent names must exist in the tenant when the agent is written. */
+function sourceReferences(input: AgentInput): Reference[] {
+  return input.knowledgeSourceIds.map((id, i) => ({ kind: 'KS', id, field: `knowledgeSourceIds[${i}]` }));
+}
+
+export async function createAgent(rt: Runtime, scope: TenantScope, input: AgentInput, idempotency?: Idempotency) {
+  const created = await agents.create(rt, scope, await fieldsOf(rt, scope, input), { references: sourceReferences(input), idempotency });
+  return { ...created, record: presentAgent(created.record) };
+}
+
+export async function replaceAgent(rt: Runtime, scope: TenantScope, id: string, input: AgentInput) {
+  const current = await agents.get(rt, scope, id);
+  const fields = await fieldsOf(rt, scope, input, current);
+  return presentAgent(await agents.replace(rt, scope, id, () => fields, sourceReferences(input)));
+}
+
+/** The writable fields of a stored agent, as a client would send them (tool secrets left out: kept). */
+function inputOf(current: Agent): Record<string, unknown> {
+  const { id: _id, createdAt: _c, updatedAt: _u, version: _v, ...fields } = presentAgent(current);
+  return fields;
+}
+
+/**
+ * Applies a JSON merge patch: given fields replace the current ones, `null` removes a field so its
+ * default applies. The result is validated exactly like a create, so a patch can
+ * never store what a PUT would refuse; a concurrent change in between is a 409.
+ */
+export async function patchAgent(rt: Runtime, scope: TenantScope, id: string, patch: Record<string, unknown>) {
+  const current = await agents.get(rt, scope, id);
+  const input = parseInput(agentInput, applyMergePatch(inputOf(current), patch));
+  const fields = await fieldsOf(rt, scope, input, current);
+  const patched = await agents.replace(
+    rt,
+    scope,
+    id,
+    (latest) => {
+      if (latest.version !== current.version) throw new ConflictError(`agent ${id} was modified concurrently; retry`, { id });
+      return fields;
+    },
+    sourceReferences(input),
+  );
+  return presentAgent(patched);
+}
+
+/**
+ * Deletes an agent and what only it could reach: its sessions (messages included) and its memory
+ * of every user. The record goes first, so a concurrent converse fails with 404 instead of
+ * writing into what is being purged.
+ */
+export async function deleteAgent(rt: Runtime, scope: TenantScope, id: string) {
+  const removed = await agents.remove(rt, scope, id);
+  for (const sessionId of await rt.store.sessions.sessionsOf(scope, id)) await rt.store.sessions.deleteSession(scope, id, sessionId);
+  for (const userKey of await rt.store.memoryGraph.everyRememberedUser(scope, id)) await rt.store.memoryGraph.deleteMemoryOf(scope, userKey, id);
+  return presentAgent(removed);
+}

@@ -1,0 +1,9 @@
+/**
+ * Agents: their definitions, conversations (turns, tool rounds, approvals), sessions, and the tools
+ * only agents have (knowledge search, workflows). Everything else in this folder is private.
+ */
+export { agent, type Agent, agentInput } from './agent-schema';
+export { agents, createAgent, deleteAgent, patchAgent, presentAgent, replaceAgent } from './agents';
+export { agentTurn, converse, type ConverseInput, type ConverseResult, converseStream } from './conversation';
+export { connectKnowledgeSource, removeKnowledgeSource } from './knowledge-links';
+export { deleteAgentSession, listAgentSessions, listSessionMessages } from './sessions';

@@ -1,0 +1,35 @@
+import { assertSearchable, searchSource } from '../search/search';
+import type { KnowledgeSourceRecord } from '../knowledge';
+import type { KnowledgeSearchDefinition, ToolKind } from '../tools';
+
+/** `knowledge_search`: the agent's sources as a tool, so the model decides when and what to search. */
+export const knowledgeSearchTool: ToolKind<KnowledgeSearchDefinition, KnowledgeSearchDefinition> = {
+  type: 'knowledge_search',
+  expose: (tool) => [
+    {
+      name: tool.name,
+      description: tool.description,
+      parameters: { type: 'object', properties: { query: { type: 'string', description: 'What to search for' }, topK: { type: 'integer', minimum: 1, maximum: 20 } }, required: ['query'] },
+      requireApproval: tool.requireApproval,
+      async call(args, { rt, scope, agent }) {
+        const query = String(args.query);
+        const topK = typeof args.topK === 'number' ? args.topK : 5;
+        const found: Array<{ title: string; text: string; score: number; where: string }> = [];
+        for (const id of agent?.knowledgeSourceIds ?? []) {
+          const source = await rt.store.records.getRecord<KnowledgeSourceRecord>(scope, 'KS', id);
+          if (!source) continue;
+          try {
+            assertSearchable(source);
+          } catch {
+            continue; // not ready: the other sources still answer
+          }
+          const { results } = await searchSource(rt, scope, source, { query, topK });
+          found.push(...results.map((r) => ({ title: r.title, text: r.text, score: r.score, where: r.path ?? r.rowKey ?? r.documentId })));
+        }
+        found.sort((a, b) => b.score - a.score);
+        if (found.length === 0) return 'No passage matched.';
+        return found.slice(0, topK).map((r, i) => `[${i + 1}] ${r.title} (${r.where}): ${r.text}`).join('\n\n');
+      },
+    },
+  ],
+};

@@ -1,0 +1,22 @@
+import { executeAndWait } from '../workflows';
+import { templateText } from '../templates';
+import { type WorkflowDefinition, ToolFailure, type ToolKind } from '../tools';
+
+/** `workflow`: runs one of the tenant's workflows and returns its output (or, still running, its execution id). */
+export const workflowTool: ToolKind<WorkflowDefinition, WorkflowDefinition> = {
+  type: 'workflow',
+  expose: (tool) => [
+    {
+      name: tool.name,
+      description: tool.description,
+      parameters: { type: 'object', properties: { input: { type: 'string', description: 'The workflow’s input' }, parameters: { type: 'object' } }, required: ['input'] },
+      requireApproval: tool.requireApproval,
+      async call(args, { rt, scope, timeoutMs, keyId }) {
+        const { execution, finished } = await executeAndWait(rt, scope, tool.workflowId, { input: templateText(args.input), parameters: (args.parameters as Record<string, unknown> | undefined) ?? {}, keyId }, timeoutMs);
+        if (!finished) return `The workflow is still running (execution ${execution.id}); its result is not available yet.`;
+        if (execution.status !== 'succeeded') throw new ToolFailure(`the workflow ${execution.status}: ${execution.error?.message ?? ''}`);
+        return templateText(execution.output);
+      },
+    },
+  ],
+};

@@ -1,0 +1,11 @@
+/**
+ * Knowledge sources: their definitions, files and uploads, connecting, ingestion (the queue's
+ * worker), compaction and search. Everything else in this folder is private.
+ */
+export { requestCompaction } from './compaction';
+export { connectSource, type ConnectRequest, type SourceLink } from './connect';
+export { type FileBytes } from './file-contents';
+export { completeUpload, createUpload } from './file-uploads';
+export { handleIngestionMessage, setStatus } from './ingestion';
+export { compactionAccepted, connectInput, filePath, filesUpload, type FilesUpload, knowledgeSource, knowledgeSourceInput, MAX_SOURCE_BODY_BYTES, searchInput, searchResponse, sourceLocation, uploadInput, uploadTicket } from './source-schema';
+export { addFiles, createKnowledgeSource, deleteKnowledgeSource, filesOf, type KnowledgeSourceRecord, knowledgeSources, presentSource, publicSource, removeFile, replaceKnowledgeSource, searchKnowledgeSource, startSync } from './sources';

@@ -1,0 +1,366 @@
+import { createHash } from 'node:crypto';
+import { inSpan, SpanKind } from '../telemetry';
+import type pg from 'pg';
+import { connect, inspectTable, listKeys, readOnly, readRows, rowToDocument, type PgCredentials, type TableShape } from './connectors/postgres';
+import { config } from '../config';
+import { AppError, isRetryable } from '../errors';
+import { errorFields, log } from '../log';
+import type { IngestionMessage } from '../queue/messages';
+import type { Delivery } from '../queue/queue';
+import { chunkBlocks, DEFAULT_CHUNK_OPTIONS } from '../search/chunker';
+import type { Block } from '../search/extract';
+import { parseIsolated } from './documents/parse-isolated';
+import { DocumentError } from './documents/document-error';
+import { BlobTooLargeError } from '../blobs/blobs';
+import { allTerms, analyzeChunk } from '../search/indexing';
+import { layoutTerm } from '../search/impact-blocks';
+import { SEGMENT_SPAN, type AnalyzedChunkRecord, type DocumentRecord } from '../store/search-index';
+import { withDynamoCounters } from '../store/request-metrics';
+import { scopeOf, type TenantScope } from '../tenancy';
+import { pgConfigOf, type KnowledgeSourceRecord } from './sources';
+import { loadCredentials } from './source-credentials';
+import type { Runtime } from '../runtime';
+import { checkBackSeconds, whileLeased } from '../queue/work-lease';
+import { compactIfNeeded, compactionActive, handleCompaction } from './compaction';
+import { recordUsage } from '../usage';
+import { embedAll, embeddingModelOf, embeddingText, quantize, vectorModelKey } from '../search/hybrid';
+import { eachLimited } from '../each-limited';
+import { deleteAllFiles, readFileBytes } from './file-contents';
+import { readS3Object, refreshS3Entries } from './s3-source';
+import { refreshWebEntries } from './web-source';
+import { MAX_FILE_BYTES } from './source-schema';
+import type { StoredFile } from '../store/files';
+
+/**
+ * Ingestion through the ingestion queue. A `sync` message plans the work (which documents are new
+ * or changed) and fans it out as `batch` messages; each batch reads its documents, indexes them
+ * as one segment and, when it is the last to finish, finalises the sync (deletions, statistics,
+ * status `ready`). Every step is idempotent, so redelivery and crashes between batches are safe.
+ */
+
+/** Documents a batch reads at most: bounds a worker's memory and an SQS message's size. */
+export const FILES_PER_BATCH = 200;
+export const ROWS_PER_BATCH = 500;
+const BYTES_PER_BATCH = 4 * 1024 * 1024;
+
+interface SourceDocument {
+  key: string;
+  hash: string;
+  title?: string;
+  blocks: Block[];
+  metadata?: Record<string, unknown>;
+}
+
+const documentIdOf = (sourceId: string, key: string) =>
+  `doc_${createHash('sha256').update(`${sourceId}\u0000${key}`).digest('hex').slice(0, 26)}`;
+
+const PHASE: Record<string, number> = { created: 0, pending: 1, syncing: 2, indexing: 3, ready: 4, failed: 4 };
+
+/** Sets a sync's status (see its rules below); a sync that ended leaves the sweeper's list. */
+export async function setStatus(rt: Runtime, scope: TenantScope, sourceId: string, change: Partial<KnowledgeSourceRecord>, syncId?: string) {
+  const updated = await rt.store.records.updateRecord<KnowledgeSourceRecord>(scope, 'KS', sourceId, (current) => {
+    // A newer sync owns the status: an old message must not overwrite it.
+    if (syncId && current.syncId !== syncId) return current;
+    // Within a sync the status only moves forward (a late duplicate cannot undo 'ready').
+    if (change.status && PHASE[change.status]! < PHASE[current.status]!) return current;
+    const next = { ...current, ...change };
+    if (change.status && change.status !== 'failed') delete next.error;
+    return next;
+  });
+  if (syncId && (change.status === 'ready' || change.status === 'failed')) {
+    await rt.store.unfinishedWork.remove({ kind: 'sync', tenantId: scope.tenantId, id: sourceId, syncId });
+  }
+  return updated;
+}
+
+async function withPostgres<T>(rt: Runtime, scope: TenantScope, source: KnowledgeSourceRecord, fn: (client: pg.Client, shape: TableShape) => Promise<T>): Promise<T> {
+  const credentials: PgCredentials | undefined = await loadCredentials(rt, scope, source.id);
+  if (!credentials) throw new AppError('INVALID_REQUEST', 'No stored credentials: connect the source again', { field: 'credentials' });
+  const client = await connect(pgConfigOf(source), credentials);
+  try {
+    return await readOnly(client, async () => fn(client, await inspectTable(client, pgConfigOf(source))));
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+async function plan(rt: Runtime, scope: TenantScope, source: KnowledgeSourceRecord, syncId: string) {
+  const batches: Array<Omit<Extract<IngestionMessage, { type: 'batch' }>, 'segNo' | 'batch'>> = [];
+  const base = { type: 'batch' as const, tenantId: scope.tenantId, sourceId: source.id, syncId };
+  let watermark: string | undefined;
+  if (source.type !== 'postgresql') {
+    // An s3 or web source first brings its entries in line with the origin; then all three plan alike.
+    if (source.type === 's3') await refreshS3Entries(rt, scope, source);
+    if (source.type === 'web') await refreshWebEntries(rt, scope, source);
+    const [files, documents] = await Promise.all([rt.store.files.listFiles(scope, source.id), rt.store.searchIndex.listDocuments(scope, source.id)]);
+    const indexed = new Map(documents.map((d) => [d.documentKey, d.hash]));
+    const changed = files.filter((f) => indexed.get(f.path) !== f.sha256).sort((a, b) => (a.path < b.path ? -1 : 1));
+    let current: string[] = [];
+    let bytes = 0;
+    for (const file of changed) {
+      if (current.length >= FILES_PER_BATCH || (bytes + file.size > BYTES_PER_BATCH && current.length > 0)) {
+        batches.push({ ...base, paths: current });
+        current = [];
+        bytes = 0;
+      }
+      current.push(file.path);
+      bytes += file.size;
+    }
+    if (current.length > 0) batches.push({ ...base, paths: current });
+  } else {
+    const since = pgConfigOf(source).updatedAtColumn ? source.watermark : undefined;
+    const keys = await withPostgres(rt, scope, source, async (client, shape) => {
+      watermark = String((await client.query<{ now: Date }>('SELECT now() AS now')).rows[0]!.now.toISOString());
+      return listKeys(client, shape, since);
+    });
+    for (let i = 0; i < keys.length; i += ROWS_PER_BATCH) {
+      const group = keys.slice(i, i + ROWS_PER_BATCH);
+      batches.push({ ...base, range: { after: i === 0 ? undefined : keys[i - 1], upTo: group[group.length - 1]! }, since });
+    }
+  }
+  return { batches, watermark };
+}
+
+async function handleSync(rt: Runtime, scope: TenantScope, source: KnowledgeSourceRecord, syncId: string) {
+  // A compaction is merging the segments this sync would tombstone in: look again once it is done.
+  if (compactionActive(source, rt.clock.now())) {
+    await rt.queues.ingestion.send([{ type: 'sync', tenantId: scope.tenantId, sourceId: source.id, syncId }], { delaySeconds: 5 });
+    return;
+  }
+  // Exactly one delivery plans: a duplicate delivered at the same time, or a redelivery once the
+  // batches are out, has nothing to do.
+  if (!(await rt.store.syncLedger.claimSync(scope, source.id, syncId, config.workLeaseMs))) {
+    // Another delivery plans it. If that worker died, its lease runs out: look again just after.
+    const sync = await rt.store.syncLedger.getSync(scope, source.id, syncId);
+    const now = rt.clock.now();
+    if (sync && !sync.sent && sync.leaseUntil !== undefined && sync.leaseUntil > now) {
+      await rt.queues.ingestion.send([{ type: 'sync', tenantId: scope.tenantId, sourceId: source.id, syncId }], { delaySeconds: checkBackSeconds(sync.leaseUntil, now) });
+    }
+    return;
+  }
+  await setStatus(rt, scope, source.id, { status: 'syncing' }, syncId);
+  const startedAt = new Date().toISOString();
+  const { batches, watermark } = await whileLeased(
+    () => rt.store.syncLedger.renewSyncLease(scope, source.id, syncId, config.workLeaseMs),
+    () => plan(rt, scope, source, syncId),
+  );
+  // A fresh range of segments for each planning attempt: numbers left unused by a crash are harmless.
+  const segBase = await rt.store.searchIndex.reserveSegments(scope, source.id, Math.max(1, batches.length));
+  await rt.store.syncLedger.saveSyncPlan(scope, source.id, { syncId, total: batches.length, startedAt, watermark, segBase });
+  await setStatus(rt, scope, source.id, { status: 'indexing' }, syncId);
+  await rt.queues.ingestion.send(batches.map((b, i) => ({ ...b, batch: i, segNo: segBase + i })));
+  await rt.store.syncLedger.markSyncSent(scope, source.id, syncId);
+  if (batches.length === 0) await finalize(rt, scope, source, syncId);
+}
+
+/**
+ * Files (or objects) read and parsed at once by one batch. A batch holds at most 4 MB of files (a
+ * larger file is alone in its batch), so this bounds round trips, not memory.
+ */
+const PARSE_CONCURRENCY = 16;
+
+/**
+ * A batch's documents. A file that cannot be read (damaged, encrypted, scanned, too large) becomes
+ * a document without text, so the version it replaced leaves the index, and its error is recorded
+ * on the file; the rest of the batch goes on.
+ */
+async function readDocuments(rt: Runtime, scope: TenantScope, source: KnowledgeSourceRecord, message: Extract<IngestionMessage, { type: 'batch' }>): Promise<SourceDocument[]> {
+  if (source.type === 'postgresql') {
+    return withPostgres(rt, scope, source, async (client, shape) => {
+      const rows = await readRows(client, shape, message.range!, message.since);
+      return rows.map((row) => rowToDocument(row, shape));
+    });
+  }
+  const files = await rt.store.files.getFiles(scope, source.id, message.paths ?? []);
+  const documents: SourceDocument[] = [];
+  await eachLimited(files, PARSE_CONCURRENCY, async (file) => {
+    const base = { key: file.path, hash: file.sha256, metadata: { contentType: file.contentType } };
+    try {
+      const bytes = await readSourceFile(rt, scope, source, file);
+      const { title, blocks } = await parseIsolated({ path: file.path, contentType: file.contentType, bytes }, { mainContent: source.type === 'web' });
+      documents.push({ ...base, title: title ?? file.path, blocks });
+      if (file.error) await rt.store.files.setFileError(scope, source.id, file.path, file.sha256, undefined);
+    } catch (error) {
+      const reason = unreadable(error);
+      if (!reason) throw error;
+      log.warn('file not indexed', { tenantId: scope.tenantId, sourceId: source.id, path: file.path, ...reason });
+      documents.push({ ...base, blocks: [] });
+      await rt.store.files.setFileError(scope, source.id, file.path, file.sha256, reason);
+    }
+  });
+  return documents;
+}
+
+/** The bytes of a source's file: a collection's or a crawled page's from the files bucket, an `s3` source's object from its bucket. */
+function readSourceFile(rt: Runtime, scope: TenantScope, source: KnowledgeSourceRecord, file: StoredFile): Promise<Uint8Array> {
+  return source.type === 's3' ? readS3Object(rt, source, file, MAX_FILE_BYTES) : readFileBytes(rt, scope, source.id, file, MAX_FILE_BYTES);
+}
+
+/** Why a file cannot be indexed, when no retry would change it. */
+function unreadable(error: unknown): { code: string; message: string } | undefined {
+  if (error instanceof DocumentError) return { code: error.code, message: error.message };
+  if (error instanceof BlobTooLargeError) return { code: 'DOCUMENT_TOO_LARGE', message: `The file has ${error.size} bytes; at most ${error.limit} are read` };
+  return undefined;
+}
+
+async function handleBatch(rt: Runtime, scope: TenantScope, source: KnowledgeSourceRecord, message: Extract<IngestionMessage, { type: 'batch' }>) {
+  const { segNo, syncId } = message;
+  // Done already (a late duplicate): its segment may have been compacted away since, so redoing it would index its documents twice.
+  if ((await rt.store.syncLedger.getSync(scope, source.id, syncId))?.done.includes(segNo)) return;
+  const documents = await readDocuments(rt, scope, source, message);
+  const previous = await rt.store.searchIndex.getDocuments(scope, source.id, documents.map((d) => d.key));
+  const changed = documents.filter((d) => previous.get(d.key)?.hash !== d.hash);
+  const segment = await rt.store.searchIndex.beginSegment(scope, source.id, {
+    segNo,
+    syncId,
+    replaces: changed.flatMap((d) => previous.get(d.key)?.chunks ?? []),
+    documentKeys: changed.map((d) => d.key),
+  });
+  if (segment.state !== 'live') {
+    const { result, counters } = withDynamoCounters(() => indexSegment(rt, scope, source, segNo, documents, segment.documentKeys));
+    const bytesIngested = await result;
+    // Counted when the segment is sealed: a redelivery that finds it live does not count it again.
+    await recordUsage(rt, scope, { subject: { kind: 'knowledge-source', id: source.id }, bytesIngested, writeUnits: counters.writeUnits });
+  }
+  await rt.store.searchIndex.tombstone(scope, source.id, segment.replaces);
+  const progress = await rt.store.syncLedger.markBatchDone(scope, source.id, syncId, segNo);
+  if (progress.done >= progress.total) await finalize(rt, scope, source, syncId);
+}
+
+/** Writes and seals one segment of the documents it began with; the bytes of text it indexed. */
+async function indexSegment(
+  rt: Runtime,
+  scope: TenantScope,
+  source: KnowledgeSourceRecord,
+  segNo: number,
+  documents: SourceDocument[],
+  documentKeys: string[],
+): Promise<number> {
+  // A redelivered batch redoes exactly the documents its segment began with.
+  const byKey = new Map(documents.map((d) => [d.key, d]));
+  const chunks: AnalyzedChunkRecord[] = [];
+  const records: DocumentRecord[] = [];
+  let lenBody = 0;
+  let lenTitle = 0;
+  let bytes = 0;
+  for (const key of documentKeys) {
+    const doc = byKey.get(key);
+    if (!doc) continue; // gone since: the sync's deletions take care of it
+    for (const block of doc.blocks) bytes += Buffer.byteLength(block.text);
+    const documentId = documentIdOf(source.id, key);
+    const refs = [];
+    for (const chunk of chunkBlocks(doc.title, doc.blocks, source.chunking ?? DEFAULT_CHUNK_OPTIONS)) {
+      const docNo = segNo * SEGMENT_SPAN + chunks.length;
+      const analyzed = analyzeChunk(chunk);
+      const terms = [...allTerms(analyzed)].map(([t, n]) => `${t}:${n}`).join(' ');
+      chunks.push({
+        docNo,
+        chunkId: `chk_${docNo.toString(36)}`,
+        documentId,
+        documentKey: key,
+        title: chunk.title,
+        text: chunk.text,
+        metadata: doc.metadata,
+        ...(chunk.location ? { location: chunk.location } : {}),
+        terms,
+        lenBody: analyzed.lenBody,
+        lenTitle: analyzed.lenTitle,
+        titleTf: analyzed.titleTf,
+        bodyTf: analyzed.bodyTf,
+      });
+      refs.push({ docNo, lenBody: analyzed.lenBody, lenTitle: analyzed.lenTitle });
+      lenBody += analyzed.lenBody;
+      lenTitle += analyzed.lenTitle;
+    }
+    records.push({ documentKey: key, documentId, hash: doc.hash, chunks: refs });
+  }
+  if (source.embedding) await embedChunks(rt, scope, source, chunks);
+  const segmentStats = { documents: chunks.length, totalBodyLength: lenBody, totalTitleLength: lenTitle };
+  await rt.store.searchIndex.writeSegmentData(scope, source.id, segNo, chunks, (postings) => layoutTerm(postings, segmentStats));
+  await rt.store.searchIndex.writeDocuments(scope, source.id, records);
+  await rt.store.searchIndex.sealSegment(scope, source.id, segNo, { chunks: chunks.length, lenBody, lenTitle });
+  return bytes;
+}
+
+/**
+ * Gives each chunk its embedding by the source's model (stored with the chunk, so compaction
+ * carries it along). The provider's tokens are the source's usage.
+ */
+async function embedChunks(rt: Runtime, scope: TenantScope, source: KnowledgeSourceRecord, chunks: AnalyzedChunkRecord[]): Promise<void> {
+  if (chunks.length === 0) return;
+  const settings = source.embedding!;
+  const { vectors, tokens } = await embedAll(await embeddingModelOf(rt, settings), chunks.map(embeddingText));
+  const key = vectorModelKey(settings);
+  chunks.forEach((chunk, i) => (chunk.vector = { ...quantize(vectors[i]!), m: key }));
+  await recordUsage(rt, scope, { subject: { kind: 'knowledge-source', id: source.id }, model: settings.model, inputTokens: tokens });
+}
+
+/** Deletions, statistics and status `ready`. Safe to run more than once. */
+async function finalize(rt: Runtime, scope: TenantScope, source: KnowledgeSourceRecord, syncId: string) {
+  const sync = await rt.store.syncLedger.getSync(scope, source.id, syncId);
+  const current = new Set(
+    source.type === 'postgresql'
+      ? await withPostgres(rt, scope, source, (client, shape) => listKeys(client, shape))
+      : (await rt.store.files.listFiles(scope, source.id)).map((f) => f.path),
+  );
+  const documents = await rt.store.searchIndex.listDocuments(scope, source.id);
+  const gone = documents.filter((d) => !current.has(d.documentKey));
+  await rt.store.searchIndex.tombstone(scope, source.id, gone.flatMap((d) => d.chunks));
+  await rt.store.searchIndex.deleteDocuments(scope, source.id, gone.map((d) => d.documentKey));
+  const segments = await rt.store.searchIndex.readSegments(scope, source.id);
+  const chunks = segments.filter((s) => s.state === 'live').reduce((n, s) => n + s.chunks - s.deletedCount, 0);
+  const startedAt = sync?.startedAt ?? new Date().toISOString();
+  await setStatus(rt, 
+    scope,
+    source.id,
+    {
+      status: 'ready',
+      stats: {
+        documents: documents.length - gone.length,
+        chunks,
+        lastSyncedAt: new Date().toISOString(),
+        durationMs: Date.now() - Date.parse(startedAt),
+      },
+      watermark: sync?.watermark ?? source.watermark,
+    },
+    syncId,
+  );
+  log.info('knowledge source ready', { tenantId: scope.tenantId, sourceId: source.id, syncId, chunks });
+  await compactIfNeeded(rt, scope, source.id, segments);
+}
+
+/** One ingestion message, a span of the trace that sent it (a connect's request, a sync's planning): the queue carries the context. */
+export function handleIngestionMessage(rt: Runtime, message: IngestionMessage, delivery: Delivery): Promise<void> {
+  const attributes = { 'cairn.tenant.id': message.tenantId, 'cairn.knowledge_source.id': message.sourceId, ...(message.type === 'batch' ? { 'cairn.ingestion.batch': message.batch } : {}), ...(message.type === 'compact' ? { 'cairn.compaction.id': message.compactionId } : {}) };
+  return inSpan(`ingestion.${message.type} ${message.sourceId}`, { kind: SpanKind.CONSUMER, attributes }, () => processIngestionMessage(rt, message, delivery));
+}
+
+async function processIngestionMessage(rt: Runtime, message: IngestionMessage, delivery: Delivery): Promise<void> {
+  const scope = scopeOf(message.tenantId);
+  if (message.type === 'purge') {
+    await rt.store.searchIndex.purgeIndex(scope, message.sourceId);
+    await deleteAllFiles(rt, scope, message.sourceId);
+    return;
+  }
+  const source = await rt.store.records.getRecord<KnowledgeSourceRecord>(scope, 'KS', message.sourceId);
+  if (message.type === 'compact') {
+    if (source) await handleCompaction(rt, scope, source, message.compactionId);
+    return;
+  }
+  if (!source || source.syncId !== message.syncId) return; // deleted, or superseded by a newer sync
+  try {
+    if (message.type === 'sync') await handleSync(rt, scope, source, message.syncId);
+    else await handleBatch(rt, scope, source, message);
+  } catch (error) {
+    const last = delivery.receiveCount >= delivery.maxReceives;
+    // An error that no retry will fix marks the source failed at once.
+    const permanent = !isRetryable(error);
+    if (permanent || last) {
+      const appError = error instanceof AppError ? error : new AppError('INTERNAL_ERROR', 'Ingestion failed repeatedly');
+      log.error('ingestion failed', { sourceId: source.id, syncId: message.syncId, ...errorFields(error) });
+      await setStatus(rt, scope, source.id, { status: 'failed', error: { code: appError.code, message: appError.message } }, message.syncId);
+      if (permanent) return; // retrying cannot help: acknowledge
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,71 @@
+import { BlobTooLargeError } from '../blobs/blobs';
+import { DocumentError } from './documents/document-error';
+import { UpstreamError, ValidationError } from '../errors';
+import type { Runtime } from '../runtime';
+import { contentTypeOf, type StoredFile } from '../store/files';
+import type { TenantScope } from '../tenancy';
+import { bucketRefusal } from './source-schema';
+import { s3ConfigOf, type KnowledgeSourceRecord } from './sources';
+
+/**
+ * `s3` sources: a bucket (and prefix) of the deployer's account, granted by the CDK context
+ * `s3SourceBuckets`. A sync lists the objects and keeps an entry per object with its ETag;
+ * only objects whose ETag changed are read again, from the bucket itself (nothing is copied).
+ */
+
+/** Objects one source may hold: a sync lists them all. */
+export const MAX_S3_OBJECTS = 100_000;
+
+/** S3's answers that no retry changes: a missing bucket, no permission. */
+function permanent(error: unknown, bucket: string): never {
+  const name = (error as { name?: string }).name ?? '';
+  if (/NoSuchBucket|AccessDenied|Forbidden|InvalidAccessKeyId|AllAccessDisabled/.test(name)) {
+    throw new UpstreamError(`Bucket ${bucket} cannot be read (${name}): check the bucket name and the deployment's grant`, { bucket, reason: name }, { retryable: false, cause: error });
+  }
+  throw error;
+}
+
+/** Brings the source's entries in line with the bucket: new and changed objects (by ETag) in, vanished ones out. */
+export async function refreshS3Entries(rt: Runtime, scope: TenantScope, source: KnowledgeSourceRecord): Promise<void> {
+  const { bucket, prefix } = s3ConfigOf(source);
+  const refusal = bucketRefusal(bucket);
+  // The grant may have been withdrawn since the source was written.
+  if (refusal) throw new ValidationError('config.bucket', refusal);
+  const existing = new Map((await rt.store.files.listFiles(scope, source.id)).map((f) => [f.path, f]));
+  const seen = new Set<string>();
+  const changed: StoredFile[] = [];
+  try {
+    for await (const object of rt.blobs.bucket(bucket).list(prefix)) {
+      if (object.key.endsWith('/')) continue; // a "folder" marker
+      if (seen.size >= MAX_S3_OBJECTS) throw new ValidationError('config.prefix', `selects more than ${MAX_S3_OBJECTS} objects; narrow it`);
+      seen.add(object.key);
+      if (existing.get(object.key)?.etag === object.etag) continue;
+      changed.push({
+        path: object.key,
+        size: object.size,
+        contentType: contentTypeOf(object.key),
+        sha256: `etag:${object.etag}`,
+        etag: object.etag,
+        updatedAt: object.lastModified ?? new Date().toISOString(),
+        versionId: object.etag,
+      });
+    }
+  } catch (error) {
+    if (error instanceof ValidationError) throw error;
+    permanent(error, bucket);
+  }
+  await rt.store.files.putFileEntries(scope, source.id, changed);
+  await rt.store.files.deleteFiles(scope, source.id, [...existing.values()].filter((f) => !seen.has(f.path)));
+}
+
+/** One object of an `s3` source, refused above `maxBytes`. */
+export async function readS3Object(rt: Runtime, source: KnowledgeSourceRecord, file: StoredFile, maxBytes: number): Promise<Uint8Array> {
+  const { bucket } = s3ConfigOf(source);
+  try {
+    return await rt.blobs.bucket(bucket).get(file.path, maxBytes);
+  } catch (error) {
+    if (error instanceof BlobTooLargeError) throw error;
+    if ((error as { name?: string }).name === 'NoSuchKey') throw new DocumentError('UNREADABLE_DOCUMENT', 'The object was deleted from the bucket while the sync ran');
+    return permanent(error, bucket);
+  }
+}

@@ -1,0 +1,75 @@
+import { z } from '@hono/zod-openapi';
+import { isValidModelName, MODEL_NAME_REASON } from './models/model-name';
+
+/** A number in [min, max] that says so when it is not. */
+export function between(min: number, max: number) {
+  const error = `must be between ${min} and ${max}`;
+  return z.number().min(min, { error }).max(max, { error });
+}
+
+export function integerBetween(min: number, max: number) {
+  const error = `must be an integer between ${min} and ${max}`;
+  return z.int({ error }).min(min, { error }).max(max, { error });
+}
+
+export const modelName = z
+  .string()
+  .min(1)
+  .max(200)
+  .refine(isValidModelName, { error: MODEL_NAME_REASON })
+  .openapi({ example: 'gpt-4', description: '`provider/model` (local, bedrock, openai, anthropic) or a bare name' });
+
+/**
+ * Server-owned fields: accepted so a client can send back what it read, then ignored. Every
+ * other unknown field is a 400 that names it.
+ */
+export const readOnlyFields = {
+  id: z.unknown().optional().openapi({ description: 'read-only; ignored' }),
+  createdAt: z.unknown().optional().openapi({ description: 'read-only; ignored' }),
+  updatedAt: z.unknown().optional().openapi({ description: 'read-only; ignored' }),
+  status: z.unknown().optional().openapi({ description: 'read-only; ignored' }),
+  version: z.unknown().optional().openapi({ description: 'read-only; ignored' }),
+};
+
+export function withoutReadOnly<T extends Record<string, unknown>>(input: T, extra: string[] = []) {
+  const out: Record<string, unknown> = { ...input };
+  for (const key of [...Object.keys(readOnlyFields), ...extra]) delete out[key];
+  return out;
+}
+
+/** Fields every stored record carries. */
+export const recordFields = {
+  id: z.string(),
+  createdAt: z.string().openapi({ example: '2026-11-21T10:00:00.000Z' }),
+  updatedAt: z.string(),
+  version: z.int().openapi({ description: 'Increments on every change' }),
+};
+
+/** Marks list items that repeat an earlier one. */
+export function uniqueItems<T>(key: (item: T) => unknown, what: string, field?: string) {
+  return (items: T[], ctx: z.RefinementCtx) => {
+    const seen = new Map<unknown, number>();
+    items.forEach((item, index) => {
+      const k = key(item);
+      const first = seen.get(k);
+      if (first !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: field ? [index, field] : [index],
+          message: `repeats the ${what} at index ${first}`,
+        });
+      } else seen.set(k, index);
+    });
+  };
+}
+
+/** Refuses a JSON Schema zod cannot turn into a check: values against it could not be checked. */
+export const checkable =
+  (what: string) =>
+  (schema: Record<string, unknown>, ctx: z.RefinementCtx): void => {
+    try {
+      z.fromJSONSchema(schema);
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', message: `is not a JSON Schema this server can check ${what} with: ${(error as Error).message}` });
+    }
+  };

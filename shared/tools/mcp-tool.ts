@@ -1,0 +1,112 @@
+import { createHash } from 'node:crypto';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { errorFields, log } from '../log';
+import { outboundFetch } from '../net/outbound';
+import { MAX_EXPOSED, type McpDefinition, type Stored } from './definitions';
+import { authHeaders } from './tool-auth';
+import { exposedName, ToolFailure, type ExposedTool, type ToolContext, type ToolKind } from './tool-kind';
+
+/**
+ * `mcp`: the tools of a remote MCP server (Streamable HTTP, with the official SDK's client; every
+ * request through the outbound guard), `<name>_<tool>`, limited to an allow-list when one is given.
+ * The server's tool list is kept for a short while per process, so a turn does not list it again.
+ */
+const LIST_TTL_MS = 30_000;
+const MAX_SCHEMA_BYTES = 16 * 1024;
+type McpTool = Stored<McpDefinition>;
+interface Listed {
+  name: string;
+  description?: string;
+  inputSchema: Record<string, unknown>;
+}
+
+/** Connects, does the work, and always ends the session. Failures become tool failures. */
+async function withClient<T>(tool: McpTool, context: ToolContext, use: (client: Client, options: { signal?: AbortSignal; timeout: number }) => Promise<T>): Promise<T> {
+  // Loaded when first used: the SDK builds hundreds of schemas as it loads (~25 ms of every cold start otherwise).
+  const [{ Client }, { StreamableHTTPClientTransport }] = await Promise.all([import('@modelcontextprotocol/sdk/client/index.js'), import('@modelcontextprotocol/sdk/client/streamableHttp.js')]);
+  const transport = new StreamableHTTPClientTransport(new URL(tool.url), {
+    fetch: outboundFetch(context.policy, { timeoutMs: context.timeoutMs }),
+    requestInit: { headers: await authHeaders(context.rt, context.scope, tool.name, tool.auth) },
+  });
+  const client = new Client({ name: 'cairn', version: '1.0.0' });
+  const options = { signal: context.signal, timeout: context.timeoutMs };
+  try {
+    await client.connect(transport, options);
+    return await use(client, options);
+  } catch (error) {
+    if (error instanceof ToolFailure) throw error;
+    throw new ToolFailure(`the MCP server ${new URL(tool.url).host} failed: ${(error as Error).message}`);
+  } finally {
+    await transport.terminateSession().catch(() => undefined);
+    await client.close().catch(() => undefined);
+  }
+}
+
+const lists = new Map<string, { expires: number; tools: Listed[] }>();
+
+async function listTools(tool: McpTool, context: ToolContext): Promise<Listed[]> {
+  const key = createHash('sha256').update(JSON.stringify([context.scope.tenantId, tool.url, tool.auth ?? null])).digest('base64url');
+  const cached = lists.get(key);
+  if (cached && cached.expires > Date.now()) return cached.tools;
+  const tools = await withClient(tool, context, async (client, options) => {
+    const all: Listed[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < 10; page++) {
+      const listed = await client.listTools(cursor ? { cursor } : {}, options);
+      all.push(...listed.tools);
+      cursor = listed.nextCursor;
+      if (!cursor) break;
+    }
+    return all;
+  });
+  for (const [k, v] of lists) if (v.expires <= Date.now()) lists.delete(k);
+  lists.set(key, { expires: Date.now() + LIST_TTL_MS, tools });
+  return tools;
+}
+
+type Content = { type: string; text?: string; mimeType?: string; uri?: string; name?: string; resource?: { uri: string; text?: string } };
+
+/** A call's result as the text a model reads: text parts as they are, other parts named. */
+function textOf(result: { content?: Content[]; structuredContent?: unknown }): string {
+  const parts = (result.content ?? []).map((c) =>
+    c.type === 'text' ? (c.text ?? '') : c.type === 'resource' ? (c.resource?.text ?? `[resource ${c.resource?.uri}]`) : c.type === 'resource_link' ? `[${c.name ?? 'link'}](${c.uri})` : `[${c.type}${c.mimeType ? ` ${c.mimeType}` : ''}]`,
+  );
+  if (parts.length === 0 && result.structuredContent !== undefined) return JSON.stringify(result.structuredContent);
+  return parts.join('\n');
+}
+
+export const mcpTool: ToolKind<McpDefinition, McpTool> = {
+  type: 'mcp',
+  async expose(tool, context) {
+    let listed: Listed[];
+    try {
+      listed = await listTools(tool, context);
+    } catch (error) {
+      // The turn goes on without this server's tools; the log says why.
+      log.warn('MCP server tools not listed', { tenantId: context.scope.tenantId, agentId: context.agent?.id, tool: tool.name, ...errorFields(error) });
+      return [];
+    }
+    const chosen = tool.allowedTools ? listed.filter((t) => tool.allowedTools!.includes(t.name)) : listed.slice(0, MAX_EXPOSED);
+    // Every turn sends the model each tool's schema: one a server made enormous is left out, not sent.
+    const allowed = chosen.filter((remote) => {
+      const fits = Buffer.byteLength(JSON.stringify(remote.inputSchema ?? {})) <= MAX_SCHEMA_BYTES;
+      if (!fits) log.warn('MCP tool left out: its input schema is too large', { tenantId: context.scope.tenantId, agentId: context.agent?.id, tool: tool.name, remote: remote.name, limitBytes: MAX_SCHEMA_BYTES });
+      return fits;
+    });
+    return allowed.map(
+      (remote): ExposedTool => ({
+        name: exposedName(tool.name, remote.name),
+        description: (remote.description ?? remote.name).slice(0, 2000),
+        parameters: { ...remote.inputSchema, type: 'object' },
+        requireApproval: tool.requireApproval,
+        call: (args, callContext) =>
+          withClient(tool, callContext, async (client, options) => {
+            const result = (await client.callTool({ name: remote.name, arguments: args }, undefined, options)) as { content?: Content[]; structuredContent?: unknown; isError?: boolean };
+            const text = textOf(result);
+            if (result.isError) throw new ToolFailure(text || 'the tool reported an error');
+            return text;
+          }),
+      }),
+    );
+  },
+};

@@ -1,0 +1,69 @@
+import type { OutboundPolicy } from '../net/outbound';
+import type { Runtime } from '../runtime';
+import type { TenantScope } from '../tenancy';
+import type { StoredTool } from './definitions';
+
+/**
+ * What one kind of agent tool (http, openapi, mcp, knowledge_search, workflow) does (its definition is
+ * in `definitions.ts`): how a definition is made ready to store (an OpenAPI document read into
+ * operations), and the tools it gives the model (one, or one per operation / MCP tool). Adding a kind
+ * adds a file beside this one and a line in `index.ts`.
+ */
+export interface ToolKind<Input, Stored> {
+  readonly type: string;
+  /** The definition as stored (secrets sealed elsewhere, before this); `at` names it in errors (`tools[2]`). */
+  prepare?(rt: Runtime, scope: TenantScope, tool: Input, at: string, options: { policy: OutboundPolicy }): Promise<Stored>;
+  /** What responses show of a stored definition, where it is not the definition itself (its auth is shown after). */
+  present?(tool: Stored): unknown;
+  /** What the model may call; `context` is the turn's. */
+  expose(tool: Stored, context: ToolContext): Promise<ExposedTool[]> | ExposedTool[];
+}
+
+/** What tools read of the agent whose turn calls them (an agent record is one). */
+export interface CallingAgent {
+  readonly id: string;
+  readonly tools?: readonly StoredTool[];
+  readonly knowledgeSourceIds: readonly string[];
+}
+
+/** What a tool call reads: who calls, under which limits. */
+export interface ToolContext {
+  rt: Runtime;
+  scope: TenantScope;
+  /** The agent whose turn calls; none when a workflow step calls the tool. */
+  agent?: CallingAgent;
+  policy: OutboundPolicy;
+  /** Per call. */
+  timeoutMs: number;
+  /** Result bytes kept. */
+  maxResultBytes: number;
+  signal?: AbortSignal;
+  /** The API key of the turn, for usage accounting of what the tool runs (a workflow). */
+  keyId?: string;
+}
+
+/** One tool as the model sees it, and how a call of it runs (its arguments already checked against `parameters`). */
+export interface CallableTool {
+  /** The definition's type (http, openapi, mcp, …): metrics count calls by it. */
+  kind: string;
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+  requireApproval: boolean;
+  call(args: Record<string, unknown>, context: ToolContext): Promise<string>;
+}
+
+/** A tool as its kind exposes it (the registry adds the kind). */
+export type ExposedTool = Omit<CallableTool, 'kind'>;
+
+/** A tool's failure the model is told about (bad arguments, an error answer); never a failed turn. */
+export class ToolFailure extends Error {}
+
+/**
+ * A name the model is given for an operation of a document or server: `<tool>_<operation>`, only
+ * the characters models accept, at most 64.
+ */
+export function exposedName(prefix: string, operation: string): string {
+  return `${prefix}_${operation.replace(/[^A-Za-z0-9_-]+/g, '_')}`.slice(0, 64);
+}
+

@@ -1,0 +1,5 @@
+/**
+ * Usage metering and token budgets, for every product. Everything else in this folder is private.
+ */
+export { budgetAfter, resolveForTenant, setTokenBudget, type TokenBudget, tokenBudgetOf } from './token-budget';
+export { recordUsage, usageBetween, usageQuery, usageReport } from './usage';

@@ -1,0 +1,146 @@
+import { ConflictError, NotFoundError } from '../errors';
+import { isId, newId } from '../ids';
+import type { Runtime } from '../runtime';
+import { executionChanges, type ExecutionRecord, type ExecutionStatus, type StepState } from '../store/executions';
+import type { TenantScope } from '../tenancy';
+import { dependenciesOf, readySteps, sendSteps } from './progress';
+import { notifyWebhook, presentDelivery, sealWebhook, type WebhookInput } from './webhooks';
+import { workflows, type StoredWorkflow } from './workflow-records';
+import type { Definition } from './step-run';
+
+/**
+ * Executions as the API and agents' workflow tools see them: started, waited for, read, listed,
+ * canceled. Running their steps is execution.ts's, so these functions do not carry the
+ * steps' code.
+ */
+export async function startExecution(
+  rt: Runtime,
+  scope: TenantScope,
+  workflowId: string,
+  request: ExecuteRequest,
+): Promise<ExecutionRecord> {
+  const workflow = (await workflows.get(rt, scope, workflowId)) as StoredWorkflow;
+  // The request's webhook over the workflow's, pinned like the definition.
+  const webhook = request.webhook ? await sealWebhook(rt, scope, request.webhook, undefined, 'webhook') : workflow.webhook;
+  const deps = dependenciesOf(workflow.steps);
+  const definition = workflow.steps.map((s, i) => ({ ...s, dependsOn: deps[i]! })) as Definition;
+  const now = new Date().toISOString();
+  const execution: ExecutionRecord = {
+    id: newId('execution'),
+    workflowId,
+    workflowVersion: workflow.version,
+    status: 'running',
+    input: request.input,
+    parameters: request.parameters,
+    steps: Object.fromEntries(definition.map((s) => [s.id, { id: s.id, type: s.type, status: 'pending', attempt: 0 } satisfies StepState])),
+    definition,
+    usage: { inputTokens: 0, outputTokens: 0 },
+    ...(request.keyId ? { keyId: request.keyId } : {}),
+    ...(webhook ? { webhook } : {}),
+    createdAt: now,
+    startedAt: now,
+  };
+  // Registered first, so that no running execution can escape the sweeper (work-sweeper.ts).
+  await rt.store.unfinishedWork.put({ kind: 'execution', tenantId: scope.tenantId, id: execution.id, workflowId, seenAt: rt.clock.now(), redrives: 0 });
+  await rt.store.executions.createExecution(scope, execution);
+  const ready = readySteps(definition, execution.steps);
+  await sendSteps(rt, scope, execution, ready);
+  await rt.store.executions.markQueued(scope, execution, ready);
+  return execution;
+}
+
+export interface ExecuteRequest {
+  input: string;
+  parameters: Record<string, unknown>;
+  keyId?: string;
+  webhook?: WebhookInput;
+}
+
+export const FINISHED = new Set(['succeeded', 'failed', 'canceled']);
+
+/**
+ * Resolves when this process changes the execution (it runs its steps: local mode), with the record
+ * that write left when it has it; or after `maxMs` with nothing (the steps run elsewhere: read it).
+ */
+export function nextChange(executionId: string, maxMs: number): Promise<ExecutionRecord | undefined> {
+  return new Promise((resolve) => {
+    const done = (record?: ExecutionRecord) => {
+      clearTimeout(timer);
+      executionChanges.off(executionId, done);
+      resolve(record);
+    };
+    const timer = setTimeout(() => done(), Math.max(0, maxMs));
+    executionChanges.on(executionId, done);
+  });
+}
+
+/**
+ * Starts an execution and waits up to `waitMs` for it to finish; `finished` says whether it did
+ * (else the caller answers 202 and the client polls). One that waits for a person is answered at
+ * once, unfinished.
+ */
+export async function executeAndWait(
+  rt: Runtime,
+  scope: TenantScope,
+  workflowId: string,
+  request: ExecuteRequest,
+  waitMs: number,
+): Promise<{ execution: ExecutionRecord; finished: boolean }> {
+  let execution = await startExecution(rt, scope, workflowId, request);
+  const deadline = rt.clock.now() + waitMs;
+  let pause = 20;
+  while (!FINISHED.has(execution.status) && execution.status !== 'waiting' && rt.clock.now() < deadline) {
+    const changed = await nextChange(execution.id, Math.min(pause, deadline - rt.clock.now()));
+    pause = Math.min(1000, pause * 1.5);
+    // A write of this process says what it left; otherwise (a write without the record, or none yet) the record is read.
+    execution = changed ?? (await rt.store.executions.getExecution(scope, workflowId, execution.id)) ?? execution;
+  }
+  return { execution, finished: FINISHED.has(execution.status) };
+}
+
+/** An execution of the tenant's workflow, or a 404. */
+export async function getExecution(rt: Runtime, scope: TenantScope, workflowId: string, executionId: string): Promise<ExecutionRecord> {
+  const record = isId('execution', executionId) ? await rt.store.executions.getExecution(scope, workflowId, executionId) : undefined;
+  if (!record) throw new NotFoundError('execution', executionId);
+  return record;
+}
+
+/** An execution's completion webhook deliveries, oldest first, as responses show them. */
+export async function listDeliveries(rt: Runtime, scope: TenantScope, workflowId: string, executionId: string) {
+  await getExecution(rt, scope, workflowId, executionId);
+  return (await rt.store.webhookDeliveries.listDeliveries(scope, executionId)).map(presentDelivery);
+}
+
+/** A workflow's executions, newest first (the workflow must exist). */
+export async function listExecutions(rt: Runtime, scope: TenantScope, workflowId: string, page: { limit: number; cursor?: string; status?: ExecutionStatus }) {
+  await workflows.get(rt, scope, workflowId);
+  return rt.store.executions.listExecutions(scope, workflowId, page);
+}
+
+/** Cancels a running execution; one that already finished is a 409. */
+export async function cancelExecution(rt: Runtime, scope: TenantScope, workflowId: string, executionId: string): Promise<ExecutionRecord> {
+  const current = await getExecution(rt, scope, workflowId, executionId);
+  const canceled = await rt.store.executions.cancelExecution(scope, current);
+  await rt.store.unfinishedWork.remove({ kind: 'execution', tenantId: scope.tenantId, id: executionId });
+  await rt.store.executions.removeWaiting(scope, executionId);
+  if (!canceled) throw new ConflictError(`Execution ${executionId} is already ${current.status}`, { status: current.status });
+  await notifyWebhook(rt, scope, canceled, 'canceled');
+  return canceled;
+}
+
+/** An execution as the API shows it: steps in definition order, no internal lease fields. */
+export function presentExecution(execution: ExecutionRecord) {
+  const { definition, steps, keyId: _keyId, ...rest } = execution;
+  return {
+    ...rest,
+    steps: definition.map((s) => {
+      const { leaseUntil: _lease, request, map, ...state } = steps[s.id]!;
+      return {
+        ...state,
+        ...(request ? { request: { ...request, ...(request.expiresAt ? { expiresAt: new Date(request.expiresAt).toISOString() } : {}) } } : {}),
+        // Each settled item counts a start for the next, past the last one: shown as items started.
+        ...(map ? { map: { ...map, started: Math.min(map.started, map.total) } } : {}),
+      };
+    }),
+  };
+}

@@ -1,0 +1,15 @@
+/**
+ * Workflows: definitions and their compiler, executions (the steps worker, progress, human steps,
+ * maps), inbound hooks, completion webhooks and schedules. Everything else in this folder is private.
+ */
+export { followExecution } from './execution-events';
+export { consumeWorkflowMessage, redriveExecution } from './execution';
+export { cancelExecution, executeAndWait, getExecution, listDeliveries, listExecutions, presentExecution } from './executions';
+export { authenticateHook, createHook, deleteHook, hookInput, hookOutput, listHooks, receiveHook } from './hooks';
+export { completeHumanStep, listWaitingExecutions } from './human';
+export { finishExecution, sendSteps } from './progress';
+export { nextRunOf } from './schedule-schema';
+export { tickSchedules } from './schedules';
+export { deliverWebhook, webhookInput } from './webhooks';
+export { workflow, workflowInput } from './workflow-schema';
+export { compileDefinition, createWorkflow, getWorkflow, listWorkflows, presentWorkflow, removeWorkflow, replaceWorkflow, workflows } from './workflows';

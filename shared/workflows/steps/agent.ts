@@ -1,0 +1,50 @@
+import { z } from '@hono/zod-openapi';
+import { AppError } from '../../errors';
+import { isId } from '../../ids';
+import { renderTemplate } from '../../templates';
+import type { StepKind } from './step-kind';
+
+const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
+
+const config = z.strictObject({
+  agentId: z.string().refine((id) => isId('agent', id), { error: 'must be an agent id (agt_…)' }),
+  message: z.string().trim().min(1).max(50_000).openapi({ example: 'Write a reply to the customer: {{input}}' }),
+  sessionId: z.string().max(300).optional().openapi({ description: 'Template: continue this session (letters, digits, _ or -); a new session each run when absent' }),
+  userId: z.string().max(300).optional().openapi({ description: 'Template: whose memory the agent reads and writes' }),
+});
+
+/** Replies longer than this are cut in the execution record (DynamoDB items hold 400 KB). */
+const OUTPUT_TEXT_LIMIT = 20_000;
+
+/**
+ * `agent`: one turn with one of the tenant's agents (its model, knowledge, tools and memory). Output
+ * `{reply, sessionId, sources, toolCalls, usage, model}`. The turn is billed as the agent's, not
+ * again as the step's. A turn that stops for a tool approval fails the step: a workflow cannot
+ * approve for a person (use a `human` step before the call instead).
+ */
+export const agent: StepKind<typeof config> = {
+  type: 'agent',
+  config,
+  templateFields: ['message', 'sessionId', 'userId'],
+  isOutputPath: (p) => ['reply', 'sessionId', 'sources', 'toolCalls', 'usage', 'model', 'output'].includes(p[0]!),
+  async run(cfg, { rt, scope, vars, deadline, keyId }) {
+    if (!rt.agentTurn) throw new AppError('INTERNAL_ERROR', 'This function cannot run agent turns (no agentTurn in its runtime)');
+    const sessionId = cfg.sessionId === undefined ? undefined : renderTemplate(cfg.sessionId, vars);
+    if (sessionId !== undefined && !SESSION_ID.test(sessionId)) throw new AppError('UNPROCESSABLE', `sessionId rendered as "${sessionId.slice(0, 60)}", which is not 1–128 letters, digits, _ or -`, { field: 'sessionId' }, { retryable: false });
+    const userId = cfg.userId === undefined ? undefined : renderTemplate(cfg.userId, vars) || undefined;
+    const data = await rt.agentTurn(rt, scope, cfg.agentId, { message: renderTemplate(cfg.message, vars), ...(sessionId ? { sessionId } : {}), ...(userId ? { userId } : {}), keyId }, deadline);
+    if (data.status === 'requires_action') {
+      throw new AppError('UNPROCESSABLE', `The agent paused for approval of ${(data.pendingToolCalls ?? []).map((c) => c.tool).join(', ')}; a workflow cannot approve tool calls`, { sessionId: data.sessionId }, { retryable: false });
+    }
+    const output = {
+      reply: data.reply.slice(0, OUTPUT_TEXT_LIMIT),
+      sessionId: data.sessionId,
+      model: data.model,
+      sources: data.sources,
+      toolCalls: data.toolCalls ?? [],
+      usage: data.usage,
+      ...(data.output !== undefined ? { output: data.output } : {}),
+    };
+    return { output };
+  },
+};

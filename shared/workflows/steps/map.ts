@@ -1,0 +1,31 @@
+import { z } from '@hono/zod-openapi';
+import { integerBetween } from '../../schema-helpers';
+import { innerStep } from './step-schema';
+import type { ControlKind } from './step-kind';
+import { expression } from './transform';
+
+/** Items one map may run: each is a message and a stored result. */
+export const MAX_MAP_ITEMS = 1000;
+
+const config = z.strictObject({
+  items: expression.openapi({ example: 'steps.lookup.output.body.orders', description: 'JSONata giving the array to run the steps for' }),
+  steps: z.array(innerStep).min(1).max(20).openapi({ description: 'Run in order for each item; they read `{{item}}`, `{{index}}`, the steps before the map and the map’s own earlier steps' }),
+  concurrency: integerBetween(1, 50).default(5).openapi({ description: 'Items running at once' }),
+  maxItems: integerBetween(1, MAX_MAP_ITEMS).default(MAX_MAP_ITEMS).openapi({ description: 'More items than this fail the step' }),
+  failurePolicy: z.enum(['failFast', 'collect']).default('failFast').openapi({ description: 'failFast: the first failed item fails the step; collect: failed items are reported and the step succeeds' }),
+});
+
+export type MapConfig = z.infer<typeof config>;
+
+/**
+ * `map`: runs its steps for each item of an array, each item a message on the steps queue, at most
+ * `concurrency` at once. Output `{results, errors}`: each item's last step's output in item order
+ * (null for a failed item), and `{index, error}` of the failed ones.
+ */
+export const map: ControlKind<typeof config> = {
+  type: 'map',
+  control: true,
+  config,
+  templateFields: [],
+  isOutputPath: (p) => (p[0] === 'results' || p[0] === 'errors') && (p.length === 1 || /^\d+$/.test(p[1]!)),
+};

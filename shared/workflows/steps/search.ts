@@ -1,0 +1,33 @@
+import { z } from '@hono/zod-openapi';
+import { NotFoundError } from '../../errors';
+import { isId } from '../../ids';
+import { assertSearchable, searchSource } from '../../search/search';
+import type { KnowledgeSourceRecord } from '../../knowledge';
+import { integerBetween } from '../../schema-helpers';
+import { renderTemplate } from '../../templates';
+import type { StepKind } from './step-kind';
+
+const config = z.strictObject({
+  knowledgeSourceId: z.string().refine((id) => isId('knowledgeSource', id), { error: 'must be a knowledge source id (ks_…)' }),
+  query: z.string().trim().min(1).max(10_000).openapi({ example: '{{user_message}}' }),
+  topK: integerBetween(1, 100).default(5),
+});
+
+const RESULT_FIELDS = ['text', 'path', 'rowKey', 'score', 'title', 'chunkId', 'documentId'];
+
+/** Searches one of the tenant's ready knowledge sources; `context` numbers the passages for prompts. */
+export const search: StepKind<typeof config> = {
+  type: 'search',
+  config,
+  templateFields: ['query'],
+  isOutputPath: (p) =>
+    (p.length === 1 && ['results', 'context'].includes(p[0]!)) ||
+    (p[0] === 'results' && /^\d+$/.test(p[1] ?? '') && (p.length === 2 || (p.length === 3 && RESULT_FIELDS.includes(p[2]!)) || (p.length >= 4 && p[2] === 'metadata'))),
+  async run(cfg, { rt, scope, vars }) {
+    const source = await rt.store.records.getRecord<KnowledgeSourceRecord>(scope, 'KS', cfg.knowledgeSourceId);
+    if (!source) throw new NotFoundError('knowledge source', cfg.knowledgeSourceId);
+    assertSearchable(source);
+    const { results } = await searchSource(rt, scope, source, { query: renderTemplate(cfg.query, vars), topK: cfg.topK });
+    return { output: { results, context: results.map((r, i) => `[${i + 1}] ${r.text}`).join('\n\n') } };
+  },
+};

@@ -1,0 +1,60 @@
+import { z } from '@hono/zod-openapi';
+import { AppError, UpstreamError, ValidationError } from '../../errors';
+import { outboundPolicyFromConfig } from '../../net/outbound';
+import { httpInput, mcpInput, openApiInput, type StoredTool, remoteKindOf, prepareTool, presentTool, runTool, toolContext, toolsOf } from '../../tools';
+import { renderDeep } from '../../templates';
+import type { StepKind } from './step-kind';
+
+const config = z.strictObject({
+  tool: z.discriminatedUnion('type', [httpInput, openApiInput, mcpInput]).openapi({ description: 'A tool definition as on agents (http, openapi or mcp); its auth is sealed when stored' }),
+  name: z
+    .string()
+    .min(1)
+    .max(128)
+    .optional()
+    .openapi({ description: 'Which of the definition’s tools to call: `<tool name>_<operationId>` (openapi) or `<tool name>_<server tool>` (mcp); default: its only one' }),
+  arguments: z.record(z.string(), z.unknown()).default({}).openapi({ description: 'JSON whose strings are templates (a string that is exactly one template becomes its value)' }),
+});
+
+type Config = z.infer<typeof config>;
+
+/**
+ * `tool`: calls one tool definition (http, openapi or mcp, as agents have them) with templated
+ * arguments, checked against the tool's parameters. Output `{result}`: the tool's answer, parsed when
+ * it is JSON. A refused or failing call fails the step (retryably when the tool may answer next time).
+ */
+export const tool: StepKind<typeof config> = {
+  type: 'tool',
+  config,
+  templateFields: ['arguments'],
+  isOutputPath: (p) => p[0] === 'result',
+  async prepare(cfg, { rt, scope, path, current }) {
+    const kept = (current as Config | undefined)?.tool as StoredTool | undefined;
+    const stored = await prepareTool(remoteKindOf(cfg.tool.type), rt, scope, cfg.tool, kept?.type === cfg.tool.type ? kept : undefined, `${path}.tool`);
+    return { ...cfg, tool: stored as never };
+  },
+  present: (cfg) => ({ ...cfg, tool: presentTool(remoteKindOf(cfg.tool.type), cfg.tool as unknown as StoredTool) }),
+  async run(cfg, { rt, scope, vars, deadline, timeoutMs, keyId }) {
+    const context = toolContext(rt, scope, undefined, { timeoutMs: timeoutMs ?? 30_000, maxResultBytes: 64 * 1024, signal: deadline, keyId, policy: outboundPolicyFromConfig() });
+    const tools = await toolsOf(remoteKindOf(cfg.tool.type), cfg.tool as unknown as StoredTool, context);
+    const chosen = cfg.name ? tools.find((t) => t.name === cfg.name) : tools.length === 1 ? tools[0] : undefined;
+    if (!chosen) {
+      const names = tools.map((t) => t.name).join(', ') || 'none';
+      throw new AppError('UNPROCESSABLE', cfg.name ? `The tool has no ${cfg.name} (it has: ${names})` : `The tool gives several tools: name one of ${names}`, { field: 'name' }, { retryable: tools.length === 0 });
+    }
+    const outcome = await runTool(chosen, renderDeep(cfg.arguments, vars), context);
+    if (!outcome.ok) {
+      // Arguments the tool refuses will be refused again; anything else may pass next time.
+      const badArguments = outcome.error.startsWith('invalid arguments');
+      if (badArguments) throw new ValidationError('arguments', outcome.error.replace(/^invalid arguments: /, ''));
+      throw new UpstreamError(`The tool ${chosen.name} failed: ${outcome.error}`, { tool: chosen.name }, { retryable: !/^HTTP 4\d\d(?<!429)/.test(outcome.error) });
+    }
+    let result: unknown = outcome.result;
+    try {
+      result = JSON.parse(outcome.result);
+    } catch {
+      /* text */
+    }
+    return { output: { result } };
+  },
+};

@@ -1,0 +1,150 @@
+import type { Idempotency, Reference } from '../store/records';
+import type { TenantScope } from '../tenancy';
+import { ValidationError } from '../errors';
+import { stepKind } from './steps';
+import { compileWorkflow } from './compiler';
+import { sealWebhook, showWebhook } from './webhooks';
+import { withoutReadOnly } from '../schema-helpers';
+import type { Workflow, WorkflowInput } from './workflow-schema';
+import type { Runtime } from '../runtime';
+
+import { workflows, type StoredWorkflow } from './workflow-records';
+
+export { workflows } from './workflow-records';
+
+type StoredStep = Workflow['steps'][number];
+
+type WorkflowFields = Omit<Workflow, 'id' | 'createdAt' | 'updatedAt' | 'version'>;
+
+/**
+ * Gives every step a stable id: its own, else `step<n>` by position, skipping ids that other
+ * steps already claim.
+ */
+export function assignStepIds(steps: WorkflowInput['steps']): Workflow['steps'] {
+  const taken = new Set(steps.map((s) => s.id).filter((id): id is string => Boolean(id)));
+  return steps.map((step, index) => {
+    if (step.id) return step as Workflow['steps'][number];
+    let n = index + 1;
+    while (taken.has(`step${n}`)) n++;
+    taken.add(`step${n}`);
+    return { ...step, id: `step${n}` };
+  });
+}
+
+/** Every step with the field path of its config: the workflow's, and the steps of its maps. */
+function eachStep<T extends { id: string; type: string; config: Record<string, unknown> }>(steps: T[], path = 'steps'): Array<{ step: T; path: string }> {
+  return steps.flatMap((step, i) => [
+    { step, path: `${path}[${i}]` },
+    ...(step.type === 'map' ? eachStep(step.config.steps as T[], `${path}[${i}].config.steps`) : []),
+  ]);
+}
+
+/** A definition that does not compile is a 400 naming the field. */
+function compiled(input: WorkflowInput) {
+  const steps = assignStepIds(input.steps);
+  const result = compileWorkflow(steps);
+  if (!result.valid) {
+    const [first, ...others] = result.errors;
+    throw new ValidationError(first!.path, first!.message, others.length > 0 ? { issues: result.errors.slice(0, 20).map((e) => ({ field: e.path, reason: e.message })) } : undefined);
+  }
+  return steps;
+}
+
+/** Each step's config made ready to store by its kind (secrets sealed, kept from `current` where not sent again). */
+async function prepareSteps(rt: Runtime, scope: TenantScope, steps: StoredStep[], current?: StoredStep[]): Promise<StoredStep[]> {
+  const before = new Map(current ? eachStep(current).map(({ step }) => [`${step.type}:${step.id}`, step.config]) : []);
+  const prepare = (list: StoredStep[], path: string): Promise<StoredStep[]> =>
+    Promise.all(
+      list.map(async (step, i) => {
+        const at = `${path}[${i}]`;
+        const kind = stepKind(step.type);
+        let config = step.config;
+        if (step.type === 'map') config = { ...config, steps: await prepare(config.steps as StoredStep[], `${at}.config.steps`) };
+        if (kind?.prepare) config = (await kind.prepare(config, { rt, scope, path: `${at}.config`, current: before.get(`${step.type}:${step.id}`) }));
+        return { ...step, config };
+      }),
+    );
+  return prepare(steps, 'steps');
+}
+
+async function fieldsOf(rt: Runtime, scope: TenantScope, input: WorkflowInput, current?: Workflow): Promise<WorkflowFields> {
+  const { webhook, ...rest } = withoutReadOnly(input) as WorkflowInput;
+  const steps = await prepareSteps(rt, scope, compiled(input), current?.steps);
+  const kept = (current as StoredWorkflow | undefined)?.webhook;
+  return { ...rest, steps, ...(webhook ? { webhook: await sealWebhook(rt, scope, webhook, kept, 'webhook') } : {}) } as unknown as WorkflowFields;
+}
+
+/** A workflow as responses show it: sealed secrets shown as `{type, configured: true}`. */
+export function presentWorkflow(workflow: Workflow): Workflow {
+  const present = (steps: StoredStep[]): StoredStep[] =>
+    steps.map((step) => {
+      const kind = stepKind(step.type);
+      let config = step.config;
+      if (step.type === 'map') config = { ...config, steps: present(config.steps as StoredStep[]) };
+      if (kind?.present) config = kind.present(config) as Record<string, unknown>;
+      return { ...step, config };
+    });
+  const { webhook, ...rest } = workflow as StoredWorkflow;
+  return { ...rest, steps: present(workflow.steps), ...(webhook ? { webhook: showWebhook(webhook) } : {}) };
+}
+
+/** Records steps name must exist in the tenant when the workflow is written: search steps' sources, agent steps' agents. */
+function references(input: WorkflowInput): Reference[] {
+  return eachStep(assignStepIds(input.steps)).flatMap(({ step, path }): Reference[] => {
+    if (step.type === 'search') return [{ kind: 'KS', id: step.config.knowledgeSourceId as string, field: `${path}.config.knowledgeSourceId` }];
+    if (step.type === 'agent') return [{ kind: 'AGENT', id: step.config.agentId as string, field: `${path}.config.agentId` }];
+    return [];
+  });
+}
+
+/** The workflow's schedules handed to the scheduler (EventBridge Scheduler, or local mode's table). */
+const scheduleOf = (rt: Runtime, scope: TenantScope, workflow: Workflow, previous: number) => rt.scheduler.put(scope, workflow.id, workflow.schedules ?? [], previous);
+
+export async function createWorkflow(rt: Runtime, scope: TenantScope, input: WorkflowInput, idempotency?: Idempotency) {
+  const created = await workflows.create(rt, scope, await fieldsOf(rt, scope, input), { references: dedupe(references(input)), idempotency });
+  await scheduleOf(rt, scope, created.record, 0);
+  return { ...created, record: presentWorkflow(created.record) };
+}
+
+export async function replaceWorkflow(rt: Runtime, scope: TenantScope, id: string, input: WorkflowInput) {
+  const current = await workflows.get(rt, scope, id);
+  const fields = await fieldsOf(rt, scope, input, current);
+  const replaced = await workflows.replace(rt, scope, id, () => fields, dedupe(references(input)));
+  await scheduleOf(rt, scope, replaced, current.schedules?.length ?? 0);
+  return presentWorkflow(replaced);
+}
+
+/** Deletes a workflow, its schedules and its inbound hooks (their URLs stop working). */
+export async function removeWorkflow(rt: Runtime, scope: TenantScope, id: string) {
+  const removed = await workflows.remove(rt, scope, id);
+  await rt.scheduler.put(scope, id, [], removed.schedules?.length ?? 0);
+  for (const hook of await rt.store.hooks.listHooks(scope, id)) await rt.store.hooks.deleteHook(scope, id, hook.id);
+  return removed;
+}
+
+export async function getWorkflow(rt: Runtime, scope: TenantScope, id: string) {
+  return presentWorkflow(await workflows.get(rt, scope, id));
+}
+
+export async function listWorkflows(rt: Runtime, scope: TenantScope, page: Parameters<typeof workflows.list>[2]) {
+  const result = await workflows.list(rt, scope, page);
+  return { ...result, items: result.items.map(presentWorkflow) };
+}
+
+/**
+ * Compiles a definition for the platform API: the compilation always, and (when `store`) the
+ * definition stored as a workflow if it is valid; an invalid one is reported, not stored.
+ */
+export async function compileDefinition(rt: Runtime, scope: TenantScope, input: WorkflowInput, options: { store: boolean }) {
+  const steps = assignStepIds(input.steps);
+  const result = compileWorkflow(steps);
+  const compiledOut = { valid: result.valid, errors: result.errors, steps: presentWorkflow({ steps } as Workflow).steps, plan: result.plan };
+  if (!options.store) return { compiled: compiledOut };
+  return { compiled: compiledOut, definition: result.valid ? (await createWorkflow(rt, scope, input)).record : null };
+}
+
+/** A transaction may check each item only once. */
+function dedupe(references: Reference[]): Reference[] {
+  const seen = new Set<string>();
+  return references.filter((r) => !seen.has(r.id) && seen.add(r.id));
+}
