@@ -20,7 +20,7 @@ async function main() {
   Object.assign(process.env, { BEDROCK_REGION: 'us-east-1', BEDROCK_ENDPOINT: providers.url, AWS_ACCESS_KEY_ID: 'AKIDBENCH', AWS_SECRET_ACCESS_KEY: 'bench', SEARCH_CACHE_MB: '0' });
   const services = await startBenchServices('cairn-bench');
   const { parseDocument } = await import('../shared/knowledge/documents/parse-document');
-  const { parseLimits } = await import('../shared/knowledge/documents/document-error');
+  const { parseLimits } = await import('../shared/knowledge/documents/parse-limits');
   const { corpus, queries, sentences } = cisi();
   const results: Record<string, unknown> = { date: new Date().toISOString(), node: process.version };
 

@@ -17,7 +17,11 @@ export type ErrorCode =
   | 'QUOTA_EXCEEDED'
   | 'INTERNAL_ERROR'
   | 'UPSTREAM_ERROR'
-  | 'SERVICE_UNAVAILABLE';
+  | 'SERVICE_UNAVAILABLE'
+  // Why one file could not be read: reported on the file (`files[].error`); the rest of a sync goes on.
+  | DocumentErrorCode;
+
+export type DocumentErrorCode = 'UNREADABLE_DOCUMENT' | 'ENCRYPTED_DOCUMENT' | 'NO_TEXT' | 'DOCUMENT_TOO_LARGE' | 'PARSE_TIMEOUT' | 'UNSUPPORTED_FORMAT';
 
 const statusOf: Record<ErrorCode, number> = {
   INVALID_REQUEST: 400,
@@ -33,6 +37,12 @@ const statusOf: Record<ErrorCode, number> = {
   INTERNAL_ERROR: 500,
   UPSTREAM_ERROR: 502,
   SERVICE_UNAVAILABLE: 503,
+  UNREADABLE_DOCUMENT: 422,
+  ENCRYPTED_DOCUMENT: 422,
+  NO_TEXT: 422,
+  DOCUMENT_TOO_LARGE: 413,
+  PARSE_TIMEOUT: 422,
+  UNSUPPORTED_FORMAT: 415,
 };
 
 export type ErrorDetails = Record<string, unknown>;
@@ -98,5 +108,52 @@ export class UpstreamError extends AppError {
 export class UnavailableError extends AppError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('SERVICE_UNAVAILABLE', message, undefined, { ...options, retryable: true });
+  }
+}
+
+/**
+ * A file that cannot be read, and why (`code`): reported on the file, never retried (the same
+ * bytes fail the same way).
+ */
+export class DocumentError extends AppError {
+  declare readonly code: DocumentErrorCode;
+  constructor(code: DocumentErrorCode, message: string) {
+    super(code, message, undefined, { retryable: false });
+    this.name = 'DocumentError';
+  }
+}
+
+/** An object larger than its reader takes (a file of an `s3` source, an upload): never retried. */
+export class BlobTooLargeError extends AppError {
+  constructor(
+    readonly key: string,
+    readonly size: number,
+    readonly limit: number,
+  ) {
+    super('PAYLOAD_TOO_LARGE', `${key} has ${size} bytes, more than ${limit}`, { key, size, limit }, { retryable: false });
+  }
+}
+
+/**
+ * A tool call that failed (bad arguments, an error answer, a failed workflow). An agent's model is
+ * told and the turn goes on; a workflow `tool` step fails, and is retried when `retryable` (by
+ * default: an answer may differ next time; arguments the tool refused, or a 4xx, will not).
+ */
+export class ToolFailure extends AppError {
+  constructor(message: string, options: { invalidArguments?: boolean; retryable?: boolean } = {}) {
+    super(options.invalidArguments ? 'INVALID_REQUEST' : 'UPSTREAM_ERROR', message, undefined, { retryable: !options.invalidArguments && (options.retryable ?? true) });
+  }
+}
+
+/**
+ * A problem with an OpenAPI document a tool names, and the tool's field it comes from
+ * (`document.paths`, `operations[1]`); the tool's prepare step names it under the tool's path.
+ */
+export class OpenApiProblem extends AppError {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super('INVALID_REQUEST', message, { field }, { retryable: false });
   }
 }

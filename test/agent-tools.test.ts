@@ -92,9 +92,9 @@ describe('tools on agents', () => {
   it('calls an http tool: arguments checked and URL-encoded, errors and refusals reported as tool errors, results capped', async () => {
     const created = await call(app, 'POST', '/v1/agents', { key: t.apiKey, body: { name: 'Support', model: 'gpt-4', tools: [orderTool(`${base}/orders/{{orderId}}`)] } });
     const agent = await agents.get(testRt, t.scope, created.body.data.id);
-    expect(await runAgentTool(agent, 0, { orderId: '../admin' }, { policy: local })).toMatchObject({ ok: false, error: expect.stringContaining('invalid arguments: orderId') });
+    expect(await runAgentTool(agent, 0, { orderId: '../admin' }, { policy: local })).toMatchObject({ ok: false, error: expect.stringContaining('invalid arguments: orderId'), retryable: false, invalidArguments: true });
     expect(await runAgentTool(agent, 0, {}, { policy: local })).toMatchObject({ ok: false, error: expect.stringContaining('orderId') });
-    expect(await runAgentTool(agent, 0, { orderId: '404' }, { policy: local })).toEqual({ ok: false, error: 'HTTP 404: {"error":"no such order"}' });
+    expect(await runAgentTool(agent, 0, { orderId: '404' }, { policy: local })).toEqual({ ok: false, error: 'HTTP 404: {"error":"no such order"}', retryable: false, invalidArguments: false });
     const big = await runAgentTool(agent, 0, { orderId: 'big' }, { policy: local, maxResultBytes: 1000 });
     expect(big.ok && big.result.length).toBeLessThan(1100);
     expect(big.ok && big.result).toMatch(/\[truncated/);

@@ -1,5 +1,6 @@
+import { DocumentError } from '../shared/errors';
 import { describe, expect, it } from 'vitest';
-import { DocumentError, parseLimits } from '../shared/knowledge/documents/document-error';
+import { parseLimits } from '../shared/knowledge/documents/parse-limits';
 import { parseDocument } from '../shared/knowledge/documents/parse-document';
 import { chunkBlocks } from '../shared/search/chunker';
 import { makeDocx, makeEncryptedPdf, makePdf, makePptx, makeScannedPdf, makeXlsx } from './helpers/documents';

@@ -45,9 +45,9 @@ describe('mcp tools', () => {
     expect(mcp.methods.slice(-3)).toEqual(['initialize', 'notifications/initialized', 'tools/call']);
     expect(mcp.sessionsClosed).toBeGreaterThanOrEqual(2); // the listing's session and the call's
     // The server's own error, and arguments its schema refuses (checked here, before any call).
-    expect(await runTool(tools[2]!, {}, context)).toEqual({ ok: false, error: 'the warehouse is offline' });
+    expect(await runTool(tools[2]!, {}, context)).toEqual({ ok: false, error: 'the warehouse is offline', retryable: true, invalidArguments: false });
     const before = mcp.methods.length;
-    expect(await runTool(tools[0]!, { orderId: 'nope' }, context)).toMatchObject({ ok: false, error: expect.stringContaining('invalid arguments: orderId') });
+    expect(await runTool(tools[0]!, { orderId: 'nope' }, context)).toMatchObject({ ok: false, error: expect.stringContaining('invalid arguments: orderId'), retryable: false, invalidArguments: true });
     expect(mcp.methods.length).toBe(before);
   });
 

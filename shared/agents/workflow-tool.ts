@@ -1,6 +1,7 @@
 import { executeAndWait } from '../workflows';
 import { templateText } from '../templates';
-import { type WorkflowDefinition, ToolFailure, type ToolKind } from '../tools';
+import { ToolFailure } from '../errors';
+import type { WorkflowDefinition, ToolKind } from '../tools';
 
 /** `workflow`: runs one of the tenant's workflows and returns its output (or, still running, its execution id). */
 export const workflowTool: ToolKind<WorkflowDefinition, WorkflowDefinition> = {

@@ -29,16 +29,6 @@ export interface BlobStore {
   presignPut(key: string, options: { contentType: string; expiresSeconds: number }): Promise<string>;
 }
 
-export class BlobTooLargeError extends Error {
-  constructor(
-    readonly key: string,
-    readonly size: number,
-    readonly limit: number,
-  ) {
-    super(`${key} has ${size} bytes, more than ${limit}`);
-  }
-}
-
 /** The product's bucket, and the buckets `s3` sources read, through one client. */
 export interface Blobs {
   readonly files: BlobStore;

@@ -1,3 +1,4 @@
+import { BlobTooLargeError } from '../errors';
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import {
@@ -13,7 +14,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { config } from '../config';
-import { BlobTooLargeError, unconfiguredBlobStore, type Blobs, type BlobStore } from './blobs';
+import { unconfiguredBlobStore, type Blobs, type BlobStore } from './blobs';
 
 const unquote = (etag: string | undefined) => (etag ?? '').replace(/^(W\/)?"|"$/g, '');
 const missing = (error: unknown) => error instanceof NoSuchKey || error instanceof NotFound || (error as { name?: string }).name === 'NotFound';

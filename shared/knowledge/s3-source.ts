@@ -1,6 +1,4 @@
-import { BlobTooLargeError } from '../blobs/blobs';
-import { DocumentError } from './documents/document-error';
-import { UpstreamError, ValidationError } from '../errors';
+import { UpstreamError, ValidationError, BlobTooLargeError, DocumentError } from '../errors';
 import type { Runtime } from '../runtime';
 import { contentTypeOf, type StoredFile } from '../store/files';
 import type { TenantScope } from '../tenancy';

@@ -1,8 +1,9 @@
+import { ToolFailure } from '../errors';
 import { outboundRequest } from '../net/outbound';
 import { templateText } from '../templates';
 import { PLACEHOLDER, type HttpDefinition, type Stored } from './definitions';
 import { authHeaders } from './tool-auth';
-import { ToolFailure, type ToolContext, type ToolKind } from './tool-kind';
+import { type ToolContext, type ToolKind } from './tool-kind';
 
 /**
  * `http`: one call to a URL the tenant gives, through the outbound guard. The URL, header values and
@@ -17,7 +18,7 @@ const renderUrl = (template: string, args: Record<string, unknown>) => template.
 /** `{{name}}` in a header value: the argument, refused if it could start another header. */
 function renderHeader(template: string, args: Record<string, unknown>): string {
   const value = template.replace(PLACEHOLDER, (_, name: string) => templateText(args[name]));
-  if (/[\r\n]/.test(value)) throw new ToolFailure('invalid arguments: a header value cannot contain a line break');
+  if (/[\r\n]/.test(value)) throw new ToolFailure('invalid arguments: a header value cannot contain a line break', { invalidArguments: true });
   return value;
 }
 
@@ -43,7 +44,7 @@ export async function sendToolRequest(url: string, init: { method: string; heade
     context.policy,
   );
   const text = response.body.toString('utf8') + (response.truncated ? '\n[truncated]' : '');
-  if (response.status < 200 || response.status >= 300) throw new ToolFailure(`HTTP ${response.status}: ${text.slice(0, 500)}`);
+  if (response.status < 200 || response.status >= 300) throw new ToolFailure(`HTTP ${response.status}: ${text.slice(0, 500)}`, { retryable: !(response.status >= 400 && response.status < 500 && response.status !== 429) });
   return text;
 }
 

@@ -6,4 +6,4 @@ export { httpInput, type KnowledgeSearchDefinition, mcpInput, openApiInput, type
 export { REMOTE_TOOL_KINDS, remoteKindOf } from './remote-tools';
 export { authHeaders, authInput, sealAuth, showAuth, type StoredAuth } from './tool-auth';
 export { prepareTool, presentTool, runTool, type ToolCallOptions, toolContext, type ToolOutcome, toolsOf } from './tool-calls';
-export { type CallableTool, type ToolContext, ToolFailure, type ToolKind } from './tool-kind';
+export { type CallableTool, type ToolContext, type ToolKind } from './tool-kind';

@@ -1,10 +1,11 @@
+import { ToolFailure } from '../errors';
 import { createHash } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { errorFields, log } from '../log';
 import { outboundFetch } from '../net/outbound';
 import { MAX_EXPOSED, type McpDefinition, type Stored } from './definitions';
 import { authHeaders } from './tool-auth';
-import { exposedName, ToolFailure, type ExposedTool, type ToolContext, type ToolKind } from './tool-kind';
+import { exposedName, type ExposedTool, type ToolContext, type ToolKind } from './tool-kind';
 
 /**
  * `mcp`: the tools of a remote MCP server (Streamable HTTP, with the official SDK's client; every

@@ -1,3 +1,4 @@
+import { OpenApiProblem } from '../errors';
 import { exposedName } from './tool-kind';
 
 /**
@@ -21,16 +22,6 @@ export interface OpenApiOperation {
   /** The argument that is the JSON body, if the operation takes one. */
   bodyArg?: string;
   parameters: Record<string, unknown>;
-}
-
-/** A problem with the document, naming the tool's field it comes from (`document.paths`, `operations[1]`). */
-export class OpenApiProblem extends Error {
-  constructor(
-    readonly field: string,
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const;

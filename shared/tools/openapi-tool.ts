@@ -1,11 +1,11 @@
-import { AppError, ValidationError } from '../errors';
+import { AppError, ValidationError, OpenApiProblem, ToolFailure } from '../errors';
 import { outboundRequest } from '../net/outbound';
 import { templateText } from '../templates';
 import { sendToolRequest } from './http-tool';
-import { compileOpenApi, OpenApiProblem, type OpenApiOperation } from './openapi-operations';
+import { compileOpenApi, type OpenApiOperation } from './openapi-operations';
 import { MAX_EXPOSED, MAX_STORED_BYTES, type OpenApiDefinition, type Stored } from './definitions';
 import { authHeaders } from './tool-auth';
-import { ToolFailure, type ToolKind } from './tool-kind';
+import { type ToolKind } from './tool-kind';
 
 /**
  * `openapi`: the operations of an OpenAPI 3.x document (inline, or read from a URL when the agent is
@@ -75,7 +75,7 @@ function headersOf(operation: OpenApiOperation, args: Record<string, unknown>): 
   for (const param of operation.params) {
     if (param.in !== 'header' || args[param.arg] === undefined) continue;
     const value = templateText(args[param.arg]);
-    if (/[\r\n]/.test(value)) throw new ToolFailure(`invalid arguments: ${param.arg} cannot contain a line break`);
+    if (/[\r\n]/.test(value)) throw new ToolFailure(`invalid arguments: ${param.arg} cannot contain a line break`, { invalidArguments: true });
     headers[param.name.toLowerCase()] = value;
   }
   return headers;

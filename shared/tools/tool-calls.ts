@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { AppError } from '../errors';
+import { AppError, ToolFailure } from '../errors';
 import { emitMetrics } from '../metrics';
 import { inSpan, markFailed } from '../telemetry';
 import { outboundPolicyFromConfig, type OutboundPolicy } from '../net/outbound';
@@ -7,7 +7,7 @@ import type { Runtime } from '../runtime';
 import type { TenantScope } from '../tenancy';
 import { sealAuth, showAuth } from './tool-auth';
 import type { StoredTool, ToolInput, toolOutput } from './definitions';
-import { ToolFailure, type CallableTool, type CallingAgent, type ToolContext, type ToolKind } from './tool-kind';
+import { type CallableTool, type CallingAgent, type ToolContext, type ToolKind } from './tool-kind';
 
 /**
  * What is done with one tool definition, whatever its kind: made ready to store, shown, exposed,
@@ -52,7 +52,16 @@ export function toolContext(rt: Runtime, scope: TenantScope, agent: CallingAgent
 }
 
 /** A tool's outcome: what it returned, or the error the model is told about. */
-export type ToolOutcome = { ok: true; result: string } | { ok: false; error: string };
+export type ToolOutcome =
+  | { ok: true; result: string }
+  | {
+      ok: false;
+      error: string;
+      /** Whether the same call may pass later (the error's own retry category): a workflow step retries it. */
+      retryable: boolean;
+      /** The tool refused the arguments: a model may correct them, a step's next attempt would not. */
+      invalidArguments: boolean;
+    };
 
 function cap(text: string, maxBytes: number): string {
   const bytes = Buffer.from(text);
@@ -71,7 +80,7 @@ function checkArguments(tool: CallableTool, args: unknown): Record<string, unkno
   const parsed = schema.safeParse(args ?? {});
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    throw new ToolFailure(`invalid arguments: ${issue.path.join('.') || 'arguments'} ${issue.message}`);
+    throw new ToolFailure(`invalid arguments: ${issue.path.join('.') || 'arguments'} ${issue.message}`, { invalidArguments: true });
   }
   return (parsed.data ?? {}) as Record<string, unknown>;
 }
@@ -90,10 +99,10 @@ export async function runTool(tool: CallableTool, args: unknown, context: ToolCo
         const result = await tool.call(checkArguments(tool, args), context);
         return { ok: true, result: cap(result, context.maxResultBytes) };
       } catch (error) {
-        if (!(error instanceof ToolFailure || error instanceof AppError)) throw error;
+        if (!(error instanceof AppError)) throw error;
         // The model is told; the span says the tool failed.
         markFailed(span, error.message.slice(0, 200));
-        return { ok: false, error: cap(error.message, 2000) };
+        return { ok: false, error: cap(error.message, 2000), retryable: error.retryable, invalidArguments: error instanceof ToolFailure && error.code === 'INVALID_REQUEST' };
       }
     });
     return outcome;

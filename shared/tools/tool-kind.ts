@@ -56,9 +56,6 @@ export interface CallableTool {
 /** A tool as its kind exposes it (the registry adds the kind). */
 export type ExposedTool = Omit<CallableTool, 'kind'>;
 
-/** A tool's failure the model is told about (bad arguments, an error answer); never a failed turn. */
-export class ToolFailure extends Error {}
-
 /**
  * A name the model is given for an operation of a document or server: `<tool>_<operation>`, only
  * the characters models accept, at most 64.

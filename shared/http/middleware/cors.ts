@@ -9,11 +9,10 @@ import type { AppEnv } from '../context';
  * the default, allows none). Preflight requests are answered here, before authentication: a
  * browser sends them without keys.
  */
-export function cors(): MiddlewareHandler<AppEnv> {
-  const origins = config.corsOrigins;
+export function cors(origins: readonly string[] = config.corsOrigins): MiddlewareHandler<AppEnv> {
   if (origins.length === 0) return async (_c, next) => next();
   return honoCors({
-    origin: origins.includes('*') ? '*' : origins,
+    origin: origins.includes('*') ? '*' : [...origins],
     allowMethods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
     allowHeaders: ['X-API-Key', 'Authorization', 'Content-Type', 'Idempotency-Key', 'X-Request-Id', 'X-Tenant-Id', 'X-PG-Schema', 'Accept'],
     exposeHeaders: ['X-Request-Id', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'Location', 'Idempotent-Replayed'],

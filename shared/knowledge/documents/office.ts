@@ -1,9 +1,10 @@
+import { DocumentError } from '../../errors';
 import { strFromU8, unzipSync } from 'fflate';
 import { Parser } from 'htmlparser2';
 import mammoth from 'mammoth';
 import readXlsxFile from 'read-excel-file/node';
 import { extractHtml, type Block, type Extracted } from '../../search/extract';
-import { DocumentError, type ParseLimits } from './document-error';
+import { type ParseLimits } from './parse-limits';
 
 /** Office files that are encrypted are OLE compound files, not ZIP packages. */
 const OLE = [0xd0, 0xcf, 0x11, 0xe0];

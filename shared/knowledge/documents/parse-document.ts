@@ -1,5 +1,6 @@
+import { DocumentError } from '../../errors';
 import { extract, type Extracted } from '../../search/extract';
-import { DocumentError, parseLimits, type ParseLimits } from './document-error';
+import { parseLimits, type ParseLimits } from './parse-limits';
 
 // Loaded when a file of the format first arrives: a worker that indexes text never evaluates pdf.js.
 const BINARY_FORMATS: Record<string, (bytes: Uint8Array, limits: ParseLimits) => Promise<Extracted>> = {

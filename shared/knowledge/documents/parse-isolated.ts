@@ -1,7 +1,8 @@
+import { DocumentError, type DocumentErrorCode } from '../../errors';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { log } from '../../log';
 import type { Extracted } from '../../search/extract';
-import { DEFAULT_PARSE_LIMITS, DocumentError, parseLimits, type DocumentErrorCode } from './document-error';
+import { DEFAULT_PARSE_LIMITS, parseLimits } from './parse-limits';
 import { libraryFormatOf, parseDocument } from './parse-document';
 
 /**

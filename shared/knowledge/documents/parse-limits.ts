@@ -1,15 +1,4 @@
-/** Why one file could not be indexed: reported on the file (`files[].error`), the rest of the sync goes on. */
-export type DocumentErrorCode = 'UNREADABLE_DOCUMENT' | 'ENCRYPTED_DOCUMENT' | 'NO_TEXT' | 'DOCUMENT_TOO_LARGE' | 'PARSE_TIMEOUT' | 'UNSUPPORTED_FORMAT';
-
-export class DocumentError extends Error {
-  constructor(
-    readonly code: DocumentErrorCode,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'DocumentError';
-  }
-}
+import { DocumentError } from '../../errors';
 
 /** What one file may cost a worker: pages, characters of text and time. */
 export interface ParseLimits {

@@ -1,6 +1,7 @@
+import { DocumentError } from '../../errors';
 import { getDocumentProxy } from 'unpdf';
 import type { Block, Extracted } from '../../search/extract';
-import { DocumentError, type ParseLimits } from './document-error';
+import { type ParseLimits } from './parse-limits';
 
 interface TextItem {
   str: string;

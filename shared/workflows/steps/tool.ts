@@ -44,10 +44,8 @@ export const tool: StepKind<typeof config> = {
     }
     const outcome = await runTool(chosen, renderDeep(cfg.arguments, vars), context);
     if (!outcome.ok) {
-      // Arguments the tool refuses will be refused again; anything else may pass next time.
-      const badArguments = outcome.error.startsWith('invalid arguments');
-      if (badArguments) throw new ValidationError('arguments', outcome.error.replace(/^invalid arguments: /, ''));
-      throw new UpstreamError(`The tool ${chosen.name} failed: ${outcome.error}`, { tool: chosen.name }, { retryable: !/^HTTP 4\d\d(?<!429)/.test(outcome.error) });
+      if (outcome.invalidArguments) throw new ValidationError('arguments', outcome.error.replace(/^invalid arguments: /, ''));
+      throw new UpstreamError(`The tool ${chosen.name} failed: ${outcome.error}`, { tool: chosen.name }, { retryable: outcome.retryable });
     }
     let result: unknown = outcome.result;
     try {
