@@ -34,6 +34,15 @@ describe('OpenAPI document and reference page', () => {
     expect(doc.components.securitySchemes.ApiKeyAuth).toMatchObject({ type: 'apiKey', in: 'header', name: 'X-API-Key' });
   });
 
+  it('names local mode as a server beside a deployment, so a client generated from it knows its base URL here too', async () => {
+    for (const path of ['/v1/openapi.json', '/platform/openapi.json']) {
+      const { body: doc } = await call(app, 'GET', path);
+      const servers = doc.servers as Array<{ url: string; variables?: Record<string, { default: string }> }>;
+      expect(servers.map((s) => s.url), path).toEqual(['https://{restApiId}.execute-api.{region}.amazonaws.com/prod', 'http://localhost:{port}']);
+      expect(servers[1]!.variables?.port?.default).toBe('3000');
+    }
+  });
+
   it('derives constraints from the same zod schemas that validate requests', async () => {
     const { body: doc } = await call(app, 'GET', '/v1/openapi.json');
     const input = doc.components.schemas.AgentInput;

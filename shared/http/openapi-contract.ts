@@ -45,6 +45,11 @@ export const SERVERS: NonNullable<OpenApiDoc['servers']> = [
     description: 'A deployment of the CDK stack (the ApiUrl output)',
     variables: { restApiId: { default: 'abc123defg', description: 'The REST API id' }, region: { default: 'us-east-1', description: 'The AWS region' } },
   },
+  {
+    url: 'http://localhost:{port}',
+    description: 'Local mode (npm start), on the PORT it prints',
+    variables: { port: { default: '3000', description: 'PORT (default 3000)' } },
+  },
 ];
 
 /**
