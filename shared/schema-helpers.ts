@@ -73,3 +73,13 @@ export const checkable =
       ctx.addIssue({ code: 'custom', message: `is not a JSON Schema this server can check ${what} with: ${(error as Error).message}` });
     }
   };
+
+type Shown<F extends Record<string, z.ZodType>> = { [K in keyof F]: F[K] extends z.ZodDefault<infer T> ? T : F[K] };
+
+/**
+ * Input fields as a response shows them: a field with a default is always there once stored, so the
+ * response schema (and the clients generated from it) must not call it optional.
+ */
+export function shownFields<F extends Record<string, z.ZodType>>(fields: F): Shown<F> {
+  return Object.fromEntries(Object.entries(fields).map(([key, schema]) => [key, schema instanceof z.ZodDefault ? schema.unwrap() : schema])) as Shown<F>;
+}

@@ -3,8 +3,8 @@ import createClient from 'openapi-fetch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHttpServer } from '../local/http-server';
 import { createLocalApp } from '../local/local-app';
-import type { paths as PlatformPaths } from './contract/platform-api';
-import type { paths } from './contract/public-api';
+import type { paths as PlatformPaths } from '../shared/contract/platform-api';
+import type { paths } from '../shared/contract/public-api';
 import { testPlatformSecrets, testRt } from './helpers/runtime';
 import { newTenant } from './helpers/tenant';
 

@@ -2,13 +2,10 @@
  * The console's only door to Cairn: the public API (`/v1`, X-API-Key) and the platform API
  * (`/platform`, Bearer access token), on the origin the console is served from.
  */
+import type { Schemas } from './contract';
 import { credentials, signOut } from './credentials';
 
-export interface Pagination {
-  limit: number;
-  nextCursor: string | null;
-  hasMore: boolean;
-}
+export type Pagination = Schemas['PageMeta']['pagination'];
 
 /** An error as the API words it: code, message, and the field it concerns. */
 export class ApiError extends Error {

@@ -1,44 +1,11 @@
 /** What the console knows of workflows and executions (as the API returns them), and how a step is drawn. */
-import type { TimedStep } from './components/gantt';
 import type { GraphStep } from './components/step-edges';
+import type { Execution, ExecutionStep, Workflow, WorkflowStep } from './contract';
 import { jsonOf } from './json-input';
 
-export interface StoredStep {
-  id: string;
-  type: string;
-  dependsOn?: string[];
-  when?: { step: string; category: string };
-  config?: Record<string, unknown>;
-  [field: string]: unknown;
-}
-export interface Workflow {
-  id: string;
-  name: string;
-  description: string;
-  steps: StoredStep[];
-  updatedAt: string;
-  version: number;
-}
-export interface ExecutionStep extends TimedStep {
-  attempt?: number;
-  output?: unknown;
-  error?: { code?: string; message?: string } | string;
-  request?: { prompt?: string; schema?: JsonSchema; assignee?: string };
-  map?: { total: number; done: number; failed: number };
-}
-export interface Execution {
-  id: string;
-  workflowId: string;
-  status: string;
-  input: string;
-  parameters: Record<string, unknown>;
-  steps: ExecutionStep[];
-  output?: unknown;
-  error?: { code?: string; message?: string };
-  createdAt: string;
-  startedAt?: string;
-  finishedAt?: string;
-}
+export type { Execution, ExecutionStep, Workflow };
+/** A step as the API returns it (one of the kinds: each has `id`, `type` and its own fields). */
+export type StoredStep = WorkflowStep;
 export interface JsonSchema {
   type?: string;
   properties?: Record<string, JsonSchema & { description?: string; enum?: unknown[] }>;

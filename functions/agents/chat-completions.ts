@@ -10,6 +10,7 @@ import { addResult, assertAnswered, textOf } from './openai-turns';
 import type { ChatMessage, ToolCall, ToolRound } from '../../shared/models/types';
 import { sseResponse } from '../../shared/http/sse';
 import { setUsageHeaders } from '../../shared/http/usage-headers';
+import { chatCompletion } from './openai-shapes';
 import type { Runtime } from '../../shared/runtime';
 
 /**
@@ -119,7 +120,7 @@ export function registerChatCompletions(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       security: openAiSecurity,
       request: { body: { content: { 'application/json': { schema: chatInput } }, required: true } },
       responses: {
-        200: { description: 'An OpenAI chat.completion, or chat.completion.chunk events', content: { 'application/json': { schema: z.unknown() }, 'text/event-stream': { schema: z.string() } } },
+        200: { description: 'An OpenAI chat.completion, or chat.completion.chunk events', content: { 'application/json': { schema: chatCompletion }, 'text/event-stream': { schema: z.string() } } },
         ...openAiErrors,
       },
     }),

@@ -39,7 +39,7 @@ const converseInput = z
   })
   .openapi('ConverseRequest');
 
-const source = z.object({
+export const source = z.object({
   knowledgeSourceId: z.string(),
   documentId: z.string(),
   path: z.string().optional(),

@@ -11,6 +11,7 @@ import type { ChatMessage, ToolCall, ToolRound } from '../../shared/models/types
 import type { Runtime } from '../../shared/runtime';
 import { openAiErrors, openAiSecurity } from './chat-completions';
 import { addResult, assertAnswered, textOf } from './openai-turns';
+import { responseObject } from './openai-shapes';
 
 /**
  * OpenAI's Responses API (`POST /v1/responses`), the default of the AI SDK's OpenAI provider:
@@ -107,7 +108,7 @@ export function registerResponses(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       security: openAiSecurity,
       request: { body: { content: { 'application/json': { schema: responsesInput } }, required: true } },
       responses: {
-        200: { description: 'An OpenAI response object, or its stream of response.* events', content: { 'application/json': { schema: z.unknown() }, 'text/event-stream': { schema: z.string() } } },
+        200: { description: 'An OpenAI response object, or its stream of response.* events', content: { 'application/json': { schema: responseObject }, 'text/event-stream': { schema: z.string() } } },
         ...openAiErrors,
       },
     }),

@@ -7,8 +7,9 @@ import { publicApiDocument } from './public-document';
 
 /**
  * `npm run openapi`: writes both OpenAPI documents beside the docs function, and the TypeScript
- * types openapi-typescript generates from them (test/contract/: what a client generator makes of
- * the contract; a test drives the API through them with openapi-fetch). The docs function serves
+ * types openapi-typescript generates from them (shared/contract/: what a client generator makes of
+ * the contract; the console's types are these, and a test drives the API through them with
+ * openapi-fetch). The docs function serves
  * the public document without bundling the other route groups; the platform function serves its
  * own. A test fails when any of these files is out of date.
  */
@@ -25,8 +26,8 @@ const types = async (document: unknown) => BANNER + astToString(await openapiTS(
 export const GENERATED: Array<{ file: string; text: () => string | Promise<string> }> = [
   { file: here('./public-openapi.json'), text: () => json(publicDocument()) },
   { file: here('./platform-openapi.json'), text: () => json(platform()) },
-  { file: here('../../test/contract/public-api.ts'), text: () => types(publicDocument()) },
-  { file: here('../../test/contract/platform-api.ts'), text: () => types(platform()) },
+  { file: here('../../shared/contract/public-api.ts'), text: () => types(publicDocument()) },
+  { file: here('../../shared/contract/platform-api.ts'), text: () => types(platform()) },
 ];
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

@@ -10,6 +10,26 @@ const request = dbOpRequest.openapi('DbOperation', {
   example: { operation: 'query', table: 'memory_edges', where: { userId: 'u-42', relation: { in: ['prefers', 'likes'] } }, limit: 20 },
 });
 
+/** What `describeTables` answers: the allowed logical tables and how requests may name them. */
+const catalogue = z
+  .object({
+    operators: z.array(z.string()),
+    limits: z.object({ conditions: z.int(), inValues: z.int(), pageSize: z.int(), rowsExaminedPerQuery: z.int(), rowsExaminedPerCount: z.int() }),
+    tables: z.array(
+      z.object({
+        name: z.string(),
+        description: z.string(),
+        key: z.array(z.string()).openapi({ description: 'The fields that together name one row' }),
+        partition: z.string().openapi({ description: 'Which equalities a query or count needs, in words' }),
+        operations: z.array(z.string()),
+        writable: z.array(z.string()),
+        fields: z.array(z.object({ name: z.string(), type: z.string(), nullable: z.boolean(), writable: z.boolean(), description: z.string() })),
+        dynamicFields: z.string().optional(),
+      }),
+    ),
+  })
+  .openapi('TableCatalogue');
+
 export function registerDbOpsRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
   app.openapi(
     createRoute({
@@ -19,7 +39,7 @@ export function registerDbOpsRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       tags: ['Data'],
       summary: 'The allowed logical tables: fields, types, key, operations, writable fields',
       security: tokenSecurity,
-      responses: { 200: jsonContent(envelope(z.record(z.string(), z.unknown())), 'Tables and operators'), ...platformErrors },
+      responses: { 200: jsonContent(envelope(catalogue), 'Tables and operators'), ...platformErrors },
     }),
     (c) => ok(c, describeTables()),
   );

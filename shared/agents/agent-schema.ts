@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { isId } from '../ids';
 import { toolOutput, toolsInput, type StoredTool } from '../tools';
-import { between, integerBetween, modelName, readOnlyFields, recordFields, uniqueItems } from '../schema-helpers';
+import { between, integerBetween, modelName, readOnlyFields, recordFields, shownFields, uniqueItems } from '../schema-helpers';
 
 export const CAPABILITIES = ['chat', 'document-search'] as const;
 
@@ -45,7 +45,7 @@ export const agentInput = z.strictObject({ ...agentFields, tools: toolsInput, ..
 export const agent = z
   .object({
     ...recordFields,
-    ...agentFields,
+    ...shownFields(agentFields),
     tools: z.array(toolOutput),
     id: z.string().openapi({ example: 'agt_01jd8x2k3m4n5p6q7r8s9t0v1w' }),
   })

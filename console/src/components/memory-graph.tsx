@@ -1,25 +1,13 @@
 import type { SimulationLinkDatum, SimulationNodeDatum } from 'd3-force';
 import { useMemo } from 'preact/hooks';
+import type { MemoryResult } from '../contract';
 import { useModule } from './use-module';
 
 // The force layout loads with the first memory graph, not with the console.
 const loadForces = () => import('d3-force');
 
-export interface MemoryNode {
-  id: string;
-  type: string;
-  label: string;
-  score?: number;
-  mentions?: number;
-}
-export interface MemoryEdge {
-  id: string;
-  from: string;
-  to: string;
-  relation: string;
-  fact?: string;
-  invalidAt?: string | null;
-}
+export type MemoryNode = MemoryResult['nodes'][number];
+export type MemoryEdge = MemoryResult['edges'][number];
 
 type Placed = MemoryNode & SimulationNodeDatum;
 

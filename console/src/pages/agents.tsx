@@ -5,20 +5,7 @@ import { checkDrafts } from '../json-input';
 import { navigate } from '../router';
 import { Empty, ErrorBox, FieldError, Loading, fieldMessage, formatDate, useLoad } from '../components/ui';
 
-export interface Agent {
-  id: string;
-  name: string;
-  description: string;
-  model: string;
-  temperature: number;
-  maxTokens: number;
-  capabilities: string[];
-  instructions?: string;
-  maxToolSteps: number;
-  knowledgeSourceIds: string[];
-  tools: Array<Record<string, unknown> & { type: string; name: string; requireApproval?: boolean }>;
-  updatedAt: string;
-}
+import type { Agent, KnowledgeSource } from '../contract';
 
 export function AgentsPage() {
   return (
@@ -95,7 +82,7 @@ const toolDraft = (tool: Record<string, unknown>): ToolDraft => {
 /** Create or edit an agent; the API's validation messages show at their field. */
 export function AgentEditor({ id }: { id?: string }) {
   const existing = useLoad((signal) => (id ? api<Agent>('GET', `/v1/agents/${id}`, undefined, signal) : Promise.resolve(undefined)), [id]);
-  const sources = useLoad(() => apiAll<{ id: string; name: string; status: string }>('/v1/knowledge-sources'), []);
+  const sources = useLoad(() => apiAll<KnowledgeSource>('/v1/knowledge-sources'), []);
   const [form, setForm] = useState({ name: '', description: '', model: 'gpt-4', instructions: '', temperature: '0.7', maxTokens: '1024', maxToolSteps: '5' });
   const [capabilities, setCapabilities] = useState<string[]>(['chat']);
   const [sourceIds, setSourceIds] = useState<string[]>([]);

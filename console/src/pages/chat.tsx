@@ -3,41 +3,13 @@ import { ApiError, apiAll, apiPage, events } from '../api';
 import { navigate } from '../router';
 import { Empty, ErrorBox, Loading, formatDate, useLoad } from '../components/ui';
 import { citationOf } from './knowledge';
-import type { Agent } from './agents';
+import type { Agent, ConverseResponse, Schemas, SessionMessage, SessionSummary } from '../contract';
 
-interface Source {
-  knowledgeSourceId: string;
-  documentId: string;
-  path?: string;
-  chunkId: string;
-  score: number;
-  snippet: string;
-  location?: { page?: number; pageEnd?: number; slide?: number; sheet?: string };
-}
-interface ToolCall {
-  id: string;
-  tool: string;
-  arguments?: Record<string, unknown>;
-  result?: string;
-  error?: string;
-  durationMs?: number;
-}
-interface Message {
-  id: string;
-  role: 'user' | 'assistant';
-  content: string;
-  sources?: Source[];
-  toolCalls?: ToolCall[];
-  pending?: ToolCall[];
-  streaming?: boolean;
-  model?: string;
-}
-interface SessionSummary {
-  sessionId: string;
-  userId?: string;
-  lastMessageAt: string;
-  messages: number;
-}
+type Source = NonNullable<SessionMessage['sources']>[number];
+type ToolCall = Schemas['ToolCall'];
+type PendingCall = NonNullable<ConverseResponse['pendingToolCalls']>[number];
+/** A message as the API keeps it, while the console shows it (streaming, or waiting for approvals). */
+type Message = Pick<SessionMessage, 'id' | 'role' | 'content' | 'sources' | 'toolCalls' | 'model'> & { pending?: PendingCall[]; streaming?: boolean };
 
 /** The chat playground: streaming replies, citations, tool calls, approvals, session history. */
 export function ChatPage({ agentId, sessionId }: { agentId?: string; sessionId?: string }) {
@@ -137,7 +109,7 @@ function Conversation({ agentId, sessionId }: { agentId: string; sessionId?: str
         else if (e.event === 'tool_result') {
           const call = data as unknown as ToolCall;
           live.toolCalls = live.toolCalls!.map((c) => (c.id === call.id ? { ...c, ...call } : c));
-        } else if (e.event === 'requires_action') live.pending = data.pendingToolCalls as ToolCall[];
+        } else if (e.event === 'requires_action') live.pending = data.pendingToolCalls as PendingCall[];
         else if (e.event === 'done') live.content = typeof data.reply === 'string' ? data.reply : live.content;
         else if (e.event === 'error') throw new ApiError(0, String(data.code), String(data.message), data.details as Record<string, unknown>, undefined);
         show();
@@ -278,7 +250,7 @@ function CitedText({ text, sources, onOpen }: { text: string; sources: Source[];
   );
 }
 
-function Approvals({ calls, onDecide }: { calls: ToolCall[]; onDecide: (d: Array<{ id: string; approved: boolean; reason?: string }>) => void }) {
+function Approvals({ calls, onDecide }: { calls: PendingCall[]; onDecide: (d: Array<{ id: string; approved: boolean; reason?: string }>) => void }) {
   const [reasons, setReasons] = useState<Record<string, string>>({});
   const [decisions, setDecisions] = useState<Record<string, boolean>>({});
   const decided = calls.every((c) => decisions[c.id] !== undefined);

@@ -4,7 +4,7 @@ import { ErrorBox, FieldError, Loading, StatusBadge, Table, formatDate, useInter
 import { jsonOf } from '../json-input';
 import { StepGraph } from '../components/step-graph';
 import { Gantt, formatMs } from '../components/gantt';
-import { FINISHED, graphOfExecution, type Execution, type ExecutionStep, type Workflow } from '../workflow-model';
+import { FINISHED, graphOfExecution, type Execution, type ExecutionStep, type JsonSchema, type Workflow } from '../workflow-model';
 
 /** One execution, followed live: its graph, timeline, steps' outputs, and waiting human steps. */
 export function ExecutionPage({ workflowId, executionId }: { workflowId: string; executionId: string }) {
@@ -58,8 +58,8 @@ export function ExecutionPage({ workflowId, executionId }: { workflowId: string;
         <StatusBadge status={exe.status} />
       </div>
       <p class="muted">
-        <a href={`#/workflows/${workflowId}`}>{workflow.value?.name ?? workflowId}</a> · started {formatDate(exe.startedAt ?? exe.createdAt)} ·{' '}
-        {formatMs(end - Date.parse(exe.startedAt ?? exe.createdAt))}
+        <a href={`#/workflows/${workflowId}`}>{workflow.value?.name ?? workflowId}</a> · started {formatDate(exe.startedAt)} ·{' '}
+        {formatMs(end - Date.parse(exe.startedAt))}
         {running ? (
           <>
             {' '}
@@ -80,7 +80,7 @@ export function ExecutionPage({ workflowId, executionId }: { workflowId: string;
       <div class="split">
         <div>
           <h2>Timeline</h2>
-          <Gantt steps={exe.steps} startedAt={exe.startedAt ?? exe.createdAt} now={end} />
+          <Gantt steps={exe.steps} startedAt={exe.startedAt} now={end} />
         </div>
         <div>
           <h2>Graph</h2>
@@ -131,6 +131,7 @@ interface StepEvent {
   error?: ExecutionStep['error'];
   request?: ExecutionStep['request'];
   total?: number;
+  started?: number;
   done?: number;
   failed?: number;
 }
@@ -142,7 +143,7 @@ function applyStepEvent(exe: Execution, event: string, e: StepEvent): Execution 
     status: event === 'step.started' && exe.status !== 'running' ? 'running' : exe.status,
     steps: exe.steps.map((s) => {
       if (s.id !== e.stepId) return s;
-      if (event === 'step.progress') return { ...s, map: { total: e.total ?? 0, done: e.done ?? 0, failed: e.failed ?? 0 } };
+      if (event === 'step.progress') return { ...s, map: { total: e.total ?? 0, started: e.started ?? s.map?.started ?? 0, done: e.done ?? 0, failed: e.failed ?? 0 } };
       const next: ExecutionStep = { ...s, status: e.status ?? s.status, attempt: e.attempt ?? s.attempt };
       if (event === 'step.started' && !s.startedAt) next.startedAt = at;
       if (e.output !== undefined) next.output = e.output;
@@ -157,7 +158,7 @@ function applyStepEvent(exe: Execution, event: string, e: StepEvent): Execution 
 
 /** A waiting human step: its prompt and a form built from its schema (JSON for anything deeper). */
 function HumanStep({ step, path, onDone }: { step: ExecutionStep; path: string; onDone: () => void }) {
-  const schema = step.request?.schema;
+  const schema = step.request?.schema as JsonSchema | undefined;
   const props = schema?.type === 'object' && schema.properties ? Object.entries(schema.properties) : undefined;
   const simple = props?.every(([, p]) => ['boolean', 'string', 'number', 'integer'].includes(p.type ?? ''));
   // Booleans start unchecked (false), so "no" is an answer too.

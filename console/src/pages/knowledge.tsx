@@ -2,39 +2,10 @@ import { useRef, useState } from 'preact/hooks';
 import { api, sendWithProgress, uploadFiles } from '../api';
 import { PagedTable } from '../components/paged-table';
 import { navigate } from '../router';
+import type { KnowledgeSource, Schemas, SearchResult, UploadTicket } from '../contract';
 import { Empty, ErrorBox, FieldError, Highlighted, Loading, Stats, StatusBadge, Table, formatBytes, formatDate, useInterval, useLoad } from '../components/ui';
 
-interface FileEntry {
-  path: string;
-  size: number;
-  contentType?: string;
-  updatedAt?: string;
-  error?: { code: string; message: string };
-}
-
-interface Source {
-  id: string;
-  name: string;
-  description: string;
-  type: string;
-  status: string;
-  error?: { code?: string; message?: string } | string;
-  stats?: { documents?: number; chunks?: number; lastSyncedAt?: string; durationMs?: number; failedFiles?: number };
-  files?: FileEntry[];
-  fileCount?: number;
-  totalBytes?: number;
-  updatedAt: string;
-}
-
-interface SearchResult {
-  chunkId: string;
-  documentId: string;
-  path?: string;
-  title?: string;
-  text: string;
-  score: number;
-  location?: { page?: number; pageEnd?: number; slide?: number; sheet?: string };
-}
+type Source = KnowledgeSource;
 
 const BUSY = new Set(['pending', 'syncing', 'indexing']);
 
@@ -166,7 +137,7 @@ export function KnowledgeDetail({ id }: { id: string }) {
       form.append('file', file, file.name);
       await uploadFiles(`/v1/knowledge-sources/${id}/files`, form, onProgress);
     } else {
-      const ticket = await api<{ uploadId: string; url: string; method: string; headers: Record<string, string> }>('POST', `/v1/knowledge-sources/${id}/uploads`, {
+      const ticket = await api<UploadTicket>('POST', `/v1/knowledge-sources/${id}/uploads`, {
         path: file.name,
         size: file.size,
         ...(file.type ? { contentType: file.type } : {}),
@@ -342,7 +313,7 @@ function SearchBox({ id, ready }: { id: string; ready: boolean }) {
     e.preventDefault();
     setError(undefined);
     try {
-      const data = await api<{ results: SearchResult[] }>('POST', `/v1/knowledge-sources/${id}/search`, { query, topK: 10 });
+      const data = await api<Schemas['SearchResponse']>('POST', `/v1/knowledge-sources/${id}/search`, { query, topK: 10 });
       setAsked(query);
       setResults(data.results);
     } catch (err) {

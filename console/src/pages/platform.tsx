@@ -3,19 +3,9 @@ import { api } from '../api';
 import { jsonOf } from '../json-input';
 import { MemoryGraph, type MemoryEdge, type MemoryNode } from '../components/memory-graph';
 import { Empty, ErrorBox, FieldError, Loading, Table, formatDate, useLoad } from '../components/ui';
+import type { PlatformSchemas } from '../contract';
 
-interface TableInfo {
-  name: string;
-  description: string;
-  key: string[];
-  partition: string;
-  operations: string[];
-  fields: Array<{ name: string; type: string; writable: boolean; description: string }>;
-}
-interface Catalogue {
-  tables: TableInfo[];
-  operators: string[];
-}
+type Catalogue = PlatformSchemas['TableCatalogue'];
 
 /** The tenant's logical tables through /platform/db/ops: browse, filter, page. */
 export function TablesPage() {
@@ -128,7 +118,7 @@ function cell(v: unknown): string {
 
 /** The memory graph of one user of one agent (/platform/memory/query), drawn. */
 export function MemoryPage() {
-  const agents = useLoad((signal) => api<Array<{ id: string; name: string }>>('GET', '/platform/agent', undefined, signal), []);
+  const agents = useLoad((signal) => api<Array<PlatformSchemas['Agent']>>('GET', '/platform/agent', undefined, signal), []);
   const [agentId, setAgentId] = useState('');
   const [userId, setUserId] = useState('');
   const [text, setText] = useState('');

@@ -2,25 +2,12 @@ import { useState } from 'preact/hooks';
 import { api, apiAll } from '../api';
 import { BarChart, RankChart } from '../components/bar-chart';
 import { ErrorBox, FieldError, Loading, Stats, Table, useLoad } from '../components/ui';
-import type { Agent } from './agents';
+import type { Agent, UsageReport, UsageRow } from '../contract';
 
-interface UsageRow {
-  group: string;
-  inputTokens: number;
-  outputTokens: number;
-  requests: number;
-  toolCalls: number;
-  searches: number;
-  steps: number;
-  bytesIngested: number;
-  estimatedCostUsd: number;
-}
-interface Report {
-  from: string;
-  to: string;
-  rows: UsageRow[];
-  totals: Omit<UsageRow, 'group'>;
-}
+type Report = UsageReport;
+
+/** A cost in USD; none where a model in it has no price in MODEL_PRICES. */
+const costOf = (usd: number | null) => (usd === null ? 'no price' : `$${usd.toFixed(4)}`);
 
 const today = () => new Date().toISOString().slice(0, 10);
 const monthStart = () => `${today().slice(0, 8)}01`;
@@ -83,7 +70,7 @@ export function UsagePage() {
               ['Output tokens', v.byDay.totals.outputTokens.toLocaleString()],
               ['Tool calls', v.byDay.totals.toolCalls.toLocaleString()],
               ['Workflow steps', v.byDay.totals.steps.toLocaleString()],
-              ['Estimated cost', `$${v.byDay.totals.estimatedCostUsd.toFixed(4)}`],
+              ['Estimated cost', costOf(v.byDay.totals.estimatedCostUsd)],
             ]}
           />
           {v.byDay.rows.length === 0 ? <p class="muted">No use in this period yet: converse with an agent, search a source or run a workflow, and it counts here.</p> : null}
@@ -136,7 +123,7 @@ function UsageTable({ rows, name }: { rows: UsageRow[]; name: (group: string) =>
           <td>{r.outputTokens}</td>
           <td>{r.toolCalls}</td>
           <td>{r.searches}</td>
-          <td>{r.estimatedCostUsd.toFixed(4)}</td>
+          <td>{r.estimatedCostUsd === null ? 'no price' : r.estimatedCostUsd.toFixed(4)}</td>
         </tr>
       ))}
     </Table>

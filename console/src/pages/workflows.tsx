@@ -299,7 +299,7 @@ function Runs({ workflowId }: { workflowId: string }) {
           {runs.value?.items.map((x) => (
             <li key={x.id}>
               <a href={`#/workflows/${workflowId}/executions/${x.id}`}>{x.id}</a> <StatusBadge status={x.status} />{' '}
-              <span class="muted small">{formatDate(x.createdAt)}</span>
+              <span class="muted small">{formatDate(x.startedAt)}</span>
             </li>
           ))}
         </ul>

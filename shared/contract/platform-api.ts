@@ -291,6 +291,34 @@ export interface components {
             issuedAt: string;
             expiresAt?: string;
         };
+        TableCatalogue: {
+            operators: string[];
+            limits: {
+                conditions: number;
+                inValues: number;
+                pageSize: number;
+                rowsExaminedPerQuery: number;
+                rowsExaminedPerCount: number;
+            };
+            tables: {
+                name: string;
+                description: string;
+                /** @description The fields that together name one row */
+                key: string[];
+                /** @description Which equalities a query or count needs, in words */
+                partition: string;
+                operations: string[];
+                writable: string[];
+                fields: {
+                    name: string;
+                    type: string;
+                    nullable: boolean;
+                    writable: boolean;
+                    description: string;
+                }[];
+                dynamicFields?: string;
+            }[];
+        };
         /**
          * @example {
          *       "operation": "query",
@@ -335,48 +363,19 @@ export interface components {
             version: number;
             /** @example Support bot */
             name: string;
-            /**
-             * @default
-             * @example Answers questions
-             */
-            description?: string;
+            description: string;
             /**
              * @description `provider/model` (local, bedrock, openai, anthropic) or a bare name
              * @example gpt-4
              */
             model: string;
-            /**
-             * @default 0.7
-             * @example 0.3
-             */
-            temperature?: number;
-            /**
-             * @default 1024
-             * @example 512
-             */
-            maxTokens?: number;
-            /**
-             * @default [
-             *       "chat"
-             *     ]
-             * @example [
-             *       "chat",
-             *       "document-search"
-             *     ]
-             */
-            capabilities?: ("chat" | "document-search")[];
+            temperature: number;
+            maxTokens: number;
+            capabilities: ("chat" | "document-search")[];
             /** @description System prompt */
             instructions?: string;
-            /**
-             * @description Rounds of tool calls a turn may take before it must answer
-             * @default 5
-             */
-            maxToolSteps?: number;
-            /**
-             * @description Knowledge sources of the same tenant
-             * @default []
-             */
-            knowledgeSourceIds?: string[];
+            maxToolSteps: number;
+            knowledgeSourceIds: string[];
             /**
              * @description How the agent searches its sources: hybrid (default) adds vectors and the reranker where a source has them; lexical is BM25F alone
              * @enum {string}
@@ -3188,9 +3187,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: {
-                            [key: string]: unknown;
-                        };
+                        data: components["schemas"]["TableCatalogue"];
                         meta: components["schemas"]["Meta"];
                     };
                 };

@@ -681,48 +681,19 @@ export interface components {
             version: number;
             /** @example Support bot */
             name: string;
-            /**
-             * @default
-             * @example Answers questions
-             */
-            description?: string;
+            description: string;
             /**
              * @description `provider/model` (local, bedrock, openai, anthropic) or a bare name
              * @example gpt-4
              */
             model: string;
-            /**
-             * @default 0.7
-             * @example 0.3
-             */
-            temperature?: number;
-            /**
-             * @default 1024
-             * @example 512
-             */
-            maxTokens?: number;
-            /**
-             * @default [
-             *       "chat"
-             *     ]
-             * @example [
-             *       "chat",
-             *       "document-search"
-             *     ]
-             */
-            capabilities?: ("chat" | "document-search")[];
+            temperature: number;
+            maxTokens: number;
+            capabilities: ("chat" | "document-search")[];
             /** @description System prompt */
             instructions?: string;
-            /**
-             * @description Rounds of tool calls a turn may take before it must answer
-             * @default 5
-             */
-            maxToolSteps?: number;
-            /**
-             * @description Knowledge sources of the same tenant
-             * @default []
-             */
-            knowledgeSourceIds?: string[];
+            maxToolSteps: number;
+            knowledgeSourceIds: string[];
             /**
              * @description How the agent searches its sources: hybrid (default) adds vectors and the reranker where a source has them; lexical is BM25F alone
              * @enum {string}
@@ -1277,6 +1248,59 @@ export interface components {
             interrupted?: boolean;
             toolCalls?: components["schemas"]["ToolCall"][];
         };
+        ChatCompletion: {
+            /** @example chatcmpl-01jq… */
+            id: string;
+            /** @enum {string} */
+            object: "chat.completion";
+            /** @description Unix seconds */
+            created: number;
+            /** @description As requested: the agent id */
+            model: string;
+            choices: {
+                index: number;
+                message: {
+                    /** @enum {string} */
+                    role: "assistant";
+                    content: string | null;
+                    tool_calls?: components["schemas"]["ChatCompletionToolCall"][];
+                };
+                /** @enum {string} */
+                finish_reason: "stop" | "length" | "content_filter" | "tool_calls";
+            }[];
+            usage: components["schemas"]["ChatCompletionUsage"];
+            /** @description Cairn’s additions */
+            cairn: {
+                /** @description The model that answered (`provider/model`) */
+                model: string;
+                /** @description The passages the reply cites, as converse lists them */
+                sources: {
+                    knowledgeSourceId: string;
+                    documentId: string;
+                    path?: string;
+                    rowKey?: string;
+                    chunkId: string;
+                    score: number;
+                    snippet: string;
+                    location?: components["schemas"]["SourceLocation"];
+                }[];
+            };
+        };
+        ChatCompletionToolCall: {
+            id: string;
+            /** @enum {string} */
+            type: "function";
+            function: {
+                name: string;
+                /** @description The arguments, as a JSON text */
+                arguments: string;
+            };
+        };
+        ChatCompletionUsage: {
+            prompt_tokens: number;
+            completion_tokens: number;
+            total_tokens: number;
+        };
         OpenAiError: {
             error: {
                 message: string;
@@ -1390,6 +1414,57 @@ export interface components {
             owned_by: string;
             /** @description The agent’s name (Cairn extension) */
             name: string;
+        };
+        Response: {
+            /** @example resp_01jq… */
+            id: string;
+            /** @enum {string} */
+            object: "response";
+            /** @description Unix seconds */
+            created_at: number;
+            /** @enum {string} */
+            status: "completed" | "incomplete" | "in_progress";
+            incomplete_details: {
+                reason: string;
+            } | null;
+            error: null;
+            /** @description As requested: the agent id */
+            model: string;
+            output: ({
+                /** @enum {string} */
+                type: "message";
+                id: string;
+                /** @enum {string} */
+                status: "completed";
+                /** @enum {string} */
+                role: "assistant";
+                content: {
+                    /** @enum {string} */
+                    type: "output_text";
+                    text: string;
+                    annotations: unknown[];
+                }[];
+            } | {
+                /** @enum {string} */
+                type: "function_call";
+                id: string;
+                call_id: string;
+                name: string;
+                arguments: string;
+                /** @enum {string} */
+                status: "completed";
+            })[];
+            usage: {
+                input_tokens: number;
+                output_tokens: number;
+                total_tokens: number;
+                input_tokens_details: {
+                    cached_tokens: number;
+                };
+                output_tokens_details: {
+                    reasoning_tokens: number;
+                };
+            };
         };
         ResponsesRequest: {
             /** @description A Cairn agent id */
@@ -5053,7 +5128,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["ChatCompletion"];
                     "text/event-stream": string;
                 };
             };
@@ -5448,7 +5523,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["Response"];
                     "text/event-stream": string;
                 };
             };

@@ -1,0 +1,67 @@
+import { z } from '@hono/zod-openapi';
+import { source } from './conversation-routes';
+
+/**
+ * What the OpenAI-compatible routes answer, as OpenAI documents it (the fields Cairn fills), so
+ * that generated clients and the console read typed values. Cairn's own additions stand under
+ * `cairn`.
+ */
+const toolCall = z
+  .object({
+    id: z.string(),
+    type: z.literal('function'),
+    function: z.object({ name: z.string(), arguments: z.string().openapi({ description: 'The arguments, as a JSON text' }) }),
+  })
+  .openapi('ChatCompletionToolCall');
+
+const chatUsage = z.object({ prompt_tokens: z.int(), completion_tokens: z.int(), total_tokens: z.int() }).openapi('ChatCompletionUsage');
+
+export const chatCompletion = z
+  .object({
+    id: z.string().openapi({ example: 'chatcmpl-01jq…' }),
+    object: z.literal('chat.completion'),
+    created: z.int().openapi({ description: 'Unix seconds' }),
+    model: z.string().openapi({ description: 'As requested: the agent id' }),
+    choices: z.array(
+      z.object({
+        index: z.int(),
+        message: z.object({ role: z.literal('assistant'), content: z.string().nullable(), tool_calls: z.array(toolCall).optional() }),
+        finish_reason: z.enum(['stop', 'length', 'content_filter', 'tool_calls']),
+      }),
+    ),
+    usage: chatUsage,
+    cairn: z
+      .object({
+        model: z.string().openapi({ description: 'The model that answered (`provider/model`)' }),
+        sources: z.array(source).openapi({ description: 'The passages the reply cites, as converse lists them' }),
+      })
+      .openapi({ description: 'Cairn’s additions' }),
+  })
+  .openapi('ChatCompletion');
+
+const outputText = z.object({ type: z.literal('output_text'), text: z.string(), annotations: z.array(z.unknown()) });
+
+export const responseObject = z
+  .object({
+    id: z.string().openapi({ example: 'resp_01jq…' }),
+    object: z.literal('response'),
+    created_at: z.int().openapi({ description: 'Unix seconds' }),
+    status: z.enum(['completed', 'incomplete', 'in_progress']),
+    incomplete_details: z.object({ reason: z.string() }).nullable(),
+    error: z.null(),
+    model: z.string().openapi({ description: 'As requested: the agent id' }),
+    output: z.array(
+      z.discriminatedUnion('type', [
+        z.object({ type: z.literal('message'), id: z.string(), status: z.literal('completed'), role: z.literal('assistant'), content: z.array(outputText) }),
+        z.object({ type: z.literal('function_call'), id: z.string(), call_id: z.string(), name: z.string(), arguments: z.string(), status: z.literal('completed') }),
+      ]),
+    ),
+    usage: z.object({
+      input_tokens: z.int(),
+      output_tokens: z.int(),
+      total_tokens: z.int(),
+      input_tokens_details: z.object({ cached_tokens: z.int() }),
+      output_tokens_details: z.object({ reasoning_tokens: z.int() }),
+    }),
+  })
+  .openapi('Response');
