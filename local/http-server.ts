@@ -1,3 +1,4 @@
+import { isoNow, type Clock } from '../shared/clock';
 import type { Socket } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { newId } from '../shared/ids';
@@ -7,7 +8,7 @@ import { newId } from '../shared/ids';
  * the app: answer it as the app answers any bad request — a 400 with the API's error body — instead
  * of Node's bare 400, and close the connection (the parser cannot find the next request).
  */
-function answerClientError(error: Error & { code?: string }, socket: Socket): void {
+function answerClientError(clock: Clock, error: Error & { code?: string }, socket: Socket): void {
   if (!socket.writable) {
     socket.destroy();
     return;
@@ -18,7 +19,7 @@ function answerClientError(error: Error & { code?: string }, socket: Socket): vo
     error: tooLarge
       ? { code: 'PAYLOAD_TOO_LARGE', message: 'Request headers are too large' }
       : { code: 'INVALID_REQUEST', message: 'The request is not valid HTTP (method, path or headers)' },
-    meta: { timestamp: new Date().toISOString(), requestId },
+    meta: { timestamp: isoNow(clock), requestId },
   });
   socket.end(
     `HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\n` +
@@ -27,9 +28,9 @@ function answerClientError(error: Error & { code?: string }, socket: Socket): vo
 }
 
 /** Local mode's HTTP server over an app's fetch; resolves once it listens. */
-export async function startHttpServer(fetch: (request: Request) => Response | Promise<Response>, options: { port: number; hostname: string }): Promise<ServerType> {
+export async function startHttpServer(fetch: (request: Request) => Response | Promise<Response>, options: { port: number; hostname: string; clock: Clock }): Promise<ServerType> {
   const server = serve({ fetch, port: options.port, hostname: options.hostname });
-  server.on('clientError', answerClientError);
+  server.on('clientError', (error: Error & { code?: string }, socket: Socket) => answerClientError(options.clock, error, socket));
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { APIGatewayClient } from '@aws-sdk/client-api-gateway';
 import { config, PLANS, type Plan } from '../shared/config';
 import { registerGatewayKey, removeGatewayKey } from '../shared/gateway-keys';
+import { systemClock } from '../shared/clock';
 import { apiKeysStore, generateApiKey } from '../shared/store/api-keys';
 import { createDb } from '../shared/store/db';
 import { scopeOf, TENANT_ID_PATTERN } from '../shared/tenancy';
@@ -45,7 +46,7 @@ async function main() {
   let store: LocalStore | undefined;
   if (!values.aws) store = await openLocalStore('tool');
   const gateway = values.aws ? new APIGatewayClient({ region: config.region }) : undefined;
-  const { putTenant, createApiKey, listApiKeys, revokeApiKey } = apiKeysStore(createDb(store ? { endpoint: store.endpoint } : {}));
+  const { putTenant, createApiKey, listApiKeys, revokeApiKey } = apiKeysStore(createDb(store ? { endpoint: store.endpoint } : {}), systemClock);
   try {
     if (command === 'create') {
       if (!(PLANS as readonly string[]).includes(values.plan)) fail(`--plan must be one of: ${PLANS.join(', ')}`);

@@ -33,7 +33,7 @@ export function createLocalApp(rt: Runtime, options: Partial<GroupOptions> = {})
   };
   // Unknown paths get the API's error body like everything else.
   const fallback = new Hono<AppEnv>();
-  fallback.use('*', requestContext());
+  fallback.use('*', requestContext(rt.clock));
   fallback.all('*', (c) => notFoundResponse(c));
 
   const root = new Hono<AppEnv>();

@@ -13,7 +13,7 @@ import { platformSecretsLoader, type PlatformSecrets } from '../shared/platform/
 import type { IngestionMessage, WebhookMessage, WorkflowMessage } from '../shared/queue/messages';
 import { sqsQueuesFromConfig } from '../shared/queue/sqs-queue';
 import { storedQueue, type StoredQueue } from '../shared/queue/stored-queue';
-import type { Runtime } from '../shared/runtime';
+import { systemClock, type Clock, type Runtime } from '../shared/runtime';
 import { localKeyWrapper, secretBox } from '../shared/secrets/secret-box';
 import { createStore } from '../shared/store';
 import { modelResolver } from '../shared/models/resolve-model';
@@ -40,8 +40,9 @@ export interface LocalRuntime {
  * where their URLs are configured). `queueNamespace` keeps the queues of runtimes sharing one
  * table apart (each test file has its own).
  */
-export function localRuntime(parts: { db: Db; secretsKey: Buffer; platformSecrets?: PlatformSecrets; queueNamespace?: string; blobs?: Blobs }): LocalRuntime {
-  const store = createStore(parts.db);
+export function localRuntime(parts: { db: Db; secretsKey: Buffer; platformSecrets?: PlatformSecrets; queueNamespace?: string; blobs?: Blobs; clock?: Clock }): LocalRuntime {
+  const clock = parts.clock ?? systemClock;
+  const store = createStore(parts.db, clock);
   const base = configuredRuntime({
     store,
     models: modelResolver(),
@@ -50,7 +51,8 @@ export function localRuntime(parts: { db: Db; secretsKey: Buffer; platformSecret
     platformSecrets: platformSecretsLoader(parts.platformSecrets),
     traces: startLocalTracing(),
     agentTurn,
-    scheduler: storedScheduler(store, nextRunOf, () => Date.now()),
+    clock,
+    scheduler: storedScheduler(store, nextRunOf, () => clock.now()),
   });
   const namespace = parts.queueNamespace ?? 'local';
   const visibilityMs = config.workLeaseMs;

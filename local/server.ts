@@ -37,7 +37,7 @@ async function main() {
   // the data, so messages still taken were taken by a dead run and need not wait for their leases.
   await local.start({ releaseTaken: !config.dynamodbEndpoint, sweepEveryMs: Math.min(60_000, config.sweepAfterMs), scheduleEveryMs: 1_000 });
 
-  const server = await startHttpServer(createLocalApp(rt).fetch, { port: config.port, hostname: '0.0.0.0' });
+  const server = await startHttpServer(createLocalApp(rt).fetch, { port: config.port, hostname: '0.0.0.0', clock: rt.clock });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const base = `http://localhost:${port}`;

@@ -3,6 +3,7 @@ import { isId, newId, type IdKind } from './ids';
 import type { Runtime } from './runtime';
 import type { BaseRecord, Idempotency, Page, RecordKind, Reference } from './store/records';
 import type { TenantScope } from './tenancy';
+import { isoNow } from './clock';
 
 type Fields<T> = Omit<T, keyof BaseRecord>;
 
@@ -20,7 +21,7 @@ export function collection<T extends BaseRecord>(kind: RecordKind, idKind: IdKin
       fields: Fields<T>,
       options: { references?: Reference[]; idempotency?: Idempotency } = {},
     ): Promise<{ record: T; replayed: boolean }> {
-      const now = new Date().toISOString();
+      const now = isoNow(rt.clock);
       const record = { ...fields, id: newId(idKind), createdAt: now, updatedAt: now, version: 1 } as T;
       return rt.store.records.createRecord(scope, kind, record, options);
     },
@@ -49,7 +50,7 @@ export function collection<T extends BaseRecord>(kind: RecordKind, idKind: IdKin
         ...build(current),
         id,
         createdAt: current.createdAt,
-        updatedAt: new Date().toISOString(),
+        updatedAt: isoNow(rt.clock),
         version: current.version + 1,
       } as T;
       return rt.store.records.replaceRecord(scope, kind, next, current.version, references);

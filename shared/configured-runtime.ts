@@ -1,7 +1,7 @@
 import { noBlobs } from './blobs/blobs';
 import { noGateway } from './gateway';
 import { noModels } from './models/types';
-import { systemClock, type Runtime } from './runtime';
+import { runtimeCaches, systemClock, type Runtime } from './runtime';
 import { missingSecretBox } from './secrets/secret-box';
 import { unconfiguredQueue } from './queue/queue';
 import { createStore } from './store';
@@ -16,9 +16,10 @@ import { unconfiguredScheduler } from './schedules/scheduler';
  * make themselves.
  */
 export function configuredRuntime(given: Partial<Runtime> = {}): Runtime {
+  const clock = given.clock ?? systemClock;
   return {
     // Built only when not given: a store holds a DynamoDB client (local mode and tests give theirs).
-    store: given.store ?? createStore(createDb()),
+    store: given.store ?? createStore(createDb(), clock),
     queues: { ingestion: unconfiguredQueue('INGESTION_QUEUE_URL'), workflowSteps: unconfiguredQueue('WORKFLOW_QUEUE_URL'), webhooks: unconfiguredQueue('WEBHOOK_QUEUE_URL') },
     blobs: noBlobs,
     secrets: missingSecretBox(),
@@ -27,7 +28,8 @@ export function configuredRuntime(given: Partial<Runtime> = {}): Runtime {
     },
     models: noModels,
     gateway: noGateway,
-    clock: systemClock,
+    clock,
+    caches: runtimeCaches(clock),
     scheduler: unconfiguredScheduler,
     ...given,
   };

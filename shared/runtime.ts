@@ -1,4 +1,6 @@
 import type { Blobs } from './blobs/blobs';
+import { BoundedCache } from './bounded-cache';
+import type { Clock } from './clock';
 import type { Gateway } from './gateway';
 import type { ModelResolver } from './models/types';
 import type { PlatformSecrets } from './platform/platform-secrets';
@@ -8,12 +10,29 @@ import type { SecretBox } from './secrets/secret-box';
 import type { Store } from './store';
 import type { TenantScope } from './tenancy';
 
-/** Time, passed in so that code waiting on it can be tested without waiting. */
-export interface Clock {
-  now(): number;
+export { systemClock, type Clock } from './clock';
+
+/** An MCP server's tool as its list gives it. */
+export interface McpListedTool {
+  name: string;
+  description?: string;
+  inputSchema: Record<string, unknown>;
 }
 
-export const systemClock: Clock = { now: () => Date.now() };
+/**
+ * What a warm instance keeps between requests, each bounded in entries (and in time where what is
+ * kept can change), held by the runtime: nothing is cached in a module.
+ */
+export interface RuntimeCaches {
+  /** MCP servers' tool lists, by tenant, URL and auth: kept 30 s, at most 500 servers. */
+  readonly mcpToolLists: BoundedCache<McpListedTool[]>;
+  /** Query embeddings, by model and text (a question asked again, or of several sources, is embedded once): at most 1,000. */
+  readonly queryVectors: BoundedCache<Float32Array>;
+}
+
+export function runtimeCaches(clock: Clock): RuntimeCaches {
+  return { mcpToolLists: new BoundedCache(clock, 500, 30_000), queryVectors: new BoundedCache(clock, 1000) };
+}
 
 /** A trace as `GET /v1/traces/{requestId}` shows it. */
 export interface TraceView {
@@ -92,6 +111,7 @@ export interface Runtime {
   /** API Gateway's side of provisioned API keys (AWS). */
   readonly gateway: Gateway;
   readonly clock: Clock;
+  readonly caches: RuntimeCaches;
   /** Recent traces, where this process keeps them (local mode). */
   readonly traces?: TraceStore;
   /** Workflows' schedules (the functions that write workflows, local mode). */

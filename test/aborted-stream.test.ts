@@ -50,7 +50,7 @@ describe('a streamed converse the caller abandons', () => {
     await new Promise<void>((resolve) => provider.server.listen(0, '127.0.0.1', resolve));
     const engine = openaiProvider({ baseUrl: `http://127.0.0.1:${(provider.server.address() as { port: number }).port}/v1`, apiKey: 'sk-test' });
     rt = { ...testRt, models: { resolve: async (name) => ({ name: `openai/${name}`, model: name, engine }) } };
-    cairn = await startHttpServer(createLocalApp(rt).fetch, { port: 0, hostname: '127.0.0.1' });
+    cairn = await startHttpServer(createLocalApp(rt).fetch, { port: 0, hostname: '127.0.0.1', clock: rt.clock });
     base = `http://127.0.0.1:${(cairn.address() as { port: number }).port}`;
     t = await newTenant();
   });

@@ -17,7 +17,7 @@ describe('a client generated from the OpenAPI documents', () => {
   let server: ServerType;
   let baseUrl: string;
   beforeAll(async () => {
-    server = await startHttpServer(createLocalApp(testRt).fetch, { port: 0, hostname: '127.0.0.1' });
+    server = await startHttpServer(createLocalApp(testRt).fetch, { port: 0, hostname: '127.0.0.1', clock: testRt.clock });
     baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
   });
   afterAll(async () => {

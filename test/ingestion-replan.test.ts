@@ -1,11 +1,11 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createKnowledgeSourcesApp } from '../functions/knowledge-sources/app';
 import { handleIngestionMessage } from '../shared/knowledge/ingestion';
 import type { IngestionMessage } from '../shared/queue/messages';
 import type { Runtime } from '../shared/runtime';
 import { call } from './helpers/http';
 import { newTenant } from './helpers/tenant';
-import { testRt } from './helpers/runtime';
+import { runtimeLater, testRt } from './helpers/runtime';
 
 /**
  * A sync planned twice: the first planner died after sending its batches but before recording
@@ -15,7 +15,6 @@ import { testRt } from './helpers/runtime';
  * skipped, and the source ended ready without its documents.
  */
 const delivery = { receiveCount: 1, maxReceives: 5 };
-afterEach(() => vi.useRealTimers());
 
 describe('a sync planned twice', () => {
   it('indexes every document once, whichever attempt’s batches run', async () => {
@@ -39,10 +38,7 @@ describe('a sync planned twice', () => {
     await handleIngestionMessage(rt, first[0]!, delivery);
 
     // The planning lease runs out; the redelivered sync plans what is left: 250 files, batches 0 and 1.
-    vi.useFakeTimers({ toFake: ['Date'] });
-    vi.setSystemTime(Date.now() + 10 * 60_000);
-    await handleIngestionMessage(rt, sync, { ...delivery, receiveCount: 2 });
-    vi.useRealTimers();
+    await handleIngestionMessage(runtimeLater(rt, 10 * 60_000), sync, { ...delivery, receiveCount: 2 });
     const second = queued.splice(0);
     expect(second.map((m) => m.type === 'batch' && m.batch)).toEqual([0, 1]);
 

@@ -26,7 +26,7 @@ describe('the local server over real connections', () => {
   let t: TestTenant;
   beforeAll(async () => {
     t = await newTenant();
-    server = await startHttpServer(createLocalApp(testRt).fetch, { port: 0, hostname: '127.0.0.1' });
+    server = await startHttpServer(createLocalApp(testRt).fetch, { port: 0, hostname: '127.0.0.1', clock: testRt.clock });
     port = (server.address() as { port: number }).port;
   });
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));

@@ -8,7 +8,7 @@ import type { StepMessage } from '../shared/queue/messages';
 import type { Runtime } from '../shared/runtime';
 import { call } from './helpers/http';
 import { newTenant, type TestTenant } from './helpers/tenant';
-import { testRt, testLocal } from './helpers/runtime';
+import { runtimeLater, testRt, testLocal } from './helpers/runtime';
 
 const app = createLocalApp(testRt);
 const files = [
@@ -201,13 +201,7 @@ describe('workflow steps under at-least-once delivery', () => {
     await handleStepMessage(rt, message, delivery(2));
     expect((await get(id, exe.id)).steps[0]).toMatchObject({ status: 'running', attempt: 1 });
     // Redelivered after the lease: taken over and finished.
-    const later = Date.now() + 10 * 60_000;
-    const clock = vi.spyOn(Date, 'now').mockReturnValue(later);
-    try {
-      await handleStepMessage(rt, message, delivery(3));
-    } finally {
-      clock.mockRestore();
-    }
+    await handleStepMessage(runtimeLater(rt, 10 * 60_000), message, delivery(3));
     const done = await get(id, exe.id);
     expect(done.status).toBe('succeeded');
     expect(done.steps[0]).toMatchObject({ status: 'succeeded', attempt: 2 });

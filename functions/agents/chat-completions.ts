@@ -151,7 +151,7 @@ export function registerChatCompletions(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       const responseFormat =
         format?.type === 'json_object' ? { type: 'json_object' as const } : format?.type === 'json_schema' ? { type: 'json_schema' as const, name: format.json_schema.name, schema: format.json_schema.schema } : undefined;
       const input = { message: last.content, history: turns, instructions: system || undefined, settings, clientTools, toolRounds, toolChoice, responseFormat };
-      const created = Math.floor(Date.now() / 1000);
+      const created = Math.floor(rt.clock.now() / 1000);
       const usageOf = (u: { inputTokens: number; outputTokens: number }) => ({ prompt_tokens: u.inputTokens, completion_tokens: u.outputTokens, total_tokens: u.inputTokens + u.outputTokens });
       if (!body.stream) {
         const { data: done, budget } = await converse(rt, scope, body.model, { ...input, keyId: c.get('identity').keyId }, { signal: c.req.raw.signal });

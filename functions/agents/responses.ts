@@ -133,7 +133,7 @@ export function registerResponses(app: OpenAPIHono<AppEnv>, rt: Runtime) {
         ...(format?.type === 'json_object' ? { responseFormat: { type: 'json_object' as const } } : {}),
         ...(format?.type === 'json_schema' ? { responseFormat: { type: 'json_schema' as const, name: format.name, schema: format.schema } } : {}),
       };
-      const createdAt = Math.floor(Date.now() / 1000);
+      const createdAt = Math.floor(rt.clock.now() / 1000);
       const responseOf = (id: string, done: ConverseResult) => {
         const clientCalls = 'clientToolCalls' in done ? (done.clientToolCalls ?? []) : [];
         const message = { type: 'message' as const, id: `msg_${id}`, status: 'completed' as const, role: 'assistant' as const, content: [{ type: 'output_text' as const, text: done.reply, annotations: [] }] };

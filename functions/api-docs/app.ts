@@ -1,3 +1,4 @@
+import { systemClock } from '../../shared/clock';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -32,7 +33,8 @@ const INIT = `window.ui = SwaggerUIBundle({ url: '/v1/openapi.json', dom_id: '#u
  */
 export function createApiDocsApp(document: () => unknown) {
   const app = new Hono<AppEnv>();
-  app.use('*', requestContext());
+  // The docs function has no runtime: it serves files and reads nothing else.
+  app.use('*', requestContext(systemClock));
   app.onError(errorHandler);
   app.notFound(notFoundResponse);
   let served: unknown;

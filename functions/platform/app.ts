@@ -24,7 +24,7 @@ const OPEN_PATHS = new Set(['/platform/openapi.json']);
  */
 export function createPlatformApp(rt: Runtime) {
   const app = openApiApp();
-  app.use('*', requestContext());
+  app.use('*', requestContext(rt.clock));
   app.use('*', cors());
   const admin = platformAdminAuth(rt);
   const token = platformTokenAuth(rt);

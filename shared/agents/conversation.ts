@@ -108,7 +108,7 @@ async function prepareConversation(rt: Runtime, scope: TenantScope, agentId: str
     sources: grounded?.sources ?? [],
     skipped: grounded?.skipped ?? [],
     persist: input.history === undefined,
-    receivedAt: Date.now(),
+    receivedAt: rt.clock.now(),
     userId: input.userId,
     keyId: input.keyId,
     budget: resolved.budget,
@@ -164,7 +164,7 @@ async function finishConversation(rt: Runtime, scope: TenantScope, prepared: Pre
       const question = prepared.request.messages[prepared.request.messages.length - 1]!.content;
       // Ids are time-ordered: the reply's time is strictly after the question's, so they list in order.
       const asked = prepared.receivedAt;
-      const answered = Math.max(Date.now(), asked + 1);
+      const answered = Math.max(rt.clock.now(), asked + 1);
       await rt.store.sessions.appendMessages(scope, agent.id, sessionId, [
         { id: newId('message', asked), role: 'user', content: question, createdAt: new Date(asked).toISOString() },
         {

@@ -35,7 +35,7 @@ export async function runToolRound(
   const records = await meteringSearches(progress, () => Promise.all(
     calls.map(async (call): Promise<ToolCallRecord> => {
       const tool = toolOf(prepared, call.name);
-      const started = Date.now();
+      const started = performance.now();
       const approval = approvals?.get(call.id);
       const outcome = !tool
         ? { ok: false as const, error: `There is no tool named ${call.name}` }
@@ -44,7 +44,7 @@ export async function runToolRound(
           : approval && !approval.approved
             ? { ok: false as const, error: `A person rejected this call${approval.reason ? `: ${approval.reason}` : ''}` }
             : await runTool(tool, call.arguments, toolContext(rt, scope, prepared.agent, { signal, keyId: prepared.keyId }), call.id);
-      const record = { id: call.id, tool: call.name, arguments: call.arguments, ...(outcome.ok ? { result: outcome.result } : { error: outcome.error }), durationMs: Date.now() - started };
+      const record = { id: call.id, tool: call.name, arguments: call.arguments, ...(outcome.ok ? { result: outcome.result } : { error: outcome.error }), durationMs: Math.round(performance.now() - started) };
       emit({ type: 'tool_result', call: record });
       return record;
     }),

@@ -1,3 +1,5 @@
+import type { Context } from 'hono';
+import { systemClock, type Clock } from '../clock';
 import type { PlatformToken } from '../platform/access-tokens';
 import type { ApiKeyIdentity } from '../store/api-keys';
 
@@ -11,7 +13,12 @@ export interface AppEnv {
     platformToken: PlatformToken;
     /** Inbound hooks: the hook that authenticated the request. */
     hook?: { id: string; workflowId: string };
+    /** The runtime's clock (set first, by the request context): the envelope's timestamp, Retry-After. */
+    clock: Clock;
     /** `openai`: errors of this request are shaped as OpenAI's (the OpenAI-compatible routes). */
     errorStyle?: 'openai';
   };
 }
+
+/** The request's clock; the system's where no request context ran (a bare app in a middleware test). */
+export const clockOf = (c: Context<AppEnv>): Clock => c.get('clock') ?? systemClock;

@@ -38,7 +38,7 @@ export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
  */
 export function createGroupApp(rt: Runtime, options: GroupOptions): OpenAPIHono<AppEnv> {
   const app = openApiApp();
-  app.use('*', requestContext());
+  app.use('*', requestContext(rt.clock));
   app.use('*', cors());
   for (const path of options.openAiPaths ?? []) {
     app.use(path, openAiErrors);

@@ -1,7 +1,8 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { AppError } from '../errors';
-import type { AppEnv } from './context';
+import { clockOf, type AppEnv } from './context';
+import { isoNow } from '../clock';
 
 export interface Meta {
   timestamp: string;
@@ -10,7 +11,7 @@ export interface Meta {
 }
 
 export function meta(c: Context<AppEnv>): Meta {
-  return { timestamp: new Date().toISOString(), requestId: c.get('requestId') };
+  return { timestamp: isoNow(clockOf(c)), requestId: c.get('requestId') };
 }
 
 /** `{data, meta}` with the status as a literal type, so a route's answer is checked against its OpenAPI responses. */

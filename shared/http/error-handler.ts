@@ -3,7 +3,7 @@ import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { AppError } from '../errors';
 import { errorFields, log } from '../log';
-import type { AppEnv } from './context';
+import { clockOf, type AppEnv } from './context';
 import { errorBody } from './envelope';
 
 function fromHttpException(error: HTTPException): AppError {
@@ -26,7 +26,7 @@ export const errorHandler: ErrorHandler<AppEnv> = (error, c) => {
   if (appError.code === 'SERVICE_UNAVAILABLE') c.header('Retry-After', '1');
   // A spent token budget comes back when the month turns.
   const resetAt = appError.code === 'QUOTA_EXCEEDED' ? Date.parse(String(appError.details?.resetAt)) : NaN;
-  if (Number.isFinite(resetAt)) c.header('Retry-After', String(Math.max(1, Math.ceil((resetAt - Date.now()) / 1000))));
+  if (Number.isFinite(resetAt)) c.header('Retry-After', String(Math.max(1, Math.ceil((resetAt - clockOf(c).now()) / 1000))));
   if (appError.statusCode >= 500 && error instanceof AppError) {
     log.error('request failed', { requestId: c.get('requestId'), code: appError.code, ...errorFields(error.cause ?? error) });
   }

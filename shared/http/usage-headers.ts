@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import type { TokenBudget } from '../usage';
-import type { AppEnv } from './context';
+import { clockOf, type AppEnv } from './context';
 
 /**
  * `X-Usage-Tokens-*` on a model-backed answer whose model is bound to the tenant's token budget:
@@ -10,5 +10,5 @@ export function setUsageHeaders(c: Context<AppEnv>, budget: TokenBudget | undefi
   if (budget?.effective === undefined) return;
   c.header('X-Usage-Tokens-Limit', String(budget.effective));
   c.header('X-Usage-Tokens-Remaining', String(Math.max(0, budget.effective - budget.used)));
-  c.header('X-Usage-Tokens-Reset', String(Math.max(0, Math.ceil((Date.parse(budget.resetAt) - Date.now()) / 1000))));
+  c.header('X-Usage-Tokens-Reset', String(Math.max(0, Math.ceil((Date.parse(budget.resetAt) - clockOf(c).now()) / 1000))));
 }

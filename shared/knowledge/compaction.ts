@@ -166,7 +166,7 @@ export async function handleCompaction(rt: Runtime, scope: TenantScope, source: 
   if (existing?.state !== 'swapped' && source.compaction?.id !== compactionId) return; // its lease was given up
   const current = await plan(rt, scope, source.id, compactionId);
   if (!current) return release(rt, scope, source.id, compactionId);
-  const started = Date.now();
+  const started = performance.now();
   let map: Map<number, number>;
   if (current.state === 'writing') {
     const written = await writeMerged(rt, scope, source.id, current);
@@ -189,7 +189,7 @@ export async function handleCompaction(rt: Runtime, scope: TenantScope, source: 
   await rt.store.searchIndex.setCompactionState(scope, source.id, compactionId, 'cleanup');
   await release(rt, scope, source.id, compactionId);
   await rt.queues.ingestion.send([{ type: 'compact', tenantId: scope.tenantId, sourceId: source.id, compactionId }], { delaySeconds: indexTuning.compactionGraceSeconds });
-  log.info('compaction swapped in', { sourceId: source.id, compactionId, merged: current.old.length, segments: current.segNos.length, chunks: map.size, ms: Date.now() - started });
+  log.info('compaction swapped in', { sourceId: source.id, compactionId, merged: current.old.length, segments: current.segNos.length, chunks: map.size, ms: Math.round(performance.now() - started) });
 }
 
 /** Removes the merged segments' chunks and postings, then compacts again if segments remain to merge. */

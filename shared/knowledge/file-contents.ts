@@ -3,6 +3,7 @@ import { eachLimited } from '../each-limited';
 import { contentTypeOf, type StoredFile } from '../store/files';
 import type { Runtime } from '../runtime';
 import type { TenantScope } from '../tenancy';
+import { isoNow } from '../clock';
 
 /**
  * Files' content lives in the blob store, one object per version; the table holds the entry that
@@ -28,13 +29,13 @@ export const newVersionId = () => randomBytes(10).toString('hex');
 export const sha256Of = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
 /** The entry of a new version whose object is at `blobKey`. */
-export function fileEntry(file: { path: string; size: number; sha256: string; contentType?: string; versionId: string; blobKey: string }): StoredFile {
+export function fileEntry(file: { path: string; size: number; sha256: string; contentType?: string; versionId: string; blobKey: string }, updatedAt: string): StoredFile {
   return {
     path: file.path,
     size: file.size,
     contentType: file.contentType ?? contentTypeOf(file.path),
     sha256: file.sha256,
-    updatedAt: new Date().toISOString(),
+    updatedAt,
     versionId: file.versionId,
     blobKey: file.blobKey,
   };
@@ -67,7 +68,7 @@ export async function writeFiles(rt: Runtime, scope: TenantScope, sourceId: stri
       continue;
     }
     const versionId = newVersionId();
-    entries.push({ ...fileEntry({ path: file.path, size: file.bytes.byteLength, sha256, contentType, versionId, blobKey: blobKeyOf(scope, sourceId, versionId) }), ...validators });
+    entries.push({ ...fileEntry({ path: file.path, size: file.bytes.byteLength, sha256, contentType, versionId, blobKey: blobKeyOf(scope, sourceId, versionId) }, isoNow(rt.clock)), ...validators });
     if (previous) replaced.push(previous);
   }
   const byPath = new Map(files.map((f) => [f.path, f]));

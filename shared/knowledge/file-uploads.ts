@@ -6,6 +6,7 @@ import type { TenantScope } from '../tenancy';
 import { blobKeyOf, discardContents, fileEntry, newVersionId, sameContent } from './file-contents';
 import { MAX_FILE_BYTES, type UploadInput } from './source-schema';
 import { afterFilesChanged, assertFileCollection, knowledgeSources } from './sources';
+import { isoNow } from '../clock';
 
 /**
  * Files larger than a request may carry: the client asks for an upload, PUTs the bytes straight to
@@ -92,6 +93,6 @@ export async function completeUpload(rt: Runtime, scope: TenantScope, sourceId: 
 
 /** The file entry of a version whose object is in place; the version it replaces (read once by the caller) loses its content. */
 async function writeVersion(rt: Runtime, scope: TenantScope, sourceId: string, version: { path: string; size: number; sha256: string; contentType: string; versionId: string }, previous: StoredFile | undefined) {
-  await rt.store.files.putFileEntries(scope, sourceId, [fileEntry({ ...version, blobKey: blobKeyOf(scope, sourceId, version.versionId) })]);
+  await rt.store.files.putFileEntries(scope, sourceId, [fileEntry({ ...version, blobKey: blobKeyOf(scope, sourceId, version.versionId) }, isoNow(rt.clock))]);
   if (previous && previous.versionId !== version.versionId) await discardContents(rt, scope, sourceId, [previous]);
 }

@@ -28,6 +28,7 @@ import { readS3Object, refreshS3Entries } from './s3-source';
 import { refreshWebEntries } from './web-source';
 import { MAX_FILE_BYTES } from './source-schema';
 import type { StoredFile } from '../store/files';
+import { isoNow } from '../clock';
 
 /**
  * Ingestion through the ingestion queue. A `sync` message plans the work (which documents are new
@@ -137,7 +138,7 @@ async function handleSync(rt: Runtime, scope: TenantScope, source: KnowledgeSour
     return;
   }
   await setStatus(rt, scope, source.id, { status: 'syncing' }, syncId);
-  const startedAt = new Date().toISOString();
+  const startedAt = isoNow(rt.clock);
   const { batches, watermark } = await whileLeased(
     () => rt.store.syncLedger.renewSyncLease(scope, source.id, syncId, config.workLeaseMs),
     () => plan(rt, scope, source, syncId),
@@ -307,7 +308,7 @@ async function finalize(rt: Runtime, scope: TenantScope, source: KnowledgeSource
   await rt.store.searchIndex.deleteDocuments(scope, source.id, gone.map((d) => d.documentKey));
   const segments = await rt.store.searchIndex.readSegments(scope, source.id);
   const chunks = segments.filter((s) => s.state === 'live').reduce((n, s) => n + s.chunks - s.deletedCount, 0);
-  const startedAt = sync?.startedAt ?? new Date().toISOString();
+  const startedAt = sync?.startedAt ?? isoNow(rt.clock);
   await setStatus(rt, 
     scope,
     source.id,
@@ -316,8 +317,8 @@ async function finalize(rt: Runtime, scope: TenantScope, source: KnowledgeSource
       stats: {
         documents: documents.length - gone.length,
         chunks,
-        lastSyncedAt: new Date().toISOString(),
-        durationMs: Date.now() - Date.parse(startedAt),
+        lastSyncedAt: isoNow(rt.clock),
+        durationMs: rt.clock.now() - Date.parse(startedAt),
       },
       watermark: sync?.watermark ?? source.watermark,
     },

@@ -4,6 +4,7 @@ import { contentTypeOf, type StoredFile } from '../store/files';
 import type { TenantScope } from '../tenancy';
 import { bucketRefusal } from './source-schema';
 import { s3ConfigOf, type KnowledgeSourceRecord } from './sources';
+import { isoNow } from '../clock';
 
 /**
  * `s3` sources: a bucket (and prefix) of the deployer's account, granted by the CDK context
@@ -44,7 +45,7 @@ export async function refreshS3Entries(rt: Runtime, scope: TenantScope, source: 
         contentType: contentTypeOf(object.key),
         sha256: `etag:${object.etag}`,
         etag: object.etag,
-        updatedAt: object.lastModified ?? new Date().toISOString(),
+        updatedAt: object.lastModified ?? isoNow(rt.clock),
         versionId: object.etag,
       });
     }

@@ -5,6 +5,7 @@ import type { Runtime } from '../runtime';
 import type { TenantScope } from '../tenancy';
 import { deleteFiles, readFileBytes, writeFiles } from './file-contents';
 import { webConfigOf, type KnowledgeSourceRecord } from './sources';
+import { isoNow } from '../clock';
 
 /**
  * `web` sources: a sync crawls the site (through the outbound guard, as agents' tools call URLs)
@@ -42,7 +43,7 @@ export async function refreshWebEntries(rt: Runtime, scope: TenantScope, source:
   await deleteFiles(rt, scope, source.id, gone);
   const failed = pages.flatMap((p) => (p.kind === 'failed' ? [{ url: p.url, reason: p.reason }] : []));
   const crawled: NonNullable<KnowledgeSourceRecord['crawl']> = {
-    at: new Date().toISOString(),
+    at: isoNow(rt.clock),
     pages: pages.length,
     changed: changed.length,
     unchanged: pages.filter((p) => p.kind === 'unchanged').length,

@@ -5,6 +5,7 @@ import { isCurrent, memoryOwner, type MemoryEdge, type MemoryEpisode, type Memor
 import type { Runtime } from '../runtime';
 import { NotFoundError } from '../errors';
 import { isId } from '../ids';
+import { isoNow } from '../clock';
 
 export interface MemoryQuery {
   agentId: string;
@@ -57,7 +58,7 @@ export async function queryMemory(rt: Runtime, scope: TenantScope, q: MemoryQuer
   if (!isId('agent', q.agentId) || !(await rt.store.records.getRecord(scope, 'AGENT', q.agentId))) throw new NotFoundError('agent', q.agentId);
   const owners = q.userId || q.sessionId ? [memoryOwner(q).userKey] : await rt.store.memoryGraph.rememberedUsers(scope, q.agentId, MAX_OWNERS);
   const items: MemoryItem[] = (await Promise.all(owners.map((o) => rt.store.memoryGraph.loadMemory(scope, o, q.agentId)))).flat();
-  const t = q.asOf ?? new Date().toISOString();
+  const t = q.asOf ?? isoNow(rt.clock);
   const nodes = items.filter((i): i is MemoryNode => i.kind === 'node' && i.createdAt <= t);
   const edges = items.filter((i): i is MemoryEdge => {
     if (i.kind !== 'edge' || i.createdAt > t) return false;

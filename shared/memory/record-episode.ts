@@ -4,6 +4,7 @@ import type { TenantScope } from '../tenancy';
 import { extractMemory, FUNCTIONAL_RELATIONS, headNoun, normaliseLabel, OPPOSITE_RELATIONS, type Extraction } from './extract';
 import { isCurrent, memoryOwner, type MemoryEdge, type MemoryEpisode } from '../store/memory-graph';
 import type { Runtime } from '../runtime';
+import { isoNow } from '../clock';
 
 /** The same entity mentioned again is the same node: its id derives from agent, owner and label. */
 export function nodeIdOf(agentId: string, userKey: string, norm: string): string {
@@ -113,7 +114,7 @@ export async function recordEpisode(rt: Runtime, scope: TenantScope, turn: Turn,
     entityIds: entityNodes.map((n) => n.id),
     factIds: newEdges.map((e) => e.id),
   };
-  const now = new Date().toISOString();
+  const now = isoNow(rt.clock);
   await Promise.all([
     ...nodes.map((n) => rt.store.memoryGraph.upsertNode(scope, owner.userKey, n)),
     ...invalidations.map(({ edge, by }) => rt.store.memoryGraph.invalidateEdge(scope, owner.userKey, edge, { invalidAt: at, expiredAt: now, by })),

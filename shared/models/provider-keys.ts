@@ -19,12 +19,12 @@ export function providerKeysLoader(client?: SecretsManagerClient): () => Promise
   return async () => {
     const fromEnv: ProviderKeys = { openai: config.openaiApiKey, anthropic: config.anthropicApiKey, cohere: config.cohereApiKey };
     if (!config.providerSecretsArn) return fromEnv;
-    if (cached && cached.until > Date.now()) return cached.keys;
+    if (cached && cached.until > performance.now()) return cached.keys;
     const sm = client ?? new SecretsManagerClient({ region: config.region, ...(config.secretsManagerEndpoint ? { endpoint: config.secretsManagerEndpoint } : {}) });
     const out = await sm.send(new GetSecretValueCommand({ SecretId: config.providerSecretsArn }));
     const secret = JSON.parse(out.SecretString ?? '{}') as Record<string, string | undefined>;
     const keys = { openai: secret.OPENAI_API_KEY || fromEnv.openai, anthropic: secret.ANTHROPIC_API_KEY || fromEnv.anthropic, cohere: secret.COHERE_API_KEY || fromEnv.cohere };
-    cached = { keys, until: Date.now() + CACHE_MS };
+    cached = { keys, until: performance.now() + CACHE_MS };
     return keys;
   };
 }

@@ -4,6 +4,7 @@ import { applyMergePatch, isPlainObject } from '../json-objects';
 import type { Runtime } from '../runtime';
 import type { AppRecord } from '../store/app-records';
 import type { TenantScope } from '../tenancy';
+import { isoNow } from '../clock';
 
 /** DynamoDB items hold 400 KB; the rest is key and bookkeeping. */
 const MAX_DATA_BYTES = 350 * 1024;
@@ -20,7 +21,7 @@ export async function putAppRecord(rt: Runtime, scope: TenantScope, item: Record
   if (typeof collection !== 'string') throw new ValidationError('item.collection', 'is required');
   const id = typeof item.id === 'string' ? item.id : newId('record');
   const data = checkData(item.data, 'item.data');
-  const now = new Date().toISOString();
+  const now = isoNow(rt.clock);
   const current = typeof item.id === 'string' ? await rt.store.appRecords.readAppRecord(scope, collection, id) : undefined;
   return rt.store.appRecords.writeAppRecord(scope, { collection, id, data, createdAt: current?.createdAt ?? now, updatedAt: now, version: (current?.version ?? 0) + 1 }, current?.version);
 }
@@ -30,5 +31,5 @@ export async function updateAppRecord(rt: Runtime, scope: TenantScope, collectio
   const current = await rt.store.appRecords.readAppRecord(scope, collection, id);
   if (!current) return undefined;
   const data = checkData(applyMergePatch(current.data, checkData(changes.data, 'item.data')), 'item.data');
-  return rt.store.appRecords.writeAppRecord(scope, { ...current, data, updatedAt: new Date().toISOString(), version: current.version + 1 }, current.version);
+  return rt.store.appRecords.writeAppRecord(scope, { ...current, data, updatedAt: isoNow(rt.clock), version: current.version + 1 }, current.version);
 }

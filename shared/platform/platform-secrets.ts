@@ -25,7 +25,7 @@ export function platformSecretsLoader(given?: PlatformSecrets, client?: SecretsM
     const adminArn = config.platformAdminTokenSecretArn;
     const keyArn = config.platformTokenKeySecretArn;
     if (!adminArn || !keyArn) throw new Error('platform secrets are not configured (PLATFORM_ADMIN_TOKEN_SECRET_ARN, PLATFORM_TOKEN_KEY_SECRET_ARN)');
-    if (cached && cached.until > Date.now()) return cached.secrets;
+    if (cached && cached.until > performance.now()) return cached.secrets;
     const sm = client ?? new SecretsManagerClient({ region: config.region, ...(config.secretsManagerEndpoint ? { endpoint: config.secretsManagerEndpoint } : {}) });
     const read = async (arn: string) => {
       const value = (await sm.send(new GetSecretValueCommand({ SecretId: arn }))).SecretString ?? '';
@@ -33,7 +33,7 @@ export function platformSecretsLoader(given?: PlatformSecrets, client?: SecretsM
       return value;
     };
     const [adminToken, tokenKey] = await Promise.all([read(adminArn), read(keyArn)]);
-    cached = { secrets: { adminToken, tokenKey }, until: Date.now() + CACHE_MS };
+    cached = { secrets: { adminToken, tokenKey }, until: performance.now() + CACHE_MS };
     return cached.secrets;
   };
 }

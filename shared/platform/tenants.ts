@@ -27,7 +27,7 @@ export function sessionOf(t: TokenClaims) {
 /** A signed token for the tenant, valid PLATFORM_TOKEN_TTL_SECONDS (or `ttlSeconds`) from now. */
 export async function issueAccessToken(rt: Runtime, scope: TenantScope, ttlSeconds = config.platformTokenTtlSeconds): Promise<IssuedToken> {
   const { tokenKey } = await rt.platformSecrets();
-  const issuedAt = Math.floor(Date.now() / 1000);
+  const issuedAt = Math.floor(rt.clock.now() / 1000);
   const claims: TokenClaims = {
     tenantId: scope.tenantId,
     schema: scope.schema,

@@ -63,7 +63,7 @@ export function storedQueue<M>(
     // The heartbeat and the final acknowledgement must not overlap: each needs the current receipt
     // (withHeartbeat waits for the last beat).
     const beat = async () => {
-      receipt = (await store.move(namespace, name, receipt, Date.now() + options.visibilityMs, { leased: true }).catch(() => undefined)) ?? receipt;
+      receipt = (await store.move(namespace, name, receipt, store.clock.now() + options.visibilityMs, { leased: true }).catch(() => undefined)) ?? receipt;
     };
     let failure: unknown;
     try {
@@ -80,7 +80,7 @@ export function storedQueue<M>(
         await store.deadLetter(namespace, name, receipt, failure instanceof Error ? failure.message : JSON.stringify(failure));
       } else {
         log.warn('message failed; redelivering', { queue: name, messageId: receipt.messageId, receiveCount: receipt.receiveCount, ...errorFields(failure) });
-        await store.move(namespace, name, receipt, Date.now() + retryDelayMs * 2 ** (receipt.receiveCount - 1), { leased: false });
+        await store.move(namespace, name, receipt, store.clock.now() + retryDelayMs * 2 ** (receipt.receiveCount - 1), { leased: false });
       }
     } catch (error) {
       // The message stays where it is and comes back when its lease runs out.
@@ -94,7 +94,7 @@ export function storedQueue<M>(
       let took = 0;
       if (free > 0) {
         try {
-          const now = Date.now();
+          const now = store.clock.now();
           for (const message of await store.peek(namespace, name, now, free)) {
             const taken = await store.move(namespace, name, message, now + options.visibilityMs, { received: true, leased: true });
             if (!taken) continue; // another receiver took it first
@@ -116,7 +116,7 @@ export function storedQueue<M>(
   return {
     async send(messages, sendOptions = {}) {
       const delayMs = Math.min(900, Math.max(0, sendOptions.delaySeconds ?? 0)) * 1000;
-      await store.send(namespace, name, messages.map((m) => JSON.stringify(m)), Date.now() + delayMs, traceCarrier());
+      await store.send(namespace, name, messages.map((m) => JSON.stringify(m)), store.clock.now() + delayMs, traceCarrier());
       poke();
     },
     async start(startOptions = {}) {
@@ -124,7 +124,7 @@ export function storedQueue<M>(
       if (startOptions.releaseTaken) {
         // Only one process serves a data directory, so leases still held were held by a dead run.
         const taken = (await store.pending(namespace, name)).filter((m) => m.leased);
-        for (const message of taken) await store.move(namespace, name, message, Date.now(), { leased: false });
+        for (const message of taken) await store.move(namespace, name, message, store.clock.now(), { leased: false });
         if (taken.length > 0) log.info('queue: released messages of an earlier run', { queue: name, count: taken.length });
       }
       running = true;

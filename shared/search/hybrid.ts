@@ -97,18 +97,14 @@ export function embeddingModelOf(rt: Runtime, settings: EmbeddingSettings): Prom
 /** The text a chunk is embedded as: its heading path and its text. */
 export const embeddingText = (chunk: { title: string; text: string }) => `${chunk.title}\n\n${chunk.text}`.slice(0, 8000);
 
-/** Query embeddings of this process: a question asked again, or of several sources, is embedded once. */
-const queryVectors = new Map<string, Float32Array>();
-const QUERY_CACHE_ENTRIES = 1000;
-
 export async function embedQuery(rt: Runtime, settings: EmbeddingSettings, query: string): Promise<Float32Array> {
   const key = `${vectorModelKey(settings)}\u0000${query}`;
-  const cached = queryVectors.get(key);
+  // A question asked again, or of several sources, is embedded once per instance.
+  const cached = rt.caches.queryVectors.get(key);
   if (cached) return cached;
   const { vectors } = await embedAll(await embeddingModelOf(rt, settings), [query], { retries: 2 });
   const vector = unit(vectors[0]!);
-  if (queryVectors.size >= QUERY_CACHE_ENTRIES) queryVectors.delete(queryVectors.keys().next().value!);
-  queryVectors.set(key, vector);
+  rt.caches.queryVectors.set(key, vector);
   return vector;
 }
 

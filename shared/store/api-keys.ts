@@ -1,3 +1,4 @@
+import { isoNow, type Clock } from '../clock';
 import { createHash, randomBytes } from 'node:crypto';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
@@ -45,7 +46,7 @@ export interface TenantRecord {
   createdAt: string;
 }
 
-export function apiKeysStore(db: Db) {
+export function apiKeysStore(db: Db, clock: Clock) {
   async function getTenant(scope: TenantScope): Promise<TenantRecord | undefined> {
     const out = await db.client.send(new GetCommand({ TableName: db.table, Key: keys.tenant(scope) }));
     if (!out.Item) return undefined;
@@ -60,7 +61,7 @@ export function apiKeysStore(db: Db) {
 
   /** Creates the tenant's record; undefined when the tenant exists already. */
   async function putTenant(scope: TenantScope, tenant: { name: string; plan: Plan }): Promise<TenantRecord | undefined> {
-    const record: TenantRecord = { tenantId: scope.tenantId, schema: scope.schema, ...tenant, createdAt: new Date().toISOString() };
+    const record: TenantRecord = { tenantId: scope.tenantId, schema: scope.schema, ...tenant, createdAt: isoNow(clock) };
     const put = await ifConditionHolds(
       db.client.send(
         new PutCommand({
@@ -88,7 +89,7 @@ export function apiKeysStore(db: Db) {
       tenantId: scope.tenantId,
       plan: options.plan,
       name: options.name,
-      createdAt: new Date().toISOString(),
+      createdAt: isoNow(clock),
       gatewayKeyId: options.gatewayKeyId,
     };
     await db.client.send(

@@ -1,3 +1,4 @@
+import { isoNow, type Clock } from '../clock';
 import { EventEmitter } from 'node:events';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { TenantScope } from '../tenancy';
@@ -74,19 +75,18 @@ export interface ExecutionRecord {
 
 const strip = ({ pk: _pk, sk: _sk, ...rest }: Record<string, unknown>) => rest as unknown as ExecutionRecord;
 
-/**
- * Changes this process made to executions, by execution id: a synchronous execute or an event
- * stream in the process that runs the steps (local mode) hears of them at once; elsewhere they
- * read the record again after a growing pause.
- */
-export const executionChanges = new EventEmitter().setMaxListeners(0);
-
-export function executionsStore(db: Db) {
+export function executionsStore(db: Db, clock: Clock) {
+  /**
+   * Changes this store made to executions, by execution id: a synchronous execute or an event
+   * stream in the process that runs the steps (local mode) hears of them at once; elsewhere they
+   * read the record again after a growing pause.
+   */
+  const changes = new EventEmitter().setMaxListeners(0);
   async function conditional(command: UpdateCommand): Promise<ExecutionRecord | undefined> {
     const out = await ifConditionHolds(db.client.send(command));
     const record = out?.Attributes ? strip(out.Attributes) : undefined;
     // With the record as this write left it, when the write returned it.
-    if (out) executionChanges.emit((command.input.Key as { sk: string }).sk, record);
+    if (out) changes.emit((command.input.Key as { sk: string }).sk, record);
     return out && strip(out.Attributes ?? {});
   }
 
@@ -144,7 +144,7 @@ export function executionsStore(db: Db) {
    * execution is no longer running.
    */
   function claimStep(scope: TenantScope, e: { workflowId: string; id: string }, stepId: string, leaseMs: number) {
-    const now = Date.now();
+    const now = clock.now();
     return conditional(
       new UpdateCommand({
         TableName: db.table,
@@ -177,7 +177,7 @@ export function executionsStore(db: Db) {
         UpdateExpression: 'SET steps.#s.leaseUntil = :until',
         ConditionExpression: '#status = :running AND steps.#s.#st = :running AND steps.#s.attempt = :attempt',
         ExpressionAttributeNames: { '#s': stepId, '#st': 'status', '#status': 'status' },
-        ExpressionAttributeValues: { ':until': Date.now() + leaseMs, ':running': 'running', ':attempt': attempt },
+        ExpressionAttributeValues: { ':until': clock.now() + leaseMs, ':running': 'running', ':attempt': attempt },
         ReturnValues: 'NONE',
       }),
     );
@@ -192,7 +192,7 @@ export function executionsStore(db: Db) {
     attempt: number,
     result: { status: 'succeeded' | 'failed' | 'skipped' | 'retrying'; output?: unknown; error?: { code: string; message: string }; usage?: { inputTokens: number; outputTokens: number }; startedAt: string },
   ) {
-    const now = new Date();
+    const now = new Date(clock.now());
     const values: Record<string, unknown> = {
       ':status': result.status,
       ':running': 'running',
@@ -269,7 +269,7 @@ export function executionsStore(db: Db) {
           ':status': result.status,
           ':running': 'running',
           ':waiting': 'waiting',
-          ':at': new Date().toISOString(),
+          ':at': isoNow(clock),
           ...(result.output !== undefined ? { ':output': result.output } : {}),
           ...(result.error ? { ':error': result.error } : {}),
         },
@@ -286,7 +286,7 @@ export function executionsStore(db: Db) {
         UpdateExpression: 'SET #status = :canceled, finishedAt = :at',
         ConditionExpression: '#status IN (:running, :waiting)',
         ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':canceled': 'canceled', ':running': 'running', ':waiting': 'waiting', ':at': new Date().toISOString() },
+        ExpressionAttributeValues: { ':canceled': 'canceled', ':running': 'running', ':waiting': 'waiting', ':at': isoNow(clock) },
         ReturnValues: 'ALL_NEW',
       }),
     );
@@ -316,7 +316,7 @@ export function executionsStore(db: Db) {
     stepId: string,
     result: { status: 'succeeded' | 'failed'; output?: unknown; error?: { code: string; message: string }; completedBy: 'api' | 'timeout'; startedAt: string },
   ) {
-    const now = new Date();
+    const now = new Date(clock.now());
     return conditional(
       new UpdateCommand({
         TableName: db.table,
@@ -415,7 +415,7 @@ export function executionsStore(db: Db) {
     return { items: shown.map((i) => ({ executionId: i.sk as string, workflowId: i.workflowId as string })), nextCursor: more ? db.cursors.encode(pk, shown[shown.length - 1]) : null };
   }
 
-  return { createExecution, getExecution, listExecutions, claimStep, renewStepLease, settleStep, markQueued, finishExecution, cancelExecution, pauseStep, resolveWaitingStep, markWaiting, startMap, advanceMap, putWaiting, removeWaiting, listWaiting };
+  return { changes, createExecution, getExecution, listExecutions, claimStep, renewStepLease, settleStep, markQueued, finishExecution, cancelExecution, pauseStep, resolveWaitingStep, markWaiting, startMap, advanceMap, putWaiting, removeWaiting, listWaiting };
 }
 
 export type ExecutionsStore = ReturnType<typeof executionsStore>;

@@ -1,3 +1,4 @@
+import type { Clock } from '../clock';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ifConditionHolds } from './conditional';
 import type { Plan } from '../config';
@@ -26,7 +27,7 @@ export interface HookRecord {
 
 const strip = ({ pk: _pk, sk: _sk, ...rest }: Record<string, unknown>) => rest;
 
-export function hooksStore(db: Db) {
+export function hooksStore(db: Db, clock: Clock) {
   async function putHook(scope: TenantScope, hook: HookRecord): Promise<void> {
     await db.client.send(
       new TransactWriteCommand({
@@ -60,7 +61,7 @@ export function hooksStore(db: Db) {
   async function claimCall(hookId: string, key: string, requestHash: string): Promise<{ requestHash: string; executionId?: string } | undefined> {
     const put = await ifConditionHolds(
       db.client.send(
-        new PutCommand({ TableName: db.table, Item: { ...keys.hookCall(hookId, key), requestHash, expiresAt: Math.floor(Date.now() / 1000) + 86_400 }, ConditionExpression: 'attribute_not_exists(pk)' }),
+        new PutCommand({ TableName: db.table, Item: { ...keys.hookCall(hookId, key), requestHash, expiresAt: Math.floor(clock.now() / 1000) + 86_400 }, ConditionExpression: 'attribute_not_exists(pk)' }),
       ),
     );
     if (put) return undefined;

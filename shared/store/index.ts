@@ -1,3 +1,4 @@
+import type { Clock } from '../clock';
 import { config } from '../config';
 import { apiKeysStore } from './api-keys';
 import { appRecordsStore } from './app-records';
@@ -27,31 +28,31 @@ import { webhookDeliveriesStore } from './webhook-deliveries';
  * Every stored entity over one DynamoDB handle. Built once per runtime (Lambda entry, local
  * server, test) and passed in; nothing else holds a client.
  */
-export function createStore(db: Db) {
+export function createStore(db: Db, clock: Clock) {
   return {
     db,
-    records: recordsStore(db),
-    sessions: sessionsStore(db),
-    executions: executionsStore(db),
-    mapItems: mapItemsStore(db),
+    records: recordsStore(db, clock),
+    sessions: sessionsStore(db, clock),
+    executions: executionsStore(db, clock),
+    mapItems: mapItemsStore(db, clock),
     files: filesStore(db),
-    apiKeys: apiKeysStore(db),
-    rateCounters: rateCountersStore(db),
-    revokedTokens: revokedTokensStore(db),
-    searchIndex: searchIndexStore(db, config.searchCacheBytes),
-    syncLedger: syncLedgerStore(db),
+    apiKeys: apiKeysStore(db, clock),
+    rateCounters: rateCountersStore(db, clock),
+    revokedTokens: revokedTokensStore(db, clock),
+    searchIndex: searchIndexStore(db, clock, config.searchCacheBytes),
+    syncLedger: syncLedgerStore(db, clock),
     memoryGraph: memoryGraphStore(db),
     appRecords: appRecordsStore(db),
     sourceSecrets: sourceSecretsStore(db),
     partitions: partitionsStore(db),
-    pausedTurns: pausedTurnsStore(db),
-    queueMessages: queueMessagesStore(db),
+    pausedTurns: pausedTurnsStore(db, clock),
+    queueMessages: queueMessagesStore(db, clock),
     unfinishedWork: unfinishedWorkStore(db),
     usage: usageStore(db),
     tokenBudgets: tokenBudgetsStore(db),
-    webhookDeliveries: webhookDeliveriesStore(db),
-    hooks: hooksStore(db),
-    schedules: schedulesStore(db),
+    webhookDeliveries: webhookDeliveriesStore(db, clock),
+    hooks: hooksStore(db, clock),
+    schedules: schedulesStore(db, clock),
   };
 }
 

@@ -9,8 +9,7 @@ import type { ItemKey } from './keys';
  * (that worker died). The next attempt is counted and leased; undefined when someone else has it or
  * it is settled.
  */
-export async function claimLeased(db: Db, key: ItemKey, active: string, leaseMs: number): Promise<Record<string, unknown> | undefined> {
-  const now = Date.now();
+export async function claimLeased(db: Db, key: ItemKey, active: string, leaseMs: number, now: number): Promise<Record<string, unknown> | undefined> {
   const out = await ifConditionHolds(
     db.client.send(
       new UpdateCommand({

@@ -1,3 +1,4 @@
+import type { Clock } from '../clock';
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { TenantScope } from '../tenancy';
 import { batchOps, putRequest } from './batch';
@@ -25,7 +26,7 @@ export interface MapItem {
 
 const strip = ({ pk: _pk, sk: _sk, ...rest }: Record<string, unknown>) => rest as unknown as MapItem;
 
-export function mapItemsStore(db: Db) {
+export function mapItemsStore(db: Db, clock: Clock) {
   const batch = batchOps(db);
   const key = (scope: TenantScope, executionId: string, stepId: string, index: number) => keys.mapItem(scope, executionId, stepId, index);
 
@@ -55,7 +56,7 @@ export function mapItemsStore(db: Db) {
 
   /** Takes an item to run (pending, retrying, or running on a lease that ran out); undefined when someone else has it or it is settled. */
   async function claimItem(scope: TenantScope, executionId: string, stepId: string, index: number, leaseMs: number): Promise<MapItem | undefined> {
-    const claimed = await claimLeased(db, key(scope, executionId, stepId, index), 'running', leaseMs);
+    const claimed = await claimLeased(db, key(scope, executionId, stepId, index), 'running', leaseMs, clock.now());
     return claimed && strip(claimed);
   }
 
@@ -68,7 +69,7 @@ export function mapItemsStore(db: Db) {
           UpdateExpression: 'SET leaseUntil = :until',
           ConditionExpression: '#st = :running AND attempt = :attempt',
           ExpressionAttributeNames: { '#st': 'status' },
-          ExpressionAttributeValues: { ':until': Date.now() + leaseMs, ':running': 'running', ':attempt': attempt },
+          ExpressionAttributeValues: { ':until': clock.now() + leaseMs, ':running': 'running', ':attempt': attempt },
         }),
       ),
     );

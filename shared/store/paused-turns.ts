@@ -1,3 +1,4 @@
+import { isoNow, type Clock } from '../clock';
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config';
 import type { TenantScope } from '../tenancy';
@@ -10,14 +11,14 @@ import { ifConditionHolds } from './conditional';
  * session's time to live), so a resume works from any instance and after restarts. Resuming takes
  * the item away in one conditional delete: exactly one resume wins.
  */
-export function pausedTurnsStore(db: Db) {
+export function pausedTurnsStore(db: Db, clock: Clock) {
   /** False when the conversation already has a paused turn. */
   async function pause(scope: TenantScope, agentId: string, sessionId: string, state: Record<string, unknown>): Promise<boolean> {
     const paused = await ifConditionHolds(
       db.client.send(
         new PutCommand({
           TableName: db.table,
-          Item: { ...keys.pausedTurn(scope, agentId, sessionId), state, pausedAt: new Date().toISOString(), expiresAt: Math.floor(Date.now() / 1000) + config.sessionTtlDays * 86400 },
+          Item: { ...keys.pausedTurn(scope, agentId, sessionId), state, pausedAt: isoNow(clock), expiresAt: Math.floor(clock.now() / 1000) + config.sessionTtlDays * 86400 },
           ConditionExpression: 'attribute_not_exists(pk)',
         }),
       ),

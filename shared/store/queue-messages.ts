@@ -1,3 +1,4 @@
+import { isoNow, type Clock } from '../clock';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { newId } from '../ids';
@@ -22,7 +23,7 @@ export interface StoredMessage {
   receiveCount: number;
 }
 
-export function queueMessagesStore(db: Db) {
+export function queueMessagesStore(db: Db, clock: Clock) {
   const ops = batchOps(db);
 
   async function send(namespace: string, queue: string, bodies: string[], visibleAt: number, attributes?: Record<string, string>): Promise<void> {
@@ -92,7 +93,7 @@ export function queueMessagesStore(db: Db) {
           {
             Put: {
               TableName: db.table,
-              Item: { ...keys.deadLetter(namespace, queue, message.messageId), body: message.body, receiveCount: message.receiveCount, reason, at: new Date().toISOString() },
+              Item: { ...keys.deadLetter(namespace, queue, message.messageId), body: message.body, receiveCount: message.receiveCount, reason, at: isoNow(clock) },
             },
           },
         ],
@@ -105,7 +106,8 @@ export function queueMessagesStore(db: Db) {
 
   const deadLetters = (namespace: string, queue: string) => ops.queryAll(keys.deadLetterPartition(namespace, queue));
 
-  return { send, peek, move, remove, deadLetter, pending, deadLetters };
+  // clock: a queue over this store times visibility by the same clock the store writes with.
+  return { clock, send, peek, move, remove, deadLetter, pending, deadLetters };
 }
 
 export type QueueMessagesStore = ReturnType<typeof queueMessagesStore>;

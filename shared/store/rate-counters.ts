@@ -1,3 +1,4 @@
+import type { Clock } from '../clock';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
@@ -12,7 +13,7 @@ export interface WindowCounts {
   hour: number;
 }
 
-export function rateCountersStore(db: Db) {
+export function rateCountersStore(db: Db, clock: Clock) {
   /**
    * Takes one request from both fixed windows at once, or none if either is spent. Both counters
    * live in one item per clock hour (minutes nest in hours), so a single conditional update is
@@ -23,7 +24,7 @@ export function rateCountersStore(db: Db) {
     keyId: string,
     area: string,
     limits: WindowLimits,
-    now = Date.now(),
+    now = clock.now(),
   ): Promise<WindowCounts> {
     const hourStart = Math.floor(now / 3_600_000) * 3600;
     const minuteIndex = Math.floor((now % 3_600_000) / 60_000);

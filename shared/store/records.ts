@@ -1,3 +1,4 @@
+import { isoNow, type Clock } from '../clock';
 import {
   ConditionalCheckFailedException,
   TransactionCanceledException,
@@ -56,7 +57,7 @@ export interface Idempotency {
   requestHash: string;
 }
 
-export function recordsStore(db: Db) {
+export function recordsStore(db: Db, clock: Clock) {
   function referenceChecks(scope: TenantScope, references: Reference[]) {
     return references.map((ref) => ({
       ConditionCheck: {
@@ -111,7 +112,7 @@ export function recordsStore(db: Db) {
             requestHash: idempotency.requestHash,
             // The first answer itself, so a retry gets it even after the record was changed or deleted.
             record,
-            expiresAt: Math.floor(Date.now() / 1000) + IDEMPOTENCY_TTL_SECONDS,
+            expiresAt: Math.floor(clock.now() / 1000) + IDEMPOTENCY_TTL_SECONDS,
           },
           ConditionExpression: 'attribute_not_exists(pk)',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -240,7 +241,7 @@ export function recordsStore(db: Db) {
     for (let attempt = 1; ; attempt++) {
       const current = await getRecord<T>(scope, kind, id);
       if (!current) return undefined;
-      const next = { ...change(current), version: current.version + 1, updatedAt: new Date().toISOString() };
+      const next = { ...change(current), version: current.version + 1, updatedAt: isoNow(clock) };
       try {
         return await replaceRecord(scope, kind, next, current.version);
       } catch (error) {

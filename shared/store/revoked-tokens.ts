@@ -1,8 +1,9 @@
+import { isoNow, type Clock } from '../clock';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { Db } from './db';
 import { keys } from './keys';
 
-export function revokedTokensStore(db: Db) {
+export function revokedTokensStore(db: Db, clock: Clock) {
   /** Records a revocation; it expires (TTL) when the token would have, since it cannot matter after. */
   async function revokeToken(claims: { tokenId: string; tenantId: string; expiresAt?: number }): Promise<void> {
     await db.client.send(
@@ -11,7 +12,7 @@ export function revokedTokensStore(db: Db) {
         Item: {
           ...keys.revokedToken(claims.tokenId),
           tenantId: claims.tenantId,
-          revokedAt: new Date().toISOString(),
+          revokedAt: isoNow(clock),
           ...(claims.expiresAt ? { expiresAt: claims.expiresAt + 60 } : {}),
         },
       }),

@@ -1,3 +1,4 @@
+import type { Clock } from '../clock';
 import { BatchWriteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ifConditionHolds } from './conditional';
 import type { Db } from './db';
@@ -19,7 +20,7 @@ export interface StoredSchedule {
 
 const FIRED_DAYS = 3;
 
-export function schedulesStore(db: Db) {
+export function schedulesStore(db: Db, clock: Clock) {
   /** Replaces a workflow's schedules (indexes from `schedules.length` to `previous` are removed). */
   async function replace(tenantId: string, workflowId: string, schedules: StoredSchedule[], previous: number): Promise<void> {
     const stale = Array.from({ length: Math.max(0, previous) }, (_, i) => i).filter((i) => !schedules.some((s) => s.index === i));
@@ -66,7 +67,7 @@ export function schedulesStore(db: Db) {
       db.client.send(
         new PutCommand({
           TableName: db.table,
-          Item: { ...keys.scheduleFired(tenantId, workflowId, index, at), expiresAt: Math.floor(Date.now() / 1000) + FIRED_DAYS * 86_400 },
+          Item: { ...keys.scheduleFired(tenantId, workflowId, index, at), expiresAt: Math.floor(clock.now() / 1000) + FIRED_DAYS * 86_400 },
           ConditionExpression: 'attribute_not_exists(pk)',
         }),
       ),

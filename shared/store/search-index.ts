@@ -1,3 +1,4 @@
+import type { Clock } from '../clock';
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { decodeDirectory, encodeNorms, POSTINGS_FORMAT, type Posting } from './postings-codec';
@@ -134,7 +135,7 @@ export interface TermBlock {
 /** A segment's term list is kept in pages of at most this many characters (an item holds 400 KB). */
 const TERMS_PAGE_CHARS = 300_000;
 
-export function searchIndexStore(db: Db, cacheBytes?: number) {
+export function searchIndexStore(db: Db, clock: Clock, cacheBytes?: number) {
   const { batchWrite, batchGet, queryAll } = batchOps(db);
   const cache = searchIndexCache<ChunkRecord>((docNo) => Math.floor(docNo / SEGMENT_SPAN), cacheBytes);
   /** The update that makes a written segment live with its sums (a batch seals one, a compaction swaps several in). */
@@ -344,7 +345,7 @@ export function searchIndexStore(db: Db, cacheBytes?: number) {
 
   async function readSegments(scope: TenantScope, sourceId: string): Promise<SegmentRecord[]> {
     const segments = (await queryAll(keys.segmentPartition(scope, sourceId))).map(toSegment);
-    cache.observeLive(scope, sourceId, segments.filter((s) => s.state === 'live').map((s) => s.segNo), Date.now());
+    cache.observeLive(scope, sourceId, segments.filter((s) => s.state === 'live').map((s) => s.segNo), clock.now());
     return segments;
   }
 
@@ -360,7 +361,7 @@ export function searchIndexStore(db: Db, cacheBytes?: number) {
       if (cached) found.set(term, cached);
       else missing.push(term);
     }
-    const issuedAt = Date.now();
+    const issuedAt = clock.now();
     const lists = await Promise.all(
       missing.map(async (term) => {
         const items = await queryAll(keys.termPartition(scope, sourceId, term), { before: BLOCK_PREFIX });
@@ -491,7 +492,7 @@ export function searchIndexStore(db: Db, cacheBytes?: number) {
       return !cached;
     });
     if (missing.length === 0) return found;
-    const issuedAt = Date.now();
+    const issuedAt = clock.now();
     for (const item of await batchGet(missing.map((segNo) => keys.norms(scope, sourceId, segNo)))) {
       const bytes = toBytes(item.n)!;
       found.set(Number(item.segNo), bytes);
@@ -510,7 +511,7 @@ export function searchIndexStore(db: Db, cacheBytes?: number) {
       else missing.push(n);
     }
     if (missing.length === 0) return found;
-    const issuedAt = Date.now();
+    const issuedAt = clock.now();
     for (const item of await batchGet(missing.map((n) => keys.chunk(scope, sourceId, n)))) {
       const chunk = item as unknown as ChunkRecord;
       found.set(Number(chunk.docNo), chunk);

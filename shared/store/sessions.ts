@@ -1,3 +1,4 @@
+import type { Clock } from '../clock';
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config';
 import type { TenantScope } from '../tenancy';
@@ -32,12 +33,12 @@ export interface SessionSummary {
 
 const strip = ({ pk: _pk, sk: _sk, expiresAt: _e, ...rest }: Record<string, unknown>) => rest as unknown as SessionMessage;
 
-export function sessionsStore(db: Db) {
+export function sessionsStore(db: Db, clock: Clock) {
   const { batchWrite, queryAll } = batchOps(db);
   /** Appends turns; each expires SESSION_TTL_DAYS after it was written. */
   async function appendMessages(scope: TenantScope, agentId: string, sessionId: string, messages: SessionMessage[]): Promise<void> {
     const pk = keys.sessionPartition(scope, agentId, sessionId);
-    const expiresAt = Math.floor(Date.now() / 1000) + config.sessionTtlDays * 86400;
+    const expiresAt = Math.floor(clock.now() / 1000) + config.sessionTtlDays * 86400;
     await batchWrite(messages.map((m) => putRequest({ pk, sk: m.id, ...m, expiresAt })));
   }
 

@@ -1,3 +1,4 @@
+import type { Clock } from '../clock';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { TenantScope } from '../tenancy';
 import type { Db } from './db';
@@ -24,7 +25,7 @@ export interface SyncRecord {
   leaseUntil?: number;
 }
 
-export function syncLedgerStore(db: Db) {
+export function syncLedgerStore(db: Db, clock: Clock) {
 
   /**
    * Claims the planning of a sync for one delivery of its message: true for the first claimant, or
@@ -32,7 +33,7 @@ export function syncLedgerStore(db: Db) {
    * false while another delivery holds the lease or once the batches are out.
    */
   async function claimSync(scope: TenantScope, sourceId: string, syncId: string, leaseMs: number): Promise<boolean> {
-    const now = Date.now();
+    const now = clock.now();
     const claimed = await ifConditionHolds(
       db.client.send(
         new UpdateCommand({
@@ -62,7 +63,7 @@ export function syncLedgerStore(db: Db) {
           Key: keys.sync(scope, sourceId, syncId),
           UpdateExpression: 'SET leaseUntil = :until',
           ConditionExpression: 'sent = :false',
-          ExpressionAttributeValues: { ':until': Date.now() + leaseMs, ':false': false },
+          ExpressionAttributeValues: { ':until': clock.now() + leaseMs, ':false': false },
         }),
       ),
     );

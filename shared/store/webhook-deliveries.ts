@@ -1,3 +1,4 @@
+import type { Clock } from '../clock';
 import { PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { TenantScope } from '../tenancy';
 import { ifConditionHolds } from './conditional';
@@ -38,7 +39,7 @@ export interface DeliveryRecord {
 
 const strip = ({ pk: _pk, sk: _sk, ...rest }: Record<string, unknown>) => rest as unknown as DeliveryRecord;
 
-export function webhookDeliveriesStore(db: Db) {
+export function webhookDeliveriesStore(db: Db, clock: Clock) {
   const key = (scope: TenantScope, executionId: string, deliveryKey: string) => keys.webhookDelivery(scope, executionId, deliveryKey);
 
   /** Records a delivery to make, once: false when it was already recorded. */
@@ -49,7 +50,7 @@ export function webhookDeliveriesStore(db: Db) {
 
   /** Takes the next attempt (pending, retrying, or delivering on a lease that ran out); undefined when someone has it or it is settled. */
   async function claimDelivery(scope: TenantScope, executionId: string, deliveryKey: string, leaseMs: number): Promise<DeliveryRecord | undefined> {
-    const claimed = await claimLeased(db, key(scope, executionId, deliveryKey), 'delivering', leaseMs);
+    const claimed = await claimLeased(db, key(scope, executionId, deliveryKey), 'delivering', leaseMs, clock.now());
     return claimed && strip(claimed);
   }
 

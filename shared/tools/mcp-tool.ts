@@ -4,22 +4,19 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { errorFields, log } from '../log';
 import { outboundFetch } from '../net/outbound';
 import { MAX_EXPOSED, type McpDefinition, type Stored } from './definitions';
+import type { McpListedTool } from '../runtime';
 import { authHeaders } from './tool-auth';
 import { exposedName, type ExposedTool, type ToolContext, type ToolKind } from './tool-kind';
 
 /**
  * `mcp`: the tools of a remote MCP server (Streamable HTTP, with the official SDK's client; every
  * request through the outbound guard), `<name>_<tool>`, limited to an allow-list when one is given.
- * The server's tool list is kept for a short while per process, so a turn does not list it again.
+ * The server's tool list is kept for a short while per instance (the runtime's cache), so a turn
+ * does not list it again.
  */
-const LIST_TTL_MS = 30_000;
 const MAX_SCHEMA_BYTES = 16 * 1024;
 type McpTool = Stored<McpDefinition>;
-interface Listed {
-  name: string;
-  description?: string;
-  inputSchema: Record<string, unknown>;
-}
+type Listed = McpListedTool;
 
 /** Connects, does the work, and always ends the session. Failures become tool failures. */
 async function withClient<T>(tool: McpTool, context: ToolContext, use: (client: Client, options: { signal?: AbortSignal; timeout: number }) => Promise<T>): Promise<T> {
@@ -43,12 +40,10 @@ async function withClient<T>(tool: McpTool, context: ToolContext, use: (client: 
   }
 }
 
-const lists = new Map<string, { expires: number; tools: Listed[] }>();
-
 async function listTools(tool: McpTool, context: ToolContext): Promise<Listed[]> {
   const key = createHash('sha256').update(JSON.stringify([context.scope.tenantId, tool.url, tool.auth ?? null])).digest('base64url');
-  const cached = lists.get(key);
-  if (cached && cached.expires > Date.now()) return cached.tools;
+  const cached = context.rt.caches.mcpToolLists.get(key);
+  if (cached) return cached;
   const tools = await withClient(tool, context, async (client, options) => {
     const all: Listed[] = [];
     let cursor: string | undefined;
@@ -60,8 +55,7 @@ async function listTools(tool: McpTool, context: ToolContext): Promise<Listed[]>
     }
     return all;
   });
-  for (const [k, v] of lists) if (v.expires <= Date.now()) lists.delete(k);
-  lists.set(key, { expires: Date.now() + LIST_TTL_MS, tools });
+  context.rt.caches.mcpToolLists.set(key, tools);
   return tools;
 }
 

@@ -67,20 +67,20 @@ export async function followExecution(
   await emit({ event: 'snapshot', data: options.snapshot(first) });
   let last = first;
   if (FINISHED.has(last.status)) return;
-  const until = Date.now() + options.maxMs;
+  const until = rt.clock.now() + options.maxMs;
   let pause = 100;
-  let lastSent = Date.now();
-  while (!options.signal?.aborted && Date.now() < until) {
-    await nextChange(first.id, Math.min(pause, until - Date.now()));
+  let lastSent = rt.clock.now();
+  while (!options.signal?.aborted && rt.clock.now() < until) {
+    await nextChange(rt, first.id, Math.min(pause, until - rt.clock.now()));
     const now = await rt.store.executions.getExecution(scope, first.workflowId, first.id);
     if (!now) return;
     const events = eventsBetween(last, now);
     last = now;
     pause = events.length > 0 ? 100 : Math.min(1000, pause * 1.5);
     // A quiet stream (a person not answering yet) says it is alive: proxies close idle ones (API Gateway after 5 minutes).
-    if (events.length === 0 && Date.now() - lastSent > PING_EVERY_MS) events.push({ event: 'ping', data: { at: new Date().toISOString() } });
+    if (events.length === 0 && rt.clock.now() - lastSent > PING_EVERY_MS) events.push({ event: 'ping', data: { at: new Date(rt.clock.now()).toISOString() } });
     for (const event of events) await emit(event);
-    if (events.length > 0) lastSent = Date.now();
+    if (events.length > 0) lastSent = rt.clock.now();
     if (FINISHED.has(now.status)) return;
   }
 }

@@ -1,12 +1,13 @@
 import { ConflictError, NotFoundError } from '../errors';
 import { isId, newId } from '../ids';
 import type { Runtime } from '../runtime';
-import { executionChanges, type ExecutionRecord, type ExecutionStatus, type StepState } from '../store/executions';
+import { type ExecutionRecord, type ExecutionStatus, type StepState } from '../store/executions';
 import type { TenantScope } from '../tenancy';
 import { dependenciesOf, readySteps, sendSteps } from './progress';
 import { notifyWebhook, presentDelivery, sealWebhook, type WebhookInput } from './webhooks';
 import { workflows, type StoredWorkflow } from './workflow-records';
 import type { Definition } from './step-run';
+import { isoNow } from '../clock';
 
 /**
  * Executions as the API and agents' workflow tools see them: started, waited for, read, listed,
@@ -24,7 +25,7 @@ export async function startExecution(
   const webhook = request.webhook ? await sealWebhook(rt, scope, request.webhook, undefined, 'webhook') : workflow.webhook;
   const deps = dependenciesOf(workflow.steps);
   const definition = workflow.steps.map((s, i) => ({ ...s, dependsOn: deps[i]! })) as Definition;
-  const now = new Date().toISOString();
+  const now = isoNow(rt.clock);
   const execution: ExecutionRecord = {
     id: newId('execution'),
     workflowId,
@@ -62,15 +63,16 @@ export const FINISHED = new Set(['succeeded', 'failed', 'canceled']);
  * Resolves when this process changes the execution (it runs its steps: local mode), with the record
  * that write left when it has it; or after `maxMs` with nothing (the steps run elsewhere: read it).
  */
-export function nextChange(executionId: string, maxMs: number): Promise<ExecutionRecord | undefined> {
+export function nextChange(rt: Runtime, executionId: string, maxMs: number): Promise<ExecutionRecord | undefined> {
+  const changes = rt.store.executions.changes;
   return new Promise((resolve) => {
     const done = (record?: ExecutionRecord) => {
       clearTimeout(timer);
-      executionChanges.off(executionId, done);
+      changes.off(executionId, done);
       resolve(record);
     };
     const timer = setTimeout(() => done(), Math.max(0, maxMs));
-    executionChanges.on(executionId, done);
+    changes.on(executionId, done);
   });
 }
 
@@ -90,7 +92,7 @@ export async function executeAndWait(
   const deadline = rt.clock.now() + waitMs;
   let pause = 20;
   while (!FINISHED.has(execution.status) && execution.status !== 'waiting' && rt.clock.now() < deadline) {
-    const changed = await nextChange(execution.id, Math.min(pause, deadline - rt.clock.now()));
+    const changed = await nextChange(rt, execution.id, Math.min(pause, deadline - rt.clock.now()));
     pause = Math.min(1000, pause * 1.5);
     // A write of this process says what it left; otherwise (a write without the record, or none yet) the record is read.
     execution = changed ?? (await rt.store.executions.getExecution(scope, workflowId, execution.id)) ?? execution;

@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { localRuntime } from '../../local/local-runtime';
 import { config } from '../../shared/config';
 import type { PlatformSecrets } from '../../shared/platform/platform-secrets';
+import type { Runtime } from '../../shared/runtime';
+import { createStore } from '../../shared/store';
 import { createDb } from '../../shared/store/db';
 
 /** The platform secrets this test file's environment holds (test/setup/env.ts). */
@@ -21,3 +23,13 @@ export const testLocal = localRuntime({
 await testLocal.start();
 
 export const testRt = testLocal.rt;
+
+/**
+ * `rt` with its clock moved `ms` ahead: the domain and the store (leases, expiries) read the same
+ * moved time, as a process would that runs that much later. Time is moved through the runtime,
+ * never by faking Date.
+ */
+export function runtimeLater(rt: Runtime, ms: number): Runtime {
+  const clock = { now: () => rt.clock.now() + ms };
+  return { ...rt, clock, store: createStore(rt.store.db, clock) };
+}

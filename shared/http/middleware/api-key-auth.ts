@@ -22,7 +22,7 @@ export function apiKeyAuth(rt: Runtime, options: { cacheSeconds?: number } = {})
     if (!apiKey) throw new AppError('UNAUTHORIZED', 'Missing X-API-Key header');
     if (!API_KEY_PATTERN.test(apiKey)) throw new AppError('UNAUTHORIZED', 'Unknown or revoked API key');
     const hash = hashApiKey(apiKey);
-    const now = Date.now();
+    const now = rt.clock.now();
     let identity = cache.get(hash);
     if (!identity || identity.until <= now) {
       const resolved = await rt.store.apiKeys.resolveApiKey(apiKey);

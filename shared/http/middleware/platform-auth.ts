@@ -21,7 +21,7 @@ export function platformTokenAuth(rt: Runtime): MiddlewareHandler<AppEnv> {
     const token = bearerOf(c.req.header('authorization'));
     if (!token) throw new AppError('UNAUTHORIZED', 'Missing Authorization: Bearer <access token>');
     const { tokenKey } = await rt.platformSecrets();
-    const verified = verifyToken(tokenKey, token);
+    const verified = verifyToken(tokenKey, token, Math.floor(rt.clock.now() / 1000));
     if (!verified || (await rt.store.revokedTokens.isRevoked(verified.tokenId))) throw invalidToken();
     const tenantHeader = c.req.header(SCOPE_HEADERS.tenant);
     if (tenantHeader !== undefined && tenantHeader !== verified.tenantId) {

@@ -15,7 +15,7 @@ export function rateLimit(rt: Runtime, area: RateArea): MiddlewareHandler<AppEnv
     const { keyId, scope, plan } = c.get('identity');
     const limits = limitsFor(plan, area);
     if (!limits) return next();
-    const now = Date.now();
+    const now = rt.clock.now();
     const counts = await rt.store.rateCounters.consumeRequest(scope, keyId, area, limits, now);
     const minuteLeft = Math.max(0, limits.minute - counts.minute);
     const hourLeft = Math.max(0, limits.hour - counts.hour);

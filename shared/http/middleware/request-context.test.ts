@@ -1,3 +1,4 @@
+import { systemClock } from '../../clock';
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
 import type { AppEnv } from '../context';
@@ -5,7 +6,7 @@ import { errorHandler } from '../error-handler';
 import { requestContext } from './request-context';
 
 const app = new Hono<AppEnv>();
-app.use('*', requestContext());
+app.use('*', requestContext(systemClock));
 app.onError(errorHandler);
 app.get('/id', (c) => c.json({ requestId: c.get('requestId') }));
 app.get('/fail', () => {

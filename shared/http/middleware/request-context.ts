@@ -5,6 +5,7 @@ import { emitMetrics } from '../../metrics';
 import { withDynamoCounters } from '../../store/request-metrics';
 import { inSpan, SpanKind } from '../../telemetry';
 import type { AppEnv } from '../context';
+import type { Clock } from '../../clock';
 
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
@@ -17,8 +18,9 @@ type LambdaEnv = { lambdaContext?: { awsRequestId?: string } } | undefined;
  * authentication knows it; Lambda's own request id), one access-log line with status, duration and
  * DynamoDB work, and its metrics by route (requests, 4xx, 5xx, latency).
  */
-export function requestContext(): MiddlewareHandler<AppEnv> {
+export function requestContext(clock: Clock): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
+    c.set('clock', clock);
     const given = c.req.header('x-request-id');
     const requestId = given && CLIENT_REQUEST_ID.test(given) ? given : newId('request');
     c.set('requestId', requestId);

@@ -12,12 +12,12 @@ export const DEFAULT_PARSE_LIMITS = { maxPages: 5_000, maxChars: 20_000_000, tim
 
 export function parseLimits(options: { maxPages?: number; maxChars?: number; timeoutMs?: number } = {}): ParseLimits {
   const { maxPages, maxChars, timeoutMs } = { ...DEFAULT_PARSE_LIMITS, ...options };
-  const deadline = Date.now() + timeoutMs;
+  const deadline = performance.now() + timeoutMs;
   return {
     maxPages,
     maxChars,
     checkDeadline() {
-      if (Date.now() > deadline) throw new DocumentError('PARSE_TIMEOUT', `Reading the file took more than ${Math.round(timeoutMs / 1000)} s`);
+      if (performance.now() > deadline) throw new DocumentError('PARSE_TIMEOUT', `Reading the file took more than ${Math.round(timeoutMs / 1000)} s`);
     },
   };
 }
