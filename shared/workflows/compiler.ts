@@ -1,4 +1,5 @@
-import { stepKind } from './steps';
+import { STEP_TYPES, stepKind } from './steps';
+import type { StepLike } from './steps/step-kind';
 import { dependenciesOf } from './progress';
 import type { Workflow } from './workflow-schema';
 import { TEMPLATE, templateStrings } from '../templates';
@@ -10,7 +11,14 @@ import { TEMPLATE, templateStrings } from '../templates';
  * is a 400 at create/update time, not a run-time surprise.
  */
 type Step = Workflow['steps'][number] & { dependsOn?: string[]; when?: { step: string; category: string } };
-type InnerStep = { id: string; type: string; config: Record<string, unknown> };
+type InnerStep = StepLike;
+
+/** The kinds whose steps set a template variable, for messages (`classification`, `search`). */
+const setterOf = (variable: string) =>
+  STEP_TYPES.filter((type) => stepKind(type)?.publishes?.variables.includes(variable)).join(' or ');
+const nestedOf = (step: StepLike) => stepKind(step.type)?.nested?.steps(step.config);
+const categoriesOf = (step: StepLike) => stepKind(step.type)?.categories?.(step.config);
+const branchesOf = (step: StepLike) => stepKind(step.type)?.branches?.(step.config);
 
 export interface CompileError {
   path: string;
@@ -48,8 +56,8 @@ interface Visible {
 function checkTemplates(step: InnerStep, path: string, visible: Visible, errors: CompileError[]): ResolvedTemplate[] {
   const resolved: ResolvedTemplate[] = [];
   const fields = stepKind(step.type)?.templateFields ?? [];
-  // {{category}} and {{context}} read the latest such step before this one.
-  const latest = (type: string) => [...visible.steps].reverse().find(([, t]) => t === type)?.[0];
+  // {{category}} and {{context}} read the latest step before this one that sets them.
+  const latest = (variable: string) => [...visible.steps].reverse().find(([, t]) => stepKind(t)?.publishes?.variables.includes(variable))?.[0];
   for (const field of fields) {
     for (const [at, template] of templateStrings(step.config[field], field)) {
       const where = `${path}.config.${at}`;
@@ -68,10 +76,9 @@ function checkTemplates(step: InnerStep, path: string, visible: Visible, errors:
           continue;
         }
         if (expr === 'category' || expr === 'context') {
-          const type = expr === 'category' ? 'classification' : 'search';
-          const from = latest(type);
+          const from = latest(expr);
           if (from) found(from);
-          else errors.push({ path: where, message: `{{${expr}}} needs a ${type} step before this one` });
+          else errors.push({ path: where, message: `{{${expr}}} needs a ${setterOf(expr)} step before this one` });
           continue;
         }
         if (root === 'steps' && parts.length >= 3 && parts[2] === 'output') {
@@ -138,24 +145,25 @@ export function compileWorkflow(steps: Step[]): { valid: boolean; errors: Compil
   const resolved: ResolvedTemplate[][] = steps.map(() => []);
   const inner: Array<Array<{ id: string; type: string; templates: ResolvedTemplate[] }> | undefined> = steps.map(() => undefined);
   const ids = new Set(steps.map((s) => s.id));
-  const known = new Set([...ids, ...steps.flatMap((s) => (s.type === 'map' ? (s.config.steps as InnerStep[]).map((sub) => sub.id) : []))]);
+  const known = new Set([...ids, ...steps.flatMap((s) => (nestedOf(s) ?? []).map((sub) => sub.id))]);
 
   steps.forEach((step, i) => {
     if (step.when) {
       const target = step.when.step;
       const cls = steps[index.get(target) ?? -1];
+      const names = cls && categoriesOf(cls);
       if (!cls) errors.push({ path: `steps[${i}].when.step`, message: `names step ${target}, which does not exist` });
-      else if (cls.type !== 'classification') errors.push({ path: `steps[${i}].when.step`, message: `names ${target}, which is not a classification step` });
+      else if (!names) errors.push({ path: `steps[${i}].when.step`, message: `names ${target}, which is not a classification step` });
       else if (!before(i).has(target)) errors.push({ path: `steps[${i}].when.step`, message: `names ${target}, which does not run before this step (add it to dependsOn)` });
       else {
-        const names = (cls.config.categories as Array<string | { name: string }>).map((c) => (typeof c === 'string' ? c : c.name));
         if (!names.includes(step.when.category)) errors.push({ path: `steps[${i}].when.category`, message: `must be one of: ${names.join(', ')}` });
       }
     }
-    if (step.type === 'condition') {
+    const branches = branchesOf(step);
+    if (branches) {
       const branched = new Map<string, string>();
       for (const branch of ['then', 'else'] as const) {
-        ((step.config[branch] as string[] | undefined) ?? []).forEach((target, j) => {
+        (branches[branch] ?? []).forEach((target, j) => {
           const path = `steps[${i}].config.${branch}[${j}]`;
           const t = index.get(target);
           if (t === undefined) errors.push({ path, message: `names step ${target}, which does not exist` });
@@ -166,11 +174,12 @@ export function compileWorkflow(steps: Step[]): { valid: boolean; errors: Compil
       }
     }
     resolved[i] = checkTemplates(step, `steps[${i}]`, { steps: visibleTo(i), inMap: false, known }, errors);
-    if (step.type === 'map') {
+    const nested = nestedOf(step);
+    if (nested) {
       // A map's steps see what the map sees, and the map's own steps before them.
       const visible = visibleTo(i);
       const seen = new Set<string>();
-      inner[i] = (step.config.steps as InnerStep[]).map((sub, j) => {
+      inner[i] = nested.map((sub, j) => {
         const path = `steps[${i}].config.steps[${j}]`;
         if (ids.has(sub.id) || seen.has(sub.id)) errors.push({ path: `${path}.id`, message: `repeats the step id ${sub.id}: ids are unique in the workflow` });
         seen.add(sub.id);
@@ -187,15 +196,13 @@ export function compileWorkflow(steps: Step[]): { valid: boolean; errors: Compil
     plan: {
       order,
       steps: steps.map((s, i) => ({ id: s.id, type: s.type, dependsOn: deps[i]!, ...(s.when ? { when: s.when } : {}), templates: resolved[i]!, ...(inner[i] ? { steps: inner[i] } : {}) })),
-      branches: steps
-        .filter((s) => s.type === 'classification')
-        .flatMap((cls) =>
-          (cls.config.categories as Array<string | { name: string }>).map((c) => {
-            const category = typeof c === 'string' ? c : c.name;
-            return { step: cls.id, category, runs: steps.filter((s) => s.when?.step === cls.id && s.when.category === category).map((s) => s.id) };
-          }),
-        ),
-      conditions: steps.filter((s) => s.type === 'condition').map((s) => ({ step: s.id, then: (s.config.then as string[]) ?? [], else: (s.config.else as string[]) ?? [] })),
+      branches: steps.flatMap((cls) =>
+        (categoriesOf(cls) ?? []).map((category) => ({ step: cls.id, category, runs: steps.filter((s) => s.when?.step === cls.id && s.when.category === category).map((s) => s.id) })),
+      ),
+      conditions: steps.flatMap((s) => {
+        const branches = branchesOf(s);
+        return branches ? [{ step: s.id, then: branches.then ?? [], else: branches.else ?? [] }] : [];
+      }),
     },
   };
 }

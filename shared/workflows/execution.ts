@@ -4,16 +4,14 @@ import type { StepMessage, WorkflowMessage } from '../queue/messages';
 import type { Delivery } from '../queue/queue';
 import type { ExecutionRecord } from '../store/executions';
 import { scopeOf, type TenantScope } from '../tenancy';
-import { evaluateExpression } from '../jsonata-expression';
 import { startScheduled } from './schedules';
-import { truthy } from './steps/condition';
+import { stepKind } from './steps';
 import type { StepResult } from './steps/step-kind';
 import { checkBackSeconds, whileLeased } from '../queue/work-lease';
 import { checkWaitingStep, pauseForPerson } from './human';
 import { handleMapItem, redriveMap, startMapStep } from './map';
 import { afterSettle, finishExecution, readySteps, sendSteps, SETTLED } from './progress';
 import { failedAttempt, runScopeOf, runWork, type DefinedStep, type RunScope } from './step-run';
-import { expressionData } from '../templates';
 import { recordUsage } from '../usage';
 import { meteringSearches, type SearchWork } from '../search/search-meter';
 import { inSpan, SpanKind } from '../telemetry';
@@ -24,8 +22,9 @@ import type { Runtime } from '../runtime';
  * workflow-steps queue; the worker claims a step (conditional write), runs it, settles it
  * (conditional on its attempt) and sends the steps that became ready. Duplicate messages find the
  * step taken or done and change nothing; a worker that dies mid-step loses its lease and the
- * redelivered message runs the step again. Control steps steer: a `condition` chooses a branch,
- * a `map` fans its items out (workflow-map.ts), a `human` step pauses (workflow-human.ts).
+ * redelivered message runs the step again. A step is left out when its kind's `branches` (a
+ * condition's) did not choose it; control steps steer: a `map` fans its items out (map.ts), a
+ * `human` step pauses (human.ts).
  */
 
 /** Whether a step is left out: its `when` category or its condition's branch was not chosen, or all it depends on was skipped. */
@@ -33,9 +32,9 @@ function isSkipped(execution: ExecutionRecord, step: DefinedStep): boolean {
   const when = step.when as { step: string; category: string } | undefined;
   if (when && (execution.steps[when.step]?.output as { category?: string } | undefined)?.category !== when.category) return true;
   for (const condition of execution.definition) {
-    if (condition.type !== 'condition') continue;
-    const cfg = condition.config as { then?: string[]; else?: string[] };
-    const branch = cfg.then?.includes(step.id) ? true : cfg.else?.includes(step.id) ? false : undefined;
+    const branches = stepKind(condition.type)?.branches?.(condition.config as Record<string, unknown>);
+    if (!branches) continue;
+    const branch = branches.then?.includes(step.id) ? true : branches.else?.includes(step.id) ? false : undefined;
     if (branch === undefined) continue;
     const state = execution.steps[condition.id];
     // A condition that did not run chose no branch: its steps are left out too.
@@ -46,10 +45,6 @@ function isSkipped(execution: ExecutionRecord, step: DefinedStep): boolean {
 
 /** What a claimed step gives: a result, or nothing yet (a map fanned out, a person asked). */
 async function runClaimed(rt: Runtime, scope: TenantScope, execution: ExecutionRecord, step: DefinedStep, attempt: number, run: RunScope): Promise<StepResult | undefined> {
-  if (step.type === 'condition') {
-    const value = await evaluateExpression((step.config as { expression: string }).expression, expressionData(run.vars));
-    return { output: { result: truthy(value) } };
-  }
   if (step.type === 'map') return startMapStep(rt, scope, execution, step, attempt, run);
   if (step.type === 'human') {
     await pauseForPerson(rt, scope, execution, step, attempt, run);

@@ -1,6 +1,7 @@
 import type { Runtime } from '../runtime';
 import type { ExecutionRecord, StepState } from '../store/executions';
 import type { TenantScope } from '../tenancy';
+import { stepKind } from './steps';
 import { notifyWebhook } from './webhooks';
 import type { Definition } from './step-run';
 
@@ -43,7 +44,7 @@ export async function finishExecution(rt: Runtime, scope: TenantScope, execution
   const finished = await rt.store.executions.finishExecution(scope, execution, result);
   await rt.store.unfinishedWork.remove({ kind: 'execution', tenantId: scope.tenantId, id: execution.id });
   // Only an execution with a person's step can have waited (and be listed as waiting).
-  if (Object.values(execution.steps).some((s) => s.type === 'human')) await rt.store.executions.removeWaiting(scope, execution.id);
+  if (Object.values(execution.steps).some((s) => stepKind(s.type)?.waits)) await rt.store.executions.removeWaiting(scope, execution.id);
   // Only the call that finished it notifies.
   if (finished) await notifyWebhook(rt, scope, finished, result.status);
 }

@@ -25,12 +25,7 @@ export interface RunScope {
 /** Adds a settled step's output to what later steps read. */
 export function addOutput(into: RunScope, step: { id: string; type: string }, output: unknown): void {
   into.vars.outputs[step.id] = output;
-  const out = output as Record<string, unknown>;
-  if (step.type === 'classification') into.vars.category = String(out.category);
-  if (step.type === 'search') {
-    into.vars.context = String(out.context);
-    into.passages = (out.results as Array<{ title: string; text: string }>).map((r) => ({ title: r.title, text: r.text }));
-  }
+  stepKind(step.type)?.publishes?.into(output, into);
 }
 
 /** The outputs the step at `stepIndex` may read: every step before it that succeeded. */

@@ -2,6 +2,7 @@ import type { Idempotency, Reference } from '../store/records';
 import type { TenantScope } from '../tenancy';
 import { ValidationError } from '../errors';
 import { stepKind } from './steps';
+import type { StepLike } from './steps/step-kind';
 import { compileWorkflow } from './compiler';
 import { sealWebhook, showWebhook } from './webhooks';
 import { withoutReadOnly } from '../schema-helpers';
@@ -31,12 +32,12 @@ export function assignStepIds(steps: WorkflowInput['steps']): Workflow['steps'] 
   });
 }
 
-/** Every step with the field path of its config: the workflow's, and the steps of its maps. */
-function eachStep<T extends { id: string; type: string; config: Record<string, unknown> }>(steps: T[], path = 'steps'): Array<{ step: T; path: string }> {
-  return steps.flatMap((step, i) => [
-    { step, path: `${path}[${i}]` },
-    ...(step.type === 'map' ? eachStep(step.config.steps as T[], `${path}[${i}].config.steps`) : []),
-  ]);
+/** Every step with the field path of its config: the workflow's, and the steps nested in them (a map's). */
+function eachStep(steps: StepLike[], path = 'steps'): Array<{ step: StepLike; path: string }> {
+  return steps.flatMap((step, i) => {
+    const nested = stepKind(step.type)?.nested;
+    return [{ step, path: `${path}[${i}]` }, ...(nested ? eachStep(nested.steps(step.config), `${path}[${i}].config.steps`) : [])];
+  });
 }
 
 /** A definition that does not compile is a 400 naming the field. */
@@ -59,7 +60,7 @@ async function prepareSteps(rt: Runtime, scope: TenantScope, steps: StoredStep[]
         const at = `${path}[${i}]`;
         const kind = stepKind(step.type);
         let config = step.config;
-        if (step.type === 'map') config = { ...config, steps: await prepare(config.steps as StoredStep[], `${at}.config.steps`) };
+        if (kind?.nested) config = kind.nested.withSteps(config, await prepare(kind.nested.steps(config) as StoredStep[], `${at}.config.steps`));
         if (kind?.prepare) config = (await kind.prepare(config, { rt, scope, path: `${at}.config`, current: before.get(`${step.type}:${step.id}`) }));
         return { ...step, config };
       }),
@@ -80,7 +81,7 @@ export function presentWorkflow(workflow: Workflow): Workflow {
     steps.map((step) => {
       const kind = stepKind(step.type);
       let config = step.config;
-      if (step.type === 'map') config = { ...config, steps: present(config.steps as StoredStep[]) };
+      if (kind?.nested) config = kind.nested.withSteps(config, present(kind.nested.steps(config) as StoredStep[]));
       if (kind?.present) config = kind.present(config) as Record<string, unknown>;
       return { ...step, config };
     });
@@ -90,11 +91,9 @@ export function presentWorkflow(workflow: Workflow): Workflow {
 
 /** Records steps name must exist in the tenant when the workflow is written: search steps' sources, agent steps' agents. */
 function references(input: WorkflowInput): Reference[] {
-  return eachStep(assignStepIds(input.steps)).flatMap(({ step, path }): Reference[] => {
-    if (step.type === 'search') return [{ kind: 'KS', id: step.config.knowledgeSourceId as string, field: `${path}.config.knowledgeSourceId` }];
-    if (step.type === 'agent') return [{ kind: 'AGENT', id: step.config.agentId as string, field: `${path}.config.agentId` }];
-    return [];
-  });
+  return eachStep(assignStepIds(input.steps)).flatMap(({ step, path }): Reference[] =>
+    (stepKind(step.type)?.references?.(step.config) ?? []).map((r) => ({ ...r, field: `${path}.config.${r.field}` })),
+  );
 }
 
 /** The workflow's schedules handed to the scheduler (EventBridge Scheduler, or local mode's table). */

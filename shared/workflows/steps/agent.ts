@@ -26,6 +26,7 @@ export const agent: StepKind<typeof config> = {
   type: 'agent',
   config,
   templateFields: ['message', 'sessionId', 'userId'],
+  references: (cfg) => [{ kind: 'AGENT', id: cfg.agentId, field: 'agentId' }],
   isOutputPath: (p) => ['reply', 'sessionId', 'sources', 'toolCalls', 'usage', 'model', 'output'].includes(p[0]!),
   async run(cfg, { rt, scope, vars, deadline, keyId }) {
     if (!rt.agentTurn) throw new AppError('INTERNAL_ERROR', 'This function cannot run agent turns (no agentTurn in its runtime)');

@@ -32,6 +32,13 @@ const config = z.strictObject({
 export const classification: StepKind<typeof config> = {
   type: 'classification',
   config,
+  categories: (cfg) => cfg.categories.map((c) => (typeof c === 'string' ? c : c.name)),
+  publishes: {
+    variables: ['category'],
+    into(output, scope) {
+      scope.vars.category = String((output as { category: unknown }).category);
+    },
+  },
   templateFields: ['input'],
   isOutputPath: (p) => (p.length === 1 && ['category', 'confidence', 'scores'].includes(p[0]!)) || (p.length === 2 && p[0] === 'scores'),
   async run(cfg, { rt, scope, vars, deadline }) {

@@ -1,6 +1,8 @@
 import { z } from '@hono/zod-openapi';
 import { stepId } from './step-schema';
-import type { ControlKind } from './step-kind';
+import { evaluateExpression } from '../../jsonata-expression';
+import { expressionData } from '../../templates';
+import type { StepKind } from './step-kind';
 import { expression } from './transform';
 
 const config = z.strictObject({
@@ -11,14 +13,18 @@ const config = z.strictObject({
 
 /**
  * `condition`: a JSONata boolean that chooses which steps run. Output `{result}`; the steps of the
- * branch not taken are skipped, and so are the steps that depend only on skipped ones.
+ * branch not taken are skipped (the executor reads `branches` and the result), and so are the
+ * steps that depend only on skipped ones.
  */
-export const condition: ControlKind<typeof config> = {
+export const condition: StepKind<typeof config> = {
   type: 'condition',
-  control: true,
   config,
   templateFields: [],
   isOutputPath: (p) => p.length === 1 && p[0] === 'result',
+  branches: (cfg) => ({ then: cfg.then, else: cfg.else }),
+  async run(cfg, { vars }) {
+    return { output: { result: truthy(await evaluateExpression(cfg.expression, expressionData(vars))) } };
+  },
 };
 
 /** JSONata's `$boolean`: empty strings, 0, null, empty arrays and objects are false; arrays are true when any member is. */

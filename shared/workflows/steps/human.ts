@@ -43,4 +43,5 @@ export const human: ControlKind<typeof config> = {
   config,
   templateFields: ['prompt', 'assignee'],
   isOutputPath: () => true,
+  waits: true,
 };

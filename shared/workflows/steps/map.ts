@@ -28,4 +28,8 @@ export const map: ControlKind<typeof config> = {
   config,
   templateFields: [],
   isOutputPath: (p) => (p[0] === 'results' || p[0] === 'errors') && (p.length === 1 || /^\d+$/.test(p[1]!)),
+  nested: {
+    steps: (cfg) => cfg.steps,
+    withSteps: (cfg, steps) => ({ ...cfg, steps }),
+  },
 };

@@ -20,6 +20,16 @@ export const search: StepKind<typeof config> = {
   type: 'search',
   config,
   templateFields: ['query'],
+  references: (cfg) => [{ kind: 'KS', id: cfg.knowledgeSourceId, field: 'knowledgeSourceId' }],
+  publishes: {
+    variables: ['context'],
+    into(output, scope) {
+      const out = output as { context: unknown; results: Array<{ title: string; text: string }> };
+      scope.vars.context = String(out.context);
+      // A generation after a search is grounded in its passages.
+      scope.passages = out.results.map((r) => ({ title: r.title, text: r.text }));
+    },
+  },
   isOutputPath: (p) =>
     (p.length === 1 && ['results', 'context'].includes(p[0]!)) ||
     (p[0] === 'results' && /^\d+$/.test(p[1] ?? '') && (p.length === 2 || (p.length === 3 && RESULT_FIELDS.includes(p[2]!)) || (p.length >= 4 && p[2] === 'metadata'))),

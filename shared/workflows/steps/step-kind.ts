@@ -25,6 +25,26 @@ export interface StepResult {
   model?: string;
 }
 
+/** What a step may read: the request, the latest classification and search, and every settled step's output. */
+export interface RunScope {
+  vars: TemplateScope;
+  passages?: Array<{ title: string; text: string }>;
+}
+
+/** A step as a definition holds it, whatever its kind (a map's own steps are steps too). */
+export interface StepLike {
+  id: string;
+  type: string;
+  config: Record<string, unknown>;
+}
+
+/** A record a step names, which must exist when the workflow is written; `field` is in the step's config. */
+export interface StepReference {
+  kind: 'KS' | 'AGENT';
+  id: string;
+  field: string;
+}
+
 /** A config being made ready to store: `path` names the step's config for errors (`steps[2].config`). */
 export interface PrepareContext {
   rt: Runtime;
@@ -50,6 +70,21 @@ export interface StepShape<Config extends z.ZodType = z.ZodObject> {
   prepare?(config: z.infer<Config>, context: PrepareContext): Promise<z.infer<Config>>;
   /** The stored config as responses show it (no sealed secret). */
   present?(config: z.infer<Config>): unknown;
+  /** Records the config names (a source, an agent): each must be the tenant's when the workflow is written. */
+  references?(config: z.infer<Config>): StepReference[];
+  /** Steps of its own that the kind runs (a map's): prepared, presented and compiled with the workflow's. */
+  readonly nested?: { steps(config: z.infer<Config>): StepLike[]; withSteps(config: z.infer<Config>, steps: StepLike[]): z.infer<Config> };
+  /** The steps it chooses between (a condition's): each must run after it. */
+  branches?(config: z.infer<Config>): { then: string[]; else: string[] };
+  /** The categories it chooses from (a classification's): what `when` may name. */
+  categories?(config: z.infer<Config>): string[];
+  /**
+   * What its output gives the steps after it besides `steps.<id>.output`: the template variables
+   * it sets (`{{category}}`, `{{context}}`: the latest such step's), and how (passages too).
+   */
+  readonly publishes?: { readonly variables: readonly string[]; into(output: unknown, scope: RunScope): void };
+  /** It may wait for a person: an execution that ran one is listed among the waiting until it ends. */
+  readonly waits?: true;
 }
 
 /** A step that does work and gives an output. */
