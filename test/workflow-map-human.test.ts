@@ -31,7 +31,9 @@ const prices = createServer((req, res) => {
     inFlight--;
     if (sku === 'fail') return res.writeHead(422, { 'content-type': 'application/json' }).end('{"error":"unknown sku"}');
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ sku, price: sku.length * 10 }));
-  }, 20);
+    // Long enough that items the queue runs at once overlap here even on a loaded machine (at 20 ms,
+    // a full suite on two cores sometimes ran them one after another).
+  }, 100);
 });
 let base = '';
 let t: TestTenant;
