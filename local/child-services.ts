@@ -25,8 +25,8 @@ export function startWatchdog(childPid: number): number | undefined {
 
 /** Waits until the child's HTTP server answers (any answer), failing if it exits first. */
 export async function waitUntilReady(name: string, endpoint: string, child: ChildProcess, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
+  const deadline = performance.now() + timeoutMs;
+  while (performance.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`${name} exited with code ${child.exitCode}`);
     try {
       // Any HTTP answer means the server listens (DynamoDB Local rejects a request without a target politely).

@@ -13,7 +13,7 @@ function answerClientError(clock: Clock, error: Error & { code?: string }, socke
     socket.destroy();
     return;
   }
-  const requestId = newId('request');
+  const requestId = newId('request', clock.now());
   const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
   const body = JSON.stringify({
     error: tooLarge

@@ -59,7 +59,7 @@ async function main() {
         gateway && values['usage-plan-id']
           ? await registerGatewayKey(gateway, {
               value: apiKey,
-              name: `${values.tenant}-${values.name ?? plan}-${Date.now()}`,
+              name: `${values.tenant}-${values.name ?? plan}-${systemClock.now()}`,
               usagePlanId: values['usage-plan-id'],
             })
           : undefined;

@@ -22,7 +22,7 @@ export function collection<T extends BaseRecord>(kind: RecordKind, idKind: IdKin
       options: { references?: Reference[]; idempotency?: Idempotency } = {},
     ): Promise<{ record: T; replayed: boolean }> {
       const now = isoNow(rt.clock);
-      const record = { ...fields, id: newId(idKind), createdAt: now, updatedAt: now, version: 1 } as T;
+      const record = { ...fields, id: newId(idKind, rt.clock.now()), createdAt: now, updatedAt: now, version: 1 } as T;
       return rt.store.records.createRecord(scope, kind, record, options);
     },
 

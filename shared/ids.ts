@@ -29,9 +29,10 @@ const CROCKFORD = '0123456789abcdefghjkmnpqrstvwxyz';
 
 /**
  * Time-ordered ids (ULID layout: 48-bit milliseconds then 80 random bits, Crockford base32,
- * lower case) so that a DynamoDB sort key on the id lists records in creation order.
+ * lower case) so that a DynamoDB sort key on the id lists records in creation order. `now` is the
+ * runtime's clock's time.
  */
-export function newId(kind: IdKind, now = Date.now()): string {
+export function newId(kind: IdKind, now: number): string {
   let time = '';
   let t = now;
   for (let i = 0; i < 10; i++) {

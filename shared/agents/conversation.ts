@@ -69,7 +69,7 @@ async function ground(rt: Runtime, scope: TenantScope, agent: Agent, message: st
 
 async function prepareConversation(rt: Runtime, scope: TenantScope, agentId: string, input: ConverseInput): Promise<PreparedConversation> {
   const agent = await agents.get(rt, scope, agentId);
-  const sessionId = input.sessionId ?? newId('session');
+  const sessionId = input.sessionId ?? newId('session', rt.clock.now());
   const history =
     input.history ??
     (await rt.store.sessions.recentMessages(scope, agent.id, sessionId, HISTORY_WINDOW)).map((m) => ({ role: m.role, content: m.content }));

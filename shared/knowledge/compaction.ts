@@ -55,7 +55,7 @@ export function needsCompaction(segments: SegmentRecord[]): boolean {
 
 /** Takes the source's compaction lease and queues the work; 409 when it is syncing or compacting. */
 export async function requestCompaction(rt: Runtime, scope: TenantScope, sourceId: string): Promise<{ compactionId: string; source: KnowledgeSourceRecord }> {
-  const compactionId = newId('compaction');
+  const compactionId = newId('compaction', rt.clock.now());
   const now = rt.clock.now();
   const source = await rt.store.records.updateRecord<KnowledgeSourceRecord>(scope, 'KS', sourceId, (current) => {
     if (current.status !== 'ready') throw new ConflictError(`Knowledge source ${sourceId} is ${current.status}: it can be compacted when ready`, { status: current.status });

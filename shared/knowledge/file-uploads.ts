@@ -28,7 +28,7 @@ export async function createUpload(rt: Runtime, scope: TenantScope, sourceId: st
   if (input.size > MAX_FILE_BYTES) {
     throw new AppError('PAYLOAD_TOO_LARGE', `A file may have at most ${MAX_FILE_BYTES} bytes`, { field: 'size', limitBytes: MAX_FILE_BYTES, actualBytes: input.size });
   }
-  const uploadId = newId('upload');
+  const uploadId = newId('upload', rt.clock.now());
   const contentType = input.contentType ?? contentTypeOf(input.path);
   const blobKey = uploadKeyOf(scope, sourceId, uploadId);
   const now = rt.clock.now();

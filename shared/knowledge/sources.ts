@@ -157,7 +157,7 @@ export async function replaceKnowledgeSource(rt: Runtime, scope: TenantScope, id
  * has restarted this source's work already (a re-drive that starts over keeps its count).
  */
 export async function startSync(rt: Runtime, scope: TenantScope, sourceId: string, redrives = 0): Promise<KnowledgeSourceRecord> {
-  const syncId = newId('sync');
+  const syncId = newId('sync', rt.clock.now());
   // Registered first, so that no sync in progress can escape the sweeper (work-sweeper.ts).
   await rt.store.unfinishedWork.put({ kind: 'sync', tenantId: scope.tenantId, id: sourceId, syncId, seenAt: rt.clock.now(), redrives });
   const updated = await rt.store.records.updateRecord<KnowledgeSourceRecord>(scope, 'KS', sourceId, (current) => {

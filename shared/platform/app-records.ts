@@ -19,7 +19,7 @@ function checkData(data: unknown, field: string): Record<string, unknown> {
 export async function putAppRecord(rt: Runtime, scope: TenantScope, item: Record<string, unknown>): Promise<AppRecord> {
   const collection = item.collection;
   if (typeof collection !== 'string') throw new ValidationError('item.collection', 'is required');
-  const id = typeof item.id === 'string' ? item.id : newId('record');
+  const id = typeof item.id === 'string' ? item.id : newId('record', rt.clock.now());
   const data = checkData(item.data, 'item.data');
   const now = isoNow(rt.clock);
   const current = typeof item.id === 'string' ? await rt.store.appRecords.readAppRecord(scope, collection, id) : undefined;

@@ -31,7 +31,7 @@ export async function issueAccessToken(rt: Runtime, scope: TenantScope, ttlSecon
   const claims: TokenClaims = {
     tenantId: scope.tenantId,
     schema: scope.schema,
-    tokenId: newId('token'),
+    tokenId: newId('token', rt.clock.now()),
     issuedAt,
     ...(ttlSeconds > 0 ? { expiresAt: issuedAt + ttlSeconds } : {}),
   };
@@ -44,7 +44,7 @@ export async function issueAccessToken(rt: Runtime, scope: TenantScope, ttlSecon
  * after the record was written removes it again, so the same request can simply be retried.
  */
 export async function provisionTenant(rt: Runtime, input: { name: string; tenantId?: string; plan: Plan }) {
-  const scope = scopeOf(input.tenantId ?? newId('tenant'));
+  const scope = scopeOf(input.tenantId ?? newId('tenant', rt.clock.now()));
   const tenant = await rt.store.apiKeys.putTenant(scope, { name: input.name, plan: input.plan });
   if (!tenant) {
     throw new ConflictError(`tenant ${scope.tenantId} already exists`, { field: 'tenantId', tenantId: scope.tenantId });

@@ -85,7 +85,7 @@ export function apiKeysStore(db: Db, clock: Clock) {
     const apiKey = options.apiKey ?? generateApiKey();
     const hash = hashApiKey(apiKey);
     const summary: ApiKeySummary = {
-      keyId: newId('apiKey'),
+      keyId: newId('apiKey', clock.now()),
       tenantId: scope.tenantId,
       plan: options.plan,
       name: options.name,

@@ -29,7 +29,7 @@ export function queueMessagesStore(db: Db, clock: Clock) {
   async function send(namespace: string, queue: string, bodies: string[], visibleAt: number, attributes?: Record<string, string>): Promise<void> {
     await ops.batchWrite(
       bodies.map((body) => {
-        const messageId = newId('message');
+        const messageId = newId('message', clock.now());
         return putRequest({ ...keys.queueMessage(namespace, queue, visibleAt, messageId), messageId, body, ...(attributes ? { attributes } : {}), receiveCount: 0 });
       }),
     );

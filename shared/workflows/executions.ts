@@ -27,7 +27,7 @@ export async function startExecution(
   const definition = workflow.steps.map((s, i) => ({ ...s, dependsOn: deps[i]! })) as Definition;
   const now = isoNow(rt.clock);
   const execution: ExecutionRecord = {
-    id: newId('execution'),
+    id: newId('execution', rt.clock.now()),
     workflowId,
     workflowVersion: workflow.version,
     status: 'running',

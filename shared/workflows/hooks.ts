@@ -47,7 +47,7 @@ export async function createHook(rt: Runtime, scope: TenantScope, workflowId: st
   await workflows.get(rt, scope, workflowId);
   const secret = `chs_${randomBytes(24).toString('base64url')}`;
   const hook: HookRecord = {
-    id: newId('hook'),
+    id: newId('hook', rt.clock.now()),
     tenantId: scope.tenantId,
     schema: scope.schema,
     workflowId,

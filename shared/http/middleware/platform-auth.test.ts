@@ -18,7 +18,7 @@ app.get('/scoped', (c) => c.json({ tenantId: c.get('platformToken').tenantId }))
 const claims = (over: Partial<TokenClaims> = {}): TokenClaims => ({
   tenantId: 'acme',
   schema: 't_acme',
-  tokenId: newId('token'),
+  tokenId: newId('token', testRt.clock.now()),
   issuedAt: Math.floor(Date.now() / 1000),
   ...over,
 });

@@ -22,7 +22,7 @@ export function requestContext(clock: Clock): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     c.set('clock', clock);
     const given = c.req.header('x-request-id');
-    const requestId = given && CLIENT_REQUEST_ID.test(given) ? given : newId('request');
+    const requestId = given && CLIENT_REQUEST_ID.test(given) ? given : newId('request', clock.now());
     c.set('requestId', requestId);
     const lambdaRequestId = (c.env as LambdaEnv)?.lambdaContext?.awsRequestId;
     const started = performance.now();
