@@ -13,7 +13,8 @@ import { platformSecretsLoader, type PlatformSecrets } from '../shared/platform/
 import type { IngestionMessage, WebhookMessage, WorkflowMessage } from '../shared/queue/messages';
 import { sqsQueuesFromConfig } from '../shared/queue/sqs-queue';
 import { storedQueue, type StoredQueue } from '../shared/queue/stored-queue';
-import { systemClock, type Clock, type Runtime } from '../shared/runtime';
+import { systemClock, type Clock } from '../shared/clock';
+import type { Runtime } from '../shared/runtime';
 import { localKeyWrapper, secretBox } from '../shared/secrets/secret-box';
 import { createStore } from '../shared/store';
 import { modelResolver } from '../shared/models/resolve-model';

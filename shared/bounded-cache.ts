@@ -10,7 +10,7 @@ export class BoundedCache<V> {
 
   constructor(
     private readonly clock: Clock,
-    readonly maxEntries: number,
+    private readonly maxEntries: number,
     private readonly ttlMs = Number.POSITIVE_INFINITY,
   ) {}
 
@@ -26,9 +26,5 @@ export class BoundedCache<V> {
     this.entries.delete(key);
     if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
     this.entries.set(key, { value, expires: this.clock.now() + this.ttlMs });
-  }
-
-  get size(): number {
-    return this.entries.size;
   }
 }

@@ -1,7 +1,8 @@
 import { noBlobs } from './blobs/blobs';
 import { noGateway } from './gateway';
 import { noModels } from './models/types';
-import { runtimeCaches, systemClock, type Runtime } from './runtime';
+import { systemClock } from './clock';
+import { runtimeCaches, type Runtime } from './runtime';
 import { missingSecretBox } from './secrets/secret-box';
 import { unconfiguredQueue } from './queue/queue';
 import { createStore } from './store';

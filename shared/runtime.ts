@@ -10,8 +10,6 @@ import type { SecretBox } from './secrets/secret-box';
 import type { Store } from './store';
 import type { TenantScope } from './tenancy';
 
-export { systemClock, type Clock } from './clock';
-
 /** An MCP server's tool as its list gives it. */
 export interface McpListedTool {
   name: string;

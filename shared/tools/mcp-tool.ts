@@ -16,7 +16,6 @@ import { exposedName, type ExposedTool, type ToolContext, type ToolKind } from '
  */
 const MAX_SCHEMA_BYTES = 16 * 1024;
 type McpTool = Stored<McpDefinition>;
-type Listed = McpListedTool;
 
 /** Connects, does the work, and always ends the session. Failures become tool failures. */
 async function withClient<T>(tool: McpTool, context: ToolContext, use: (client: Client, options: { signal?: AbortSignal; timeout: number }) => Promise<T>): Promise<T> {
@@ -40,12 +39,12 @@ async function withClient<T>(tool: McpTool, context: ToolContext, use: (client: 
   }
 }
 
-async function listTools(tool: McpTool, context: ToolContext): Promise<Listed[]> {
+async function listTools(tool: McpTool, context: ToolContext): Promise<McpListedTool[]> {
   const key = createHash('sha256').update(JSON.stringify([context.scope.tenantId, tool.url, tool.auth ?? null])).digest('base64url');
   const cached = context.rt.caches.mcpToolLists.get(key);
   if (cached) return cached;
   const tools = await withClient(tool, context, async (client, options) => {
-    const all: Listed[] = [];
+    const all: McpListedTool[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < 10; page++) {
       const listed = await client.listTools(cursor ? { cursor } : {}, options);
@@ -73,7 +72,7 @@ function textOf(result: { content?: Content[]; structuredContent?: unknown }): s
 export const mcpTool: ToolKind<McpDefinition, McpTool> = {
   type: 'mcp',
   async expose(tool, context) {
-    let listed: Listed[];
+    let listed: McpListedTool[];
     try {
       listed = await listTools(tool, context);
     } catch (error) {

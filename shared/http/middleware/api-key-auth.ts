@@ -1,4 +1,5 @@
 import type { MiddlewareHandler } from 'hono';
+import { BoundedCache } from '../../bounded-cache';
 import { config } from '../../config';
 import { AppError } from '../../errors';
 import { addLogContext } from '../../log';
@@ -15,29 +16,22 @@ import type { AppEnv } from '../context';
  */
 export function apiKeyAuth(rt: Runtime, options: { cacheSeconds?: number } = {}): MiddlewareHandler<AppEnv> {
   const ttlMs = (options.cacheSeconds ?? config.apiKeyCacheSeconds) * 1000;
-  const cache = new Map<string, { identity: ApiKeyIdentity; until: number }>();
+  // Bounded: a flood of distinct keys costs memory up to the bound, then only reads.
+  const cache = new BoundedCache<ApiKeyIdentity>(rt.clock, 10_000, ttlMs);
   return async (c, next) => {
     // `Authorization: Bearer <key>` too, so OpenAI-style clients can send a Cairn key.
     const apiKey = c.req.header('x-api-key') ?? bearerOf(c.req.header('authorization'));
     if (!apiKey) throw new AppError('UNAUTHORIZED', 'Missing X-API-Key header');
     if (!API_KEY_PATTERN.test(apiKey)) throw new AppError('UNAUTHORIZED', 'Unknown or revoked API key');
     const hash = hashApiKey(apiKey);
-    const now = rt.clock.now();
     let identity = cache.get(hash);
-    if (!identity || identity.until <= now) {
-      const resolved = await rt.store.apiKeys.resolveApiKey(apiKey);
-      if (!resolved) {
-        cache.delete(hash);
-        throw new AppError('UNAUTHORIZED', 'Unknown or revoked API key');
-      }
-      identity = { identity: resolved, until: now + ttlMs };
-      if (ttlMs > 0) {
-        if (cache.size >= 10_000) cache.clear(); // bound memory; a miss only costs one read
-        cache.set(hash, identity);
-      }
+    if (!identity) {
+      identity = await rt.store.apiKeys.resolveApiKey(apiKey);
+      if (!identity) throw new AppError('UNAUTHORIZED', 'Unknown or revoked API key');
+      if (ttlMs > 0) cache.set(hash, identity);
     }
-    c.set('identity', identity.identity);
-    addLogContext({ tenantId: identity.identity.scope.tenantId, keyId: identity.identity.keyId });
+    c.set('identity', identity);
+    addLogContext({ tenantId: identity.scope.tenantId, keyId: identity.keyId });
     await next();
   };
 }
