@@ -18,7 +18,7 @@ const setterOf = (variable: string) =>
   STEP_TYPES.filter((type) => stepKind(type)?.publishes?.variables.includes(variable)).join(' or ');
 const nestedOf = (step: StepLike) => stepKind(step.type)?.nested?.steps(step.config);
 const categoriesOf = (step: StepLike) => stepKind(step.type)?.categories?.(step.config);
-const branchesOf = (step: StepLike) => stepKind(step.type)?.branches?.(step.config);
+const branchesOf = (step: StepLike) => stepKind(step.type)?.branches?.among(step.config);
 
 export interface CompileError {
   path: string;

@@ -8,10 +8,10 @@ import { startScheduled } from './schedules';
 import { stepKind } from './steps';
 import type { StepResult } from './steps/step-kind';
 import { checkBackSeconds, whileLeased } from '../queue/work-lease';
-import { checkWaitingStep, pauseForPerson } from './human';
-import { handleMapItem, redriveMap, startMapStep } from './map';
+import { checkWaitingStep, pauseStep } from './human';
+import { handleItem, redriveItems, startFanOut } from './fan-out';
 import { afterSettle, finishExecution, readySteps, sendSteps, SETTLED } from './progress';
-import { failedAttempt, runScopeOf, runWork, type DefinedStep, type RunScope } from './step-run';
+import { failedAttempt, runScopeOf, runStep, type DefinedStep, type RunScope } from './step-run';
 import { recordUsage } from '../usage';
 import { meteringSearches, type SearchWork } from '../search/search-meter';
 import { inSpan, SpanKind } from '../telemetry';
@@ -22,35 +22,34 @@ import type { Runtime } from '../runtime';
  * workflow-steps queue; the worker claims a step (conditional write), runs it, settles it
  * (conditional on its attempt) and sends the steps that became ready. Duplicate messages find the
  * step taken or done and change nothing; a worker that dies mid-step loses its lease and the
- * redelivered message runs the step again. A step is left out when its kind's `branches` (a
- * condition's) did not choose it; control steps steer: a `map` fans its items out (map.ts), a
- * `human` step pauses (human.ts).
+ * redelivered message runs the step again. A step is left out when a kind's `branches` (a
+ * condition's) did not choose it. What a step gives is a result (it settles), a fan-out (its
+ * items run as messages of their own: fan-out.ts) or a pause (a person is asked: human.ts).
  */
 
 /** Whether a step is left out: its `when` category or its condition's branch was not chosen, or all it depends on was skipped. */
 function isSkipped(execution: ExecutionRecord, step: DefinedStep): boolean {
   const when = step.when as { step: string; category: string } | undefined;
   if (when && (execution.steps[when.step]?.output as { category?: string } | undefined)?.category !== when.category) return true;
-  for (const condition of execution.definition) {
-    const branches = stepKind(condition.type)?.branches?.(condition.config as Record<string, unknown>);
+  for (const chooser of execution.definition as DefinedStep[]) {
+    const branches = stepKind(chooser.type)?.branches;
     if (!branches) continue;
-    const branch = branches.then?.includes(step.id) ? true : branches.else?.includes(step.id) ? false : undefined;
-    if (branch === undefined) continue;
-    const state = execution.steps[condition.id];
-    // A condition that did not run chose no branch: its steps are left out too.
-    if (state?.status !== 'succeeded' || (state.output as { result: boolean }).result !== branch) return true;
+    const among = branches.among(chooser.config);
+    if (!among.then.includes(step.id) && !among.else.includes(step.id)) continue;
+    const state = execution.steps[chooser.id];
+    // A step that did not run chose no branch: its steps are left out too.
+    if (state?.status !== 'succeeded' || branches.leftOut(chooser.config, state.output).includes(step.id)) return true;
   }
   return step.dependsOn.length > 0 && step.dependsOn.every((d) => execution.steps[d]?.status === 'skipped');
 }
 
-/** What a claimed step gives: a result, or nothing yet (a map fanned out, a person asked). */
+/** What a claimed step gives: a result, or nothing yet (its items were sent, a person asked). */
 async function runClaimed(rt: Runtime, scope: TenantScope, execution: ExecutionRecord, step: DefinedStep, attempt: number, run: RunScope): Promise<StepResult | undefined> {
-  if (step.type === 'map') return startMapStep(rt, scope, execution, step, attempt, run);
-  if (step.type === 'human') {
-    await pauseForPerson(rt, scope, execution, step, attempt, run);
-    return undefined;
-  }
-  return runWork(rt, scope, step, run, execution.keyId);
+  const outcome = await runStep(rt, scope, step, run, execution.keyId);
+  if ('pause' in outcome) await pauseStep(rt, scope, execution, step, attempt, outcome.pause);
+  else if ('fanOut' in outcome) await startFanOut(rt, scope, execution, step, attempt, outcome.fanOut);
+  else return outcome;
+  return undefined;
 }
 
 export async function handleStepMessage(rt: Runtime, message: StepMessage, delivery: Delivery): Promise<void> {
@@ -62,7 +61,7 @@ export async function handleStepMessage(rt: Runtime, message: StepMessage, deliv
   const step = current.definition.find((s) => s.id === message.stepId)! as DefinedStep;
   const index = current.definition.indexOf(step);
   if (message.item !== undefined) {
-    if (step.type === 'map' && current.status === 'running') await handleMapItem(rt, scope, current, step, message.item, runScopeOf(current, index), delivery);
+    await handleItem(rt, scope, current, step, message.item, runScopeOf(current, index), delivery);
     return;
   }
   if (state.status === 'waiting') {
@@ -142,7 +141,7 @@ export async function redriveExecution(rt: Runtime, scope: TenantScope, executio
   await sendSteps(rt, scope, execution, [...stalled, ...ready]);
   await rt.store.executions.markQueued(scope, execution, ready);
   for (const state of mapping) {
-    const items = await redriveMap(rt, scope, execution, execution.definition.find((s) => s.id === state.id) as DefinedStep);
+    const items = await redriveItems(rt, scope, execution, execution.definition.find((s) => s.id === state.id) as DefinedStep);
     if (items.length > 0) stalled.push(`${state.id}[${items.join(',')}]`);
   }
   return [...stalled, ...ready];

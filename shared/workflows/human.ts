@@ -6,27 +6,19 @@ import type { TenantScope } from '../tenancy';
 import { getExecution } from './executions';
 import { checkBackSeconds } from '../queue/work-lease';
 import { afterSettle, sendSteps } from './progress';
-import type { DefinedStep, RunScope } from './step-run';
-import { renderTemplate } from '../templates';
+import type { DefinedStep } from './step-run';
+import { stepKind } from './steps';
 
 /**
- * `human` steps: the step pauses with a request, a person completes it through the API (once), or
- * its time runs out. A paused execution holds no lease and no worker: it is only a record, so it
- * survives restarts; the timeout is a delayed message that comes back every 15 minutes (SQS's
- * longest delay) until the time is up.
+ * A step that pauses (a `human` step): it waits with a request, a person completes it through the
+ * API (once), or its time runs out. A paused execution holds no lease and no worker: it is only a
+ * record, so it survives restarts; the timeout is a delayed message that comes back every 15
+ * minutes (SQS's longest delay) until the time is up.
  */
-type HumanConfig = { prompt: string; schema: Record<string, unknown>; assignee?: string; timeoutSeconds?: number; onTimeout: 'fail' | { default: unknown } };
 
 /** The step's attempt turns into a request for a person; the execution waits once nothing else runs. */
-export async function pauseForPerson(rt: Runtime, scope: TenantScope, execution: ExecutionRecord, step: DefinedStep, attempt: number, run: RunScope): Promise<void> {
-  const cfg = step.config as HumanConfig;
+export async function pauseStep(rt: Runtime, scope: TenantScope, execution: ExecutionRecord, step: DefinedStep, attempt: number, request: HumanRequest): Promise<void> {
   const now = rt.clock.now();
-  const request: HumanRequest = {
-    prompt: renderTemplate(cfg.prompt, run.vars),
-    schema: cfg.schema,
-    ...(cfg.assignee ? { assignee: renderTemplate(cfg.assignee, run.vars) } : {}),
-    ...(cfg.timeoutSeconds ? { expiresAt: now + cfg.timeoutSeconds * 1000 } : {}),
-  };
   const paused = await rt.store.executions.pauseStep(scope, execution, step.id, attempt, request);
   if (!paused) return;
   if (request.expiresAt) await sendSteps(rt, scope, execution, [step.id], checkBackSeconds(request.expiresAt, now));
@@ -43,12 +35,9 @@ export async function checkWaitingStep(rt: Runtime, scope: TenantScope, executio
     await sendSteps(rt, scope, execution, [stepId], checkBackSeconds(expiresAt, now));
     return;
   }
-  const step = execution.definition.find((s) => s.id === stepId)! as DefinedStep;
-  const onTimeout = (step.config as HumanConfig).onTimeout;
-  const result =
-    onTimeout === 'fail'
-      ? ({ status: 'failed', error: { code: 'UNPROCESSABLE', message: `Nobody completed the step within ${(step.config as HumanConfig).timeoutSeconds} s` } } as const)
-      : ({ status: 'succeeded', output: onTimeout.default } as const);
+  const step = execution.definition.find((s) => s.id === stepId) as DefinedStep | undefined;
+  const result = step && stepKind(step.type)?.pauses?.timedOut(step.config);
+  if (!result) return;
   const resolved = await rt.store.executions.resolveWaitingStep(scope, execution, stepId, { ...result, completedBy: 'timeout', startedAt: state.startedAt! });
   if (resolved) await afterSettle(rt, scope, resolved);
 }
@@ -61,7 +50,7 @@ export async function completeHumanStep(rt: Runtime, scope: TenantScope, workflo
   const execution = await getExecution(rt, scope, workflowId, executionId);
   const state = execution.steps[stepId];
   if (!state) throw new NotFoundError('step', stepId);
-  if (state.type !== 'human') throw new ConflictError(`Step ${stepId} is a ${state.type} step: only human steps are completed through the API`, { type: state.type });
+  if (!stepKind(state.type)?.pauses) throw new ConflictError(`Step ${stepId} is a ${state.type} step: only human steps are completed through the API`, { type: state.type });
   if (state.status !== 'waiting') {
     throw new ConflictError(state.completedBy ? `Step ${stepId} was already completed (${state.completedBy === 'timeout' ? 'its time ran out' : 'through the API'})` : `Step ${stepId} is ${state.status}, not waiting for input`, { status: state.status });
   }

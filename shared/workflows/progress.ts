@@ -44,7 +44,7 @@ export async function finishExecution(rt: Runtime, scope: TenantScope, execution
   const finished = await rt.store.executions.finishExecution(scope, execution, result);
   await rt.store.unfinishedWork.remove({ kind: 'execution', tenantId: scope.tenantId, id: execution.id });
   // Only an execution with a person's step can have waited (and be listed as waiting).
-  if (Object.values(execution.steps).some((s) => stepKind(s.type)?.waits)) await rt.store.executions.removeWaiting(scope, execution.id);
+  if (Object.values(execution.steps).some((s) => stepKind(s.type)?.pauses)) await rt.store.executions.removeWaiting(scope, execution.id);
   // Only the call that finished it notifies.
   if (finished) await notifyWebhook(rt, scope, finished, result.status);
 }

@@ -5,9 +5,8 @@ import type { Runtime } from '../runtime';
 import type { ExecutionRecord } from '../store/executions';
 import type { TenantScope } from '../tenancy';
 import { stepKind } from './steps';
-import type { StepKind, StepResult } from './steps/step-kind';
+import type { RunScope, StepLike, StepOutcome, StepResult } from './steps/step-kind';
 import { DEFAULT_RETRY, type RetryPolicy } from './steps/step-schema';
-import type { TemplateScope } from '../templates';
 
 /**
  * Running one step's work, shared by the steps of a workflow and the steps of a map's items: what
@@ -15,12 +14,9 @@ import type { TemplateScope } from '../templates';
  */
 export type Definition = ExecutionRecord['definition'];
 export type DefinedStep = Definition[number] & { retry?: RetryPolicy; timeoutSeconds?: number; config: Record<string, unknown> };
-
-/** What a step may read: the request, the latest classification and search, and every settled step's output. */
-export interface RunScope {
-  vars: TemplateScope;
-  passages?: Array<{ title: string; text: string }>;
-}
+export type { RunScope };
+/** A step as it runs, wherever it stands (a map's own steps have no `dependsOn`). */
+export type RunnableStep = StepLike & { retry?: RetryPolicy; timeoutSeconds?: number };
 
 /** Adds a settled step's output to what later steps read. */
 export function addOutput(into: RunScope, step: { id: string; type: string }, output: unknown): void {
@@ -61,12 +57,12 @@ export function failedAttempt(error: unknown, attempt: number, step: { retry?: R
 export const timeoutMsOf = (step: { timeoutSeconds?: number }) => (step.timeoutSeconds ? step.timeoutSeconds * 1000 : config.modelTimeoutMs);
 
 /**
- * Runs one work step under its time limit: the kind's calls get the deadline, and a kind that
- * does not stop in time is left behind with a retryable timeout.
+ * Runs one step under its time limit: the kind's calls get the deadline, and a kind that does not
+ * stop in time is left behind with a retryable timeout.
  */
-export async function runWork(rt: Runtime, scope: TenantScope, step: DefinedStep, run: RunScope, keyId: string | undefined): Promise<StepResult> {
-  const kind = stepKind(step.type) as StepKind | undefined;
-  if (!kind || !('run' in kind)) throw new AppError('INTERNAL_ERROR', `step ${step.id} has an unknown type ${step.type}`);
+export async function runStep(rt: Runtime, scope: TenantScope, step: RunnableStep, run: RunScope, keyId: string | undefined): Promise<StepOutcome> {
+  const kind = stepKind(step.type);
+  if (!kind) throw new AppError('INTERNAL_ERROR', `step ${step.id} has an unknown type ${step.type}`);
   const timeoutMs = timeoutMsOf(step);
   const controller = new AbortController();
   let timer: NodeJS.Timeout | undefined;
@@ -77,8 +73,15 @@ export async function runWork(rt: Runtime, scope: TenantScope, step: DefinedStep
     }, timeoutMs);
   });
   try {
-    return await Promise.race([kind.run(step.config, { rt, scope, vars: run.vars, passages: run.passages, deadline: controller.signal, timeoutMs, keyId }), timedOut]);
+    return await Promise.race([kind.execute(step.config, { rt, scope, vars: run.vars, passages: run.passages, deadline: controller.signal, timeoutMs, keyId }), timedOut]);
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** Runs a step that must give a result (a map item's steps: the schema admits only kinds that do). */
+export async function runToResult(rt: Runtime, scope: TenantScope, step: RunnableStep, run: RunScope, keyId: string | undefined): Promise<StepResult> {
+  const outcome = await runStep(rt, scope, step, run, keyId);
+  if (!('output' in outcome)) throw new AppError('INTERNAL_ERROR', `step ${step.id} paused or fanned out where only a result can be taken`);
+  return outcome;
 }

@@ -16,9 +16,9 @@ const categories = ['billing', { name: 'shipping', description: 'deliveries and 
 
 describe('classification step', () => {
   it('classifies lexically with the built-in engine, from the input template', async () => {
-    const out = await classification.run(classification.config.parse({ model: 'local/x', categories }), await context());
+    const out = await classification.execute(classification.config.parse({ model: 'local/x', categories }), await context());
     expect(out.output).toMatchObject({ category: 'billing' });
-    const templated = await classification.run(
+    const templated = await classification.execute(
       classification.config.parse({ model: 'local/x', categories, input: 'Where is my {{parameters.topic}}?' }),
       await context(testRt, 'ignored'),
     );
@@ -28,11 +28,11 @@ describe('classification step', () => {
   it('takes a real model’s category, and falls back to the lexical classifier when it answers off the list', async () => {
     const { models, requests } = scriptedModel('Shipping.', 'a banana');
     const rt = { ...testRt, models };
-    const chosen = await classification.run(classification.config.parse({ model: 'gpt-4', categories }), await context(rt));
+    const chosen = await classification.execute(classification.config.parse({ model: 'gpt-4', categories }), await context(rt));
     expect(chosen).toEqual({ output: { category: 'shipping', confidence: 1, scores: { billing: 0, shipping: 1 } }, usage: { inputTokens: 10, outputTokens: 2 }, model: 'scripted/gpt-4' });
     expect(requests[0]).toMatchObject({ temperature: 0, maxTokens: 20, messages: [{ role: 'user', content: 'I was charged twice on my bill' }] });
     expect(requests[0]!.instructions).toContain('shipping (deliveries and parcels)');
-    const fallback = await classification.run(classification.config.parse({ model: 'gpt-4', categories }), await context(rt));
+    const fallback = await classification.execute(classification.config.parse({ model: 'gpt-4', categories }), await context(rt));
     expect(fallback.output).toMatchObject({ category: 'billing' });
   });
 

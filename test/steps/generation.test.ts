@@ -7,7 +7,7 @@ import { newTenant } from '../helpers/tenant';
 describe('generation step', () => {
   it('renders prompt and instructions, passes the latest search’s passages and the defaults', async () => {
     const { models, requests } = scriptedModel('Refunds take 5 days [1].');
-    const out = await generation.run(generation.config.parse({ model: 'gpt-4', prompt: 'Answer: {{input}} ({{category}})', instructions: 'Tone: {{parameters.tone}}' }), {
+    const out = await generation.execute(generation.config.parse({ model: 'gpt-4', prompt: 'Answer: {{input}} ({{category}})', instructions: 'Tone: {{parameters.tone}}' }), {
       rt: { ...testRt, models },
       scope: (await newTenant()).scope,
       vars: { input: 'How long do refunds take?', parameters: { tone: 'friendly' }, outputs: {}, category: 'billing' },
@@ -30,7 +30,7 @@ describe('generation step', () => {
 
   it('keeps at most 20,000 characters of a reply in the execution record', async () => {
     const { models } = scriptedModel('x'.repeat(25_000));
-    const out = await generation.run(generation.config.parse({ model: 'gpt-4', prompt: 'Write a lot', temperature: 0, maxTokens: 9000 }), {
+    const out = await generation.execute(generation.config.parse({ model: 'gpt-4', prompt: 'Write a lot', temperature: 0, maxTokens: 9000 }), {
       rt: { ...testRt, models },
       scope: (await newTenant()).scope,
       vars: { input: '', parameters: {}, outputs: {} },
@@ -40,7 +40,7 @@ describe('generation step', () => {
   });
 
   it('answers from the passages with the built-in engine', async () => {
-    const out = await generation.run(generation.config.parse({ model: 'local/x', prompt: 'How long do refunds take?' }), {
+    const out = await generation.execute(generation.config.parse({ model: 'local/x', prompt: 'How long do refunds take?' }), {
       rt: testRt,
       scope: (await newTenant()).scope,
       vars: { input: '', parameters: {}, outputs: {} },

@@ -26,7 +26,7 @@ describe('search step', () => {
   });
 
   it('searches a ready source with the rendered query and numbers the passages as context', async () => {
-    const out = await search.run(search.config.parse({ knowledgeSourceId: ready, query: 'How long do I have to return {{input}}?', topK: 1 }), context('an item'));
+    const out = await search.execute(search.config.parse({ knowledgeSourceId: ready, query: 'How long do I have to return {{input}}?', topK: 1 }), context('an item'));
     const { results, context: text } = out.output as { results: Array<{ path: string; text: string }>; context: string };
     expect(results).toHaveLength(1);
     expect(results[0]!.path).toBe('returns.md');
@@ -34,9 +34,9 @@ describe('search step', () => {
   });
 
   it('fails with CONFLICT on a source that is not ready and NOT_FOUND on one that is gone', async () => {
-    await expect(search.run(search.config.parse({ knowledgeSourceId: pending, query: 'returns' }), context(''))).rejects.toMatchObject({ code: 'CONFLICT' });
+    await expect(search.execute(search.config.parse({ knowledgeSourceId: pending, query: 'returns' }), context(''))).rejects.toMatchObject({ code: 'CONFLICT' });
     await expect(
-      search.run(search.config.parse({ knowledgeSourceId: 'ks_00000000000000000000000000', query: 'returns' }), context('')),
+      search.execute(search.config.parse({ knowledgeSourceId: 'ks_00000000000000000000000000', query: 'returns' }), context('')),
     ).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
 

@@ -2,7 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { AppError } from '../../errors';
 import { isId } from '../../ids';
 import { renderTemplate } from '../../templates';
-import type { StepKind } from './step-kind';
+import type { WorkKind } from './step-kind';
 
 const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
@@ -22,13 +22,13 @@ const OUTPUT_TEXT_LIMIT = 20_000;
  * again as the step's. A turn that stops for a tool approval fails the step: a workflow cannot
  * approve for a person (use a `human` step before the call instead).
  */
-export const agent: StepKind<typeof config> = {
+export const agent: WorkKind<typeof config> = {
   type: 'agent',
   config,
   templateFields: ['message', 'sessionId', 'userId'],
   references: (cfg) => [{ kind: 'AGENT', id: cfg.agentId, field: 'agentId' }],
   isOutputPath: (p) => ['reply', 'sessionId', 'sources', 'toolCalls', 'usage', 'model', 'output'].includes(p[0]!),
-  async run(cfg, { rt, scope, vars, deadline, keyId }) {
+  async execute(cfg, { rt, scope, vars, deadline, keyId }) {
     if (!rt.agentTurn) throw new AppError('INTERNAL_ERROR', 'This function cannot run agent turns (no agentTurn in its runtime)');
     const sessionId = cfg.sessionId === undefined ? undefined : renderTemplate(cfg.sessionId, vars);
     if (sessionId !== undefined && !SESSION_ID.test(sessionId)) throw new AppError('UNPROCESSABLE', `sessionId rendered as "${sessionId.slice(0, 60)}", which is not 1–128 letters, digits, _ or -`, { field: 'sessionId' }, { retryable: false });

@@ -3,7 +3,7 @@ import { classifyLocally } from '../../models/local-engine';
 import { modelName, uniqueItems } from '../../schema-helpers';
 import { renderTemplate } from '../../templates';
 import { resolveForTenant } from '../../usage';
-import type { StepKind } from './step-kind';
+import type { WorkKind } from './step-kind';
 
 const category = z.union([
   z.string().trim().min(1).max(100),
@@ -29,7 +29,7 @@ const config = z.strictObject({
  * model is asked for the category's name, and an answer off the list falls back to the lexical
  * classifier rather than a guess.
  */
-export const classification: StepKind<typeof config> = {
+export const classification: WorkKind<typeof config> = {
   type: 'classification',
   config,
   categories: (cfg) => cfg.categories.map((c) => (typeof c === 'string' ? c : c.name)),
@@ -41,7 +41,7 @@ export const classification: StepKind<typeof config> = {
   },
   templateFields: ['input'],
   isOutputPath: (p) => (p.length === 1 && ['category', 'confidence', 'scores'].includes(p[0]!)) || (p.length === 2 && p[0] === 'scores'),
-  async run(cfg, { rt, scope, vars, deadline }) {
+  async execute(cfg, { rt, scope, vars, deadline }) {
     const input = renderTemplate(cfg.input ?? '{{input}}', vars);
     const categories = cfg.categories.map((c) => (typeof c === 'string' ? { name: c } : c));
     const resolved = await resolveForTenant(rt, scope, cfg.model);

@@ -13,16 +13,19 @@ const config = z.strictObject({
 
 /**
  * `condition`: a JSONata boolean that chooses which steps run. Output `{result}`; the steps of the
- * branch not taken are skipped (the executor reads `branches` and the result), and so are the
- * steps that depend only on skipped ones.
+ * branch not taken are skipped (the engine asks `branches.leftOut`), and so are the steps that
+ * depend only on skipped ones.
  */
 export const condition: StepKind<typeof config> = {
   type: 'condition',
   config,
   templateFields: [],
   isOutputPath: (p) => p.length === 1 && p[0] === 'result',
-  branches: (cfg) => ({ then: cfg.then, else: cfg.else }),
-  async run(cfg, { vars }) {
+  branches: {
+    among: (cfg) => ({ then: cfg.then, else: cfg.else }),
+    leftOut: (cfg, output) => ((output as { result?: unknown } | null)?.result === true ? cfg.else : cfg.then),
+  },
+  async execute(cfg, { vars }) {
     return { output: { result: truthy(await evaluateExpression(cfg.expression, expressionData(vars))) } };
   },
 };

@@ -5,7 +5,7 @@ import type { ChatRequest } from '../../models/types';
 import { responseFormatInput } from '../../models/response-format';
 import { renderTemplate } from '../../templates';
 import { resolveForTenant } from '../../usage';
-import type { StepKind } from './step-kind';
+import type { WorkKind } from './step-kind';
 
 const config = z.strictObject({
   model: modelName,
@@ -20,14 +20,14 @@ const config = z.strictObject({
 const OUTPUT_TEXT_LIMIT = 20_000;
 
 /** Asks a model; grounded in the latest search even when the prompt does not place {{context}} itself. */
-export const generation: StepKind<typeof config> = {
+export const generation: WorkKind<typeof config> = {
   type: 'generation',
   config,
   templateFields: ['prompt', 'instructions'],
   // `json`: the parsed reply of a step with a responseFormat, at any depth.
   isOutputPath: (p) =>
     (p.length === 1 && ['text', 'usage'].includes(p[0]!)) || (p.length === 2 && p[0] === 'usage' && ['inputTokens', 'outputTokens'].includes(p[1]!)) || p[0] === 'json',
-  async run(cfg, { rt, scope, vars, passages, deadline }) {
+  async execute(cfg, { rt, scope, vars, passages, deadline }) {
     const resolved = await resolveForTenant(rt, scope, cfg.model);
     const request: ChatRequest = {
       model: resolved.model,

@@ -4,7 +4,7 @@ import { outboundPolicyFromConfig, outboundRequest } from '../../net/outbound';
 import { integerBetween } from '../../schema-helpers';
 import { authHeaders, authInput, sealAuth, showAuth, type StoredAuth } from '../../tools';
 import { renderDeep, renderTemplate, TEMPLATE, templateText, type TemplateScope } from '../../templates';
-import type { StepKind } from './step-kind';
+import type { WorkKind } from './step-kind';
 
 export const MAX_HTTP_RESPONSE_BYTES = 256 * 1024;
 
@@ -59,7 +59,7 @@ const transientStatus = (status: number) => status === 408 || status === 425 || 
  * checked, time and size bounded). Output `{status, headers, body}`, the body parsed when it is JSON.
  * A status outside `expect` fails the step, retryably when it is 408, 429 or 5xx.
  */
-export const http: StepKind<typeof config> = {
+export const http: WorkKind<typeof config> = {
   type: 'http',
   config,
   templateFields: ['url', 'headers', 'body'],
@@ -73,7 +73,7 @@ export const http: StepKind<typeof config> = {
     const stored = cfg as StoredConfig;
     return stored.auth ? { ...stored, auth: showAuth(stored.auth) } : stored;
   },
-  async run(cfg, { rt, scope, vars, deadline, timeoutMs }) {
+  async execute(cfg, { rt, scope, vars, deadline, timeoutMs }) {
     const stored = cfg as StoredConfig;
     const headers: Record<string, string> = { accept: 'application/json, text/plain;q=0.9, */*;q=0.5' };
     for (const [name, value] of Object.entries(stored.headers ?? {})) headers[name.toLowerCase()] = renderHeader(value, vars);

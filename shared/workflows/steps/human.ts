@@ -1,6 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { checkable, integerBetween } from '../../schema-helpers';
-import type { ControlKind } from './step-kind';
+import { renderTemplate } from '../../templates';
+import type { StepKind } from './step-kind';
 
 /** The longest a person may be waited for: 30 days. */
 export const MAX_HUMAN_WAIT_SECONDS = 30 * 86_400;
@@ -35,13 +36,28 @@ const config = z
 /**
  * `human`: the execution pauses (`waiting`) with a request `{prompt, schema, assignee}` until a
  * person completes the step through the API with input matching the schema; that input is the
- * step's output. With `timeoutSeconds`, `onTimeout` fails the step or goes on with a default.
+ * step's output (human.ts). With `timeoutSeconds`, `onTimeout` fails the step or goes on with a
+ * default.
  */
-export const human: ControlKind<typeof config> = {
+export const human: StepKind<typeof config> = {
   type: 'human',
-  control: true,
   config,
   templateFields: ['prompt', 'assignee'],
   isOutputPath: () => true,
-  waits: true,
+  async execute(cfg, { rt, vars }) {
+    return {
+      pause: {
+        prompt: renderTemplate(cfg.prompt, vars),
+        schema: cfg.schema,
+        ...(cfg.assignee ? { assignee: renderTemplate(cfg.assignee, vars) } : {}),
+        ...(cfg.timeoutSeconds ? { expiresAt: rt.clock.now() + cfg.timeoutSeconds * 1000 } : {}),
+      },
+    };
+  },
+  pauses: {
+    timedOut: (cfg) =>
+      cfg.onTimeout === 'fail'
+        ? { status: 'failed', error: { code: 'UNPROCESSABLE', message: `Nobody completed the step within ${cfg.timeoutSeconds} s` } }
+        : { status: 'succeeded', output: cfg.onTimeout.default },
+  },
 };

@@ -1,7 +1,10 @@
 import { z } from '@hono/zod-openapi';
 import { integerBetween } from '../../schema-helpers';
 import { innerStep } from './step-schema';
-import type { ControlKind } from './step-kind';
+import { AppError } from '../../errors';
+import { evaluateExpression } from '../../jsonata-expression';
+import { expressionData } from '../../templates';
+import type { StepKind } from './step-kind';
 import { expression } from './transform';
 
 /** Items one map may run: each is a message and a stored result. */
@@ -15,21 +18,32 @@ const config = z.strictObject({
   failurePolicy: z.enum(['failFast', 'collect']).default('failFast').openapi({ description: 'failFast: the first failed item fails the step; collect: failed items are reported and the step succeeds' }),
 });
 
-export type MapConfig = z.infer<typeof config>;
+const toArray = (value: unknown): unknown[] => (value === null || value === undefined ? [] : Array.isArray(value) ? value : [value]);
 
 /**
  * `map`: runs its steps for each item of an array, each item a message on the steps queue, at most
- * `concurrency` at once. Output `{results, errors}`: each item's last step's output in item order
- * (null for a failed item), and `{index, error}` of the failed ones.
+ * `concurrency` at once (the engine's fan-out: fan-out.ts). Output `{results, errors}`: each
+ * item's last step's output in item order (null for a failed item), and `{index, error}` of the
+ * failed ones.
  */
-export const map: ControlKind<typeof config> = {
+export const map: StepKind<typeof config> = {
   type: 'map',
-  control: true,
   config,
   templateFields: [],
   isOutputPath: (p) => (p[0] === 'results' || p[0] === 'errors') && (p.length === 1 || /^\d+$/.test(p[1]!)),
   nested: {
     steps: (cfg) => cfg.steps,
     withSteps: (cfg, steps) => ({ ...cfg, steps }),
+  },
+  fansOut: {
+    concurrency: (cfg) => cfg.concurrency,
+    failFast: (cfg) => cfg.failurePolicy === 'failFast',
+  },
+  async execute(cfg, { vars }) {
+    // JSONata gives a single match as itself, not an array of one: either way it is a list of items.
+    const items = toArray(await evaluateExpression(cfg.items, expressionData(vars)));
+    if (items.length > cfg.maxItems) throw new AppError('UNPROCESSABLE', `The items expression gave ${items.length} items; the step takes at most ${cfg.maxItems}`, { items: items.length }, { retryable: false });
+    if (items.length === 0) return { output: { results: [], errors: [] } };
+    return { fanOut: items };
   },
 };

@@ -5,7 +5,7 @@ import { assertSearchable, searchSource } from '../../search/search';
 import type { KnowledgeSourceRecord } from '../../knowledge';
 import { integerBetween } from '../../schema-helpers';
 import { renderTemplate } from '../../templates';
-import type { StepKind } from './step-kind';
+import type { WorkKind } from './step-kind';
 
 const config = z.strictObject({
   knowledgeSourceId: z.string().refine((id) => isId('knowledgeSource', id), { error: 'must be a knowledge source id (ks_…)' }),
@@ -16,7 +16,7 @@ const config = z.strictObject({
 const RESULT_FIELDS = ['text', 'path', 'rowKey', 'score', 'title', 'chunkId', 'documentId'];
 
 /** Searches one of the tenant's ready knowledge sources; `context` numbers the passages for prompts. */
-export const search: StepKind<typeof config> = {
+export const search: WorkKind<typeof config> = {
   type: 'search',
   config,
   templateFields: ['query'],
@@ -33,7 +33,7 @@ export const search: StepKind<typeof config> = {
   isOutputPath: (p) =>
     (p.length === 1 && ['results', 'context'].includes(p[0]!)) ||
     (p[0] === 'results' && /^\d+$/.test(p[1] ?? '') && (p.length === 2 || (p.length === 3 && RESULT_FIELDS.includes(p[2]!)) || (p.length >= 4 && p[2] === 'metadata'))),
-  async run(cfg, { rt, scope, vars }) {
+  async execute(cfg, { rt, scope, vars }) {
     const source = await rt.store.records.getRecord<KnowledgeSourceRecord>(scope, 'KS', cfg.knowledgeSourceId);
     if (!source) throw new NotFoundError('knowledge source', cfg.knowledgeSourceId);
     assertSearchable(source);

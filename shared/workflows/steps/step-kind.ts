@@ -2,6 +2,7 @@ import type { z } from '@hono/zod-openapi';
 import type { Runtime } from '../../runtime';
 import type { TenantScope } from '../../tenancy';
 import type { TemplateScope } from '../../templates';
+import type { HumanRequest } from '../../store/executions';
 
 /** What a step reads while it runs: the runtime, the tenant, rendered templates' values. */
 export interface StepContext {
@@ -54,18 +55,33 @@ export interface PrepareContext {
   current?: Record<string, unknown>;
 }
 
+/** What a waiting step asks a person for (kept with the step's state). */
+export type { HumanRequest } from '../../store/executions';
+
 /**
- * What every kind of workflow step declares: its config (validated when the workflow is written),
- * which config fields hold `{{…}}` templates (strings, or JSON values whose strings are templates),
- * and what its output holds. Adding a kind adds a file beside this one and a line in `index.ts`.
+ * What running a step gives the engine: a result (its output), a pause (a person is asked; the
+ * step waits, up to a time), or a fan-out (the items its `nested` steps run for, each a message).
  */
-export interface StepShape<Config extends z.ZodType = z.ZodObject> {
+export type StepOutcome = StepResult | { pause: HumanRequest } | { fanOut: unknown[] };
+
+/** How a paused step settles when its time runs out. */
+export type TimedOut = { status: 'failed'; error: { code: string; message: string } } | { status: 'succeeded'; output: unknown };
+
+/**
+ * Everything a kind of workflow step is: its config (validated when the workflow is written),
+ * which config fields hold `{{…}}` templates (strings, or JSON values whose strings are templates),
+ * what its output holds, and what running it gives. The engine knows no kind by name, only these
+ * hooks. Adding a kind adds a file beside this one and a line in `index.ts`.
+ */
+export interface StepKind<Config extends z.ZodType = z.ZodObject> {
   readonly type: string;
   readonly config: Config;
   /** Config fields holding `{{…}}` templates (checked by the compiler, rendered by the step). */
   readonly templateFields: readonly string[];
   /** Whether `{{steps.<id>.output.<path>}}` names something this kind's output holds. */
   isOutputPath(path: string[]): boolean;
+  /** Runs the step once (an attempt): its result, a pause or a fan-out. */
+  execute(config: z.infer<Config>, context: StepContext): Promise<StepOutcome>;
   /** Makes a validated config ready to store (secrets sealed, documents read); the config as stored. */
   prepare?(config: z.infer<Config>, context: PrepareContext): Promise<z.infer<Config>>;
   /** The stored config as responses show it (no sealed secret). */
@@ -74,8 +90,15 @@ export interface StepShape<Config extends z.ZodType = z.ZodObject> {
   references?(config: z.infer<Config>): StepReference[];
   /** Steps of its own that the kind runs (a map's): prepared, presented and compiled with the workflow's. */
   readonly nested?: { steps(config: z.infer<Config>): StepLike[]; withSteps(config: z.infer<Config>, steps: StepLike[]): z.infer<Config> };
-  /** The steps it chooses between (a condition's): each must run after it. */
-  branches?(config: z.infer<Config>): { then: string[]; else: string[] };
+  /** A kind that fans out: how many items run at once, and whether one failed item fails the step. */
+  readonly fansOut?: { concurrency(config: z.infer<Config>): number; failFast(config: z.infer<Config>): boolean };
+  /** A kind that pauses: an execution that ran one may wait for a person, and its step settles so when the time is up. */
+  readonly pauses?: { timedOut(config: z.infer<Config>): TimedOut };
+  /**
+   * A kind that chooses (a condition): the steps it chooses between (each must run after it), and,
+   * given its output, the ones it left out.
+   */
+  readonly branches?: { among(config: z.infer<Config>): { then: string[]; else: string[] }; leftOut(config: z.infer<Config>, output: unknown): string[] };
   /** The categories it chooses from (a classification's): what `when` may name. */
   categories?(config: z.infer<Config>): string[];
   /**
@@ -83,21 +106,9 @@ export interface StepShape<Config extends z.ZodType = z.ZodObject> {
    * it sets (`{{category}}`, `{{context}}`: the latest such step's), and how (passages too).
    */
   readonly publishes?: { readonly variables: readonly string[]; into(output: unknown, scope: RunScope): void };
-  /** It may wait for a person: an execution that ran one is listed among the waiting until it ends. */
-  readonly waits?: true;
 }
 
-/** A step that does work and gives an output. */
-export interface StepKind<Config extends z.ZodType = z.ZodObject> extends StepShape<Config> {
-  run(config: z.infer<Config>, context: StepContext): Promise<StepResult>;
+/** A kind that only does work and gives a result (the kinds a map's own steps may be). */
+export interface WorkKind<Config extends z.ZodType = z.ZodObject> extends StepKind<Config> {
+  execute(config: z.infer<Config>, context: StepContext): Promise<StepResult>;
 }
-
-/**
- * A step that steers the execution rather than doing work (`condition`, `map`, `human`): the
- * executor runs it, since it chooses, fans out or pauses.
- */
-export interface ControlKind<Config extends z.ZodType = z.ZodObject> extends StepShape<Config> {
-  readonly control: true;
-}
-
-export const isControl = (kind: StepShape<z.ZodType>): kind is ControlKind<z.ZodType> => 'control' in kind;

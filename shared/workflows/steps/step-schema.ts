@@ -5,7 +5,7 @@ import { classification } from './classification';
 import { generation } from './generation';
 import { http } from './http';
 import { search } from './search';
-import type { StepShape } from './step-kind';
+import type { StepKind } from './step-kind';
 import { tool } from './tool';
 import { transform } from './transform';
 
@@ -95,7 +95,7 @@ export function stepOf<T extends string, C extends z.ZodObject, F extends z.ZodR
   return (hoisted as unknown as z.ZodType<unknown, z.input<typeof stored>>).pipe(stored) as unknown as z.ZodPipe<typeof given, typeof stored>;
 }
 
-const workStepOf = <K extends StepShape, F extends z.ZodRawShape>(kind: K, common: F) => stepOf(kind.type, kind.config, common);
+const workStepOf = <K extends StepKind, F extends z.ZodRawShape>(kind: K, common: F) => stepOf(kind.type, kind.config, common);
 
 /** A step inside a `map`: any kind that does work. */
 export const innerStep = z

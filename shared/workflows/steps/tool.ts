@@ -3,7 +3,7 @@ import { AppError, UpstreamError, ValidationError } from '../../errors';
 import { outboundPolicyFromConfig } from '../../net/outbound';
 import { httpInput, mcpInput, openApiInput, type StoredTool, remoteKindOf, prepareTool, presentTool, runTool, toolContext, toolsOf } from '../../tools';
 import { renderDeep } from '../../templates';
-import type { StepKind } from './step-kind';
+import type { WorkKind } from './step-kind';
 
 const config = z.strictObject({
   tool: z.discriminatedUnion('type', [httpInput, openApiInput, mcpInput]).openapi({ description: 'A tool definition as on agents (http, openapi or mcp); its auth is sealed when stored' }),
@@ -23,7 +23,7 @@ type Config = z.infer<typeof config>;
  * arguments, checked against the tool's parameters. Output `{result}`: the tool's answer, parsed when
  * it is JSON. A refused or failing call fails the step (retryably when the tool may answer next time).
  */
-export const tool: StepKind<typeof config> = {
+export const tool: WorkKind<typeof config> = {
   type: 'tool',
   config,
   templateFields: ['arguments'],
@@ -34,7 +34,7 @@ export const tool: StepKind<typeof config> = {
     return { ...cfg, tool: stored as never };
   },
   present: (cfg) => ({ ...cfg, tool: presentTool(remoteKindOf(cfg.tool.type), cfg.tool as unknown as StoredTool) }),
-  async run(cfg, { rt, scope, vars, deadline, timeoutMs, keyId }) {
+  async execute(cfg, { rt, scope, vars, deadline, timeoutMs, keyId }) {
     const context = toolContext(rt, scope, undefined, { timeoutMs: timeoutMs ?? 30_000, maxResultBytes: 64 * 1024, signal: deadline, keyId, policy: outboundPolicyFromConfig() });
     const tools = await toolsOf(remoteKindOf(cfg.tool.type), cfg.tool as unknown as StoredTool, context);
     const chosen = cfg.name ? tools.find((t) => t.name === cfg.name) : tools.length === 1 ? tools[0] : undefined;

@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { evaluateExpression, expressionError } from '../../jsonata-expression';
 import { expressionData } from '../../templates';
-import type { StepKind } from './step-kind';
+import type { WorkKind } from './step-kind';
 
 /** A JSONata expression, checked when the workflow is written. */
 export const expression = z
@@ -22,12 +22,12 @@ const config = z.strictObject({
 });
 
 /** `transform`: reshapes data with JSONata (bounded in time and depth; no code runs). Output: the expression's value. */
-export const transform: StepKind<typeof config> = {
+export const transform: WorkKind<typeof config> = {
   type: 'transform',
   config,
   templateFields: [],
   isOutputPath: () => true,
-  async run(cfg, { vars }) {
+  async execute(cfg, { vars }) {
     return { output: await evaluateExpression(cfg.expression, expressionData(vars)) };
   },
 };

@@ -1,5 +1,4 @@
 import { config } from '../config';
-import { AppError } from '../errors';
 import { errorFields, log } from '../log';
 import type { Delivery } from '../queue/queue';
 import type { Runtime } from '../runtime';
@@ -7,50 +6,48 @@ import { meteringSearches, type SearchWork } from '../search/search-meter';
 import type { ExecutionRecord } from '../store/executions';
 import type { MapItem } from '../store/map-items';
 import type { TenantScope } from '../tenancy';
-import { evaluateExpression } from '../jsonata-expression';
-import type { MapConfig } from './steps/map';
-import type { StepResult } from './steps/step-kind';
+import { stepKind } from './steps';
+import type { StepLike, StepResult } from './steps/step-kind';
 import { recordUsage } from '../usage';
 import { checkBackSeconds, whileLeased } from '../queue/work-lease';
 import { afterSettle, sendItems } from './progress';
-import { addOutput, failedAttempt, runWork, type DefinedStep, type RunScope } from './step-run';
-import { expressionData } from '../templates';
+import { addOutput, failedAttempt, runToResult, type DefinedStep, type RunScope } from './step-run';
 
 /**
- * `map` steps: the items are evaluated and stored, the first `concurrency` of them sent as messages;
- * each settled item sends the next, so at most `concurrency` run at once; the item that brings the
- * count to the total collects the outputs in order and settles the step. An item runs the map's
- * steps in sequence, retried as a whole under the map step's retry policy. Items are claimed and
- * settled like steps (a duplicate message runs an item once); the sweeper's re-drive sends what
- * was lost and collects a map whose every item settled.
+ * A step that fans out (a `map`): its items are stored, the first `concurrency` of them sent as
+ * messages; each settled item sends the next, so at most `concurrency` run at once; the item that
+ * brings the count to the total collects the outputs in order and settles the step. An item runs
+ * the step's `nested` steps in sequence, retried as a whole under the step's retry policy. Items
+ * are claimed and settled like steps (a duplicate message runs an item once); the sweeper's
+ * re-drive sends what was lost and collects a step whose every item settled.
  */
 
 /** The outputs a map step may keep in its execution record (DynamoDB items hold 400 KB). */
 export const MAX_MAP_OUTPUT_BYTES = 300 * 1024;
 
-const toArray = (value: unknown): unknown[] => (value === null || value === undefined ? [] : Array.isArray(value) ? value : [value]);
-
-/** Evaluates the items, stores them and sends the first; a map with no items succeeds at once. */
-export async function startMapStep(rt: Runtime, scope: TenantScope, execution: ExecutionRecord, step: DefinedStep, attempt: number, run: RunScope): Promise<StepResult | undefined> {
-  const cfg = step.config as MapConfig;
-  // JSONata gives a single match as itself, not an array of one: either way it is a list of items.
-  const items = toArray(await evaluateExpression(cfg.items, expressionData(run.vars)));
-  if (items.length > cfg.maxItems) throw new AppError('UNPROCESSABLE', `The items expression gave ${items.length} items; the step takes at most ${cfg.maxItems}`, { items: items.length }, { retryable: false });
-  if (items.length === 0) return { output: { results: [], errors: [] } };
-  await rt.store.mapItems.putItems(scope, execution.id, step.id, items);
-  const started = Math.min(cfg.concurrency, items.length);
-  const mapping = await rt.store.executions.startMap(scope, execution, step.id, attempt, { total: items.length, started, done: 0, failed: 0 });
-  if (mapping) await sendItems(rt, scope, execution, step.id, [...Array(started).keys()]);
-  return undefined;
+/** How a step fans out, from its kind; undefined for a kind that does not. */
+function fanOutOf(step: DefinedStep): { steps: StepLike[]; concurrency: number; failFast: boolean } | undefined {
+  const kind = stepKind(step.type);
+  if (!kind?.fansOut || !kind.nested) return undefined;
+  return { steps: kind.nested.steps(step.config), concurrency: kind.fansOut.concurrency(step.config), failFast: kind.fansOut.failFast(step.config) };
 }
 
-/** Runs the map's steps for one item, in order; the last one's output is the item's. */
-async function runItem(rt: Runtime, scope: TenantScope, execution: ExecutionRecord, step: DefinedStep, item: MapItem, run: RunScope): Promise<{ output: unknown; results: StepResult[] }> {
+/** Stores a step's items and sends the first `concurrency` of them. */
+export async function startFanOut(rt: Runtime, scope: TenantScope, execution: ExecutionRecord, step: DefinedStep, attempt: number, items: unknown[]): Promise<void> {
+  const how = fanOutOf(step)!;
+  await rt.store.mapItems.putItems(scope, execution.id, step.id, items);
+  const started = Math.min(how.concurrency, items.length);
+  const mapping = await rt.store.executions.startMap(scope, execution, step.id, attempt, { total: items.length, started, done: 0, failed: 0 });
+  if (mapping) await sendItems(rt, scope, execution, step.id, [...Array(started).keys()]);
+}
+
+/** Runs the step's nested steps for one item, in order; the last one's output is the item's. */
+async function runItem(rt: Runtime, scope: TenantScope, execution: ExecutionRecord, steps: StepLike[], item: MapItem, run: RunScope): Promise<{ output: unknown; results: StepResult[] }> {
   const local: RunScope = { vars: { ...run.vars, outputs: { ...run.vars.outputs }, item: item.value, index: item.index }, passages: run.passages };
   const results: StepResult[] = [];
   let output: unknown = null;
-  for (const sub of (step.config as MapConfig).steps as unknown as DefinedStep[]) {
-    const result = await runWork(rt, scope, sub, local, execution.keyId);
+  for (const sub of steps) {
+    const result = await runToResult(rt, scope, sub, local, execution.keyId);
     results.push(result);
     addOutput(local, sub, result.output);
     output = result.output;
@@ -58,9 +55,11 @@ async function runItem(rt: Runtime, scope: TenantScope, execution: ExecutionReco
   return { output, results };
 }
 
-export async function handleMapItem(rt: Runtime, scope: TenantScope, execution: ExecutionRecord, step: DefinedStep, index: number, run: RunScope, delivery: Delivery): Promise<void> {
+/** Runs one item of a step that fanned out, settles it, and sends the next or collects the step. */
+export async function handleItem(rt: Runtime, scope: TenantScope, execution: ExecutionRecord, step: DefinedStep, index: number, run: RunScope, delivery: Delivery): Promise<void> {
   const state = execution.steps[step.id]!;
-  if (state.status !== 'running' || !state.map) return;
+  const how = fanOutOf(step);
+  if (execution.status !== 'running' || state.status !== 'running' || !state.map || !how) return;
   const claimed = await rt.store.mapItems.claimItem(scope, execution.id, step.id, index, config.workLeaseMs);
   if (!claimed) {
     const item = await rt.store.mapItems.getItem(scope, execution.id, step.id, index);
@@ -73,7 +72,7 @@ export async function handleMapItem(rt: Runtime, scope: TenantScope, execution: 
   try {
     outcome = await whileLeased(
       () => rt.store.mapItems.renewItemLease(scope, execution.id, step.id, index, claimed.attempt, config.workLeaseMs),
-      () => meteringSearches(searched, () => runItem(rt, scope, execution, step, claimed, run)),
+      () => meteringSearches(searched, () => runItem(rt, scope, execution, how.steps, claimed, run)),
     );
   } catch (error) {
     outcome = { error };
@@ -96,7 +95,7 @@ export async function handleMapItem(rt: Runtime, scope: TenantScope, execution: 
     return;
   }
   if (!(await rt.store.mapItems.settleItem(scope, execution.id, step.id, index, claimed.attempt, { status: 'failed', error: failure }))) return;
-  if ((step.config as MapConfig).failurePolicy === 'failFast') {
+  if (how.failFast) {
     const settled = await rt.store.executions.settleStep(scope, execution, step.id, state.attempt, { status: 'failed', error: { code: failure.code, message: `item ${index} failed: ${failure.message}` }, startedAt: state.startedAt! });
     if (settled) await afterSettle(rt, scope, settled);
     return;
@@ -110,18 +109,18 @@ async function advance(rt: Runtime, scope: TenantScope, execution: ExecutionReco
   const progress = updated?.steps[step.id]?.map;
   if (!updated || !progress) return;
   if (progress.started <= progress.total) await sendItems(rt, scope, execution, step.id, [progress.started - 1]);
-  if (progress.done >= progress.total) await collectMap(rt, scope, updated, step);
+  if (progress.done >= progress.total) await collectItems(rt, scope, updated, step);
 }
 
-/** Settles a map whose every item settled: outputs in item order, failed items listed. */
-export async function collectMap(rt: Runtime, scope: TenantScope, execution: ExecutionRecord, step: DefinedStep): Promise<boolean> {
+/** Settles a step whose every item settled: outputs in item order, failed items listed. */
+async function collectItems(rt: Runtime, scope: TenantScope, execution: ExecutionRecord, step: DefinedStep): Promise<boolean> {
   const state = execution.steps[step.id]!;
   const items = await rt.store.mapItems.listItems(scope, execution.id, step.id);
   if (items.length < (state.map?.total ?? 0) || items.some((i) => i.status !== 'succeeded' && i.status !== 'failed')) return false;
   const errors = items.filter((i) => i.status === 'failed').map((i) => ({ index: i.index, error: i.error }));
   const output = { results: items.map((i) => (i.status === 'succeeded' ? (i.output ?? null) : null)), errors };
   let result: Parameters<Runtime['store']['executions']['settleStep']>[4];
-  if (errors.length > 0 && (step.config as MapConfig).failurePolicy === 'failFast') {
+  if (errors.length > 0 && fanOutOf(step)?.failFast) {
     result = { status: 'failed', error: { code: errors[0]!.error?.code ?? 'INTERNAL_ERROR', message: `item ${errors[0]!.index} failed: ${errors[0]!.error?.message ?? ''}` }, startedAt: state.startedAt! };
   } else if (Buffer.byteLength(JSON.stringify(output)) > MAX_MAP_OUTPUT_BYTES) {
     result = { status: 'failed', error: { code: 'UNPROCESSABLE', message: `The items' outputs pass ${MAX_MAP_OUTPUT_BYTES} bytes: end the map's steps with a transform that keeps less` }, startedAt: state.startedAt! };
@@ -134,16 +133,17 @@ export async function collectMap(rt: Runtime, scope: TenantScope, execution: Exe
 }
 
 /**
- * Sends again what a map waits on (the sweeper, when messages were lost): its unsettled items with
- * no live lease, at most `concurrency` of them; a map whose every item settled is collected.
+ * Sends again what a fanned-out step waits on (the sweeper, when messages were lost): its
+ * unsettled items with no live lease, at most `concurrency` of them; a step whose every item
+ * settled is collected.
  */
-export async function redriveMap(rt: Runtime, scope: TenantScope, execution: ExecutionRecord, step: DefinedStep): Promise<number[]> {
-  if (await collectMap(rt, scope, execution, step)) return [];
+export async function redriveItems(rt: Runtime, scope: TenantScope, execution: ExecutionRecord, step: DefinedStep): Promise<number[]> {
+  if (await collectItems(rt, scope, execution, step)) return [];
   const now = rt.clock.now();
   const items = await rt.store.mapItems.listItems(scope, execution.id, step.id);
   const open = items.filter((i) => i.status === 'pending' || i.status === 'retrying' || (i.status === 'running' && (i.leaseUntil ?? 0) <= now));
   const live = items.filter((i) => i.status === 'running' && (i.leaseUntil ?? 0) > now).length;
-  const resend = open.slice(0, Math.max(1, (step.config as MapConfig).concurrency - live)).map((i) => i.index);
+  const resend = open.slice(0, Math.max(1, (fanOutOf(step)?.concurrency ?? 1) - live)).map((i) => i.index);
   await sendItems(rt, scope, execution, step.id, resend);
   return resend;
 }
