@@ -166,6 +166,36 @@ describe('the tool loop', () => {
     expect(refunds).toEqual(['A17']);
   });
 
+  it('resumes a paused turn stored before searches were counted, and answers 500 for one it cannot read, running nothing', async () => {
+    const refundTool = {
+      type: 'http', name: 'refund_order', description: 'Refunds an order by its order number', method: 'POST', url: `${shopUrl}/refunds`, requireApproval: true,
+      parameters: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] },
+    };
+    const created = await call(app, 'POST', '/v1/agents', { key: t.apiKey, body: { name: 'Old refunds', model: 'gpt-4', tools: [refundTool] } });
+    const id = created.body.data.id as string;
+    const scope = t.scope;
+    // The shape an earlier release paused turns in: no searches, read units or model calls counted.
+    const older = {
+      request: { model: 'gpt-4', messages: [{ role: 'user', content: 'Please refund order C3' }], temperature: 0.2, maxTokens: 500 },
+      sources: [],
+      receivedAt: testRt.clock.now(),
+      pendingCalls: [{ id: 'call_old', name: 'refund_order', arguments: { orderId: 'C3' } }],
+      progress: { toolCalls: [], usage: { inputTokens: 10, outputTokens: 2 }, step: 0 },
+    };
+    expect(await testRt.store.pausedTurns.pause(scope, id, 'ses_older', older)).toBe(true);
+    const resumed = await call(app, 'POST', `/v1/agents/${id}/converse`, { key: t.apiKey, body: { context: { sessionId: 'ses_older' }, toolApprovals: [{ id: 'call_old', approved: true }] } });
+    expect(resumed.status).toBe(200);
+    expect(resumed.body.data).toMatchObject({ status: 'completed', toolCalls: [{ id: 'call_old', tool: 'refund_order', result: '{"refunded":true,"amount":49}' }] });
+    expect(refunds.at(-1)).toBe('C3');
+
+    const before = refunds.length;
+    expect(await testRt.store.pausedTurns.pause(scope, id, 'ses_broken', { ...older, request: 'not a request' })).toBe(true);
+    const broken = await call(app, 'POST', `/v1/agents/${id}/converse`, { key: t.apiKey, body: { context: { sessionId: 'ses_broken' }, toolApprovals: [{ id: 'call_old', approved: true }] } });
+    expect(broken.status).toBe(500);
+    expect(broken.body.error.code).toBe('INTERNAL_ERROR');
+    expect(refunds.length).toBe(before);
+  });
+
   it('stops after the agent’s maxToolSteps rounds and says so', async () => {
     let requests = 0; // the turn's model steps (the memory extraction after the turn carries no tools)
     const looping = createServer((req, res) => {

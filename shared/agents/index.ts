@@ -4,6 +4,6 @@
  */
 export { agent, type Agent, agentInput } from './agent-schema';
 export { agents, createAgent, deleteAgent, patchAgent, presentAgent, replaceAgent } from './agents';
-export { agentTurn, converse, type ConverseInput, type ConverseResult, converseStream } from './conversation';
+export { agentTurn, converse, type ConverseInput, type ConverseResult, converseStream } from './turn';
 export { connectKnowledgeSource, removeKnowledgeSource } from './knowledge-links';
 export { deleteAgentSession, listAgentSessions, listSessionMessages } from './sessions';

@@ -33,7 +33,7 @@ export interface ToolCall {
   id: string;
   name: string;
   /** Parsed arguments; undefined when the model sent arguments that are not a JSON object. */
-  arguments: Record<string, unknown> | undefined;
+  arguments?: Record<string, unknown>;
 }
 
 /** One round of this turn's tool use: the calls the model made and what they returned. */

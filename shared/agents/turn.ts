@@ -1,0 +1,508 @@
+import { z } from '@hono/zod-openapi';
+import { newId } from '../ids';
+import { addUsage, approximateTokens, type ChatMessage, type ChatRequest, type ChatResult, type ResolvedModel, type ResponseFormat, type ToolCall, type ToolRound, type ToolSpec } from '../models/types';
+import { inFormat } from '../models/structured-output';
+import { log } from '../log';
+import { rememberedFacts } from '../memory/query-memory';
+import type { TenantScope } from '../tenancy';
+import type { Agent } from './agent-schema';
+import { agents } from './agents';
+import { callableTools, runTool, toolContext, type CallableTool } from './agent-tools';
+import { budgetAfter, recordUsage, resolveForTenant, type TokenBudget } from '../usage';
+import { AppError, ConflictError, ValidationError } from '../errors';
+import { meteringSearches } from '../search/search-meter';
+import { ground, type ConverseSource, type Grounding } from './grounding';
+import { countingCalls, modelDeadline, rememberTurn } from './turn-memory';
+import type { AgentTurn, Runtime } from '../runtime';
+
+/**
+ * An agent's turn, whole: it is prepared once (a new turn from the request, a resumed one from
+ * what its pause kept), runs rounds — the model, then the tools it called, pausing where a person
+ * must approve a call — and ends once, answered or paused; every ending is billed in the same
+ * place (a paused turn is billed for what it used so far, the rest when it finishes).
+ */
+
+/** Turns of the session a model is given (the newest). */
+export const HISTORY_WINDOW = 20;
+
+/** Tool rounds a turn may take before it must answer, for agents stored before the setting existed. */
+export const MAX_TOOL_STEPS = 5;
+const stepsOf = (agent: Agent) => agent.maxToolSteps ?? MAX_TOOL_STEPS;
+
+export type { ConverseSource } from './grounding';
+
+/**
+ * A turn: either of a Cairn session (`sessionId` continues one, `userId` gives the agent its memory
+ * of the user) or, with `history`, of a conversation the caller keeps (OpenAI-style: nothing is
+ * stored; `instructions` add to the agent's own).
+ */
+export interface ConverseInput {
+  message: string;
+  sessionId?: string;
+  userId?: string;
+  history?: ChatMessage[];
+  instructions?: string;
+  /** Sampling settings of this turn, over the agent's own (the OpenAI-compatible surface sends them). */
+  settings?: { temperature?: number; maxTokens?: number; topP?: number; stop?: string[] };
+  /** Resumes the session's paused turn with a person's decision on each pending call (no message then). */
+  toolApprovals?: ToolApproval[];
+  /**
+   * The caller's own tools (OpenAI-style `tools`): a call to one ends the turn and goes back to
+   * the caller, who runs it and sends the result as a later round (`toolRounds`).
+   */
+  clientTools?: ToolSpec[];
+  toolRounds?: ToolRound[];
+  toolChoice?: 'none' | 'required' | { name: string };
+  /** The reply must be JSON of this format (checked, one repair asked for, else 502). */
+  responseFormat?: ResponseFormat;
+  /** The API key that asked, for usage accounting. */
+  keyId?: string;
+  /** The tenant's token budget before the turn, when its model is bound to one. */
+  budget?: TokenBudget;
+}
+
+export interface ToolApproval {
+  id: string;
+  approved: boolean;
+  reason?: string;
+}
+
+// What a paused turn keeps, declared once: the store holds it as it was written, and it is parsed
+// here when read back, so a resumed turn works on checked values.
+const record = z.record(z.string(), z.unknown());
+const usageShape = z.object({ inputTokens: z.number(), outputTokens: z.number() });
+const toolCallShape = z.object({ id: z.string(), name: z.string(), arguments: record.optional() }) satisfies z.ZodType<ToolCall>;
+const toolCallRecordShape = z.object({ id: z.string(), tool: z.string(), arguments: record.optional(), result: z.string().optional(), error: z.string().optional(), durationMs: z.number() });
+const sourceShape = z.object({
+  knowledgeSourceId: z.string(),
+  documentId: z.string(),
+  path: z.string().optional(),
+  rowKey: z.string().optional(),
+  chunkId: z.string(),
+  score: z.number(),
+  snippet: z.string(),
+  location: z.object({ page: z.number().optional(), pageEnd: z.number().optional(), slide: z.number().optional(), sheet: z.string().optional() }).optional(),
+}) satisfies z.ZodType<ConverseSource>;
+const chatRequestShape = z.object({
+  model: z.string(),
+  messages: z.array(z.object({ role: z.enum(['user', 'assistant']), content: z.string() })),
+  instructions: z.string().optional(),
+  passages: z.array(z.object({ title: z.string(), text: z.string() })).optional(),
+  temperature: z.number(),
+  maxTokens: z.number(),
+  topP: z.number().optional(),
+  stop: z.array(z.string()).optional(),
+  tools: z.array(z.object({ name: z.string(), description: z.string(), parameters: record })).optional(),
+  toolRounds: z.array(z.object({ calls: z.array(toolCallShape), results: z.array(z.object({ id: z.string(), name: z.string(), content: z.string(), isError: z.boolean() })) })).optional(),
+  toolChoice: z.union([z.literal('required'), z.object({ name: z.string() })]).optional(),
+  responseFormat: z.union([z.object({ type: z.literal('json_object') }), z.object({ type: z.literal('json_schema'), name: z.string(), schema: record })]).optional(),
+  memory: z.array(z.string()).optional(),
+  agent: z.object({ name: z.string(), description: z.string(), unsearchedSources: z.number().optional() }).optional(),
+}) satisfies z.ZodType<ChatRequest>;
+const progressShape = z.object({
+  toolCalls: z.array(toolCallRecordShape),
+  usage: usageShape,
+  step: z.number(),
+  /** Model calls made (a step, and a structured reply's repair, each make one). */
+  modelCalls: z.number().default(0),
+  /** Searches the turn made (grounding, knowledge_search calls) and their read units: SearchWork. Turns paused before they were counted carry none. */
+  searches: z.number().default(0),
+  readUnits: z.number().default(0),
+  /** What usage accounting already counted (when the turn paused): a resumed turn counts the rest. */
+  billed: z.object({ inputTokens: z.number(), outputTokens: z.number(), toolCalls: z.number(), modelCalls: z.number(), searches: z.number().default(0), readUnits: z.number().default(0) }).optional(),
+});
+const pausedTurnShape = z.object({
+  keyId: z.string().optional(),
+  request: chatRequestShape,
+  sources: z.array(sourceShape),
+  receivedAt: z.number(),
+  userId: z.string().optional(),
+  /** The calls a person decides on. */
+  pendingCalls: z.array(toolCallShape).min(1),
+  progress: progressShape,
+});
+
+/** A tool call of a turn, as stored and answered: what was asked, what came back, how long it took. */
+export type ToolCallRecord = z.infer<typeof toolCallRecordShape>;
+/** How far a turn got: its tool calls, the tokens used and the model steps taken. */
+type Progress = z.infer<typeof progressShape>;
+/** A turn waiting for a person: everything needed to continue it, from any instance. */
+type PausedTurn = z.infer<typeof pausedTurnShape>;
+
+/** What a streamed turn yields: the reply's text as it comes, and its tool calls as they happen. */
+export type TurnEvent = { type: 'delta'; text: string } | { type: 'tool_call'; call: Omit<ToolCallRecord, 'result' | 'error' | 'durationMs'> } | { type: 'tool_result'; call: ToolCallRecord };
+
+/** A turn as it runs: the part a pause keeps, and what is looked up again from the agent. */
+interface Turn extends Omit<PausedTurn, 'pendingCalls'> {
+  agent: Agent;
+  /** What the model may call this turn (the agent's tools, expanded: one per operation or MCP tool). */
+  tools: CallableTool[];
+  /** Names of the caller's own tools: calls to them go back to the caller. */
+  clientTools: Set<string>;
+  sessionId: string;
+  resolved: ResolvedModel;
+  /** The tenant's token budget before the turn, when its model is bound to one. */
+  budget?: TokenBudget;
+  /** Whether turns are stored (Cairn sessions) or the caller keeps the history (OpenAI-style). */
+  persist: boolean;
+  skipped: Grounding['skipped'];
+}
+
+/** The session's paused turn, checked; undefined when there is none. */
+function pausedTurnOf(raw: unknown, sessionId: string): PausedTurn | undefined {
+  if (raw === undefined) return undefined;
+  const parsed = pausedTurnShape.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  log.error('paused turn unreadable', { sessionId, issues: parsed.error.issues.slice(0, 5) });
+  throw new AppError('INTERNAL_ERROR', `The paused turn of session ${sessionId} could not be read`);
+}
+
+const toolOf = (tools: CallableTool[], name: string) => tools.find((t) => t.name === name);
+const pending = (calls: ToolCall[]) => calls.map((c) => ({ id: c.id, tool: c.name, arguments: c.arguments }));
+
+/** A new turn: the agent, its history, grounding, memory and tools, gathered once. */
+async function newTurn(rt: Runtime, scope: TenantScope, agent: Agent, input: ConverseInput, progress: Progress): Promise<Turn> {
+  const sessionId = input.sessionId ?? newId('session', rt.clock.now());
+  const history =
+    input.history ??
+    (await rt.store.sessions.recentMessages(scope, agent.id, sessionId, HISTORY_WINDOW)).map((m) => ({ role: m.role, content: m.content }));
+  const tools = agent.tools ?? [];
+  // A paused turn must be resumed (or the session deleted) before the conversation goes on.
+  if (input.sessionId && input.history === undefined && tools.some((t) => t.requireApproval)) {
+    const paused = pausedTurnOf(await rt.store.pausedTurns.peek(scope, agent.id, input.sessionId), input.sessionId);
+    if (paused) throw new ConflictError('A turn of this session is waiting for tool approval: resume it with toolApprovals first', { pendingToolCalls: pending(paused.pendingCalls) });
+  }
+  // With a knowledge_search tool the model decides when to search; without, every turn is grounded.
+  const [grounded, resolved, memory, callables] = await Promise.all([
+    agent.capabilities.includes('document-search') && agent.knowledgeSourceIds.length > 0 && !tools.some((t) => t.type === 'knowledge_search')
+      ? ground(rt, scope, agent, input.message, history)
+      : undefined,
+    resolveForTenant(rt, scope, agent.model),
+    input.userId && input.history === undefined ? rememberedFacts(rt, scope, agent.id, input.userId) : Promise.resolve(undefined),
+    // Listing an MCP server's tools is a network call: only when the model may call tools this turn.
+    tools.length > 0 && input.toolChoice !== 'none' ? callableTools(toolContext(rt, scope, agent)) : [],
+  ]);
+  for (const [i, clientTool] of (input.clientTools ?? []).entries()) {
+    if (callables.some((t) => t.name === clientTool.name)) throw new ValidationError(`tools[${i}].function.name`, `is ${clientTool.name}, a tool the agent has itself`);
+  }
+  if (tools.length + (input.clientTools?.length ?? 0) > 0 && !resolved.engine.supportsTools) {
+    throw new AppError('UNPROCESSABLE', `Agent ${agent.id} has tools, and its model ${resolved.name} cannot call tools: choose a model that can, or remove the tools`, { field: 'tools', model: resolved.name });
+  }
+  return {
+    agent,
+    tools: callables,
+    sessionId,
+    resolved,
+    clientTools: new Set((input.clientTools ?? []).map((t) => t.name)),
+    sources: grounded?.sources ?? [],
+    skipped: grounded?.skipped ?? [],
+    persist: input.history === undefined,
+    receivedAt: rt.clock.now(),
+    userId: input.userId,
+    keyId: input.keyId,
+    budget: resolved.budget,
+    progress,
+    request: {
+      model: resolved.model,
+      messages: [...history, { role: 'user', content: input.message }],
+      instructions: [agent.instructions, input.instructions].filter(Boolean).join('\n\n') || undefined,
+      passages: grounded?.passages,
+      ...(memory && memory.length > 0 ? { memory } : {}),
+      temperature: input.settings?.temperature ?? agent.temperature,
+      maxTokens: input.settings?.maxTokens ?? agent.maxTokens,
+      ...(input.settings?.topP !== undefined ? { topP: input.settings.topP } : {}),
+      ...(input.settings?.stop?.length ? { stop: input.settings.stop } : {}),
+      ...(input.toolChoice !== 'none' && callables.length + (input.clientTools?.length ?? 0) > 0
+        ? { tools: [...callables.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })), ...(input.clientTools ?? [])] }
+        : {}),
+      ...(input.toolRounds?.length ? { toolRounds: input.toolRounds } : {}),
+      ...(input.responseFormat ? { responseFormat: input.responseFormat } : {}),
+      ...(input.toolChoice && input.toolChoice !== 'none' ? { toolChoice: input.toolChoice } : {}),
+      agent: {
+        name: agent.name,
+        description: agent.description,
+        ...(grounded === undefined && agent.knowledgeSourceIds.length > 0 ? { unsearchedSources: agent.knowledgeSourceIds.length } : {}),
+      },
+    },
+  };
+}
+
+/**
+ * The session's paused turn, taken back with a decision on every pending call (exactly once: a
+ * second resume finds nothing and is a 409); its pending calls and the decisions come with it.
+ */
+async function resumedTurn(rt: Runtime, scope: TenantScope, agent: Agent, input: ConverseInput & { sessionId: string; toolApprovals: ToolApproval[] }) {
+  const nothingWaits = () => new ConflictError(`No turn of session ${input.sessionId} is waiting for tool approval (already resumed, or never paused)`);
+  const waiting = pausedTurnOf(await rt.store.pausedTurns.peek(scope, agent.id, input.sessionId), input.sessionId);
+  if (!waiting) throw nothingWaits();
+  const approvals = new Map(input.toolApprovals.map((a) => [a.id, a]));
+  input.toolApprovals.forEach((a, i) => {
+    if (!waiting.pendingCalls.some((c) => c.id === a.id)) throw new ValidationError(`toolApprovals[${i}].id`, `is not a pending call of this turn (${waiting.pendingCalls.map((c) => c.id).join(', ')})`);
+  });
+  const tools = await callableTools(toolContext(rt, scope, agent));
+  const undecided = waiting.pendingCalls.filter((c) => toolOf(tools, c.name)?.requireApproval && !approvals.has(c.id));
+  if (undecided.length > 0) throw new ValidationError('toolApprovals', `must decide on every pending call: ${undecided.map((c) => c.id).join(', ')} missing`);
+  const taken = pausedTurnOf(await rt.store.pausedTurns.take(scope, agent.id, input.sessionId), input.sessionId);
+  if (!taken) throw nothingWaits();
+  const { pendingCalls, ...kept } = taken;
+  const resolved = await resolveForTenant(rt, scope, agent.model);
+  const turn: Turn = {
+    ...kept,
+    agent,
+    tools,
+    clientTools: new Set(),
+    sessionId: input.sessionId,
+    resolved,
+    budget: resolved.budget,
+    persist: true,
+    skipped: [],
+    // Counted against the key that resumes it (the one that started it, when resumed without one).
+    keyId: input.keyId ?? kept.keyId,
+  };
+  return { turn, pendingCalls, approvals };
+}
+
+/** A new turn, or the resumption of a paused one (its approved calls run first). */
+async function openTurn(rt: Runtime, scope: TenantScope, agentId: string, input: ConverseInput, signal: AbortSignal | undefined, emit: (event: TurnEvent) => void): Promise<Turn> {
+  if (!input.toolApprovals) {
+    const progress: Progress = { toolCalls: [], usage: { inputTokens: 0, outputTokens: 0 }, step: 0, modelCalls: 0, searches: 0, readUnits: 0 };
+    return meteringSearches(progress, async () => newTurn(rt, scope, await agents.get(rt, scope, agentId), input, progress));
+  }
+  if (!input.sessionId) throw new ValidationError('context.sessionId', 'is required to resume a turn with toolApprovals');
+  const { turn, pendingCalls, approvals } = await resumedTurn(rt, scope, await agents.get(rt, scope, agentId), { ...input, sessionId: input.sessionId, toolApprovals: input.toolApprovals });
+  await runToolRound(rt, scope, turn, pendingCalls, signal, emit, approvals);
+  return turn;
+}
+
+/**
+ * Runs the tools a step asked for (in parallel), adds the round to the request and the calls (and
+ * any searches they made) to the turn's progress, and reports each call; a failing or unknown tool
+ * is an error the model is told about, and so is a call a person rejected.
+ */
+async function runToolRound(rt: Runtime, scope: TenantScope, turn: Turn, calls: ToolCall[], signal: AbortSignal | undefined, emit: (event: TurnEvent) => void, approvals?: Map<string, ToolApproval>): Promise<void> {
+  for (const call of calls) emit({ type: 'tool_call', call: { id: call.id, tool: call.name, arguments: call.arguments } });
+  const records = await meteringSearches(turn.progress, () =>
+    Promise.all(
+      calls.map(async (call): Promise<ToolCallRecord> => {
+        const tool = toolOf(turn.tools, call.name);
+        const started = performance.now();
+        const approval = approvals?.get(call.id);
+        const outcome = !tool
+          ? { ok: false as const, error: `There is no tool named ${call.name}` }
+          : tool.requireApproval && !approval
+            ? { ok: false as const, error: 'This call needs a person’s approval, which could not be asked for here' }
+            : approval && !approval.approved
+              ? { ok: false as const, error: `A person rejected this call${approval.reason ? `: ${approval.reason}` : ''}` }
+              : await runTool(tool, call.arguments, toolContext(rt, scope, turn.agent, { signal, keyId: turn.keyId }), call.id);
+        const record = { id: call.id, tool: call.name, arguments: call.arguments, ...(outcome.ok ? { result: outcome.result } : { error: outcome.error }), durationMs: Math.round(performance.now() - started) };
+        emit({ type: 'tool_result', call: record });
+        return record;
+      }),
+    ),
+  );
+  turn.request.toolRounds = [
+    ...(turn.request.toolRounds ?? []),
+    { calls, results: records.map((r) => ({ id: r.id, name: r.tool, content: r.result ?? r.error ?? '', isError: r.error !== undefined })) },
+  ];
+  turn.progress.toolCalls.push(...records);
+}
+
+/**
+ * Counts what the turn used since it was last counted (a paused turn is counted when it pauses,
+ * the rest when it finishes), and marks it counted. `extra`: what finishing it cost besides its
+ * rounds (remembering it).
+ */
+async function billTurn(rt: Runtime, scope: TenantScope, turn: Turn, extra = { usage: { inputTokens: 0, outputTokens: 0 }, calls: 0 }): Promise<void> {
+  const { progress } = turn;
+  const billed = progress.billed ?? { inputTokens: 0, outputTokens: 0, toolCalls: 0, modelCalls: 0, searches: 0, readUnits: 0 };
+  const usage = addUsage(progress.usage, extra.usage);
+  const now = { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, toolCalls: progress.toolCalls.length, modelCalls: progress.modelCalls + extra.calls, searches: progress.searches, readUnits: progress.readUnits };
+  await recordUsage(rt, scope, {
+    keyId: turn.keyId,
+    subject: { kind: 'agent', id: turn.agent.id },
+    model: turn.resolved.name,
+    inputTokens: now.inputTokens - billed.inputTokens,
+    outputTokens: now.outputTokens - billed.outputTokens,
+    requests: now.modelCalls - billed.modelCalls,
+    toolCalls: now.toolCalls - billed.toolCalls,
+    searches: now.searches - billed.searches,
+    readUnits: now.readUnits - billed.readUnits,
+  });
+  progress.billed = now;
+}
+
+/** How a turn ends: answered (text, maybe a structured output or calls for the caller), or paused for a person. */
+type Ending = { answer: ChatResult & { output?: unknown } } | { pause: ToolCall[] };
+
+/**
+ * Ends the turn: an answer is stored (for Cairn sessions) and remembered, a pause is kept until a
+ * person decides; either is billed here, an answer even when storing it fails.
+ */
+async function endTurn(rt: Runtime, scope: TenantScope, turn: Turn, ending: Ending) {
+  const { agent, sessionId, resolved, sources, progress } = turn;
+  const toolCalls = progress.toolCalls;
+  if ('pause' in ending) {
+    await billTurn(rt, scope, turn);
+    const { agent: _a, tools: _t, clientTools: _c, sessionId: _s, resolved: _r, budget: _b, persist: _p, skipped: _k, ...kept } = turn;
+    const paused: PausedTurn = { ...kept, pendingCalls: ending.pause };
+    if (!(await rt.store.pausedTurns.pause(scope, agent.id, sessionId, paused))) throw new ConflictError('A turn of this session is already waiting for tool approval');
+    return {
+      agentId: agent.id,
+      sessionId,
+      status: 'requires_action' as const,
+      reply: '',
+      model: resolved.name,
+      sources,
+      usage: progress.usage,
+      finishReason: 'requires_action',
+      pendingToolCalls: pending(ending.pause),
+      ...(toolCalls.length > 0 ? { toolCalls } : {}),
+    };
+  }
+  const result = ending.answer;
+  const memory = { usage: { inputTokens: 0, outputTokens: 0 }, calls: 0 };
+  try {
+    if (turn.persist) {
+      const question = turn.request.messages[turn.request.messages.length - 1]!.content;
+      // Ids are time-ordered: the reply's time is strictly after the question's, so they list in order.
+      const asked = turn.receivedAt;
+      const answered = Math.max(rt.clock.now(), asked + 1);
+      await rt.store.sessions.appendMessages(scope, agent.id, sessionId, [
+        { id: newId('message', asked), role: 'user', content: question, createdAt: new Date(asked).toISOString() },
+        {
+          id: newId('message', answered),
+          role: 'assistant',
+          content: result.text,
+          createdAt: new Date(answered).toISOString(),
+          sources,
+          model: resolved.name,
+          ...(result.finishReason === 'interrupted' ? { interrupted: true } : {}),
+          ...(toolCalls.length > 0 ? { toolCalls } : {}),
+        },
+      ]);
+      // Independent writes: the session's index entry and the memory of the turn.
+      await Promise.all([
+        rt.store.sessions.touchSession(scope, { agentId: agent.id, sessionId, userId: turn.userId, at: new Date(answered).toISOString(), messages: 2 }),
+        rememberTurn(rt, scope, { agentId: agent.id, sessionId, userId: turn.userId, text: question, reply: result.text, at: new Date(asked) }, countingCalls(resolved, memory)),
+      ]);
+    }
+  } finally {
+    // The reply's usage is the whole turn's (its rounds and any repair): progress takes it over.
+    progress.usage = result.usage;
+    await billTurn(rt, scope, turn, memory);
+  }
+  return {
+    agentId: agent.id,
+    sessionId,
+    reply: result.text,
+    model: resolved.name,
+    sources,
+    usage: result.usage,
+    finishReason: result.finishReason,
+    status: 'completed' as const,
+    ...(result.output !== undefined ? { output: result.output } : {}),
+    ...(toolCalls.length > 0 ? { toolCalls } : {}),
+    // Calls of the caller's own tools, for the caller to run (OpenAI-style).
+    ...(result.finishReason === 'tool_calls' && result.toolCalls?.length ? { clientToolCalls: result.toolCalls } : {}),
+  };
+}
+
+export type ConverseResult = Awaited<ReturnType<typeof endTurn>>;
+
+/** A whole reply as a stream with no deltas: the generator's return value is the result. */
+async function* whole(result: Promise<ChatResult>): AsyncGenerator<string, ChatResult> {
+  return await result;
+}
+
+/** The step limit ran out with the model still calling tools: say so rather than answer nothing. */
+const stepLimitReply = (result: ChatResult, steps: number): ChatResult => ({
+  ...result,
+  text: result.text || `I stopped after ${steps} rounds of tool calls without reaching an answer.`,
+  finishReason: 'other',
+  toolCalls: undefined,
+});
+
+/** The model call ends at the deadline, or as soon as the caller goes away (`signal`). */
+function modelSignal(signal: AbortSignal | undefined): AbortSignal {
+  return signal ? AbortSignal.any([modelDeadline(), signal]) : modelDeadline();
+}
+
+/**
+ * What follows a model step: the turn ends (answered, its calls handed to the caller, or paused for
+ * approval), or its tool calls run and the loop goes on (undefined). `streamed`: the text a
+ * streamed turn has sent so far. Events (tool calls, a checked structured reply) go to `emit`.
+ */
+async function afterStep(rt: Runtime, scope: TenantScope, turn: Turn, result: ChatResult, streamed: string, signal: AbortSignal | undefined, emit: (event: TurnEvent) => void): Promise<ConverseResult | undefined> {
+  const { progress } = turn;
+  progress.usage = addUsage(progress.usage, result.usage);
+  progress.modelCalls++;
+  if (result.finishReason !== 'tool_calls' || !result.toolCalls?.length || progress.step >= stepsOf(turn.agent)) {
+    const limited = result.finishReason === 'tool_calls' ? stepLimitReply(result, stepsOf(turn.agent)) : result;
+    const final = await inFormat(turn.resolved, turn.request, { ...limited, usage: progress.usage }, modelSignal(signal));
+    // A reply in a required format is checked whole before it is sent: it comes as one delta.
+    if (turn.request.responseFormat) emit({ type: 'delta', text: final.text });
+    return endTurn(rt, scope, turn, { answer: { ...final, text: streamed || final.text } });
+  }
+  const forCaller = result.toolCalls.filter((c) => turn.clientTools.has(c.name));
+  if (forCaller.length > 0) return endTurn(rt, scope, turn, { answer: { ...result, text: streamed || result.text, toolCalls: forCaller, usage: progress.usage } });
+  if (turn.persist && result.toolCalls.some((c) => toolOf(turn.tools, c.name)?.requireApproval)) return endTurn(rt, scope, turn, { pause: result.toolCalls });
+  await runToolRound(rt, scope, turn, result.toolCalls, signal, emit);
+  progress.step++;
+  return undefined;
+}
+
+/** One turn, answered whole. `skipped`: the agent's sources that were not ready. */
+export async function converse(rt: Runtime, scope: TenantScope, agentId: string, input: ConverseInput, options: { signal?: AbortSignal } = {}) {
+  const turn = await openTurn(rt, scope, agentId, input, options.signal, () => undefined);
+  for (;;) {
+    const result = await turn.resolved.engine.generate(turn.request, modelSignal(options.signal));
+    const done = await afterStep(rt, scope, turn, result, '', options.signal, () => undefined);
+    if (done) return { data: done, skipped: turn.skipped, budget: budgetAfter(turn.budget, done.usage) };
+  }
+}
+
+/**
+ * One turn, streamed: what is known before the model answers, then `deltas()` yields the reply's
+ * text as it comes and returns the finished turn (stored like a whole one). When the caller goes
+ * away (`signal`), the model call is cancelled and the partial reply is stored marked interrupted.
+ */
+export async function converseStream(rt: Runtime, scope: TenantScope, agentId: string, input: ConverseInput, options: { signal?: AbortSignal } = {}) {
+  // A resumed turn's approved calls run before the stream starts; their events lead it.
+  const early: TurnEvent[] = [];
+  const turn = await openTurn(rt, scope, agentId, input, options.signal, (event) => early.push(event));
+  return {
+    agentId: turn.agent.id,
+    sessionId: turn.sessionId,
+    model: turn.resolved.name,
+    sources: turn.sources,
+    skipped: turn.skipped,
+    budget: turn.budget,
+    async *deltas(): AsyncGenerator<TurnEvent, ConverseResult> {
+      let text = '';
+      for (const event of early) yield event;
+      try {
+        for (;;) {
+          // A reply in a required format is checked whole before it is sent (afterStep sends it).
+          const generator = turn.request.responseFormat ? whole(turn.resolved.engine.generate(turn.request, modelSignal(options.signal))) : turn.resolved.engine.stream(turn.request, modelSignal(options.signal));
+          let step = await generator.next();
+          for (; !step.done; step = await generator.next()) {
+            text += step.value;
+            yield { type: 'delta', text: step.value };
+          }
+          const events: TurnEvent[] = [];
+          const done = await afterStep(rt, scope, turn, step.value, text, options.signal, (event) => events.push(event));
+          for (const event of events) yield event;
+          if (done) return done;
+        }
+      } catch (error) {
+        if (!options.signal?.aborted) throw error;
+        const usage = { inputTokens: turn.progress.usage.inputTokens, outputTokens: turn.progress.usage.outputTokens + approximateTokens(text) };
+        await endTurn(rt, scope, turn, { answer: { text, usage, finishReason: 'interrupted' } });
+        throw error;
+      }
+    },
+  };
+}
+
+/** A turn as workflow `agent` steps take it (given to the runtimes that run steps). */
+export const agentTurn: AgentTurn = async (rt, scope, agentId, input, signal) => (await converse(rt, scope, agentId, input, { signal })).data;
