@@ -10,6 +10,7 @@ import { startDynamoDbLocal } from '../local/dynamodb-local';
 import { freePort } from '../local/free-port';
 import type { Runtime } from '../shared/runtime';
 import { benchRuntime, runBench, writeResults } from './common';
+import { storedAgent } from '../shared/agents/agent-schema';
 import { load, type LoadResult } from './load';
 
 const TOTAL = Number(process.env.BENCH_REQUESTS ?? 4000);
@@ -42,7 +43,7 @@ async function startChild(args: string[], env: Record<string, string>, ready: Re
  */
 async function dynamoFloor(rt: Runtime, scope: { tenantId: string; schema: string }, concurrency: number, total: number): Promise<LoadResult> {
   const { consumeRequest } = rt.store.rateCounters;
-  const { getRecord } = rt.store.records;
+  const agentRecords = rt.store.records.table('AGENT', storedAgent);
   const latencies: number[] = [];
   let next = 0;
   const started = performance.now();
@@ -51,7 +52,7 @@ async function dynamoFloor(rt: Runtime, scope: { tenantId: string; schema: strin
       while (next++ < total) {
         const t0 = performance.now();
         await consumeRequest(scope, 'key_floor', 'agents', { minute: 1e9, hour: 1e9 });
-        await getRecord(scope, 'AGENT', 'agt_missing');
+        await agentRecords.get(scope, 'agt_missing');
         latencies.push(performance.now() - t0);
       }
     }),

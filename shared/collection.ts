@@ -1,7 +1,7 @@
 import { NotFoundError } from './errors';
 import { isId, newId, type IdKind } from './ids';
 import type { Runtime } from './runtime';
-import type { BaseRecord, Idempotency, Page, RecordKind, Reference } from './store/records';
+import type { BaseRecord, Idempotency, Page, RecordKind, RecordShape, Reference } from './store/records';
 import type { TenantScope } from './tenancy';
 import { isoNow } from './clock';
 
@@ -9,10 +9,11 @@ type Fields<T> = Omit<T, keyof BaseRecord>;
 
 /**
  * The record life cycle every resource shares (ids, timestamps, versions, 404s), so resource
- * modules hold only what is their own.
+ * modules hold only what is their own. `shape`: how the resource's records read (each read parses).
  */
-export function collection<T extends BaseRecord>(kind: RecordKind, idKind: IdKind, label: string) {
+export function collection<T extends BaseRecord>(kind: RecordKind, idKind: IdKind, label: string, shape: RecordShape<T>) {
   const notFound = (id: string) => new NotFoundError(label, id);
+  const records = (rt: Runtime) => rt.store.records.table(kind, shape);
 
   return {
     async create(
@@ -23,18 +24,32 @@ export function collection<T extends BaseRecord>(kind: RecordKind, idKind: IdKin
     ): Promise<{ record: T; replayed: boolean }> {
       const now = isoNow(rt.clock);
       const record = { ...fields, id: newId(idKind, rt.clock.now()), createdAt: now, updatedAt: now, version: 1 } as T;
-      return rt.store.records.createRecord(scope, kind, record, options);
+      return records(rt).create(scope, record, options);
+    },
+
+    /** The record, or undefined when there is none (a malformed id cannot exist: answered without a read). */
+    async find(rt: Runtime, scope: TenantScope, id: string): Promise<T | undefined> {
+      return isId(idKind, id) ? records(rt).get(scope, id) : undefined;
     },
 
     async get(rt: Runtime, scope: TenantScope, id: string): Promise<T> {
-      // A malformed id cannot exist: answer without a read.
-      const record = isId(idKind, id) ? await rt.store.records.getRecord<T>(scope, kind, id) : undefined;
+      const record = await this.find(rt, scope, id);
       if (!record) throw notFound(id);
       return record;
     },
 
     list(rt: Runtime, scope: TenantScope, page: { limit: number; cursor?: string }): Promise<Page<T>> {
-      return rt.store.records.listRecords<T>(scope, kind, page);
+      return records(rt).list(scope, page);
+    },
+
+    /** Every record whose list attribute contains a value. */
+    containing(rt: Runtime, scope: TenantScope, attribute: keyof T & string, value: string): Promise<T[]> {
+      return records(rt).containing(scope, attribute, value);
+    },
+
+    /** Applies `change` to a record (retried on concurrent writes); undefined when it does not exist. */
+    update(rt: Runtime, scope: TenantScope, id: string, change: (current: T) => T): Promise<T | undefined> {
+      return records(rt).update(scope, id, change);
     },
 
     /** Replaces the resource's own fields; `build` sees the current record to keep server state. */
@@ -53,11 +68,11 @@ export function collection<T extends BaseRecord>(kind: RecordKind, idKind: IdKin
         updatedAt: isoNow(rt.clock),
         version: current.version + 1,
       } as T;
-      return rt.store.records.replaceRecord(scope, kind, next, current.version, references);
+      return records(rt).replace(scope, next, current.version, references);
     },
 
     async remove(rt: Runtime, scope: TenantScope, id: string): Promise<T> {
-      const removed = isId(idKind, id) ? await rt.store.records.deleteRecord<T>(scope, kind, id) : undefined;
+      const removed = isId(idKind, id) ? await records(rt).remove(scope, id) : undefined;
       if (!removed) throw notFound(id);
       return removed;
     },

@@ -3,7 +3,7 @@ import { errorFields, log } from './log';
 import type { Runtime } from './runtime';
 import type { UnfinishedWork } from './store/unfinished-work';
 import { scopeOf } from './tenancy';
-import { setStatus, startSync, type KnowledgeSourceRecord } from './knowledge';
+import { knowledgeSources, setStatus, startSync } from './knowledge';
 import { redriveExecution, finishExecution, sendSteps } from './workflows';
 
 /**
@@ -63,7 +63,7 @@ async function sweepExecution(rt: Runtime, work: Extract<UnfinishedWork, { kind:
 
 async function sweepSync(rt: Runtime, work: Extract<UnfinishedWork, { kind: 'sync' }>, now: number, afterMs: number): Promise<SweepOutcome> {
   const scope = scopeOf(work.tenantId);
-  const source = await rt.store.records.getRecord<KnowledgeSourceRecord>(scope, 'KS', work.id);
+  const source = await knowledgeSources.find(rt, scope, work.id);
   if (!source || source.syncId !== work.syncId || source.status === 'ready' || source.status === 'failed') {
     await rt.store.unfinishedWork.remove(work);
     return 'finished';

@@ -4,6 +4,7 @@ import { call } from './helpers/http';
 import { platformTestSecrets, provision, pcall, type ProvisionedTenant } from './helpers/platform';
 import { testRt } from './helpers/runtime';
 import { newTenant, type TestTenant } from './helpers/tenant';
+import { storedAgent } from '../shared/agents/agent-schema';
 
 const app = createLocalApp(testRt);
 /** The forged cursor that used to reach DynamoDB with an empty sort key: base64url of {"sk":""}. */
@@ -61,8 +62,8 @@ describe('pagination cursors', () => {
     expect(otherList.status).toBe(400);
     // The store refuses before it sends anything.
     const send = vi.spyOn(testRt.store.db.client, 'send');
-    await expect(testRt.store.records.listRecords(b.scope, 'AGENT', { limit: 5, cursor: cursorOfA })).rejects.toMatchObject({ code: 'INVALID_REQUEST' });
-    await expect(testRt.store.records.listRecords(a.scope, 'AGENT', { limit: 5, cursor: 'eyJzayI6IiJ9' })).rejects.toMatchObject({ code: 'INVALID_REQUEST' });
+    await expect(testRt.store.records.table('AGENT', storedAgent).list(b.scope, { limit: 5, cursor: cursorOfA })).rejects.toMatchObject({ code: 'INVALID_REQUEST' });
+    await expect(testRt.store.records.table('AGENT', storedAgent).list(a.scope, { limit: 5, cursor: 'eyJzayI6IiJ9' })).rejects.toMatchObject({ code: 'INVALID_REQUEST' });
     expect(send).not.toHaveBeenCalled();
   });
 });

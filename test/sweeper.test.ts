@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createLocalApp } from '../local/local-app';
 import { handleIngestionMessage } from '../shared/knowledge/ingestion';
-import { startSync } from '../shared/knowledge/sources';
+import { knowledgeSources, startSync } from '../shared/knowledge/sources';
 import { startExecution } from '../shared/workflows/executions';
 import { handleStepMessage } from '../shared/workflows/execution';
 import { MAX_REDRIVES, sweep } from '../shared/work-sweeper';
@@ -79,7 +79,7 @@ describe('the sweeper', () => {
     const created = await call(app, 'POST', '/v1/knowledge-sources', { key: t.apiKey, body: { name: 'kb', type: 'file-collection', files: [{ path: 'a.md', content: '# Returns\n\nWithin 30 days.' }] } });
     const sourceId = created.body.data.id as string;
     await startSync(lossy, t.scope, sourceId);
-    expect((await testRt.store.records.getRecord<{ status: string }>(t.scope, 'KS', sourceId))?.status).toBe('pending');
+    expect((await knowledgeSources.find(testRt, t.scope, sourceId))?.status).toBe('pending');
     await sweep(testRt, only());
     expect((await sweep(testRt, only())).outcomes).toMatchObject({ redriven: 1 });
     await testLocal.ingestion!.drain();
@@ -94,13 +94,13 @@ describe('the sweeper', () => {
     const { syncId } = await startSync(lossy, t.scope, sourceId);
     // Planning runs and sends its batches, which are lost.
     await handleIngestionMessage(lossy, { type: 'sync', tenantId: t.scope.tenantId, sourceId, syncId: syncId! }, { receiveCount: 1, maxReceives: 5 });
-    expect((await testRt.store.records.getRecord<{ status: string }>(t.scope, 'KS', sourceId))?.status).toBe('indexing');
+    expect((await knowledgeSources.find(testRt, t.scope, sourceId))?.status).toBe('indexing');
     await sweep(testRt, only());
     expect((await sweep(testRt, only())).outcomes).toMatchObject({ redriven: 1 });
     await testLocal.ingestion!.drain();
     const source = await call(app, 'GET', `/v1/knowledge-sources/${sourceId}`, { key: t.apiKey });
     expect(source.body.data).toMatchObject({ status: 'ready', stats: { documents: 1 } });
-    expect((await testRt.store.records.getRecord<{ syncId: string }>(t.scope, 'KS', sourceId))?.syncId).not.toBe(syncId);
+    expect((await knowledgeSources.find(testRt, t.scope, sourceId))?.syncId).not.toBe(syncId);
   });
 
   it(`fails a sync after ${MAX_REDRIVES} re-drives that changed nothing, with a reason`, async () => {

@@ -52,5 +52,27 @@ export const agent = z
   .openapi('Agent');
 
 export type AgentInput = z.infer<typeof agentInput>;
-/** An agent as stored: its tools' secrets sealed (`presentAgent` shows it). Agents stored before tools existed have none. */
-export type Agent = Omit<z.infer<typeof agent>, 'tools'> & { tools?: StoredTool[] };
+
+/** A stored tool: its kind's own fields besides these, its secrets sealed (the tools room reads them). */
+const storedTool = z.custom<StoredTool>((v) => typeof v === 'object' && v !== null && typeof (v as { type?: unknown }).type === 'string' && typeof (v as { name?: unknown }).name === 'string', { message: 'must be a tool with a type and a name' });
+
+/**
+ * An agent as stored: its tools' secrets sealed (`presentAgent` shows it). Structural (what each
+ * field is, not the limits a write checks), so an agent written under older rules still reads;
+ * settings added since read as their defaults. Agents stored before tools existed have none.
+ */
+export const storedAgent = z.object({
+  ...recordFields,
+  name: z.string(),
+  description: z.string().default(''),
+  model: z.string(),
+  temperature: z.number(),
+  maxTokens: z.number(),
+  capabilities: z.array(z.enum(CAPABILITIES)),
+  instructions: z.string().optional(),
+  maxToolSteps: z.number().default(5),
+  knowledgeSourceIds: z.array(z.string()).default([]),
+  searchMode: z.enum(['lexical', 'hybrid']).optional(),
+  tools: z.array(storedTool).optional(),
+});
+export type Agent = z.infer<typeof storedAgent>;

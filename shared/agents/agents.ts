@@ -3,13 +3,13 @@ import type { TenantScope } from '../tenancy';
 import { ConflictError } from '../errors';
 import { applyMergePatch } from '../json-objects';
 import { parseInput } from '../validation';
-import { agentInput, type Agent, type AgentInput } from './agent-schema';
+import { agentInput, storedAgent, type Agent, type AgentInput } from './agent-schema';
 import { prepareTools, presentTools } from './agent-tools';
 import { collection } from '../collection';
 import { withoutReadOnly } from '../schema-helpers';
 import type { Runtime } from '../runtime';
 
-export const agents = collection<Agent>('AGENT', 'agent', 'agent');
+export const agents = collection<Agent>('AGENT', 'agent', 'agent', storedAgent);
 
 type AgentFields = Omit<Agent, 'id' | 'createdAt' | 'updatedAt' | 'version'>;
 

@@ -2,7 +2,7 @@ import type { Runtime } from '../runtime';
 import type { TenantScope } from '../tenancy';
 import type { ChatMessage, Passage } from '../models/types';
 import { searchSource } from '../search/search';
-import type { KnowledgeSourceRecord } from '../knowledge';
+import { knowledgeSources } from '../knowledge';
 import type { Agent } from './agent-schema';
 
 /** Passages a grounded turn is given (the best of all the agent's sources). */
@@ -34,7 +34,7 @@ export async function ground(rt: Runtime, scope: TenantScope, agent: Agent, mess
   const skipped: Grounding['skipped'] = [];
   const found = await Promise.all(
     agent.knowledgeSourceIds.map(async (id) => {
-      const source = await rt.store.records.getRecord<KnowledgeSourceRecord>(scope, 'KS', id);
+      const source = await knowledgeSources.find(rt, scope, id);
       if (!source || source.status !== 'ready') {
         skipped.push({ knowledgeSourceId: id, status: source?.status ?? 'deleted' });
         return [];

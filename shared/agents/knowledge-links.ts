@@ -3,6 +3,7 @@ import { connectSource, deleteKnowledgeSource, type ConnectRequest, type SourceL
 import type { Runtime } from '../runtime';
 import type { TenantScope } from '../tenancy';
 import { MAX_AGENT_SOURCES, type Agent } from './agent-schema';
+import { agents } from './agents';
 
 /** An agent lists at most MAX_AGENT_SOURCES sources, however it gets them (a PUT checks the same). */
 function assertRoomFor(agent: Agent, sourceId: string): void {
@@ -21,12 +22,12 @@ function assertRoomFor(agent: Agent, sourceId: string): void {
 function agentLink(rt: Runtime, scope: TenantScope, agentId: string): SourceLink {
   return {
     async check(sourceId) {
-      const agent = await rt.store.records.getRecord<Agent>(scope, 'AGENT', agentId);
+      const agent = await agents.find(rt, scope, agentId);
       if (!agent) throw new ValidationError('agentId', `refers to agent ${agentId}, which does not exist`);
       assertRoomFor(agent, sourceId);
     },
     async apply(sourceId) {
-      await rt.store.records.updateRecord<Agent>(scope, 'AGENT', agentId, (agent) => {
+      await agents.update(rt, scope, agentId, (agent) => {
         assertRoomFor(agent, sourceId);
         const capabilities = agent.capabilities.includes('document-search') ? agent.capabilities : [...agent.capabilities, 'document-search' as const];
         const knowledgeSourceIds = agent.knowledgeSourceIds.includes(sourceId) ? agent.knowledgeSourceIds : [...agent.knowledgeSourceIds, sourceId];
@@ -47,9 +48,9 @@ export function connectKnowledgeSource(rt: Runtime, scope: TenantScope, sourceId
  */
 export async function removeKnowledgeSource(rt: Runtime, scope: TenantScope, sourceId: string) {
   const removed = await deleteKnowledgeSource(rt, scope, sourceId);
-  const referencing = await rt.store.records.recordsContaining<Agent>(scope, 'AGENT', 'knowledgeSourceIds', sourceId);
+  const referencing = await agents.containing(rt, scope, 'knowledgeSourceIds', sourceId);
   for (const agent of referencing) {
-    await rt.store.records.updateRecord<Agent>(scope, 'AGENT', agent.id, (current) => ({
+    await agents.update(rt, scope, agent.id, (current) => ({
       ...current,
       knowledgeSourceIds: current.knowledgeSourceIds.filter((id) => id !== sourceId),
     }));

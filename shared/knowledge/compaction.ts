@@ -7,7 +7,7 @@ import { indexTuning } from '../search/index-tuning';
 import { isDeleted, SEGMENT_SPAN, type AnalyzedChunkRecord, type CompactionRecord, type SegmentRecord } from '../store/search-index';
 import type { TenantScope } from '../tenancy';
 import type { Runtime } from '../runtime';
-import type { KnowledgeSourceRecord } from './sources';
+import { knowledgeSources, type KnowledgeSourceRecord } from './sources';
 
 /**
  * Compaction: a source's live segments merged into a few new ones without their deleted chunks,
@@ -57,7 +57,7 @@ export function needsCompaction(segments: SegmentRecord[]): boolean {
 export async function requestCompaction(rt: Runtime, scope: TenantScope, sourceId: string): Promise<{ compactionId: string; source: KnowledgeSourceRecord }> {
   const compactionId = newId('compaction', rt.clock.now());
   const now = rt.clock.now();
-  const source = await rt.store.records.updateRecord<KnowledgeSourceRecord>(scope, 'KS', sourceId, (current) => {
+  const source = await knowledgeSources.update(rt, scope, sourceId, (current) => {
     if (current.status !== 'ready') throw new ConflictError(`Knowledge source ${sourceId} is ${current.status}: it can be compacted when ready`, { status: current.status });
     if (compactionActive(current, now)) throw new ConflictError(`Knowledge source ${sourceId} is being compacted`, { compactionId: current.compaction!.id });
     return { ...current, compaction: { id: compactionId, startedAt: new Date(now).toISOString(), until: new Date(now + LEASE_MS).toISOString() } };
@@ -79,7 +79,7 @@ export async function compactIfNeeded(rt: Runtime, scope: TenantScope, sourceId:
 }
 
 async function release(rt: Runtime, scope: TenantScope, sourceId: string, compactionId: string) {
-  await rt.store.records.updateRecord<KnowledgeSourceRecord>(scope, 'KS', sourceId, (current) => {
+  await knowledgeSources.update(rt, scope, sourceId, (current) => {
     if (current.compaction?.id !== compactionId) return current;
     const { compaction: _done, ...rest } = current;
     return rest;
@@ -198,7 +198,7 @@ async function cleanup(rt: Runtime, scope: TenantScope, sourceId: string, plan: 
   await rt.store.searchIndex.deleteSegmentPostings(scope, sourceId, segNos);
   await rt.store.searchIndex.deleteChunks(scope, sourceId, plan.old.flatMap((o) => Array.from({ length: o.chunks }, (_, local) => o.segNo * SEGMENT_SPAN + local)));
   await rt.store.searchIndex.setCompactionState(scope, sourceId, plan.compactionId, 'done');
-  const source = await rt.store.records.getRecord<KnowledgeSourceRecord>(scope, 'KS', sourceId);
+  const source = await knowledgeSources.find(rt, scope, sourceId);
   if (source?.status === 'ready') await compactIfNeeded(rt, scope, sourceId, await rt.store.searchIndex.readSegments(scope, sourceId));
 }
 

@@ -15,7 +15,7 @@ import { layoutTerm } from '../search/impact-blocks';
 import { SEGMENT_SPAN, type AnalyzedChunkRecord, type DocumentRecord } from '../store/search-index';
 import { withDynamoCounters } from '../store/request-metrics';
 import { scopeOf, type TenantScope } from '../tenancy';
-import { pgConfigOf, type KnowledgeSourceRecord } from './sources';
+import { knowledgeSources, pgConfigOf, type KnowledgeSourceRecord } from './sources';
 import { loadCredentials } from './source-credentials';
 import type { Runtime } from '../runtime';
 import { checkBackSeconds, whileLeased } from '../queue/work-lease';
@@ -57,7 +57,7 @@ const PHASE: Record<string, number> = { created: 0, pending: 1, syncing: 2, inde
 
 /** Sets a sync's status (see its rules below); a sync that ended leaves the sweeper's list. */
 export async function setStatus(rt: Runtime, scope: TenantScope, sourceId: string, change: Partial<KnowledgeSourceRecord>, syncId?: string) {
-  const updated = await rt.store.records.updateRecord<KnowledgeSourceRecord>(scope, 'KS', sourceId, (current) => {
+  const updated = await knowledgeSources.update(rt, scope, sourceId, (current) => {
     // A newer sync owns the status: an old message must not overwrite it.
     if (syncId && current.syncId !== syncId) return current;
     // Within a sync the status only moves forward (a late duplicate cannot undo 'ready').
@@ -341,7 +341,7 @@ async function processIngestionMessage(rt: Runtime, message: IngestionMessage, d
     await deleteAllFiles(rt, scope, message.sourceId);
     return;
   }
-  const source = await rt.store.records.getRecord<KnowledgeSourceRecord>(scope, 'KS', message.sourceId);
+  const source = await knowledgeSources.find(rt, scope, message.sourceId);
   if (message.type === 'compact') {
     if (source) await handleCompaction(rt, scope, source, message.compactionId);
     return;

@@ -3,7 +3,7 @@ import { newId } from '../ids';
 import type { Idempotency } from '../store/records';
 import { type StoredFile } from '../store/files';
 import { eachLimited } from '../each-limited';
-import type { EmbeddingSettings, RerankSettings } from '../search/hybrid';
+import { z } from '@hono/zod-openapi';
 import { deleteFiles, readFileBytes, writeFiles, type FileBytes } from './file-contents';
 import type { TenantScope } from '../tenancy';
 import { deleteCredentials } from './source-credentials';
@@ -17,47 +17,54 @@ import {
   type S3Config,
   type WebConfig,
 } from './source-schema';
-import { withoutReadOnly } from '../schema-helpers';
+import { recordFields as storedRecordFields, withoutReadOnly } from '../schema-helpers';
 import type { Runtime } from '../runtime';
 import { assertSearchable, searchSource, type SearchRequest } from '../search/search';
 import { meteringSearches, type SearchWork } from '../search/search-meter';
 import { recordUsage } from '../usage';
 
-export type SourceStatus = 'created' | 'pending' | 'syncing' | 'indexing' | 'ready' | 'failed';
+const sourceStatus = z.enum(['created', 'pending', 'syncing', 'indexing', 'ready', 'failed']);
+export type SourceStatus = z.infer<typeof sourceStatus>;
 
-/** The stored record. File contents live beside it in the store, not in it. */
-export interface KnowledgeSourceRecord {
-  id: string;
-  createdAt: string;
-  updatedAt: string;
-  version: number;
-  name: string;
-  description: string;
-  type: 'postgresql' | 'file-collection' | 's3' | 'web';
-  status: SourceStatus;
-  config?: PostgresConfig | S3Config | WebConfig;
-  chunking?: { size: number; overlap: number };
-  stats?: { documents: number; chunks: number; lastSyncedAt: string; durationMs: number };
-  error?: { code: string; message: string };
+/** Its type's config (read through `pgConfigOf` and its siblings, by `type`); credentials sealed. */
+const sourceConfig = z.custom<PostgresConfig | S3Config | WebConfig>((v) => typeof v === 'object' && v !== null && !Array.isArray(v), { message: 'must be an object' });
+
+/**
+ * The stored record, declared once and parsed when read (structural: an older record still reads).
+ * File contents live beside it in the store, not in it.
+ */
+const storedSource = z.object({
+  ...storedRecordFields,
+  name: z.string(),
+  description: z.string().default(''),
+  type: z.enum(['postgresql', 'file-collection', 's3', 'web']),
+  status: sourceStatus,
+  config: sourceConfig.optional(),
+  chunking: z.object({ size: z.number(), overlap: z.number() }).optional(),
+  stats: z.object({ documents: z.number(), chunks: z.number(), lastSyncedAt: z.string(), durationMs: z.number() }).optional(),
+  error: z.object({ code: z.string(), message: z.string() }).optional(),
   /** The sync in progress or last run; messages of older syncs are ignored. */
-  syncId?: string;
+  syncId: z.string().optional(),
   /** PostgreSQL with updatedAtColumn: the database time the last sync began reading. */
-  watermark?: string;
+  watermark: z.string().optional(),
   /** Hybrid search: the embedding model (and reranker) of the source's chunks. */
-  embedding?: EmbeddingSettings;
-  rerank?: RerankSettings;
+  embedding: z.object({ model: z.string(), dimensions: z.number().optional() }).optional(),
+  rerank: z.object({ model: z.string(), candidates: z.number() }).optional(),
   /** web: what the last crawl reached (the first failures with their reasons). */
-  crawl?: { at: string; pages: number; changed: number; unchanged: number; removed: number; failed: number; failures: Array<{ url: string; reason: string }> };
+  crawl: z
+    .object({ at: z.string(), pages: z.number(), changed: z.number(), unchanged: z.number(), removed: z.number(), failed: z.number(), failures: z.array(z.object({ url: z.string(), reason: z.string() })) })
+    .optional(),
   /** A compaction holding the source until it swaps its segments in (syncs wait for it). */
-  compaction?: { id: string; startedAt: string; until: string };
-}
+  compaction: z.object({ id: z.string(), startedAt: z.string(), until: z.string() }).optional(),
+});
+export type KnowledgeSourceRecord = z.infer<typeof storedSource>;
 
 /** A source's config as its type has it (the record holds one of them, chosen by `type`). */
 export const pgConfigOf = (source: KnowledgeSourceRecord) => source.config as PostgresConfig;
 export const s3ConfigOf = (source: KnowledgeSourceRecord) => source.config as S3Config;
 export const webConfigOf = (source: KnowledgeSourceRecord) => source.config as WebConfig;
 
-export const knowledgeSources = collection<KnowledgeSourceRecord>('KS', 'knowledgeSource', 'knowledge source');
+export const knowledgeSources = collection<KnowledgeSourceRecord>('KS', 'knowledgeSource', 'knowledge source', storedSource);
 
 /** A request's files as bytes: text as UTF-8, `contentBase64` decoded. */
 export function filesOf(inputs: FileInput[]): FileBytes[] {
@@ -160,7 +167,7 @@ export async function startSync(rt: Runtime, scope: TenantScope, sourceId: strin
   const syncId = newId('sync', rt.clock.now());
   // Registered first, so that no sync in progress can escape the sweeper (work-sweeper.ts).
   await rt.store.unfinishedWork.put({ kind: 'sync', tenantId: scope.tenantId, id: sourceId, syncId, seenAt: rt.clock.now(), redrives });
-  const updated = await rt.store.records.updateRecord<KnowledgeSourceRecord>(scope, 'KS', sourceId, (current) => {
+  const updated = await knowledgeSources.update(rt, scope, sourceId, (current) => {
     const next: KnowledgeSourceRecord = { ...current, status: 'pending', syncId };
     delete next.error;
     return next;
@@ -181,7 +188,7 @@ export function assertFileCollection(source: KnowledgeSourceRecord) {
 
 /** Bumps the source's version and updatedAt after its files changed. */
 function touch(rt: Runtime, scope: TenantScope, id: string) {
-  return rt.store.records.updateRecord<KnowledgeSourceRecord>(scope, 'KS', id, (current) => current);
+  return knowledgeSources.update(rt, scope, id, (current) => current);
 }
 
 /** After a connected collection's files change, its index follows (a newer sync supersedes a running one). */

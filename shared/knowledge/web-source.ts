@@ -4,7 +4,7 @@ import { outboundRequest } from '../net/outbound';
 import type { Runtime } from '../runtime';
 import type { TenantScope } from '../tenancy';
 import { deleteFiles, readFileBytes, writeFiles } from './file-contents';
-import { webConfigOf, type KnowledgeSourceRecord } from './sources';
+import { knowledgeSources, webConfigOf, type KnowledgeSourceRecord } from './sources';
 import { isoNow } from '../clock';
 
 /**
@@ -51,6 +51,6 @@ export async function refreshWebEntries(rt: Runtime, scope: TenantScope, source:
     failed: failed.length,
     failures: failed.slice(0, 20),
   };
-  await rt.store.records.updateRecord<KnowledgeSourceRecord>(scope, 'KS', source.id, (current) => ({ ...current, crawl: crawled }));
+  await knowledgeSources.update(rt, scope, source.id, (current) => ({ ...current, crawl: crawled }));
   log.info('web source crawled', { tenantId: scope.tenantId, sourceId: source.id, pages: pages.length, changed: changed.length, gone: gone.length, failed: failed.length, firstFailure: failed[0] && `${failed[0].url}: ${failed[0].reason}` });
 }

@@ -55,7 +55,7 @@ function lexical(queryTerms: Set<string>, text: string): number {
  * The agent must be the tenant's (else 404).
  */
 export async function queryMemory(rt: Runtime, scope: TenantScope, q: MemoryQuery) {
-  if (!isId('agent', q.agentId) || !(await rt.store.records.getRecord(scope, 'AGENT', q.agentId))) throw new NotFoundError('agent', q.agentId);
+  if (!isId('agent', q.agentId) || !(await rt.store.records.exists(scope, 'AGENT', q.agentId))) throw new NotFoundError('agent', q.agentId);
   const owners = q.userId || q.sessionId ? [memoryOwner(q).userKey] : await rt.store.memoryGraph.rememberedUsers(scope, q.agentId, MAX_OWNERS);
   const items: MemoryItem[] = (await Promise.all(owners.map((o) => rt.store.memoryGraph.loadMemory(scope, o, q.agentId)))).flat();
   const t = q.asOf ?? isoNow(rt.clock);

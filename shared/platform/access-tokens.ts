@@ -45,9 +45,8 @@ export function issueToken(key: string, claims: TokenClaims): string {
  * signature is checked before the payload is even parsed.
  */
 export function verifyToken(key: string, token: string, nowSeconds: number): PlatformToken | undefined {
-  const match = TOKEN_SHAPE.exec(token);
-  if (!match) return undefined;
-  const [, body, signature] = match as unknown as [string, string, string];
+  const [, body, signature] = TOKEN_SHAPE.exec(token) ?? [];
+  if (body === undefined || signature === undefined) return undefined;
   if (!sameSecret(sign(key, body), signature)) return undefined;
   let parsed: z.infer<typeof payload>;
   try {

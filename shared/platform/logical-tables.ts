@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { agentInput, createAgent, deleteAgent, patchAgent } from '../agents';
-import type { KnowledgeSourceRecord } from '../knowledge';
+import { isPlainObject } from '../json-objects';
 import { workflowInput, createWorkflow, presentWorkflow, removeWorkflow, replaceWorkflow, workflows } from '../workflows';
 import { NotFoundError, ValidationError } from '../errors';
 import { parseInput } from '../validation';
@@ -158,8 +158,8 @@ const knowledgeCollectionsTable: TableDef = {
   locate: (scope) => rowLocations.records(scope, 'KS'),
   sortKey: (v) => text(v, 'id'),
   toRow: (item) => {
-    const s = item as unknown as KnowledgeSourceRecord;
-    return { id: s.id, name: s.name, description: s.description, type: s.type, status: s.status, documents: s.stats?.documents ?? 0, chunks: s.stats?.chunks ?? 0, createdAt: s.createdAt, updatedAt: s.updatedAt };
+    const stats = isPlainObject(item.stats) ? item.stats : {};
+    return { id: item.id, name: item.name, description: item.description, type: item.type, status: item.status, documents: stats.documents ?? 0, chunks: stats.chunks ?? 0, createdAt: item.createdAt, updatedAt: item.updatedAt };
   },
 };
 

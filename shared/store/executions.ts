@@ -5,75 +5,85 @@ import type { TenantScope } from '../tenancy';
 import type { Db } from './db';
 import { keys } from './keys';
 import { ifConditionHolds } from './conditional';
+import { anObject, readItem } from './item-shape';
+import { z } from 'zod';
 
 /**
  * Workflow executions: one item each, steps as a map inside it, so every step transition is one
  * conditional update of one item (a duplicate or late message cannot move a step twice).
  */
-export type StepStatus = 'pending' | 'queued' | 'running' | 'retrying' | 'waiting' | 'succeeded' | 'failed' | 'skipped';
+const stepStatus = z.enum(['pending', 'queued', 'running', 'retrying', 'waiting', 'succeeded', 'failed', 'skipped']);
+export type StepStatus = z.infer<typeof stepStatus>;
 /** `waiting`: nothing runs, and a `human` step waits for a person. */
-export type ExecutionStatus = 'running' | 'waiting' | 'succeeded' | 'failed' | 'canceled';
+const executionStatus = z.enum(['running', 'waiting', 'succeeded', 'failed', 'canceled']);
+export type ExecutionStatus = z.infer<typeof executionStatus>;
+const failure = z.object({ code: z.string(), message: z.string() });
+const tokens = z.object({ inputTokens: z.number(), outputTokens: z.number() });
 
 /** What a waiting `human` step asks for. */
-export interface HumanRequest {
-  prompt: string;
-  schema: Record<string, unknown>;
-  assignee?: string;
+const humanRequestShape = z.object({
+  prompt: z.string(),
+  schema: z.record(z.string(), z.unknown()),
+  assignee: z.string().optional(),
   /** Epoch ms after which `onTimeout` applies. */
-  expiresAt?: number;
-}
+  expiresAt: z.number().optional(),
+});
+export type HumanRequest = z.infer<typeof humanRequestShape>;
 
 /** A running `map` step's progress (the items themselves are items of their own: map-items.ts). */
-export interface MapProgress {
-  total: number;
+const mapProgressShape = z.object({
+  total: z.number(),
   /** Items sent so far (the next to send is at this index). */
-  started: number;
-  done: number;
-  failed: number;
-}
+  started: z.number(),
+  done: z.number(),
+  failed: z.number(),
+});
+export type MapProgress = z.infer<typeof mapProgressShape>;
 
-export interface StepState {
-  id: string;
-  type: string;
-  status: StepStatus;
-  attempt: number;
-  startedAt?: string;
-  finishedAt?: string;
-  durationMs?: number;
-  output?: unknown;
-  error?: { code: string; message: string };
+const stepStateShape = z.object({
+  id: z.string(),
+  type: z.string(),
+  status: stepStatus,
+  attempt: z.number(),
+  startedAt: z.string().optional(),
+  finishedAt: z.string().optional(),
+  durationMs: z.number().optional(),
+  output: z.unknown().optional(),
+  error: failure.optional(),
   /** While running: when another delivery may take the step over (the worker died). */
-  leaseUntil?: number;
+  leaseUntil: z.number().optional(),
   /** A waiting human step's request (kept after it is completed). */
-  request?: HumanRequest;
+  request: humanRequestShape.optional(),
   /** Who completed a human step: `api` or `timeout`. */
-  completedBy?: 'api' | 'timeout';
-  map?: MapProgress;
-}
+  completedBy: z.enum(['api', 'timeout']).optional(),
+  map: mapProgressShape.optional(),
+});
+export type StepState = z.infer<typeof stepStateShape>;
 
-export interface ExecutionRecord {
-  id: string;
-  workflowId: string;
-  workflowVersion: number;
-  status: ExecutionStatus;
-  input: string;
-  parameters: Record<string, unknown>;
-  output?: unknown;
-  error?: { code: string; message: string };
-  steps: Record<string, StepState>;
+const executionShape = z.object({
+  id: z.string(),
+  workflowId: z.string(),
+  workflowVersion: z.number(),
+  status: executionStatus,
+  input: z.string(),
+  parameters: z.record(z.string(), z.unknown()),
+  output: z.unknown().optional(),
+  error: failure.optional(),
+  steps: z.record(z.string(), stepStateShape),
   /** The definition the execution started with; a later PUT of the workflow does not change it. */
-  definition: Array<Record<string, unknown> & { id: string; type: string; dependsOn: string[] }>;
-  usage: { inputTokens: number; outputTokens: number };
+  definition: z.array(z.looseObject({ id: z.string(), type: z.string(), dependsOn: z.array(z.string()) })),
+  usage: tokens,
   /** The API key that started it, for usage accounting. */
-  keyId?: string;
+  keyId: z.string().optional(),
   /** Where its completion webhooks go (the execute request's, else the workflow's); the domain seals the secret, the store keeps it as is. */
-  webhook?: { url: string; events: Array<'succeeded' | 'failed' | 'canceled' | 'waiting'>; sealed: object };
-  createdAt: string;
-  startedAt: string;
-  finishedAt?: string;
-}
+  webhook: z.object({ url: z.string(), events: z.array(z.enum(['succeeded', 'failed', 'canceled', 'waiting'])), sealed: anObject }).optional(),
+  createdAt: z.string(),
+  startedAt: z.string(),
+  finishedAt: z.string().optional(),
+});
+export type ExecutionRecord = z.infer<typeof executionShape>;
 
-const strip = ({ pk: _pk, sk: _sk, ...rest }: Record<string, unknown>) => rest as unknown as ExecutionRecord;
+const strip = (item: Record<string, unknown>) => readItem(executionShape, item, 'execution');
 
 export function executionsStore(db: Db, clock: Clock) {
   /**
@@ -82,13 +92,16 @@ export function executionsStore(db: Db, clock: Clock) {
    * read the record again after a growing pause.
    */
   const changes = new EventEmitter().setMaxListeners(0);
-  async function conditional(command: UpdateCommand): Promise<ExecutionRecord | undefined> {
+  /** Whether a conditional write held; it is announced with the record as it left it, when the write returns it. */
+  async function conditionHeld(command: UpdateCommand): Promise<{ record?: ExecutionRecord } | undefined> {
     const out = await ifConditionHolds(db.client.send(command));
-    const record = out?.Attributes ? strip(out.Attributes) : undefined;
-    // With the record as this write left it, when the write returned it.
-    if (out) changes.emit((command.input.Key as { sk: string }).sk, record);
-    return out && strip(out.Attributes ?? {});
+    if (!out) return undefined;
+    const record = out.Attributes ? strip(out.Attributes) : undefined;
+    changes.emit((command.input.Key as { sk: string }).sk, record);
+    return { record };
   }
+  /** A conditional write that returns the record (`ReturnValues: 'ALL_NEW'`); undefined when its condition failed. */
+  const conditional = async (command: UpdateCommand): Promise<ExecutionRecord | undefined> => (await conditionHeld(command))?.record;
 
   async function createExecution(scope: TenantScope, record: ExecutionRecord): Promise<void> {
     await db.client.send(
@@ -170,7 +183,7 @@ export function executionsStore(db: Db, clock: Clock) {
 
   /** Extends the lease of the attempt that runs the step; false once that attempt no longer holds it. */
   async function renewStepLease(scope: TenantScope, e: { workflowId: string; id: string }, stepId: string, attempt: number, leaseMs: number): Promise<boolean> {
-    const renewed = await conditional(
+    const renewed = await conditionHeld(
       new UpdateCommand({
         TableName: db.table,
         Key: key(scope, e),
@@ -240,7 +253,7 @@ export function executionsStore(db: Db, clock: Clock) {
       return `steps.#s${i}.#st = :queued`;
     });
     const conditions = stepIds.map((_, i) => `steps.#s${i}.#st = :pending`);
-    await conditional(
+    await conditionHeld(
       new UpdateCommand({
         TableName: db.table,
         Key: key(scope, e),

@@ -4,24 +4,27 @@ import { ifConditionHolds } from './conditional';
 import { deleteRequest, putRequest, batchOps } from './batch';
 import type { Db } from './db';
 import { keys } from './keys';
+import { readItem } from './item-shape';
+import { z } from 'zod';
 
 /** What the store keeps of a file: its content is a blob (`blobKey`), or, for files written before blobs, parts in the table. */
-export interface StoredFile {
-  path: string;
-  size: number;
-  contentType: string;
-  sha256: string;
-  updatedAt: string;
-  versionId: string;
-  blobKey?: string;
+const fileShape = z.object({
+  path: z.string(),
+  size: z.number(),
+  contentType: z.string(),
+  sha256: z.string(),
+  updatedAt: z.string(),
+  versionId: z.string(),
+  blobKey: z.string().optional(),
   /** Legacy: how many parts of at most 300 KB hold the content in the table. */
-  parts?: number;
+  parts: z.number().optional(),
   /** Why the last sync could not read this version of the file (`sha256`: the version it tried). */
-  error?: { code: string; message: string; sha256: string };
+  error: z.object({ code: z.string(), message: z.string(), sha256: z.string() }).optional(),
   /** `s3` and `web` sources: what the origin said of the object (re-syncs compare it). */
-  etag?: string;
-  lastModified?: string;
-}
+  etag: z.string().optional(),
+  lastModified: z.string().optional(),
+});
+export type StoredFile = z.infer<typeof fileShape>;
 
 const CONTENT_TYPES: Record<string, string> = {
   md: 'text/markdown',
@@ -42,24 +45,22 @@ export function contentTypeOf(path: string): string {
   return CONTENT_TYPES[ext] ?? 'text/plain';
 }
 
-function toStored(item: Record<string, unknown>): StoredFile {
-  const { pk: _pk, sk: _sk, ...file } = item;
-  return file as unknown as StoredFile;
-}
+const toStored = (item: Record<string, unknown>): StoredFile => readItem(fileShape, item, 'file');
 
 /** An upload: where the client PUTs the bytes, and what the file will be once it is completed. */
-export interface UploadRecord {
-  uploadId: string;
-  path: string;
-  contentType: string;
-  size: number;
-  blobKey: string;
-  createdAt: string;
+const uploadShape = z.object({
+  uploadId: z.string(),
+  path: z.string(),
+  contentType: z.string(),
+  size: z.number(),
+  blobKey: z.string(),
+  createdAt: z.string(),
   /** Epoch seconds: the table's TTL removes an abandoned upload (the bucket's lifecycle its object). */
-  expiresAt: number;
+  expiresAt: z.number(),
   /** Set once completed: a repeated complete answers with the same file. */
-  completed?: { sha256: string; versionId: string };
-}
+  completed: z.object({ sha256: z.string(), versionId: z.string() }).optional(),
+});
+export type UploadRecord = z.infer<typeof uploadShape>;
 
 export function filesStore(db: Db) {
   const { batchWrite, batchGet, queryAll } = batchOps(db);
@@ -94,9 +95,7 @@ export function filesStore(db: Db) {
 
   async function getUpload(scope: TenantScope, sourceId: string, uploadId: string): Promise<UploadRecord | undefined> {
     const out = await db.client.send(new GetCommand({ TableName: db.table, Key: keys.upload(scope, sourceId, uploadId), ConsistentRead: true }));
-    if (!out.Item) return undefined;
-    const { pk: _pk, sk: _sk, ...upload } = out.Item;
-    return upload as UploadRecord;
+    return out.Item ? readItem(uploadShape, out.Item, 'upload') : undefined;
   }
 
   /** Marks an upload completed once; false when another request completed it first. */

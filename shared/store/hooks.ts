@@ -1,31 +1,34 @@
 import type { Clock } from '../clock';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ifConditionHolds } from './conditional';
-import type { Plan } from '../config';
+import { PLANS } from '../config';
 import type { TenantScope } from '../tenancy';
 import type { Db } from './db';
 import { keys } from './keys';
+import { anObject, readItem, readItems } from './item-shape';
+import { z } from 'zod';
 
 /**
  * Inbound hooks: a global item per hook (a hook's request carries no API key, so the hook id is
  * what finds the tenant) and a pointer in the workflow's partition for listing. Token hooks keep
  * only the token's hash; signature hooks keep their secret sealed (the domain seals it).
  */
-export interface HookRecord {
-  id: string;
-  tenantId: string;
-  schema: string;
-  workflowId: string;
-  name: string;
-  auth: 'token' | 'signature';
-  tokenHash?: string;
-  sealed?: object;
+const hookShape = z.object({
+  id: z.string(),
+  tenantId: z.string(),
+  schema: z.string(),
+  workflowId: z.string(),
+  name: z.string(),
+  auth: z.enum(['token', 'signature']),
+  tokenHash: z.string().optional(),
+  sealed: anObject.optional(),
   /** The plan of the key that made it: the hook's requests are rate-limited as that key's. */
-  plan: Plan;
-  createdAt: string;
-}
-
-const strip = ({ pk: _pk, sk: _sk, ...rest }: Record<string, unknown>) => rest;
+  plan: z.enum(PLANS),
+  createdAt: z.string(),
+});
+export type HookRecord = z.infer<typeof hookShape>;
+/** What the workflow's partition keeps of a hook, for listing. */
+const hookPointerShape = hookShape.pick({ id: true, name: true, auth: true, createdAt: true });
 
 export function hooksStore(db: Db, clock: Clock) {
   async function putHook(scope: TenantScope, hook: HookRecord): Promise<void> {
@@ -41,12 +44,12 @@ export function hooksStore(db: Db, clock: Clock) {
 
   async function getHook(hookId: string): Promise<HookRecord | undefined> {
     const out = await db.client.send(new GetCommand({ TableName: db.table, Key: keys.hook(hookId) }));
-    return out.Item ? (strip(out.Item) as unknown as HookRecord) : undefined;
+    return out.Item ? readItem(hookShape, out.Item, 'hook') : undefined;
   }
 
-  async function listHooks(scope: TenantScope, workflowId: string): Promise<Array<Pick<HookRecord, 'id' | 'name' | 'auth' | 'createdAt'>>> {
+  async function listHooks(scope: TenantScope, workflowId: string): Promise<Array<z.infer<typeof hookPointerShape>>> {
     const out = await db.client.send(new QueryCommand({ TableName: db.table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': keys.workflowHookPartition(scope, workflowId) } }));
-    return (out.Items ?? []).map((i) => strip(i) as unknown as HookRecord);
+    return readItems(hookPointerShape, out.Items, 'hook');
   }
 
   async function deleteHook(scope: TenantScope, workflowId: string, hookId: string): Promise<void> {

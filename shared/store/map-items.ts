@@ -6,25 +6,26 @@ import { ifConditionHolds } from './conditional';
 import { claimLeased } from './leased-claim';
 import type { Db } from './db';
 import { keys } from './keys';
+import { readItem } from './item-shape';
+import { z } from 'zod';
 
 /**
  * The items of `map` steps: one DynamoDB item each (an execution record could not hold a thousand
  * outputs), claimed and settled with conditional writes like steps, so a duplicate or late message
  * runs an item once.
  */
-export type MapItemStatus = 'pending' | 'running' | 'retrying' | 'succeeded' | 'failed';
-
-export interface MapItem {
-  index: number;
-  value: unknown;
-  status: MapItemStatus;
-  attempt: number;
-  leaseUntil?: number;
-  output?: unknown;
-  error?: { code: string; message: string };
-}
-
-const strip = ({ pk: _pk, sk: _sk, ...rest }: Record<string, unknown>) => rest as unknown as MapItem;
+const mapItemShape = z.object({
+  index: z.number(),
+  value: z.unknown(),
+  status: z.enum(['pending', 'running', 'retrying', 'succeeded', 'failed']),
+  attempt: z.number(),
+  leaseUntil: z.number().optional(),
+  output: z.unknown().optional(),
+  error: z.object({ code: z.string(), message: z.string() }).optional(),
+});
+export type MapItem = z.infer<typeof mapItemShape>;
+export type MapItemStatus = MapItem['status'];
+const strip = (item: Record<string, unknown>) => readItem(mapItemShape, item, 'map item');
 
 export function mapItemsStore(db: Db, clock: Clock) {
   const batch = batchOps(db);

@@ -3,58 +3,54 @@ import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { deleteRequest, putRequest, batchOps } from './batch';
 import type { Db } from './db';
 import { keys } from './keys';
+import { readItem } from './item-shape';
+import { z } from 'zod';
 import type { TenantScope } from '../tenancy';
 
 /** Memory items as stored (and as the memory_* tables of db/ops show them). */
-export interface MemoryNode {
-  kind: 'node';
-  id: string;
-  agentId: string;
-  userId: string | null;
-  sessionId: string | null;
-  type: string;
-  label: string;
-  norm: string;
-  mentions: number;
-  createdAt: string;
-  lastSeenAt: string;
-}
-
-export interface MemoryEdge {
-  kind: 'edge';
-  id: string;
-  agentId: string;
-  userId: string | null;
-  sessionId: string | null;
-  from: string;
-  to: string;
-  toLabel: string;
-  relation: string;
-  fact: string;
+const owned = { id: z.string(), agentId: z.string(), userId: z.string().nullable(), sessionId: z.string().nullable() };
+const nodeShape = z.object({
+  kind: z.literal('node'),
+  ...owned,
+  type: z.string(),
+  label: z.string(),
+  norm: z.string(),
+  mentions: z.number(),
+  createdAt: z.string(),
+  lastSeenAt: z.string(),
+});
+const edgeShape = z.object({
+  kind: z.literal('edge'),
+  ...owned,
+  from: z.string(),
+  to: z.string(),
+  toLabel: z.string(),
+  relation: z.string(),
+  fact: z.string(),
   /** When the fact became true / stopped being true (world time). */
-  validAt: string;
-  invalidAt: string | null;
+  validAt: z.string(),
+  invalidAt: z.string().nullable(),
   /** When Cairn learnt it / when it was superseded (system time). */
-  createdAt: string;
-  expiredAt: string | null;
-  episodeId: string;
-  invalidatedBy: string | null;
-}
-
-export interface MemoryEpisode {
-  kind: 'episode';
-  id: string;
-  agentId: string;
-  userId: string | null;
-  sessionId: string;
-  text: string;
-  reply: string;
-  at: string;
-  entityIds: string[];
-  factIds: string[];
-}
-
-export type MemoryItem = MemoryNode | MemoryEdge | MemoryEpisode;
+  createdAt: z.string(),
+  expiredAt: z.string().nullable(),
+  episodeId: z.string(),
+  invalidatedBy: z.string().nullable(),
+});
+const episodeShape = z.object({
+  kind: z.literal('episode'),
+  ...owned,
+  sessionId: z.string(),
+  text: z.string(),
+  reply: z.string(),
+  at: z.string(),
+  entityIds: z.array(z.string()),
+  factIds: z.array(z.string()),
+});
+const memoryItemShape = z.discriminatedUnion('kind', [nodeShape, edgeShape, episodeShape]);
+export type MemoryNode = z.infer<typeof nodeShape>;
+export type MemoryEdge = z.infer<typeof edgeShape>;
+export type MemoryEpisode = z.infer<typeof episodeShape>;
+export type MemoryItem = z.infer<typeof memoryItemShape>;
 
 /** A fact that still holds, as far as Cairn knows now. */
 export const isCurrent = (edge: MemoryEdge) => edge.invalidAt === null && edge.expiredAt === null;
@@ -66,7 +62,7 @@ export function memoryOwner(input: { userId?: string | null; sessionId?: string 
   throw new Error('memory needs a userId or a sessionId');
 }
 
-const strip = ({ pk: _pk, sk: _sk, ...rest }: Record<string, unknown>) => rest as unknown as MemoryItem;
+const strip = (item: Record<string, unknown>) => readItem(memoryItemShape, item, 'memory item');
 
 export function memoryGraphStore(db: Db) {
   const { batchWrite, queryAll } = batchOps(db);

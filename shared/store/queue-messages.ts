@@ -5,6 +5,8 @@ import { newId } from '../ids';
 import type { Db } from './db';
 import { batchOps, putRequest } from './batch';
 import { keys } from './keys';
+import { readItems } from './item-shape';
+import { z } from 'zod';
 
 /**
  * Local mode's work queues, stored in the table itself so queued work survives a crash of the
@@ -13,15 +15,18 @@ import { keys } from './keys';
  * (one transaction: delete the key read, put it under its new visibility), so exactly one receiver
  * wins it and the key it was moved to is that receiver's receipt.
  */
-export interface StoredMessage {
+const messageShape = z.object({
   /** The receipt: the message's current key. Deleting or moving it needs this exact key. */
-  sk: string;
-  messageId: string;
-  body: string;
+  sk: z.string(),
+  messageId: z.string(),
+  body: z.string(),
   /** What travels beside the body, as SQS message attributes do (the trace context). */
-  attributes?: Record<string, string>;
-  receiveCount: number;
-}
+  attributes: z.record(z.string(), z.string()).optional(),
+  receiveCount: z.number(),
+  /** Taken by a receiver (its visibility is a lease), not given back. */
+  leased: z.boolean().optional(),
+});
+export type StoredMessage = z.infer<typeof messageShape>;
 
 export function queueMessagesStore(db: Db, clock: Clock) {
   const ops = batchOps(db);
@@ -46,7 +51,7 @@ export function queueMessagesStore(db: Db, clock: Clock) {
         ConsistentRead: true,
       }),
     );
-    return (out.Items ?? []).map((item) => item as StoredMessage);
+    return readItems(messageShape, out.Items, 'queue message');
   }
 
   /**
@@ -102,7 +107,7 @@ export function queueMessagesStore(db: Db, clock: Clock) {
   }
 
   /** Every message still queued (visible or not, taken or not). */
-  const pending = async (namespace: string, queue: string) => (await ops.queryAll(keys.queuePartition(namespace, queue))) as unknown as Array<StoredMessage & { leased?: boolean }>;
+  const pending = async (namespace: string, queue: string) => readItems(messageShape, await ops.queryAll(keys.queuePartition(namespace, queue)), 'queue message');
 
   const deadLetters = (namespace: string, queue: string) => ops.queryAll(keys.deadLetterPartition(namespace, queue));
 

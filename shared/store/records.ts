@@ -18,6 +18,8 @@ import { readPage } from './batch';
 import { ifConditionHolds } from './conditional';
 import type { Db } from './db';
 import { keys, type RecordKind } from './keys';
+import { readItem } from './item-shape';
+import type { z } from 'zod';
 export type { RecordKind };
 
 /** Fields every record has; the rest is the resource's own. */
@@ -45,11 +47,11 @@ const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
 
 const NAMES: Record<RecordKind, string> = { AGENT: 'agent', KS: 'knowledge source', WORKFLOW: 'workflow' };
 
-function strip<T>(item: Record<string, unknown> | undefined): T | undefined {
-  if (!item) return undefined;
-  const { pk: _pk, sk: _sk, ...rest } = item;
-  return rest as T;
-}
+/**
+ * How a kind's records read: the shape the room that owns the kind declares (records are the
+ * rooms' resources: an agent, a knowledge source, a workflow). Every read parses through it.
+ */
+export type RecordShape<T extends BaseRecord> = z.ZodType<T>;
 
 export interface Idempotency {
   key: string;
@@ -80,191 +82,182 @@ export function recordsStore(db: Db, clock: Clock) {
     return error;
   }
 
-  /**
-   * Creates a record. With references, the write happens only if every referenced record exists;
-   * with an idempotency key, a retry of the same request returns the record the first one created.
-   */
-  async function createRecord<T extends BaseRecord>(
-    scope: TenantScope,
-    kind: RecordKind,
-    record: T,
-    options: { references?: Reference[]; idempotency?: Idempotency } = {},
-  ): Promise<{ record: T; replayed: boolean }> {
-    const references = options.references ?? [];
-    const put = {
-      TableName: db.table,
-      Item: { ...keys.record(scope, kind, record.id), ...record },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    };
-    if (references.length === 0 && !options.idempotency) {
-      await db.client.send(new PutCommand(put));
-      return { record, replayed: false };
-    }
-    const items: NonNullable<TransactWriteCommandInput['TransactItems']> = [{ Put: put }];
-    const { idempotency } = options;
-    if (idempotency) {
-      items.push({
-        Put: {
-          TableName: db.table,
-          Item: {
-            ...keys.idempotency(scope, kind, idempotency.key),
-            recordId: record.id,
-            requestHash: idempotency.requestHash,
-            // The first answer itself, so a retry gets it even after the record was changed or deleted.
-            record,
-            expiresAt: Math.floor(clock.now() / 1000) + IDEMPOTENCY_TTL_SECONDS,
-          },
-          ConditionExpression: 'attribute_not_exists(pk)',
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        },
-      });
-    }
-    const offset = items.length;
-    items.push(...referenceChecks(scope, references));
-    try {
-      await db.client.send(new TransactWriteCommand({ TransactItems: items }));
-      return { record, replayed: false };
-    } catch (error) {
-      if (!(error instanceof TransactionCanceledException)) throw error;
-      const failure = failedCondition(error, references, offset);
-      if (failure instanceof Error) throw failure;
-      if (idempotency && failure.index === 1) {
-        // Cancellation reasons carry the item in wire format.
-        const previous = failure.item ? (unmarshall(failure.item) as { recordId?: string; requestHash?: string; record?: T }) : undefined;
-        if (previous?.requestHash !== idempotency.requestHash) {
-          throw new ConflictError('Idempotency-Key was already used with a different request', {
-            field: 'Idempotency-Key',
-          });
-        }
-        if (previous.record) return { record: previous.record, replayed: true };
-        // A key written before first answers were kept with it.
-        const existing = await getRecord<T>(scope, kind, String(previous.recordId));
-        if (!existing) throw new NotFoundError(NAMES[kind], String(previous.recordId));
-        return { record: existing, replayed: true };
-      }
-      throw error;
-    }
-  }
+  /** The records of one kind, read through the shape its room declares. */
+  function table<T extends BaseRecord>(kind: RecordKind, shape: RecordShape<T>): RecordTable<T> {
+    const read = (item: Record<string, unknown>): T => readItem(shape, item, NAMES[kind]);
 
-  async function getRecord<T>(scope: TenantScope, kind: RecordKind, id: string): Promise<T | undefined> {
-    const out = await db.client.send(
-      new GetCommand({ TableName: db.table, Key: keys.record(scope, kind, id) }),
-    );
-    return strip<T>(out.Item);
-  }
-
-  /** Newest first. Reads one item more than asked so `hasMore` is exact, not a guess. */
-  async function listRecords<T>(
-    scope: TenantScope,
-    kind: RecordKind,
-    page: { limit: number; cursor?: string },
-  ): Promise<Page<T>> {
-    const { items, nextCursor } = await readPage(db, keys.recordPartition(scope, kind), page, 'newest-first');
-    return { items: items.map((item) => strip<T>(item)!), nextCursor };
-  }
-
-  /** Every record of a kind whose list attribute contains a value (pages through the partition). */
-  async function recordsContaining<T>(
-    scope: TenantScope,
-    kind: RecordKind,
-    attribute: string,
-    value: string,
-  ): Promise<T[]> {
-    const found: T[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const out = await db.client.send(
-        new QueryCommand({
-          TableName: db.table,
-          KeyConditionExpression: 'pk = :pk',
-          FilterExpression: 'contains(#attr, :value)',
-          ExpressionAttributeNames: { '#attr': attribute },
-          ExpressionAttributeValues: { ':pk': keys.recordPartition(scope, kind), ':value': value },
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const item of out.Items ?? []) found.push(strip<T>(item)!);
-      start = out.LastEvaluatedKey;
-    } while (start);
-    return found;
-  }
-
-  /**
-   * Replaces a record if it still has `expectedVersion` (optimistic concurrency: two concurrent
-   * PUTs cannot silently overwrite each other).
-   */
-  async function replaceRecord<T extends BaseRecord>(
-    scope: TenantScope,
-    kind: RecordKind,
-    record: T,
-    expectedVersion: number,
-    references: Reference[] = [],
-  ): Promise<T> {
-    const put = {
-      TableName: db.table,
-      Item: { ...keys.record(scope, kind, record.id), ...record },
-      ConditionExpression: 'attribute_exists(pk) AND #version = :expected',
-      ExpressionAttributeNames: { '#version': 'version' },
-      ExpressionAttributeValues: { ':expected': expectedVersion },
-    };
-    const modified = () =>
-      new ConflictError(`${NAMES[kind]} ${record.id} was modified or deleted concurrently; retry`, {
-        id: record.id,
-      });
-    try {
-      if (references.length === 0) {
+    /**
+     * Creates a record. With references, the write happens only if every referenced record exists;
+     * with an idempotency key, a retry of the same request returns the record the first one created.
+     */
+    async function create(scope: TenantScope, record: T, options: { references?: Reference[]; idempotency?: Idempotency } = {}): Promise<{ record: T; replayed: boolean }> {
+      const references = options.references ?? [];
+      const put = {
+        TableName: db.table,
+        Item: { ...keys.record(scope, kind, record.id), ...record },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      };
+      if (references.length === 0 && !options.idempotency) {
         await db.client.send(new PutCommand(put));
-      } else {
-        await db.client.send(
-          new TransactWriteCommand({ TransactItems: [{ Put: put }, ...referenceChecks(scope, references)] }),
-        );
+        return { record, replayed: false };
       }
-      return record;
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) throw modified();
-      if (error instanceof TransactionCanceledException) {
-        const failure = failedCondition(error, references, 1);
-        throw failure instanceof Error ? failure : modified();
+      const items: NonNullable<TransactWriteCommandInput['TransactItems']> = [{ Put: put }];
+      const { idempotency } = options;
+      if (idempotency) {
+        items.push({
+          Put: {
+            TableName: db.table,
+            Item: {
+              ...keys.idempotency(scope, kind, idempotency.key),
+              recordId: record.id,
+              requestHash: idempotency.requestHash,
+              // The first answer itself, so a retry gets it even after the record was changed or deleted.
+              record,
+              expiresAt: Math.floor(clock.now() / 1000) + IDEMPOTENCY_TTL_SECONDS,
+            },
+            ConditionExpression: 'attribute_not_exists(pk)',
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          },
+        });
       }
-      throw error;
-    }
-  }
-
-  /** Applies `change` to a record, re-reading and retrying when another writer got there first. */
-  async function updateRecord<T extends BaseRecord>(
-    scope: TenantScope,
-    kind: RecordKind,
-    id: string,
-    change: (current: T) => T,
-    attempts = 5,
-  ): Promise<T | undefined> {
-    for (let attempt = 1; ; attempt++) {
-      const current = await getRecord<T>(scope, kind, id);
-      if (!current) return undefined;
-      const next = { ...change(current), version: current.version + 1, updatedAt: isoNow(clock) };
+      const offset = items.length;
+      items.push(...referenceChecks(scope, references));
       try {
-        return await replaceRecord(scope, kind, next, current.version);
+        await db.client.send(new TransactWriteCommand({ TransactItems: items }));
+        return { record, replayed: false };
       } catch (error) {
-        if (!(error instanceof ConflictError) || attempt >= attempts) throw error;
+        if (!(error instanceof TransactionCanceledException)) throw error;
+        const failure = failedCondition(error, references, offset);
+        if (failure instanceof Error) throw failure;
+        if (idempotency && failure.index === 1) {
+          // Cancellation reasons carry the item in wire format.
+          const previous = failure.item ? unmarshall(failure.item) : undefined;
+          if (previous?.requestHash !== idempotency.requestHash) {
+            throw new ConflictError('Idempotency-Key was already used with a different request', {
+              field: 'Idempotency-Key',
+            });
+          }
+          if (previous.record) return { record: read(previous.record as Record<string, unknown>), replayed: true };
+          // A key written before first answers were kept with it.
+          const existing = await get(scope, String(previous.recordId));
+          if (!existing) throw new NotFoundError(NAMES[kind], String(previous.recordId));
+          return { record: existing, replayed: true };
+        }
+        throw error;
       }
     }
+
+    async function get(scope: TenantScope, id: string): Promise<T | undefined> {
+      const out = await db.client.send(new GetCommand({ TableName: db.table, Key: keys.record(scope, kind, id) }));
+      return out.Item ? read(out.Item) : undefined;
+    }
+
+    /** Newest first. Reads one item more than asked so `hasMore` is exact, not a guess. */
+    async function list(scope: TenantScope, page: { limit: number; cursor?: string }): Promise<Page<T>> {
+      const { items, nextCursor } = await readPage(db, keys.recordPartition(scope, kind), page, 'newest-first');
+      return { items: items.map(read), nextCursor };
+    }
+
+    /** Every record whose list attribute contains a value (pages through the partition). */
+    async function containing(scope: TenantScope, attribute: string, value: string): Promise<T[]> {
+      const found: T[] = [];
+      let start: Record<string, unknown> | undefined;
+      do {
+        const out = await db.client.send(
+          new QueryCommand({
+            TableName: db.table,
+            KeyConditionExpression: 'pk = :pk',
+            FilterExpression: 'contains(#attr, :value)',
+            ExpressionAttributeNames: { '#attr': attribute },
+            ExpressionAttributeValues: { ':pk': keys.recordPartition(scope, kind), ':value': value },
+            ExclusiveStartKey: start,
+          }),
+        );
+        for (const item of out.Items ?? []) found.push(read(item));
+        start = out.LastEvaluatedKey;
+      } while (start);
+      return found;
+    }
+
+    /**
+     * Replaces a record if it still has `expectedVersion` (optimistic concurrency: two concurrent
+     * PUTs cannot silently overwrite each other).
+     */
+    async function replace(scope: TenantScope, record: T, expectedVersion: number, references: Reference[] = []): Promise<T> {
+      const put = {
+        TableName: db.table,
+        Item: { ...keys.record(scope, kind, record.id), ...record },
+        ConditionExpression: 'attribute_exists(pk) AND #version = :expected',
+        ExpressionAttributeNames: { '#version': 'version' },
+        ExpressionAttributeValues: { ':expected': expectedVersion },
+      };
+      const modified = () => new ConflictError(`${NAMES[kind]} ${record.id} was modified or deleted concurrently; retry`, { id: record.id });
+      try {
+        if (references.length === 0) {
+          await db.client.send(new PutCommand(put));
+        } else {
+          await db.client.send(new TransactWriteCommand({ TransactItems: [{ Put: put }, ...referenceChecks(scope, references)] }));
+        }
+        return record;
+      } catch (error) {
+        if (error instanceof ConditionalCheckFailedException) throw modified();
+        if (error instanceof TransactionCanceledException) {
+          const failure = failedCondition(error, references, 1);
+          throw failure instanceof Error ? failure : modified();
+        }
+        throw error;
+      }
+    }
+
+    /** Applies `change` to a record, re-reading and retrying when another writer got there first. */
+    async function update(scope: TenantScope, id: string, change: (current: T) => T, attempts = 5): Promise<T | undefined> {
+      for (let attempt = 1; ; attempt++) {
+        const current = await get(scope, id);
+        if (!current) return undefined;
+        const next = { ...change(current), version: current.version + 1, updatedAt: isoNow(clock) };
+        try {
+          return await replace(scope, next, current.version);
+        } catch (error) {
+          if (!(error instanceof ConflictError) || attempt >= attempts) throw error;
+        }
+      }
+    }
+
+    /** Deletes a record; returns what was deleted, or undefined when there was nothing. */
+    async function remove(scope: TenantScope, id: string): Promise<T | undefined> {
+      const out = await ifConditionHolds(
+        db.client.send(
+          new DeleteCommand({
+            TableName: db.table,
+            Key: keys.record(scope, kind, id),
+            ConditionExpression: 'attribute_exists(pk)',
+            ReturnValues: 'ALL_OLD',
+          }),
+        ),
+      );
+      return out?.Attributes ? read(out.Attributes) : undefined;
+    }
+
+    return { create, get, list, containing, replace, update, remove };
   }
 
-  /** Deletes a record; returns what was deleted, or undefined when there was nothing. */
-  async function deleteRecord<T>(scope: TenantScope, kind: RecordKind, id: string): Promise<T | undefined> {
-    const out = await ifConditionHolds(
-      db.client.send(
-        new DeleteCommand({
-          TableName: db.table,
-          Key: keys.record(scope, kind, id),
-          ConditionExpression: 'attribute_exists(pk)',
-          ReturnValues: 'ALL_OLD',
-        }),
-      ),
-    );
-    return out && strip<T>(out.Attributes);
+  /** Whether a record exists, whatever its shape (a reference check before a read of another room's record). */
+  async function exists(scope: TenantScope, kind: RecordKind, id: string): Promise<boolean> {
+    const out = await db.client.send(new GetCommand({ TableName: db.table, Key: keys.record(scope, kind, id), ProjectionExpression: 'pk' }));
+    return out.Item !== undefined;
   }
-  return { createRecord, getRecord, listRecords, recordsContaining, replaceRecord, updateRecord, deleteRecord };
+
+  return { table, exists };
 }
 
 export type RecordsStore = ReturnType<typeof recordsStore>;
+/** The records of one kind, typed by its shape. */
+export interface RecordTable<T extends BaseRecord> {
+  create(scope: TenantScope, record: T, options?: { references?: Reference[]; idempotency?: Idempotency }): Promise<{ record: T; replayed: boolean }>;
+  get(scope: TenantScope, id: string): Promise<T | undefined>;
+  list(scope: TenantScope, page: { limit: number; cursor?: string }): Promise<Page<T>>;
+  containing(scope: TenantScope, attribute: string, value: string): Promise<T[]>;
+  replace(scope: TenantScope, record: T, expectedVersion: number, references?: Reference[]): Promise<T>;
+  update(scope: TenantScope, id: string, change: (current: T) => T, attempts?: number): Promise<T | undefined>;
+  remove(scope: TenantScope, id: string): Promise<T | undefined>;
+}

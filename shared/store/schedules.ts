@@ -3,20 +3,23 @@ import { BatchWriteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws
 import { ifConditionHolds } from './conditional';
 import type { Db } from './db';
 import { keys } from './keys';
+import { readItems } from './item-shape';
+import { z } from 'zod';
 
 /**
  * Local mode's schedules (in AWS, EventBridge Scheduler holds them): one global item per workflow
  * schedule with its next time, and a marker per fired time so a schedule starts its workflow once.
  */
-export interface StoredSchedule {
-  tenantId: string;
-  workflowId: string;
-  index: number;
-  cron: string;
-  timezone: string;
+const scheduleShape = z.object({
+  tenantId: z.string(),
+  workflowId: z.string(),
+  index: z.number(),
+  cron: z.string(),
+  timezone: z.string(),
   /** Epoch ms. */
-  nextRunAt: number;
-}
+  nextRunAt: z.number(),
+});
+export type StoredSchedule = z.infer<typeof scheduleShape>;
 
 const FIRED_DAYS = 3;
 
@@ -39,7 +42,7 @@ export function schedulesStore(db: Db, clock: Clock) {
       const out = await db.client.send(
         new QueryCommand({ TableName: db.table, KeyConditionExpression: 'pk = :pk', FilterExpression: 'nextRunAt <= :now', ExpressionAttributeValues: { ':pk': keys.schedulePartition, ':now': now }, ExclusiveStartKey: start }),
       );
-      items.push(...((out.Items ?? []) as unknown as StoredSchedule[]));
+      items.push(...readItems(scheduleShape, out.Items, 'schedule'));
       start = out.LastEvaluatedKey;
     } while (start);
     return items;

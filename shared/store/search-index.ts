@@ -7,6 +7,8 @@ import { deleteRequest, putRequest, batchOps } from './batch';
 import type { Db } from './db';
 import { BLOCK_PREFIX, blockSegment, blockSortKey, keys } from './keys';
 import { searchIndexCache, type TermItems } from './search-index-cache';
+import { readItem } from './item-shape';
+import { z } from 'zod';
 
 /**
  * The search index of one knowledge source, in DynamoDB. Every ingestion batch writes one
@@ -21,76 +23,77 @@ import { searchIndexCache, type TermItems } from './search-index-cache';
  */
 export const SEGMENT_SPAN = 2 ** 20;
 
-export interface SegmentRecord {
-  segNo: number;
-  syncId: string;
-  state: 'writing' | 'live';
-  chunks: number;
-  lenBody: number;
-  lenTitle: number;
-  deleted?: Uint8Array;
-  deletedCount: number;
-  deletedLenBody: number;
-  deletedLenTitle: number;
+/** Binary attributes come back as Uint8Array (an ArrayBuffer from some clients: made one too). */
+const bytes = z.union([z.custom<Uint8Array>((v) => v instanceof Uint8Array), z.instanceof(ArrayBuffer).transform((b): Uint8Array => new Uint8Array(b))]);
+
+/** A chunk as its document remembers it: enough to delete it without reading it. */
+const chunkRefShape = z.object({ docNo: z.number(), lenBody: z.number(), lenTitle: z.number() });
+export type ChunkRef = z.infer<typeof chunkRefShape>;
+
+const segmentShape = z.object({
+  segNo: z.number(),
+  syncId: z.string(),
+  state: z.enum(['writing', 'live']),
+  chunks: z.number(),
+  lenBody: z.number(),
+  lenTitle: z.number(),
+  deleted: bytes.optional(),
+  deletedCount: z.number(),
+  deletedLenBody: z.number(),
+  deletedLenTitle: z.number(),
   /** Chunks this segment's documents replace; deleted once the segment is live. */
-  replaces: ChunkRef[];
+  replaces: z.array(chunkRefShape),
   /** The documents this segment indexes, fixed when it begins, so a redelivered batch redoes the same. */
-  documentKeys: string[];
-  version: number;
+  documentKeys: z.array(z.string()),
+  version: z.number(),
   /** Postings format (postings-codec.ts): 2 keeps field lengths in the segment's norms; absent, format 1. */
-  format?: number;
-}
+  format: z.number().optional(),
+});
+export type SegmentRecord = z.infer<typeof segmentShape>;
 
 /**
  * A compaction: the live segments it merges, as they were when it began (a later tombstone makes
  * the swap fail rather than resurrect a chunk), and the segments it writes.
  */
-export interface CompactionRecord {
-  compactionId: string;
-  state: 'writing' | 'swapped' | 'cleanup' | 'done' | 'abandoned';
-  old: Array<{ segNo: number; chunks: number; version: number; deleted?: Uint8Array }>;
-  segNos: number[];
-  createdAt: string;
-}
-
-export interface ChunkRecord {
-  docNo: number;
-  chunkId: string;
-  documentId: string;
-  documentKey: string;
-  title: string;
-  text: string;
-  metadata?: Record<string, unknown>;
-  /** Its embedding, for sources with an embedding model (hybrid search reads it with the chunk). */
-  vector?: StoredVector;
-  /** Page (and last page), slide or sheet of a paged document. */
-  location?: { page?: number; pageEnd?: number; slide?: number; sheet?: string };
-  /** `term:tf` pairs separated by spaces, for feedback and for cleaning postings on purge. */
-  terms: string;
-  lenBody: number;
-  lenTitle: number;
-}
+const compactionShape = z.object({
+  compactionId: z.string(),
+  state: z.enum(['writing', 'swapped', 'cleanup', 'done', 'abandoned']),
+  old: z.array(z.object({ segNo: z.number(), chunks: z.number(), version: z.number(), deleted: bytes.optional() })),
+  segNos: z.array(z.number()),
+  createdAt: z.string(),
+});
+export type CompactionRecord = z.infer<typeof compactionShape>;
 
 /** A chunk's embedding as stored with it: int8 components scaled by `s`, made by model `m`. */
-export interface StoredVector {
-  v: Uint8Array;
-  s: number;
-  m: string;
-}
+const storedVectorShape = z.object({ v: bytes, s: z.number(), m: z.string() });
+export type StoredVector = z.infer<typeof storedVectorShape>;
 
-/** A chunk as its document remembers it: enough to delete it without reading it. */
-export interface ChunkRef {
-  docNo: number;
-  lenBody: number;
-  lenTitle: number;
-}
+const chunkShape = z.object({
+  docNo: z.number(),
+  chunkId: z.string(),
+  documentId: z.string(),
+  documentKey: z.string(),
+  title: z.string(),
+  text: z.string(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+  /** Its embedding, for sources with an embedding model (hybrid search reads it with the chunk). */
+  vector: storedVectorShape.optional(),
+  /** Page (and last page), slide or sheet of a paged document. */
+  location: z.object({ page: z.number().optional(), pageEnd: z.number().optional(), slide: z.number().optional(), sheet: z.string().optional() }).optional(),
+  /** `term:tf` pairs separated by spaces, for feedback and for cleaning postings on purge. */
+  terms: z.string(),
+  lenBody: z.number(),
+  lenTitle: z.number(),
+});
+export type ChunkRecord = z.infer<typeof chunkShape>;
 
-export interface DocumentRecord {
-  documentKey: string;
-  documentId: string;
-  hash: string;
-  chunks: ChunkRef[];
-}
+const documentShape = z.object({
+  documentKey: z.string(),
+  documentId: z.string(),
+  hash: z.string(),
+  chunks: z.array(chunkRefShape),
+});
+export type DocumentRecord = z.infer<typeof documentShape>;
 
 /** Whether a segment's deletion bitmap marks the chunk at `local`. */
 export function isDeleted(deleted: Uint8Array | undefined, local: number): boolean {
@@ -102,9 +105,9 @@ function toBytes(value: unknown): Uint8Array | undefined {
   return value instanceof Uint8Array ? value : new Uint8Array(value as ArrayBuffer);
 }
 
-function toSegment(item: Record<string, unknown>): SegmentRecord {
-  return { ...(item as unknown as SegmentRecord), deleted: toBytes(item.deleted) };
-}
+const toSegment = (item: Record<string, unknown>): SegmentRecord => readItem(segmentShape, item, 'segment');
+const toChunk = (item: Record<string, unknown>): ChunkRecord => readItem(chunkShape, item, 'chunk');
+const toDocument = (item: Record<string, unknown>): DocumentRecord => readItem(documentShape, item, 'document');
 
 export interface AnalyzedChunkRecord extends ChunkRecord {
   titleTf: Map<string, number>;
@@ -408,7 +411,7 @@ export function searchIndexStore(db: Db, clock: Clock, cacheBytes?: number) {
   /** A segment's chunks in number order, read consistently (compaction copies them). */
   async function readSegmentChunks(scope: TenantScope, sourceId: string, segNo: number): Promise<ChunkRecord[]> {
     const range = { from: keys.chunk(scope, sourceId, segNo * SEGMENT_SPAN).sk, to: keys.chunk(scope, sourceId, (segNo + 1) * SEGMENT_SPAN - 1).sk };
-    return (await queryAll(keys.chunkPartition(scope, sourceId), range)).map(({ pk: _pk, sk: _sk, ...chunk }) => chunk as unknown as ChunkRecord);
+    return (await queryAll(keys.chunkPartition(scope, sourceId), range)).map(toChunk);
   }
 
   async function deleteChunks(scope: TenantScope, sourceId: string, docNos: number[]): Promise<void> {
@@ -432,9 +435,7 @@ export function searchIndexStore(db: Db, clock: Clock, cacheBytes?: number) {
 
   async function getCompaction(scope: TenantScope, sourceId: string, compactionId: string): Promise<CompactionRecord | undefined> {
     const out = await db.client.send(new GetCommand({ TableName: db.table, Key: keys.compaction(scope, sourceId, compactionId), ConsistentRead: true }));
-    if (!out.Item) return undefined;
-    const plan = out.Item as unknown as CompactionRecord;
-    return { ...plan, old: plan.old.map((o) => ({ ...o, deleted: toBytes(o.deleted) })) };
+    return out.Item ? readItem(compactionShape, out.Item, 'compaction') : undefined;
   }
 
   async function setCompactionState(scope: TenantScope, sourceId: string, compactionId: string, state: CompactionRecord['state']): Promise<void> {
@@ -513,20 +514,20 @@ export function searchIndexStore(db: Db, clock: Clock, cacheBytes?: number) {
     if (missing.length === 0) return found;
     const issuedAt = clock.now();
     for (const item of await batchGet(missing.map((n) => keys.chunk(scope, sourceId, n)))) {
-      const chunk = item as unknown as ChunkRecord;
-      found.set(Number(chunk.docNo), chunk);
+      const chunk = toChunk(item);
+      found.set(chunk.docNo, chunk);
       cache.keepChunk(scope, sourceId, chunk, issuedAt);
     }
     return found;
   }
 
   async function listDocuments(scope: TenantScope, sourceId: string): Promise<DocumentRecord[]> {
-    return (await queryAll(keys.documentPartition(scope, sourceId))).map(({ pk: _pk, sk: _sk, ...d }) => d as unknown as DocumentRecord);
+    return (await queryAll(keys.documentPartition(scope, sourceId))).map(toDocument);
   }
 
   async function getDocuments(scope: TenantScope, sourceId: string, documentKeys: string[]): Promise<Map<string, DocumentRecord>> {
     const items = await batchGet(documentKeys.map((k) => keys.document(scope, sourceId, k)), { consistent: true });
-    return new Map(items.map((item) => [String(item.documentKey), item as unknown as DocumentRecord]));
+    return new Map(items.map((item) => [String(item.documentKey), toDocument(item)]));
   }
 
   /** Reserves `count` consecutive segment numbers for a source; returns the first. */

@@ -5,21 +5,24 @@ import type { TenantScope } from '../tenancy';
 import { batchOps, deleteRequest, putRequest, readPage } from './batch';
 import type { Db } from './db';
 import { keys } from './keys';
+import { readItem } from './item-shape';
+import { z } from 'zod';
 
 /** One turn of a conversation as stored (and listed by the API). */
-export interface SessionMessage {
-  id: string;
-  role: 'user' | 'assistant';
-  content: string;
-  createdAt: string;
+const messageShape = z.object({
+  id: z.string(),
+  role: z.enum(['user', 'assistant']),
+  content: z.string(),
+  createdAt: z.string(),
   /** Assistant turns: the passages the reply was grounded on. */
-  sources?: unknown[];
-  model?: string;
+  sources: z.array(z.unknown()).optional(),
+  model: z.string().optional(),
   /** Assistant turns cut short because the caller went away (the partial reply is kept). */
-  interrupted?: boolean;
+  interrupted: z.boolean().optional(),
   /** Assistant turns: the tools called on the way to the reply, with what they returned. */
-  toolCalls?: unknown[];
-}
+  toolCalls: z.array(z.unknown()).optional(),
+});
+export type SessionMessage = z.infer<typeof messageShape>;
 
 /** A conversation as the session index keeps it. */
 export interface SessionSummary {
@@ -31,7 +34,7 @@ export interface SessionSummary {
   messages: number;
 }
 
-const strip = ({ pk: _pk, sk: _sk, expiresAt: _e, ...rest }: Record<string, unknown>) => rest as unknown as SessionMessage;
+const strip = (item: Record<string, unknown>) => readItem(messageShape, item, 'session message');
 
 export function sessionsStore(db: Db, clock: Clock) {
   const { batchWrite, queryAll } = batchOps(db);

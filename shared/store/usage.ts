@@ -36,6 +36,19 @@ export type UsageRow = UsageBucket & UsageCounts;
 
 export const USAGE_COUNTS: Array<keyof UsageCounts> = ['inputTokens', 'outputTokens', 'requests', 'toolCalls', 'searches', 'readUnits', 'writeUnits', 'bytesIngested', 'steps'];
 
+/** Every count, each given by `count`. */
+export const usageCounts = (count: (c: keyof UsageCounts) => number): UsageCounts => ({
+  inputTokens: count('inputTokens'),
+  outputTokens: count('outputTokens'),
+  requests: count('requests'),
+  toolCalls: count('toolCalls'),
+  searches: count('searches'),
+  readUnits: count('readUnits'),
+  writeUnits: count('writeUnits'),
+  bytesIngested: count('bytesIngested'),
+  steps: count('steps'),
+});
+
 export function usageStore(db: Db) {
   const { queryAll } = batchOps(db);
 
@@ -80,7 +93,7 @@ export function usageStore(db: Db) {
         keyId: String(item.keyId),
         subject: String(item.subject),
         model: String(item.model),
-        ...(Object.fromEntries(USAGE_COUNTS.map((c) => [c, Number(item[c] ?? 0)])) as unknown as UsageCounts),
+        ...usageCounts((c) => Number(item[c] ?? 0)),
       }));
   }
 

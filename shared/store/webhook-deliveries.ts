@@ -5,6 +5,8 @@ import { ifConditionHolds } from './conditional';
 import { claimLeased } from './leased-claim';
 import type { Db } from './db';
 import { keys } from './keys';
+import { readItem, readItems } from './item-shape';
+import { z } from 'zod';
 
 /**
  * Completion webhook deliveries: one item per event of an execution, with every attempt recorded.
@@ -12,32 +14,34 @@ import { keys } from './keys';
  * more at most when a worker died mid-attempt (receivers get at-least-once, with the delivery id
  * to drop repeats).
  */
-export type DeliveryStatus = 'pending' | 'delivering' | 'retrying' | 'delivered' | 'failed';
+const deliveryStatus = z.enum(['pending', 'delivering', 'retrying', 'delivered', 'failed']);
+export type DeliveryStatus = z.infer<typeof deliveryStatus>;
 
-export interface DeliveryAttempt {
-  attempt: number;
-  at: string;
-  durationMs: number;
+const attemptShape = z.object({
+  attempt: z.number(),
+  at: z.string(),
+  durationMs: z.number(),
   /** The receiver's HTTP status, when it answered. */
-  status?: number;
-  error?: string;
-}
+  status: z.number().optional(),
+  error: z.string().optional(),
+});
+export type DeliveryAttempt = z.infer<typeof attemptShape>;
 
-export interface DeliveryRecord {
+const deliveryShape = z.object({
   /** The idempotency id receivers see (`Cairn-Delivery-Id`): `<executionId>.<key>`. */
-  id: string;
-  key: string;
-  event: string;
-  url: string;
-  status: DeliveryStatus;
-  attempt: number;
-  leaseUntil?: number;
-  attempts: DeliveryAttempt[];
-  createdAt: string;
-  deliveredAt?: string;
-}
-
-const strip = ({ pk: _pk, sk: _sk, ...rest }: Record<string, unknown>) => rest as unknown as DeliveryRecord;
+  id: z.string(),
+  key: z.string(),
+  event: z.string(),
+  url: z.string(),
+  status: deliveryStatus,
+  attempt: z.number(),
+  leaseUntil: z.number().optional(),
+  attempts: z.array(attemptShape),
+  createdAt: z.string(),
+  deliveredAt: z.string().optional(),
+});
+export type DeliveryRecord = z.infer<typeof deliveryShape>;
+const read = (item: Record<string, unknown>) => readItem(deliveryShape, item, 'webhook delivery');
 
 export function webhookDeliveriesStore(db: Db, clock: Clock) {
   const key = (scope: TenantScope, executionId: string, deliveryKey: string) => keys.webhookDelivery(scope, executionId, deliveryKey);
@@ -51,7 +55,7 @@ export function webhookDeliveriesStore(db: Db, clock: Clock) {
   /** Takes the next attempt (pending, retrying, or delivering on a lease that ran out); undefined when someone has it or it is settled. */
   async function claimDelivery(scope: TenantScope, executionId: string, deliveryKey: string, leaseMs: number): Promise<DeliveryRecord | undefined> {
     const claimed = await claimLeased(db, key(scope, executionId, deliveryKey), 'delivering', leaseMs, clock.now());
-    return claimed && strip(claimed);
+    return claimed && read(claimed);
   }
 
   /** Ends the attempt that claimed it, recording the attempt: delivered, retrying or failed. */
@@ -74,7 +78,7 @@ export function webhookDeliveriesStore(db: Db, clock: Clock) {
   /** An execution's deliveries, oldest first. */
   async function listDeliveries(scope: TenantScope, executionId: string): Promise<DeliveryRecord[]> {
     const out = await db.client.send(new QueryCommand({ TableName: db.table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': keys.webhookDeliveryPartition(scope, executionId) }, ConsistentRead: true }));
-    return (out.Items ?? []).map(strip).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+    return readItems(deliveryShape, out.Items, 'webhook delivery').sort((a, b) => a.createdAt.localeCompare(b.createdAt));
   }
 
   return { createDelivery, claimDelivery, settleDelivery, listDeliveries };

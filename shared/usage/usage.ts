@@ -3,7 +3,7 @@ import { config } from '../config';
 import { ValidationError } from '../errors';
 import { errorFields, log } from '../log';
 import type { Runtime } from '../runtime';
-import { USAGE_COUNTS, type UsageCounts, type UsageRow } from '../store/usage';
+import { USAGE_COUNTS, usageCounts, type UsageCounts, type UsageRow } from '../store/usage';
 import type { TenantScope } from '../tenancy';
 
 /**
@@ -79,7 +79,7 @@ function sum(rows: UsageRow[]) {
   const costs = rows.map(costOf);
   const total = (c: keyof UsageCounts) => rows.reduce((s, r) => s + r[c], 0);
   return {
-    ...(Object.fromEntries(USAGE_COUNTS.map((c) => [c, c.endsWith('Units') ? Math.round(total(c) * 10) / 10 : total(c)])) as unknown as UsageCounts),
+    ...usageCounts((c) => (c.endsWith('Units') ? Math.round(total(c) * 10) / 10 : total(c))),
     estimatedCostUsd: costs.some((c) => c === null) ? null : Math.round(costs.reduce((s: number, c) => s + c!, 0) * 1e6) / 1e6,
   };
 }

@@ -5,7 +5,7 @@ import { type ExecutionRecord, type ExecutionStatus, type StepState } from '../s
 import type { TenantScope } from '../tenancy';
 import { dependenciesOf, readySteps, sendSteps } from './progress';
 import { notifyWebhook, presentDelivery, sealWebhook, type WebhookInput } from './webhooks';
-import { workflows, type StoredWorkflow } from './workflow-records';
+import { workflows } from './workflow-records';
 import type { Definition } from './step-run';
 import { isoNow } from '../clock';
 
@@ -20,7 +20,7 @@ export async function startExecution(
   workflowId: string,
   request: ExecuteRequest,
 ): Promise<ExecutionRecord> {
-  const workflow = (await workflows.get(rt, scope, workflowId)) as StoredWorkflow;
+  const workflow = (await workflows.get(rt, scope, workflowId));
   // The request's webhook over the workflow's, pinned like the definition.
   const webhook = request.webhook ? await sealWebhook(rt, scope, request.webhook, undefined, 'webhook') : workflow.webhook;
   const deps = dependenciesOf(workflow.steps);

@@ -1,9 +1,37 @@
+import { z } from '@hono/zod-openapi';
 import { collection } from '../collection';
-import type { StoredWebhook } from './webhooks';
-import type { Workflow } from './workflow-schema';
+import { recordFields } from '../schema-helpers';
+import { isPlainObject } from '../json-objects';
+import type { SealedSecret } from '../secrets/secret-box';
+import { WEBHOOK_EVENTS } from './webhooks';
 
-/** The tenant's workflow records (kept apart from workflows.ts, whose steps' code starting an execution does not need). */
-export const workflows = collection<Workflow>('WORKFLOW', 'workflow', 'workflow');
+/**
+ * The tenant's workflow records (kept apart from workflows.ts, whose steps' code starting an
+ * execution does not need): declared once and parsed when read, structurally (an older record
+ * still reads). A step's config is its kind's own, read by its kind.
+ */
+const storedStep = z.object({
+  id: z.string(),
+  name: z.string().optional(),
+  type: z.string(),
+  config: z.record(z.string(), z.unknown()),
+  dependsOn: z.array(z.string()).optional(),
+  when: z.object({ step: z.string(), category: z.string() }).optional(),
+  retry: z.object({ maxAttempts: z.number(), backoff: z.enum(['exponential', 'fixed']), delaySeconds: z.number(), maxDelaySeconds: z.number() }).optional(),
+  timeoutSeconds: z.number().optional(),
+});
+
+const storedWorkflow = z.object({
+  ...recordFields,
+  name: z.string(),
+  description: z.string().default(''),
+  steps: z.array(storedStep),
+  schedules: z.array(z.object({ cron: z.string(), timezone: z.string(), input: z.string(), parameters: z.record(z.string(), z.unknown()), enabled: z.boolean() })).optional(),
+  /** Where each execution's summary is POSTed; its secret sealed. */
+  webhook: z.object({ url: z.string(), events: z.array(z.enum(WEBHOOK_EVENTS)), sealed: z.custom<SealedSecret>(isPlainObject, { message: 'must be a sealed secret' }) }).optional(),
+});
 
 /** A workflow as stored: its webhook's secret sealed. */
-export type StoredWorkflow = Omit<Workflow, 'webhook'> & { webhook?: StoredWebhook };
+export type StoredWorkflow = z.infer<typeof storedWorkflow>;
+
+export const workflows = collection<StoredWorkflow>('WORKFLOW', 'workflow', 'workflow', storedWorkflow);

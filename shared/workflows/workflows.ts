@@ -13,9 +13,9 @@ import { workflows, type StoredWorkflow } from './workflow-records';
 
 export { workflows } from './workflow-records';
 
-type StoredStep = Workflow['steps'][number];
+type StoredStep = StoredWorkflow['steps'][number];
 
-type WorkflowFields = Omit<Workflow, 'id' | 'createdAt' | 'updatedAt' | 'version'>;
+type WorkflowFields = Omit<StoredWorkflow, 'id' | 'createdAt' | 'updatedAt' | 'version'>;
 
 /**
  * Gives every step a stable id: its own, else `step<n>` by position, skipping ids that other
@@ -60,7 +60,7 @@ async function prepareSteps(rt: Runtime, scope: TenantScope, steps: StoredStep[]
         const at = `${path}[${i}]`;
         const kind = stepKind(step.type);
         let config = step.config;
-        if (kind?.nested) config = kind.nested.withSteps(config, await prepare(kind.nested.steps(config) as StoredStep[], `${at}.config.steps`));
+        if (kind?.nested) config = kind.nested.withSteps(config, await prepare(kind.nested.steps(config), `${at}.config.steps`));
         if (kind?.prepare) config = (await kind.prepare(config, { rt, scope, path: `${at}.config`, current: before.get(`${step.type}:${step.id}`) }));
         return { ...step, config };
       }),
@@ -68,25 +68,30 @@ async function prepareSteps(rt: Runtime, scope: TenantScope, steps: StoredStep[]
   return prepare(steps, 'steps');
 }
 
-async function fieldsOf(rt: Runtime, scope: TenantScope, input: WorkflowInput, current?: Workflow): Promise<WorkflowFields> {
+async function fieldsOf(rt: Runtime, scope: TenantScope, input: WorkflowInput, current?: StoredWorkflow): Promise<WorkflowFields> {
   const { webhook, ...rest } = withoutReadOnly(input) as WorkflowInput;
   const steps = await prepareSteps(rt, scope, compiled(input), current?.steps);
-  const kept = (current as StoredWorkflow | undefined)?.webhook;
-  return { ...rest, steps, ...(webhook ? { webhook: await sealWebhook(rt, scope, webhook, kept, 'webhook') } : {}) } as unknown as WorkflowFields;
+  return { ...rest, steps, ...(webhook ? { webhook: await sealWebhook(rt, scope, webhook, current?.webhook, 'webhook') } : {}) };
 }
 
-/** A workflow as responses show it: sealed secrets shown as `{type, configured: true}`. */
-export function presentWorkflow(workflow: Workflow): Workflow {
-  const present = (steps: StoredStep[]): StoredStep[] =>
-    steps.map((step) => {
+/** Steps as responses show them: sealed secrets shown as `{type, configured: true}`. */
+function presentSteps(steps: StoredStep[]): Workflow['steps'] {
+  const present = (list: StoredStep[]): StoredStep[] =>
+    list.map((step) => {
       const kind = stepKind(step.type);
       let config = step.config;
-      if (kind?.nested) config = kind.nested.withSteps(config, present(kind.nested.steps(config) as StoredStep[]));
+      if (kind?.nested) config = kind.nested.withSteps(config, present(kind.nested.steps(config)));
       if (kind?.present) config = kind.present(config) as Record<string, unknown>;
       return { ...step, config };
     });
-  const { webhook, ...rest } = workflow as StoredWorkflow;
-  return { ...rest, steps: present(workflow.steps), ...(webhook ? { webhook: showWebhook(webhook) } : {}) };
+  // Stored steps were checked against the kinds when written: their types are kinds' types.
+  return present(steps) as Workflow['steps'];
+}
+
+/** A workflow as responses show it: its steps' and its webhook's secrets not shown. */
+export function presentWorkflow(workflow: StoredWorkflow): Workflow {
+  const { webhook, ...rest } = workflow;
+  return { ...rest, steps: presentSteps(workflow.steps), ...(webhook ? { webhook: showWebhook(webhook) } : {}) };
 }
 
 /** Records steps name must exist in the tenant when the workflow is written: search steps' sources, agent steps' agents. */
@@ -97,7 +102,7 @@ function references(input: WorkflowInput): Reference[] {
 }
 
 /** The workflow's schedules handed to the scheduler (EventBridge Scheduler, or local mode's table). */
-const scheduleOf = (rt: Runtime, scope: TenantScope, workflow: Workflow, previous: number) => rt.scheduler.put(scope, workflow.id, workflow.schedules ?? [], previous);
+const scheduleOf = (rt: Runtime, scope: TenantScope, workflow: StoredWorkflow, previous: number) => rt.scheduler.put(scope, workflow.id, workflow.schedules ?? [], previous);
 
 export async function createWorkflow(rt: Runtime, scope: TenantScope, input: WorkflowInput, idempotency?: Idempotency) {
   const created = await workflows.create(rt, scope, await fieldsOf(rt, scope, input), { references: dedupe(references(input)), idempotency });
@@ -137,7 +142,7 @@ export async function listWorkflows(rt: Runtime, scope: TenantScope, page: Param
 export async function compileDefinition(rt: Runtime, scope: TenantScope, input: WorkflowInput, options: { store: boolean }) {
   const steps = assignStepIds(input.steps);
   const result = compileWorkflow(steps);
-  const compiledOut = { valid: result.valid, errors: result.errors, steps: presentWorkflow({ steps } as Workflow).steps, plan: result.plan };
+  const compiledOut = { valid: result.valid, errors: result.errors, steps: presentSteps(steps), plan: result.plan };
   if (!options.store) return { compiled: compiledOut };
   return { compiled: compiledOut, definition: result.valid ? (await createWorkflow(rt, scope, input)).record : null };
 }

@@ -42,6 +42,8 @@ interface Slot {
 }
 
 let pool: Slot[] = [];
+/** Workers being started: they count towards the pool's size before they join it. */
+let starting = 0;
 let unavailable = false;
 let started = false;
 const waiting: Array<() => void> = [];
@@ -70,18 +72,19 @@ async function takeSlot(heapMb: number): Promise<Slot | undefined> {
       free.busy = true;
       return free;
     }
-    if (pool.length < POOL_SIZE) {
-      const slot: Slot = { worker: undefined as unknown as Worker, busy: true };
-      pool.push(slot);
+    if (pool.length + starting < POOL_SIZE) {
+      starting++;
       try {
-        slot.worker = await startWorker(heapMb);
+        const slot: Slot = { worker: await startWorker(heapMb), busy: true };
+        pool.push(slot);
         started = true;
         return slot;
       } catch (error) {
-        pool = pool.filter((s) => s !== slot);
         unavailable = true;
         log.warn('document parsing stays in the calling thread: no worker could start', { reason: (error as Error).message });
         return undefined;
+      } finally {
+        starting--;
       }
     }
     await new Promise<void>((resolve) => waiting.push(resolve));

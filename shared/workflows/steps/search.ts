@@ -2,7 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { NotFoundError } from '../../errors';
 import { isId } from '../../ids';
 import { assertSearchable, searchSource } from '../../search/search';
-import type { KnowledgeSourceRecord } from '../../knowledge';
+import { knowledgeSources } from '../../knowledge';
 import { integerBetween } from '../../schema-helpers';
 import { renderTemplate } from '../../templates';
 import type { WorkKind } from './step-kind';
@@ -34,7 +34,7 @@ export const search: WorkKind<typeof config> = {
     (p.length === 1 && ['results', 'context'].includes(p[0]!)) ||
     (p[0] === 'results' && /^\d+$/.test(p[1] ?? '') && (p.length === 2 || (p.length === 3 && RESULT_FIELDS.includes(p[2]!)) || (p.length >= 4 && p[2] === 'metadata'))),
   async execute(cfg, { rt, scope, vars }) {
-    const source = await rt.store.records.getRecord<KnowledgeSourceRecord>(scope, 'KS', cfg.knowledgeSourceId);
+    const source = await knowledgeSources.find(rt, scope, cfg.knowledgeSourceId);
     if (!source) throw new NotFoundError('knowledge source', cfg.knowledgeSourceId);
     assertSearchable(source);
     const { results } = await searchSource(rt, scope, source, { query: renderTemplate(cfg.query, vars), topK: cfg.topK });
