@@ -14,14 +14,15 @@ import type { IngestionMessage, WebhookMessage, WorkflowMessage } from '../share
 import { sqsQueuesFromConfig } from '../shared/queue/sqs-queue';
 import { storedQueue, type StoredQueue } from '../shared/queue/stored-queue';
 import { systemClock, type Clock } from '../shared/clock';
-import type { Runtime } from '../shared/runtime';
+import type { GivenPart, RuntimeWith } from '../shared/runtime';
+import { noGateway } from '../shared/gateway';
 import { localKeyWrapper, secretBox } from '../shared/secrets/secret-box';
 import { createStore } from '../shared/store';
 import { modelResolver } from '../shared/models/resolve-model';
 import type { Db } from '../shared/store/db';
 
 export interface LocalRuntime {
-  rt: Runtime;
+  rt: RuntimeWith<GivenPart>;
   /** The queues stored in the table and their workers in this process (absent where an SQS queue URL is configured). */
   ingestion?: StoredQueue<IngestionMessage>;
   workflowSteps?: StoredQueue<WorkflowMessage>;
@@ -44,17 +45,6 @@ export interface LocalRuntime {
 export function localRuntime(parts: { db: Db; secretsKey: Buffer; platformSecrets?: PlatformSecrets; queueNamespace?: string; blobs?: Blobs; clock?: Clock }): LocalRuntime {
   const clock = parts.clock ?? systemClock;
   const store = createStore(parts.db, clock);
-  const base = configuredRuntime({
-    store,
-    models: modelResolver(),
-    blobs: parts.blobs ?? blobsFromConfig(),
-    secrets: secretBox(localKeyWrapper(parts.secretsKey)),
-    platformSecrets: platformSecretsLoader(parts.platformSecrets),
-    traces: startLocalTracing(),
-    agentTurn,
-    clock,
-    scheduler: storedScheduler(store, nextRunOf, () => clock.now()),
-  });
   const namespace = parts.queueNamespace ?? 'local';
   const visibilityMs = config.workLeaseMs;
   const ingestion = config.ingestionQueueUrl
@@ -67,10 +57,20 @@ export function localRuntime(parts: { db: Db; secretsKey: Buffer; platformSecret
     ? undefined
     : storedQueue<WebhookMessage>(store.queueMessages, { namespace, name: 'webhooks' }, (message, delivery) => deliverWebhook(rt, message, delivery), { visibilityMs, concurrency: 4 });
   const sqs = ingestion && workflowSteps && webhooks ? undefined : sqsQueuesFromConfig();
-  const rt: Runtime = {
-    ...base,
+  // Every part: local mode runs every function (API Gateway's part is a no-op here: no usage plans).
+  const rt: RuntimeWith<GivenPart> = configuredRuntime({
+    store,
+    models: modelResolver(),
+    blobs: parts.blobs ?? blobsFromConfig(),
+    secrets: secretBox(localKeyWrapper(parts.secretsKey)),
+    platformSecrets: platformSecretsLoader(parts.platformSecrets),
+    traces: startLocalTracing(),
+    agentTurn,
+    clock,
+    scheduler: storedScheduler(store, nextRunOf, () => clock.now()),
+    gateway: noGateway,
     queues: { ingestion: ingestion ?? sqs!.ingestion, workflowSteps: workflowSteps ?? sqs!.workflowSteps, webhooks: webhooks ?? sqs!.webhooks },
-  };
+  });
   const workers = [ingestion, workflowSteps, webhooks].filter((q) => q !== undefined);
   let sweeper: NodeJS.Timeout | undefined;
   let scheduler: NodeJS.Timeout | undefined;

@@ -2,7 +2,7 @@ import { noBlobs } from './blobs/blobs';
 import { noGateway } from './gateway';
 import { noModels } from './models/types';
 import { systemClock } from './clock';
-import { runtimeCaches, type Runtime } from './runtime';
+import { runtimeCaches, type GivenPart, type Runtime, type RuntimeWith } from './runtime';
 import { missingSecretBox } from './secrets/secret-box';
 import { unconfiguredQueue } from './queue/queue';
 import { createStore } from './store';
@@ -16,7 +16,10 @@ import { unconfiguredScheduler } from './schedules/scheduler';
  * function was not given fails naming what is missing. Local mode and tests give the parts they
  * make themselves.
  */
-export function configuredRuntime(given: Partial<Runtime> = {}): Runtime {
+/** A runtime to read apps' routes with (their OpenAPI documents): nothing runs, so no part is needed. */
+export const routesOnlyRuntime = (): RuntimeWith<GivenPart> => configuredRuntime() as RuntimeWith<GivenPart>;
+
+export function configuredRuntime<G extends Partial<Runtime>>(given: G = {} as G): RuntimeWith<keyof G & GivenPart> {
   const clock = given.clock ?? systemClock;
   return {
     // Built only when not given: a store holds a DynamoDB client (local mode and tests give theirs).

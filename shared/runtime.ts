@@ -117,3 +117,16 @@ export interface Runtime {
   /** Agent turns, where workflow steps run (the steps worker, local mode). */
   readonly agentTurn?: AgentTurn;
 }
+
+/** The parts an adapter gives a function; the store, the clock and the caches every runtime has. */
+export type GivenPart = 'queues' | 'blobs' | 'secrets' | 'platformSecrets' | 'models' | 'gateway' | 'scheduler' | 'agentTurn' | 'traces';
+
+/** Only a type: which parts a runtime was given. */
+declare const givenParts: unique symbol;
+
+/**
+ * A runtime that was given the parts `P`. Each function's entry (an app, a queue's consumer)
+ * declares the parts it needs with it, so a Lambda entry that builds its runtime without one of
+ * them fails to compile, rather than at run time with "no … in this function".
+ */
+export type RuntimeWith<P extends GivenPart> = Runtime & { readonly [givenParts]?: { readonly [K in P]: true } };

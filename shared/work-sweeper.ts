@@ -1,6 +1,6 @@
 import { config } from './config';
 import { errorFields, log } from './log';
-import type { Runtime } from './runtime';
+import type { Runtime, RuntimeWith } from './runtime';
 import type { UnfinishedWork } from './store/unfinished-work';
 import { scopeOf } from './tenancy';
 import { knowledgeSources, setStatus, startSync } from './knowledge';
@@ -93,7 +93,7 @@ async function sweepSync(rt: Runtime, work: Extract<UnfinishedWork, { kind: 'syn
 }
 
 /** One pass over the unfinished work (of one tenant, when given). */
-export async function sweep(rt: Runtime, options: { afterMs?: number; tenantId?: string } = {}): Promise<SweepReport> {
+export async function sweep(rt: RuntimeWith<'queues'>, options: { afterMs?: number; tenantId?: string } = {}): Promise<SweepReport> {
   const now = rt.clock.now();
   const afterMs = options.afterMs ?? config.sweepAfterMs;
   const report: SweepReport = { checked: 0, outcomes: { finished: 0, progressing: 0, waiting: 0, redriven: 0, failed: 0 } };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createAgentsApp } from '../functions/agents/app';
-import { configuredRuntime } from '../shared/configured-runtime';
+import { routesOnlyRuntime } from '../shared/configured-runtime';
 import { systemClock } from '../shared/clock';
 import { createStore } from '../shared/store';
 import { createDb } from '../shared/store/db';
@@ -8,7 +8,7 @@ import { call } from './helpers/http';
 
 describe('when DynamoDB cannot be reached', () => {
   it('answers 503 SERVICE_UNAVAILABLE with Retry-After, leaking nothing', async () => {
-    const unreachable = configuredRuntime({ store: createStore(createDb({ endpoint: 'http://127.0.0.1:9' }), systemClock) });
+    const unreachable = { ...routesOnlyRuntime(), store: createStore(createDb({ endpoint: 'http://127.0.0.1:9' }), systemClock) };
     const res = await call(createAgentsApp(unreachable), 'GET', '/v1/agents', { key: 'cak_some_key_0123456789abcdef' });
     expect(res.status).toBe(503);
     expect(res.body.error).toEqual({

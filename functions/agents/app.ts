@@ -7,10 +7,10 @@ import { registerModels } from './models';
 import { registerResponses } from './responses';
 import { registerTraces } from './trace-routes';
 import { registerUsage } from './usage-routes';
-import type { Runtime } from '../../shared/runtime';
+import type { RuntimeWith } from '../../shared/runtime';
 
 /** `/v1/agents` (CRUD, converse, sessions) and the OpenAI-compatible `/v1/chat/completions` and `/v1/models`. */
-export function createAgentsApp(rt: Runtime, options: Partial<GroupOptions> = {}) {
+export function createAgentsApp(rt: RuntimeWith<'models' | 'secrets' | 'queues'>, options: Partial<GroupOptions> = {}) {
   const app = createGroupApp(rt, { area: 'agents', maxBodyBytes: DEFAULT_MAX_BODY_BYTES, openAiPaths: ['/v1/chat/completions', '/v1/models', '/v1/responses'], ...options });
   registerCrud(app, rt, {
     basePath: '/v1/agents',

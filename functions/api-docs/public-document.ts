@@ -1,5 +1,5 @@
-import { configuredRuntime } from '../../shared/configured-runtime';
-import type { Runtime } from '../../shared/runtime';
+import { routesOnlyRuntime } from '../../shared/configured-runtime';
+import type { GivenPart, RuntimeWith } from '../../shared/runtime';
 import { completeDocument } from '../../shared/http/openapi-contract';
 import { createAgentsApp } from '../agents/app';
 import { createKnowledgeSourcesApp } from '../knowledge-sources/app';
@@ -12,7 +12,7 @@ type OpenApiDocument = ReturnType<ReturnType<typeof createAgentsApp>['getOpenAPI
  * One OpenAPI 3.1 document for the whole public API, from the same zod schemas that validate.
  * Building the apps only registers routes: the runtime is never called.
  */
-export function publicApiDocument(rt: Runtime = configuredRuntime()): OpenApiDocument {
+export function publicApiDocument(rt: RuntimeWith<GivenPart> = routesOnlyRuntime()): OpenApiDocument {
   const info = {
     title: 'Cairn public API',
     version: '1.0.0',

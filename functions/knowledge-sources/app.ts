@@ -6,7 +6,7 @@ import { ValidationError } from '../../shared/errors';
 import { registerCrud } from '../../shared/http/crud-routes';
 import { ok } from '../../shared/http/envelope';
 import { commonErrors, envelope, jsonContent } from '../../shared/http/openapi-schemas';
-import type { Runtime } from '../../shared/runtime';
+import type { RuntimeWith } from '../../shared/runtime';
 
 const multipartFiles = z
   .record(z.string(), z.unknown())
@@ -33,7 +33,7 @@ const includeQuery = z.object({
 });
 
 /** `/v1/knowledge-sources`: sources and their files, connecting (which queues ingestion) and search. */
-export function createKnowledgeSourcesApp(rt: Runtime, options: Partial<GroupOptions> = {}) {
+export function createKnowledgeSourcesApp(rt: RuntimeWith<'queues' | 'secrets' | 'blobs' | 'models'>, options: Partial<GroupOptions> = {}) {
   const app = createGroupApp(rt, { area: 'knowledge-sources', maxBodyBytes: MAX_SOURCE_BODY_BYTES, multipartPaths: /^\/v1\/knowledge-sources\/[^/]+\/files$/, ...options });
   const base = '/v1/knowledge-sources';
 

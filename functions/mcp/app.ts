@@ -2,7 +2,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { createGroupApp, DEFAULT_MAX_BODY_BYTES, type GroupOptions } from '../../shared/http/create-group-app';
 import { commonErrors, jsonContent } from '../../shared/http/openapi-schemas';
-import type { Runtime } from '../../shared/runtime';
+import type { RuntimeWith } from '../../shared/runtime';
 import { cairnMcpServer } from './cairn-tools';
 
 /**
@@ -14,7 +14,7 @@ import { cairnMcpServer } from './cairn-tools';
  */
 const jsonRpcMessage = z.looseObject({ jsonrpc: z.literal('2.0'), method: z.string().optional(), id: z.union([z.string(), z.number()]).optional() }).openapi('JsonRpcMessage');
 
-export function createMcpApp(rt: Runtime, options: Partial<GroupOptions> = {}) {
+export function createMcpApp(rt: RuntimeWith<'models' | 'secrets' | 'queues'>, options: Partial<GroupOptions> = {}) {
   const app = createGroupApp(rt, { area: 'agents', maxBodyBytes: DEFAULT_MAX_BODY_BYTES, ...options });
   app.openapi(
     createRoute({

@@ -14,7 +14,7 @@ import { registerMemoryRoutes } from './memory-routes';
 import { registerResourceRoutes } from './resource-routes';
 import { registerUsageRoutes } from './usage-routes';
 import { registerTenantRoutes } from './tenant-routes';
-import type { Runtime } from '../../shared/runtime';
+import type { RuntimeWith } from '../../shared/runtime';
 
 const OPEN_PATHS = new Set(['/platform/openapi.json']);
 
@@ -22,7 +22,7 @@ const OPEN_PATHS = new Set(['/platform/openapi.json']);
  * `/platform`: tenant provisioning (admin credential) and the tenant-scoped operations (access
  * token + scope headers). Same envelope and error body as the public API.
  */
-export function createPlatformApp(rt: Runtime) {
+export function createPlatformApp(rt: RuntimeWith<'scheduler' | 'gateway' | 'platformSecrets' | 'secrets'>) {
   const app = openApiApp();
   app.use('*', requestContext(rt.clock));
   app.use('*', cors());

@@ -3,10 +3,10 @@ import { createGroupApp, DEFAULT_MAX_BODY_BYTES, type GroupOptions } from '../..
 import { registerCrud } from '../../shared/http/crud-routes';
 import { registerExecutionRoutes } from './execution-routes';
 import { hookAuth, registerHookRoutes } from './hook-routes';
-import type { Runtime } from '../../shared/runtime';
+import type { RuntimeWith } from '../../shared/runtime';
 
 /** `/v1/workflows`: definitions, execution and execution records. */
-export function createWorkflowsApp(rt: Runtime, options: Partial<GroupOptions> = {}) {
+export function createWorkflowsApp(rt: RuntimeWith<'scheduler' | 'queues' | 'secrets'>, options: Partial<GroupOptions> = {}) {
   const app = createGroupApp(rt, { area: 'workflows', maxBodyBytes: DEFAULT_MAX_BODY_BYTES, selfAuthenticated: { path: '/v1/hooks', auth: hookAuth(rt) }, ...options });
   registerCrud(app, rt, {
     basePath: '/v1/workflows',

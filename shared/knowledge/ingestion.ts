@@ -17,7 +17,7 @@ import { withDynamoCounters } from '../store/request-metrics';
 import { scopeOf, type TenantScope } from '../tenancy';
 import { knowledgeSources, pgConfigOf, type KnowledgeSourceRecord } from './sources';
 import { loadCredentials } from './source-credentials';
-import type { Runtime } from '../runtime';
+import type { Runtime, RuntimeWith } from '../runtime';
 import { checkBackSeconds, whileLeased } from '../queue/work-lease';
 import { compactIfNeeded, compactionActive, handleCompaction } from './compaction';
 import { recordUsage } from '../usage';
@@ -329,7 +329,7 @@ async function finalize(rt: Runtime, scope: TenantScope, source: KnowledgeSource
 }
 
 /** One ingestion message, a span of the trace that sent it (a connect's request, a sync's planning): the queue carries the context. */
-export function handleIngestionMessage(rt: Runtime, message: IngestionMessage, delivery: Delivery): Promise<void> {
+export function handleIngestionMessage(rt: RuntimeWith<'queues' | 'secrets' | 'blobs' | 'models'>, message: IngestionMessage, delivery: Delivery): Promise<void> {
   const attributes = { 'cairn.tenant.id': message.tenantId, 'cairn.knowledge_source.id': message.sourceId, ...(message.type === 'batch' ? { 'cairn.ingestion.batch': message.batch } : {}), ...(message.type === 'compact' ? { 'cairn.compaction.id': message.compactionId } : {}) };
   return inSpan(`ingestion.${message.type} ${message.sourceId}`, { kind: SpanKind.CONSUMER, attributes }, () => processIngestionMessage(rt, message, delivery));
 }

@@ -15,7 +15,7 @@ import { failedAttempt, runScopeOf, runStep, type DefinedStep, type RunScope } f
 import { recordUsage } from '../usage';
 import { meteringSearches, type SearchWork } from '../search/search-meter';
 import { inSpan, SpanKind } from '../telemetry';
-import type { Runtime } from '../runtime';
+import type { Runtime, RuntimeWith } from '../runtime';
 
 /**
  * Executing a workflow: the execution record pins the definition; ready steps go to the
@@ -155,7 +155,7 @@ export async function failExecutionOf(rt: Runtime, message: StepMessage, reason:
 }
 
 /** The steps queue's consumer: a step to run, or a schedule that is due. */
-export function consumeWorkflowMessage(rt: Runtime, message: WorkflowMessage, delivery: Delivery): Promise<void> {
+export function consumeWorkflowMessage(rt: RuntimeWith<'models' | 'queues' | 'secrets' | 'agentTurn'>, message: WorkflowMessage, delivery: Delivery): Promise<void> {
   return message.type === 'scheduled' ? startScheduled(rt, message) : consumeStepMessage(rt, message, delivery);
 }
 

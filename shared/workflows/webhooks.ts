@@ -6,7 +6,7 @@ import { errorFields, log } from '../log';
 import { outboundPolicyFromConfig, outboundRequest } from '../net/outbound';
 import type { WebhookMessage } from '../queue/messages';
 import type { Delivery } from '../queue/queue';
-import type { Runtime } from '../runtime';
+import type { Runtime, RuntimeWith } from '../runtime';
 import type { SealedSecret } from '../secrets/secret-box';
 import type { ExecutionRecord } from '../store/executions';
 import type { DeliveryRecord } from '../store/webhook-deliveries';
@@ -110,7 +110,7 @@ export async function notifyWebhook(rt: Runtime, scope: TenantScope, execution: 
 const backoffSeconds = (attempt: number) => Math.min(900, config.webhookRetryBaseSeconds * 2 ** (attempt - 1));
 
 /** One attempt of one delivery; a failed attempt is retried through the queue until MAX_DELIVERY_ATTEMPTS. */
-export async function deliverWebhook(rt: Runtime, message: WebhookMessage, _delivery?: Delivery): Promise<void> {
+export async function deliverWebhook(rt: RuntimeWith<'queues' | 'secrets'>, message: WebhookMessage, _delivery?: Delivery): Promise<void> {
   const scope = scopeOf(message.tenantId);
   const claimed = await rt.store.webhookDeliveries.claimDelivery(scope, message.executionId, message.delivery, 30_000);
   if (!claimed) return; // delivered, given up, or being attempted
