@@ -51,6 +51,21 @@ describe('the outbound guard', () => {
     expect(addressAllowed('224.0.0.1', privateOk)).toBe(false);
   });
 
+  it('judges an IPv6 address that carries an IPv4 one by that address, and site-local IPv6 as private', async () => {
+    // mapped, compatible, NAT64, 6to4 and Teredo (client 127.8.0.1, stored inverted) forms of loopback and metadata addresses
+    for (const a of ['::ffff:127.0.0.1', '::127.0.0.1', '::a9fe:a9fe', '64:ff9b::7f00:1', '64:ff9b::a9fe:a9fe', '2002:7f00:1::1', '2002:a9fe:a9fe::', '2001:0:808:808::80f7:fffe', 'fec0::1']) {
+      expect(addressAllowed(a, strict), a).toBe(false);
+    }
+    for (const a of ['64:ff9b::808:808', '2002:808:808::1', '2001:0:808:808::f7f7:f7f7']) expect(addressAllowed(a, strict), a).toBe(true);
+    expect(addressAllowed('fec0::1', privateOk)).toBe(true);
+    expect(addressAllowed('::a9fe:a9fe', privateOk)).toBe(false); // the metadata service, however written
+    const before = seen.length;
+    for (const url of [`http://[::127.0.0.1]:${port}/`, 'http://[::a9fe:a9fe]/latest/meta-data/']) {
+      expect((await refusal(outboundRequest(url, {}, strict))).details, url).toMatchObject({ reason: 'refused' });
+    }
+    expect(seen.length).toBe(before);
+  });
+
   it('refuses loopback, metadata, private and IPv6 loopback addresses, and names that resolve to them, before connecting', async () => {
     const before = seen.length;
     for (const url of [`http://127.0.0.1:${port}/`, 'http://169.254.169.254/latest/meta-data/', 'http://10.0.0.1/', `http://[::1]:${port}/`, `http://localhost:${port}/`]) {

@@ -25,8 +25,10 @@ const admin = {
 };
 const table = `articles_${randomBytes(4).toString('hex')}`;
 const credentials = { username: target.username, password: target.password };
+// Sources name the server as tests name every local service: localhost, the one host the tests'
+// deployment allows (TOOL_ALLOWED_HOSTS); its address itself is refused like any private one.
 const config = {
-  host: target.host,
+  host: 'localhost',
   port: target.port,
   database: target.database,
   table: `public.${table}`,
@@ -54,6 +56,7 @@ describe(`PostgreSQL sources (${target.kind})`, () => {
   let t: TestTenant;
   let id: string;
   let silent: Server;
+  let canaryConnections = 0;
 
   beforeAll(async () => {
     await admin.query(`CREATE TABLE ${table} (id serial PRIMARY KEY, title text, body text, price numeric, published date, tags jsonb, updated_at timestamptz NOT NULL DEFAULT now())`);
@@ -66,7 +69,9 @@ describe(`PostgreSQL sources (${target.kind})`, () => {
     id = result.id;
     await settle();
     // A server that accepts connections and never answers: the connect timeout must trigger.
-    silent = createServer(() => undefined);
+    silent = createServer(() => {
+      canaryConnections++;
+    });
     await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
   });
 
@@ -143,6 +148,22 @@ describe(`PostgreSQL sources (${target.kind})`, () => {
       expect(res.body.error.details.field).toBe(field);
     }
     expect((await admin.query(`SELECT count(*)::int AS n FROM ${table}`)).rows[0].n).toBe(rows.length);
+  });
+
+  it('refuses loopback, private and metadata hosts with a 400 naming config.host, before any connection', async () => {
+    const own = await newTenant();
+    const port = (silent.address() as { port: number }).port;
+    for (const host of ['127.0.0.1', '0.0.0.0', '::1', '2130706433', '10.0.0.1', '169.254.169.254', '::ffff:127.0.0.1', '::127.0.0.1']) {
+      const created = await call(app, 'POST', '/v1/knowledge-sources', { key: own.apiKey, body: { name: 'x', type: 'postgresql', config: { ...config, host, port } } });
+      if (created.status === 400) {
+        expect(created.body.error.details.field, host).toBe('config.host');
+        continue;
+      }
+      const connected = await call(app, 'POST', `/v1/knowledge-sources/${created.body.data.id}/connect`, { key: own.apiKey, body: { credentials } });
+      expect(connected.status, host).toBe(400);
+      expect(connected.body.error.details.field, host).toBe('config.host');
+    }
+    expect(canaryConnections).toBe(0);
   });
 
   it('answers 502 for an unreachable host and for a server that never answers (within 5 s)', async () => {

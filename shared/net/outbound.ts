@@ -1,4 +1,4 @@
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { lookup as dnsLookup, promises as dnsPromises, type LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import type { IncomingMessage } from 'node:http';
@@ -59,15 +59,61 @@ function outboundError(reason: Refusal, message: string, host: string, cause?: u
 /** The cloud metadata services (AWS's IPv4 and IPv6 addresses): refused even where private networks are allowed. */
 const METADATA = new Set(['169.254.169.254', 'fd00:ec2::254', '169.254.170.2']);
 
+/**
+ * The IPv4 addresses an IPv6 address carries, by which it is judged: mapped (::ffff:a.b.c.d),
+ * compatible (::a.b.c.d), NAT64 (64:ff9b::/96, 64:ff9b:1::/48), 6to4 (2002::/16) and Teredo
+ * (2001::/32: its server, and its client, stored inverted).
+ */
+function embeddedIPv4(v6: ipaddr.IPv6): ipaddr.IPv4[] {
+  const p = v6.parts;
+  const v4 = (hi: number, lo: number) => new ipaddr.IPv4([hi >> 8, hi & 0xff, lo >> 8, lo & 0xff]);
+  if (v6.isIPv4MappedAddress()) return [v6.toIPv4Address()];
+  if (p.slice(0, 6).every((x) => x === 0)) return [v4(p[6]!, p[7]!)];
+  if (p[0] === 0x64 && p[1] === 0xff9b && (p.slice(2, 6).every((x) => x === 0) || p[2] === 1)) return [v4(p[6]!, p[7]!)];
+  if (p[0] === 0x2002) return [v4(p[1]!, p[2]!)];
+  if (p[0] === 0x2001 && p[1] === 0) return [v4(p[2]!, p[3]!), v4(~p[6]! & 0xffff, ~p[7]! & 0xffff)];
+  return [];
+}
+
 /** Whether an address may be called: public unicast only, unless private networks are allowed. */
 export function addressAllowed(address: string, policy: OutboundPolicy): boolean {
   if (!ipaddr.isValid(address)) return false;
-  let parsed = ipaddr.parse(address);
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
+  const parsed = ipaddr.parse(address);
   if (METADATA.has(parsed.toNormalizedString()) || METADATA.has(parsed.toString())) return false;
+  if (parsed.kind() === 'ipv6') {
+    const v6 = parsed as ipaddr.IPv6;
+    const carried = embeddedIPv4(v6);
+    if (carried.length > 0) return carried.every((v4) => addressAllowed(v4.toString(), policy));
+    // Site-local (fec0::/10, deprecated) is a private range like any other.
+    if ((v6.parts[0]! & 0xffc0) === 0xfec0) return policy.allowPrivateNetworks;
+  }
   const range = parsed.range();
   if (range === 'unicast') return true;
   return policy.allowPrivateNetworks && ['private', 'loopback', 'linkLocal', 'uniqueLocal', 'carrierGradeNat'].includes(range);
+}
+
+/**
+ * The address to open a connection to for a tenant-given host when the connection is not an HTTP
+ * request (a database's): refused, as `outboundRequest` refuses, unless the policy allows every
+ * address the name resolves to. The caller connects to the address returned, not to the name, so
+ * the name cannot resolve elsewhere between this check and the connection.
+ */
+export async function resolveAllowed(host: string, port: number, policy: OutboundPolicy = outboundPolicyFromConfig()): Promise<string> {
+  const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
+  const allowedName = policy.allowedHosts.has(bare) || policy.allowedHosts.has(`${bare}:${port}`);
+  let addresses: string[];
+  if (ipaddr.isValid(bare)) addresses = [ipaddr.parse(bare).toString()];
+  else {
+    try {
+      // IPv4 first: a name such as localhost gives both, and servers often listen on IPv4 only.
+      addresses = (await dnsPromises.lookup(bare, { all: true, verbatim: false })).map((a) => a.address);
+    } catch (error) {
+      throw outboundError('network', `${host} could not be resolved`, host, error);
+    }
+  }
+  const refused = addresses.find((a) => (allowedName ? METADATA.has(a) : !addressAllowed(a, policy)));
+  if (refused !== undefined) throw outboundError('refused', refused === bare ? `${host} is not a public address` : `${host} resolves to ${refused}, which is not a public address`, host);
+  return addresses[0]!;
 }
 
 /** A resolver for the socket that fails when the name resolves to an address the policy refuses. */

@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { PostgresConfig } from '../source-schema';
-import { type AppError, UpstreamError, ValidationError } from '../../errors';
+import { AppError, UpstreamError, ValidationError } from '../../errors';
+import { outboundPolicyFromConfig, resolveAllowed, type OutboundPolicy } from '../../net/outbound';
+import { isIP } from 'node:net';
 import type { Block } from '../../search/extract';
 import { textOf } from '../../json-objects';
 
@@ -65,7 +67,8 @@ export function classifyPgError(error: unknown, config: Pick<PostgresConfig, 'ho
       {
         host: config.host,
         port: config.port,
-        reason: e.code === 'ECONNREFUSED' ? 'connection refused' : e.code === 'ENOTFOUND' ? 'host not found' : 'no answer in time',
+        // Closed and filtered ports read alike: the answer must not map a network for the caller.
+        reason: e.code === 'ENOTFOUND' || e.code === 'EAI_AGAIN' ? 'host not found' : 'not reachable',
       },
       { retryable: true },
     );
@@ -73,14 +76,30 @@ export function classifyPgError(error: unknown, config: Pick<PostgresConfig, 'ho
   return new UpstreamError('The database answered with an error', { host: config.host, port: config.port, sqlState: e.code }, { retryable: !e.code.startsWith('42') });
 }
 
-export async function connect(config: PostgresConfig, credentials: PgCredentials): Promise<pg.Client> {
+/**
+ * The address of the database, through the outbound guard every tenant-given address passes (at
+ * connect and at every sync: a name can change what it resolves to): a refused one is a 400 naming
+ * `config.host`, before any connection is opened.
+ */
+async function addressOf(config: PostgresConfig, policy: OutboundPolicy): Promise<string> {
+  try {
+    return await resolveAllowed(config.host, config.port, policy);
+  } catch (error) {
+    if (error instanceof AppError && (error.details as { reason?: string } | undefined)?.reason === 'refused') throw new ValidationError('config.host', `${error.message}: Cairn connects only to public addresses (or hosts the deployment allows)`);
+    throw classifyPgError({ code: 'ENOTFOUND' }, config);
+  }
+}
+
+export async function connect(config: PostgresConfig, credentials: PgCredentials, policy: OutboundPolicy = outboundPolicyFromConfig()): Promise<pg.Client> {
+  const address = await addressOf(config, policy);
   const client = new pg.Client({
-    host: config.host,
+    host: address,
     port: config.port,
     database: config.database,
     user: credentials.username,
     password: credentials.password,
-    ssl: config.ssl ? { rejectUnauthorized: true } : false,
+    // The certificate is checked against the name given, not the address connected to.
+    ssl: config.ssl ? { rejectUnauthorized: true, ...(isIP(config.host) ? {} : { servername: config.host }) } : false,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     statement_timeout: STATEMENT_TIMEOUT_MS,
     query_timeout: STATEMENT_TIMEOUT_MS + 5000,
