@@ -4,7 +4,7 @@ import { parseInput } from '../validation';
 import type { AppEnv } from './context';
 
 type Target = 'json' | 'query' | 'param' | 'header' | 'cookie' | 'form';
-type RouteRequest = { body?: { content?: Record<string, { schema?: unknown }> } } & Partial<Record<'query' | 'params' | 'headers' | 'cookies', unknown>>;
+type RouteRequest = { body?: { content?: Record<string, { schema?: unknown }>; required?: boolean } } & Partial<Record<'query' | 'params' | 'headers' | 'cookies', unknown>>;
 
 const REQUEST_PART: Record<Exclude<Target, 'json' | 'form'>, 'query' | 'params' | 'headers' | 'cookies'> = {
   query: 'query',
@@ -26,14 +26,25 @@ function schemaOf(request: RouteRequest | undefined, target: Target): z.ZodType 
 /**
  * An OpenAPIHono whose request validation fails as the API's 400 naming the field, in the API's
  * words: the validator's own parse has no message map, so a failed part is parsed again with it.
+ * A route whose JSON body is optional gets `{}` parsed by its schema (defaults applied) when a
+ * request sends no content type: the validator skips such a request and hands the handler a bare
+ * `{}`, without the defaults the handler counts on.
  */
 export function openApiApp(): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>();
   const register = app.openapi.bind(app);
-  app.openapi = ((route, handler, hook) =>
-    register(
+  app.openapi = ((route, handler, hook) => {
+    const request = route.request as RouteRequest | undefined;
+    const optionalJson = request?.body && request.body.required !== true ? schemaOf(request, 'json') : undefined;
+    const withBody: typeof handler = optionalJson
+      ? (c, next) => {
+          if (c.req.header('content-type') === undefined) c.req.addValidatedData('json', parseInput(optionalJson, {}) as object);
+          return handler(c, next);
+        }
+      : handler;
+    return register(
       route,
-      handler,
+      withBody,
       hook ??
         ((result) => {
           if (result.success) return undefined;
@@ -43,6 +54,7 @@ export function openApiApp(): OpenAPIHono<AppEnv> {
           if (schema) parseInput(schema, data);
           throw new Error(`request ${target} failed validation without a schema to name the field`);
         }),
-    ));
+    );
+  }) as typeof app.openapi;
   return app;
 }
