@@ -10,7 +10,6 @@ import { startDynamoDbLocal } from '../local/dynamodb-local';
 import { freePort } from '../local/free-port';
 import type { Runtime } from '../shared/runtime';
 import { benchRuntime, runBench, writeResults } from './common';
-import { storedAgent } from '../shared/agents/agent-schema';
 import { load, type LoadResult } from './load';
 
 const TOTAL = Number(process.env.BENCH_REQUESTS ?? 4000);
@@ -43,6 +42,8 @@ async function startChild(args: string[], env: Record<string, string>, ready: Re
  */
 async function dynamoFloor(rt: Runtime, scope: { tenantId: string; schema: string }, concurrency: number, total: number): Promise<LoadResult> {
   const { consumeRequest } = rt.store.rateCounters;
+  // Imported here, as every product module is: config is read once DYNAMODB_ENDPOINT is set.
+  const { storedAgent } = await import('../shared/agents/agent-schema');
   const agentRecords = rt.store.records.table('AGENT', storedAgent);
   const latencies: number[] = [];
   let next = 0;

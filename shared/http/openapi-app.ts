@@ -55,6 +55,6 @@ export function openApiApp(): OpenAPIHono<AppEnv> {
           throw new Error(`request ${target} failed validation without a schema to name the field`);
         }),
     );
-  }) as typeof app.openapi;
+  });
   return app;
 }
