@@ -1,6 +1,6 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { config } from '../../shared/config';
-import { cancelExecution, executeAndWait, getExecution, listExecutions, presentExecution, completeHumanStep, listWaitingExecutions, listDeliveries, webhookInput, followExecution } from '../../shared/workflows';
+import { cancelExecution, executeAndWait, getExecution, listExecutions, presentExecution, completeHumanStep, listWaitingExecutions, listDeliveries, webhookInput, webhookShown, followExecution } from '../../shared/workflows';
 import { sseResponse } from '../../shared/http/sse';
 import type { AppEnv } from '../../shared/http/context';
 import { ok, okList } from '../../shared/http/envelope';
@@ -73,6 +73,7 @@ const execution = z
       }),
     ),
     usage: z.object({ inputTokens: z.number(), outputTokens: z.number() }),
+    webhook: webhookShown.optional().openapi({ description: 'Where its completion webhook goes (the execute request’s, else the workflow’s); the secret is never shown' }),
     startedAt: z.string(),
     finishedAt: z.string().optional(),
   })

@@ -2,7 +2,7 @@
  * Agents: their definitions, conversations (turns, tool rounds, approvals), sessions, and the tools
  * only agents have (knowledge search, workflows). Everything else in this folder is private.
  */
-export { agent, type Agent, agentInput } from './agent-schema';
+export { agent, type Agent, agentInput, storedAgent } from './agent-schema';
 export { agents, createAgent, deleteAgent, patchAgent, presentAgent, replaceAgent } from './agents';
 export { agentTurn, converse, type ConverseInput, type ConverseResult, converseStream } from './turn';
 export { connectKnowledgeSource, removeKnowledgeSource } from './knowledge-links';

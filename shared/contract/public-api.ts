@@ -3703,6 +3703,7 @@ export interface components {
                 inputTokens: number;
                 outputTokens: number;
             };
+            webhook?: components["schemas"]["Webhook"] & unknown;
             startedAt: string;
             finishedAt?: string;
         };

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
-import { agentInput, createAgent, deleteAgent, patchAgent } from '../agents';
+import { agentInput, createAgent, deleteAgent, patchAgent, presentAgent, storedAgent } from '../agents';
 import { isPlainObject } from '../json-objects';
-import { workflowInput, createWorkflow, presentWorkflow, removeWorkflow, replaceWorkflow, workflows } from '../workflows';
+import { workflowInput, createWorkflow, presentWorkflow, removeWorkflow, replaceWorkflow, storedWorkflow, workflows } from '../workflows';
 import { NotFoundError, ValidationError } from '../errors';
 import { parseInput } from '../validation';
 import { ID_PREFIXES, type IdKind } from '../ids';
@@ -107,7 +107,11 @@ const agentsTable: TableDef = {
   operations: [...OPERATIONS],
   locate: (scope) => rowLocations.records(scope, 'AGENT'),
   sortKey: (v) => text(v, 'id'),
-  toRow: stripKeys,
+  // As /v1/agents shows an agent: its tools' sealed secrets only as `configured`.
+  toRow: (item) => {
+    const agent = storedAgent.safeParse(item);
+    return agent.success ? presentAgent(agent.data) : undefined;
+  },
   put: async (rt, scope, item) => (await createAgent(rt, scope, parseItem(agentInput, item))).record,
   update: (rt, scope, v, changes) => orUndefined(patchAgent(rt, scope, text(v, 'id'), changes)),
   remove: async (rt, scope, v) => ((await orUndefined(deleteAgent(rt, scope, text(v, 'id')))) ? 1 : 0),
@@ -127,7 +131,11 @@ const workflowDefinitionsTable: TableDef = {
   operations: [...OPERATIONS],
   locate: (scope) => rowLocations.records(scope, 'WORKFLOW'),
   sortKey: (v) => text(v, 'id'),
-  toRow: stripKeys,
+  // As /v1/workflows shows a workflow: sealed secrets of its steps and webhook only as `configured`.
+  toRow: (item) => {
+    const workflow = storedWorkflow.safeParse(item);
+    return workflow.success ? presentWorkflow(workflow.data) : undefined;
+  },
   put: async (rt, scope, item) => (await createWorkflow(rt, scope, parseItem(workflowInput, item))).record,
   update: async (rt, scope, v, changes) => {
     const current = await orUndefined(workflows.get(rt, scope, text(v, 'id')));
@@ -310,8 +318,10 @@ const executionsTable: TableDef = {
   locate: (scope, v) => rowLocations.executions(scope, text(v, 'workflowId')),
   sortKey: (v) => text(v, 'id'),
   toRow: (item) => {
-    const { pk: _pk, sk: _sk, definition: _d, expiresAt: _e, ...rest } = item;
-    return { finishedAt: null, error: null, output: null, ...rest };
+    const { pk: _pk, sk: _sk, definition: _d, expiresAt: _e, keyId: _k, webhook, ...rest } = item;
+    // Its webhook's secret is shown only as set, as the executions API shows it.
+    const shown = isPlainObject(webhook) ? { webhook: { url: webhook.url, events: webhook.events, configured: true } } : {};
+    return { finishedAt: null, error: null, output: null, ...rest, ...shown };
   },
 };
 

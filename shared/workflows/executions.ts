@@ -4,7 +4,7 @@ import type { Runtime } from '../runtime';
 import { type ExecutionRecord, type ExecutionStatus, type StepState } from '../store/executions';
 import type { TenantScope } from '../tenancy';
 import { dependenciesOf, readySteps, sendSteps } from './progress';
-import { notifyWebhook, presentDelivery, sealWebhook, type WebhookInput } from './webhooks';
+import { notifyWebhook, presentDelivery, sealWebhook, showWebhook, type WebhookInput } from './webhooks';
 import { workflows } from './workflow-records';
 import type { Definition } from './step-run';
 import { isoNow } from '../clock';
@@ -130,11 +130,12 @@ export async function cancelExecution(rt: Runtime, scope: TenantScope, workflowI
   return canceled;
 }
 
-/** An execution as the API shows it: steps in definition order, no internal lease fields. */
+/** An execution as the API shows it: steps in definition order, no internal lease fields, its webhook's secret shown only as set. */
 export function presentExecution(execution: ExecutionRecord) {
-  const { definition, steps, keyId: _keyId, ...rest } = execution;
+  const { definition, steps, keyId: _keyId, webhook, ...rest } = execution;
   return {
     ...rest,
+    ...(webhook ? { webhook: showWebhook(webhook) } : {}),
     steps: definition.map((s) => {
       const { leaseUntil: _lease, request, map, ...state } = steps[s.id]!;
       return {

@@ -10,6 +10,6 @@ export { completeHumanStep, listWaitingExecutions } from './human';
 export { finishExecution, sendSteps } from './progress';
 export { nextRunOf } from './schedule-schema';
 export { tickSchedules } from './schedules';
-export { deliverWebhook, webhookInput } from './webhooks';
+export { deliverWebhook, webhookInput, webhookShown } from './webhooks';
 export { workflow, workflowInput } from './workflow-schema';
-export { compileDefinition, createWorkflow, getWorkflow, listWorkflows, presentWorkflow, removeWorkflow, replaceWorkflow, workflows } from './workflows';
+export { compileDefinition, createWorkflow, getWorkflow, listWorkflows, presentWorkflow, removeWorkflow, replaceWorkflow, storedWorkflow, workflows } from './workflows';

@@ -64,7 +64,7 @@ export async function sealWebhook(rt: Runtime, scope: TenantScope, input: Webhoo
   return { url: input.url, events: input.events, sealed };
 }
 
-export const showWebhook = (webhook: StoredWebhook): z.infer<typeof webhookShown> => ({ url: webhook.url, events: webhook.events, configured: true });
+export const showWebhook = (webhook: Pick<StoredWebhook, 'url' | 'events'>): z.infer<typeof webhookShown> => ({ url: webhook.url, events: webhook.events, configured: true });
 
 /** The signature of a body sent at `timestamp` (unix seconds): the HMAC-SHA256 of "<t>.<body>" (hooks check callers' with it too). */
 export const signatureOf = (secret: string, timestamp: number, body: string): Buffer => createHmac('sha256', secret).update(`${timestamp}.${body}`).digest();

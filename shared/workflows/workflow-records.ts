@@ -21,7 +21,7 @@ const storedStep = z.object({
   timeoutSeconds: z.number().optional(),
 });
 
-const storedWorkflow = z.object({
+export const storedWorkflow = z.object({
   ...recordFields,
   name: z.string(),
   description: z.string().default(''),

@@ -11,7 +11,7 @@ import type { Runtime } from '../runtime';
 
 import { workflows, type StoredWorkflow } from './workflow-records';
 
-export { workflows } from './workflow-records';
+export { storedWorkflow, workflows } from './workflow-records';
 
 type StoredStep = StoredWorkflow['steps'][number];
 
