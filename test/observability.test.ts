@@ -101,4 +101,25 @@ describe('logs and metrics', () => {
     const ready = mine.find((l) => l.message === 'knowledge source ready')!;
     expect(ready).toMatchObject({ tenantId: t.scope.tenantId, messageId: expect.any(String) });
   });
+
+  it('records a token hook’s path with its token redacted, in the request’s log line and its trace', async () => {
+    const t = await newTenant();
+    const wf = await call(app, 'POST', '/v1/workflows', { key: t.apiKey, body: { name: 'hooked', steps: [{ id: 'echo', type: 'transform', expression: 'input' }] } });
+    const made = await call(app, 'POST', `/v1/workflows/${wf.body.data.id}/hooks`, { key: t.apiKey, body: { name: 'shop' } });
+    const secret = made.body.data.secret as string;
+    expect(secret).toMatch(/^chs_/);
+    const res = await call(app, 'POST', made.body.data.url as string, { body: { input: 'new order' } });
+    expect(res.status).toBe(202);
+    const requestId = res.headers.get('x-request-id')!;
+    const line = logs().find((l) => l.requestId === requestId && l.message === 'request')!;
+    expect(line.path).toBe(`/v1/hooks/${made.body.data.id}/chs_[redacted]`);
+    const traced = await call(app, 'GET', `/v1/traces/${requestId}`, { key: t.apiKey });
+    expect(traced.status).toBe(200);
+    const wrong = await call(app, 'POST', `/v1/hooks/${made.body.data.id}/chs_not-the-token`, { body: {} });
+    expect(wrong.status).toBe(401);
+    for (const recorded of [JSON.stringify(traced.body), JSON.stringify(logs()), JSON.stringify(wrong.body)]) {
+      expect(recorded).not.toContain(secret);
+      expect(recorded).not.toContain('chs_not-the-token');
+    }
+  });
 });

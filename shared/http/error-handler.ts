@@ -5,6 +5,7 @@ import { AppError } from '../errors';
 import { errorFields, log } from '../log';
 import { clockOf, type AppEnv } from './context';
 import { errorBody } from './envelope';
+import { recordedPath } from './recorded-path';
 
 function fromHttpException(error: HTTPException): AppError {
   // Hono's JSON validator throws 400 on a body it cannot parse.
@@ -20,7 +21,7 @@ export const errorHandler: ErrorHandler<AppEnv> = (error, c) => {
   if (error instanceof AppError) appError = error;
   else if (error instanceof HTTPException) appError = fromHttpException(error);
   else {
-    log.error('unhandled error', { requestId: c.get('requestId'), path: c.req.path, ...errorFields(error) });
+    log.error('unhandled error', { requestId: c.get('requestId'), path: recordedPath(c.req.path), ...errorFields(error) });
     appError = new AppError('INTERNAL_ERROR', 'Internal error; quote the requestId when reporting it');
   }
   if (appError.code === 'SERVICE_UNAVAILABLE') c.header('Retry-After', '1');
@@ -49,9 +50,9 @@ export function openAiErrorBody(error: AppError) {
 }
 
 export function notFoundResponse(c: Context<AppEnv>) {
-  const error = new AppError('NOT_FOUND', `No route for ${c.req.method} ${c.req.path}`, {
+  const error = new AppError('NOT_FOUND', `No route for ${c.req.method} ${recordedPath(c.req.path)}`, {
     method: c.req.method,
-    path: c.req.path,
+    path: recordedPath(c.req.path),
   });
   return c.json(c.get('errorStyle') === 'openai' ? openAiErrorBody(error) : errorBody(c, error), 404);
 }

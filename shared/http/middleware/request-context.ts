@@ -6,6 +6,7 @@ import { withDynamoCounters } from '../../store/request-metrics';
 import { inSpan, SpanKind } from '../../telemetry';
 import type { AppEnv } from '../context';
 import type { Clock } from '../../clock';
+import { recordedPath } from '../recorded-path';
 
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
@@ -27,10 +28,11 @@ export function requestContext(clock: Clock): MiddlewareHandler<AppEnv> {
     const lambdaRequestId = (c.env as LambdaEnv)?.lambdaContext?.awsRequestId;
     const started = performance.now();
     let route: string | undefined;
+    const path = recordedPath(c.req.path);
     await withLogContext({ requestId, ...(lambdaRequestId ? { lambdaRequestId } : {}) }, async () => {
       const { result, counters } = withDynamoCounters(() =>
         // The request's span is the root of its trace: the model, tool, search and queued work below it are its children.
-        inSpan(`${c.req.method} ${c.req.path}`, { kind: SpanKind.SERVER, attributes: { 'http.request.method': c.req.method, 'url.path': c.req.path, 'cairn.request.id': requestId } }, async (span) => {
+        inSpan(`${c.req.method} ${path}`, { kind: SpanKind.SERVER, attributes: { 'http.request.method': c.req.method, 'url.path': path, 'cairn.request.id': requestId } }, async (span) => {
           await next();
           route = [...c.req.matchedRoutes].reverse().find((r) => r.method !== 'ALL' && !r.path.endsWith('*'))?.path;
           if (route) span.updateName(`${c.req.method} ${route}`);
@@ -42,7 +44,7 @@ export function requestContext(clock: Clock): MiddlewareHandler<AppEnv> {
       const durationMs = Math.round((performance.now() - started) * 10) / 10;
       log.info('request', {
         method: c.req.method,
-        path: c.req.path,
+        path,
         status: c.res.status,
         durationMs,
         dynamoRequests: counters.dynamoRequests,
