@@ -1903,7 +1903,10 @@ export interface components {
             crawl?: unknown;
         };
         FileInput: {
-            /** @example policies/returns.md */
+            /**
+             * @description At most 1,024 bytes of UTF-8
+             * @example policies/returns.md
+             */
             path: string;
             /**
              * @description Text (UTF-8). Exactly one of content and contentBase64.
@@ -1935,7 +1938,10 @@ export interface components {
             expiresAt: string;
         };
         UploadRequest: {
-            /** @example policies/returns.md */
+            /**
+             * @description At most 1,024 bytes of UTF-8
+             * @example policies/returns.md
+             */
             path: string;
             /** @description Bytes; at most 104,857,600 (100 MB) */
             size: number;
@@ -6736,6 +6742,7 @@ export interface operations {
     removeKnowledgeSourceFile: {
         parameters: {
             query: {
+                /** @description At most 1,024 bytes of UTF-8 */
                 path: string;
             };
             header?: never;

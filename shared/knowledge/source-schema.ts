@@ -117,7 +117,9 @@ export const filePath = z
       p.split('/').every((s) => s !== '' && s !== '.' && s !== '..'),
     { error: SEGMENT_RULES },
   )
-  .openapi({ example: 'policies/returns.md' });
+  // A path is part of its item's key, which holds 1,024 bytes: characters outside ASCII take more than one.
+  .refine((p) => Buffer.byteLength(p) <= 1024, { error: 'must be at most 1,024 bytes of UTF-8' })
+  .openapi({ example: 'policies/returns.md', description: 'At most 1,024 bytes of UTF-8' });
 
 export const fileInput = z
   .strictObject({

@@ -7,7 +7,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config';
-import { UnavailableError } from '../errors';
+import { AppError, UnavailableError } from '../errors';
 import { cursorCodec, type CursorCodec } from './cursor';
 import { countDynamoRequest } from './request-metrics';
 
@@ -27,6 +27,28 @@ function unavailable(error: unknown): UnavailableError | undefined {
     return new UnavailableError('The data store is temporarily unavailable; retry shortly', { cause: error });
   }
   return undefined;
+}
+
+/**
+ * What DynamoDB refuses to store — an item over 400 KB, a key over its byte limit, a document
+ * nested too deep — is the request's fault: a 413 or a 400, never a 500. (Requests are checked for
+ * these where they are read; this catches what those checks did not foresee.)
+ */
+function refusedShape(error: unknown): AppError | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const messages =
+    error.name === 'ValidationException'
+      ? [error.message]
+      : error.name === 'TransactionCanceledException'
+        ? ((error as { CancellationReasons?: Array<{ Code?: string; Message?: string }> }).CancellationReasons ?? []).filter((r) => r.Code === 'ValidationError').map((r) => r.Message ?? '')
+        : [];
+  if (messages.length === 0) return undefined;
+  if (messages.some((m) => /item size|size has exceeded|exceeds? .*size|too large/i.test(m) && !/key/i.test(m))) {
+    return new AppError('PAYLOAD_TOO_LARGE', 'What this request would store passes the data store’s item size limit (400 KB): send less', { limit: '400 KB' }, { cause: error });
+  }
+  if (messages.some((m) => /key/i.test(m))) return new AppError('INVALID_REQUEST', 'A name or path in this request is too long to store (keys hold at most 1,024 bytes of UTF-8)', { limit: '1024 bytes' }, { cause: error });
+  if (messages.some((m) => /nest/i.test(m))) return new AppError('INVALID_REQUEST', 'A JSON value in this request is nested too deeply to store', undefined, { cause: error });
+  return new AppError('INVALID_REQUEST', 'The data store refused what this request would store', undefined, { cause: error });
 }
 
 /** The store's handle on DynamoDB: one per runtime, passed to every entity store. */
@@ -69,7 +91,7 @@ function createClient(endpoint: string | undefined, region: string): DynamoDBDoc
         return result;
       } catch (error) {
         countDynamoRequest({ read: 0, write: 0 });
-        throw unavailable(error) ?? error;
+        throw unavailable(error) ?? refusedShape(error) ?? error;
       }
     },
     { step: 'initialize', name: 'cairnRequestCounter' },
