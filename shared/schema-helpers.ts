@@ -23,6 +23,18 @@ export const modelName = z
  * Server-owned fields: accepted so a client can send back what it read, then ignored. Every
  * other unknown field is a 400 that names it.
  */
+/**
+ * A URL Cairn will call: http or https, and no user name or password in it (a URL's credentials
+ * would be sent as Basic auth and shown back wherever the URL is: tools, steps and webhooks have
+ * `auth` settings for them, stored sealed).
+ */
+export const httpUrl = (maxLength = 2048) =>
+  z
+    .string()
+    .max(maxLength)
+    .refine((value) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol), { error: 'must be an http or https URL' })
+    .refine((value) => !URL.canParse(value) || (new URL(value).username === '' && new URL(value).password === ''), { error: 'must not carry a user name or password (user:password@): use the auth settings' });
+
 export const readOnlyFields = {
   id: z.unknown().optional().openapi({ description: 'read-only; ignored' }),
   createdAt: z.unknown().optional().openapi({ description: 'read-only; ignored' }),

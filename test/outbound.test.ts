@@ -77,6 +77,14 @@ describe('the outbound guard', () => {
     expect((await refusal(outboundRequest('file:///etc/passwd', {}, privateOk))).details).toMatchObject({ reason: 'protocol' });
   });
 
+  it('never sends credentials a URL carries (user:password@), refusing before connecting', async () => {
+    const before = seen.length;
+    const error = await refusal(outboundRequest(`http://user:secret@localhost:${port}/plain`, {}, localhostOnly));
+    expect(error.details).toMatchObject({ reason: 'protocol' });
+    expect(error.message).not.toContain('secret');
+    expect(seen.length).toBe(before);
+  });
+
   it('checks every redirect again: an allowed host redirecting to loopback or the metadata service is refused', async () => {
     expect((await outboundRequest(`http://localhost:${port}/plain`, {}, localhostOnly)).body.toString()).toBe('ok GET /plain');
     const toLoopback = await refusal(outboundRequest(`http://localhost:${port}/to-loopback`, {}, localhostOnly));

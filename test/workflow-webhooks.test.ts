@@ -3,6 +3,7 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalApp } from '../local/local-app';
 import { call } from './helpers/http';
+import { notifyWebhook } from '../shared/workflows/webhooks';
 import { newTenant, type TestTenant } from './helpers/tenant';
 import { testLocal, testRt } from './helpers/runtime';
 
@@ -123,10 +124,24 @@ describe('completion webhooks', () => {
     expect(noSecret.status).toBe(400);
     expect(noSecret.body.error.details.field).toBe('webhook.secret');
 
-    const metadata = await call(app, 'POST', `/v1/workflows/${wf.id}/execute`, { key: t.apiKey, body: { webhook: { url: 'http://169.254.169.254/latest', secret: SECRET, events: ['waiting'] } } });
-    await testLocal.workflowSteps!.drain();
+    // A refused address is a 400 when written…
+    for (const bad of ['http://169.254.169.254/latest', 'http://[::a9fe:a9fe]/latest', `http://user:pass@localhost:${new URL(url).port}/hooks`]) {
+      const refused = await call(app, 'POST', `/v1/workflows/${wf.id}/execute`, { key: t.apiKey, body: { webhook: { url: bad, secret: SECRET, events: ['waiting'] } } });
+      expect(refused.status, bad).toBe(400);
+      expect(refused.body.error.details.field, bad).toBe('webhook.url');
+    }
+    // …and checked again at delivery (a name can resolve elsewhere by then): one failed attempt, no retries.
+    const scope = t.scope;
+    const now = new Date().toISOString();
+    const record = {
+      id: 'exe_01kamwebhookrecheck0000000', workflowId: wf.id, workflowVersion: 1, status: 'succeeded' as const, input: '', parameters: {}, steps: {}, definition: [], usage: { inputTokens: 0, outputTokens: 0 },
+      webhook: { url: 'http://169.254.169.254/latest', events: ['succeeded' as const], sealed: await testRt.secrets.seal(SECRET, { tenantId: scope.tenantId, tool: 'webhook', purpose: 'workflow-webhook' }) },
+      createdAt: now, startedAt: now, finishedAt: now,
+    };
+    await testRt.store.executions.createExecution(scope, record);
+    await notifyWebhook(testRt, scope, record, 'succeeded');
     await testLocal.webhooks!.drain();
-    const deliveries = (await call(app, 'GET', `/v1/workflows/${wf.id}/executions/${metadata.body.data.id}/deliveries`, { key: t.apiKey })).body.data;
+    const deliveries = (await call(app, 'GET', `/v1/workflows/${wf.id}/executions/${record.id}/deliveries`, { key: t.apiKey })).body.data;
     expect(deliveries).toHaveLength(1);
     expect(deliveries[0]).toMatchObject({ status: 'failed', attempt: 1 });
     expect(deliveries[0].attempts[0].error).toMatch(/not a public address/);
@@ -177,6 +192,21 @@ describe('inbound hooks', () => {
     expect((await post(hook.url, body, { 'cairn-signature': sign(hook.secret, now - 600) })).status).toBe(401);
     expect((await post(hook.url, '{"orderId":"B1"}', { 'cairn-signature': sign(hook.secret, now) })).status).toBe(401);
     expect((await post(hook.url, body)).status).toBe(401);
+  });
+
+  it('a signed hook refuses a signature with anything after its 64 hex digits, and answers an exact replay with the first execution', async () => {
+    const hook = (await call(app, 'POST', `/v1/workflows/${wf}/hooks`, { key: t.apiKey, body: { auth: 'signature' } })).body.data;
+    const body = JSON.stringify({ orderId: 'R1' });
+    const now = Math.floor(Date.now() / 1000);
+    const signed = `t=${now},v1=${createHmac('sha256', hook.secret).update(`${now}.${body}`).digest('hex')}`;
+    expect((await post(hook.url, body, { 'cairn-signature': `${signed}zz` })).status).toBe(401);
+    expect((await post(hook.url, body, { 'cairn-signature': `${signed}00` })).status).toBe(401);
+    const first = await post(hook.url, body, { 'cairn-signature': signed });
+    const replay = await post(hook.url, body, { 'cairn-signature': signed });
+    expect([first.status, replay.status]).toEqual([202, 202]);
+    const [a, b] = (await Promise.all([first.json(), replay.json()])) as Array<{ data: { executionId: string } }>;
+    expect(b!.data.executionId).toBe(a!.data.executionId);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
   });
 
   it('a sender’s retry with the same Idempotency-Key gets the first execution; another body under that key is a 409', async () => {

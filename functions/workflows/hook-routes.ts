@@ -97,7 +97,7 @@ export function registerHookRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       }),
       async (c) => {
         const idempotencyKey = c.req.valid('header')['idempotency-key'];
-        const { execution, replayed } = await receiveHook(rt, c.get('identity').scope, c.get('hook')!, await c.req.text(), idempotencyKey);
+        const { execution, replayed } = await receiveHook(rt, c.get('identity').scope, c.get('hook')!, await c.req.text(), idempotencyKey ?? c.get('hook')!.replayKey);
         c.header('Location', `/v1/workflows/${execution.workflowId}/executions/${execution.id}`);
         if (replayed) c.header('Idempotent-Replayed', 'true');
         return ok(c, { executionId: execution.id, workflowId: execution.workflowId, status: execution.status }, 202);

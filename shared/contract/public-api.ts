@@ -1728,10 +1728,7 @@ export interface components {
              *     ]
              */
             startUrls?: string[];
-            /**
-             * Format: uri
-             * @description A sitemap.xml (or sitemap index) whose URLs are crawled too
-             */
+            /** @description A sitemap.xml (or sitemap index) whose URLs are crawled too */
             sitemap?: string;
             /**
              * @description Follow links to the start URLs’ hosts only

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { config } from '../config';
-import { integerBetween, readOnlyFields, recordFields, uniqueItems } from '../schema-helpers';
+import { httpUrl, integerBetween, readOnlyFields, recordFields, uniqueItems } from '../schema-helpers';
 
 export const SOURCE_TYPES = ['postgresql', 'file-collection', 's3', 'web'] as const;
 export const SOURCE_STATUSES = ['created', 'pending', 'syncing', 'indexing', 'ready', 'failed'] as const;
@@ -82,7 +82,7 @@ export const s3Config = z
   })
   .openapi('S3Config');
 
-const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }).max(2048);
+const pageUrl = httpUrl();
 const urlPattern = z
   .string()
   .min(1)
@@ -91,8 +91,8 @@ const urlPattern = z
 
 export const webConfig = z
   .strictObject({
-    startUrls: z.array(httpUrl).max(20).default([]).openapi({ example: ['https://help.example.com/'] }),
-    sitemap: httpUrl.optional().openapi({ description: 'A sitemap.xml (or sitemap index) whose URLs are crawled too' }),
+    startUrls: z.array(pageUrl).max(20).default([]).openapi({ example: ['https://help.example.com/'] }),
+    sitemap: pageUrl.optional().openapi({ description: 'A sitemap.xml (or sitemap index) whose URLs are crawled too' }),
     sameSite: z.boolean().default(true).openapi({ description: 'Follow links to the start URLs’ hosts only' }),
     include: z.array(urlPattern).max(50).default([]).openapi({ description: 'Only URLs matching one of these (default: all)' }),
     exclude: z.array(urlPattern).max(50).default([]),

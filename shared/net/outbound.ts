@@ -116,6 +116,26 @@ export async function resolveAllowed(host: string, port: number, policy: Outboun
   return addresses[0]!;
 }
 
+/**
+ * Why calling a tenant-given URL would be refused, for where it is written (a 400 then, not a
+ * failure at the first call; every call is checked again): undefined when it would not be, or when
+ * its name does not resolve (yet).
+ */
+export async function urlRefusal(target: string, policy: OutboundPolicy = outboundPolicyFromConfig()): Promise<string | undefined> {
+  if (!URL.canParse(target)) return 'is not a URL';
+  const url = new URL(target);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must be an http or https URL';
+  if (url.username || url.password) return CREDENTIALS_REFUSED;
+  try {
+    await resolveAllowed(url.hostname, Number(url.port) || (url.protocol === 'https:' ? 443 : 80), policy);
+  } catch (error) {
+    if ((error as { details?: { reason?: string } }).details?.reason === 'refused') return `refers to ${(error as Error).message}`;
+  }
+  return undefined;
+}
+
+const CREDENTIALS_REFUSED = 'must not carry a user name or password (user:password@): use the auth settings';
+
 /** A resolver for the socket that fails when the name resolves to an address the policy refuses. */
 function guardedLookup(policy: OutboundPolicy): typeof dnsLookup {
   return ((hostname: string, options: { all?: boolean }, callback: (error: Error | null, address: string | LookupAddress[], family?: number) => void) => {
@@ -161,6 +181,8 @@ async function follow(target: string, request: OutboundRequest, policy: Outbound
   let current = { ...request };
   for (let hop = 0; ; hop++) {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw outboundError('protocol', `Only http and https URLs can be called, not ${url.protocol}`, url.hostname);
+    // Credentials in a URL would go out as Basic auth (and a redirect could add some): never sent.
+    if (url.username || url.password) throw outboundError('protocol', `A URL ${CREDENTIALS_REFUSED}`, url.hostname);
     const res = await once(url, current, policy, signal);
     const location = res.headers.location;
     if (!REDIRECTS.has(res.statusCode ?? 0) || !location) return { res, url };

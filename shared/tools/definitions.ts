@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { isId } from '../ids';
-import { checkable } from '../schema-helpers';
+import { checkable, httpUrl } from '../schema-helpers';
 import { authInput, authShown, type StoredAuth } from './tool-auth';
 
 /**
@@ -19,10 +19,7 @@ export const TOOL_NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 const toolName = z.string().regex(TOOL_NAME_PATTERN, { error: 'must start with a letter and hold only letters, digits, _ or - (≤ 64)' });
 const toolDescription = z.string().trim().min(1).max(2000);
 const requireApproval = z.boolean().default(false).openapi({ description: 'Pause the turn for a person to approve each call' });
-const httpUrl = z
-  .string()
-  .max(4000)
-  .refine((value) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol), { error: 'must be an http or https URL' });
+const toolUrl = httpUrl(4000);
 
 /** A JSON Schema object describing a tool's arguments (what models are given). */
 const argumentsSchema = z
@@ -86,7 +83,7 @@ const httpOutput = z.object({ ...httpFields, auth: authShown.optional() });
 const openApiFields = {
   type: z.literal('openapi'),
   name: toolName.openapi({ description: 'Names the tools: each operation is the tool <name>_<operationId>' }),
-  url: httpUrl.optional().openapi({ description: 'Where the document (JSON or YAML) is read from when the agent is written' }),
+  url: toolUrl.optional().openapi({ description: 'Where the document (JSON or YAML) is read from when the agent is written' }),
   document: z.record(z.string(), z.unknown()).optional().openapi({ description: 'The OpenAPI 3.0/3.1 document itself (JSON)' }),
   operations: z
     .array(z.string().min(1).max(200))
@@ -94,7 +91,7 @@ const openApiFields = {
     .max(MAX_EXPOSED)
     .optional()
     .openapi({ description: `operationIds the agent may call (default: all, when there are at most ${MAX_EXPOSED})` }),
-  baseUrl: httpUrl.optional().openapi({ description: 'Where operations are called, instead of the document’s servers' }),
+  baseUrl: toolUrl.optional().openapi({ description: 'Where operations are called, instead of the document’s servers' }),
   requireApproval,
 };
 const exposes = z.array(z.object({ name: z.string(), operationId: z.string(), method: z.string(), path: z.string() }));
@@ -119,7 +116,7 @@ const openApiOutput = z.object({
 const mcpFields = {
   type: z.literal('mcp'),
   name: toolName.openapi({ description: 'Names the tools: each of the server’s tools is <name>_<tool>' }),
-  url: httpUrl.openapi({ example: 'https://mcp.example.com/mcp', description: 'The server’s Streamable HTTP endpoint' }),
+  url: toolUrl.openapi({ example: 'https://mcp.example.com/mcp', description: 'The server’s Streamable HTTP endpoint' }),
   allowedTools: z
     .array(z.string().min(1).max(128))
     .min(1)

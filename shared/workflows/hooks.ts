@@ -72,13 +72,14 @@ export async function deleteHook(rt: Runtime, scope: TenantScope, workflowId: st
   await rt.store.hooks.deleteHook(scope, workflowId, hookId);
 }
 
-function signatureValid(header: string | undefined, body: string, secret: string, nowSeconds: number): boolean {
+/** The signature of a valid `Cairn-Signature` header (`t=…,v1=<64 hex digits>`, nothing else in v1), else undefined. */
+function validSignature(header: string | undefined, body: string, secret: string, nowSeconds: number): string | undefined {
   const parts = Object.fromEntries((header ?? '').split(',').map((p) => p.trim().split('=') as [string, string]));
   const t = Number(parts.t);
-  if (!Number.isInteger(t) || !parts.v1 || Math.abs(nowSeconds - t) > SIGNATURE_TOLERANCE_SECONDS) return false;
+  // The exact length: Buffer's hex parser stops at the first non-hex character and would accept the rest.
+  if (!Number.isInteger(t) || !/^[0-9a-f]{64}$/i.test(parts.v1 ?? '') || Math.abs(nowSeconds - t) > SIGNATURE_TOLERANCE_SECONDS) return undefined;
   const expected = signatureOf(secret, t, body);
-  const given = Buffer.from(parts.v1, 'hex');
-  return given.length === expected.length && timingSafeEqual(given, expected);
+  return timingSafeEqual(Buffer.from(parts.v1!, 'hex'), expected) ? `${t}.${parts.v1!.toLowerCase()}` : undefined;
 }
 
 /** The hook's id in a request's path, and its token when the path carries one. */
@@ -92,7 +93,7 @@ export function hookPath(path: string): { id: string; token?: string } | undefin
  * hooks and wrong credentials answer alike (401), so a URL does not tell whether a hook exists. The
  * identity is the hook's (its requests are rate-limited at the plan of the key that made it).
  */
-export async function authenticateHook(rt: Runtime, request: { path: string; signature?: string; body: () => Promise<string> }): Promise<{ identity: ApiKeyIdentity; hook: { id: string; workflowId: string } }> {
+export async function authenticateHook(rt: Runtime, request: { path: string; signature?: string; body: () => Promise<string> }): Promise<{ identity: ApiKeyIdentity; hook: { id: string; workflowId: string; replayKey?: string } }> {
   const refused = new AppError('UNAUTHORIZED', 'Unknown hook, or a wrong token or signature');
   const path = hookPath(request.path);
   const hook = path && isId('hook', path.id) ? await rt.store.hooks.getHook(path.id) : undefined;
@@ -103,7 +104,10 @@ export async function authenticateHook(rt: Runtime, request: { path: string; sig
     if (!path.token || !timingSafeEqual(given, Buffer.from(hook.tokenHash!, 'hex'))) throw refused;
   } else {
     const secret = await rt.secrets.open(hook.sealed as SealedSecret, sealContext(scope));
-    if (!signatureValid(request.signature, await request.body(), secret, Math.floor(rt.clock.now() / 1000))) throw refused;
+    const signature = validSignature(request.signature, await request.body(), secret, Math.floor(rt.clock.now() / 1000));
+    if (!signature) throw refused;
+    // A signed request sent again within the tolerance is a replay: it gets the first one's execution.
+    return { identity: { keyId: `hook:${hook.id}`, scope, plan: hook.plan }, hook: { id: hook.id, workflowId: hook.workflowId, replayKey: `signature:${signature}` } };
   }
   return { identity: { keyId: `hook:${hook.id}`, scope, plan: hook.plan }, hook: { id: hook.id, workflowId: hook.workflowId } };
 }

@@ -3,7 +3,8 @@ import { z } from '@hono/zod-openapi';
 import { config } from '../config';
 import { AppError, isRetryable, ValidationError } from '../errors';
 import { errorFields, log } from '../log';
-import { outboundPolicyFromConfig, outboundRequest } from '../net/outbound';
+import { outboundPolicyFromConfig, outboundRequest, urlRefusal } from '../net/outbound';
+import { httpUrl } from '../schema-helpers';
 import type { WebhookMessage } from '../queue/messages';
 import type { Delivery } from '../queue/queue';
 import type { Runtime, RuntimeWith } from '../runtime';
@@ -25,14 +26,11 @@ export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 /** Attempts in all before a delivery is given up. */
 export const MAX_DELIVERY_ATTEMPTS = 8;
 
-const httpUrl = z
-  .string()
-  .max(2000)
-  .refine((value) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol), { error: 'must be an http or https URL' });
+const webhookUrl = httpUrl(2000);
 
 export const webhookInput = z
   .strictObject({
-    url: httpUrl.openapi({ example: 'https://hooks.example.com/cairn' }),
+    url: webhookUrl.openapi({ example: 'https://hooks.example.com/cairn' }),
     secret: z
       .string()
       .min(16, { error: 'must be at least 16 characters' })
@@ -57,6 +55,9 @@ const sealContext = (scope: TenantScope) => ({ tenantId: scope.tenantId, tool: '
 
 /** The webhook as stored: its secret sealed, or the one already stored kept. */
 export async function sealWebhook(rt: Runtime, scope: TenantScope, input: WebhookInput, kept: StoredWebhook | undefined, path: string): Promise<StoredWebhook> {
+  // Checked when written, so a refused address is a 400 now rather than failed deliveries later (each delivery checks again).
+  const refusal = await urlRefusal(input.url);
+  if (refusal) throw new ValidationError(`${path}.url`, refusal);
   let sealed: SealedSecret;
   if (input.secret !== undefined) sealed = await rt.secrets.seal(input.secret, sealContext(scope));
   else if (kept) sealed = kept.sealed;
