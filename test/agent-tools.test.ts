@@ -6,6 +6,7 @@ import type { Agent } from '../shared/agents/agent-schema';
 import { callableTools, runTool, toolContext, type ToolCallOptions } from '../shared/agents/agent-tools';
 import type { OutboundPolicy } from '../shared/net/outbound';
 import { call } from './helpers/http';
+import { newId } from '../shared/ids';
 import { testLocal, testRt } from './helpers/runtime';
 import { newTenant, type TestTenant } from './helpers/tenant';
 
@@ -82,6 +83,9 @@ describe('tools on agents', () => {
     ['tools[0].parameters.type', [{ ...orderTool('https://shop.example/{{orderId}}'), parameters: { type: 'string' } }]],
     ['tools[0].parameters.required[0]', [{ ...orderTool('https://shop.example/x'), parameters: { type: 'object', properties: {}, required: ['nope'] } }]],
     ['tools[0].workflowId', [{ type: 'workflow', name: 'run', description: 'Runs it', workflowId: 'nope' }]],
+    // Well formed, but not this tenant's (no tenant has it): refused when written, not when called.
+    ['tools[0].workflowId', [{ type: 'workflow', name: 'run', description: 'Runs it', workflowId: newId('workflow', Date.now()) }]],
+    ['tools[0].url', [{ type: 'mcp', name: 'm', description: 'An MCP server', url: 'https://user:pass@mcp.example/mcp' }]],
     ['tools[0].type', [{ type: 'teleport', name: 'x', description: 'y' }]],
   ])('rejects a bad %s', async (field, tools) => {
     const res = await call(app, 'POST', '/v1/agents', { key: t.apiKey, body: { name: 'Bad', model: 'gpt-4', tools } });

@@ -1,11 +1,16 @@
-import { executeAndWait } from '../workflows';
+import { executeAndWait, workflows } from '../workflows';
 import { templateText } from '../templates';
-import { ToolFailure } from '../errors';
+import { ToolFailure, ValidationError } from '../errors';
 import type { WorkflowDefinition, ToolKind } from '../tools';
 
 /** `workflow`: runs one of the tenant's workflows and returns its output (or, still running, its execution id). */
 export const workflowTool: ToolKind<WorkflowDefinition, WorkflowDefinition> = {
   type: 'workflow',
+  // The workflow must be the tenant's when the agent is written (another tenant's id reads as none).
+  async prepare(rt, scope, tool, at) {
+    if (!(await workflows.find(rt, scope, tool.workflowId))) throw new ValidationError(`${at}.workflowId`, `refers to workflow ${tool.workflowId}, which does not exist`);
+    return tool;
+  },
   expose: (tool) => [
     {
       name: tool.name,
