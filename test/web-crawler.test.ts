@@ -75,4 +75,21 @@ describe('web crawler', () => {
     expect(fetched(pages)).toEqual(['https://s.test/one', 'https://s.test/two']);
     expect(pages.find((p) => p.url === 'https://s.test/two')).toMatchObject({ contentType: 'application/pdf' });
   });
+
+  it('reports the sitemaps it could not read (refused by the guard, or missing) among the failures, and crawls the rest', async () => {
+    const { fetch: base } = site({
+      'https://s.test/sitemap.xml': { type: 'application/xml', body: '<sitemapindex><sitemap><loc>http://169.254.169.254/sm.xml</loc></sitemap><sitemap><loc>https://s.test/gone.xml</loc></sitemap></sitemapindex>' },
+      'https://s.test/one': { body: html() },
+    });
+    const fetch: CrawlFetch = async (url, headers) => {
+      if (url.startsWith('http://169.254.169.254')) throw new Error('169.254.169.254 is not a public address');
+      return base(url, headers);
+    };
+    const pages = await crawl({ ...defaults, startUrls: ['https://s.test/one'], sitemap: 'https://s.test/sitemap.xml', fetch });
+    expect(fetched(pages)).toEqual(['https://s.test/one']);
+    expect(pages.filter((p) => p.kind === 'failed')).toEqual([
+      { url: 'http://169.254.169.254/sm.xml', kind: 'failed', reason: 'sitemap: 169.254.169.254 is not a public address' },
+      { url: 'https://s.test/gone.xml', kind: 'failed', reason: 'sitemap: HTTP 404' },
+    ]);
+  });
 });

@@ -187,7 +187,10 @@ export async function crawl(options: CrawlOptions): Promise<CrawledPage[]> {
   }
   if (options.sitemap) {
     hosts.add(siteOf(new URL(options.sitemap).host));
-    for (const url of await sitemapEntries(options.sitemap, options.fetch)) admit(url, 0);
+    const sitemap = await sitemapEntries(options.sitemap, options.fetch);
+    // A sitemap that could not be read (refused, unreachable, not there) is reported with the pages.
+    for (const failure of sitemap.failures) results.push({ url: failure.url, kind: 'failed', reason: `sitemap: ${failure.reason}` });
+    for (const url of sitemap.urls) admit(url, 0);
   }
   for (const start of options.startUrls) admit(start, 0);
 
@@ -254,20 +257,26 @@ export async function crawl(options: CrawlOptions): Promise<CrawledPage[]> {
 
 const looksLikeHtml = (body: Uint8Array) => /<(html|body|a\s)/i.test(text(body.subarray(0, 2048)));
 
-/** The page URLs of a sitemap, following a sitemap index (bounded). */
-async function sitemapEntries(sitemap: string, fetch: CrawlFetch): Promise<string[]> {
+/** The page URLs of a sitemap, following a sitemap index (bounded), and the sitemaps that could not be read. */
+async function sitemapEntries(sitemap: string, fetch: CrawlFetch): Promise<{ urls: string[]; failures: Array<{ url: string; reason: string }> }> {
   const pending = [sitemap];
   const urls: string[] = [];
+  const failures: Array<{ url: string; reason: string }> = [];
   for (let read = 0; pending.length > 0 && read < MAX_SITEMAPS; read++) {
+    const url = pending.shift()!;
     try {
-      const res = await fetch(pending.shift()!, {});
-      if (res.status !== 200) continue;
+      const res = await fetch(url, {});
+      if (res.status !== 200) {
+        failures.push({ url, reason: `HTTP ${res.status}` });
+        continue;
+      }
       const { urls: locs, index } = sitemapUrls(text(res.body));
       if (index) pending.push(...locs);
       else urls.push(...locs);
-    } catch {
-      // an unreachable sitemap adds nothing; the start URLs still count
+    } catch (error) {
+      // It adds no pages; the start URLs still count.
+      failures.push({ url, reason: (error as Error).message });
     }
   }
-  return urls;
+  return { urls, failures };
 }
