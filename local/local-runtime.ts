@@ -16,6 +16,7 @@ import { storedQueue, type StoredQueue } from '../shared/queue/stored-queue';
 import { systemClock, type Clock } from '../shared/clock';
 import type { GivenPart, RuntimeWith } from '../shared/runtime';
 import { noGateway } from '../shared/gateway';
+import { outboundPolicyFromConfig } from '../shared/net/outbound';
 import { localKeyWrapper, secretBox } from '../shared/secrets/secret-box';
 import { createStore } from '../shared/store';
 import { modelResolver } from '../shared/models/resolve-model';
@@ -42,7 +43,7 @@ export interface LocalRuntime {
  * where their URLs are configured). `queueNamespace` keeps the queues of runtimes sharing one
  * table apart (each test file has its own).
  */
-export function localRuntime(parts: { db: Db; secretsKey: Buffer; platformSecrets?: PlatformSecrets; queueNamespace?: string; blobs?: Blobs; clock?: Clock }): LocalRuntime {
+export function localRuntime(parts: { db: Db; secretsKey: Buffer; platformSecrets?: PlatformSecrets; queueNamespace?: string; blobs?: Blobs; clock?: Clock; ownServices?: string[] }): LocalRuntime {
   const clock = parts.clock ?? systemClock;
   const store = createStore(parts.db, clock);
   const namespace = parts.queueNamespace ?? 'local';
@@ -69,6 +70,7 @@ export function localRuntime(parts: { db: Db; secretsKey: Buffer; platformSecret
     clock,
     scheduler: storedScheduler(store, nextRunOf, () => clock.now()),
     gateway: noGateway,
+    outbound: outboundPolicyFromConfig(parts.ownServices),
     queues: { ingestion: ingestion ?? sqs!.ingestion, workflowSteps: workflowSteps ?? sqs!.workflowSteps, webhooks: webhooks ?? sqs!.webhooks },
   });
   const workers = [ingestion, workflowSteps, webhooks].filter((q) => q !== undefined);

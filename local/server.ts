@@ -30,6 +30,8 @@ async function main() {
     db: createDb({ endpoint: store.endpoint, cursorKey: credentials.cursorKey }),
     secretsKey: localSecretsKey(dataDir),
     platformSecrets: { adminToken: credentials.platformAdminToken, tokenKey: credentials.platformTokenKey },
+    // The DynamoDB Local and S3 this process started: no tenant's URL may reach them, whatever the allow-list says.
+    ownServices: [store.endpoint, ...(s3 ? [s3.endpoint] : [])],
   });
   const { rt } = local;
   await ensureDevTenant(rt, credentials.devApiKey, config.devApiKeyPlan);

@@ -48,6 +48,8 @@ const schema = z.object({
   TOOL_ALLOWED_HOSTS: z.string().default(''),
   /** Let tools call private, loopback and link-local addresses (tests and local demos only). */
   TOOL_ALLOW_PRIVATE_NETWORKS: z.enum(['true', 'false']).default('false'),
+  /** Set by Lambda: its runtime API's host:port, which no tenant's URL may reach. */
+  AWS_LAMBDA_RUNTIME_API: z.string().optional(),
   /** Browser origins allowed to call the API: a comma-separated list, or `*`; empty (the default): no browser access. */
   CORS_ORIGINS: z.string().default(''),
   /** SQS queue of ingestion work (AWS); unset: local mode's queue stored in the table. */
@@ -157,6 +159,7 @@ function load() {
     searchCacheBytes: env.SEARCH_CACHE_MB * 1024 * 1024,
     toolAllowedHosts: env.TOOL_ALLOWED_HOSTS.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
     toolAllowPrivateNetworks: env.TOOL_ALLOW_PRIVATE_NETWORKS === 'true',
+    lambdaRuntimeApi: env.AWS_LAMBDA_RUNTIME_API,
     corsOrigins: env.CORS_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean),
     defaultModelProvider: env.DEFAULT_MODEL_PROVIDER,
     docsAssetsDir: env.DOCS_ASSETS_DIR,

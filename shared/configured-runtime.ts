@@ -8,6 +8,7 @@ import { unconfiguredQueue } from './queue/queue';
 import { createStore } from './store';
 import { createDb } from './store/db';
 import { unconfiguredScheduler } from './schedules/scheduler';
+import { outboundPolicyFromConfig } from './net/outbound';
 
 /**
  * A runtime from config: the store; model providers, queues, the secrets key, the platform secrets
@@ -35,6 +36,7 @@ export function configuredRuntime<G extends Partial<Runtime>>(given: G = {} as G
     clock,
     caches: runtimeCaches(clock),
     scheduler: unconfiguredScheduler,
+    outbound: outboundPolicyFromConfig(),
     ...given,
   };
 }

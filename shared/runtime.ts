@@ -3,6 +3,7 @@ import { BoundedCache } from './bounded-cache';
 import type { Clock } from './clock';
 import type { Gateway } from './gateway';
 import type { ModelResolver } from './models/types';
+import type { OutboundPolicy } from './net/outbound';
 import type { PlatformSecrets } from './platform/platform-secrets';
 import type { IngestionMessage, WebhookMessage, WorkflowMessage } from './queue/messages';
 import type { Queue } from './queue/queue';
@@ -116,6 +117,8 @@ export interface Runtime {
   readonly scheduler: Scheduler;
   /** Agent turns, where workflow steps run (the steps worker, local mode). */
   readonly agentTurn?: AgentTurn;
+  /** What tenant-given URLs and hosts may be called (the deployment's rules, and the server's own services, which never may). */
+  readonly outbound: OutboundPolicy;
 }
 
 /** The parts an adapter gives a function; the store, the clock and the caches every runtime has. */

@@ -1,7 +1,8 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../shared/errors';
-import { addressAllowed, outboundFetch, outboundRequest, type OutboundPolicy } from '../shared/net/outbound';
+import { addressAllowed, outboundFetch, outboundPolicyFromConfig, outboundRequest, resolveAllowed, type OutboundPolicy } from '../shared/net/outbound';
+import { config } from '../shared/config';
 
 /**
  * The outbound guard against a real local server. "Public" cannot exist here, so `localhost` is
@@ -83,6 +84,24 @@ describe('the outbound guard', () => {
     expect(error.details).toMatchObject({ reason: 'protocol' });
     expect(error.message).not.toContain('secret');
     expect(seen.length).toBe(before);
+  });
+
+  it('never reaches the server’s own services, whatever the allow-list says: its DynamoDB, its S3, endpoints it names', async () => {
+    const dynamo = new URL(config.dynamodbEndpoint!);
+    const s3 = new URL(config.s3Endpoint!);
+    // The loosest a deployment can be: localhost allowed by name, and every private network.
+    const loose: OutboundPolicy = { ...outboundPolicyFromConfig([`http://localhost:${port}/`]), allowedHosts: new Set(['localhost']), allowPrivateNetworks: true };
+    const before = seen.length;
+    for (const url of [`http://localhost:${dynamo.port}/`, `http://127.0.0.1:${dynamo.port}/`, `http://[::ffff:127.0.0.1]:${dynamo.port}/`, `http://localhost:${s3.port}/cairn-test`, `http://localhost:${port}/named-as-own`]) {
+      const error = await refusal(outboundRequest(url, {}, loose));
+      expect(error.details, url).toMatchObject({ reason: 'refused' });
+      expect(error.message, url).toMatch(/own services/);
+    }
+    expect(seen.length).toBe(before);
+    expect(await resolveAllowed('localhost', Number(dynamo.port), loose).then(() => 'allowed', (e: AppError) => e.message)).toMatch(/own services/);
+    // Another service on localhost stays callable where the deployment allows it.
+    const allowed: OutboundPolicy = { ...outboundPolicyFromConfig(), allowedHosts: new Set(['localhost']), allowPrivateNetworks: false };
+    expect((await outboundRequest(`http://localhost:${port}/plain`, {}, allowed)).status).toBe(200);
   });
 
   it('checks every redirect again: an allowed host redirecting to loopback or the metadata service is refused', async () => {

@@ -194,7 +194,7 @@ describe(`PostgreSQL sources (${target.kind})`, () => {
   });
 
   it('reads in a read-only transaction', async () => {
-    const client = await connect({ ...config, ssl: false, port: target.port }, credentials);
+    const client = await connect({ ...config, ssl: false, port: target.port }, credentials, testRt.outbound);
     try {
       await expect(readOnly(client, () => client.query(`DELETE FROM ${table}`))).rejects.toMatchObject({ code: '25006' });
     } finally {

@@ -1,6 +1,6 @@
 import type { z } from '@hono/zod-openapi';
 import { log } from '../log';
-import { outboundPolicyFromConfig, type OutboundPolicy } from '../net/outbound';
+import type { OutboundPolicy } from '../net/outbound';
 import type { Runtime } from '../runtime';
 import type { TenantScope } from '../tenancy';
 import { knowledgeSearchTool } from './knowledge-search-tool';
@@ -20,7 +20,7 @@ const kindOf = (type: string) => TOOL_KINDS[type as keyof typeof TOOL_KINDS] as 
  * operations), secrets are sealed (a tool whose auth comes without its secret keeps the one stored
  * for the tool of that name: a client that sends back what it read changes nothing).
  */
-export async function prepareTools(rt: Runtime, scope: TenantScope, tools: ToolInput[], current: StoredTool[] = [], policy: OutboundPolicy = outboundPolicyFromConfig()): Promise<StoredTool[]> {
+export async function prepareTools(rt: Runtime, scope: TenantScope, tools: ToolInput[], current: StoredTool[] = [], policy: OutboundPolicy = rt.outbound): Promise<StoredTool[]> {
   return Promise.all(tools.map((tool, i) => prepareTool(kindOf(tool.type), rt, scope, tool, current.find((c) => c.name === tool.name && c.type === tool.type), `tools[${i}]`, policy)));
 }
 

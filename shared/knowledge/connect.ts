@@ -11,8 +11,8 @@ export interface ConnectRequest {
 }
 
 /** Checks the connection, the table and its columns, within the connect timeout. */
-async function testPostgres(source: KnowledgeSourceRecord, credentials: PgCredentials): Promise<void> {
-  const client = await connect(pgConfigOf(source), credentials);
+async function testPostgres(rt: Runtime, source: KnowledgeSourceRecord, credentials: PgCredentials): Promise<void> {
+  const client = await connect(pgConfigOf(source), credentials, rt.outbound);
   try {
     await readOnly(client, () => inspectTable(client, pgConfigOf(source)));
   } finally {
@@ -48,7 +48,7 @@ export async function connectSource(
   if (source.type === 'postgresql') {
     const credentials = request.credentials ?? (await loadCredentials(rt, scope, id));
     if (!credentials) throw new ValidationError('credentials', 'are required to connect a postgresql source');
-    await testPostgres(source, credentials);
+    await testPostgres(rt, source, credentials);
     if (request.credentials) await storeCredentials(rt, scope, id, request.credentials);
   }
   await link?.apply(id);

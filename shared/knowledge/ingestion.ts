@@ -75,7 +75,7 @@ export async function setStatus(rt: Runtime, scope: TenantScope, sourceId: strin
 async function withPostgres<T>(rt: Runtime, scope: TenantScope, source: KnowledgeSourceRecord, fn: (client: pg.Client, shape: TableShape) => Promise<T>): Promise<T> {
   const credentials: PgCredentials | undefined = await loadCredentials(rt, scope, source.id);
   if (!credentials) throw new AppError('INVALID_REQUEST', 'No stored credentials: connect the source again', { field: 'credentials' });
-  const client = await connect(pgConfigOf(source), credentials);
+  const client = await connect(pgConfigOf(source), credentials, rt.outbound);
   try {
     return await readOnly(client, async () => fn(client, await inspectTable(client, pgConfigOf(source))));
   } finally {

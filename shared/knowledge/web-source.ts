@@ -30,7 +30,7 @@ export async function refreshWebEntries(rt: Runtime, scope: TenantScope, source:
     ...settings,
     known,
     fetch: async (url, headers) => {
-      const res = await outboundRequest(url, { headers, timeoutMs: PAGE_TIMEOUT_MS, maxBytes: MAX_PAGE_BYTES });
+      const res = await outboundRequest(url, { headers, timeoutMs: PAGE_TIMEOUT_MS, maxBytes: MAX_PAGE_BYTES }, rt.outbound);
       return { status: res.status, headers: res.headers, body: res.body, truncated: res.truncated, url: res.url };
     },
   });

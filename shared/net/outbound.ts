@@ -16,16 +16,61 @@ import { UpstreamError } from '../errors';
  * check and use), again on every redirect; time and response size are bounded.
  */
 export interface OutboundPolicy {
-  /** Host names or addresses allowed whatever they resolve to (TOOL_ALLOWED_HOSTS). */
+  /** Host names or addresses (or `host:port`) allowed whatever they resolve to (TOOL_ALLOWED_HOSTS). */
   allowedHosts: ReadonlySet<string>;
   /** Private, loopback and link-local addresses allowed (TOOL_ALLOW_PRIVATE_NETWORKS: tests, local demos). */
   allowPrivateNetworks: boolean;
+  /**
+   * The server's own services (its DynamoDB and S3 endpoints, its own port, Lambda's runtime API):
+   * refused whatever the allow-list says, so allowing `localhost` for a demo tool does not open the
+   * store holding every tenant's data.
+   */
+  ownServices?: ReadonlyArray<{ host: string; port: number }>;
 }
 
-export const outboundPolicyFromConfig = (): OutboundPolicy => ({
+/** `host:port` of a URL or of a `host:port` pair, for the own-services list. */
+function endpointOf(value: string): { host: string; port: number } | undefined {
+  const url = URL.canParse(value) ? new URL(value) : URL.canParse(`http://${value}`) ? new URL(`http://${value}`) : undefined;
+  if (!url) return undefined;
+  const port = Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
+  return { host: url.hostname.replace(/^\[|\]$/g, '').toLowerCase(), port };
+}
+
+/** The deployment's policy; `ownServices`: endpoints of the server's own that config does not name (local mode's). */
+export const outboundPolicyFromConfig = (ownServices: string[] = []): OutboundPolicy => ({
   allowedHosts: new Set(config.toolAllowedHosts),
   allowPrivateNetworks: config.toolAllowPrivateNetworks,
+  ownServices: [config.dynamodbEndpoint, config.s3Endpoint, config.lambdaRuntimeApi, config.port > 0 ? `localhost:${config.port}` : undefined, ...ownServices]
+    .filter((e): e is string => Boolean(e))
+    .map(endpointOf)
+    .filter((e) => e !== undefined),
 });
+
+const LOOPBACK_NAMES = new Set(['localhost', '0.0.0.0', '::']);
+const isLoopbackish = (address: string) => ipaddr.isValid(address) && ['loopback', 'unspecified'].includes(ipaddr.process(address).range());
+
+/**
+ * Whether an address and port are one of the server's own services. An own service on loopback is
+ * every loopback address on its port; one named otherwise (a container's name) is every address
+ * that is not public on its port: wider than the service, never narrower.
+ */
+function isOwnService(address: string, port: number, policy: OutboundPolicy): boolean {
+  return (policy.ownServices ?? []).some((s) => {
+    if (s.port !== port) return false;
+    if (ipaddr.isValid(s.host) && !isLoopbackish(s.host)) return ipaddr.process(s.host).toString() === ipaddr.process(address).toString();
+    if (LOOPBACK_NAMES.has(s.host) || isLoopbackish(s.host)) return isLoopbackish(address);
+    return !addressAllowed(address, { allowedHosts: new Set(), allowPrivateNetworks: false });
+  });
+}
+
+/** Why the address and port may not be called at all, allowed name or not; undefined when they may. */
+function neverCalled(address: string, port: number, policy: OutboundPolicy): string | undefined {
+  if (!ipaddr.isValid(address)) return undefined;
+  const plain = ipaddr.process(address).toString();
+  if (METADATA.has(plain) || METADATA.has(ipaddr.parse(address).toNormalizedString())) return 'the cloud metadata service';
+  if (isOwnService(address, port, policy)) return 'one of this server’s own services';
+  return undefined;
+}
 
 export interface OutboundRequest {
   method?: string;
@@ -98,7 +143,7 @@ export function addressAllowed(address: string, policy: OutboundPolicy): boolean
  * address the name resolves to. The caller connects to the address returned, not to the name, so
  * the name cannot resolve elsewhere between this check and the connection.
  */
-export async function resolveAllowed(host: string, port: number, policy: OutboundPolicy = outboundPolicyFromConfig()): Promise<string> {
+export async function resolveAllowed(host: string, port: number, policy: OutboundPolicy): Promise<string> {
   const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
   const allowedName = policy.allowedHosts.has(bare) || policy.allowedHosts.has(`${bare}:${port}`);
   let addresses: string[];
@@ -111,8 +156,11 @@ export async function resolveAllowed(host: string, port: number, policy: Outboun
       throw outboundError('network', `${host} could not be resolved`, host, error);
     }
   }
-  const refused = addresses.find((a) => (allowedName ? METADATA.has(a) : !addressAllowed(a, policy)));
-  if (refused !== undefined) throw outboundError('refused', refused === bare ? `${host} is not a public address` : `${host} resolves to ${refused}, which is not a public address`, host);
+  for (const address of addresses) {
+    const never = neverCalled(address, port, policy);
+    if (never) throw outboundError('refused', `${address === bare ? host : `${host} resolves to ${address}, which`} is not a public address (${never})`, host);
+    if (!allowedName && !addressAllowed(address, policy)) throw outboundError('refused', address === bare ? `${host} is not a public address` : `${host} resolves to ${address}, which is not a public address`, host);
+  }
   return addresses[0]!;
 }
 
@@ -121,7 +169,7 @@ export async function resolveAllowed(host: string, port: number, policy: Outboun
  * failure at the first call; every call is checked again): undefined when it would not be, or when
  * its name does not resolve (yet).
  */
-export async function urlRefusal(target: string, policy: OutboundPolicy = outboundPolicyFromConfig()): Promise<string | undefined> {
+export async function urlRefusal(target: string, policy: OutboundPolicy): Promise<string | undefined> {
   if (!URL.canParse(target)) return 'is not a URL';
   const url = new URL(target);
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must be an http or https URL';
@@ -137,12 +185,15 @@ export async function urlRefusal(target: string, policy: OutboundPolicy = outbou
 const CREDENTIALS_REFUSED = 'must not carry a user name or password (user:password@): use the auth settings';
 
 /** A resolver for the socket that fails when the name resolves to an address the policy refuses. */
-function guardedLookup(policy: OutboundPolicy): typeof dnsLookup {
+function guardedLookup(policy: OutboundPolicy, port: number, allowedName: boolean): typeof dnsLookup {
   return ((hostname: string, options: { all?: boolean }, callback: (error: Error | null, address: string | LookupAddress[], family?: number) => void) => {
     dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, []);
-      const refused = addresses.find((a) => !addressAllowed(a.address, policy));
-      if (refused) return callback(Object.assign(new Error(`${hostname} resolves to ${refused.address}, which is not a public address`), { code: 'EREFUSED_ADDRESS' }), []);
+      for (const a of addresses) {
+        const never = neverCalled(a.address, port, policy);
+        const reason = never ? `${hostname} resolves to ${a.address}, which is not a public address (${never})` : !allowedName && !addressAllowed(a.address, policy) ? `${hostname} resolves to ${a.address}, which is not a public address` : undefined;
+        if (reason) return callback(Object.assign(new Error(reason), { code: 'EREFUSED_ADDRESS' }), []);
+      }
       if (options.all) return callback(null, addresses);
       callback(null, addresses[0]!.address, addresses[0]!.family);
     });
@@ -152,13 +203,17 @@ function guardedLookup(policy: OutboundPolicy): typeof dnsLookup {
 /** Opens one exchange; the response streams (the caller reads or drains it). */
 function once(url: URL, request: OutboundRequest, policy: OutboundPolicy, signal: AbortSignal): Promise<IncomingMessage> {
   const host = url.hostname.replace(/^\[|\]$/g, '');
+  const port = Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
   const allowedName = policy.allowedHosts.has(host) || policy.allowedHosts.has(url.host);
-  if (ipaddr.isValid(host) && !allowedName && !addressAllowed(host, policy)) {
-    return Promise.reject(outboundError('refused', `${host} is not a public address`, host));
+  if (ipaddr.isValid(host)) {
+    const never = neverCalled(host, port, policy);
+    if (never) return Promise.reject(outboundError('refused', `${host} is not a public address (${never})`, host));
+    if (!allowedName && !addressAllowed(host, policy)) return Promise.reject(outboundError('refused', `${host} is not a public address`, host));
   }
   const client = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
-    const req = client.request(url, { method: request.method ?? 'GET', headers: request.headers, signal, ...(allowedName ? {} : { lookup: guardedLookup(policy) }) }, resolve);
+    // Allowed names are resolved through the guard too: the metadata service and the server's own services stay out of reach.
+    const req = client.request(url, { method: request.method ?? 'GET', headers: request.headers, signal, lookup: guardedLookup(policy, port, allowedName) }, resolve);
     req.on('error', (error: Error & { code?: string }) => {
       if (signal.aborted) reject(outboundError('timeout', `${url.host} did not answer in time`, host, error));
       else if (error.code === 'EREFUSED_ADDRESS') reject(outboundError('refused', error.message, host, error));
@@ -205,7 +260,7 @@ function deadlineOf(request: OutboundRequest): AbortSignal {
 }
 
 /** Calls a tenant-given URL under the policy (by default the deployment's); the body is read whole, up to `maxBytes`. */
-export async function outboundRequest(target: string, request: OutboundRequest = {}, policy: OutboundPolicy = outboundPolicyFromConfig()): Promise<OutboundResponse> {
+export async function outboundRequest(target: string, request: OutboundRequest, policy: OutboundPolicy): Promise<OutboundResponse> {
   const signal = deadlineOf(request);
   const maxBytes = request.maxBytes ?? 1024 * 1024;
   const { res, url } = await follow(target, request, policy, signal);
@@ -233,7 +288,7 @@ export async function outboundRequest(target: string, request: OutboundRequest =
  * A `fetch` whose every request goes through the guard, for clients that bring their own HTTP
  * (the MCP SDK): the response streams, and is cut off with an error past `maxBytes`.
  */
-export function outboundFetch(policy: OutboundPolicy = outboundPolicyFromConfig(), limits: { timeoutMs?: number; maxBytes?: number } = {}) {
+export function outboundFetch(policy: OutboundPolicy, limits: { timeoutMs?: number; maxBytes?: number } = {}) {
   return async (input: string | URL, init: RequestInit = {}): Promise<Response> => {
     const body = init.body === undefined || init.body === null ? undefined : typeof init.body === 'string' ? init.body : Buffer.from(await new Response(init.body).arrayBuffer()).toString('utf8');
     const request: OutboundRequest = {

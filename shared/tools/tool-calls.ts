@@ -2,7 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { AppError, ToolFailure } from '../errors';
 import { emitMetrics } from '../metrics';
 import { inSpan, markFailed } from '../telemetry';
-import { outboundPolicyFromConfig, type OutboundPolicy } from '../net/outbound';
+import type { OutboundPolicy } from '../net/outbound';
 import type { Runtime } from '../runtime';
 import type { TenantScope } from '../tenancy';
 import { sealAuth, showAuth } from './tool-auth';
@@ -17,7 +17,7 @@ import { type CallableTool, type CallingAgent, type ToolContext, type ToolKind }
 type AnyKind = ToolKind<ToolInput, StoredTool>;
 
 /** One definition made ready to store; `kept`: the stored one it replaces, `at`: its field, for errors. */
-export async function prepareTool(kind: AnyKind, rt: Runtime, scope: TenantScope, tool: ToolInput, kept: StoredTool | undefined, at: string, policy: OutboundPolicy = outboundPolicyFromConfig()): Promise<StoredTool> {
+export async function prepareTool(kind: AnyKind, rt: Runtime, scope: TenantScope, tool: ToolInput, kept: StoredTool | undefined, at: string, policy: OutboundPolicy = rt.outbound): Promise<StoredTool> {
   // The request's auth (its secret in clear) is never stored: sealed, or left out.
   const { auth: _clear, ...rest } = (kind.prepare ? await kind.prepare(rt, scope, tool, at, { policy }) : tool) as StoredTool;
   if (!('auth' in tool) || !tool.auth) return rest;
@@ -48,7 +48,7 @@ export interface ToolCallOptions {
 }
 
 export function toolContext(rt: Runtime, scope: TenantScope, agent: CallingAgent | undefined, options: ToolCallOptions = {}): ToolContext {
-  return { rt, scope, agent, policy: options.policy ?? outboundPolicyFromConfig(), timeoutMs: options.timeoutMs ?? 10_000, maxResultBytes: options.maxResultBytes ?? 16_384, signal: options.signal, keyId: options.keyId };
+  return { rt, scope, agent, policy: options.policy ?? rt.outbound, timeoutMs: options.timeoutMs ?? 10_000, maxResultBytes: options.maxResultBytes ?? 16_384, signal: options.signal, keyId: options.keyId };
 }
 
 /** A tool's outcome: what it returned, or the error the model is told about. */

@@ -3,7 +3,7 @@ import { z } from '@hono/zod-openapi';
 import { config } from '../config';
 import { AppError, isRetryable, ValidationError } from '../errors';
 import { errorFields, log } from '../log';
-import { outboundPolicyFromConfig, outboundRequest, urlRefusal } from '../net/outbound';
+import { outboundRequest, urlRefusal } from '../net/outbound';
 import { httpUrl } from '../schema-helpers';
 import type { WebhookMessage } from '../queue/messages';
 import type { Delivery } from '../queue/queue';
@@ -56,7 +56,7 @@ const sealContext = (scope: TenantScope) => ({ tenantId: scope.tenantId, tool: '
 /** The webhook as stored: its secret sealed, or the one already stored kept. */
 export async function sealWebhook(rt: Runtime, scope: TenantScope, input: WebhookInput, kept: StoredWebhook | undefined, path: string): Promise<StoredWebhook> {
   // Checked when written, so a refused address is a 400 now rather than failed deliveries later (each delivery checks again).
-  const refusal = await urlRefusal(input.url);
+  const refusal = await urlRefusal(input.url, rt.outbound);
   if (refusal) throw new ValidationError(`${path}.url`, refusal);
   let sealed: SealedSecret;
   if (input.secret !== undefined) sealed = await rt.secrets.seal(input.secret, sealContext(scope));
@@ -139,7 +139,7 @@ export async function deliverWebhook(rt: RuntimeWith<'queues' | 'secrets'>, mess
         // A receiver's redirect is not followed: the signed body is for the URL configured.
         maxRedirects: 0,
       },
-      outboundPolicyFromConfig(),
+      rt.outbound,
     );
     outcome = response.status >= 200 && response.status < 300 ? { status: response.status } : { status: response.status, error: `answered ${response.status}: ${response.body.toString('utf8').slice(0, 200)}` };
   } catch (error) {

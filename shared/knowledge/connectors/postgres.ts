@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { PostgresConfig } from '../source-schema';
 import { AppError, UpstreamError, ValidationError } from '../../errors';
-import { outboundPolicyFromConfig, resolveAllowed, type OutboundPolicy } from '../../net/outbound';
+import { resolveAllowed, type OutboundPolicy } from '../../net/outbound';
 import { isIP } from 'node:net';
 import type { Block } from '../../search/extract';
 import { textOf } from '../../json-objects';
@@ -90,7 +90,7 @@ async function addressOf(config: PostgresConfig, policy: OutboundPolicy): Promis
   }
 }
 
-export async function connect(config: PostgresConfig, credentials: PgCredentials, policy: OutboundPolicy = outboundPolicyFromConfig()): Promise<pg.Client> {
+export async function connect(config: PostgresConfig, credentials: PgCredentials, policy: OutboundPolicy): Promise<pg.Client> {
   const address = await addressOf(config, policy);
   const client = new pg.Client({
     host: address,

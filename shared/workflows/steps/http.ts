@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { UpstreamError } from '../../errors';
-import { outboundPolicyFromConfig, outboundRequest } from '../../net/outbound';
+import { outboundRequest } from '../../net/outbound';
 import { integerBetween } from '../../schema-helpers';
 import { authHeaders, authInput, sealAuth, showAuth, type StoredAuth } from '../../tools';
 import { renderDeep, renderTemplate, TEMPLATE, templateText, type TemplateScope } from '../../templates';
@@ -84,7 +84,7 @@ export const http: WorkKind<typeof config> = {
       headers['content-type'] ??= 'application/json';
     }
     const url = renderUrl(stored.url, vars);
-    const response = await outboundRequest(url, { method: stored.method, headers, body, timeoutMs: timeoutMs ?? 30_000, maxBytes: stored.maxResponseBytes, signal: deadline }, outboundPolicyFromConfig());
+    const response = await outboundRequest(url, { method: stored.method, headers, body, timeoutMs: timeoutMs ?? 30_000, maxBytes: stored.maxResponseBytes, signal: deadline }, rt.outbound);
     const text = response.body.toString('utf8');
     const isJson = /[/+]json\b/i.test(response.headers['content-type'] ?? '');
     let parsed: unknown = text;

@@ -1,6 +1,5 @@
 import { z } from '@hono/zod-openapi';
 import { AppError, UpstreamError, ValidationError } from '../../errors';
-import { outboundPolicyFromConfig } from '../../net/outbound';
 import { httpInput, mcpInput, openApiInput, type StoredTool, remoteKindOf, prepareTool, presentTool, runTool, toolContext, toolsOf } from '../../tools';
 import { renderDeep } from '../../templates';
 import type { WorkKind } from './step-kind';
@@ -35,7 +34,7 @@ export const tool: WorkKind<typeof config> = {
   },
   present: (cfg) => ({ ...cfg, tool: presentTool(remoteKindOf(cfg.tool.type), cfg.tool as StoredTool) }),
   async execute(cfg, { rt, scope, vars, deadline, timeoutMs, keyId }) {
-    const context = toolContext(rt, scope, undefined, { timeoutMs: timeoutMs ?? 30_000, maxResultBytes: 64 * 1024, signal: deadline, keyId, policy: outboundPolicyFromConfig() });
+    const context = toolContext(rt, scope, undefined, { timeoutMs: timeoutMs ?? 30_000, maxResultBytes: 64 * 1024, signal: deadline, keyId, policy: rt.outbound });
     const tools = await toolsOf(remoteKindOf(cfg.tool.type), cfg.tool as StoredTool, context);
     const chosen = cfg.name ? tools.find((t) => t.name === cfg.name) : tools.length === 1 ? tools[0] : undefined;
     if (!chosen) {
