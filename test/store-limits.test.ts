@@ -37,4 +37,15 @@ describe('what the store cannot hold', () => {
     expect(res.status).toBe(400);
     expect(res.body.error.details.field).toBe('files[0].path');
   });
+
+  it('answers a hook body nested as deep as the JSON guard allows with a 2xx or a 400, never a 500', async () => {
+    const wf = await call(app, 'POST', '/v1/workflows', { key: t.apiKey, body: { name: 'deep', steps: [{ id: 'echo', type: 'transform', expression: '1' }] } });
+    const hook = await call(app, 'POST', `/v1/workflows/${wf.body.data.id}/hooks`, { key: t.apiKey, body: { name: 'h' } });
+    for (const depth of [30, 31, 32, 33]) {
+      const body = `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
+      const res = await call(app, 'POST', hook.body.data.url as string, { rawBody: body, headers: { 'content-type': 'application/json' } });
+      expect(res.status, `depth ${depth}`).toBeLessThan(500);
+      if (res.status >= 400) expect(res.body.error.code, `depth ${depth}`).toBe('INVALID_REQUEST');
+    }
+  });
 });
