@@ -34,6 +34,14 @@ describe('OpenAPI document and reference page', () => {
     expect(doc.components.securitySchemes.ApiKeyAuth).toMatchObject({ type: 'apiKey', in: 'header', name: 'X-API-Key' });
   });
 
+  it('documents the statuses the review saw returned undocumented', async () => {
+    const v1 = (await call(app, 'GET', '/v1/openapi.json')).body as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+    const platform = (await call(app, 'GET', '/platform/openapi.json')).body as typeof v1;
+    for (const path of ['/v1/agents', '/v1/workflows', '/v1/knowledge-sources']) expect(Object.keys(v1.paths[path]!.post!.responses), path).toContain('409');
+    expect(Object.keys(platform.paths['/platform/tenants/{tenantId}/tokens/{tokenId}']!.delete!.responses)).toContain('404');
+    expect(Object.keys(platform.paths['/platform/tenants']!.get!.responses)).toContain('400');
+  });
+
   it('names local mode as a server beside a deployment, so a client generated from it knows its base URL here too', async () => {
     for (const path of ['/v1/openapi.json', '/platform/openapi.json']) {
       const { body: doc } = await call(app, 'GET', path);

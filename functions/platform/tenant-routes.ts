@@ -70,6 +70,9 @@ export function registerTenantRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
           envelope(z.object({ services: z.array(z.object({ id: z.string(), path: z.string(), description: z.string() })), scopeHeaders: z.object({ tenant: z.string(), schema: z.string() }) })),
           'Services',
         ),
+        400: jsonContent(errorResponse, 'A malformed request (such as a scope header that is not a tenant id)'),
+        500: platformErrors[500],
+        503: platformErrors[503],
       },
     }),
     (c) => ok(c, { services: SERVICES, scopeHeaders: SCOPE_HEADERS }),
@@ -130,7 +133,7 @@ export function registerTenantRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       summary: 'Revoke one of a tenant’s tokens by id (e.g. a leaked one)',
       security: adminSecurity,
       request: { params: z.object({ tenantId, tokenId: z.string().regex(/^tok_[0-9a-z]{26}$/, { error: 'must be a token id (tok_…)' }) }) },
-      responses: { 200: jsonContent(envelope(z.object({ tokenId: z.string(), revoked: z.literal(true) })), 'Revoked'), ...platformErrors },
+      responses: { 200: jsonContent(envelope(z.object({ tokenId: z.string(), revoked: z.literal(true) })), 'Revoked'), 404: jsonContent(errorResponse, 'No such tenant, or no such token of it'), ...platformErrors },
     }),
     async (c) => {
       const { tenantId: id, tokenId } = c.req.valid('param');

@@ -235,23 +235,6 @@ export interface components {
             /** @example req_01jd8x2k3m4n5p6q7r8s9t0v1w */
             requestId: string;
         };
-        ProvisionedTenant: {
-            tenant: components["schemas"]["Tenant"];
-            /** @example cpt_v1.eyJ0IjoiYWNtZSJ9.c2lnbmF0dXJl */
-            accessToken: string;
-            tokenId: string;
-            expiresAt: string | null;
-            /** @description The tenant’s public X-API-Key on its plan (shown once) */
-            apiKey: string;
-        };
-        Tenant: {
-            id: string;
-            name: string;
-            schema: string;
-            /** @enum {string} */
-            plan: "free" | "pro" | "enterprise" | "unlimited";
-            createdAt: string;
-        };
         Error: {
             error: {
                 /** @example INVALID_REQUEST */
@@ -269,6 +252,23 @@ export interface components {
                 };
             };
             meta: components["schemas"]["Meta"];
+        };
+        ProvisionedTenant: {
+            tenant: components["schemas"]["Tenant"];
+            /** @example cpt_v1.eyJ0IjoiYWNtZSJ9.c2lnbmF0dXJl */
+            accessToken: string;
+            tokenId: string;
+            expiresAt: string | null;
+            /** @description The tenant’s public X-API-Key on its plan (shown once) */
+            apiKey: string;
+        };
+        Tenant: {
+            id: string;
+            name: string;
+            schema: string;
+            /** @enum {string} */
+            plan: "free" | "pro" | "enterprise" | "unlimited";
+            createdAt: string;
         };
         TenantInput: {
             /** @example Acme Corp */
@@ -2619,6 +2619,37 @@ export interface operations {
                     };
                 };
             };
+            /** @description A malformed request (such as a scope header that is not a tenant id) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The data store is briefly unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     provisionPlatformTenant: {
@@ -2910,6 +2941,16 @@ export interface operations {
             };
             /** @description X-Tenant-Id or X-PG-Schema does not match the token */
             403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such tenant, or no such token of it */
+            404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;

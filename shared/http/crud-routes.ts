@@ -6,7 +6,7 @@ import type { Idempotency, Page } from '../store/records';
 import type { TenantScope } from '../tenancy';
 import type { AppEnv } from './context';
 import { ok, okList } from './envelope';
-import { commonErrors, deletedSchema, envelope, jsonContent, listEnvelope, locationHeader, replayedHeader } from './openapi-schemas';
+import { commonErrors, deletedSchema, envelope, errorResponse, jsonContent, listEnvelope, locationHeader, replayedHeader } from './openapi-schemas';
 import { paginationQuery } from './pagination';
 
 /** What a resource supplies; the five routes and their OpenAPI entries are the same for all. */
@@ -106,6 +106,7 @@ export function registerCrud<Input, Out extends { id: string }>(app: OpenAPIHono
       request: { body, headers: idempotencyHeader },
       responses: {
         201: { ...jsonContent(envelope(spec.output), `The created ${spec.noun}`), headers: { Location: locationHeader, 'Idempotent-Replayed': replayedHeader } },
+        409: jsonContent(errorResponse, 'The Idempotency-Key was already used with a different body'),
         ...commonErrors,
       },
     }),
