@@ -92,7 +92,7 @@ export function stepOf<T extends string, C extends z.ZodObject, F extends z.ZodR
   });
   // The transform's output is the stored shape's input (everything moved into `config`); the
   // generic types cannot show it, so the pipe is typed by what it takes and what it gives.
-  return (hoisted as unknown as z.ZodType<unknown, z.input<typeof stored>>).pipe(stored) as unknown as z.ZodPipe<typeof given, typeof stored>;
+  return (hoisted as z.ZodType as z.ZodType<unknown, z.input<typeof stored>>).pipe(stored) as unknown as z.ZodPipe<typeof given, typeof stored>;
 }
 
 const workStepOf = <K extends StepKind, F extends z.ZodRawShape>(kind: K, common: F) => stepOf(kind.type, kind.config, common);
