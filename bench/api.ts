@@ -4,37 +4,17 @@
  * plus the DynamoDB requests each API call makes. Writes bench/results/api.json.
  */
 import { randomBytes } from 'node:crypto';
-import { execSync, spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { startDynamoDbLocal } from '../local/dynamodb-local';
 import { freePort } from '../local/free-port';
 import type { Runtime } from '../shared/runtime';
 import { benchRuntime, runBench, writeResults } from './common';
 import { load, type LoadResult } from './load';
+import { cpuMsOf, document, startChild } from './server-process';
 
 const TOTAL = Number(process.env.BENCH_REQUESTS ?? 4000);
 /** BENCH_PROFILE=<dir>: the Cairn server runs with --cpu-prof and writes its profile there on exit. */
 const PROFILE_DIR = process.env.BENCH_PROFILE;
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
-
-async function startChild(args: string[], env: Record<string, string>, ready: RegExp, nodeFlags: string[] = []): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', ...args], {
-    env: { ...process.env, NODE_NO_WARNINGS: '1', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  await new Promise<void>((resolve, reject) => {
-    const check = (d: Buffer) => {
-      out += d.toString();
-      if (ready.test(out)) resolve();
-    };
-    child.stdout.on('data', check);
-    child.stderr.on('data', check);
-    child.once('exit', (code) => reject(new Error(`${args[0]} exited ${code}:\n${out}`)));
-  });
-  child.stdout.resume();
-  return child;
-}
 
 /**
  * What DynamoDB Local alone allows: the same two requests a warm GET makes (rate-limit update and
@@ -62,23 +42,6 @@ async function dynamoFloor(rt: Runtime, scope: { tenantId: string; schema: strin
   latencies.sort((a, b) => a - b);
   const at = (q: number) => Math.round(latencies[Math.floor(q * (latencies.length - 1))]! * 100) / 100;
   return { requests: latencies.length, seconds: Math.round(seconds * 100) / 100, throughput: Math.round(latencies.length / seconds), p50: at(0.5), p99: at(0.99), errors: 0 };
-}
-
-/** CPU time (user + system) a process has used so far, in ms (Linux: /proc/<pid>/stat). */
-const TICKS_PER_SECOND = Number(execSync('getconf CLK_TCK').toString().trim()) || 100;
-function cpuMsOf(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  // After "pid (comm) ", utime and stime are the 12th and 13th fields.
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
-}
-
-/** Words for the benchmark's documents and questions: enough variety for realistic postings. */
-const WORDS = 'parcel delivery refund invoice warranty battery charger screen repair store opening hours return policy exchange shipping express standard tracking number account password reset login email address payment card bank transfer discount voucher gift order cancel damaged missing item size colour stock pickup'.split(' ');
-function document(i: number): string {
-  let seed = i * 7919 + 13;
-  const word = () => WORDS[(seed = (seed * 48271) % 2147483647) % WORDS.length]!;
-  const sentences = Array.from({ length: 12 }, () => `${Array.from({ length: 14 }, word).join(' ')}.`);
-  return `# ${word()} ${word()} ${i}\n\n${sentences.join(' ')}`;
 }
 
 async function main() {

@@ -18,8 +18,10 @@ export async function load(options: {
   total: number;
   concurrency: number;
   make: (i: number) => { method: string; path: string; headers?: Record<string, string>; body?: string };
-  expectStatus: number;
+  /** The status (or statuses) a right answer has; any other counts as an error. */
+  expectStatus: number | readonly number[];
 }): Promise<LoadResult> {
+  const expected = new Set(typeof options.expectStatus === 'number' ? [options.expectStatus] : options.expectStatus);
   const agent = new Agent({ keepAlive: true, maxSockets: options.concurrency });
   const latencies: number[] = [];
   let next = 0;
@@ -34,7 +36,7 @@ export async function load(options: {
           res.resume();
           res.on('end', () => {
             latencies.push(performance.now() - started);
-            if (res.statusCode !== options.expectStatus) errors++;
+            if (!expected.has(res.statusCode ?? 0)) errors++;
             resolve();
           });
         },

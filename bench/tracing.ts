@@ -9,7 +9,7 @@ const GETS = Number(process.env.BENCH_TRACING_GETS ?? 1000);
 const TURNS = Number(process.env.BENCH_TRACING_TURNS ?? 150);
 
 async function main() {
-  await startBenchServices('cairn-bench-tracing');
+  const services = await startBenchServices('cairn-bench-tracing');
   const { call, local } = await benchApp('ten_tracingbench');
   const { setLocalTracing } = await import('../local/tracing');
   const files = Array.from({ length: 200 }, (_, i) => ({ path: `doc-${i}.md`, content: `# Topic ${i}\n\nItems of kind ${i} can be returned within ${i % 60} days. Shipping of kind ${i} takes ${i % 9} days.` }));
@@ -49,6 +49,8 @@ async function main() {
     },
     { print: true },
   );
+  // Stopped, or the process would wait on them and `npm run bench` never reach the next benchmark.
+  await services.stop();
 }
 
 runBench(main);
