@@ -11,8 +11,11 @@ import { redriveExecution, finishExecution, sendSteps } from './workflows';
  * between saving the work and sending its message, a message was dead-lettered) would otherwise
  * stay `running` / `indexing` forever. The sweeper looks at every unfinished one; one that made
  * no progress for SWEEP_AFTER_SECONDS, and that no live lease says someone is working on, is sent
- * again, and after MAX_REDRIVES fruitless re-drives it is failed with a reason. Re-driving is
- * safe: every consumer is idempotent and claims its work.
+ * again, and after MAX_REDRIVES fruitless re-drives it is failed with a reason. Time alone is no
+ * evidence of loss: while its queue still holds messages (waiting, delayed or in hand), the work
+ * may be queued behind them, so it is left to wait; only work that made no progress while its
+ * queue was empty is re-driven and, in the end, failed. Re-driving is safe: every consumer is
+ * idempotent and claims its work.
  */
 export const MAX_REDRIVES = 3;
 
@@ -25,7 +28,10 @@ export interface SweepReport {
 
 const LOST = 'Its work was lost and sending it again did not help';
 
-async function sweepExecution(rt: Runtime, work: Extract<UnfinishedWork, { kind: 'execution' }>, now: number, afterMs: number): Promise<SweepOutcome> {
+/** Whether a queue holds messages, asked once a pass (SQS answers approximately; either way it is evidence, not a guess from time). */
+type Backlog = () => Promise<boolean>;
+
+async function sweepExecution(rt: Runtime, work: Extract<UnfinishedWork, { kind: 'execution' }>, now: number, afterMs: number, backlog: Backlog): Promise<SweepOutcome> {
   const scope = scopeOf(work.tenantId);
   const execution = await rt.store.executions.getExecution(scope, work.workflowId, work.id);
   if (!execution || (execution.status !== 'running' && execution.status !== 'waiting')) {
@@ -51,6 +57,8 @@ async function sweepExecution(rt: Runtime, work: Extract<UnfinishedWork, { kind:
     const items = await rt.store.mapItems.listItems(scope, execution.id, step.id);
     if (items.some((i) => i.status === 'running' && (i.leaseUntil ?? 0) > now)) return 'waiting';
   }
+  // Its messages may be behind others in the queue: not lost while the queue is not empty.
+  if (await backlog()) return 'waiting';
   if (work.redrives >= MAX_REDRIVES) {
     await finishExecution(rt, scope, execution, { status: 'failed', error: { code: 'INTERNAL_ERROR', message: `The execution stopped making progress. ${LOST}.` } });
     return 'failed';
@@ -61,7 +69,7 @@ async function sweepExecution(rt: Runtime, work: Extract<UnfinishedWork, { kind:
   return 'redriven';
 }
 
-async function sweepSync(rt: Runtime, work: Extract<UnfinishedWork, { kind: 'sync' }>, now: number, afterMs: number): Promise<SweepOutcome> {
+async function sweepSync(rt: Runtime, work: Extract<UnfinishedWork, { kind: 'sync' }>, now: number, afterMs: number, backlog: Backlog): Promise<SweepOutcome> {
   const scope = scopeOf(work.tenantId);
   const source = await knowledgeSources.find(rt, scope, work.id);
   if (!source || source.syncId !== work.syncId || source.status === 'ready' || source.status === 'failed') {
@@ -75,7 +83,7 @@ async function sweepSync(rt: Runtime, work: Extract<UnfinishedWork, { kind: 'syn
     return 'progressing';
   }
   const planning = sync !== undefined && !sync.sent && (sync.leaseUntil ?? 0) > now;
-  if (now - work.seenAt < afterMs || planning) return 'waiting';
+  if (now - work.seenAt < afterMs || planning || (await backlog())) return 'waiting';
   if (work.redrives >= MAX_REDRIVES) {
     await setStatus(rt, scope, work.id, { status: 'failed', error: { code: 'INTERNAL_ERROR', message: `The sync stopped making progress. ${LOST}; sync the source again.` } }, work.syncId);
     return 'failed';
@@ -97,11 +105,17 @@ export async function sweep(rt: RuntimeWith<'queues'>, options: { afterMs?: numb
   const now = rt.clock.now();
   const afterMs = options.afterMs ?? config.sweepAfterMs;
   const report: SweepReport = { checked: 0, outcomes: { finished: 0, progressing: 0, waiting: 0, redriven: 0, failed: 0 } };
+  const backlogOf = (queue: { pending(): Promise<number> }): Backlog => {
+    let asked: Promise<boolean> | undefined;
+    return () => (asked ??= queue.pending().then((n) => n > 0));
+  };
+  const steps = backlogOf(rt.queues.workflowSteps);
+  const ingestion = backlogOf(rt.queues.ingestion);
   for (const work of await rt.store.unfinishedWork.list()) {
     if (options.tenantId && work.tenantId !== options.tenantId) continue;
     report.checked++;
     try {
-      const outcome = work.kind === 'execution' ? await sweepExecution(rt, work, now, afterMs) : await sweepSync(rt, work, now, afterMs);
+      const outcome = work.kind === 'execution' ? await sweepExecution(rt, work, now, afterMs, steps) : await sweepSync(rt, work, now, afterMs, ingestion);
       report.outcomes[outcome]++;
     } catch (error) {
       log.error('sweeper: could not check work', { kind: work.kind, tenantId: work.tenantId, id: work.id, ...errorFields(error) });

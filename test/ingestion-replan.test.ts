@@ -19,7 +19,7 @@ const delivery = { receiveCount: 1, maxReceives: 5 };
 describe('a sync planned twice', () => {
   it('indexes every document once, whichever attempt’s batches run', async () => {
     const queued: IngestionMessage[] = [];
-    const rt: Runtime = { ...testRt, queues: { ...testRt.queues, ingestion: { send: async (messages) => void queued.push(...messages) } } };
+    const rt: Runtime = { ...testRt, queues: { ...testRt.queues, ingestion: { send: async (messages) => void queued.push(...messages), pending: async () => 0 } } };
     const app = createKnowledgeSourcesApp(rt);
     const t = await newTenant();
     const files = Array.from({ length: 450 }, (_, i) => ({ path: `n-${String(i).padStart(4, '0')}.txt`, content: `Note ${i}\n\nAbout topic${i} and the shared subject.` }));

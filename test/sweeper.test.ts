@@ -9,13 +9,16 @@ import type { Queue } from '../shared/queue/queue';
 import type { Runtime } from '../shared/runtime';
 import { call } from './helpers/http';
 import { testLocal, testRt } from './helpers/runtime';
+import { localRuntime } from '../local/local-runtime';
+import { createDb } from '../shared/store/db';
+import { randomBytes } from 'node:crypto';
 import { newTenant, type TestTenant } from './helpers/tenant';
 
 /**
  * Work whose messages were lost: a runtime whose queues accept messages and drop them stands for
  * a process that died between saving the work and sending it.
  */
-const dropping: Queue<never> = { send: async () => {} };
+const dropping: Queue<never> = { send: async () => {}, pending: async () => 0 };
 const lossy: Runtime = { ...testRt, queues: { ingestion: dropping, workflowSteps: dropping, webhooks: dropping } };
 const app = createLocalApp(testRt);
 
@@ -54,6 +57,22 @@ describe('the sweeper', () => {
     const failed = await testRt.store.executions.getExecution(t.scope, workflowId, execution.id);
     expect(failed?.status).toBe('failed');
     expect(failed?.error?.message).toMatch(/stopped making progress/);
+  });
+
+  it('does not fail work queued behind a backlog longer than its window: a queue that still holds messages is no evidence of loss', async () => {
+    // A process whose steps queue holds the execution's message, its workers not yet running.
+    const behind = localRuntime({ db: createDb(), secretsKey: randomBytes(32), queueNamespace: randomBytes(6).toString('hex') });
+    const execution = await startExecution(behind.rt, t.scope, workflowId, { input: 'Cy', parameters: {} });
+    expect(await behind.rt.queues.workflowSteps.pending()).toBeGreaterThan(0);
+    const outcomes = [];
+    for (let i = 0; i < MAX_REDRIVES + 3; i++) outcomes.push(Object.entries((await sweep(behind.rt, only())).outcomes).find(([, n]) => n > 0)![0]);
+    expect(outcomes).toEqual(['progressing', ...Array(MAX_REDRIVES + 2).fill('waiting')]);
+    expect((await testRt.store.executions.getExecution(t.scope, workflowId, execution.id))?.status).toBe('running');
+    // The backlog drains: the execution finishes from its own message, never re-driven.
+    await behind.start();
+    await behind.workflowSteps!.drain();
+    await behind.stop();
+    expect((await testRt.store.executions.getExecution(t.scope, workflowId, execution.id))?.status).toBe('succeeded');
   });
 
   it('re-drives the items of a map whose item messages were lost, and the map is collected', async () => {

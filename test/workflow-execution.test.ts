@@ -148,7 +148,7 @@ describe('workflow execution (local queue)', () => {
 
 /** A runtime whose workflow-steps queue only collects what is sent, and an app over it. */
 function capturing(sent: StepMessage[]) {
-  const rt: Runtime = { ...testRt, queues: { ...testRt.queues, workflowSteps: { send: async (messages) => void sent.push(...(messages as StepMessage[])) } } };
+  const rt: Runtime = { ...testRt, queues: { ...testRt.queues, workflowSteps: { send: async (messages) => void sent.push(...(messages as StepMessage[])), pending: async () => 0 } } };
   return { rt, app: createLocalApp(rt) };
 }
 

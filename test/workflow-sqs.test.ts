@@ -52,7 +52,7 @@ beforeAll(async () => {
   webhooksUrl = queue('webhooks');
   sqs = new SQSClient({ endpoint: server.address, region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
   const steps = sqsQueue<WorkflowMessage>(sqs, stepsUrl);
-  rt = { ...testRt, queues: { ...testRt.queues, workflowSteps: { send: (messages, options) => ((stepMessages += messages.length), steps.send(messages, options)) }, webhooks: sqsQueue<WebhookMessage>(sqs, webhooksUrl) } };
+  rt = { ...testRt, queues: { ...testRt.queues, workflowSteps: { send: (messages, options) => ((stepMessages += messages.length), steps.send(messages, options)), pending: () => steps.pending() }, webhooks: sqsQueue<WebhookMessage>(sqs, webhooksUrl) } };
   app = createWorkflowsApp(rt);
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
 });

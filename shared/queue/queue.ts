@@ -10,6 +10,11 @@ import { withCarrier } from '../telemetry';
 export interface Queue<M> {
   /** `delaySeconds` (≤ 900, SQS's limit) holds the messages back before they can be received. */
   send(messages: M[], options?: { delaySeconds?: number }): Promise<void>;
+  /**
+   * Messages the queue holds — waiting, delayed or in a consumer's hands (SQS's approximate counts):
+   * while there are any, work waiting for a message may be queued behind them, not lost.
+   */
+  pending(): Promise<number>;
 }
 
 /** What a consumer learns about a delivery besides the message. */
@@ -27,11 +32,10 @@ export const MAX_RECEIVES = 5;
 
 /** A queue this process was not given: sending to it says which variable is missing. */
 export function unconfiguredQueue<M>(variable: string): Queue<M> {
-  return {
-    send: async () => {
-      throw new Error(`No queue: set ${variable}`);
-    },
+  const missing = async (): Promise<never> => {
+    throw new Error(`No queue: set ${variable}`);
   };
+  return { send: missing, pending: missing };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { SendMessageBatchCommand, SQSClient, type MessageAttributeValue } from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand, SendMessageBatchCommand, SQSClient, type MessageAttributeValue } from '@aws-sdk/client-sqs';
 import { config } from '../config';
 import { traceCarrier } from '../telemetry';
 import type { Runtime } from '../runtime';
@@ -20,6 +20,11 @@ export function sqsQueue<M>(client: SQSClient, queueUrl: string): Queue<M> {
           entries = entries.filter((e) => failed.has(e.Id));
         }
       }
+    },
+    async pending() {
+      const names = ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'] as const;
+      const out = await client.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: [...names] }));
+      return names.reduce((sum, name) => sum + Number(out.Attributes?.[name] ?? 0), 0);
     },
   };
 }

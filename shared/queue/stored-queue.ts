@@ -119,6 +119,9 @@ export function storedQueue<M>(
       await store.send(namespace, name, messages.map((m) => JSON.stringify(m)), store.clock.now() + delayMs, traceCarrier());
       poke();
     },
+    async pending() {
+      return (await store.pending(namespace, name)).length;
+    },
     async start(startOptions = {}) {
       if (running) return;
       if (startOptions.releaseTaken) {
