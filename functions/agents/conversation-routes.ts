@@ -1,8 +1,7 @@
 import { responseFormatInput } from '../../shared/models/response-format';
-import { sourceLocation } from '../../shared/knowledge';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { converse, converseStream, type ConverseInput, deleteAgentSession, listAgentSessions, listSessionMessages } from '../../shared/agents';
+import { converse, converseSource, converseStream, type ConverseInput, deleteAgentSession, listAgentSessions, listSessionMessages } from '../../shared/agents';
 import type { AppEnv } from '../../shared/http/context';
 import { ok, okList } from '../../shared/http/envelope';
 import { commonErrors, envelope, jsonContent, listEnvelope } from '../../shared/http/openapi-schemas';
@@ -39,16 +38,8 @@ const converseInput = z
   })
   .openapi('ConverseRequest');
 
-export const source = z.object({
-  knowledgeSourceId: z.string(),
-  documentId: z.string(),
-  path: z.string().optional(),
-  rowKey: z.string().optional(),
-  chunkId: z.string(),
-  score: z.number(),
-  snippet: z.string(),
-  location: sourceLocation.optional().openapi({ description: 'The page, slide or sheet the passage comes from' }),
-});
+/** A cited passage, as replies show it. */
+export const source = converseSource;
 
 const toolCall = z
   .object({

@@ -2,23 +2,25 @@ import type { Runtime } from '../runtime';
 import type { TenantScope } from '../tenancy';
 import type { ChatMessage, Passage } from '../models/types';
 import { searchSource } from '../search/search';
-import { knowledgeSources } from '../knowledge';
+import { z } from '@hono/zod-openapi';
+import { knowledgeSources, sourceLocation } from '../knowledge';
 import type { Agent } from './agent-schema';
 
 /** Passages a grounded turn is given (the best of all the agent's sources). */
 const PASSAGES = 5;
 
-/** A passage a reply may cite, as the API shows it. */
-export interface ConverseSource {
-  knowledgeSourceId: string;
-  documentId: string;
-  path?: string;
-  rowKey?: string;
-  chunkId: string;
-  score: number;
-  snippet: string;
-  location?: { page?: number; pageEnd?: number; slide?: number; sheet?: string };
-}
+/** A passage a reply may cite: as the API shows it, and as a paused turn keeps it (parsed when read). */
+export const converseSource = z.object({
+  knowledgeSourceId: z.string(),
+  documentId: z.string(),
+  path: z.string().optional(),
+  rowKey: z.string().optional(),
+  chunkId: z.string(),
+  score: z.number(),
+  snippet: z.string(),
+  location: sourceLocation.optional().openapi({ description: 'The page, slide or sheet the passage comes from' }),
+});
+export type ConverseSource = z.infer<typeof converseSource>;
 
 export interface Grounding {
   passages: Passage[];

@@ -5,5 +5,6 @@
 export { agent, type Agent, agentInput, storedAgent } from './agent-schema';
 export { agents, createAgent, deleteAgent, patchAgent, presentAgent, replaceAgent } from './agents';
 export { agentTurn, converse, type ConverseInput, type ConverseResult, converseStream } from './turn';
+export { converseSource } from './grounding';
 export { connectKnowledgeSource, removeKnowledgeSource } from './knowledge-links';
 export { deleteAgentSession, listAgentSessions, listSessionMessages } from './sessions';

@@ -11,7 +11,7 @@ import { callableTools, runTool, toolContext, type CallableTool } from './agent-
 import { budgetAfter, recordUsage, resolveForTenant, type TokenBudget } from '../usage';
 import { AppError, ConflictError, ValidationError } from '../errors';
 import { meteringSearches } from '../search/search-meter';
-import { ground, type ConverseSource, type Grounding } from './grounding';
+import { converseSource, ground, type Grounding } from './grounding';
 import { countingCalls, modelDeadline, rememberTurn } from './turn-memory';
 import type { AgentTurn, Runtime } from '../runtime';
 
@@ -73,16 +73,6 @@ const record = z.record(z.string(), z.unknown());
 const usageShape = z.object({ inputTokens: z.number(), outputTokens: z.number() });
 const toolCallShape = z.object({ id: z.string(), name: z.string(), arguments: record.optional() }) satisfies z.ZodType<ToolCall>;
 const toolCallRecordShape = z.object({ id: z.string(), tool: z.string(), arguments: record.optional(), result: z.string().optional(), error: z.string().optional(), durationMs: z.number() });
-const sourceShape = z.object({
-  knowledgeSourceId: z.string(),
-  documentId: z.string(),
-  path: z.string().optional(),
-  rowKey: z.string().optional(),
-  chunkId: z.string(),
-  score: z.number(),
-  snippet: z.string(),
-  location: z.object({ page: z.number().optional(), pageEnd: z.number().optional(), slide: z.number().optional(), sheet: z.string().optional() }).optional(),
-}) satisfies z.ZodType<ConverseSource>;
 const chatRequestShape = z.object({
   model: z.string(),
   messages: z.array(z.object({ role: z.enum(['user', 'assistant']), content: z.string() })),
@@ -114,7 +104,7 @@ const progressShape = z.object({
 const pausedTurnShape = z.object({
   keyId: z.string().optional(),
   request: chatRequestShape,
-  sources: z.array(sourceShape),
+  sources: z.array(converseSource),
   receivedAt: z.number(),
   userId: z.string().optional(),
   /** The calls a person decides on. */
