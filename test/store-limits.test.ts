@@ -26,10 +26,14 @@ describe('what the store cannot hold', () => {
     });
     const hook = await call(app, 'POST', `/v1/workflows/${wf.body.data.id}/hooks`, { key: t.apiKey, body: { name: 'h' } });
     const called = await call(app, 'POST', hook.body.data.url as string, { body: { input: big(450_000) } });
-    for (const [what, res] of [['execute', executed], ['agent', agent], ['hook', called]] as const) {
+    for (const [what, res, field] of [['execute', executed, 'parameters'], ['agent', agent, 'tools'], ['hook', called, 'body']] as const) {
       expect(res.status, what).toBe(413);
       expect(res.body.error.code, what).toBe('PAYLOAD_TOO_LARGE');
+      expect(res.body.error.details, what).toMatchObject({ field, limitBytes: 409_600 });
     }
+    // Nothing was kept of what was refused.
+    const executions = await call(app, 'GET', `/v1/workflows/${wf.body.data.id}/executions`, { key: t.apiKey });
+    expect(executions.body.data).toEqual([]);
   });
 
   it('answers 400 for a file path under 1,024 characters but over 1,024 bytes', async () => {
@@ -38,14 +42,17 @@ describe('what the store cannot hold', () => {
     expect(res.body.error.details.field).toBe('files[0].path');
   });
 
-  it('answers a hook body nested as deep as the JSON guard allows with a 2xx or a 400, never a 500', async () => {
+  it('answers a hook body nested deeper than its execution can store with a 400 naming where, and takes one a level less', async () => {
     const wf = await call(app, 'POST', '/v1/workflows', { key: t.apiKey, body: { name: 'deep', steps: [{ id: 'echo', type: 'transform', expression: '1' }] } });
     const hook = await call(app, 'POST', `/v1/workflows/${wf.body.data.id}/hooks`, { key: t.apiKey, body: { name: 'h' } });
-    for (const depth of [30, 31, 32, 33]) {
-      const body = `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
-      const res = await call(app, 'POST', hook.body.data.url as string, { rawBody: body, headers: { 'content-type': 'application/json' } });
-      expect(res.status, `depth ${depth}`).toBeLessThan(500);
-      if (res.status >= 400) expect(res.body.error.code, `depth ${depth}`).toBe('INVALID_REQUEST');
+    const send = (depth: number) => call(app, 'POST', hook.body.data.url as string, { rawBody: `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`, headers: { 'content-type': 'application/json' } });
+    // The body is stored as the execution's parameters, a level below the record: 31 levels fit.
+    expect((await send(31)).status).toBe(202);
+    for (const depth of [32, 33]) {
+      const res = await send(depth);
+      expect(res.status, `depth ${depth}`).toBe(400);
+      expect(res.body.error.code, `depth ${depth}`).toBe('INVALID_REQUEST');
+      expect(res.body.error.details.field, `depth ${depth}`).toMatch(/^a\.a\.a/);
     }
   });
 });

@@ -9,6 +9,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config';
 import { AppError, UnavailableError } from '../errors';
 import { cursorCodec, type CursorCodec } from './cursor';
+import { assertStorableWrite } from './item-limits';
 import { countDynamoRequest } from './request-metrics';
 
 /** Throttling and server faults: the SDK's own classes, and any service error it marks as the server's. */
@@ -32,7 +33,8 @@ function unavailable(error: unknown): UnavailableError | undefined {
 /**
  * What DynamoDB refuses to store — an item over 400 KB, a key over its byte limit, a document
  * nested too deep — is the request's fault: a 413 or a 400, never a 500. (Requests are checked for
- * these where they are read; this catches what those checks did not foresee.)
+ * these before they are sent, in item-limits.ts; this catches what those checks cannot see, such as
+ * an update growing an item past 400 KB.)
  */
 function refusedShape(error: unknown): AppError | undefined {
   if (!(error instanceof Error)) return undefined;
@@ -84,6 +86,8 @@ function createClient(endpoint: string | undefined, region: string): DynamoDBDoc
       // Ask every operation for the capacity it consumes: logs, spans, usage and benchmarks report it.
       const input = args.input as { ReturnConsumedCapacity?: string };
       input.ReturnConsumedCapacity ??= 'TOTAL';
+      // Refuse what DynamoDB would refuse before sending it, naming the field (item-limits.ts).
+      if (WRITES.test(context.commandName ?? '')) assertStorableWrite(args.input);
       try {
         const result = await next(args);
         const units = capacityOf((result.output as { ConsumedCapacity?: unknown }).ConsumedCapacity);
@@ -102,6 +106,7 @@ function createClient(endpoint: string | undefined, region: string): DynamoDBDoc
 }
 
 const READS = /^(Get|BatchGet|Query|Scan|TransactGet)/;
+const WRITES = /^(Put|Update|TransactWrite|BatchWrite)/;
 
 function capacityOf(consumed: unknown): number {
   const list = (Array.isArray(consumed) ? consumed : consumed ? [consumed] : []) as Array<{ CapacityUnits?: number }>;

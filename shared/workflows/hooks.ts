@@ -24,7 +24,7 @@ export const hookInput = z
     name: z.string().trim().min(1).max(200).default('hook'),
     auth: z.enum(['token', 'signature']).default('token').openapi({ description: 'token: the secret is in the URL; signature: callers sign each body with the secret' }),
   })
-  .openapi('HookInput');
+  .openapi('HookInput', { example: { name: 'shop orders', auth: 'signature' } });
 
 export const hookOutput = z
   .object({
@@ -128,11 +128,26 @@ export function executionInputOf(body: string): { input: string; parameters: Rec
 }
 
 /**
+ * The hook's body is what its execution stores as parameters and input: a refusal naming those
+ * (too large, nested too deep once stored) names the body, or its field as validation names a
+ * body's fields (`order.items`).
+ */
+function namingTheBody(error: unknown): unknown {
+  const field = error instanceof AppError ? error.details?.field : undefined;
+  if (!(error instanceof AppError) || typeof field !== 'string' || !/^(parameters|input)\b/.test(field)) return error;
+  const renamed = field.replace(/^(parameters|input)\.?/, '') || 'body';
+  return new AppError(error.code, error.message.replace(field, renamed), { ...error.details, field: renamed }, { cause: error });
+}
+
+/**
  * Starts the hook's workflow with the body. With an Idempotency-Key, a sender's retry of the same
  * body gets the first call's execution (`replayed`); the same key with another body is a 409.
  */
 export async function receiveHook(rt: Runtime, scope: TenantScope, hook: { id: string; workflowId: string }, body: string, idempotencyKey?: string) {
-  const start = () => startExecution(rt, scope, hook.workflowId, { ...executionInputOf(body), keyId: `hook:${hook.id}` });
+  const start = () =>
+    startExecution(rt, scope, hook.workflowId, { ...executionInputOf(body), keyId: `hook:${hook.id}` }).catch((error: unknown) => {
+      throw namingTheBody(error);
+    });
   if (!idempotencyKey) return { execution: await start(), replayed: false };
   const requestHash = hashOf(body);
   const first = await rt.store.hooks.claimCall(hook.id, idempotencyKey, requestHash);
