@@ -65,7 +65,7 @@ const chatInput = z
       .union([z.enum(['none', 'auto', 'required']), z.looseObject({ type: z.literal('function'), function: z.looseObject({ name: z.string().min(1) }) })])
       .nullish(),
   })
-  .openapi('ChatCompletionRequest');
+  .openapi('ChatCompletionRequest', { example: { model: 'agt_01jd8x2k3m4n5p6q7r8s9t0v1w', messages: [{ role: 'user', content: 'How long do I have to return an item?' }] } });
 
 const openAiError = z
   .object({ error: z.object({ message: z.string(), type: z.string(), param: z.string().nullable(), code: z.string().nullable() }) })

@@ -36,7 +36,7 @@ const converseInput = z
     if (body.toolApprovals && body.message !== undefined) ctx.addIssue({ code: 'custom', path: ['message'], message: 'must be absent when resuming a paused turn with toolApprovals' });
     if (!body.toolApprovals && body.message === undefined) ctx.addIssue({ code: 'custom', path: ['message'], message: 'is required' });
   })
-  .openapi('ConverseRequest');
+  .openapi('ConverseRequest', { example: { message: 'How long do I have to return an item?' } });
 
 /** A cited passage, as replies show it. */
 export const source = converseSource;

@@ -63,7 +63,7 @@ const responsesInput = z
       .nullish(),
     previous_response_id: z.null({ error: 'is not supported: send the conversation in input' }).optional(),
   })
-  .openapi('ResponsesRequest');
+  .openapi('ResponsesRequest', { example: { model: 'agt_01jd8x2k3m4n5p6q7r8s9t0v1w', input: 'How long do I have to return an item?' } });
 
 /** The input items as a turn: instructions, history, the last user message and the tool rounds after it. */
 function turnOf(items: Array<z.infer<typeof inputItem>>) {

@@ -27,7 +27,17 @@ export function createMcpApp(rt: RuntimeWith<'models' | 'secrets' | 'queues'>, o
         'JSON-RPC 2.0 as the Model Context Protocol defines it; point an MCP client at this URL with the API key as `X-API-Key` or `Authorization: Bearer`. ' +
         'Tools: list_agents, ask_agent, list_knowledge_sources, search_knowledge, list_workflows, run_workflow, get_execution. Send `Accept: application/json, text/event-stream`.',
       security: [{ ApiKeyAuth: [] }, { BearerAuth: [] }],
-      request: { body: { content: { 'application/json': { schema: z.union([jsonRpcMessage, z.array(jsonRpcMessage)]) } }, required: true } },
+      request: {
+        body: {
+          content: {
+            'application/json': {
+              schema: z.union([jsonRpcMessage, z.array(jsonRpcMessage)]),
+              example: { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'example-client', version: '1.0.0' } } },
+            },
+          },
+          required: true,
+        },
+      },
       responses: {
         200: jsonContent(z.union([jsonRpcMessage, z.array(jsonRpcMessage)]), 'The JSON-RPC response(s)'),
         202: { description: 'Notifications and responses accepted (nothing to answer)' },

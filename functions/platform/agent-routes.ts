@@ -72,7 +72,10 @@ export function registerAgentRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       security: tokenSecurity,
       request: {
         params,
-        body: { content: { 'application/json': { schema: z.record(z.string(), z.unknown()).openapi({ description: 'Any subset of AgentInput' }) } }, required: true },
+        body: {
+          content: { 'application/json': { schema: z.record(z.string(), z.unknown()).openapi({ description: 'Any subset of AgentInput' }), example: { temperature: 0.2, instructions: null } } },
+          required: true,
+        },
       },
       responses: {
         200: jsonContent(envelope(agent), 'The updated agent'),

@@ -18,7 +18,7 @@ const memoryQuery = z
     asOf: z.iso.datetime({ offset: true }).optional().openapi({ description: 'What held at this time, as known then' }),
     includeInvalidated: z.boolean().default(false).openapi({ description: 'Also return facts that were invalidated' }),
   })
-  .openapi('MemoryQuery');
+  .openapi('MemoryQuery', { example: { agentId: 'agt_01jd8x2k3m4n5p6q7r8s9t0v1w', userId: 'u-42', query: 'delivery preferences', depth: 1 } });
 
 const memoryResult = z
   .object({

@@ -1,7 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { knowledgeSources, type KnowledgeSourceRecord } from '../../shared/knowledge';
-import { workflow, workflowInput, compileDefinition, listWorkflows } from '../../shared/workflows';
+import { workflow, workflowInput, workflowInputExample, compileDefinition, listWorkflows } from '../../shared/workflows';
 import type { AppEnv } from '../../shared/http/context';
 import { registerListRoute } from '../../shared/http/crud-routes';
 import { ok } from '../../shared/http/envelope';
@@ -15,7 +15,7 @@ const scope = (c: Context<AppEnv>) => c.get('platformToken').scope;
 // `allOf` of two closed objects, which no body satisfies.
 const definitionInput = z
   .strictObject({ ...workflowInput.shape, compileOnly: z.boolean().default(false).openapi({ description: 'Only validate and compile; store nothing' }) })
-  .openapi('WorkflowDefinitionInput');
+  .openapi('WorkflowDefinitionInput', { example: { ...workflowInputExample, compileOnly: true } });
 
 const compiled = z
   .object({

@@ -31,7 +31,7 @@ const tenantInput = z
     tenantId: tenantId.optional(),
     plan: z.enum(PLANS).default('free'),
   })
-  .openapi('TenantInput');
+  .openapi('TenantInput', { example: { name: 'Acme Corp', tenantId: 'acme', plan: 'pro' } });
 
 const tenantSchema = z.object({ id: z.string(), name: z.string(), schema: z.string(), plan: z.enum(PLANS), createdAt: z.string() }).openapi('Tenant');
 
@@ -108,7 +108,7 @@ export function registerTenantRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       request: {
         params: z.object({ tenantId }),
         body: {
-          content: { 'application/json': { schema: z.strictObject({ ttlSeconds: z.int().min(60).max(366 * 86400).optional() }) } },
+          content: { 'application/json': { schema: z.strictObject({ ttlSeconds: z.int().min(60).max(366 * 86400).optional() }), example: { ttlSeconds: 86400 } } },
           required: false,
         },
       },

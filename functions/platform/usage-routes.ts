@@ -18,7 +18,7 @@ const tokenBudget = z
 
 const budgetInput = z
   .strictObject({ monthlyTokens: z.int().min(0).max(1e12).nullable().openapi({ description: 'Tokens a month, below the plan’s; null removes the tenant’s own limit' }) })
-  .openapi('TokenBudgetInput');
+  .openapi('TokenBudgetInput', { example: { monthlyTokens: 5000000 } });
 
 /** `/platform/usage`: the token's tenant's usage, as `/v1/usage` reports it to its keys, and its token budget. */
 export function registerUsageRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {

@@ -23,7 +23,7 @@ const executeInput = z
     mode: z.enum(['sync', 'async']).default('sync').openapi({ description: 'sync waits up to 25 s for the result (an execution that waits for a person answers 202 at once)' }),
     webhook: webhookInput.optional().openapi({ description: 'This execution’s completion webhook, instead of the workflow’s (its secret is required)' }),
   })
-  .openapi('ExecuteRequest');
+  .openapi('ExecuteRequest', { example: { input: 'I was charged twice for my order', parameters: { orderId: '1042', amount: 129.9 } } });
 
 const delivery = z
   .object({
@@ -41,7 +41,7 @@ const delivery = z
 
 const completeInput = z
   .strictObject({ input: z.unknown().openapi({ description: 'The person’s answer, matching the step’s request.schema', example: { approved: true, note: 'ok' } }) })
-  .openapi('CompleteStepRequest');
+  .openapi('CompleteStepRequest', { example: { input: { approved: true, note: 'ok' } } });
 
 const execution = z
   .object({

@@ -40,7 +40,25 @@ const agentFields = {
 };
 
 /** The body of POST and PUT: PUT replaces, so both are validated alike. */
-export const agentInput = z.strictObject({ ...agentFields, tools: toolsInput, ...readOnlyFields }).openapi('AgentInput');
+export const agentInput = z.strictObject({ ...agentFields, tools: toolsInput, ...readOnlyFields }).openapi('AgentInput', {
+  example: {
+    name: 'Support bot',
+    description: 'Answers questions about orders and returns',
+    model: 'local/extractive',
+    instructions: 'Answer from the help centre; say so when it does not cover the question.',
+    temperature: 0.3,
+    maxTokens: 512,
+    tools: [
+      {
+        type: 'http',
+        name: 'order_status',
+        description: 'Looks up the status of an order by its number',
+        url: 'https://shop.example/orders/{{orderId}}',
+        parameters: { type: 'object', properties: { orderId: { type: 'string', pattern: '^[0-9]+$' } }, required: ['orderId'] },
+      },
+    ],
+  },
+});
 
 export const agent = z
   .object({

@@ -270,6 +270,13 @@ export interface components {
             plan: "free" | "pro" | "enterprise" | "unlimited";
             createdAt: string;
         };
+        /**
+         * @example {
+         *       "name": "Acme Corp",
+         *       "tenantId": "acme",
+         *       "plan": "pro"
+         *     }
+         */
         TenantInput: {
             /** @example Acme Corp */
             name: string;
@@ -537,6 +544,36 @@ export interface components {
                 hasMore: boolean;
             };
         };
+        /**
+         * @example {
+         *       "name": "Support bot",
+         *       "description": "Answers questions about orders and returns",
+         *       "model": "local/extractive",
+         *       "instructions": "Answer from the help centre; say so when it does not cover the question.",
+         *       "temperature": 0.3,
+         *       "maxTokens": 512,
+         *       "tools": [
+         *         {
+         *           "type": "http",
+         *           "name": "order_status",
+         *           "description": "Looks up the status of an order by its number",
+         *           "url": "https://shop.example/orders/{{orderId}}",
+         *           "parameters": {
+         *             "type": "object",
+         *             "properties": {
+         *               "orderId": {
+         *                 "type": "string",
+         *                 "pattern": "^[0-9]+$"
+         *               }
+         *             },
+         *             "required": [
+         *               "orderId"
+         *             ]
+         *           }
+         *         }
+         *       ]
+         *     }
+         */
         AgentInput: {
             /** @example Support bot */
             name: string;
@@ -807,6 +844,14 @@ export interface components {
                 at: string;
             }[];
         };
+        /**
+         * @example {
+         *       "agentId": "agt_01jd8x2k3m4n5p6q7r8s9t0v1w",
+         *       "userId": "u-42",
+         *       "query": "delivery preferences",
+         *       "depth": 1
+         *     }
+         */
         MemoryQuery: {
             agentId: string;
             /** @description Whose memory; the user’s facts from every session */
@@ -920,6 +965,26 @@ export interface components {
                 }[];
             };
         };
+        /**
+         * @example {
+         *       "name": "Refund triage",
+         *       "description": "Sorts a refund request and drafts the reply",
+         *       "steps": [
+         *         {
+         *           "id": "route",
+         *           "type": "transform",
+         *           "expression": "{\"priority\": parameters.amount > 100 ? \"high\" : \"normal\"}"
+         *         },
+         *         {
+         *           "id": "reply",
+         *           "type": "generation",
+         *           "model": "local/extractive",
+         *           "prompt": "Draft a reply to: {{input}} (priority {{steps.route.output.priority}})"
+         *         }
+         *       ],
+         *       "compileOnly": true
+         *     }
+         */
         WorkflowDefinitionInput: {
             /** @example Customer support flow */
             name: string;
@@ -2564,6 +2629,11 @@ export interface components {
             /** @description When the month turns (UTC) */
             resetAt: string;
         };
+        /**
+         * @example {
+         *       "monthlyTokens": 5000000
+         *     }
+         */
         TokenBudgetInput: {
             /** @description Tokens a month, below the plan’s; null removes the tenant’s own limit */
             monthlyTokens: number | null;
@@ -2783,6 +2853,11 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "ttlSeconds": 86400
+                 *     }
+                 */
                 "application/json": {
                     ttlSeconds?: number;
                 };
@@ -3861,6 +3936,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "temperature": 0.2,
+                 *       "instructions": null
+                 *     }
+                 */
                 "application/json": {
                     [key: string]: unknown;
                 };

@@ -872,6 +872,36 @@ export interface components {
             };
             meta: components["schemas"]["Meta"];
         };
+        /**
+         * @example {
+         *       "name": "Support bot",
+         *       "description": "Answers questions about orders and returns",
+         *       "model": "local/extractive",
+         *       "instructions": "Answer from the help centre; say so when it does not cover the question.",
+         *       "temperature": 0.3,
+         *       "maxTokens": 512,
+         *       "tools": [
+         *         {
+         *           "type": "http",
+         *           "name": "order_status",
+         *           "description": "Looks up the status of an order by its number",
+         *           "url": "https://shop.example/orders/{{orderId}}",
+         *           "parameters": {
+         *             "type": "object",
+         *             "properties": {
+         *               "orderId": {
+         *                 "type": "string",
+         *                 "pattern": "^[0-9]+$"
+         *               }
+         *             },
+         *             "required": [
+         *               "orderId"
+         *             ]
+         *           }
+         *         }
+         *       ]
+         *     }
+         */
         AgentInput: {
             /** @example Support bot */
             name: string;
@@ -1182,6 +1212,11 @@ export interface components {
             error?: string;
             durationMs: number;
         };
+        /**
+         * @example {
+         *       "message": "How long do I have to return an item?"
+         *     }
+         */
         ConverseRequest: {
             /**
              * @description Required, except when resuming a paused turn with toolApprovals
@@ -1309,6 +1344,17 @@ export interface components {
                 code: string | null;
             };
         };
+        /**
+         * @example {
+         *       "model": "agt_01jd8x2k3m4n5p6q7r8s9t0v1w",
+         *       "messages": [
+         *         {
+         *           "role": "user",
+         *           "content": "How long do I have to return an item?"
+         *         }
+         *       ]
+         *     }
+         */
         ChatCompletionRequest: {
             /**
              * @description A Cairn agent id
@@ -1466,6 +1512,12 @@ export interface components {
                 };
             };
         };
+        /**
+         * @example {
+         *       "model": "agt_01jd8x2k3m4n5p6q7r8s9t0v1w",
+         *       "input": "How long do I have to return an item?"
+         *     }
+         */
         ResponsesRequest: {
             /** @description A Cairn agent id */
             model: string;
@@ -1773,6 +1825,18 @@ export interface components {
             /** @description Only with ?include=content, for text files */
             content?: string;
         };
+        /**
+         * @example {
+         *       "name": "Help centre",
+         *       "type": "file-collection",
+         *       "files": [
+         *         {
+         *           "path": "policies/returns.md",
+         *           "content": "# Returns\nItems can be returned within 30 days of delivery."
+         *         }
+         *       ]
+         *     }
+         */
         KnowledgeSourceInput: {
             /** @example Help centre */
             name: string;
@@ -1916,6 +1980,16 @@ export interface components {
             /** @description Default: from the extension */
             contentType?: string;
         };
+        /**
+         * @example {
+         *       "files": [
+         *         {
+         *           "path": "policies/shipping.md",
+         *           "content": "# Shipping\nOrders ship within two working days."
+         *         }
+         *       ]
+         *     }
+         */
         FilesUpload: {
             files?: components["schemas"]["FileInput"][];
         };
@@ -1934,6 +2008,13 @@ export interface components {
             };
             expiresAt: string;
         };
+        /**
+         * @example {
+         *       "path": "manuals/router.pdf",
+         *       "size": 1048576,
+         *       "contentType": "application/pdf"
+         *     }
+         */
         UploadRequest: {
             /**
              * @description At most 1,024 bytes of UTF-8
@@ -1945,6 +2026,14 @@ export interface components {
             /** @description Default: from the extension. The PUT must send the same Content-Type. */
             contentType?: string;
         };
+        /**
+         * @example {
+         *       "options": {
+         *         "sync": true,
+         *         "index": true
+         *       }
+         *     }
+         */
         ConnectRequest: {
             /** @description postgresql: required on the first connect; stored encrypted, never returned */
             credentials?: {
@@ -1996,6 +2085,12 @@ export interface components {
             /** @description Milliseconds spent searching */
             took: number;
         };
+        /**
+         * @example {
+         *       "query": "How long do I have to return an item?",
+         *       "topK": 5
+         *     }
+         */
         SearchRequest: {
             /** @example How long do I have to return an item? */
             query: string;
@@ -2096,6 +2191,25 @@ export interface components {
             /** @enum {boolean} */
             configured: true;
         };
+        /**
+         * @example {
+         *       "name": "Refund triage",
+         *       "description": "Sorts a refund request and drafts the reply",
+         *       "steps": [
+         *         {
+         *           "id": "route",
+         *           "type": "transform",
+         *           "expression": "{\"priority\": parameters.amount > 100 ? \"high\" : \"normal\"}"
+         *         },
+         *         {
+         *           "id": "reply",
+         *           "type": "generation",
+         *           "model": "local/extractive",
+         *           "prompt": "Draft a reply to: {{input}} (priority {{steps.route.output.priority}})"
+         *         }
+         *       ]
+         *     }
+         */
         WorkflowInput: {
             /** @example Customer support flow */
             name: string;
@@ -3710,6 +3824,15 @@ export interface components {
             startedAt: string;
             finishedAt?: string;
         };
+        /**
+         * @example {
+         *       "input": "I was charged twice for my order",
+         *       "parameters": {
+         *         "orderId": "1042",
+         *         "amount": 129.9
+         *       }
+         *     }
+         */
         ExecuteRequest: {
             /**
              * @default
@@ -3731,6 +3854,14 @@ export interface components {
             mode?: "sync" | "async";
             webhook?: components["schemas"]["WebhookInput"] & unknown;
         };
+        /**
+         * @example {
+         *       "input": {
+         *         "approved": true,
+         *         "note": "ok"
+         *       }
+         *     }
+         */
         CompleteStepRequest: {
             /**
              * @description The person’s answer, matching the step’s request.schema
@@ -3777,6 +3908,12 @@ export interface components {
             secret?: string;
             createdAt: string;
         };
+        /**
+         * @example {
+         *       "name": "shop orders",
+         *       "auth": "signature"
+         *     }
+         */
         HookInput: {
             /** @default hook */
             name?: string;
@@ -10175,6 +10312,21 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "jsonrpc": "2.0",
+                 *       "id": 1,
+                 *       "method": "initialize",
+                 *       "params": {
+                 *         "protocolVersion": "2025-06-18",
+                 *         "capabilities": {},
+                 *         "clientInfo": {
+                 *           "name": "example-client",
+                 *           "version": "1.0.0"
+                 *         }
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["JsonRpcMessage"] | components["schemas"]["JsonRpcMessage"][];
             };
         };

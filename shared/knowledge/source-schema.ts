@@ -199,7 +199,7 @@ export const knowledgeSourceInput = z
     z.strictObject({ ...common, type: z.literal('s3'), config: s3Config, ...sourceReadOnly }),
     z.strictObject({ ...common, type: z.literal('web'), config: webConfig, ...sourceReadOnly }),
   ])
-  .openapi('KnowledgeSourceInput');
+  .openapi('KnowledgeSourceInput', { example: { name: 'Help centre', type: 'file-collection', files: [{ path: 'policies/returns.md', content: '# Returns\nItems can be returned within 30 days of delivery.' }] } });
 
 export const uploadInput = z
   .strictObject({
@@ -207,7 +207,7 @@ export const uploadInput = z
     size: z.int({ error: 'must be the file’s size in bytes' }).min(1, { error: 'must be at least 1 byte' }).openapi({ description: 'Bytes; at most 104,857,600 (100 MB)' }),
     contentType: z.string().max(200).optional().openapi({ description: 'Default: from the extension. The PUT must send the same Content-Type.' }),
   })
-  .openapi('UploadRequest');
+  .openapi('UploadRequest', { example: { path: 'manuals/router.pdf', size: 1048576, contentType: 'application/pdf' } });
 
 export const uploadTicket = z
   .object({
@@ -222,7 +222,7 @@ export const uploadTicket = z
   })
   .openapi('Upload');
 
-export const filesUpload = z.strictObject({ files: fileList.min(1) }).partial().openapi('FilesUpload');
+export const filesUpload = z.strictObject({ files: fileList.min(1) }).partial().openapi('FilesUpload', { example: { files: [{ path: 'policies/shipping.md', content: '# Shipping\nOrders ship within two working days.' }] } });
 
 export const fileSummary = z
   .object({
@@ -295,7 +295,7 @@ export const connectInput = z
       .openapi({ description: 'Ingestion runs when both are true; otherwise the source is only connected' }),
     agentId: z.string().min(1).max(200).optional().openapi({ description: 'The agent then lists this source' }),
   })
-  .openapi('ConnectRequest');
+  .openapi('ConnectRequest', { example: { options: { sync: true, index: true } } });
 
 export const searchInput = z
   .strictObject({
@@ -317,7 +317,7 @@ export const searchInput = z
       })
       .optional(),
   })
-  .openapi('SearchRequest');
+  .openapi('SearchRequest', { example: { query: 'How long do I have to return an item?', topK: 5 } });
 
 /** Where a passage sits in a paged document, cited with it. */
 export const sourceLocation = z

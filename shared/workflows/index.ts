@@ -11,5 +11,5 @@ export { finishExecution, sendSteps } from './progress';
 export { nextRunOf } from './schedule-schema';
 export { tickSchedules } from './schedules';
 export { deliverWebhook, webhookInput, webhookShown } from './webhooks';
-export { workflow, workflowInput } from './workflow-schema';
+export { workflow, workflowInput, workflowInputExample } from './workflow-schema';
 export { compileDefinition, createWorkflow, getWorkflow, listWorkflows, presentWorkflow, removeWorkflow, replaceWorkflow, storedWorkflow, workflows } from './workflows';

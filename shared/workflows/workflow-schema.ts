@@ -20,6 +20,16 @@ export const workflowStep = z
   ])
   .openapi('WorkflowStep');
 
+/** What the API documents as a workflow to create (the platform definitions route shows it too). */
+export const workflowInputExample = {
+  name: 'Refund triage',
+  description: 'Sorts a refund request and drafts the reply',
+  steps: [
+    { id: 'route', type: 'transform', expression: '{"priority": parameters.amount > 100 ? "high" : "normal"}' },
+    { id: 'reply', type: 'generation', model: 'local/extractive', prompt: 'Draft a reply to: {{input}} (priority {{steps.route.output.priority}})' },
+  ],
+};
+
 export const workflowInput = z
   .strictObject({
     name: z.string().trim().min(1).max(200).openapi({ example: 'Customer support flow' }),
@@ -42,7 +52,7 @@ export const workflowInput = z
     webhook: webhookInput.optional().openapi({ description: 'Where to POST each execution’s summary when it succeeds, fails, is canceled or waits (signed; see Cairn-Signature)' }),
     ...readOnlyFields,
   })
-  .openapi('WorkflowInput');
+  .openapi('WorkflowInput', { example: workflowInputExample });
 
 export type WorkflowInput = z.infer<typeof workflowInput>;
 export type WorkflowStep = z.infer<typeof workflowStep> & { id: string };
