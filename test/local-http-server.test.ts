@@ -56,4 +56,35 @@ describe('the local server over real connections', () => {
       expect(text).toContain(`X-Request-Id: ${body.meta.requestId}`);
     }
   });
+
+  it('answers a Host header no URL can be made of, and headers over 16 KB, with the API’s error body and a request id', async () => {
+    const rawAnswer = (raw: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = connect(port, '127.0.0.1', () => socket.write(raw));
+        let out = '';
+        socket.on('data', (chunk: Buffer) => {
+          out += chunk.toString();
+          // The answer is complete once its body (Content-Length bytes) is in.
+          const head = out.indexOf('\r\n\r\n');
+          const length = Number(/content-length: (\d+)/i.exec(out)?.[1] ?? NaN);
+          if (head >= 0 && Buffer.byteLength(out.slice(head + 4)) >= length) socket.destroy();
+        });
+        socket.on('close', () => resolve(out));
+        socket.on('error', reject);
+      });
+    const badHost = (path: string) => `GET ${path} HTTP/1.1\r\nHost: evil.example:80@127.0.0.1\r\n\r\n`;
+    const bigHeaders = (path: string) => `GET ${path} HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(17 * 1024)}\r\n\r\n`;
+    for (const [request, status, code] of [[badHost, 400, 'INVALID_REQUEST'], [bigHeaders, 431, 'PAYLOAD_TOO_LARGE']] as const) {
+      const text = await rawAnswer(request('/v1/agents'));
+      expect(text.split('\r\n')[0], code).toMatch(new RegExp(`^HTTP/1.1 ${status} `));
+      const body = JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) as { error: { code: string }; meta: { requestId: string } };
+      expect(body.error.code).toBe(code);
+      expect(text.toLowerCase()).toContain(`x-request-id: ${body.meta.requestId}`);
+      // Under the OpenAI-compatible paths, OpenAI's error shape, as every other answer there.
+      const openAi = await rawAnswer(request('/v1/chat/completions'));
+      expect(openAi.split('\r\n')[0]).toMatch(new RegExp(`^HTTP/1.1 ${status} `));
+      expect(JSON.parse(openAi.slice(openAi.indexOf('\r\n\r\n') + 4))).toMatchObject({ error: { type: 'invalid_request_error', code: code.toLowerCase() } });
+      expect(openAi.toLowerCase()).toMatch(/x-request-id: req_/);
+    }
+  });
 });

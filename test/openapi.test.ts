@@ -40,6 +40,12 @@ describe('OpenAPI document and reference page', () => {
     for (const path of ['/v1/agents', '/v1/workflows', '/v1/knowledge-sources']) expect(Object.keys(v1.paths[path]!.post!.responses), path).toContain('409');
     expect(Object.keys(platform.paths['/platform/tenants/{tenantId}/tokens/{tokenId}']!.delete!.responses)).toContain('404');
     expect(Object.keys(platform.paths['/platform/tenants']!.get!.responses)).toContain('400');
+    // Headers over 16 KB are refused by the server before any route: every route with errors documents it.
+    for (const doc of [v1, platform]) {
+      for (const [path, ops] of Object.entries(doc.paths)) {
+        for (const [method, op] of Object.entries(ops)) if ('400' in op.responses) expect(Object.keys(op.responses), `${method} ${path}`).toContain('431');
+      }
+    }
   });
 
   it('names local mode as a server beside a deployment, so a client generated from it knows its base URL here too', async () => {

@@ -1,4 +1,5 @@
 import { agent, agentInput, agents, createAgent, deleteAgent, presentAgent, replaceAgent } from '../../shared/agents';
+import { OPENAI_PATHS } from '../../shared/http/error-handler';
 import { createGroupApp, DEFAULT_MAX_BODY_BYTES, type GroupOptions } from '../../shared/http/create-group-app';
 import { registerCrud } from '../../shared/http/crud-routes';
 import { registerChatCompletions } from './chat-completions';
@@ -11,7 +12,7 @@ import type { RuntimeWith } from '../../shared/runtime';
 
 /** `/v1/agents` (CRUD, converse, sessions) and the OpenAI-compatible `/v1/chat/completions` and `/v1/models`. */
 export function createAgentsApp(rt: RuntimeWith<'models' | 'secrets' | 'queues'>, options: Partial<GroupOptions> = {}) {
-  const app = createGroupApp(rt, { area: 'agents', maxBodyBytes: DEFAULT_MAX_BODY_BYTES, openAiPaths: ['/v1/chat/completions', '/v1/models', '/v1/responses'], ...options });
+  const app = createGroupApp(rt, { area: 'agents', maxBodyBytes: DEFAULT_MAX_BODY_BYTES, openAiPaths: [...OPENAI_PATHS], ...options });
   registerCrud(app, rt, {
     basePath: '/v1/agents',
     idParam: 'agentId',

@@ -78,6 +78,7 @@ export const openAiErrors = {
   404: jsonContent(openAiError, 'No such agent (code model_not_found)'),
   413: jsonContent(openAiError, 'Body too large'),
   415: jsonContent(openAiError, 'Body is not application/json'),
+  431: jsonContent(openAiError, 'Request headers over 16 KB (local mode’s server; in AWS, API Gateway’s own header limit applies)'),
   429: jsonContent(openAiError, 'Rate limit exceeded; see Retry-After'),
   500: jsonContent(openAiError, 'Internal error'),
   503: jsonContent(openAiError, 'Briefly unavailable; retry after Retry-After seconds'),

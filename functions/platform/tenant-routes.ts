@@ -71,6 +71,7 @@ export function registerTenantRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
           'Services',
         ),
         400: jsonContent(errorResponse, 'A malformed request (such as a scope header that is not a tenant id)'),
+        431: platformErrors[431],
         500: platformErrors[500],
         503: platformErrors[503],
       },

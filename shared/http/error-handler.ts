@@ -35,6 +35,13 @@ export const errorHandler: ErrorHandler<AppEnv> = (error, c) => {
   return c.json(body, appError.statusCode as ContentfulStatusCode);
 };
 
+/** The OpenAI-compatible routes: they (and any path below them) answer errors in OpenAI's shape. */
+export const OPENAI_PATHS = ['/v1/chat/completions', '/v1/models', '/v1/responses'] as const;
+
+export function isOpenAiPath(path: string): boolean {
+  return OPENAI_PATHS.some((prefix) => path === prefix || path.startsWith(`${prefix}/`));
+}
+
 /**
  * OpenAI's error body, `{error: {message, type, param, code}}`, for the OpenAI-compatible routes:
  * its clients read `param` and `code` (the `openai` client raises BadRequestError, NotFoundError…).

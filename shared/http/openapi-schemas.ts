@@ -38,6 +38,7 @@ export const commonErrors = {
   404: json(errorResponse, 'Not found (also for ids of other tenants)'),
   413: json(errorResponse, 'Body too large'),
   415: json(errorResponse, 'Body is not application/json'),
+  431: json(errorResponse, 'Request headers over 16 KB (local mode’s server; in AWS, API Gateway’s own header limit applies)'),
   429: json(errorResponse, 'Rate limit exceeded; see Retry-After'),
   500: json(errorResponse, 'Internal error'),
   503: json(errorResponse, 'The data store is briefly unavailable; retry after Retry-After seconds'),
