@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { agentInput, createAgent, deleteAgent, patchAgent, presentAgent, storedAgent } from '../agents';
 import { isPlainObject } from '../json-objects';
-import { workflowInput, createWorkflow, presentWorkflow, removeWorkflow, replaceWorkflow, storedWorkflow, workflows } from '../workflows';
+import { workflowInput, createWorkflow, presentWorkflow, removeWorkflow, replaceWorkflow, showWebhook, storedWebhook, storedWorkflow, workflows } from '../workflows';
 import { NotFoundError, ValidationError } from '../errors';
 import { parseInput } from '../validation';
 import { ID_PREFIXES, type IdKind } from '../ids';
@@ -320,7 +320,8 @@ const executionsTable: TableDef = {
   toRow: (item) => {
     const { pk: _pk, sk: _sk, definition: _d, expiresAt: _e, keyId: _k, webhook, ...rest } = item;
     // Its webhook's secret is shown only as set, as the executions API shows it.
-    const shown = isPlainObject(webhook) ? { webhook: { url: webhook.url, events: webhook.events, configured: true } } : {};
+    const stored = storedWebhook.safeParse(webhook);
+    const shown = stored.success ? { webhook: showWebhook(stored.data) } : {};
     return { finishedAt: null, error: null, output: null, ...rest, ...shown };
   },
 };

@@ -8,6 +8,7 @@ import { httpUrl } from '../schema-helpers';
 import type { WebhookMessage } from '../queue/messages';
 import type { Delivery } from '../queue/queue';
 import type { Runtime, RuntimeWith } from '../runtime';
+import { isPlainObject } from '../json-objects';
 import type { SealedSecret } from '../secrets/secret-box';
 import type { ExecutionRecord } from '../store/executions';
 import type { DeliveryRecord } from '../store/webhook-deliveries';
@@ -43,11 +44,12 @@ export const webhookInput = z
   .openapi('WebhookInput');
 export type WebhookInput = z.infer<typeof webhookInput>;
 
-export interface StoredWebhook {
-  url: string;
-  events: WebhookEvent[];
-  sealed: SealedSecret;
-}
+/**
+ * A completion webhook as stored on a workflow or an execution: its secret sealed. (The store's
+ * execution shape declares it structurally: the store knows nothing of sealing.)
+ */
+export const storedWebhook = z.object({ url: z.string(), events: z.array(z.enum(WEBHOOK_EVENTS)), sealed: z.custom<SealedSecret>(isPlainObject, { message: 'must be a sealed secret' }) });
+export type StoredWebhook = z.infer<typeof storedWebhook>;
 
 export const webhookShown = z.object({ url: z.string(), events: z.array(z.enum(WEBHOOK_EVENTS)), configured: z.literal(true) }).openapi('Webhook');
 

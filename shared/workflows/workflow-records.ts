@@ -1,9 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { collection } from '../collection';
 import { recordFields } from '../schema-helpers';
-import { isPlainObject } from '../json-objects';
-import type { SealedSecret } from '../secrets/secret-box';
-import { WEBHOOK_EVENTS } from './webhooks';
+import { storedWebhook } from './webhooks';
 
 /**
  * The tenant's workflow records (kept apart from workflows.ts, whose steps' code starting an
@@ -28,7 +26,7 @@ export const storedWorkflow = z.object({
   steps: z.array(storedStep),
   schedules: z.array(z.object({ cron: z.string(), timezone: z.string(), input: z.string(), parameters: z.record(z.string(), z.unknown()), enabled: z.boolean() })).optional(),
   /** Where each execution's summary is POSTed; its secret sealed. */
-  webhook: z.object({ url: z.string(), events: z.array(z.enum(WEBHOOK_EVENTS)), sealed: z.custom<SealedSecret>(isPlainObject, { message: 'must be a sealed secret' }) }).optional(),
+  webhook: storedWebhook.optional(),
 });
 
 /** A workflow as stored: its webhook's secret sealed. */
