@@ -22,6 +22,11 @@ export class BoundedCache<V> {
     return undefined;
   }
 
+  /** Forgets a key (this instance changed what it held). */
+  forget(key: string): void {
+    this.entries.delete(key);
+  }
+
   set(key: string, value: V): void {
     this.entries.delete(key);
     if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);

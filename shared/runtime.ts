@@ -27,10 +27,22 @@ export interface RuntimeCaches {
   readonly mcpToolLists: BoundedCache<McpListedTool[]>;
   /** Query embeddings, by model and text (a question asked again, or of several sources, is embedded once): at most 1,000. */
   readonly queryVectors: BoundedCache<Float32Array>;
+  /**
+   * Aliases and versions of agents and workflows, as releases read them: an alias kept 5 s (a move
+   * reaches every instance within it), a version 60 s (immutable; a deleted one goes within it), at
+   * most 1,000 aliases and 100 versions (a version holds a whole definition).
+   */
+  readonly releaseAliases: BoundedCache<unknown>;
+  readonly releaseVersions: BoundedCache<unknown>;
 }
 
 export function runtimeCaches(clock: Clock): RuntimeCaches {
-  return { mcpToolLists: new BoundedCache(clock, 500, 30_000), queryVectors: new BoundedCache(clock, 1000) };
+  return {
+    mcpToolLists: new BoundedCache(clock, 500, 30_000),
+    queryVectors: new BoundedCache(clock, 1000),
+    releaseAliases: new BoundedCache(clock, 1000, 5_000),
+    releaseVersions: new BoundedCache(clock, 100, 60_000),
+  };
 }
 
 /** A trace as `GET /v1/traces/{requestId}` shows it. */

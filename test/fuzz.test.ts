@@ -60,7 +60,7 @@ describe('fuzzing every operation', () => {
   /** The example's ids made real (an agent id for an agent id…), and the path's parameters likewise. */
   const realIds = (text: string) => text.replace(/\b(agt|wf|ks)_[0-9a-z]{26}\b/g, (id) => ids.find((real) => real.startsWith(id.split('_')[0]!)) ?? id);
   const pathOf = (op: Operation) =>
-    op.path.replace(/\{([^}]+)\}/g, (_, name: string) => ({ agentId: ids[0], workflowId: ids[1], knowledgeSourceId: ids[2], tenantId: ids[3] })[name] ?? 'x');
+    op.path.replace(/\{([^}]+)\}/g, (_, name: string) => ({ agentId: ids[0], workflowId: ids[1], knowledgeSourceId: ids[2], tenantId: ids[3], version: '1', alias: 'live' })[name] ?? 'x');
   const bodyOf = (op: Operation, fields: Record<string, unknown> = {}) => {
     const example = JSON.parse(realIds(JSON.stringify(op.example ?? {}))) as unknown;
     // A new tenant each time: the example's own id is taken once the first call made it.
@@ -85,6 +85,8 @@ describe('fuzzing every operation', () => {
       call(app, 'POST', '/v1/knowledge-sources', { key: t.apiKey, body: { name: 'fuzz', type: 'file-collection', files: [{ path: 'a.md', content: '# A' }] } }),
     ]);
     ids.push(...created.map((r) => String(r.body.data.id)), tenant.tenantId);
+    // Versions of the agent, so what names one (an alias's routing, a diff) reaches past validation.
+    for (let i = 0; i < 3; i++) await call(app, 'POST', `/v1/agents/${ids[0]}/versions`, { key: t.apiKey, body: {} });
   };
   beforeAll(async () => {
     const v1 = (await call(app, 'GET', '/v1/openapi.json')).body as OpenApi;

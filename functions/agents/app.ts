@@ -4,6 +4,7 @@ import { createGroupApp, DEFAULT_MAX_BODY_BYTES, type GroupOptions } from '../..
 import { registerCrud } from '../../shared/http/crud-routes';
 import { registerChatCompletions } from './chat-completions';
 import { registerConversationRoutes } from './conversation-routes';
+import { registerAgentReleaseRoutes } from './release-routes';
 import { registerModels } from './models';
 import { registerResponses } from './responses';
 import { registerTraces } from './trace-routes';
@@ -31,6 +32,7 @@ export function createAgentsApp(rt: RuntimeWith<'models' | 'secrets' | 'queues'>
     remove: deleteAgent,
   });
   registerConversationRoutes(app, rt);
+  registerAgentReleaseRoutes(app, rt);
   registerChatCompletions(app, rt);
   registerModels(app, rt);
   registerResponses(app, rt);

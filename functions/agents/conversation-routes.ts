@@ -8,6 +8,7 @@ import { commonErrors, envelope, jsonContent, listEnvelope } from '../../shared/
 import { paginationQuery } from '../../shared/http/pagination';
 import { sseResponse } from '../../shared/http/sse';
 import { setUsageHeaders } from '../../shared/http/usage-headers';
+import { aliasName, DRAFT } from '../../shared/releases';
 import type { Runtime } from '../../shared/runtime';
 
 const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
@@ -31,8 +32,11 @@ const converseInput = z
       .openapi({ description: 'sessionId continues a conversation (a new one is made when absent); other fields are free-form' }),
     stream: z.boolean().optional().openapi({ description: 'Server-sent events (also with Accept: text/event-stream)' }),
     responseFormat: responseFormatInput.optional(),
+    alias: z.union([aliasName, z.literal(DRAFT)]).optional().openapi({ description: 'Run the version this alias routes the session to (a session keeps its version while the alias still routes to it)', example: 'live' }),
+    version: z.int().min(1).optional().openapi({ description: 'Run this version. Without alias or version: the draft' }),
   })
   .superRefine((body, ctx) => {
+    if (body.alias !== undefined && body.version !== undefined) ctx.addIssue({ code: 'custom', path: ['version'], message: 'must be absent when alias is given: name one or the other' });
     if (body.toolApprovals && body.message !== undefined) ctx.addIssue({ code: 'custom', path: ['message'], message: 'must be absent when resuming a paused turn with toolApprovals' });
     if (!body.toolApprovals && body.message === undefined) ctx.addIssue({ code: 'custom', path: ['message'], message: 'is required' });
   })
@@ -55,6 +59,7 @@ const toolCall = z
 const converseResponse = z
   .object({
     agentId: z.string(),
+    agentVersion: z.union([z.int(), z.literal(DRAFT)]).openapi({ description: 'The definition that answered: a version number, or draft' }),
     sessionId: z.string(),
     reply: z.string(),
     model: z.string().openapi({ example: 'local/extractive' }),
@@ -72,7 +77,17 @@ const converseResponse = z
   .openapi('ConverseResponse');
 
 const message = z
-  .object({ id: z.string(), role: z.enum(['user', 'assistant']), content: z.string(), createdAt: z.string(), model: z.string().optional(), sources: z.array(source).optional(), interrupted: z.boolean().optional().openapi({ description: 'The caller went away mid-reply: the partial reply is kept' }), toolCalls: z.array(toolCall).optional() })
+  .object({
+    id: z.string(),
+    role: z.enum(['user', 'assistant']),
+    content: z.string(),
+    createdAt: z.string(),
+    model: z.string().optional(),
+    sources: z.array(source).optional(),
+    interrupted: z.boolean().optional().openapi({ description: 'The caller went away mid-reply: the partial reply is kept' }),
+    toolCalls: z.array(toolCall).optional(),
+    agentVersion: z.union([z.int(), z.literal(DRAFT)]).optional().openapi({ description: 'The definition the turn ran (absent on turns stored before versions existed)' }),
+  })
   .openapi('SessionMessage');
 
 const sessionSummary = z
@@ -97,7 +112,7 @@ async function streamTurn(c: Context<AppEnv>, rt: Runtime, agentId: string, inpu
   return sseResponse(
     c,
     async (send) => {
-      await send({ event: 'start', data: { agentId: turn.agentId, sessionId: turn.sessionId, model: turn.model } });
+      await send({ event: 'start', data: { agentId: turn.agentId, agentVersion: turn.agentVersion, sessionId: turn.sessionId, model: turn.model } });
       await send({ event: 'sources', data: { sources: turn.sources, skippedKnowledgeSources: turn.skipped } });
       const deltas = turn.deltas();
       let step = await deltas.next();
@@ -140,7 +155,14 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime
       const scope = c.get('identity').scope;
       const body = c.req.valid('json');
       const { agentId } = c.req.valid('param');
-      const input = { message: body.message ?? '', sessionId: body.context?.sessionId, userId: body.context?.userId, toolApprovals: body.toolApprovals, responseFormat: body.responseFormat };
+      const input = {
+        message: body.message ?? '',
+        sessionId: body.context?.sessionId,
+        userId: body.context?.userId,
+        toolApprovals: body.toolApprovals,
+        responseFormat: body.responseFormat,
+        target: { alias: body.alias, version: body.version },
+      };
       if (wantsStream(c, body.stream)) return streamTurn(c, rt, agentId, input);
       const { data, skipped, budget } = await converse(rt, scope, agentId, { ...input, keyId: c.get('identity').keyId }, { signal: c.req.raw.signal });
       setUsageHeaders(c, budget);

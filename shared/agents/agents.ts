@@ -41,7 +41,7 @@ export async function replaceAgent(rt: Runtime, scope: TenantScope, id: string, 
 }
 
 /** The writable fields of a stored agent, as a client would send them (tool secrets left out: kept). */
-function inputOf(current: Agent): Record<string, unknown> {
+export function inputOf(current: Agent): Record<string, unknown> {
   const { id: _id, createdAt: _c, updatedAt: _u, version: _v, ...fields } = presentAgent(current);
   return fields;
 }
@@ -75,6 +75,7 @@ export async function patchAgent(rt: Runtime, scope: TenantScope, id: string, pa
  */
 export async function deleteAgent(rt: Runtime, scope: TenantScope, id: string) {
   const removed = await agents.remove(rt, scope, id);
+  await rt.store.releases.of('AGENT', storedAgent).removeAll(scope, id);
   for (const sessionId of await rt.store.sessions.sessionsOf(scope, id)) await rt.store.sessions.deleteSession(scope, id, sessionId);
   for (const userKey of await rt.store.memoryGraph.everyRememberedUser(scope, id)) await rt.store.memoryGraph.deleteMemoryOf(scope, userKey, id);
   return presentAgent(removed);

@@ -6,5 +6,18 @@ export { agent, type Agent, agentInput, storedAgent } from './agent-schema';
 export { agents, createAgent, deleteAgent, patchAgent, presentAgent, replaceAgent } from './agents';
 export { agentTurn, converse, type ConverseInput, type ConverseResult, converseStream } from './turn';
 export { converseSource } from './grounding';
+export {
+  agentAliasShown,
+  agentVersionShown,
+  deleteAgentAlias,
+  deleteAgentVersion,
+  diffAgentVersions,
+  getAgentAlias,
+  getAgentVersion,
+  listAgentAliases,
+  listAgentVersions,
+  publishAgentVersion,
+  putAgentAlias,
+} from './agent-releases';
 export { connectKnowledgeSource, removeKnowledgeSource } from './knowledge-links';
 export { deleteAgentSession, listAgentSessions, listSessionMessages } from './sessions';

@@ -6,7 +6,6 @@ import { log } from '../log';
 import { rememberedFacts } from '../memory/query-memory';
 import type { TenantScope } from '../tenancy';
 import type { Agent } from './agent-schema';
-import { agents } from './agents';
 import { callableTools, runTool, toolContext, type CallableTool } from './agent-tools';
 import { budgetAfter, recordUsage, resolveForTenant, type TokenBudget } from '../usage';
 import { AppError, ConflictError, ValidationError } from '../errors';
@@ -14,6 +13,10 @@ import { meteringSearches } from '../search/search-meter';
 import { converseSource, ground, type Grounding } from './grounding';
 import { countingCalls, modelDeadline, rememberTurn } from './turn-memory';
 import type { AgentTurn, Runtime } from '../runtime';
+import { DRAFT } from '../releases';
+import { agentForTurn, type AgentTarget } from './agent-releases';
+
+const agentVersionRef = z.union([z.number(), z.literal(DRAFT)]);
 
 /**
  * An agent's turn, whole: it is prepared once (a new turn from the request, a resumed one from
@@ -59,6 +62,8 @@ export interface ConverseInput {
   keyId?: string;
   /** The tenant's token budget before the turn, when its model is bound to one. */
   budget?: TokenBudget;
+  /** A version or alias of the agent to run; without either, its draft. */
+  target?: AgentTarget;
 }
 
 export interface ToolApproval {
@@ -110,6 +115,8 @@ const pausedTurnShape = z.object({
   /** The calls a person decides on. */
   pendingCalls: z.array(toolCallShape).min(1),
   progress: progressShape,
+  /** The definition the turn runs (turns paused before versions existed ran the draft). */
+  agentVersion: agentVersionRef.default(DRAFT),
 });
 
 /** A tool call of a turn, as stored and answered: what was asked, what came back, how long it took. */
@@ -150,12 +157,17 @@ function pausedTurnOf(raw: unknown, sessionId: string): PausedTurn | undefined {
 const toolOf = (tools: CallableTool[], name: string) => tools.find((t) => t.name === name);
 const pending = (calls: ToolCall[]) => calls.map((c) => ({ id: c.id, tool: c.name, arguments: c.arguments }));
 
-/** A new turn: the agent, its history, grounding, memory and tools, gathered once. */
-async function newTurn(rt: Runtime, scope: TenantScope, agent: Agent, input: ConverseInput, progress: Progress): Promise<Turn> {
+/**
+ * A new turn: the definition it runs (the draft, a version, or an alias's choice for the session),
+ * its history, grounding, memory and tools, gathered once.
+ */
+async function newTurn(rt: Runtime, scope: TenantScope, agentId: string, input: ConverseInput, progress: Progress): Promise<Turn> {
   const sessionId = input.sessionId ?? newId('session', rt.clock.now());
-  const history =
-    input.history ??
-    (await rt.store.sessions.recentMessages(scope, agent.id, sessionId, HISTORY_WINDOW)).map((m) => ({ role: m.role, content: m.content }));
+  // A new session has no history to read; a continued one says which version its last turn ran.
+  const stored = input.history === undefined && input.sessionId ? await rt.store.sessions.recentMessages(scope, agentId, sessionId, HISTORY_WINDOW) : [];
+  const before = [...stored].reverse().find((m) => m.role === 'assistant')?.agentVersion;
+  const { agent, agentVersion } = await agentForTurn(rt, scope, agentId, input.target ?? {}, { id: sessionId, before });
+  const history = input.history ?? stored.map((m) => ({ role: m.role, content: m.content }));
   const tools = agent.tools ?? [];
   // A paused turn must be resumed (or the session deleted) before the conversation goes on.
   if (input.sessionId && input.history === undefined && tools.some((t) => t.requireApproval)) {
@@ -180,6 +192,7 @@ async function newTurn(rt: Runtime, scope: TenantScope, agent: Agent, input: Con
   }
   return {
     agent,
+    agentVersion,
     tools: callables,
     sessionId,
     resolved,
@@ -221,10 +234,12 @@ async function newTurn(rt: Runtime, scope: TenantScope, agent: Agent, input: Con
  * The session's paused turn, taken back with a decision on every pending call (exactly once: a
  * second resume finds nothing and is a 409); its pending calls and the decisions come with it.
  */
-async function resumedTurn(rt: Runtime, scope: TenantScope, agent: Agent, input: ConverseInput & { sessionId: string; toolApprovals: ToolApproval[] }) {
+async function resumedTurn(rt: Runtime, scope: TenantScope, agentId: string, input: ConverseInput & { sessionId: string; toolApprovals: ToolApproval[] }) {
   const nothingWaits = () => new ConflictError(`No turn of session ${input.sessionId} is waiting for tool approval (already resumed, or never paused)`);
-  const waiting = pausedTurnOf(await rt.store.pausedTurns.peek(scope, agent.id, input.sessionId), input.sessionId);
+  const waiting = pausedTurnOf(await rt.store.pausedTurns.peek(scope, agentId, input.sessionId), input.sessionId);
   if (!waiting) throw nothingWaits();
+  // The turn goes on with the definition it started with.
+  const { agent } = await agentForTurn(rt, scope, agentId, waiting.agentVersion === DRAFT ? {} : { version: waiting.agentVersion }, { id: input.sessionId });
   const approvals = new Map(input.toolApprovals.map((a) => [a.id, a]));
   input.toolApprovals.forEach((a, i) => {
     if (!waiting.pendingCalls.some((c) => c.id === a.id)) throw new ValidationError(`toolApprovals[${i}].id`, `is not a pending call of this turn (${waiting.pendingCalls.map((c) => c.id).join(', ')})`);
@@ -256,10 +271,10 @@ async function resumedTurn(rt: Runtime, scope: TenantScope, agent: Agent, input:
 async function openTurn(rt: Runtime, scope: TenantScope, agentId: string, input: ConverseInput, signal: AbortSignal | undefined, emit: (event: TurnEvent) => void): Promise<Turn> {
   if (!input.toolApprovals) {
     const progress: Progress = { toolCalls: [], usage: { inputTokens: 0, outputTokens: 0 }, step: 0, modelCalls: 0, searches: 0, readUnits: 0 };
-    return meteringSearches(progress, async () => newTurn(rt, scope, await agents.get(rt, scope, agentId), input, progress));
+    return meteringSearches(progress, async () => newTurn(rt, scope, agentId, input, progress));
   }
   if (!input.sessionId) throw new ValidationError('context.sessionId', 'is required to resume a turn with toolApprovals');
-  const { turn, pendingCalls, approvals } = await resumedTurn(rt, scope, await agents.get(rt, scope, agentId), { ...input, sessionId: input.sessionId, toolApprovals: input.toolApprovals });
+  const { turn, pendingCalls, approvals } = await resumedTurn(rt, scope, agentId, { ...input, sessionId: input.sessionId, toolApprovals: input.toolApprovals });
   await runToolRound(rt, scope, turn, pendingCalls, signal, emit, approvals);
   return turn;
 }
@@ -338,6 +353,7 @@ async function endTurn(rt: Runtime, scope: TenantScope, turn: Turn, ending: Endi
     if (!(await rt.store.pausedTurns.pause(scope, agent.id, sessionId, paused))) throw new ConflictError('A turn of this session is already waiting for tool approval');
     return {
       agentId: agent.id,
+      agentVersion: turn.agentVersion,
       sessionId,
       status: 'requires_action' as const,
       reply: '',
@@ -358,7 +374,7 @@ async function endTurn(rt: Runtime, scope: TenantScope, turn: Turn, ending: Endi
       const asked = turn.receivedAt;
       const answered = Math.max(rt.clock.now(), asked + 1);
       await rt.store.sessions.appendMessages(scope, agent.id, sessionId, [
-        { id: newId('message', asked), role: 'user', content: question, createdAt: new Date(asked).toISOString() },
+        { id: newId('message', asked), role: 'user', content: question, createdAt: new Date(asked).toISOString(), agentVersion: turn.agentVersion },
         {
           id: newId('message', answered),
           role: 'assistant',
@@ -366,6 +382,7 @@ async function endTurn(rt: Runtime, scope: TenantScope, turn: Turn, ending: Endi
           createdAt: new Date(answered).toISOString(),
           sources,
           model: resolved.name,
+          agentVersion: turn.agentVersion,
           ...(result.finishReason === 'interrupted' ? { interrupted: true } : {}),
           ...(toolCalls.length > 0 ? { toolCalls } : {}),
         },
@@ -383,6 +400,7 @@ async function endTurn(rt: Runtime, scope: TenantScope, turn: Turn, ending: Endi
   }
   return {
     agentId: agent.id,
+    agentVersion: turn.agentVersion,
     sessionId,
     reply: result.text,
     model: resolved.name,
@@ -462,6 +480,7 @@ export async function converseStream(rt: Runtime, scope: TenantScope, agentId: s
   const turn = await openTurn(rt, scope, agentId, input, options.signal, (event) => early.push(event));
   return {
     agentId: turn.agent.id,
+    agentVersion: turn.agentVersion,
     sessionId: turn.sessionId,
     model: turn.resolved.name,
     sources: turn.sources,

@@ -14,6 +14,7 @@ import { pausedTurnsStore } from './paused-turns';
 import { queueMessagesStore } from './queue-messages';
 import { rateCountersStore } from './rate-counters';
 import { recordsStore } from './records';
+import { releasesStore } from './releases';
 import { revokedTokensStore } from './revoked-tokens';
 import { searchIndexStore } from './search-index';
 import { sessionsStore } from './sessions';
@@ -32,6 +33,7 @@ export function createStore(db: Db, clock: Clock) {
   return {
     db,
     records: recordsStore(db, clock),
+    releases: releasesStore(db, clock),
     sessions: sessionsStore(db, clock),
     executions: executionsStore(db, clock),
     mapItems: mapItemsStore(db, clock),

@@ -35,6 +35,9 @@ export const keys = {
     sk: id,
   }),
 
+  /** A resource's releases: its versions, its aliases and their head (releases.ts). */
+  releasePartition: (scope: TenantScope, kind: RecordKind, id: string) => `${scoped(scope)}#REL#${kind}#${id}`,
+
   filePartition: (scope: TenantScope, sourceId: string) => `${scoped(scope)}#KS#${sourceId}#FILE`,
   file: (scope: TenantScope, sourceId: string, path: string): ItemKey => ({
     pk: keys.filePartition(scope, sourceId),

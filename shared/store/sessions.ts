@@ -21,6 +21,8 @@ const messageShape = z.object({
   interrupted: z.boolean().optional(),
   /** Assistant turns: the tools called on the way to the reply, with what they returned. */
   toolCalls: z.array(z.unknown()).optional(),
+  /** The agent definition the turn ran: a version number, or the draft (turns before versions: absent). */
+  agentVersion: z.union([z.number(), z.literal('draft')]).optional(),
 });
 export type SessionMessage = z.infer<typeof messageShape>;
 
