@@ -130,6 +130,31 @@ describe('agent versions and aliases', () => {
     expect(both.body.error.details.field).toBe('version');
   });
 
+  it('takes <agentId>:<alias|version> as the model on the OpenAI-compatible routes, lists aliases as models, and says what ran', async () => {
+    const chat = (model: string, stream = false) => api('POST', '/v1/chat/completions', { model, messages: [{ role: 'user', content: 'hello there' }], stream });
+    const byAlias = await chat(`${agentId}:live`);
+    expect(byAlias.status).toBe(200);
+    expect(byAlias.body.model).toBe(`${agentId}:live`);
+    expect(byAlias.body.cairn.agentVersion).toBe(1);
+    expect((await chat(`${agentId}:2`)).body.cairn.agentVersion).toBe(2);
+    expect((await chat(agentId)).body.cairn.agentVersion).toBe('draft');
+    expect((await chat(`${agentId}:draft`)).body.cairn.agentVersion).toBe('draft');
+    const streamed = await chat(`${agentId}:2`, true);
+    const chunks = String(streamed.body).split('\n').filter((l) => l.startsWith('data: {')).map((l) => JSON.parse(l.slice(6)));
+    expect(chunks.at(-1).cairn.agentVersion).toBe(2);
+    const response = await api('POST', '/v1/responses', { model: `${agentId}:live`, input: 'hello there' });
+    expect(response.body.cairn.agentVersion).toBe(1);
+    for (const [model, status, code] of [[`${agentId}:nope`, 404, 'not_found'], [`${agentId}:9`, 404, 'not_found'], [`${agentId}:Bad Alias`, 400, 'invalid_request']] as const) {
+      const res = await chat(model);
+      expect(res.status, model).toBe(status);
+      expect(res.body.error.code, model).toBe(code);
+    }
+    const models = await api('GET', '/v1/models');
+    expect(models.body.data.map((m: { id: string }) => m.id)).toEqual(expect.arrayContaining([agentId, `${agentId}:live`]));
+    expect((await api('GET', `/v1/models/${agentId}:live`)).body.id).toBe(`${agentId}:live`);
+    expect((await api('GET', `/v1/models/${agentId}:nope`)).status).toBe(404);
+  });
+
   it('refuses to delete a version an alias routes to, naming the alias, and deletes it once none does', async () => {
     const refused = await api('DELETE', `/v1/agents/${agentId}/versions/1`);
     expect(refused.status).toBe(409);

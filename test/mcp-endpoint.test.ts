@@ -69,6 +69,13 @@ describe('the /mcp endpoint', () => {
     await client.callTool({ name: 'ask_agent', arguments: { agentId, message: 'And do I need the receipt?', sessionId } });
     const messages = await call(app, 'GET', `/v1/agents/${agentId}/sessions/${sessionId}/messages`, { key: t.apiKey });
     expect(messages.body.data).toHaveLength(4); // both turns in one Cairn session
+    expect(asked).toContain('(agent version draft)');
+    // A release, named as the OpenAI-compatible routes name it.
+    await call(app, 'POST', `/v1/agents/${agentId}/versions`, { key: t.apiKey, body: {} });
+    await call(app, 'PUT', `/v1/agents/${agentId}/aliases/live`, { key: t.apiKey, body: { routing: [{ version: 1 }] } });
+    expect(textOf(await client.callTool({ name: 'ask_agent', arguments: { agentId: `${agentId}:live`, message: 'How long do I have to return an item?' } }))).toContain('(agent version 1)');
+    const badRelease = await client.callTool({ name: 'ask_agent', arguments: { agentId: `${agentId}:Not An Alias`, message: 'hello' } });
+    expect(badRelease.isError).toBe(true);
 
     const found = textOf(await client.callTool({ name: 'search_knowledge', arguments: { knowledgeSourceId: sourceId, query: 'return window', topK: 1 } }));
     expect(found).toMatch(/^\[1\] .*returns\.md.*\n.*within 30 days/s);

@@ -1,6 +1,6 @@
 import { checkableSchema } from '../../shared/models/response-format';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { converse, converseStream } from '../../shared/agents';
+import { agentAddress, converse, converseStream } from '../../shared/agents';
 import { ValidationError } from '../../shared/errors';
 import type { AppEnv } from '../../shared/http/context';
 import { openAiErrorBody } from '../../shared/http/error-handler';
@@ -152,10 +152,11 @@ export function registerChatCompletions(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       const responseFormat =
         format?.type === 'json_object' ? { type: 'json_object' as const } : format?.type === 'json_schema' ? { type: 'json_schema' as const, name: format.json_schema.name, schema: format.json_schema.schema } : undefined;
       const input = { message: last.content, history: turns, instructions: system || undefined, settings, clientTools, toolRounds, toolChoice, responseFormat };
+      const { agentId, target } = agentAddress(body.model);
       const created = Math.floor(rt.clock.now() / 1000);
       const usageOf = (u: { inputTokens: number; outputTokens: number }) => ({ prompt_tokens: u.inputTokens, completion_tokens: u.outputTokens, total_tokens: u.inputTokens + u.outputTokens });
       if (!body.stream) {
-        const { data: done, budget } = await converse(rt, scope, body.model, { ...input, keyId: c.get('identity').keyId }, { signal: c.req.raw.signal });
+        const { data: done, budget } = await converse(rt, scope, agentId, { ...input, target, keyId: c.get('identity').keyId }, { signal: c.req.raw.signal });
         setUsageHeaders(c, budget);
         const clientCalls = 'clientToolCalls' in done ? done.clientToolCalls : undefined;
         return c.json({
@@ -169,10 +170,10 @@ export function registerChatCompletions(app: OpenAPIHono<AppEnv>, rt: Runtime) {
               : { index: 0, message: { role: 'assistant', content: done.reply }, finish_reason: finishReason(done.finishReason) },
           ],
           usage: usageOf(done.usage),
-          cairn: { model: done.model, sources: done.sources },
+          cairn: { model: done.model, sources: done.sources, agentVersion: done.agentVersion },
         });
       }
-      const turn = await converseStream(rt, scope, body.model, { ...input, keyId: c.get('identity').keyId }, { signal: c.req.raw.signal });
+      const turn = await converseStream(rt, scope, agentId, { ...input, target, keyId: c.get('identity').keyId }, { signal: c.req.raw.signal });
       setUsageHeaders(c, turn.budget);
       const id = `chatcmpl-${turn.sessionId.slice(4)}`;
       const chunk = (delta: Record<string, unknown>, finish: string | null, extra: Record<string, unknown> = {}) => ({
@@ -189,7 +190,7 @@ export function registerChatCompletions(app: OpenAPIHono<AppEnv>, rt: Runtime) {
           const done = step.value;
           const clientCalls = 'clientToolCalls' in done ? done.clientToolCalls : undefined;
           if (clientCalls) await send(chunk({ tool_calls: clientCalls.map((call, index) => ({ index, ...asToolCall(call) })) }, null));
-          await send(chunk({}, clientCalls ? 'tool_calls' : finishReason(done.finishReason), { usage: usageOf(done.usage) }));
+          await send(chunk({}, clientCalls ? 'tool_calls' : finishReason(done.finishReason), { usage: usageOf(done.usage), cairn: { model: done.model, agentVersion: done.agentVersion } }));
           await send({ data: '[DONE]' });
         },
         (error) => [{ data: openAiErrorBody(error) }, { data: '[DONE]' }],

@@ -1,12 +1,13 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { type Agent, agents } from '../../shared/agents';
+import { type Agent, agentAddress, agents, getAgentAlias, getAgentVersion, listAgentAliases } from '../../shared/agents';
 import type { AppEnv } from '../../shared/http/context';
 import type { Runtime } from '../../shared/runtime';
 import { openAiErrors, openAiSecurity } from './chat-completions';
 
 /**
  * OpenAI's model list over the tenant's agents, so model pickers (`client.models.list()`, Open
- * WebUI) offer them: each agent is a model whose id is the agent id.
+ * WebUI) offer them: each agent is a model whose id is the agent id, and each of its aliases one
+ * whose id is `<agentId>:<alias>`.
  */
 const model = z
   .object({
@@ -18,7 +19,13 @@ const model = z
   })
   .openapi('Model');
 
-const asModel = (agent: Agent) => ({ id: agent.id, object: 'model' as const, created: Math.floor(Date.parse(agent.createdAt) / 1000), owned_by: 'cairn', name: agent.name });
+const asModel = (agent: Agent, alias?: string) => ({
+  id: alias ? `${agent.id}:${alias}` : agent.id,
+  object: 'model' as const,
+  created: Math.floor(Date.parse(agent.createdAt) / 1000),
+  owned_by: 'cairn',
+  name: alias ? `${agent.name} (${alias})` : agent.name,
+});
 
 /** Lists stop here: a model picker has no use for more (the agents API pages through all). */
 const MAX_MODELS = 1000;
@@ -40,7 +47,9 @@ export function registerModels(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       let cursor: string | undefined;
       do {
         const page = await agents.list(rt, scope, { limit: 100, cursor });
-        data.push(...page.items.map(asModel));
+        // Each agent, then each of its aliases as `<agentId>:<alias>` (what a release is served as).
+        const aliases = await Promise.all(page.items.map((agent) => listAgentAliases(rt, scope, agent.id)));
+        page.items.forEach((agent, i) => data.push(asModel(agent), ...aliases[i]!.map((alias) => asModel(agent, alias.name))));
         cursor = page.nextCursor ?? undefined;
       } while (cursor && data.length < MAX_MODELS);
       return c.json({ object: 'list' as const, data: data.slice(0, MAX_MODELS) }, 200);
@@ -58,6 +67,13 @@ export function registerModels(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       request: { params: z.object({ model: z.string().min(1).max(200) }) },
       responses: { 200: { description: 'An OpenAI model', content: { 'application/json': { schema: model } } }, ...openAiErrors },
     }),
-    async (c) => c.json(asModel(await agents.get(rt, c.get('identity').scope, c.req.valid('param').model)), 200),
+    async (c) => {
+      const scope = c.get('identity').scope;
+      const { agentId, target } = agentAddress(c.req.valid('param').model);
+      const agent = await agents.get(rt, scope, agentId);
+      if (target.alias && target.alias !== 'draft') await getAgentAlias(rt, scope, agentId, target.alias);
+      if (target.version !== undefined) await getAgentVersion(rt, scope, agentId, target.version);
+      return c.json({ ...asModel(agent), id: c.req.valid('param').model }, 200);
+    },
   );
 }

@@ -21,7 +21,7 @@ export const chatCompletion = z
     id: z.string().openapi({ example: 'chatcmpl-01jq…' }),
     object: z.literal('chat.completion'),
     created: z.int().openapi({ description: 'Unix seconds' }),
-    model: z.string().openapi({ description: 'As requested: the agent id' }),
+    model: z.string().openapi({ description: 'As requested: the agent id, with `:<alias>` or `:<version>` when one was named' }),
     choices: z.array(
       z.object({
         index: z.int(),
@@ -34,6 +34,7 @@ export const chatCompletion = z
       .object({
         model: z.string().openapi({ description: 'The model that answered (`provider/model`)' }),
         sources: z.array(source).openapi({ description: 'The passages the reply cites, as converse lists them' }),
+        agentVersion: z.union([z.int(), z.literal('draft')]).openapi({ description: 'The agent definition that answered: a version number, or draft (model `<agentId>:<alias|version>` picks one)' }),
       })
       .openapi({ description: 'Cairn’s additions' }),
   })
@@ -63,5 +64,8 @@ export const responseObject = z
       input_tokens_details: z.object({ cached_tokens: z.int() }),
       output_tokens_details: z.object({ reasoning_tokens: z.int() }),
     }),
+    cairn: z
+      .object({ model: z.string(), agentVersion: z.union([z.int(), z.literal('draft')]).openapi({ description: 'The agent definition that answered: a version number, or draft' }) })
+      .openapi({ description: 'Cairn’s additions' }),
   })
   .openapi('Response');

@@ -1,6 +1,6 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { checkableSchema } from '../../shared/models/response-format';
-import { converse, converseStream, type ConverseResult } from '../../shared/agents';
+import { agentAddress, converse, converseStream, type ConverseResult } from '../../shared/agents';
 import { ValidationError } from '../../shared/errors';
 import type { AppEnv } from '../../shared/http/context';
 import { openAiErrorBody } from '../../shared/http/error-handler';
@@ -134,6 +134,7 @@ export function registerResponses(app: OpenAPIHono<AppEnv>, rt: Runtime) {
         ...(format?.type === 'json_schema' ? { responseFormat: { type: 'json_schema' as const, name: format.name, schema: format.schema } } : {}),
       };
       const createdAt = Math.floor(rt.clock.now() / 1000);
+      const { agentId, target } = agentAddress(body.model);
       const responseOf = (id: string, done: ConverseResult) => {
         const clientCalls = 'clientToolCalls' in done ? (done.clientToolCalls ?? []) : [];
         const message = { type: 'message' as const, id: `msg_${id}`, status: 'completed' as const, role: 'assistant' as const, content: [{ type: 'output_text' as const, text: done.reply, annotations: [] }] };
@@ -148,14 +149,15 @@ export function registerResponses(app: OpenAPIHono<AppEnv>, rt: Runtime) {
           model: body.model,
           output: [...(done.reply ? [message] : []), ...clientCalls.map(functionCallItem)],
           usage: usageOf(done.usage),
+          cairn: { model: done.model, agentVersion: done.agentVersion },
         };
       };
       if (!body.stream) {
-        const { data: done, budget } = await converse(rt, scope, body.model, { ...input, keyId: c.get('identity').keyId }, { signal: c.req.raw.signal });
+        const { data: done, budget } = await converse(rt, scope, agentId, { ...input, target, keyId: c.get('identity').keyId }, { signal: c.req.raw.signal });
         setUsageHeaders(c, budget);
         return c.json(responseOf(done.sessionId.slice(4), done), 200);
       }
-      const streamed = await converseStream(rt, scope, body.model, { ...input, keyId: c.get('identity').keyId }, { signal: c.req.raw.signal });
+      const streamed = await converseStream(rt, scope, agentId, { ...input, target, keyId: c.get('identity').keyId }, { signal: c.req.raw.signal });
       setUsageHeaders(c, streamed.budget);
       const id = streamed.sessionId.slice(4);
       let sequence = 0;

@@ -1,7 +1,7 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { agents, converse } from '../../shared/agents';
+import { agentAddress, agents, converse } from '../../shared/agents';
 import { knowledgeSources, searchKnowledgeSource } from '../../shared/knowledge';
 import { executeAndWait, getExecution, listWorkflows } from '../../shared/workflows';
 import { templateText } from '../../shared/templates';
@@ -78,18 +78,19 @@ export function cairnMcpServer(rt: Runtime, identity: { scope: TenantScope; keyI
       title: 'Ask an agent',
       description: 'Sends a message to one of the tenant’s agents and returns its reply, with the passages it cited. Pass the sessionId it returns to continue the conversation.',
       inputSchema: {
-        agentId: z.string().min(1).max(200).describe('The agent’s id (agt_…); list_agents finds it'),
+        agentId: z.string().min(1).max(200).describe('The agent’s id (agt_…), with `:<alias>` or `:<version>` after it to ask a release; list_agents finds it'),
         message: z.string().min(1).max(32_000),
         sessionId: z.string().max(200).optional().describe('Continues an earlier conversation'),
       },
     },
-    guarded('ask_agent', async ({ agentId, message, sessionId }) => {
-      const { data } = await converse(rt, scope, agentId, { message, sessionId, keyId });
+    guarded('ask_agent', async ({ agentId: address, message, sessionId }) => {
+      const { agentId, target } = agentAddress(address, 'agentId');
+      const { data } = await converse(rt, scope, agentId, { message, sessionId, keyId, target });
       if (data.status === 'requires_action') {
         return text(`The agent wants to call ${data.pendingToolCalls.map((c) => c.tool).join(', ')}, which needs a person’s approval: approve it through Cairn’s API (POST /v1/agents/${agentId}/converse with toolApprovals, session ${data.sessionId}).`);
       }
       const sources = data.sources.map((s, i) => `[${i + 1}] ${s.path ?? s.rowKey ?? s.documentId}${whereIn(s.location)}: ${s.snippet}`);
-      return text([data.reply, ...(sources.length ? ['', 'Sources:', ...sources] : []), '', `(session ${data.sessionId})`].join('\n'));
+      return text([data.reply, ...(sources.length ? ['', 'Sources:', ...sources] : []), '', `(session ${data.sessionId})`, `(agent version ${data.agentVersion})`].join('\n'));
     }),
   );
   listTool('list_knowledge_sources', 'knowledge source', 'id, name, status', (page) => knowledgeSources.list(rt, scope, page), (source) => ` [${source.status}]`);

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { NotFoundError, ValidationError } from '../errors';
-import { aliasShown, cachedReleases, DRAFT, diffOf, MAX_VERSIONS, presentAlias, routingOf, versionForSession, type aliasInput } from '../releases';
+import { aliasName, aliasShown, cachedReleases, DRAFT, diffOf, MAX_VERSIONS, presentAlias, routingOf, versionForSession, type aliasInput } from '../releases';
 import type { Runtime } from '../runtime';
 import type { TenantScope } from '../tenancy';
 import { parseInput } from '../validation';
@@ -97,6 +97,20 @@ export async function deleteAgentAlias(rt: Runtime, scope: TenantScope, agentId:
   releases(rt).forget(scope, agentId, { alias: name });
   if (!existed) throw new NotFoundError('agent alias', `${agentId}:${name}`);
   return { agentId, name, deleted: true as const };
+}
+
+/**
+ * An agent named as the OpenAI-compatible routes and MCP take it: `<agentId>`, or with `:<alias>`,
+ * `:<version>` or `:draft` after it.
+ */
+export function agentAddress(model: string, field = 'model'): { agentId: string; target: AgentTarget } {
+  const at = model.indexOf(':');
+  if (at < 0) return { agentId: model, target: {} };
+  const agentId = model.slice(0, at);
+  const name = model.slice(at + 1);
+  if (/^[1-9][0-9]{0,8}$/.test(name)) return { agentId, target: { version: Number(name) } };
+  if (name !== DRAFT && !aliasName.safeParse(name).success) throw new ValidationError(field, `names ${JSON.stringify(name)} after the agent id: give a version number, an alias or draft`);
+  return { agentId, target: { alias: name } };
 }
 
 /** What a turn asks to run: a version, an alias, or neither (the draft). */

@@ -7,6 +7,7 @@ export { agents, createAgent, deleteAgent, patchAgent, presentAgent, replaceAgen
 export { agentTurn, converse, type ConverseInput, type ConverseResult, converseStream } from './turn';
 export { converseSource } from './grounding';
 export {
+  agentAddress,
   agentAliasShown,
   agentVersionShown,
   deleteAgentAlias,

@@ -1461,7 +1461,7 @@ export interface components {
             object: "chat.completion";
             /** @description Unix seconds */
             created: number;
-            /** @description As requested: the agent id */
+            /** @description As requested: the agent id, with `:<alias>` or `:<version>` when one was named */
             model: string;
             choices: {
                 index: number;
@@ -1490,6 +1490,8 @@ export interface components {
                     snippet: string;
                     location?: components["schemas"]["SourceLocation"];
                 }[];
+                /** @description The agent definition that answered: a version number, or draft (model `<agentId>:<alias|version>` picks one) */
+                agentVersion: number | "draft";
             };
         };
         ChatCompletionToolCall: {
@@ -1681,6 +1683,12 @@ export interface components {
                 output_tokens_details: {
                     reasoning_tokens: number;
                 };
+            };
+            /** @description Cairn’s additions */
+            cairn: {
+                model: string;
+                /** @description The agent definition that answered: a version number, or draft */
+                agentVersion: number | "draft";
             };
         };
         /**
