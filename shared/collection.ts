@@ -1,4 +1,4 @@
-import { NotFoundError } from './errors';
+import { AppError, ConflictError, NotFoundError } from './errors';
 import { isId, newId, type IdKind } from './ids';
 import type { Runtime } from './runtime';
 import type { BaseRecord, Idempotency, Page, RecordKind, RecordShape, Reference } from './store/records';
@@ -8,11 +8,22 @@ import { isoNow } from './clock';
 type Fields<T> = Omit<T, keyof BaseRecord>;
 
 /**
+ * A write's condition from the request (`If-Match`): the record must still be at one of these
+ * versions, else the write is refused with a 412 and nothing changes.
+ */
+export interface Precondition {
+  versions: number[];
+}
+
+/**
  * The record life cycle every resource shares (ids, timestamps, versions, 404s), so resource
  * modules hold only what is their own. `shape`: how the resource's records read (each read parses).
  */
 export function collection<T extends BaseRecord>(kind: RecordKind, idKind: IdKind, label: string, shape: RecordShape<T>) {
   const notFound = (id: string) => new NotFoundError(label, id);
+  const preconditionFailed = (id: string, version: number) =>
+    new AppError('PRECONDITION_FAILED', `${label} ${id} is at version ${version}, not one If-Match names: read it again and reapply the change`, { currentVersion: version, etag: `"${version}"` });
+  const holds = (precondition: Precondition | undefined, record: T) => !precondition || precondition.versions.includes(record.version);
   const records = (rt: Runtime) => rt.store.records.table(kind, shape);
 
   return {
@@ -59,8 +70,10 @@ export function collection<T extends BaseRecord>(kind: RecordKind, idKind: IdKin
       id: string,
       build: (current: T) => Fields<T>,
       references: Reference[] = [],
+      precondition?: Precondition,
     ): Promise<T> {
       const current = await this.get(rt, scope, id);
+      if (!holds(precondition, current)) throw preconditionFailed(id, current.version);
       const next = {
         ...build(current),
         id,
@@ -68,12 +81,26 @@ export function collection<T extends BaseRecord>(kind: RecordKind, idKind: IdKin
         updatedAt: isoNow(rt.clock),
         version: current.version + 1,
       } as T;
-      return records(rt).replace(scope, next, current.version, references);
+      try {
+        return await records(rt).replace(scope, next, current.version, references);
+      } catch (error) {
+        // Written by someone else since it was read: with If-Match, that is the caller's 412.
+        if (precondition && error instanceof ConflictError) throw preconditionFailed(id, (await this.get(rt, scope, id)).version);
+        throw error;
+      }
     },
 
-    async remove(rt: Runtime, scope: TenantScope, id: string): Promise<T> {
-      const removed = isId(idKind, id) ? await records(rt).remove(scope, id) : undefined;
-      if (!removed) throw notFound(id);
+    /** Deletes a record (only at a version the precondition names, when one is given). */
+    async remove(rt: Runtime, scope: TenantScope, id: string, precondition?: Precondition): Promise<T> {
+      if (!isId(idKind, id)) throw notFound(id);
+      const current = precondition ? await this.get(rt, scope, id) : undefined;
+      if (current && !holds(precondition, current)) throw preconditionFailed(id, current.version);
+      const removed = await records(rt).remove(scope, id, current?.version);
+      if (!removed) {
+        const now = current ? await this.find(rt, scope, id) : undefined;
+        if (now) throw preconditionFailed(id, now.version);
+        throw notFound(id);
+      }
       return removed;
     },
   };

@@ -48,11 +48,11 @@ export async function errorOf(res: Response): Promise<ApiError> {
   }
 }
 
-export async function request(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<Response> {
+export async function request(method: string, path: string, body?: unknown, signal?: AbortSignal, headers?: Record<string, string>): Promise<Response> {
   const send = () =>
     fetch(path, {
       method,
-      headers: headersFor(doorOf(path), body === undefined ? undefined : { 'content-type': 'application/json' }),
+      headers: headersFor(doorOf(path), { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers }),
       body: body === undefined ? undefined : JSON.stringify(body),
       signal,
     });
@@ -74,9 +74,15 @@ export async function request(method: string, path: string, body?: unknown, sign
   return res;
 }
 
+/**
+ * The write's condition for a record the page read: it goes through only while the record is
+ * still at that version, so two tabs editing one record cannot silently overwrite each other.
+ */
+export const ifMatch = (record: { version: number } | undefined): Record<string, string> | undefined => (record ? { 'if-match': `"${record.version}"` } : undefined);
+
 /** `data` of a success envelope. */
-export async function api<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
-  const res = await request(method, path, body, signal);
+export async function api<T>(method: string, path: string, body?: unknown, signal?: AbortSignal, headers?: Record<string, string>): Promise<T> {
+  const res = await request(method, path, body, signal, headers);
   return ((await res.json()) as { data: T }).data;
 }
 

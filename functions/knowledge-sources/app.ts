@@ -58,8 +58,8 @@ export function createKnowledgeSourcesApp(rt: RuntimeWith<'queues' | 'secrets' |
       const listed = await knowledgeSources.list(rt, scope, page);
       return { ...listed, items: listed.items.map(publicSource) };
     },
-    async replace(rt, scope, id, input) {
-      return presentSource(rt, scope, await replaceKnowledgeSource(rt, scope, id, input), { files: true });
+    async replace(rt, scope, id, input, precondition) {
+      return presentSource(rt, scope, await replaceKnowledgeSource(rt, scope, id, input, precondition), { files: true });
     },
     remove: removeKnowledgeSource,
   });

@@ -3,6 +3,7 @@ import type { Context } from 'hono';
 import { agent, agentInput, agents, createAgent, deleteAgent, patchAgent, presentAgent } from '../../shared/agents';
 import type { AppEnv } from '../../shared/http/context';
 import { registerListRoute } from '../../shared/http/crud-routes';
+import { etagHeader, ifMatchHeaders, ifMatchOf, preconditionFailed, setEtag } from '../../shared/http/preconditions';
 import { ok } from '../../shared/http/envelope';
 import { deletedSchema, envelope, errorResponse, jsonContent } from '../../shared/http/openapi-schemas';
 import { platformErrors, tokenSecurity } from './openapi';
@@ -55,9 +56,13 @@ export function registerAgentRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       summary: 'Get an agent',
       security: tokenSecurity,
       request: { params },
-      responses: { 200: jsonContent(envelope(agent), 'The agent'), ...notFound, ...platformErrors },
+      responses: { 200: { ...jsonContent(envelope(agent), 'The agent'), headers: etagHeader }, ...notFound, ...platformErrors },
     }),
-    async (c) => ok(c, presentAgent(await agents.get(rt, scope(c), c.req.valid('param').agentId))),
+    async (c) => {
+      const found = presentAgent(await agents.get(rt, scope(c), c.req.valid('param').agentId));
+      setEtag(c, found);
+      return ok(c, found);
+    },
   );
 
   app.openapi(
@@ -68,23 +73,29 @@ export function registerAgentRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       tags: ['Agents'],
       summary: 'Update some of an agent’s fields',
       description:
-        'JSON merge patch: the fields given replace the current ones, `null` resets a field to its default. The result is validated like a create.',
+        'JSON merge patch: the fields given replace the current ones, `null` resets a field to its default. The result is validated like a create. With If-Match (the ETag of a GET), applied only while the agent is still at that version (else 412).',
       security: tokenSecurity,
       request: {
         params,
+        headers: ifMatchHeaders,
         body: {
           content: { 'application/json': { schema: z.record(z.string(), z.unknown()).openapi({ description: 'Any subset of AgentInput' }), example: { temperature: 0.2, instructions: null } } },
           required: true,
         },
       },
       responses: {
-        200: jsonContent(envelope(agent), 'The updated agent'),
+        200: { ...jsonContent(envelope(agent), 'The updated agent'), headers: etagHeader },
         409: jsonContent(errorResponse, 'Modified concurrently; retry'),
+        ...preconditionFailed,
         ...notFound,
         ...platformErrors,
       },
     }),
-    async (c) => ok(c, await patchAgent(rt, scope(c), c.req.valid('param').agentId, c.req.valid('json'))),
+    async (c) => {
+      const patched = await patchAgent(rt, scope(c), c.req.valid('param').agentId, c.req.valid('json'), ifMatchOf(c));
+      setEtag(c, patched);
+      return ok(c, patched);
+    },
   );
 
   app.openapi(
@@ -94,13 +105,14 @@ export function registerAgentRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       operationId: 'deletePlatformAgent',
       tags: ['Agents'],
       summary: 'Delete an agent',
+      description: 'With If-Match (the ETag of a GET), deleted only while still at that version (else 412).',
       security: tokenSecurity,
-      request: { params },
-      responses: { 200: jsonContent(envelope(deletedSchema), 'Deleted'), ...notFound, ...platformErrors },
+      request: { params, headers: ifMatchHeaders },
+      responses: { 200: jsonContent(envelope(deletedSchema), 'Deleted'), ...preconditionFailed, ...notFound, ...platformErrors },
     }),
     async (c) => {
       const { agentId } = c.req.valid('param');
-      await deleteAgent(rt, scope(c), agentId);
+      await deleteAgent(rt, scope(c), agentId, ifMatchOf(c));
       return ok(c, { id: agentId, deleted: true as const });
     },
   );

@@ -5,7 +5,7 @@ import { applyMergePatch } from '../json-objects';
 import { parseInput } from '../validation';
 import { agentInput, storedAgent, type Agent, type AgentInput } from './agent-schema';
 import { prepareTools, presentTools } from './agent-tools';
-import { collection } from '../collection';
+import { collection, type Precondition } from '../collection';
 import { withoutReadOnly } from '../schema-helpers';
 import type { Runtime } from '../runtime';
 
@@ -34,10 +34,10 @@ export async function createAgent(rt: Runtime, scope: TenantScope, input: AgentI
   return { ...created, record: presentAgent(created.record) };
 }
 
-export async function replaceAgent(rt: Runtime, scope: TenantScope, id: string, input: AgentInput) {
+export async function replaceAgent(rt: Runtime, scope: TenantScope, id: string, input: AgentInput, precondition?: Precondition) {
   const current = await agents.get(rt, scope, id);
   const fields = await fieldsOf(rt, scope, input, current);
-  return presentAgent(await agents.replace(rt, scope, id, () => fields, sourceReferences(input)));
+  return presentAgent(await agents.replace(rt, scope, id, () => fields, sourceReferences(input), precondition));
 }
 
 /** The writable fields of a stored agent, as a client would send them (tool secrets left out: kept). */
@@ -51,7 +51,7 @@ export function inputOf(current: Agent): Record<string, unknown> {
  * default applies. The result is validated exactly like a create, so a patch can
  * never store what a PUT would refuse; a concurrent change in between is a 409.
  */
-export async function patchAgent(rt: Runtime, scope: TenantScope, id: string, patch: Record<string, unknown>) {
+export async function patchAgent(rt: Runtime, scope: TenantScope, id: string, patch: Record<string, unknown>, precondition?: Precondition) {
   const current = await agents.get(rt, scope, id);
   const input = parseInput(agentInput, applyMergePatch(inputOf(current), patch));
   const fields = await fieldsOf(rt, scope, input, current);
@@ -64,6 +64,7 @@ export async function patchAgent(rt: Runtime, scope: TenantScope, id: string, pa
       return fields;
     },
     sourceReferences(input),
+    precondition,
   );
   return presentAgent(patched);
 }
@@ -73,8 +74,8 @@ export async function patchAgent(rt: Runtime, scope: TenantScope, id: string, pa
  * of every user. The record goes first, so a concurrent converse fails with 404 instead of
  * writing into what is being purged.
  */
-export async function deleteAgent(rt: Runtime, scope: TenantScope, id: string) {
-  const removed = await agents.remove(rt, scope, id);
+export async function deleteAgent(rt: Runtime, scope: TenantScope, id: string, precondition?: Precondition) {
+  const removed = await agents.remove(rt, scope, id, precondition);
   await rt.store.releases.of('AGENT', storedAgent).removeAll(scope, id);
   for (const sessionId of await rt.store.sessions.sessionsOf(scope, id)) await rt.store.sessions.deleteSession(scope, id, sessionId);
   for (const userKey of await rt.store.memoryGraph.everyRememberedUser(scope, id)) await rt.store.memoryGraph.deleteMemoryOf(scope, userKey, id);

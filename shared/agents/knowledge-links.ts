@@ -1,3 +1,4 @@
+import type { Precondition } from '../collection';
 import { ValidationError } from '../errors';
 import { connectSource, deleteKnowledgeSource, type ConnectRequest, type SourceLink } from '../knowledge';
 import type { Runtime } from '../runtime';
@@ -46,8 +47,8 @@ export function connectKnowledgeSource(rt: Runtime, scope: TenantScope, sourceId
  * Deletes a source, then removes it from every agent that lists it. An agent written concurrently
  * either failed its existence check or is found here.
  */
-export async function removeKnowledgeSource(rt: Runtime, scope: TenantScope, sourceId: string) {
-  const removed = await deleteKnowledgeSource(rt, scope, sourceId);
+export async function removeKnowledgeSource(rt: Runtime, scope: TenantScope, sourceId: string, precondition?: Precondition) {
+  const removed = await deleteKnowledgeSource(rt, scope, sourceId, precondition);
   const referencing = await agents.containing(rt, scope, 'knowledgeSourceIds', sourceId);
   for (const agent of referencing) {
     await agents.update(rt, scope, agent.id, (current) => ({

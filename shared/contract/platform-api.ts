@@ -121,13 +121,16 @@ export interface paths {
         get: operations["getPlatformAgent"];
         put?: never;
         post?: never;
-        /** Delete an agent */
+        /**
+         * Delete an agent
+         * @description With If-Match (the ETag of a GET), deleted only while still at that version (else 412).
+         */
         delete: operations["deletePlatformAgent"];
         options?: never;
         head?: never;
         /**
          * Update some of an agent’s fields
-         * @description JSON merge patch: the fields given replace the current ones, `null` resets a field to its default. The result is validated like a create.
+         * @description JSON merge patch: the fields given replace the current ones, `null` resets a field to its default. The result is validated like a create. With If-Match (the ETag of a GET), applied only while the agent is still at that version (else 412).
          */
         patch: operations["updatePlatformAgent"];
         trace?: never;
@@ -3815,6 +3818,8 @@ export interface operations {
             /** @description The agent */
             200: {
                 headers: {
+                    /** @description The record’s version, for If-Match */
+                    ETag?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -3922,6 +3927,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The ETag of the version read: the write happens only if the record is still at it (else 412) */
+                "if-match"?: string;
                 /** @description When sent, must be the access token’s tenant (else 403) */
                 "X-Tenant-Id"?: components["parameters"]["TenantIdHeader"];
                 /** @description When sent, must be the access token’s schema (else 403) */
@@ -3987,6 +3994,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description If-Match names another version than the current one (details.etag): read it again */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Body too large */
             413: {
                 headers: {
@@ -4044,6 +4061,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The ETag of the version read: the write happens only if the record is still at it (else 412) */
+                "if-match"?: string;
                 /** @description When sent, must be the access token’s tenant (else 403) */
                 "X-Tenant-Id"?: components["parameters"]["TenantIdHeader"];
                 /** @description When sent, must be the access token’s schema (else 403) */
@@ -4071,6 +4090,8 @@ export interface operations {
             /** @description The updated agent */
             200: {
                 headers: {
+                    /** @description The record’s version, for If-Match */
+                    ETag?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -4123,6 +4144,16 @@ export interface operations {
             };
             /** @description Modified concurrently; retry */
             409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description If-Match names another version than the current one (details.etag): read it again */
+            412: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;

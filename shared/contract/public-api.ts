@@ -30,11 +30,14 @@ export interface paths {
         get: operations["getAgent"];
         /**
          * Replace an agent
-         * @description Validated as on create. id, createdAt, updatedAt, status and version are ignored.
+         * @description Validated as on create. id, createdAt, updatedAt, status and version are ignored. With If-Match (the ETag of a GET), replaced only while still at that version (else 412).
          */
         put: operations["replaceAgent"];
         post?: never;
-        /** Delete an agent */
+        /**
+         * Delete an agent
+         * @description With If-Match (the ETag of a GET), deleted only while still at that version (else 412).
+         */
         delete: operations["deleteAgent"];
         options?: never;
         head?: never;
@@ -350,11 +353,14 @@ export interface paths {
         get: operations["getKnowledgeSource"];
         /**
          * Replace a knowledge source
-         * @description Validated as on create. id, createdAt, updatedAt, status and version are ignored.
+         * @description Validated as on create. id, createdAt, updatedAt, status and version are ignored. With If-Match (the ETag of a GET), replaced only while still at that version (else 412).
          */
         put: operations["replaceKnowledgeSource"];
         post?: never;
-        /** Delete a knowledge source */
+        /**
+         * Delete a knowledge source
+         * @description With If-Match (the ETag of a GET), deleted only while still at that version (else 412).
+         */
         delete: operations["deleteKnowledgeSource"];
         options?: never;
         head?: never;
@@ -508,11 +514,14 @@ export interface paths {
         get: operations["getWorkflow"];
         /**
          * Replace a workflow
-         * @description Validated as on create. id, createdAt, updatedAt, status and version are ignored.
+         * @description Validated as on create. id, createdAt, updatedAt, status and version are ignored. With If-Match (the ETag of a GET), replaced only while still at that version (else 412).
          */
         put: operations["replaceWorkflow"];
         post?: never;
-        /** Delete a workflow */
+        /**
+         * Delete a workflow
+         * @description With If-Match (the ETag of a GET), deleted only while still at that version (else 412).
+         */
         delete: operations["deleteWorkflow"];
         options?: never;
         head?: never;
@@ -4313,6 +4322,8 @@ export interface operations {
                     Location?: string;
                     /** @description `true` when an Idempotency-Key retry returned the first result instead of creating again */
                     "Idempotent-Replayed"?: "true";
+                    /** @description The record’s version, for If-Match */
+                    ETag?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -4471,6 +4482,8 @@ export interface operations {
             /** @description The agent */
             200: {
                 headers: {
+                    /** @description The record’s version, for If-Match */
+                    ETag?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -4605,7 +4618,10 @@ export interface operations {
     replaceAgent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The ETag of the version read: the write happens only if the record is still at it (else 412) */
+                "if-match"?: string;
+            };
             path: {
                 agentId: string;
             };
@@ -4620,6 +4636,8 @@ export interface operations {
             /** @description The replaced agent */
             200: {
                 headers: {
+                    /** @description The record’s version, for If-Match */
+                    ETag?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -4671,6 +4689,19 @@ export interface operations {
             };
             /** @description Modified concurrently; retry */
             409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description If-Match names another version than the current one (details.etag): read it again */
+            412: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4767,7 +4798,10 @@ export interface operations {
     deleteAgent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The ETag of the version read: the write happens only if the record is still at it (else 412) */
+                "if-match"?: string;
+            };
             path: {
                 agentId: string;
             };
@@ -4816,6 +4850,19 @@ export interface operations {
             };
             /** @description Not found (also for ids of other tenants) */
             404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description If-Match names another version than the current one (details.etag): read it again */
+            412: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7963,6 +8010,8 @@ export interface operations {
                     Location?: string;
                     /** @description `true` when an Idempotency-Key retry returned the first result instead of creating again */
                     "Idempotent-Replayed"?: "true";
+                    /** @description The record’s version, for If-Match */
+                    ETag?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -8124,6 +8173,8 @@ export interface operations {
             /** @description The knowledge source */
             200: {
                 headers: {
+                    /** @description The record’s version, for If-Match */
+                    ETag?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -8258,7 +8309,10 @@ export interface operations {
     replaceKnowledgeSource: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The ETag of the version read: the write happens only if the record is still at it (else 412) */
+                "if-match"?: string;
+            };
             path: {
                 knowledgeSourceId: string;
             };
@@ -8273,6 +8327,8 @@ export interface operations {
             /** @description The replaced knowledge source */
             200: {
                 headers: {
+                    /** @description The record’s version, for If-Match */
+                    ETag?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -8324,6 +8380,19 @@ export interface operations {
             };
             /** @description Modified concurrently; retry */
             409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description If-Match names another version than the current one (details.etag): read it again */
+            412: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -8420,7 +8489,10 @@ export interface operations {
     deleteKnowledgeSource: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The ETag of the version read: the write happens only if the record is still at it (else 412) */
+                "if-match"?: string;
+            };
             path: {
                 knowledgeSourceId: string;
             };
@@ -8469,6 +8541,19 @@ export interface operations {
             };
             /** @description Not found (also for ids of other tenants) */
             404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description If-Match names another version than the current one (details.etag): read it again */
+            412: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -9844,6 +9929,8 @@ export interface operations {
                     Location?: string;
                     /** @description `true` when an Idempotency-Key retry returned the first result instead of creating again */
                     "Idempotent-Replayed"?: "true";
+                    /** @description The record’s version, for If-Match */
+                    ETag?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -10002,6 +10089,8 @@ export interface operations {
             /** @description The workflow */
             200: {
                 headers: {
+                    /** @description The record’s version, for If-Match */
+                    ETag?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -10136,7 +10225,10 @@ export interface operations {
     replaceWorkflow: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The ETag of the version read: the write happens only if the record is still at it (else 412) */
+                "if-match"?: string;
+            };
             path: {
                 workflowId: string;
             };
@@ -10151,6 +10243,8 @@ export interface operations {
             /** @description The replaced workflow */
             200: {
                 headers: {
+                    /** @description The record’s version, for If-Match */
+                    ETag?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -10202,6 +10296,19 @@ export interface operations {
             };
             /** @description Modified concurrently; retry */
             409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description If-Match names another version than the current one (details.etag): read it again */
+            412: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -10298,7 +10405,10 @@ export interface operations {
     deleteWorkflow: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The ETag of the version read: the write happens only if the record is still at it (else 412) */
+                "if-match"?: string;
+            };
             path: {
                 workflowId: string;
             };
@@ -10347,6 +10457,19 @@ export interface operations {
             };
             /** @description Not found (also for ids of other tenants) */
             404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description If-Match names another version than the current one (details.etag): read it again */
+            412: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];

@@ -6,6 +6,8 @@ import type { Idempotency, Page } from '../store/records';
 import type { TenantScope } from '../tenancy';
 import type { AppEnv } from './context';
 import { ok, okList } from './envelope';
+import type { Precondition } from '../collection';
+import { etagHeader, ifMatchHeaders, ifMatchOf, preconditionFailed, setEtag } from './preconditions';
 import { commonErrors, deletedSchema, envelope, errorResponse, jsonContent, listEnvelope, locationHeader, replayedHeader } from './openapi-schemas';
 import { paginationQuery } from './pagination';
 
@@ -26,8 +28,8 @@ export interface CrudSpec<Input, Out> {
   create(rt: Runtime, scope: TenantScope, input: Input, idempotency?: Idempotency): Promise<{ record: Out; replayed: boolean }>;
   get(rt: Runtime, scope: TenantScope, id: string, query: Record<string, unknown>): Promise<Out>;
   list(rt: Runtime, scope: TenantScope, page: { limit: number; cursor?: string }): Promise<Page<Out>>;
-  replace(rt: Runtime, scope: TenantScope, id: string, input: Input): Promise<Out>;
-  remove(rt: Runtime, scope: TenantScope, id: string): Promise<unknown>;
+  replace(rt: Runtime, scope: TenantScope, id: string, input: Input, precondition?: Precondition): Promise<Out>;
+  remove(rt: Runtime, scope: TenantScope, id: string, precondition?: Precondition): Promise<unknown>;
 }
 
 const idempotencyHeader = z.object({
@@ -87,7 +89,7 @@ export function registerListRoute<Row, Out = Row>(
   );
 }
 
-export function registerCrud<Input, Out extends { id: string }>(app: OpenAPIHono<AppEnv>, rt: Runtime, spec: CrudSpec<Input, Out>) {
+export function registerCrud<Input, Out extends { id: string; version: number }>(app: OpenAPIHono<AppEnv>, rt: Runtime, spec: CrudSpec<Input, Out>) {
   const itemPath = `${spec.basePath}/{${spec.idParam}}`;
   const params = z.object({ [spec.idParam]: z.string().min(1).max(200) });
   const body = { content: { 'application/json': { schema: spec.input } }, required: true };
@@ -105,7 +107,7 @@ export function registerCrud<Input, Out extends { id: string }>(app: OpenAPIHono
       security,
       request: { body, headers: idempotencyHeader },
       responses: {
-        201: { ...jsonContent(envelope(spec.output), `The created ${spec.noun}`), headers: { Location: locationHeader, 'Idempotent-Replayed': replayedHeader } },
+        201: { ...jsonContent(envelope(spec.output), `The created ${spec.noun}`), headers: { Location: locationHeader, 'Idempotent-Replayed': replayedHeader, ...etagHeader } },
         409: jsonContent(errorResponse, 'The Idempotency-Key was already used with a different body'),
         ...commonErrors,
       },
@@ -115,6 +117,7 @@ export function registerCrud<Input, Out extends { id: string }>(app: OpenAPIHono
       const { record, replayed } = await spec.create(rt, scope(c), input, idempotencyOf(c, input));
       c.header('Location', `${spec.basePath}/${record.id}`);
       if (replayed) c.header('Idempotent-Replayed', 'true');
+      setEtag(c, record);
       return ok(c, record, 201);
     },
   );
@@ -140,10 +143,12 @@ export function registerCrud<Input, Out extends { id: string }>(app: OpenAPIHono
       summary: `Get ${article(spec.noun)}`,
       security,
       request: { params, query: spec.getQuery ?? z.object({}) },
-      responses: { 200: jsonContent(envelope(spec.output), `The ${spec.noun}`), ...commonErrors },
+      responses: { 200: { ...jsonContent(envelope(spec.output), `The ${spec.noun}`), headers: etagHeader }, ...commonErrors },
     }),
     async (c) => {
-      return ok(c, await spec.get(rt, scope(c), idOf(c), c.req.valid('query')));
+      const record = await spec.get(rt, scope(c), idOf(c), c.req.valid('query'));
+      setEtag(c, record);
+      return ok(c, record);
     },
   );
 
@@ -154,16 +159,21 @@ export function registerCrud<Input, Out extends { id: string }>(app: OpenAPIHono
       operationId: `replace${spec.operationNoun}`,
       tags: [spec.tag],
       summary: `Replace ${article(spec.noun)}`,
-      description: 'Validated as on create. id, createdAt, updatedAt, status and version are ignored.',
+      description: 'Validated as on create. id, createdAt, updatedAt, status and version are ignored. With If-Match (the ETag of a GET), replaced only while still at that version (else 412).',
       security,
-      request: { params, body },
+      request: { params, body, headers: ifMatchHeaders },
       responses: {
-        200: jsonContent(envelope(spec.output), `The replaced ${spec.noun}`),
+        200: { ...jsonContent(envelope(spec.output), `The replaced ${spec.noun}`), headers: etagHeader },
         409: jsonContent(commonErrors[400].content['application/json'].schema, 'Modified concurrently; retry'),
+        ...preconditionFailed,
         ...commonErrors,
       },
     }),
-    async (c) => ok(c, await spec.replace(rt, scope(c), idOf(c), c.req.valid('json'))),
+    async (c) => {
+      const record = await spec.replace(rt, scope(c), idOf(c), c.req.valid('json'), ifMatchOf(c));
+      setEtag(c, record);
+      return ok(c, record);
+    },
   );
 
   app.openapi(
@@ -173,12 +183,13 @@ export function registerCrud<Input, Out extends { id: string }>(app: OpenAPIHono
       operationId: `delete${spec.operationNoun}`,
       tags: [spec.tag],
       summary: `Delete ${article(spec.noun)}`,
+      description: 'With If-Match (the ETag of a GET), deleted only while still at that version (else 412).',
       security,
-      request: { params },
-      responses: { 200: jsonContent(envelope(deletedSchema), 'Deleted'), ...commonErrors },
+      request: { params, headers: ifMatchHeaders },
+      responses: { 200: jsonContent(envelope(deletedSchema), 'Deleted'), ...preconditionFailed, ...commonErrors },
     }),
     async (c) => {
-      await spec.remove(rt, scope(c), idOf(c));
+      await spec.remove(rt, scope(c), idOf(c), ifMatchOf(c));
       return ok(c, { id: idOf(c), deleted: true as const });
     },
   );

@@ -7,7 +7,7 @@ import { z } from '@hono/zod-openapi';
 import { deleteFiles, readFileBytes, writeFiles, type FileBytes } from './file-contents';
 import type { TenantScope } from '../tenancy';
 import { deleteCredentials } from './source-credentials';
-import { collection } from '../collection';
+import { collection, type Precondition } from '../collection';
 import {
   MAX_CONTENT_BYTES,
   SOURCE_READ_ONLY_EXTRA,
@@ -136,7 +136,7 @@ export async function createKnowledgeSource(
  * PUT: the record is replaced; for a file collection, so is the whole set of files. A source that
  * was connected before is re-synced in full (no watermark), so its index follows the new definition.
  */
-export async function replaceKnowledgeSource(rt: Runtime, scope: TenantScope, id: string, input: KnowledgeSourceInput) {
+export async function replaceKnowledgeSource(rt: Runtime, scope: TenantScope, id: string, input: KnowledgeSourceInput, precondition?: Precondition) {
   const files = input.type === 'file-collection' ? filesOf(input.files) : [];
   assertContentSize(files);
   await assertRetrievalModels(rt, input);
@@ -149,7 +149,7 @@ export async function replaceKnowledgeSource(rt: Runtime, scope: TenantScope, id
       ...(current.stats ? { stats: current.stats } : {}),
       ...(current.syncId ? { syncId: current.syncId } : {}),
     };
-  });
+  }, [], precondition);
   const existing = await rt.store.files.listFiles(scope, id);
   const keep = new Set(files.map((f) => f.path));
   await writeFiles(rt, scope, id, files, existing);
@@ -258,8 +258,8 @@ export async function presentSource(
  * by the ingestion worker (they can be large). The agents that listed it are the agents product's
  * to update (`removeKnowledgeSource` there).
  */
-export async function deleteKnowledgeSource(rt: Runtime, scope: TenantScope, id: string) {
-  const removed = await knowledgeSources.remove(rt, scope, id);
+export async function deleteKnowledgeSource(rt: Runtime, scope: TenantScope, id: string, precondition?: Precondition) {
+  const removed = await knowledgeSources.remove(rt, scope, id, precondition);
   await deleteCredentials(rt, scope, id);
   await rt.queues.ingestion.send([{ type: 'purge', tenantId: scope.tenantId, sourceId: id }]);
   return removed;

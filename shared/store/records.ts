@@ -223,14 +223,16 @@ export function recordsStore(db: Db, clock: Clock) {
       }
     }
 
-    /** Deletes a record; returns what was deleted, or undefined when there was nothing. */
-    async function remove(scope: TenantScope, id: string): Promise<T | undefined> {
+    /** Deletes a record (at `expectedVersion`, when given); returns what was deleted, or undefined when nothing was. */
+    async function remove(scope: TenantScope, id: string, expectedVersion?: number): Promise<T | undefined> {
       const out = await ifConditionHolds(
         db.client.send(
           new DeleteCommand({
             TableName: db.table,
             Key: keys.record(scope, kind, id),
-            ConditionExpression: 'attribute_exists(pk)',
+            ...(expectedVersion === undefined
+              ? { ConditionExpression: 'attribute_exists(pk)' }
+              : { ConditionExpression: 'attribute_exists(pk) AND #version = :expected', ExpressionAttributeNames: { '#version': 'version' }, ExpressionAttributeValues: { ':expected': expectedVersion } }),
             ReturnValues: 'ALL_OLD',
           }),
         ),
@@ -259,5 +261,5 @@ export interface RecordTable<T extends BaseRecord> {
   containing(scope: TenantScope, attribute: string, value: string): Promise<T[]>;
   replace(scope: TenantScope, record: T, expectedVersion: number, references?: Reference[]): Promise<T>;
   update(scope: TenantScope, id: string, change: (current: T) => T, attempts?: number): Promise<T | undefined>;
-  remove(scope: TenantScope, id: string): Promise<T | undefined>;
+  remove(scope: TenantScope, id: string, expectedVersion?: number): Promise<T | undefined>;
 }

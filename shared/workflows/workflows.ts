@@ -1,3 +1,4 @@
+import type { Precondition } from '../collection';
 import type { Idempotency, Reference } from '../store/records';
 import type { TenantScope } from '../tenancy';
 import { ValidationError } from '../errors';
@@ -110,17 +111,17 @@ export async function createWorkflow(rt: Runtime, scope: TenantScope, input: Wor
   return { ...created, record: presentWorkflow(created.record) };
 }
 
-export async function replaceWorkflow(rt: Runtime, scope: TenantScope, id: string, input: WorkflowInput) {
+export async function replaceWorkflow(rt: Runtime, scope: TenantScope, id: string, input: WorkflowInput, precondition?: Precondition) {
   const current = await workflows.get(rt, scope, id);
   const fields = await fieldsOf(rt, scope, input, current);
-  const replaced = await workflows.replace(rt, scope, id, () => fields, dedupe(references(input)));
+  const replaced = await workflows.replace(rt, scope, id, () => fields, dedupe(references(input)), precondition);
   await scheduleOf(rt, scope, replaced, current.schedules?.length ?? 0);
   return presentWorkflow(replaced);
 }
 
 /** Deletes a workflow, its schedules and its inbound hooks (their URLs stop working). */
-export async function removeWorkflow(rt: Runtime, scope: TenantScope, id: string) {
-  const removed = await workflows.remove(rt, scope, id);
+export async function removeWorkflow(rt: Runtime, scope: TenantScope, id: string, precondition?: Precondition) {
+  const removed = await workflows.remove(rt, scope, id, precondition);
   await rt.scheduler.put(scope, id, [], removed.schedules?.length ?? 0);
   for (const hook of await rt.store.hooks.listHooks(scope, id)) await rt.store.hooks.deleteHook(scope, id, hook.id);
   return removed;

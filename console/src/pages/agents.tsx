@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, apiAll } from '../api';
+import { api, apiAll, ifMatch } from '../api';
 import { PagedTable } from '../components/paged-table';
 import { checkDrafts } from '../json-input';
 import { navigate } from '../router';
@@ -134,7 +134,7 @@ export function AgentEditor({ id }: { id?: string }) {
     setSaving(true);
     setError(undefined);
     try {
-      const agent = await api<Agent>(id ? 'PUT' : 'POST', id ? `/v1/agents/${id}` : '/v1/agents', body);
+      const agent = await api<Agent>(id ? 'PUT' : 'POST', id ? `/v1/agents/${id}` : '/v1/agents', body, undefined, id ? ifMatch(existing.value) : undefined);
       setSaved(true);
       if (!id) navigate(`/agents/${agent.id}`);
       else existing.reload();
@@ -148,7 +148,7 @@ export function AgentEditor({ id }: { id?: string }) {
   async function remove() {
     if (!id || !confirm(`Delete agent ${form.name}? Its sessions and memory go with it.`)) return;
     try {
-      await api('DELETE', `/v1/agents/${id}`);
+      await api('DELETE', `/v1/agents/${id}`, undefined, undefined, ifMatch(existing.value));
       navigate('/agents');
     } catch (err) {
       setError(err);

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, apiPage } from '../api';
+import { api, apiPage, ifMatch } from '../api';
 import { navigate } from '../router';
 import { Empty, ErrorBox, FieldError, Loading, StatusBadge, fieldMessage, formatDate, useLoad } from '../components/ui';
 import { StepGraph } from '../components/step-graph';
@@ -122,7 +122,7 @@ export function WorkflowDetail({ id }: { id?: string }) {
     setSaving(true);
     setError(undefined);
     try {
-      const wf = await api<Workflow>(id ? 'PUT' : 'POST', id ? `/v1/workflows/${id}` : '/v1/workflows', body);
+      const wf = await api<Workflow>(id ? 'PUT' : 'POST', id ? `/v1/workflows/${id}` : '/v1/workflows', body, undefined, id ? ifMatch(existing.value) : undefined);
       setSaved(true);
       if (!id) navigate(`/workflows/${wf.id}`);
       else existing.reload();
