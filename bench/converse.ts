@@ -1,7 +1,8 @@
 /**
  * `npm run bench` (third part): converse latency with the built-in engine over a 10k-chunk
  * PostgreSQL source, and how much of it is spent outside the model (retrieval, session store,
- * envelope); and a turn with one tool call against one without, outside the model and the tool.
+ * envelope); a turn with one tool call against one without, outside the model and the tool; and a
+ * turn through an alias against the same agent's draft.
  * Writes bench/results/converse.json.
  */
 import './allow-local-tools';
@@ -86,6 +87,32 @@ async function main() {
     }
   }
   await new Promise<void>((resolve) => shop.close(() => resolve()));
+
+  // A release: the same agent through an alias (resolved, then cached per warm instance) against its
+  // draft, turn by turn in alternation, new sessions and continued ones alike.
+  await call('POST', `/v1/agents/${withoutTool.data.id}/versions`, {});
+  await call('PUT', `/v1/agents/${withoutTool.data.id}/aliases/live`, { routing: [{ version: 1 }] });
+  const released = { alias: { ms: [] as number[], requests: [] as number[] }, draft: { ms: [] as number[], requests: [] as number[] } };
+  const sessions: Record<'alias' | 'draft', string | undefined> = { alias: undefined, draft: undefined };
+  for (let i = 0; i < TURNS + 20; i++) {
+    for (const kind of ['alias', 'draft'] as const) {
+      if (i % 5 === 0) sessions[kind] = undefined;
+      const requestsBefore = dynamoTotals().dynamoRequests;
+      const t0 = performance.now();
+      const reply = await call('POST', `/v1/agents/${withoutTool.data.id}/converse`, { message: `Where is my order A${i}?`, ...(kind === 'alias' ? { alias: 'live' } : {}), context: sessions[kind] ? { sessionId: sessions[kind] } : {} });
+      const elapsed = performance.now() - t0;
+      sessions[kind] = String(reply.data.sessionId);
+      if (i < 20) continue;
+      released[kind].ms.push(elapsed);
+      released[kind].requests.push(dynamoTotals().dynamoRequests - requestsBefore);
+    }
+  }
+  const aliasTurn = {
+    aliasMs: { p50: percentile(released.alias.ms, 0.5), mean: mean(released.alias.ms) },
+    draftMs: { p50: percentile(released.draft.ms, 0.5), mean: mean(released.draft.ms) },
+    p50Ratio: Math.round((percentile(released.alias.ms, 0.5) / percentile(released.draft.ms, 0.5)) * 100) / 100,
+    dynamoRequestsPerTurn: { alias: mean(released.alias.requests), draft: mean(released.draft.requests) },
+  };
   const toolTurn = {
     withToolOutsideModelAndToolMs: { p50: percentile(turns.tool.outside, 0.5), mean: mean(turns.tool.outside) },
     withoutToolOutsideModelMs: { p50: percentile(turns.plain.outside, 0.5), mean: mean(turns.plain.outside) },
@@ -103,6 +130,7 @@ async function main() {
     modelMsMean: Math.round(((mean(total) - mean(outside)) * 10)) / 10,
     dynamoRequestsPerTurn: { mean: mean(dynamoRequests), max: Math.max(...dynamoRequests) },
     oneToolCallTurn: toolTurn,
+    aliasAgainstDraft: aliasTurn,
   };
   writeResults('converse', results);
   await services.stop();

@@ -1,4 +1,4 @@
-import { context, propagation, SpanKind, SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
+import { context, createContextKey, propagation, SpanKind, SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
 
 /**
  * Tracing through the OpenTelemetry API only: with no SDK registered every span is a no-op (the
@@ -11,9 +11,21 @@ export { SpanKind };
 
 const tracer = () => trace.getTracer('cairn');
 
+const LABELS = createContextKey('cairn.span-labels');
+
+/**
+ * Runs `fn` with attributes every span started inside it carries besides its own (what an agent's
+ * turn runs: its agent and version, on its model and tool spans).
+ */
+export function withSpanLabels<T>(labels: Attributes, fn: () => T): T {
+  return context.with(context.active().setValue(LABELS, { ...(context.active().getValue(LABELS) as Attributes | undefined), ...labels }), fn);
+}
+
+const labelled = (attributes: Attributes | undefined): Attributes => ({ ...(context.active().getValue(LABELS) as Attributes | undefined), ...attributes });
+
 /** Runs `fn` in a new span (a child of the current one); a thrown error marks the span and goes on. */
 export function inSpan<T>(name: string, options: { kind?: SpanKind; attributes?: Attributes }, fn: (span: Span) => Promise<T>): Promise<T> {
-  return tracer().startActiveSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes }, async (span) => {
+  return tracer().startActiveSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: labelled(options.attributes) }, async (span) => {
     let failure: unknown;
     try {
       return await fn(span);
@@ -40,7 +52,7 @@ export function withCarrier<T>(carrier: Record<string, string> | undefined, fn: 
 
 /** A span the caller ends itself (a stream's lifetime): a child of the current span. */
 export function startSpan(name: string, options: { kind?: SpanKind; attributes?: Attributes }): Span {
-  return tracer().startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes });
+  return tracer().startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: labelled(options.attributes) });
 }
 
 /** Marks a span failed without ending it (an outcome reported, not thrown). */

@@ -125,6 +125,12 @@ describe('agent versions and aliases', () => {
     expect((await converse({ version: 2 })).body.data.agentVersion).toBe(2);
     expect((await converse({})).body.data.agentVersion).toBe('draft');
     expect((await converse({ alias: 'draft' })).body.data.agentVersion).toBe('draft');
+    // Usage by version: each definition that answered is a row of its own.
+    const usage = await api('GET', '/v1/usage?groupBy=agentVersion');
+    expect(usage.status).toBe(200);
+    const groups = usage.body.data.rows.map((r: { group: string }) => r.group);
+    expect(groups).toEqual(expect.arrayContaining([`${agentId}:1`, `${agentId}:2`, `${agentId}:draft`]));
+    expect(usage.body.data.rows.find((r: { group: string }) => r.group === `${agentId}:2`).requests).toBeGreaterThan(0);
     const both = await converse({ alias: 'live', version: 1 });
     expect(both.status).toBe(400);
     expect(both.body.error.details.field).toBe('version');

@@ -48,6 +48,14 @@ describe('traces', () => {
     expect(chats).toHaveLength(2); // the call that chose the tool, the one that answered from it
     expect(chats[0]!.attributes).toMatchObject({ 'gen_ai.provider.name': 'local', 'gen_ai.usage.input_tokens': expect.any(Number), 'gen_ai.response.finish_reasons': ['tool_calls'] });
     expect(children.find((s) => s.name === 'execute_tool order_status')?.attributes).toMatchObject({ 'gen_ai.tool.name': 'order_status', 'gen_ai.tool.call.id': turn.body.data.toolCalls[0].id });
+    // Model and tool spans say which agent definition ran: the draft here, a version below.
+    for (const span of [...chats, children.find((s) => s.name === 'execute_tool order_status')!]) expect(span.attributes).toMatchObject({ 'cairn.agent.id': agent.body.data.id, 'cairn.agent.version': 'draft' });
+    await call(app, 'POST', `/v1/agents/${agent.body.data.id}/versions`, { key: t.apiKey, body: {} });
+    const released = await call(app, 'POST', `/v1/agents/${agent.body.data.id}/converse`, { key: t.apiKey, body: { message: 'Where is my order A17?', version: 1, stream: true } });
+    const streamedSpans = (await call(app, 'GET', `/v1/traces/${released.headers.get('x-request-id')}`, { key: t.apiKey })).body.data.spans as Span[];
+    const labelled = streamedSpans.filter((s) => s.attributes['gen_ai.operation.name'] === 'chat' || s.name.startsWith('execute_tool'));
+    expect(labelled.length).toBeGreaterThanOrEqual(3);
+    for (const span of labelled) expect(span.attributes['cairn.agent.version'], span.name).toBe('1');
 
     // Another tenant's trace is not found, nor is a request never made.
     const stranger = await newTenant();

@@ -14,7 +14,8 @@ import { converseSource, ground, type Grounding } from './grounding';
 import { countingCalls, modelDeadline, rememberTurn } from './turn-memory';
 import type { AgentTurn, Runtime } from '../runtime';
 import { DRAFT } from '../releases';
-import { agentForTurn, type AgentTarget } from './agent-releases';
+import { withSpanLabels } from '../telemetry';
+import { agentForTurn, type AgentTarget, type AgentVersionRef } from './agent-releases';
 
 const agentVersionRef = z.union([z.number(), z.literal(DRAFT)]);
 
@@ -154,6 +155,35 @@ function pausedTurnOf(raw: unknown, sessionId: string): PausedTurn | undefined {
   throw new AppError('INTERNAL_ERROR', `The paused turn of session ${sessionId} could not be read`);
 }
 
+/** What a turn runs, on every span its model and tool calls start. */
+const turnLabels = (agentId: string, version: AgentVersionRef) => ({ 'cairn.agent.id': agentId, 'cairn.agent.version': String(version) });
+
+/** The turn's model, its every call (whole, or each step of a stream) made under the turn's span labels. */
+function labelledModel(resolved: ResolvedModel, labels: Record<string, string>): ResolvedModel {
+  const { engine } = resolved;
+  return {
+    ...resolved,
+    engine: {
+      provider: engine.provider,
+      supportsTools: engine.supportsTools,
+      generate: (request, signal) => withSpanLabels(labels, () => engine.generate(request, signal)),
+      async *stream(request, signal) {
+        const steps = engine.stream(request, signal);
+        try {
+          for (;;) {
+            const step = await withSpanLabels(labels, () => steps.next());
+            if (step.done) return step.value;
+            yield step.value;
+          }
+        } finally {
+          // A consumer that stops early stops the model's stream too.
+          await steps.return(undefined as never);
+        }
+      },
+    },
+  };
+}
+
 const toolOf = (tools: CallableTool[], name: string) => tools.find((t) => t.name === name);
 const pending = (calls: ToolCall[]) => calls.map((c) => ({ id: c.id, tool: c.name, arguments: c.arguments }));
 
@@ -195,7 +225,7 @@ async function newTurn(rt: Runtime, scope: TenantScope, agentId: string, input: 
     agentVersion,
     tools: callables,
     sessionId,
-    resolved,
+    resolved: labelledModel(resolved, turnLabels(agent.id, agentVersion)),
     clientTools: new Set((input.clientTools ?? []).map((t) => t.name)),
     sources: grounded?.sources ?? [],
     skipped: grounded?.skipped ?? [],
@@ -257,7 +287,7 @@ async function resumedTurn(rt: Runtime, scope: TenantScope, agentId: string, inp
     tools,
     clientTools: new Set(),
     sessionId: input.sessionId,
-    resolved,
+    resolved: labelledModel(resolved, turnLabels(agent.id, kept.agentVersion)),
     budget: resolved.budget,
     persist: true,
     skipped: [],
@@ -287,7 +317,7 @@ async function openTurn(rt: Runtime, scope: TenantScope, agentId: string, input:
 async function runToolRound(rt: Runtime, scope: TenantScope, turn: Turn, calls: ToolCall[], signal: AbortSignal | undefined, emit: (event: TurnEvent) => void, approvals?: Map<string, ToolApproval>): Promise<void> {
   for (const call of calls) emit({ type: 'tool_call', call: { id: call.id, tool: call.name, arguments: call.arguments } });
   const records = await meteringSearches(turn.progress, () =>
-    Promise.all(
+    withSpanLabels(turnLabels(turn.agent.id, turn.agentVersion), () => Promise.all(
       calls.map(async (call): Promise<ToolCallRecord> => {
         const tool = toolOf(turn.tools, call.name);
         const started = performance.now();
@@ -303,7 +333,7 @@ async function runToolRound(rt: Runtime, scope: TenantScope, turn: Turn, calls: 
         emit({ type: 'tool_result', call: record });
         return record;
       }),
-    ),
+    )),
   );
   turn.request.toolRounds = [
     ...(turn.request.toolRounds ?? []),
@@ -326,6 +356,7 @@ async function billTurn(rt: Runtime, scope: TenantScope, turn: Turn, extra = { u
     keyId: turn.keyId,
     subject: { kind: 'agent', id: turn.agent.id },
     model: turn.resolved.name,
+    release: turn.agentVersion,
     inputTokens: now.inputTokens - billed.inputTokens,
     outputTokens: now.outputTokens - billed.outputTokens,
     requests: now.modelCalls - billed.modelCalls,

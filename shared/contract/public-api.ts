@@ -1782,9 +1782,9 @@ export interface components {
             from: string;
             to: string;
             /** @enum {string} */
-            groupBy: "day" | "agent" | "workflow" | "knowledgeSource" | "model" | "key";
+            groupBy: "day" | "agent" | "agentVersion" | "workflow" | "knowledgeSource" | "model" | "key";
             rows: {
-                /** @description The day, agent id, workflow id, knowledge source id, model (`-`: work no model did) or API key id */
+                /** @description The day, agent id, `<agentId>:<version|draft>`, workflow id, knowledge source id, model (`-`: work no model did) or API key id */
                 group: string;
                 inputTokens: number;
                 outputTokens: number;
@@ -7551,8 +7551,8 @@ export interface operations {
                 from?: string;
                 /** @description Last day (UTC), default: today */
                 to?: string;
-                /** @description day, agent, workflow, knowledgeSource (these three: only that kind of subject’s rows), model or key */
-                groupBy?: "day" | "agent" | "workflow" | "knowledgeSource" | "model" | "key";
+                /** @description day, agent, agentVersion (`<agentId>:<version|draft>`), workflow, knowledgeSource (these four: only that kind of subject’s rows), model or key */
+                groupBy?: "day" | "agent" | "agentVersion" | "workflow" | "knowledgeSource" | "model" | "key";
             };
             header?: never;
             path?: never;

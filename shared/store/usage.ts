@@ -30,6 +30,8 @@ export interface UsageBucket {
   subject: string;
   /** `provider/model`. */
   model: string;
+  /** Which release of the subject did the work: a version number or `draft` (absent: not versioned, or counted before versions existed). */
+  release?: string;
 }
 
 export type UsageRow = UsageBucket & UsageCounts;
@@ -64,14 +66,15 @@ export function usageStore(db: Db) {
       new UpdateCommand({
         TableName: db.table,
         Key: keys.usage(scope, bucket),
-        UpdateExpression: `ADD ${added.map((c) => `#${c} :${c}`).join(', ')} SET #day = :day, #keyId = :keyId, #subject = :subject, #model = :model`,
-        ExpressionAttributeNames: Object.fromEntries([...added, 'day', 'keyId', 'subject', 'model'].map((n) => [`#${n}`, n])),
+        UpdateExpression: `ADD ${added.map((c) => `#${c} :${c}`).join(', ')} SET #day = :day, #keyId = :keyId, #subject = :subject, #model = :model${bucket.release !== undefined ? ', #release = :release' : ''}`,
+        ExpressionAttributeNames: Object.fromEntries([...added, 'day', 'keyId', 'subject', 'model', ...(bucket.release !== undefined ? ['release'] : [])].map((n) => [`#${n}`, n])),
         ExpressionAttributeValues: {
           ...Object.fromEntries(added.map((c) => [`:${c}`, counts[c]])),
           ':day': bucket.day,
           ':keyId': bucket.keyId,
           ':subject': bucket.subject,
           ':model': bucket.model,
+          ...(bucket.release !== undefined ? { ':release': bucket.release } : {}),
         },
       }),
     );
@@ -93,6 +96,7 @@ export function usageStore(db: Db) {
         keyId: String(item.keyId),
         subject: String(item.subject),
         model: String(item.model),
+        ...(item.release !== undefined ? { release: String(item.release) } : {}),
         ...usageCounts((c) => Number(item[c] ?? 0)),
       }));
   }

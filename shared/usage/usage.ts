@@ -18,6 +18,8 @@ export interface UsageEvent extends Partial<UsageCounts> {
   subject: { kind: 'agent' | 'workflow' | 'knowledge-source'; id: string };
   /** `provider/model`; `-` for work no model did (a search, an ingested batch). */
   model?: string;
+  /** The subject's release that did the work: a version number, or draft. */
+  release?: number | 'draft';
 }
 
 /**
@@ -28,13 +30,14 @@ export async function recordUsage(rt: Runtime, scope: TenantScope, event: UsageE
   if (USAGE_COUNTS.every((c) => !event[c])) return;
   const day = new Date(rt.clock.now()).toISOString().slice(0, 10);
   try {
-    await rt.store.usage.add(scope, { day, keyId: event.keyId ?? '-', subject: `${event.subject.kind}:${event.subject.id}`, model: event.model ?? '-' }, event);
+    const bucket = { day, keyId: event.keyId ?? '-', subject: `${event.subject.kind}:${event.subject.id}`, model: event.model ?? '-' };
+    await rt.store.usage.add(scope, event.release === undefined ? bucket : { ...bucket, release: String(event.release) }, event);
   } catch (error) {
     log.error('usage not recorded', { tenantId: scope.tenantId, subject: event.subject, model: event.model, ...errorFields(error) });
   }
 }
 
-const GROUPS = ['day', 'agent', 'workflow', 'knowledgeSource', 'model', 'key'] as const;
+const GROUPS = ['day', 'agent', 'agentVersion', 'workflow', 'knowledgeSource', 'model', 'key'] as const;
 export type UsageGroup = (typeof GROUPS)[number];
 const MAX_DAYS = 366;
 
@@ -43,7 +46,7 @@ const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, { error: 'must be a date (YY
 export const usageQuery = z.object({
   from: day.optional().openapi({ description: 'First day (UTC), default: the first of this month', example: '2026-11-01' }),
   to: day.optional().openapi({ description: 'Last day (UTC), default: today', example: '2026-11-30' }),
-  groupBy: z.enum(GROUPS).default('day').openapi({ description: 'day, agent, workflow, knowledgeSource (these three: only that kind of subject’s rows), model or key' }),
+  groupBy: z.enum(GROUPS).default('day').openapi({ description: 'day, agent, agentVersion (`<agentId>:<version|draft>`), workflow, knowledgeSource (these four: only that kind of subject’s rows), model or key' }),
 });
 
 const counts = {
@@ -63,7 +66,7 @@ export const usageReport = z
     from: z.string(),
     to: z.string(),
     groupBy: z.enum(GROUPS),
-    rows: z.array(z.object({ group: z.string().openapi({ description: 'The day, agent id, workflow id, knowledge source id, model (`-`: work no model did) or API key id' }), ...counts })),
+    rows: z.array(z.object({ group: z.string().openapi({ description: 'The day, agent id, `<agentId>:<version|draft>`, workflow id, knowledge source id, model (`-`: work no model did) or API key id' }), ...counts })),
     totals: z.object(counts),
   })
   .openapi('UsageReport');
@@ -87,6 +90,8 @@ function sum(rows: UsageRow[]) {
 const groupOf: Record<UsageGroup, (row: UsageRow) => string | undefined> = {
   day: (row) => row.day,
   agent: (row) => (row.subject.startsWith('agent:') ? row.subject.slice(6) : undefined),
+  // Turns counted before versions existed ran the only definition there was: the draft.
+  agentVersion: (row) => (row.subject.startsWith('agent:') ? `${row.subject.slice(6)}:${row.release ?? 'draft'}` : undefined),
   workflow: (row) => (row.subject.startsWith('workflow:') ? row.subject.slice(9) : undefined),
   knowledgeSource: (row) => (row.subject.startsWith('knowledge-source:') ? row.subject.slice(17) : undefined),
   model: (row) => row.model,
