@@ -96,7 +96,7 @@ export function usageStore(db: Db) {
         keyId: String(item.keyId),
         subject: String(item.subject),
         model: String(item.model),
-        ...(item.release !== undefined ? { release: String(item.release) } : {}),
+        ...(typeof item.release === 'string' ? { release: item.release } : {}),
         ...usageCounts((c) => Number(item[c] ?? 0)),
       }));
   }
