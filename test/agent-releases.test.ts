@@ -4,6 +4,7 @@ import { storedAgent } from '../shared/agents';
 import type { BaseRecord } from '../shared/store/records';
 import { createLocalApp } from '../local/local-app';
 import { call } from './helpers/http';
+import { pcall, platformTestSecrets, provision } from './helpers/platform';
 import { testRt } from './helpers/runtime';
 import { newTenant, type TestTenant } from './helpers/tenant';
 
@@ -182,6 +183,22 @@ describe('agent versions and aliases', () => {
     const res = await api('POST', `/v1/agents/${id}/versions`);
     expect(res.status).toBe(400);
     expect(res.body.error.details.field).toBe('temperature');
+  });
+
+  it('serves the same versions and aliases through the platform API', async () => {
+    const tenant = await provision(app, platformTestSecrets().adminToken, {});
+    const token = tenant.accessToken;
+    const created = await pcall(app, 'POST', '/platform/agent', token, { body: { name: 'Platform', model: 'local/extractive' } });
+    const id = created.body.data.id as string;
+    const published = await pcall(app, 'POST', `/platform/agent/${id}/versions`, token, { body: { description: 'from the platform' } });
+    expect(published.status).toBe(201);
+    expect(published.body.data).toMatchObject({ agentId: id, version: 1, description: 'from the platform', agent: { name: 'Platform' } });
+    expect((await pcall(app, 'PUT', `/platform/agent/${id}/aliases/live`, token, { body: { routing: [{ version: 1 }] } })).body.data.routing).toEqual([{ version: 1, weight: 100 }]);
+    expect((await pcall(app, 'GET', `/platform/agent/${id}/versions`, token)).body.data.map((v: { version: number }) => v.version)).toEqual([1]);
+    expect((await pcall(app, 'GET', `/platform/agent/${id}/aliases`, token)).body.data.map((a: { name: string }) => a.name)).toEqual(['live']);
+    expect((await pcall(app, 'GET', `/platform/agent/${id}/versions/1/diff`, token)).body.data.changes).toEqual([]);
+    expect((await pcall(app, 'DELETE', `/platform/agent/${id}/versions/1`, token)).status).toBe(409);
+    expect((await pcall(app, 'GET', `/platform/agent/agt_01kaaaaaaaaaaaaaaaaaaaaaaa/versions`, token)).status).toBe(404);
   });
 
   it('keeps at most 500 versions, and deleting an agent deletes its versions and aliases', async () => {

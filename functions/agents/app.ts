@@ -1,10 +1,11 @@
-import { agent, agentInput, agents, createAgent, deleteAgent, presentAgent, replaceAgent } from '../../shared/agents';
+import { agent, agentInput, agentReleases, agents, createAgent, deleteAgent, presentAgent, replaceAgent } from '../../shared/agents';
 import { OPENAI_PATHS } from '../../shared/http/error-handler';
 import { createGroupApp, DEFAULT_MAX_BODY_BYTES, type GroupOptions } from '../../shared/http/create-group-app';
 import { registerCrud } from '../../shared/http/crud-routes';
+import { commonErrors } from '../../shared/http/openapi-schemas';
+import { registerReleaseRoutes } from '../../shared/http/release-routes';
 import { registerChatCompletions } from './chat-completions';
 import { registerConversationRoutes } from './conversation-routes';
-import { registerAgentReleaseRoutes } from './release-routes';
 import { registerModels } from './models';
 import { registerResponses } from './responses';
 import { registerTraces } from './trace-routes';
@@ -32,7 +33,7 @@ export function createAgentsApp(rt: RuntimeWith<'models' | 'secrets' | 'queues'>
     remove: deleteAgent,
   });
   registerConversationRoutes(app, rt);
-  registerAgentReleaseRoutes(app, rt);
+  registerReleaseRoutes(app, rt, { ...agentReleases, basePath: '/v1/agents', operationNoun: 'Agent', security: [{ ApiKeyAuth: [] }], errors: commonErrors, scope: (c) => c.get('identity').scope });
   registerChatCompletions(app, rt);
   registerModels(app, rt);
   registerResponses(app, rt);

@@ -1,6 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { agent, agentInput, agents, createAgent, deleteAgent, patchAgent, presentAgent } from '../../shared/agents';
+import { agent, agentInput, agentReleases, agents, createAgent, deleteAgent, patchAgent, presentAgent } from '../../shared/agents';
+import { registerReleaseRoutes } from '../../shared/http/release-routes';
 import type { AppEnv } from '../../shared/http/context';
 import { registerListRoute } from '../../shared/http/crud-routes';
 import { etagHeader, ifMatchHeaders, ifMatchOf, preconditionFailed, setEtag } from '../../shared/http/preconditions';
@@ -15,6 +16,7 @@ const scope = (c: Context<AppEnv>) => c.get('platformToken').scope;
 
 /** The tenant's agents: the very records `/v1/agents` serves to its API keys. */
 export function registerAgentRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
+  registerReleaseRoutes(app, rt, { ...agentReleases, basePath: '/platform/agent', operationNoun: 'PlatformAgent', security: tokenSecurity, errors: { ...notFound, ...platformErrors }, scope });
   registerListRoute(app, rt, {
     path: '/platform/agent',
     operationId: 'listPlatformAgents',

@@ -130,3 +130,21 @@ export async function agentForTurn(rt: Runtime, scope: TenantScope, agentId: str
   const version = versionForSession(alias.routing, session.id, typeof session.before === 'number' ? session.before : undefined);
   return { agent: (await releases(rt).version(scope, agentId, version)).snapshot, agentVersion: version };
 }
+
+/** An agent's releases as the release routes serve them (public and platform API alike). */
+export const agentReleases = {
+  idParam: 'agentId',
+  noun: 'agent',
+  tag: 'Agent releases',
+  versionShown: agentVersionShown,
+  aliasShown: agentAliasShown,
+  publish: publishAgentVersion,
+  listVersions: listAgentVersions,
+  getVersion: getAgentVersion,
+  deleteVersion: deleteAgentVersion,
+  diff: diffAgentVersions,
+  putAlias: putAgentAlias,
+  listAliases: listAgentAliases,
+  getAlias: getAgentAlias,
+  deleteAlias: deleteAgentAlias,
+};

@@ -9,6 +9,7 @@ export { converseSource } from './grounding';
 export {
   agentAddress,
   agentAliasShown,
+  agentReleases,
   agentVersionShown,
   deleteAgentAlias,
   deleteAgentVersion,

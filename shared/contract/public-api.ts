@@ -130,7 +130,7 @@ export interface paths {
         put?: never;
         /**
          * Publish the draft as the next version
-         * @description Snapshots the agent as it is now (model and settings, instructions, tools with their sealed credentials, knowledge sources) as an immutable, numbered version. 400 when the draft does not validate; 409 past 500 versions.
+         * @description Snapshots the agent as it is now (everything that shapes what it does, sealed credentials included) as an immutable, numbered version. 400 when the draft does not validate; 409 past 500 versions.
          */
         post: operations["publishAgentVersion"];
         delete?: never;
@@ -188,7 +188,7 @@ export interface paths {
         get: operations["getAgentAlias"];
         /**
          * Create or move an alias
-         * @description Routes the alias to up to 4 versions by integer weight (summing to 100; one entry may omit its weight). New sessions are placed by weight; a session keeps its version while the alias still routes to it. Converse with `alias`, or `model: "<agentId>:<alias>"` on the OpenAI-compatible routes.
+         * @description Routes the alias to up to 4 versions by integer weight (summing to 100; one entry may omit its weight). New sessions are placed by weight; a session keeps its version while the alias still routes to it.
          */
         put: operations["putAgentAlias"];
         post?: never;
