@@ -85,8 +85,11 @@ describe('fuzzing every operation', () => {
       call(app, 'POST', '/v1/knowledge-sources', { key: t.apiKey, body: { name: 'fuzz', type: 'file-collection', files: [{ path: 'a.md', content: '# A' }] } }),
     ]);
     ids.push(...created.map((r) => String(r.body.data.id)), tenant.tenantId);
-    // Versions of the agent, so what names one (an alias's routing, a diff) reaches past validation.
-    for (let i = 0; i < 3; i++) await call(app, 'POST', `/v1/agents/${ids[0]}/versions`, { key: t.apiKey, body: {} });
+    // Versions of the agent and the workflow, so what names one (an alias's routing, a diff) reaches past validation.
+    for (let i = 0; i < 3; i++) {
+      await call(app, 'POST', `/v1/agents/${ids[0]}/versions`, { key: t.apiKey, body: {} });
+      await call(app, 'POST', `/v1/workflows/${ids[1]}/versions`, { key: t.apiKey, body: {} });
+    }
   };
   beforeAll(async () => {
     const v1 = (await call(app, 'GET', '/v1/openapi.json')).body as OpenApi;

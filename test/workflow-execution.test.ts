@@ -45,7 +45,7 @@ describe('workflow execution (local queue)', () => {
     const res = await execute(id, { input: 'How many days do I have to return an item?' });
     expect(res.status).toBe(200);
     const exe = res.body.data;
-    expect(exe).toMatchObject({ workflowId: id, workflowVersion: 1, status: 'succeeded', input: 'How many days do I have to return an item?' });
+    expect(exe).toMatchObject({ workflowId: id, workflowVersion: 'draft', status: 'succeeded', input: 'How many days do I have to return an item?' });
     expect(exe.id).toMatch(/^exe_/);
     expect(exe.steps.map((s: { id: string; status: string; attempt: number }) => [s.id, s.status, s.attempt])).toEqual([
       ['step1', 'succeeded', 1],
@@ -103,11 +103,13 @@ describe('workflow execution (local queue)', () => {
     await call(app, 'PUT', `/v1/workflows/${id}`, { key: t.apiKey, body: { name: 'one', steps: [{ type: 'generation', model: 'gpt-4', prompt: 'Changed' }, { type: 'generation', model: 'gpt-4', prompt: 'x' }] } });
     const again = await call(app, 'GET', res.headers.get('location')!, { key: t.apiKey });
     expect(again.body.data.steps).toHaveLength(1);
-    expect(again.body.data.workflowVersion).toBe(1);
+    expect(again.body.data.workflowVersion).toBe('draft');
     await execute(id, { input: 'x' });
     const list = await call(app, 'GET', `/v1/workflows/${id}/executions?status=succeeded&limit=1`, { key: t.apiKey });
     expect(list.body.data).toHaveLength(1);
-    expect(list.body.data[0].workflowVersion).toBe(2);
+    // The next execution ran the draft as it is now: both steps.
+    expect(list.body.data[0].workflowVersion).toBe('draft');
+    expect(list.body.data[0].steps).toHaveLength(2);
     expect(list.body.meta.pagination.hasMore).toBe(true);
     expect((await call(app, 'GET', `/v1/workflows/${id}/executions?status=failed`, { key: t.apiKey })).body.data).toEqual([]);
     expect((await call(app, 'GET', `/v1/workflows/${id}/executions/exe_01m7y62dvspbq7k3p58zfb7w0n`, { key: t.apiKey })).status).toBe(404);

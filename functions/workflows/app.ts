@@ -1,4 +1,6 @@
-import { workflow, workflowInput, createWorkflow, getWorkflow, listWorkflows, removeWorkflow, replaceWorkflow } from '../../shared/workflows';
+import { workflow, workflowInput, workflowReleases, createWorkflow, getWorkflow, listWorkflows, removeWorkflow, replaceWorkflow } from '../../shared/workflows';
+import { commonErrors } from '../../shared/http/openapi-schemas';
+import { registerReleaseRoutes } from '../../shared/http/release-routes';
 import { createGroupApp, DEFAULT_MAX_BODY_BYTES, type GroupOptions } from '../../shared/http/create-group-app';
 import { registerCrud } from '../../shared/http/crud-routes';
 import { registerExecutionRoutes } from './execution-routes';
@@ -22,6 +24,7 @@ export function createWorkflowsApp(rt: RuntimeWith<'scheduler' | 'queues' | 'sec
     replace: replaceWorkflow,
     remove: removeWorkflow,
   });
+  registerReleaseRoutes(app, rt, { ...workflowReleases, basePath: '/v1/workflows', operationNoun: 'Workflow', security: [{ ApiKeyAuth: [] }], errors: commonErrors, scope: (c) => c.get('identity').scope });
   registerExecutionRoutes(app, rt);
   registerHookRoutes(app, rt);
   return app;

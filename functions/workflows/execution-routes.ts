@@ -1,4 +1,5 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { aliasName, DRAFT } from '../../shared/releases';
 import { config } from '../../shared/config';
 import { cancelExecution, executeAndWait, getExecution, listExecutions, presentExecution, completeHumanStep, listWaitingExecutions, listDeliveries, webhookInput, webhookShown, followExecution } from '../../shared/workflows';
 import { sseResponse } from '../../shared/http/sse';
@@ -22,6 +23,11 @@ const executeInput = z
     parameters: z.record(z.string(), z.unknown()).default({}).openapi({ description: 'Available to templates as {{parameters.<name>}}' }),
     mode: z.enum(['sync', 'async']).default('sync').openapi({ description: 'sync waits up to 25 s for the result (an execution that waits for a person answers 202 at once)' }),
     webhook: webhookInput.optional().openapi({ description: 'This execution’s completion webhook, instead of the workflow’s (its secret is required)' }),
+    alias: z.union([aliasName, z.literal(DRAFT)]).optional().openapi({ description: 'Run the version this alias routes to (chosen by weight per execution)', example: 'live' }),
+    version: z.int().min(1).optional().openapi({ description: 'Run this version. Without alias or version: the draft' }),
+  })
+  .superRefine((body, ctx) => {
+    if (body.alias !== undefined && body.version !== undefined) ctx.addIssue({ code: 'custom', path: ['version'], message: 'must be absent when alias is given: name one or the other' });
   })
   .openapi('ExecuteRequest', { example: { input: 'I was charged twice for my order', parameters: { orderId: '1042', amount: 129.9 } } });
 
@@ -47,7 +53,7 @@ const execution = z
   .object({
     id: z.string().openapi({ example: 'exe_01jd8x2k3m4n5p6q7r8s9t0v1w' }),
     workflowId: z.string(),
-    workflowVersion: z.int(),
+    workflowVersion: z.union([z.int(), z.literal('draft')]).openapi({ description: 'The definition it ran: a version number, or draft' }),
     status: z.enum(STATUSES),
     input: z.string(),
     parameters: z.record(z.string(), z.unknown()),
@@ -100,7 +106,8 @@ export function registerExecutionRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       const scope = c.get('identity').scope;
       const { workflowId } = c.req.valid('param');
       const body = c.req.valid('json');
-      const { execution: record, finished } = await executeAndWait(rt, scope, workflowId, { ...body, keyId: c.get('identity').keyId }, body.mode === 'sync' ? config.workflowSyncWaitMs : 0);
+      const { alias, version, ...request } = body;
+      const { execution: record, finished } = await executeAndWait(rt, scope, workflowId, { ...request, target: { alias, version }, keyId: c.get('identity').keyId }, body.mode === 'sync' ? config.workflowSyncWaitMs : 0);
       if (finished) return ok(c, presentExecution(record));
       c.header('Location', `/v1/workflows/${workflowId}/executions/${record.id}`);
       return ok(c, presentExecution(record), 202);

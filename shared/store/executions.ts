@@ -63,7 +63,8 @@ export type StepState = z.infer<typeof stepStateShape>;
 const executionShape = z.object({
   id: z.string(),
   workflowId: z.string(),
-  workflowVersion: z.number(),
+  /** The definition it ran: a release's version number, or `draft` (executions before releases: the record version then). */
+  workflowVersion: z.union([z.number(), z.literal('draft')]),
   status: executionStatus,
   input: z.string(),
   parameters: z.record(z.string(), z.unknown()),

@@ -6,6 +6,7 @@ import type { TenantScope } from '../tenancy';
 import { dependenciesOf, readySteps, sendSteps } from './progress';
 import { notifyWebhook, presentDelivery, sealWebhook, showWebhook, type WebhookInput } from './webhooks';
 import { workflows } from './workflow-records';
+import { workflowForRun, type WorkflowTarget } from './workflow-releases';
 import type { Definition } from './step-run';
 import { isoNow } from '../clock';
 
@@ -20,16 +21,17 @@ export async function startExecution(
   workflowId: string,
   request: ExecuteRequest,
 ): Promise<ExecutionRecord> {
-  const workflow = (await workflows.get(rt, scope, workflowId));
+  const id = newId('execution', rt.clock.now());
+  const { workflow, workflowVersion } = await workflowForRun(rt, scope, workflowId, request.target ?? {}, id);
   // The request's webhook over the workflow's, pinned like the definition.
   const webhook = request.webhook ? await sealWebhook(rt, scope, request.webhook, undefined, 'webhook') : workflow.webhook;
   const deps = dependenciesOf(workflow.steps);
   const definition = workflow.steps.map((s, i) => ({ ...s, dependsOn: deps[i]! })) as Definition;
   const now = isoNow(rt.clock);
   const execution: ExecutionRecord = {
-    id: newId('execution', rt.clock.now()),
+    id,
     workflowId,
-    workflowVersion: workflow.version,
+    workflowVersion,
     status: 'running',
     input: request.input,
     parameters: request.parameters,
@@ -55,6 +57,8 @@ export interface ExecuteRequest {
   parameters: Record<string, unknown>;
   keyId?: string;
   webhook?: WebhookInput;
+  /** A version or alias of the workflow to run; without either, its draft. */
+  target?: WorkflowTarget;
 }
 
 export const FINISHED = new Set(['succeeded', 'failed', 'canceled']);

@@ -10,7 +10,7 @@ import { withoutReadOnly } from '../schema-helpers';
 import type { Workflow, WorkflowInput } from './workflow-schema';
 import type { Runtime } from '../runtime';
 
-import { workflows, type StoredWorkflow } from './workflow-records';
+import { storedWorkflow, workflows, type StoredWorkflow } from './workflow-records';
 
 export { storedWorkflow, workflows } from './workflow-records';
 
@@ -122,6 +122,7 @@ export async function replaceWorkflow(rt: Runtime, scope: TenantScope, id: strin
 /** Deletes a workflow, its schedules and its inbound hooks (their URLs stop working). */
 export async function removeWorkflow(rt: Runtime, scope: TenantScope, id: string, precondition?: Precondition) {
   const removed = await workflows.remove(rt, scope, id, precondition);
+  await rt.store.releases.of('WORKFLOW', storedWorkflow).removeAll(scope, id);
   await rt.scheduler.put(scope, id, [], removed.schedules?.length ?? 0);
   for (const hook of await rt.store.hooks.listHooks(scope, id)) await rt.store.hooks.deleteHook(scope, id, hook.id);
   return removed;

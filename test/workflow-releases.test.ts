@@ -1,0 +1,58 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createLocalApp } from '../local/local-app';
+import { call } from './helpers/http';
+import { testRt } from './helpers/runtime';
+import { newTenant, type TestTenant } from './helpers/tenant';
+
+/**
+ * A workflow's releases: versions of its definition, aliases that route executions by weight,
+ * and executions that record which definition ran.
+ */
+const app = createLocalApp(testRt);
+const definition = (expression: string) => ({ name: 'Releases', steps: [{ id: 'answer', type: 'transform', expression }] });
+
+describe('workflow versions and aliases', () => {
+  let t: TestTenant;
+  let id: string;
+  const api = (method: string, path: string, body?: unknown) => call(app, method, path, { key: t.apiKey, ...(body === undefined ? {} : { body }) });
+  const execute = (body: Record<string, unknown>) => api('POST', `/v1/workflows/${id}/execute`, { input: 'x', ...body });
+
+  beforeAll(async () => {
+    t = await newTenant();
+    id = (await api('POST', '/v1/workflows', definition('"one"'))).body.data.id;
+  });
+
+  it('runs a version, an alias’s choice or the draft, and records which on the execution', async () => {
+    expect((await api('POST', `/v1/workflows/${id}/versions`, { description: 'first' })).body.data).toMatchObject({ workflowId: id, version: 1, description: 'first', workflow: { steps: [{ id: 'answer' }] } });
+    await api('PUT', `/v1/workflows/${id}`, definition('"two"'));
+    expect((await api('POST', `/v1/workflows/${id}/versions`)).body.data.version).toBe(2);
+    await api('PUT', `/v1/workflows/${id}`, definition('"draft"'));
+
+    const v1 = await execute({ version: 1 });
+    expect(v1.body.data).toMatchObject({ workflowVersion: 1, status: 'succeeded', output: 'one' });
+    expect((await execute({})).body.data).toMatchObject({ workflowVersion: 'draft', output: 'draft' });
+
+    expect((await api('PUT', `/v1/workflows/${id}/aliases/live`, { routing: [{ version: 2 }] })).status).toBe(200);
+    expect((await execute({ alias: 'live' })).body.data).toMatchObject({ workflowVersion: 2, output: 'two' });
+    // A 50/50 split spreads executions over both versions.
+    await api('PUT', `/v1/workflows/${id}/aliases/live`, { routing: [{ version: 1, weight: 50 }, { version: 2, weight: 50 }] });
+    const split = await Promise.all(Array.from({ length: 40 }, () => execute({ alias: 'live', mode: 'async' })));
+    const versions = new Set(split.map((r) => r.body.data.workflowVersion));
+    expect(versions).toEqual(new Set([1, 2]));
+
+    expect((await execute({ alias: 'nope' })).status).toBe(404);
+    expect((await execute({ version: 9 })).status).toBe(404);
+    expect((await execute({ alias: 'live', version: 1 })).body.error.details.field).toBe('version');
+  });
+
+  it('diffs versions, refuses to delete a routed one, and deletes releases with the workflow', async () => {
+    const diff = await api('GET', `/v1/workflows/${id}/versions/1/diff?against=2`);
+    expect(diff.body.data.changes).toEqual([{ op: 'replace', path: '/steps/0/config/expression', value: '"two"' }]);
+    expect((await api('DELETE', `/v1/workflows/${id}/versions/1`)).status).toBe(409);
+    expect((await api('GET', `/v1/workflows/${id}/aliases`)).body.data.map((a: { name: string }) => a.name)).toEqual(['live']);
+    expect((await api('DELETE', `/v1/workflows/${id}`)).status).toBe(200);
+    const recreated = (await api('POST', '/v1/workflows', definition('"again"'))).body.data.id as string;
+    expect((await api('GET', `/v1/workflows/${recreated}/versions`)).body.data).toEqual([]);
+    expect((await api('GET', `/v1/workflows/${id}/versions`)).status).toBe(404);
+  });
+});
