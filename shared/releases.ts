@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { z } from '@hono/zod-openapi';
 import jsonPatch from 'fast-json-patch';
 import { NotFoundError } from './errors';
+import type { BaseRecord } from './store/records';
 import type { Runtime } from './runtime';
 import type { AliasRecord, Route, VersionRecord } from './store/releases';
 import type { RecordKind } from './store/records';
@@ -146,3 +147,91 @@ export const diffShown = z
     changes: z.array(z.object({ op: z.string(), path: z.string(), from: z.string().optional(), value: z.unknown().optional() })).openapi({ description: 'RFC 6902 JSON Patch from `from` to `to`' }),
   })
   .openapi('VersionDiff');
+
+/** What differs between versioned resources (agents, workflows): everything else is `releasesOf`'s. */
+export interface ReleasedResource<S extends BaseRecord, Shown> {
+  kind: RecordKind;
+  shape: z.ZodType<S>;
+  /** `agent`, `workflow`: in messages, and as the field a version shows its snapshot in. */
+  label: string;
+  /** `agentId`, `workflowId`: the field naming the resource in what these functions answer. */
+  idField: string;
+  /** The draft (a 404 when there is none). */
+  draft(rt: Runtime, scope: TenantScope, id: string): Promise<S>;
+  present(resource: S): Shown;
+  /** Throws the 400 a PUT of the draft would answer now: a draft that no longer validates is not published. */
+  validate(rt: Runtime, scope: TenantScope, draft: S): Promise<void>;
+}
+
+/**
+ * A resource's releases: the draft published as immutable numbered versions, listed, read, diffed
+ * and deleted, and aliases routing to them by weight; `resolve` gives what a run names.
+ */
+export function releasesOf<S extends BaseRecord, Shown>(resource: ReleasedResource<S, Shown>) {
+  const { label, idField } = resource;
+  const releases = (rt: Runtime) => cachedReleases(rt, resource.kind, resource.shape, label);
+  const shown = (id: string, v: VersionRecord<S>) => ({ [idField]: id, version: v.version, description: v.description, createdAt: v.createdAt, [label]: resource.present(v.snapshot) });
+  const definitionOf = async (rt: Runtime, scope: TenantScope, id: string, ref: number | typeof DRAFT) =>
+    ref === DRAFT ? resource.draft(rt, scope, id) : (await releases(rt).version(scope, id, ref)).snapshot;
+
+  return {
+    async publish(rt: Runtime, scope: TenantScope, id: string, description: string) {
+      const draft = await resource.draft(rt, scope, id);
+      await resource.validate(rt, scope, draft);
+      const published = await releases(rt).store.publish(scope, id, draft, description, MAX_VERSIONS);
+      return { ...shown(id, published), version: published.version };
+    },
+    async listVersions(rt: Runtime, scope: TenantScope, id: string, page: { limit: number; cursor?: string }) {
+      await resource.draft(rt, scope, id);
+      const listed = await releases(rt).store.listVersions(scope, id, page);
+      return { items: listed.items.map((v) => shown(id, v)), nextCursor: listed.nextCursor };
+    },
+    async getVersion(rt: Runtime, scope: TenantScope, id: string, version: number) {
+      await resource.draft(rt, scope, id);
+      return shown(id, await releases(rt).version(scope, id, version));
+    },
+    async deleteVersion(rt: Runtime, scope: TenantScope, id: string, version: number) {
+      await resource.draft(rt, scope, id);
+      await releases(rt).store.removeVersion(scope, id, version);
+      releases(rt).forget(scope, id, { version });
+      return { [idField]: id, version, deleted: true as const };
+    },
+    /** An RFC 6902 patch from one version (or the draft) to another; secrets only as changed. */
+    async diff(rt: Runtime, scope: TenantScope, id: string, from: number | typeof DRAFT, to: number | typeof DRAFT) {
+      const [a, b] = await Promise.all([definitionOf(rt, scope, id, from), definitionOf(rt, scope, id, to)]);
+      return { from, to, changes: diffOf(a, b) };
+    },
+    async putAlias(rt: Runtime, scope: TenantScope, id: string, name: string, input: z.infer<typeof aliasInput>) {
+      await resource.draft(rt, scope, id);
+      const alias = await releases(rt).store.putAlias(scope, id, name, routingOf(input));
+      releases(rt).forget(scope, id, { alias: name });
+      return { [idField]: id, ...presentAlias(alias) };
+    },
+    async listAliases(rt: Runtime, scope: TenantScope, id: string) {
+      await resource.draft(rt, scope, id);
+      return (await releases(rt).store.listAliases(scope, id)).map((a) => ({ [idField]: id, ...presentAlias(a) }));
+    },
+    async getAlias(rt: Runtime, scope: TenantScope, id: string, name: string) {
+      await resource.draft(rt, scope, id);
+      return { [idField]: id, ...presentAlias(await releases(rt).alias(scope, id, name)) };
+    },
+    async deleteAlias(rt: Runtime, scope: TenantScope, id: string, name: string) {
+      await resource.draft(rt, scope, id);
+      const existed = await releases(rt).store.removeAlias(scope, id, name);
+      releases(rt).forget(scope, id, { alias: name });
+      if (!existed) throw new NotFoundError(`${label} alias`, `${id}:${name}`);
+      return { [idField]: id, name, deleted: true as const };
+    },
+    /**
+     * What a run names: a version, an alias (the version `before` while the alias still routes to
+     * it, else one placed by weight from `key`) or neither (the draft), and which it is.
+     */
+    async resolve(rt: Runtime, scope: TenantScope, id: string, target: { version?: number; alias?: string }, key: string, before?: number | typeof DRAFT): Promise<{ definition: S; version: number | typeof DRAFT }> {
+      if (target.version !== undefined) return { definition: (await releases(rt).version(scope, id, target.version)).snapshot, version: target.version };
+      if (target.alias === undefined || target.alias === DRAFT) return { definition: await resource.draft(rt, scope, id), version: DRAFT };
+      const alias = await releases(rt).alias(scope, id, target.alias);
+      const version = versionForSession(alias.routing, key, typeof before === 'number' ? before : undefined);
+      return { definition: (await releases(rt).version(scope, id, version)).snapshot, version };
+    },
+  };
+}

@@ -1,5 +1,5 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { type Agent, agentAddress, agents, getAgentAlias, getAgentVersion, listAgentAliases } from '../../shared/agents';
+import { type Agent, agentAddress, agentReleases, agents } from '../../shared/agents';
 import type { AppEnv } from '../../shared/http/context';
 import type { Runtime } from '../../shared/runtime';
 import { openAiErrors, openAiSecurity } from './chat-completions';
@@ -48,7 +48,7 @@ export function registerModels(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       do {
         const page = await agents.list(rt, scope, { limit: 100, cursor });
         // Each agent, then each of its aliases as `<agentId>:<alias>` (what a release is served as).
-        const aliases = await Promise.all(page.items.map((agent) => listAgentAliases(rt, scope, agent.id)));
+        const aliases = await Promise.all(page.items.map((agent) => agentReleases.listAliases(rt, scope, agent.id)));
         page.items.forEach((agent, i) => data.push(asModel(agent), ...aliases[i]!.map((alias) => asModel(agent, alias.name))));
         cursor = page.nextCursor ?? undefined;
       } while (cursor && data.length < MAX_MODELS);
@@ -71,8 +71,8 @@ export function registerModels(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       const scope = c.get('identity').scope;
       const { agentId, target } = agentAddress(c.req.valid('param').model);
       const agent = await agents.get(rt, scope, agentId);
-      if (target.alias && target.alias !== 'draft') await getAgentAlias(rt, scope, agentId, target.alias);
-      if (target.version !== undefined) await getAgentVersion(rt, scope, agentId, target.version);
+      if (target.alias && target.alias !== 'draft') await agentReleases.getAlias(rt, scope, agentId, target.alias);
+      if (target.version !== undefined) await agentReleases.getVersion(rt, scope, agentId, target.version);
       return c.json({ ...asModel(agent), id: c.req.valid('param').model }, 200);
     },
   );

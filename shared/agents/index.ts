@@ -6,20 +6,6 @@ export { agent, type Agent, agentInput, storedAgent } from './agent-schema';
 export { agents, createAgent, deleteAgent, patchAgent, presentAgent, replaceAgent } from './agents';
 export { agentTurn, converse, type ConverseInput, type ConverseResult, converseStream } from './turn';
 export { converseSource } from './grounding';
-export {
-  agentAddress,
-  agentAliasShown,
-  agentReleases,
-  agentVersionShown,
-  deleteAgentAlias,
-  deleteAgentVersion,
-  diffAgentVersions,
-  getAgentAlias,
-  getAgentVersion,
-  listAgentAliases,
-  listAgentVersions,
-  publishAgentVersion,
-  putAgentAlias,
-} from './agent-releases';
+export { agentAddress, agentReleases } from './agent-releases';
 export { connectKnowledgeSource, removeKnowledgeSource } from './knowledge-links';
 export { deleteAgentSession, listAgentSessions, listSessionMessages } from './sessions';
