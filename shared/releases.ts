@@ -148,16 +148,36 @@ export const diffShown = z
   })
   .openapi('VersionDiff');
 
-/** What differs between versioned resources (agents, workflows): everything else is `releasesOf`'s. */
-export interface ReleasedResource<S extends BaseRecord, Shown> {
+/** A versioned resource as a run reads it: its kind, its stored shape, and its draft. */
+export interface RunnableResource<S extends BaseRecord> {
   kind: RecordKind;
   shape: z.ZodType<S>;
   /** `agent`, `workflow`: in messages, and as the field a version shows its snapshot in. */
   label: string;
-  /** `agentId`, `workflowId`: the field naming the resource in what these functions answer. */
-  idField: string;
   /** The draft (a 404 when there is none). */
   draft(rt: Runtime, scope: TenantScope, id: string): Promise<S>;
+}
+
+/**
+ * What a run names: a version, an alias (the version `before` while the alias still routes to it,
+ * else one placed by weight from `key`) or neither (the draft), and which it is. Kept apart from
+ * the rest of `releasesOf` so that what runs a resource does not carry what manages its releases.
+ */
+export function resolverOf<S extends BaseRecord>(resource: RunnableResource<S>) {
+  const releases = (rt: Runtime) => cachedReleases(rt, resource.kind, resource.shape, resource.label);
+  return async (rt: Runtime, scope: TenantScope, id: string, target: { version?: number; alias?: string }, key: string, before?: number | typeof DRAFT): Promise<{ definition: S; version: number | typeof DRAFT }> => {
+    if (target.version !== undefined) return { definition: (await releases(rt).version(scope, id, target.version)).snapshot, version: target.version };
+    if (target.alias === undefined || target.alias === DRAFT) return { definition: await resource.draft(rt, scope, id), version: DRAFT };
+    const alias = await releases(rt).alias(scope, id, target.alias);
+    const version = versionForSession(alias.routing, key, typeof before === 'number' ? before : undefined);
+    return { definition: (await releases(rt).version(scope, id, version)).snapshot, version };
+  };
+}
+
+/** What differs between versioned resources (agents, workflows): everything else is `releasesOf`'s. */
+export interface ReleasedResource<S extends BaseRecord, Shown> extends RunnableResource<S> {
+  /** `agentId`, `workflowId`: the field naming the resource in what these functions answer. */
+  idField: string;
   present(resource: S): Shown;
   /** Throws the 400 a PUT of the draft would answer now: a draft that no longer validates is not published. */
   validate(rt: Runtime, scope: TenantScope, draft: S): Promise<void>;
@@ -222,16 +242,6 @@ export function releasesOf<S extends BaseRecord, Shown>(resource: ReleasedResour
       if (!existed) throw new NotFoundError(`${label} alias`, `${id}:${name}`);
       return { [idField]: id, name, deleted: true as const };
     },
-    /**
-     * What a run names: a version, an alias (the version `before` while the alias still routes to
-     * it, else one placed by weight from `key`) or neither (the draft), and which it is.
-     */
-    async resolve(rt: Runtime, scope: TenantScope, id: string, target: { version?: number; alias?: string }, key: string, before?: number | typeof DRAFT): Promise<{ definition: S; version: number | typeof DRAFT }> {
-      if (target.version !== undefined) return { definition: (await releases(rt).version(scope, id, target.version)).snapshot, version: target.version };
-      if (target.alias === undefined || target.alias === DRAFT) return { definition: await resource.draft(rt, scope, id), version: DRAFT };
-      const alias = await releases(rt).alias(scope, id, target.alias);
-      const version = versionForSession(alias.routing, key, typeof before === 'number' ? before : undefined);
-      return { definition: (await releases(rt).version(scope, id, version)).snapshot, version };
-    },
+    resolve: resolverOf(resource),
   };
 }

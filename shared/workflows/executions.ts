@@ -6,7 +6,7 @@ import type { TenantScope } from '../tenancy';
 import { dependenciesOf, readySteps, sendSteps } from './progress';
 import { notifyWebhook, presentDelivery, sealWebhook, showWebhook, type WebhookInput } from './webhooks';
 import { workflows } from './workflow-records';
-import { workflowForRun, type WorkflowTarget } from './workflow-releases';
+import { workflowForRun, type WorkflowTarget } from './release-target';
 import type { Definition } from './step-run';
 import { isoNow } from '../clock';
 

@@ -1,10 +1,7 @@
 import { z } from '@hono/zod-openapi';
-import type { DRAFT} from '../releases';
 import { aliasShown, releasesOf } from '../releases';
-import type { Runtime } from '../runtime';
-import type { TenantScope } from '../tenancy';
 import { parseInput } from '../validation';
-import { storedWorkflow, type StoredWorkflow } from './workflow-records';
+import { storedWorkflow } from './workflow-records';
 import { workflow, workflowInput } from './workflow-schema';
 import { presentWorkflow, workflows } from './workflows';
 
@@ -19,9 +16,6 @@ export const workflowVersionShown = z
   .openapi('WorkflowVersion');
 
 export const workflowAliasShown = aliasShown.extend({ workflowId: z.string() }).openapi('WorkflowAlias');
-
-/** Which definition an execution ran: a version number, or the draft. */
-export type WorkflowVersionRef = number | typeof DRAFT;
 
 const released = releasesOf({
   kind: 'WORKFLOW',
@@ -46,15 +40,3 @@ export const workflowReleases = {
   versionShown: workflowVersionShown,
   aliasShown: workflowAliasShown,
 };
-
-/** What an execution asks to run: a version, an alias, or neither (the draft). */
-export interface WorkflowTarget {
-  version?: number;
-  alias?: string;
-}
-
-/** The definition an execution runs, and which it is; under an alias, placed by weight from `key` (the execution's id). */
-export async function workflowForRun(rt: Runtime, scope: TenantScope, workflowId: string, target: WorkflowTarget, key: string): Promise<{ workflow: StoredWorkflow; workflowVersion: WorkflowVersionRef }> {
-  const { definition, version } = await released.resolve(rt, scope, workflowId, target, key);
-  return { workflow: definition, workflowVersion: version };
-}
