@@ -73,6 +73,8 @@ export interface AgentTurnResult {
   sessionId: string;
   reply: string;
   model: string;
+  /** The agent definition that answered: a version number, or draft. */
+  agentVersion: number | 'draft';
   sources: unknown[];
   usage: { inputTokens: number; outputTokens: number };
   toolCalls?: unknown[];

@@ -45,6 +45,22 @@ describe('workflow versions and aliases', () => {
     expect((await execute({ alias: 'live', version: 1 })).body.error.details.field).toBe('version');
   });
 
+  it('runs an agent step against a release of the agent named agt_…:<alias>', async () => {
+    const agentId = (await api('POST', '/v1/agents', { name: 'Helper', model: 'local/extractive' })).body.data.id as string;
+    await api('POST', `/v1/agents/${agentId}/versions`);
+    await api('PUT', `/v1/agents/${agentId}/aliases/live`, { routing: [{ version: 1 }] });
+    const step = (address: string) => ({ name: 'asks', steps: [{ id: 'ask', type: 'agent', config: { agentId: address, message: 'hello {{input}}' } }] });
+    const wf = (await api('POST', '/v1/workflows', step(`${agentId}:live`))).body.data.id as string;
+    const ran = await api('POST', `/v1/workflows/${wf}/execute`, { input: 'there' });
+    expect(ran.body.data.status).toBe('succeeded');
+    expect(ran.body.data.output.agentVersion).toBe(1);
+    for (const bad of [`${agentId}:Not Ok`, 'agt_01kaaaaaaaaaaaaaaaaaaaaaaa:live']) {
+      const refused = await api('POST', '/v1/workflows', step(bad));
+      expect(refused.status, bad).toBe(400);
+      expect(refused.body.error.details.field, bad).toBe('steps[0].config.agentId');
+    }
+  });
+
   it('diffs versions, refuses to delete a routed one, and deletes releases with the workflow', async () => {
     const diff = await api('GET', `/v1/workflows/${id}/versions/1/diff?against=2`);
     expect(diff.body.data.changes).toEqual([{ op: 'replace', path: '/steps/0/config/expression', value: '"two"' }]);

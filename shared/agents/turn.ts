@@ -15,7 +15,7 @@ import { countingCalls, modelDeadline, rememberTurn } from './turn-memory';
 import type { AgentTurn, Runtime } from '../runtime';
 import { DRAFT } from '../releases';
 import { withSpanLabels } from '../telemetry';
-import { agentForTurn, type AgentTarget, type AgentVersionRef } from './agent-releases';
+import { agentAddress, agentForTurn, type AgentTarget, type AgentVersionRef } from './agent-releases';
 
 const agentVersionRef = z.union([z.number(), z.literal(DRAFT)]);
 
@@ -545,4 +545,8 @@ export async function converseStream(rt: Runtime, scope: TenantScope, agentId: s
 }
 
 /** A turn as workflow `agent` steps take it (given to the runtimes that run steps). */
-export const agentTurn: AgentTurn = async (rt, scope, agentId, input, signal) => (await converse(rt, scope, agentId, input, { signal })).data;
+export const agentTurn: AgentTurn = async (rt, scope, address, input, signal) => {
+  // A step may name a release of the agent: `agt_…:live`.
+  const { agentId, target } = agentAddress(address, 'agentId');
+  return (await converse(rt, scope, agentId, { ...input, target }, { signal })).data;
+};

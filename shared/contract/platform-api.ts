@@ -1705,6 +1705,7 @@ export interface components {
             type: "agent";
             /** @description The step’s settings; each may instead be given on the step itself */
             config?: {
+                /** @example agt_01jd8x2k3m4n5p6q7r8s9t0v1w:live */
                 agentId?: string;
                 /** @example Write a reply to the customer: {{input}} */
                 message?: string;
@@ -2660,6 +2661,7 @@ export interface components {
             type: "agent";
             /** @description The step’s settings; each may instead be given on the step itself */
             config?: {
+                /** @example agt_01jd8x2k3m4n5p6q7r8s9t0v1w:live */
                 agentId?: string;
                 /** @example Write a reply to the customer: {{input}} */
                 message?: string;

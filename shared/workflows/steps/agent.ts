@@ -6,8 +6,17 @@ import type { WorkKind } from './step-kind';
 
 const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
+/** `agt_…`, or a release of it: `agt_…:<alias>`, `agt_…:<version>` or `agt_…:draft`. */
+const RELEASE = /^([1-9][0-9]{0,8}|[a-z][a-z0-9-]{0,31})$/;
+const agentOf = (address: string) => address.split(':')[0]!;
+
 const config = z.strictObject({
-  agentId: z.string().refine((id) => isId('agent', id), { error: 'must be an agent id (agt_…)' }),
+  agentId: z
+    .string()
+    .refine((address) => isId('agent', agentOf(address)) && (!address.includes(':') || RELEASE.test(address.slice(address.indexOf(':') + 1))), {
+      error: 'must be an agent id (agt_…), with :<alias> or :<version> after it to run a release',
+    })
+    .openapi({ example: 'agt_01jd8x2k3m4n5p6q7r8s9t0v1w:live' }),
   message: z.string().trim().min(1).max(50_000).openapi({ example: 'Write a reply to the customer: {{input}}' }),
   sessionId: z.string().max(300).optional().openapi({ description: 'Template: continue this session (letters, digits, _ or -); a new session each run when absent' }),
   userId: z.string().max(300).optional().openapi({ description: 'Template: whose memory the agent reads and writes' }),
@@ -17,8 +26,9 @@ const config = z.strictObject({
 const OUTPUT_TEXT_LIMIT = 20_000;
 
 /**
- * `agent`: one turn with one of the tenant's agents (its model, knowledge, tools and memory). Output
- * `{reply, sessionId, sources, toolCalls, usage, model}`. The turn is billed as the agent's, not
+ * `agent`: one turn with one of the tenant's agents (its model, knowledge, tools and memory), its
+ * draft or a release (`agt_…:live`). Output `{reply, sessionId, sources, toolCalls, usage, model,
+ * agentVersion}`. The turn is billed as the agent's, not
  * again as the step's. A turn that stops for a tool approval fails the step: a workflow cannot
  * approve for a person (use a `human` step before the call instead).
  */
@@ -26,8 +36,8 @@ export const agent: WorkKind<typeof config> = {
   type: 'agent',
   config,
   templateFields: ['message', 'sessionId', 'userId'],
-  references: (cfg) => [{ kind: 'AGENT', id: cfg.agentId, field: 'agentId' }],
-  isOutputPath: (p) => ['reply', 'sessionId', 'sources', 'toolCalls', 'usage', 'model', 'output'].includes(p[0]!),
+  references: (cfg) => [{ kind: 'AGENT', id: agentOf(cfg.agentId), field: 'agentId' }],
+  isOutputPath: (p) => ['reply', 'sessionId', 'sources', 'toolCalls', 'usage', 'model', 'agentVersion', 'output'].includes(p[0]!),
   async execute(cfg, { rt, scope, vars, deadline, keyId }) {
     if (!rt.agentTurn) throw new AppError('INTERNAL_ERROR', 'This function cannot run agent turns (no agentTurn in its runtime)');
     const sessionId = cfg.sessionId === undefined ? undefined : renderTemplate(cfg.sessionId, vars);
@@ -41,6 +51,7 @@ export const agent: WorkKind<typeof config> = {
       reply: data.reply.slice(0, OUTPUT_TEXT_LIMIT),
       sessionId: data.sessionId,
       model: data.model,
+      agentVersion: data.agentVersion,
       sources: data.sources,
       toolCalls: data.toolCalls ?? [],
       usage: data.usage,
