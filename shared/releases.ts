@@ -111,7 +111,8 @@ export function cachedReleases<S>(rt: Runtime, kind: RecordKind, shape: z.ZodTyp
   };
 }
 
-const isSealed = (v: unknown): boolean => typeof v === 'object' && v !== null && !Array.isArray(v) && 'wrap' in v && 'iv' in v && 'tag' in v && 'data' in v;
+/** A sealed secret as the secret box stores it. */
+export const isSealed = (v: unknown): boolean => typeof v === 'object' && v !== null && !Array.isArray(v) && 'wrap' in v && 'iv' in v && 'tag' in v && 'data' in v;
 
 /**
  * A resource's definition as a diff compares it: record bookkeeping left out, and every sealed

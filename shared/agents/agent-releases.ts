@@ -3,9 +3,9 @@ import { ValidationError } from '../errors';
 import { aliasName, aliasShown, DRAFT, releasesOf } from '../releases';
 import type { Runtime } from '../runtime';
 import type { TenantScope } from '../tenancy';
-import { parseInput } from '../validation';
-import { agent, agentInput, storedAgent, type Agent } from './agent-schema';
-import { agents, inputOf, presentAgent } from './agents';
+import { agent, storedAgent, type Agent } from './agent-schema';
+import { agents, inputOf, presentAgent, validAgentInput } from './agents';
+import { agentDocuments } from './agent-documents';
 
 /**
  * An agent's releases: the draft (the agent as PUT and PATCH leave it) published as immutable
@@ -30,21 +30,20 @@ const released = releasesOf({
   draft: (rt, scope, id) => agents.get(rt, scope, id),
   present: presentAgent,
   // The draft must validate as a PUT would now (an agent stored under older rules may not), and its knowledge sources must still exist.
-  async validate(rt, scope, draft) {
-    const input = parseInput(agentInput, inputOf(draft));
-    for (const [i, id] of input.knowledgeSourceIds.entries()) {
-      if (!(await rt.store.records.exists(scope, 'KS', id))) throw new ValidationError(`knowledgeSourceIds[${i}]`, `refers to knowledge source ${id}, which does not exist`);
-    }
+  validate: async (rt, scope, draft) => {
+    await validAgentInput(rt, scope, inputOf(draft));
   },
 });
 
 /** An agent's releases as the release routes serve them (public and platform API alike). */
 export const agentReleases = {
   ...released,
+  ...agentDocuments,
   idParam: 'agentId',
   noun: 'agent',
   tag: 'Agent releases',
   versionShown: agentVersionShown,
+  shown: agent,
   aliasShown: agentAliasShown,
 };
 

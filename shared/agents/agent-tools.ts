@@ -4,7 +4,7 @@ import type { OutboundPolicy } from '../net/outbound';
 import type { Runtime } from '../runtime';
 import type { TenantScope } from '../tenancy';
 import { knowledgeSearchTool } from './knowledge-search-tool';
-import { REMOTE_TOOL_KINDS, type StoredTool, type ToolInput, type toolOutput, type CallableTool, type ToolContext, type ToolKind, prepareTool, presentTool, toolsOf } from '../tools';
+import { hasSecret, REMOTE_TOOL_KINDS, type StoredTool, type ToolInput, type toolOutput, type CallableTool, type ToolContext, type ToolKind, prepareTool, presentTool, toolsOf } from '../tools';
 import { workflowTool } from './workflow-tool';
 
 export type { CallableTool, ToolContext } from '../tools';
@@ -31,10 +31,12 @@ export function presentTools(tools: StoredTool[] | undefined): Array<z.infer<typ
 
 /**
  * The tools the model may call this turn: each definition's (one, or one per operation or MCP
- * tool). Should two share a name, the first keeps it and the other is left out, with a log line.
+ * tool), but for those whose auth has no secret yet (imported without it: shown `configured:
+ * false`). Should two share a name, the first keeps it and the other is left out, with a log line.
  */
 export async function callableTools(context: ToolContext): Promise<CallableTool[]> {
-  const exposed = await Promise.all((context.agent?.tools ?? []).map((tool) => toolsOf(kindOf(tool.type), tool, context)));
+  const usable = (context.agent?.tools ?? []).filter((tool) => hasSecret(tool.auth));
+  const exposed = await Promise.all(usable.map((tool) => toolsOf(kindOf(tool.type), tool, context)));
   const byName = new Map<string, CallableTool>();
   for (const tool of exposed.flat()) {
     if (byName.has(tool.name)) log.warn('tool left out: its name is taken', { tenantId: context.scope.tenantId, agentId: context.agent?.id, tool: tool.name });

@@ -29,6 +29,18 @@ function sourceReferences(input: AgentInput): Reference[] {
   return input.knowledgeSourceIds.map((id, i) => ({ kind: 'KS', id, field: `knowledgeSourceIds[${i}]` }));
 }
 
+/** A definition validated as a write validates it: 400 naming the field, knowledge sources that do not exist included. */
+export async function validAgentInput(rt: Runtime, scope: TenantScope, given: unknown): Promise<AgentInput> {
+  const input = parseInput(agentInput, given);
+  await rt.store.records.checkReferences(scope, sourceReferences(input));
+  return input;
+}
+
+/** A definition validated and made ready to store, without storing it: what an imported version holds. */
+export async function preparedAgent(rt: Runtime, scope: TenantScope, given: unknown): Promise<AgentFields> {
+  return fieldsOf(rt, scope, await validAgentInput(rt, scope, given));
+}
+
 export async function createAgent(rt: Runtime, scope: TenantScope, input: AgentInput, idempotency?: Idempotency) {
   const created = await agents.create(rt, scope, await fieldsOf(rt, scope, input), { references: sourceReferences(input), idempotency });
   return { ...created, record: presentAgent(created.record) };

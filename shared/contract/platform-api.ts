@@ -151,6 +151,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/platform/agent/{agentId}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export an agent with its versions and aliases
+         * @description A portable document (`cairn.agent/v1`) to keep in git and import elsewhere: the draft, every version and every alias. No secret is in it: each sealed one is a placeholder `${secret:<name>}` in the field a request gives it in, listed in `placeholders`.
+         */
+        get: operations["exportPlatformAgent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/platform/agent/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create an agent from an exported document
+         * @description A new agent with the document's draft, its versions under the same numbers, and its aliases. Every definition is validated first (a 400 names its field in the document) and nothing is written unless all pass. `secrets` fills placeholders by name; `ids` replaces ids of the exporting deployment (knowledge sources, workflows, agents) with this one's.
+         */
+        post: operations["importPlatformAgent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/platform/agent/{agentId}/aliases/{alias}": {
         parameters: {
             query?: never;
@@ -557,8 +597,8 @@ export interface components {
                     type: "bearer" | "header" | "basic";
                     name?: string;
                     username?: string;
-                    /** @enum {boolean} */
-                    configured: true;
+                    /** @description Whether a secret is stored; false: the tool is not usable until one is set */
+                    configured: boolean;
                 };
             } | {
                 /** @enum {string} */
@@ -585,8 +625,8 @@ export interface components {
                     type: "bearer" | "header" | "basic";
                     name?: string;
                     username?: string;
-                    /** @enum {boolean} */
-                    configured: true;
+                    /** @description Whether a secret is stored; false: the tool is not usable until one is set */
+                    configured: boolean;
                 };
                 /** @description The tools the document gives the model (read-only) */
                 exposes: {
@@ -617,8 +657,8 @@ export interface components {
                     type: "bearer" | "header" | "basic";
                     name?: string;
                     username?: string;
-                    /** @enum {boolean} */
-                    configured: true;
+                    /** @description Whether a secret is stored; false: the tool is not usable until one is set */
+                    configured: boolean;
                 };
             } | {
                 /** @enum {string} */
@@ -673,6 +713,46 @@ export interface components {
                 path: string;
                 from?: string;
                 value?: unknown;
+            }[];
+        };
+        PlatformAgentDocument: {
+            /** @enum {string} */
+            format: "cairn.agent/v1";
+            exportedAt: string;
+            /** @description The draft, as a create takes it; each secret a placeholder `${secret:<name>}` */
+            agent: {
+                [key: string]: unknown;
+            };
+            versions: {
+                version: number;
+                description: string;
+                createdAt: string;
+                agent: {
+                    [key: string]: unknown;
+                };
+            }[];
+            aliases: {
+                name: string;
+                routing: {
+                    version: number;
+                    weight: number;
+                }[];
+            }[];
+            /** @description Each secret left out, and where it is used */
+            placeholders: {
+                name: string;
+                usedIn: (number | "draft")[];
+            }[];
+        };
+        PlatformAgentImport: {
+            agent: components["schemas"]["Agent"];
+            versions: number[];
+            aliases: string[];
+            /** @description Placeholders the request gave no value for, where they stand, and what that means (a tool imported unusable; a webhook left out) */
+            unfilledSecrets: {
+                name: string;
+                in: string[];
+                effect: string;
             }[];
         };
         AgentAlias: components["schemas"]["Alias"] & {
@@ -4321,6 +4401,311 @@ export interface operations {
             };
             /** @description No such agent in the tenant */
             404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request headers over 16 KB (local mode’s server; in AWS, API Gateway’s own header limit applies) */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The data store is briefly unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    exportPlatformAgent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description When sent, must be the access token’s tenant (else 403) */
+                "X-Tenant-Id"?: components["parameters"]["TenantIdHeader"];
+                /** @description When sent, must be the access token’s schema (else 403) */
+                "X-PG-Schema"?: components["parameters"]["PgSchemaHeader"];
+            };
+            path: {
+                agentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The document */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PlatformAgentDocument"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Invalid request: details.field names the field */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, tampered, expired or revoked access token */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description X-Tenant-Id or X-PG-Schema does not match the token */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such agent in the tenant */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request headers over 16 KB (local mode’s server; in AWS, API Gateway’s own header limit applies) */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The data store is briefly unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    importPlatformAgent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retries with the same key and body return the first result instead of creating again */
+                "idempotency-key"?: string;
+                /** @description When sent, must be the access token’s tenant (else 403) */
+                "X-Tenant-Id"?: components["parameters"]["TenantIdHeader"];
+                /** @description When sent, must be the access token’s schema (else 403) */
+                "X-PG-Schema"?: components["parameters"]["PgSchemaHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    format: "cairn.agent/v1";
+                    /** @default [] */
+                    versions?: ({
+                        version: number;
+                        /** @default  */
+                        description?: string;
+                        /** Format: date-time */
+                        createdAt?: string;
+                    } & {
+                        [key: string]: unknown;
+                    })[];
+                    /** @default [] */
+                    aliases?: {
+                        /** @example live */
+                        name: string;
+                        /** @description Up to 4 versions with integer weights summing to 100 (one entry may omit its weight: it takes the rest) */
+                        routing: {
+                            version: number;
+                            weight?: number;
+                        }[];
+                    }[];
+                    /** @description Read-only: what the export lists; ignored */
+                    placeholders?: unknown;
+                    /** @description Read-only; ignored */
+                    exportedAt?: unknown;
+                    /**
+                     * @description A value for each placeholder `${secret:<name>}` to fill, by name
+                     * @default {}
+                     */
+                    secrets?: {
+                        [key: string]: string;
+                    };
+                    /**
+                     * @description Ids to replace wherever they appear (the exporting deployment’s knowledge source or workflow ids → this one’s)
+                     * @default {}
+                     */
+                    ids?: {
+                        [key: string]: string;
+                    };
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description The imported agent */
+            201: {
+                headers: {
+                    /** @description Where the created resource is */
+                    Location?: string;
+                    /** @description `true` when an Idempotency-Key retry returned the first result instead of creating again */
+                    "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PlatformAgentImport"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Invalid request: details.field names the field */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, tampered, expired or revoked access token */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description X-Tenant-Id or X-PG-Schema does not match the token */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such agent in the tenant */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was already used with a different body */
+            409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;

@@ -32,7 +32,7 @@ export interface CrudSpec<Input, Out> {
   remove(rt: Runtime, scope: TenantScope, id: string, precondition?: Precondition): Promise<unknown>;
 }
 
-const idempotencyHeader = z.object({
+export const idempotencyHeader = z.object({
   'idempotency-key': z
     .string()
     .min(1)
@@ -43,7 +43,7 @@ const idempotencyHeader = z.object({
 
 const article = (noun: string) => `${/^[aeiou]/i.test(noun) ? 'an' : 'a'} ${noun}`;
 
-function idempotencyOf(c: Context<AppEnv>, input: unknown): Idempotency | undefined {
+export function idempotencyOf(c: Context<AppEnv>, input: unknown): Idempotency | undefined {
   const key = c.req.header('idempotency-key');
   if (!key) return undefined;
   const requestHash = createHash('sha256').update(JSON.stringify(input)).digest('hex');

@@ -5,8 +5,10 @@ import type { Runtime } from '../runtime';
 import type { TenantScope } from '../tenancy';
 import type { AppEnv } from './context';
 import { ok, okList } from './envelope';
-import { envelope, errorResponse, jsonContent, listEnvelope } from './openapi-schemas';
+import { envelope, errorResponse, jsonContent, listEnvelope, locationHeader, replayedHeader } from './openapi-schemas';
 import { paginationQuery } from './pagination';
+import { idempotencyHeader, idempotencyOf } from './crud-routes';
+import type { Idempotency } from '../store/records';
 
 type Page = { limit: number; cursor?: string };
 type VersionRef = number | typeof DRAFT;
@@ -24,6 +26,8 @@ export interface ReleaseRoutesSpec {
   errors: Record<number, unknown>;
   scope: (c: Context<AppEnv>) => TenantScope;
   versionShown: z.ZodType;
+  /** The resource as responses show it. */
+  shown: z.ZodType;
   aliasShown: z.ZodType;
   publish(rt: Runtime, scope: TenantScope, id: string, description: string): Promise<{ version: number }>;
   listVersions(rt: Runtime, scope: TenantScope, id: string, page: Page): Promise<{ items: unknown[]; nextCursor: string | null }>;
@@ -34,6 +38,11 @@ export interface ReleaseRoutesSpec {
   listAliases(rt: Runtime, scope: TenantScope, id: string): Promise<unknown[]>;
   getAlias(rt: Runtime, scope: TenantScope, id: string, name: string): Promise<unknown>;
   deleteAlias(rt: Runtime, scope: TenantScope, id: string, name: string): Promise<unknown>;
+  /** `cairn.agent/v1`… and the document's schema, as an import takes it. */
+  format: string;
+  documentSchema: z.ZodType;
+  exportOf(rt: Runtime, scope: TenantScope, id: string): Promise<unknown>;
+  importOf(rt: Runtime, scope: TenantScope, document: never, idempotency?: Idempotency): Promise<{ record: Record<string, unknown>; replayed: boolean }>;
 }
 
 const publishInput = z
@@ -142,6 +151,68 @@ export function registerReleaseRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime, spe
       responses: { 200: jsonContent(envelope(diffShown), 'The patch'), ...errors },
     }),
     async (c) => ok(c, await spec.diff(rt, scope(c), idOf(c), versionOf(c), c.req.valid('query').against)),
+  );
+
+  const exported = z
+    .object({
+      format: z.literal(spec.format),
+      exportedAt: z.string(),
+      [noun]: z.record(z.string(), z.unknown()).openapi({ description: `The draft, as a create takes it; each secret a placeholder \`\${secret:<name>}\`` }),
+      versions: z.array(z.object({ version: z.int(), description: z.string(), createdAt: z.string(), [noun]: z.record(z.string(), z.unknown()) })),
+      aliases: z.array(z.object({ name: z.string(), routing: z.array(z.object({ version: z.int(), weight: z.int() })) })),
+      placeholders: z.array(z.object({ name: z.string(), usedIn: z.array(z.union([z.int(), z.literal(DRAFT)])) })).openapi({ description: 'Each secret left out, and where it is used' }),
+    })
+    .openapi(`${n}Document`);
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: `${item}/export`,
+      operationId: `export${n}`,
+      tags,
+      summary: `Export a${/^[aeiou]/.test(noun) ? 'n' : ''} ${noun} with its versions and aliases`,
+      description: `A portable document (\`${spec.format}\`) to keep in git and import elsewhere: the draft, every version and every alias. No secret is in it: each sealed one is a placeholder \`\${secret:<name>}\` in the field a request gives it in, listed in \`placeholders\`.`,
+      security,
+      request: { params: idParams },
+      responses: { 200: jsonContent(envelope(exported), 'The document'), ...errors },
+    }),
+    async (c) => ok(c, await spec.exportOf(rt, scope(c), idOf(c))),
+  );
+
+  const imported = z
+    .object({
+      [noun]: spec.shown,
+      versions: z.array(z.int()),
+      aliases: z.array(z.string()),
+      unfilledSecrets: z
+        .array(z.object({ name: z.string(), in: z.array(z.string()), effect: z.string() }))
+        .openapi({ description: 'Placeholders the request gave no value for, where they stand, and what that means (a tool imported unusable; a webhook left out)' }),
+    })
+    .openapi(`${n}Import`);
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: `${spec.basePath}/import`,
+      operationId: `import${n}`,
+      tags,
+      summary: `Create a${/^[aeiou]/.test(noun) ? 'n' : ''} ${noun} from an exported document`,
+      description: `A new ${noun} with the document's draft, its versions under the same numbers, and its aliases. Every definition is validated first (a 400 names its field in the document) and nothing is written unless all pass. \`secrets\` fills placeholders by name; \`ids\` replaces ids of the exporting deployment (knowledge sources, workflows, agents) with this one's.`,
+      security,
+      request: { body: { content: { 'application/json': { schema: spec.documentSchema } }, required: true }, headers: idempotencyHeader },
+      responses: {
+        201: { ...jsonContent(envelope(imported), `The imported ${noun}`), headers: { Location: locationHeader, 'Idempotent-Replayed': replayedHeader } },
+        409: jsonContent(errorResponse, 'The Idempotency-Key was already used with a different body'),
+        ...errors,
+      },
+    }),
+    async (c) => {
+      const body = c.req.valid('json') as never;
+      const { record, replayed } = await spec.importOf(rt, scope(c), body, idempotencyOf(c, body));
+      c.header('Location', `${spec.basePath}/${(record[noun] as { id: string }).id}`);
+      if (replayed) c.header('Idempotent-Replayed', 'true');
+      return ok(c, record, 201);
+    },
   );
 
   app.openapi(

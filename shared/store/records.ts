@@ -249,7 +249,14 @@ export function recordsStore(db: Db, clock: Clock) {
     return out.Item !== undefined;
   }
 
-  return { table, exists };
+  /** The 400 a create with these references would answer, checked without writing (the first that does not exist). */
+  async function checkReferences(scope: TenantScope, references: Reference[]): Promise<void> {
+    const found = await Promise.all(references.map((ref) => exists(scope, ref.kind, ref.id)));
+    const missing = references.find((_, i) => !found[i]);
+    if (missing) throw new ValidationError(missing.field, `refers to ${NAMES[missing.kind]} ${missing.id}, which does not exist`);
+  }
+
+  return { table, exists, checkReferences };
 }
 
 export type RecordsStore = ReturnType<typeof recordsStore>;

@@ -1,5 +1,5 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, QueryCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
 import { isoNow, type Clock } from '../clock';
 import { ConflictError, NotFoundError, ValidationError } from '../errors';
@@ -217,6 +217,23 @@ export function releasesStore(db: Db, clock: Clock) {
       }
     }
 
+    /** Every version, oldest first (an export takes them all). */
+    async function allVersions(scope: TenantScope, id: string): Promise<VersionRecord<S>[]> {
+      return (await queryAll(partition(scope, id), 'V#')).map(readVersion);
+    }
+
+    /**
+     * Writes versions under the numbers they had elsewhere (an import): the resource is new, so
+     * nothing else writes its partition; the head then gives the next publish the number after the
+     * highest. Aliases follow with `putAlias`, which records them on their versions.
+     */
+    async function restoreVersions(scope: TenantScope, id: string, versions: Array<Omit<VersionRecord<S>, 'routedBy'>>): Promise<void> {
+      const pk = partition(scope, id);
+      await batchWrite(versions.map((v) => ({ PutRequest: { Item: { pk, sk: versionKey(v.version), version: v.version, description: v.description, createdAt: v.createdAt, snapshot: v.snapshot } } })));
+      const latest = Math.max(0, ...versions.map((v) => v.version));
+      await db.client.send(new PutCommand({ TableName: db.table, Item: { pk, sk: HEAD, latest, count: versions.length }, ConditionExpression: 'attribute_not_exists(pk)' }));
+    }
+
     /** Every version and alias of a resource (its deletion takes them along). */
     async function removeAll(scope: TenantScope, id: string): Promise<void> {
       const pk = partition(scope, id);
@@ -224,7 +241,7 @@ export function releasesStore(db: Db, clock: Clock) {
       await batchWrite(items.map((item) => deleteRequest({ pk, sk: String(item.sk) })));
     }
 
-    return { publish, getVersion, listVersions, removeVersion, getAlias, listAliases, putAlias, removeAlias, removeAll };
+    return { publish, getVersion, listVersions, allVersions, restoreVersions, removeVersion, getAlias, listAliases, putAlias, removeAlias, removeAll };
   }
 
   return { of };

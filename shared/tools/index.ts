@@ -4,6 +4,6 @@
  */
 export { httpInput, type KnowledgeSearchDefinition, mcpInput, openApiInput, type StoredTool, type ToolInput, toolOutput, toolsInput, type WorkflowDefinition } from './definitions';
 export { REMOTE_TOOL_KINDS, remoteKindOf } from './remote-tools';
-export { authHeaders, authInput, sealAuth, showAuth, type StoredAuth } from './tool-auth';
+export { authHeaders, authInput, hasSecret, sealAuth, showAuth, type StoredAuth } from './tool-auth';
 export { prepareTool, presentTool, runTool, type ToolCallOptions, toolContext, type ToolOutcome, toolsOf } from './tool-calls';
 export { type CallableTool, type ToolContext, type ToolKind } from './tool-kind';

@@ -3,7 +3,8 @@ import { aliasShown, releasesOf } from '../releases';
 import { parseInput } from '../validation';
 import { storedWorkflow } from './workflow-records';
 import { workflow, workflowInput } from './workflow-schema';
-import { presentWorkflow, workflows } from './workflows';
+import { presentWorkflow, workflowInputOf, workflows } from './workflows';
+import { workflowDocuments } from './workflow-documents';
 
 /**
  * A workflow's releases, as an agent's: the draft (the workflow as PUT leaves it) published as
@@ -26,17 +27,18 @@ const released = releasesOf({
   present: presentWorkflow,
   // The draft must validate as a PUT would now.
   validate: async (_rt, _scope, draft) => {
-    const { id: _i, createdAt: _c, updatedAt: _u, version: _v, ...fields } = presentWorkflow(draft);
-    parseInput(workflowInput, fields);
+    parseInput(workflowInput, workflowInputOf(draft));
   },
 });
 
 /** A workflow's releases as the release routes serve them. */
 export const workflowReleases = {
   ...released,
+  ...workflowDocuments,
   idParam: 'workflowId',
   noun: 'workflow',
   tag: 'Workflow releases',
   versionShown: workflowVersionShown,
+  shown: workflow,
   aliasShown: workflowAliasShown,
 };

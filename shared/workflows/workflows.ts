@@ -7,7 +7,8 @@ import type { StepLike } from './steps/step-kind';
 import { compileWorkflow } from './compiler';
 import { sealWebhook, showWebhook } from './webhooks';
 import { withoutReadOnly } from '../schema-helpers';
-import type { Workflow, WorkflowInput } from './workflow-schema';
+import { workflowInput, type Workflow, type WorkflowInput } from './workflow-schema';
+import { parseInput } from '../validation';
 import type { Runtime } from '../runtime';
 
 import { storedWorkflow, workflows, type StoredWorkflow } from './workflow-records';
@@ -95,6 +96,12 @@ export function presentWorkflow(workflow: StoredWorkflow): Workflow {
   return { ...rest, steps: presentSteps(workflow.steps), ...(webhook ? { webhook: showWebhook(webhook) } : {}) };
 }
 
+/** The writable fields of a stored workflow, as a client would send them (secrets left out: kept). */
+export function workflowInputOf(workflow: StoredWorkflow): Record<string, unknown> {
+  const { id: _id, createdAt: _c, updatedAt: _u, version: _v, ...fields } = presentWorkflow(workflow);
+  return fields;
+}
+
 /** Records steps name must exist in the tenant when the workflow is written: search steps' sources, agent steps' agents. */
 function references(input: WorkflowInput): Reference[] {
   return eachStep(assignStepIds(input.steps)).flatMap(({ step, path }): Reference[] =>
@@ -104,6 +111,13 @@ function references(input: WorkflowInput): Reference[] {
 
 /** The workflow's schedules handed to the scheduler (EventBridge Scheduler, or local mode's table). */
 const scheduleOf = (rt: Runtime, scope: TenantScope, workflow: StoredWorkflow, previous: number) => rt.scheduler.put(scope, workflow.id, workflow.schedules ?? [], previous);
+
+/** A definition validated as a create validates it (what its steps name must exist) and made ready to store, without storing it: what an imported version holds. */
+export async function preparedWorkflow(rt: Runtime, scope: TenantScope, given: unknown): Promise<WorkflowFields> {
+  const input = parseInput(workflowInput, given);
+  await rt.store.records.checkReferences(scope, dedupe(references(input)));
+  return fieldsOf(rt, scope, input);
+}
 
 export async function createWorkflow(rt: Runtime, scope: TenantScope, input: WorkflowInput, idempotency?: Idempotency) {
   const created = await workflows.create(rt, scope, await fieldsOf(rt, scope, input), { references: dedupe(references(input)), idempotency });

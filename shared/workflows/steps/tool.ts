@@ -32,10 +32,10 @@ export const tool: WorkKind<typeof config> = {
     const stored = await prepareTool(remoteKindOf(cfg.tool.type), rt, scope, cfg.tool, kept?.type === cfg.tool.type ? kept : undefined, `${path}.tool`);
     return { ...cfg, tool: stored as never };
   },
-  present: (cfg) => ({ ...cfg, tool: presentTool(remoteKindOf(cfg.tool.type), cfg.tool as StoredTool) }),
+  present: (cfg) => ({ ...cfg, tool: presentTool(remoteKindOf(cfg.tool.type), cfg.tool) }),
   async execute(cfg, { rt, scope, vars, deadline, timeoutMs, keyId }) {
     const context = toolContext(rt, scope, undefined, { timeoutMs: timeoutMs ?? 30_000, maxResultBytes: 64 * 1024, signal: deadline, keyId, policy: rt.outbound });
-    const tools = await toolsOf(remoteKindOf(cfg.tool.type), cfg.tool as StoredTool, context);
+    const tools = await toolsOf(remoteKindOf(cfg.tool.type), cfg.tool, context);
     const chosen = cfg.name ? tools.find((t) => t.name === cfg.name) : tools.length === 1 ? tools[0] : undefined;
     if (!chosen) {
       const names = tools.map((t) => t.name).join(', ') || 'none';
