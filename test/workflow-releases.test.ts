@@ -1,7 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createLocalApp } from '../local/local-app';
 import { call } from './helpers/http';
-import { testRt } from './helpers/runtime';
+import { startScheduled } from '../shared/workflows/schedules';
+import { testLocal, testRt } from './helpers/runtime';
 import { newTenant, type TestTenant } from './helpers/tenant';
 
 /**
@@ -59,6 +60,31 @@ describe('workflow versions and aliases', () => {
       expect(refused.status, bad).toBe(400);
       expect(refused.body.error.details.field, bad).toBe('steps[0].config.agentId');
     }
+  });
+
+  it('starts a schedule’s and an inbound hook’s runs on the version their alias routes to', async () => {
+    const wf = (await api('POST', '/v1/workflows', { ...definition('"v1"'), schedules: [{ cron: '0 9 * * *', alias: 'stable' }, { cron: '0 10 * * *', alias: 'gone' }] })).body.data;
+    expect(wf.schedules[0].alias).toBe('stable');
+    await api('POST', `/v1/workflows/${wf.id}/versions`);
+    const { id: _i, createdAt: _c, updatedAt: _u, version: _v, ...fields } = wf;
+    await api('PUT', `/v1/workflows/${wf.id}`, { ...fields, steps: definition('"draft"').steps });
+    await api('PUT', `/v1/workflows/${wf.id}/aliases/stable`, { routing: [{ version: 1 }] });
+    const runs = async () => (await api('GET', `/v1/workflows/${wf.id}/executions`)).body.data as Array<{ workflowVersion: number | string; output: unknown }>;
+
+    const at = new Date(Date.UTC(2026, 10, 27, 9)).toISOString();
+    await startScheduled(testRt, { type: 'scheduled', tenantId: t.scope.tenantId, workflowId: wf.id, schedule: 0, at });
+    // A schedule whose alias does not exist (deleted since) skips its time instead of failing over and over.
+    await startScheduled(testRt, { type: 'scheduled', tenantId: t.scope.tenantId, workflowId: wf.id, schedule: 1, at });
+    await testLocal.workflowSteps!.drain();
+    expect((await runs()).map((r) => [r.workflowVersion, r.output])).toEqual([[1, 'v1']]);
+
+    expect((await api('POST', `/v1/workflows/${wf.id}/hooks`, { name: 'shop', alias: 'nope' })).body.error.details.field).toBe('alias');
+    const hook = (await api('POST', `/v1/workflows/${wf.id}/hooks`, { name: 'shop', alias: 'stable' })).body.data;
+    expect(hook.alias).toBe('stable');
+    expect((await api('GET', `/v1/workflows/${wf.id}/hooks`)).body.data[0].alias).toBe('stable');
+    expect((await app.request(hook.url, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })).status).toBe(202);
+    await testLocal.workflowSteps!.drain();
+    expect((await runs()).map((r) => [r.workflowVersion, r.output])).toEqual([[1, 'v1'], [1, 'v1']]);
   });
 
   it('diffs versions, refuses to delete a routed one, and deletes releases with the workflow', async () => {

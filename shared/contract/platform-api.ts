@@ -1153,6 +1153,7 @@ export interface components {
                     [key: string]: unknown;
                 };
                 enabled: boolean;
+                alias?: string;
             }[];
             webhook?: components["schemas"]["Webhook"];
         };
@@ -2788,6 +2789,11 @@ export interface components {
             };
             /** @default true */
             enabled?: boolean;
+            /**
+             * @description Run the version this alias routes to (each run placed by weight); without it, the draft
+             * @example live
+             */
+            alias?: string;
         };
         /** @description Where to POST each execution’s summary when it succeeds, fails, is canceled or waits (signed; see Cairn-Signature) */
         WebhookInput: {

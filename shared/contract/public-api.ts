@@ -2569,6 +2569,7 @@ export interface components {
                     [key: string]: unknown;
                 };
                 enabled: boolean;
+                alias?: string;
             }[];
             webhook?: components["schemas"]["Webhook"];
         };
@@ -4158,6 +4159,11 @@ export interface components {
             };
             /** @default true */
             enabled?: boolean;
+            /**
+             * @description Run the version this alias routes to (each run placed by weight); without it, the draft
+             * @example live
+             */
+            alias?: string;
         };
         /** @description Where to POST each execution’s summary when it succeeds, fails, is canceled or waits (signed; see Cairn-Signature) */
         WebhookInput: {
@@ -4368,6 +4374,8 @@ export interface components {
             name: string;
             /** @enum {string} */
             auth: "token" | "signature";
+            /** @description The workflow alias it runs (else the draft) */
+            alias?: string;
             /** @description Where to POST (a token hook’s includes its token: keep it secret) */
             url: string;
             /** @description Shown once, when the hook is made: the token, or the signing secret */
@@ -4389,6 +4397,11 @@ export interface components {
              * @enum {string}
              */
             auth?: "token" | "signature";
+            /**
+             * @description Run the version this alias of the workflow routes to (each call placed by weight); without it, the draft
+             * @example live
+             */
+            alias?: string;
         };
         HookAccepted: {
             executionId: string;

@@ -12,7 +12,7 @@ export interface AppEnv {
     /** Platform API: the verified access token and its tenant scope. */
     platformToken: PlatformToken;
     /** Inbound hooks: the hook that authenticated the request. */
-    hook?: { id: string; workflowId: string; replayKey?: string };
+    hook?: { id: string; workflowId: string; alias?: string; replayKey?: string };
     /** The runtime's clock (set first, by the request context): the envelope's timestamp, Retry-After. */
     clock: Clock;
     /** `openai`: errors of this request are shaped as OpenAI's (the OpenAI-compatible routes). */

@@ -22,13 +22,15 @@ const hookShape = z.object({
   auth: z.enum(['token', 'signature']),
   tokenHash: z.string().optional(),
   sealed: anObject.optional(),
+  /** The workflow's alias the hook runs (else its draft). */
+  alias: z.string().optional(),
   /** The plan of the key that made it: the hook's requests are rate-limited as that key's. */
   plan: z.enum(PLANS),
   createdAt: z.string(),
 });
 export type HookRecord = z.infer<typeof hookShape>;
 /** What the workflow's partition keeps of a hook, for listing. */
-const hookPointerShape = hookShape.pick({ id: true, name: true, auth: true, createdAt: true });
+const hookPointerShape = hookShape.pick({ id: true, name: true, auth: true, alias: true, createdAt: true });
 
 export function hooksStore(db: Db, clock: Clock) {
   async function putHook(scope: TenantScope, hook: HookRecord): Promise<void> {
@@ -36,7 +38,7 @@ export function hooksStore(db: Db, clock: Clock) {
       new TransactWriteCommand({
         TransactItems: [
           { Put: { TableName: db.table, Item: { ...keys.hook(hook.id), ...hook }, ConditionExpression: 'attribute_not_exists(pk)' } },
-          { Put: { TableName: db.table, Item: { ...keys.workflowHook(scope, hook.workflowId, hook.id), id: hook.id, name: hook.name, auth: hook.auth, createdAt: hook.createdAt } } },
+          { Put: { TableName: db.table, Item: { ...keys.workflowHook(scope, hook.workflowId, hook.id), id: hook.id, name: hook.name, auth: hook.auth, ...(hook.alias ? { alias: hook.alias } : {}), createdAt: hook.createdAt } } },
         ],
       }),
     );

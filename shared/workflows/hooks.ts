@@ -1,6 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from '@hono/zod-openapi';
-import { AppError, ConflictError, NotFoundError } from '../errors';
+import { AppError, ConflictError, NotFoundError, ValidationError } from '../errors';
+import { aliasName } from '../releases';
 import { isId, newId } from '../ids';
 import type { Runtime } from '../runtime';
 import type { SealedSecret } from '../secrets/secret-box';
@@ -9,7 +10,7 @@ import type { HookRecord } from '../store/hooks';
 import { scopeOf, type TenantScope } from '../tenancy';
 import { startExecution } from './executions';
 import { signatureOf } from './webhooks';
-import { workflows } from './workflow-records';
+import { storedWorkflow, workflows } from './workflow-records';
 
 /**
  * Inbound hooks: a URL that starts a workflow when a service (a form, a shop, GitHub) POSTs to it,
@@ -23,6 +24,7 @@ export const hookInput = z
   .strictObject({
     name: z.string().trim().min(1).max(200).default('hook'),
     auth: z.enum(['token', 'signature']).default('token').openapi({ description: 'token: the secret is in the URL; signature: callers sign each body with the secret' }),
+    alias: aliasName.optional().openapi({ description: 'Run the version this alias of the workflow routes to (each call placed by weight); without it, the draft' }),
   })
   .openapi('HookInput', { example: { name: 'shop orders', auth: 'signature' } });
 
@@ -32,6 +34,7 @@ export const hookOutput = z
     workflowId: z.string(),
     name: z.string(),
     auth: z.enum(['token', 'signature']),
+    alias: z.string().optional().openapi({ description: 'The workflow alias it runs (else the draft)' }),
     url: z.string().openapi({ description: 'Where to POST (a token hook’s includes its token: keep it secret)' }),
     secret: z.string().optional().openapi({ description: 'Shown once, when the hook is made: the token, or the signing secret' }),
     createdAt: z.string(),
@@ -45,6 +48,9 @@ const urlOf = (hook: { id: string; auth: string }, token?: string) => `/v1/hooks
 
 export async function createHook(rt: Runtime, scope: TenantScope, workflowId: string, input: z.infer<typeof hookInput>, identity: ApiKeyIdentity) {
   await workflows.get(rt, scope, workflowId);
+  if (input.alias && !(await rt.store.releases.of('WORKFLOW', storedWorkflow).getAlias(scope, workflowId, input.alias))) {
+    throw new ValidationError('alias', `names ${input.alias}, which is not an alias of workflow ${workflowId}`);
+  }
   const secret = `chs_${randomBytes(24).toString('base64url')}`;
   const hook: HookRecord = {
     id: newId('hook', rt.clock.now()),
@@ -53,12 +59,13 @@ export async function createHook(rt: Runtime, scope: TenantScope, workflowId: st
     workflowId,
     name: input.name,
     auth: input.auth,
+    ...(input.alias ? { alias: input.alias } : {}),
     ...(input.auth === 'token' ? { tokenHash: hashOf(secret) } : { sealed: await rt.secrets.seal(secret, sealContext(scope)) }),
     plan: identity.plan,
     createdAt: new Date(rt.clock.now()).toISOString(),
   };
   await rt.store.hooks.putHook(scope, hook);
-  return { id: hook.id, workflowId, name: hook.name, auth: hook.auth, url: urlOf(hook, secret), secret, createdAt: hook.createdAt };
+  return { id: hook.id, workflowId, name: hook.name, auth: hook.auth, ...(hook.alias ? { alias: hook.alias } : {}), url: urlOf(hook, secret), secret, createdAt: hook.createdAt };
 }
 
 export async function listHooks(rt: Runtime, scope: TenantScope, workflowId: string) {
@@ -93,7 +100,7 @@ export function hookPath(path: string): { id: string; token?: string } | undefin
  * hooks and wrong credentials answer alike (401), so a URL does not tell whether a hook exists. The
  * identity is the hook's (its requests are rate-limited at the plan of the key that made it).
  */
-export async function authenticateHook(rt: Runtime, request: { path: string; signature?: string; body: () => Promise<string> }): Promise<{ identity: ApiKeyIdentity; hook: { id: string; workflowId: string; replayKey?: string } }> {
+export async function authenticateHook(rt: Runtime, request: { path: string; signature?: string; body: () => Promise<string> }): Promise<{ identity: ApiKeyIdentity; hook: { id: string; workflowId: string; alias?: string; replayKey?: string } }> {
   const refused = new AppError('UNAUTHORIZED', 'Unknown hook, or a wrong token or signature');
   const path = hookPath(request.path);
   const hook = path && isId('hook', path.id) ? await rt.store.hooks.getHook(path.id) : undefined;
@@ -107,9 +114,9 @@ export async function authenticateHook(rt: Runtime, request: { path: string; sig
     const signature = validSignature(request.signature, await request.body(), secret, Math.floor(rt.clock.now() / 1000));
     if (!signature) throw refused;
     // A signed request sent again within the tolerance is a replay: it gets the first one's execution.
-    return { identity: { keyId: `hook:${hook.id}`, scope, plan: hook.plan }, hook: { id: hook.id, workflowId: hook.workflowId, replayKey: `signature:${signature}` } };
+    return { identity: { keyId: `hook:${hook.id}`, scope, plan: hook.plan }, hook: { id: hook.id, workflowId: hook.workflowId, alias: hook.alias, replayKey: `signature:${signature}` } };
   }
-  return { identity: { keyId: `hook:${hook.id}`, scope, plan: hook.plan }, hook: { id: hook.id, workflowId: hook.workflowId } };
+  return { identity: { keyId: `hook:${hook.id}`, scope, plan: hook.plan }, hook: { id: hook.id, workflowId: hook.workflowId, alias: hook.alias } };
 }
 
 /** What a hook's body starts: a JSON object's fields as parameters (its string `input` as the input), anything else as the input. */
@@ -143,9 +150,9 @@ function namingTheBody(error: unknown): unknown {
  * Starts the hook's workflow with the body. With an Idempotency-Key, a sender's retry of the same
  * body gets the first call's execution (`replayed`); the same key with another body is a 409.
  */
-export async function receiveHook(rt: Runtime, scope: TenantScope, hook: { id: string; workflowId: string }, body: string, idempotencyKey?: string) {
+export async function receiveHook(rt: Runtime, scope: TenantScope, hook: { id: string; workflowId: string; alias?: string }, body: string, idempotencyKey?: string) {
   const start = () =>
-    startExecution(rt, scope, hook.workflowId, { ...executionInputOf(body), keyId: `hook:${hook.id}` }).catch((error: unknown) => {
+    startExecution(rt, scope, hook.workflowId, { ...executionInputOf(body), keyId: `hook:${hook.id}`, target: { alias: hook.alias } }).catch((error: unknown) => {
       throw namingTheBody(error);
     });
   if (!idempotencyKey) return { execution: await start(), replayed: false };

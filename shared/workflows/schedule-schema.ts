@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { Cron } from 'croner';
+import { aliasName } from '../releases';
 
 /** A workflow's cron schedules as requests give them (checked with croner, in their time zone). */
 export const MAX_SCHEDULES = 10;
@@ -33,6 +34,7 @@ export const scheduleInput = z
     input: z.string().max(100_000).default(''),
     parameters: z.record(z.string(), z.unknown()).default({}),
     enabled: z.boolean().default(true),
+    alias: aliasName.optional().openapi({ description: 'Run the version this alias routes to (each run placed by weight); without it, the draft' }),
   })
   .superRefine((s, ctx) => {
     const problem = validZone(s.timezone) ? cronProblem(s.cron, s.timezone) : undefined;

@@ -1,3 +1,5 @@
+import { AppError } from '../errors';
+import { log } from '../log';
 import type { ScheduledMessage } from '../queue/messages';
 import type { Runtime } from '../runtime';
 import { scopeOf } from '../tenancy';
@@ -18,7 +20,13 @@ export async function startScheduled(rt: Runtime, message: ScheduledMessage): Pr
   const schedule = (workflow?.schedules)?.[message.schedule];
   if (!workflow || !schedule?.enabled) return;
   if (!(await rt.store.schedules.markFired(message.tenantId, message.workflowId, message.schedule, message.at))) return;
-  await startExecution(rt, scope, workflow.id, { input: schedule.input, parameters: schedule.parameters, keyId: `schedule:${message.schedule}` });
+  try {
+    await startExecution(rt, scope, workflow.id, { input: schedule.input, parameters: schedule.parameters, keyId: `schedule:${message.schedule}`, target: { alias: schedule.alias } });
+  } catch (error) {
+    // An alias deleted since the schedule was written: this time is skipped (it has fired), not retried.
+    if (!(error instanceof AppError) || error.code !== 'NOT_FOUND') throw error;
+    log.warn('scheduled run skipped', { tenantId: message.tenantId, workflowId: workflow.id, schedule: message.schedule, reason: error.message });
+  }
 }
 
 /**

@@ -24,7 +24,7 @@ export const storedWorkflow = z.object({
   name: z.string(),
   description: z.string().default(''),
   steps: z.array(storedStep),
-  schedules: z.array(z.object({ cron: z.string(), timezone: z.string(), input: z.string(), parameters: z.record(z.string(), z.unknown()), enabled: z.boolean() })).optional(),
+  schedules: z.array(z.object({ cron: z.string(), timezone: z.string(), input: z.string(), parameters: z.record(z.string(), z.unknown()), enabled: z.boolean(), alias: z.string().optional() })).optional(),
   /** Where each execution's summary is POSTed; its secret sealed. */
   webhook: storedWebhook.optional(),
 });

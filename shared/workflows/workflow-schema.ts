@@ -75,7 +75,7 @@ export const workflow = z
         timeoutSeconds: z.int().optional(),
       }),
     ),
-    schedules: z.array(z.object({ cron: z.string(), timezone: z.string(), input: z.string(), parameters: z.record(z.string(), z.unknown()), enabled: z.boolean() })).optional(),
+    schedules: z.array(z.object({ cron: z.string(), timezone: z.string(), input: z.string(), parameters: z.record(z.string(), z.unknown()), enabled: z.boolean(), alias: z.string().optional() })).optional(),
     webhook: webhookShown.optional(),
   })
   .openapi('Workflow');
