@@ -26,6 +26,38 @@ export const aliasName = z
   .refine((name) => name !== DRAFT, { error: 'is reserved: draft means the working copy' })
   .openapi({ example: 'live' });
 
+/** What a run names: a version, an alias (`draft`: the working copy), or neither (the draft). */
+export interface ReleaseTarget {
+  version?: number;
+  alias?: string;
+}
+
+/**
+ * `<id>`, or `<id>:<alias>`, `<id>:<version>`, `<id>:draft` (how the OpenAI-compatible routes, MCP
+ * and a workflow agent step name a release): the id and what to run of it; undefined when what
+ * follows the colon is neither a version nor an alias name.
+ */
+export function parseAddress(address: string): { id: string; target: ReleaseTarget } | undefined {
+  const at = address.indexOf(':');
+  if (at < 0) return { id: address, target: {} };
+  const id = address.slice(0, at);
+  const name = address.slice(at + 1);
+  if (/^[1-9][0-9]{0,8}$/.test(name)) return { id, target: { version: Number(name) } };
+  if (name !== DRAFT && !aliasName.safeParse(name).success) return undefined;
+  return { id, target: { alias: name } };
+}
+
+/** The body fields of a request that runs a release (`alias` or `version`; neither: the draft); `oneRelease` refines them. */
+export const releaseFields = (aliasDescription: string) => ({
+  alias: z.union([aliasName, z.literal(DRAFT)]).optional().openapi({ description: aliasDescription, example: 'live' }),
+  version: z.int().min(1).optional().openapi({ description: 'Run this version. Without alias or version: the draft' }),
+});
+
+/** A request names one release at most. */
+export function oneRelease(body: ReleaseTarget, ctx: z.RefinementCtx) {
+  if (body.alias !== undefined && body.version !== undefined) ctx.addIssue({ code: 'custom', path: ['version'], message: 'must be absent when alias is given: name one or the other' });
+}
+
 /** A version number as a path or query gives it. */
 export const versionNumber = z.coerce.number().int({ error: 'must be a version number' }).min(1, { error: 'must be a version number (1 or more)' }).openapi({ example: 1 });
 

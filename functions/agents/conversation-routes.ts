@@ -8,7 +8,7 @@ import { commonErrors, envelope, jsonContent, listEnvelope } from '../../shared/
 import { paginationQuery } from '../../shared/http/pagination';
 import { sseResponse } from '../../shared/http/sse';
 import { setUsageHeaders } from '../../shared/http/usage-headers';
-import { aliasName, DRAFT } from '../../shared/releases';
+import { DRAFT, oneRelease, releaseFields } from '../../shared/releases';
 import type { Runtime } from '../../shared/runtime';
 
 const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
@@ -32,11 +32,10 @@ const converseInput = z
       .openapi({ description: 'sessionId continues a conversation (a new one is made when absent); other fields are free-form' }),
     stream: z.boolean().optional().openapi({ description: 'Server-sent events (also with Accept: text/event-stream)' }),
     responseFormat: responseFormatInput.optional(),
-    alias: z.union([aliasName, z.literal(DRAFT)]).optional().openapi({ description: 'Run the version this alias routes the session to (a session keeps its version while the alias still routes to it)', example: 'live' }),
-    version: z.int().min(1).optional().openapi({ description: 'Run this version. Without alias or version: the draft' }),
+    ...releaseFields('Run the version this alias routes the session to (a session keeps its version while the alias still routes to it)'),
   })
   .superRefine((body, ctx) => {
-    if (body.alias !== undefined && body.version !== undefined) ctx.addIssue({ code: 'custom', path: ['version'], message: 'must be absent when alias is given: name one or the other' });
+    oneRelease(body, ctx);
     if (body.toolApprovals && body.message !== undefined) ctx.addIssue({ code: 'custom', path: ['message'], message: 'must be absent when resuming a paused turn with toolApprovals' });
     if (!body.toolApprovals && body.message === undefined) ctx.addIssue({ code: 'custom', path: ['message'], message: 'is required' });
   })

@@ -1,5 +1,5 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { aliasName, DRAFT } from '../../shared/releases';
+import { oneRelease, releaseFields } from '../../shared/releases';
 import { config } from '../../shared/config';
 import { cancelExecution, executeAndWait, getExecution, listExecutions, presentExecution, completeHumanStep, listWaitingExecutions, listDeliveries, webhookInput, webhookShown, followExecution } from '../../shared/workflows';
 import { sseResponse } from '../../shared/http/sse';
@@ -23,12 +23,9 @@ const executeInput = z
     parameters: z.record(z.string(), z.unknown()).default({}).openapi({ description: 'Available to templates as {{parameters.<name>}}' }),
     mode: z.enum(['sync', 'async']).default('sync').openapi({ description: 'sync waits up to 25 s for the result (an execution that waits for a person answers 202 at once)' }),
     webhook: webhookInput.optional().openapi({ description: 'This execution’s completion webhook, instead of the workflow’s (its secret is required)' }),
-    alias: z.union([aliasName, z.literal(DRAFT)]).optional().openapi({ description: 'Run the version this alias routes to (chosen by weight per execution)', example: 'live' }),
-    version: z.int().min(1).optional().openapi({ description: 'Run this version. Without alias or version: the draft' }),
+    ...releaseFields('Run the version this alias routes to (chosen by weight per execution)'),
   })
-  .superRefine((body, ctx) => {
-    if (body.alias !== undefined && body.version !== undefined) ctx.addIssue({ code: 'custom', path: ['version'], message: 'must be absent when alias is given: name one or the other' });
-  })
+  .superRefine(oneRelease)
   .openapi('ExecuteRequest', { example: { input: 'I was charged twice for my order', parameters: { orderId: '1042', amount: 129.9 } } });
 
 const delivery = z

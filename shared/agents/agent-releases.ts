@@ -1,6 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { ValidationError } from '../errors';
-import { aliasName, aliasShown, DRAFT, releasesOf } from '../releases';
+import type { DRAFT} from '../releases';
+import { aliasShown, parseAddress, releasesOf, type ReleaseTarget } from '../releases';
 import type { Runtime } from '../runtime';
 import type { TenantScope } from '../tenancy';
 import { agent, storedAgent, type Agent } from './agent-schema';
@@ -52,20 +53,13 @@ export const agentReleases = {
  * `:<version>` or `:draft` after it.
  */
 export function agentAddress(model: string, field = 'model'): { agentId: string; target: AgentTarget } {
-  const at = model.indexOf(':');
-  if (at < 0) return { agentId: model, target: {} };
-  const agentId = model.slice(0, at);
-  const name = model.slice(at + 1);
-  if (/^[1-9][0-9]{0,8}$/.test(name)) return { agentId, target: { version: Number(name) } };
-  if (name !== DRAFT && !aliasName.safeParse(name).success) throw new ValidationError(field, `names ${JSON.stringify(name)} after the agent id: give a version number, an alias or draft`);
-  return { agentId, target: { alias: name } };
+  const parsed = parseAddress(model);
+  if (!parsed) throw new ValidationError(field, `names ${JSON.stringify(model.slice(model.indexOf(':') + 1))} after the agent id: give a version number, an alias or draft`);
+  return { agentId: parsed.id, target: parsed.target };
 }
 
 /** What a turn asks to run: a version, an alias, or neither (the draft). */
-export interface AgentTarget {
-  version?: number;
-  alias?: string;
-}
+export type AgentTarget = ReleaseTarget;
 
 /**
  * The definition a turn runs, and which it is. Under an alias a session keeps the version its last

@@ -1,4 +1,4 @@
-import type { DRAFT } from '../releases';
+import type { DRAFT, ReleaseTarget } from '../releases';
 import { resolverOf } from '../releases';
 import type { Runtime } from '../runtime';
 import type { TenantScope } from '../tenancy';
@@ -13,10 +13,7 @@ import { storedWorkflow, workflows, type StoredWorkflow } from './workflow-recor
 export type WorkflowVersionRef = number | typeof DRAFT;
 
 /** What an execution asks to run: a version, an alias, or neither (the draft). */
-export interface WorkflowTarget {
-  version?: number;
-  alias?: string;
-}
+export type WorkflowTarget = ReleaseTarget;
 
 const resolve = resolverOf({ kind: 'WORKFLOW', shape: storedWorkflow, label: 'workflow', draft: (rt, scope, id) => workflows.get(rt, scope, id) });
 

@@ -1,19 +1,19 @@
 import { z } from '@hono/zod-openapi';
 import { AppError } from '../../errors';
 import { isId } from '../../ids';
+import { parseAddress } from '../../releases';
 import { renderTemplate } from '../../templates';
 import type { WorkKind } from './step-kind';
 
 const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
-/** `agt_…`, or a release of it: `agt_…:<alias>`, `agt_…:<version>` or `agt_…:draft`. */
-const RELEASE = /^([1-9][0-9]{0,8}|[a-z][a-z0-9-]{0,31})$/;
-const agentOf = (address: string) => address.split(':')[0]!;
+/** The agent of `agt_…`, or of a release of it: `agt_…:<alias>`, `agt_…:<version>` or `agt_…:draft`. */
+const agentOf = (address: string) => parseAddress(address)?.id;
 
 const config = z.strictObject({
   agentId: z
     .string()
-    .refine((address) => isId('agent', agentOf(address)) && (!address.includes(':') || RELEASE.test(address.slice(address.indexOf(':') + 1))), {
+    .refine((address) => isId('agent', agentOf(address) ?? ''), {
       error: 'must be an agent id (agt_…), with :<alias> or :<version> after it to run a release',
     })
     .openapi({ example: 'agt_01jd8x2k3m4n5p6q7r8s9t0v1w:live' }),
@@ -36,7 +36,7 @@ export const agent: WorkKind<typeof config> = {
   type: 'agent',
   config,
   templateFields: ['message', 'sessionId', 'userId'],
-  references: (cfg) => [{ kind: 'AGENT', id: agentOf(cfg.agentId), field: 'agentId' }],
+  references: (cfg) => [{ kind: 'AGENT', id: agentOf(cfg.agentId) ?? cfg.agentId, field: 'agentId' }],
   isOutputPath: (p) => ['reply', 'sessionId', 'sources', 'toolCalls', 'usage', 'model', 'agentVersion', 'output'].includes(p[0]!),
   async execute(cfg, { rt, scope, vars, deadline, keyId }) {
     if (!rt.agentTurn) throw new AppError('INTERNAL_ERROR', 'This function cannot run agent turns (no agentTurn in its runtime)');
