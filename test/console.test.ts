@@ -220,6 +220,41 @@ describe.skipIf(!runnable)('the console in Chromium', { timeout: 90_000 }, () =>
     await checkPage('chat');
   });
 
+  it('publishes versions, shows what one changed, splits an alias 90/10 with the slider and rolls it back', async () => {
+    await nav('Agents');
+    await page.getByRole('link', { name: 'Support', exact: true }).click();
+    await page.getByRole('link', { name: 'Versions and aliases' }).click();
+    await page.getByRole('heading', { name: 'Releases: Support' }).waitFor();
+    await page.getByLabel('Description').fill('first release');
+    await page.getByRole('button', { name: 'Publish the draft' }).click();
+    await expect.poll(() => page.getByRole('status').textContent()).toBe('Published version 1.');
+    // A change to the draft, published as version 2.
+    await page.getByRole('link', { name: 'Edit the draft' }).click();
+    await page.getByLabel('Instructions (system prompt)').fill('Answer in one sentence.');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    await page.getByRole('link', { name: 'Versions and aliases' }).click();
+    await page.getByRole('button', { name: 'Publish the draft' }).click();
+    await expect.poll(() => page.getByRole('status').textContent()).toBe('Published version 2.');
+    await page.getByRole('button', { name: 'What v2 changed' }).click();
+    const diff = page.locator('.diff');
+    await expect.poll(() => diff.textContent()).toContain('/instructions');
+    expect(await diff.textContent()).toContain('"Answer in one sentence."');
+
+    await page.getByLabel('Version', { exact: true }).fill('1');
+    await page.getByLabel('Second version (optional)').fill('2');
+    await page.getByLabel(/^Share of v1/).fill('90');
+    expect(await page.getByText('Share of v1: 90%, v2: 10%').count()).toBe(1);
+    await page.getByRole('button', { name: 'Save alias' }).click();
+    const aliases = page.getByRole('table').last();
+    await expect.poll(() => aliases.textContent()).toContain('v1 90% · v2 10%');
+    await checkPage('releases');
+    await page.getByRole('button', { name: 'All to v1 (roll back)' }).click();
+    await page.getByRole('button', { name: 'Save alias' }).click();
+    await expect.poll(() => aliases.textContent()).toContain('v1 100%');
+    expect(await aliases.textContent()).not.toContain('v2');
+  });
+
   it('shows a compile error at its step, draws the graph, runs the workflow, completes its human step and draws the timeline', async () => {
     await nav('Workflows');
     await page.getByRole('link', { name: 'Build your first workflow' }).click();

@@ -25,3 +25,6 @@ export type SessionMessage = Schemas['SessionMessage'];
 export type ConverseResponse = Schemas['ConverseResponse'];
 export type PlatformSchemas = PlatformComponents['schemas'];
 export type MemoryResult = PlatformSchemas['MemoryResult'];
+export type AgentVersion = Schemas['AgentVersion'];
+export type Alias = Schemas['AgentAlias'];
+export type VersionDiff = Schemas['VersionDiff'];

@@ -8,6 +8,7 @@ import { KnowledgeList, KnowledgeDetail } from './pages/knowledge';
 import { ChatPage } from './pages/chat';
 import { WorkflowsList, WorkflowDetail } from './pages/workflows';
 import { ExecutionPage } from './pages/execution';
+import { ReleasesPage } from './pages/releases';
 import { UsagePage } from './pages/usage';
 import { TablesPage, MemoryPage } from './pages/platform';
 import { Shell } from './components/shell';
@@ -18,6 +19,7 @@ const PAGES: Array<[string, (p: Record<string, string>) => preact.JSX.Element]> 
   ['/agents', () => <AgentsPage />],
   ['/agents/new', () => <AgentEditor />],
   ['/agents/:id', (p) => <AgentEditor id={p.id} />],
+  ['/agents/:id/releases', (p) => <ReleasesPage kind="agents" id={p.id!} />],
   ['/knowledge', () => <KnowledgeList />],
   ['/knowledge/:id', (p) => <KnowledgeDetail id={p.id!} />],
   ['/chat', () => <ChatPage />],
@@ -26,6 +28,7 @@ const PAGES: Array<[string, (p: Record<string, string>) => preact.JSX.Element]> 
   ['/workflows', () => <WorkflowsList />],
   ['/workflows/new', () => <WorkflowDetail />],
   ['/workflows/:id', (p) => <WorkflowDetail id={p.id} />],
+  ['/workflows/:id/releases', (p) => <ReleasesPage kind="workflows" id={p.id!} />],
   ['/workflows/:id/executions/:executionId', (p) => <ExecutionPage workflowId={p.id!} executionId={p.executionId!} />],
   ['/usage', () => <UsagePage />],
   ['/platform/tables', () => <TablesPage />],

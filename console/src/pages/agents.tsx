@@ -178,9 +178,14 @@ export function AgentEditor({ id }: { id?: string }) {
       <div class="page-head">
         <h1>{id ? `Agent: ${existing.value?.name ?? id}` : 'New agent'}</h1>
         {id ? (
-          <a class="button secondary" href={`#/chat/${id}`}>
-            Open in chat
-          </a>
+          <div class="row">
+            <a class="button secondary" href={`#/agents/${id}/releases`}>
+              Versions and aliases
+            </a>
+            <a class="button secondary" href={`#/chat/${id}`}>
+              Open in chat
+            </a>
+          </div>
         ) : null}
       </div>
       <form onSubmit={(e) => void save(e)} class="editor" noValidate>

@@ -141,6 +141,11 @@ export function WorkflowDetail({ id }: { id?: string }) {
     <section>
       <div class="page-head">
         <h1>{id ? `Workflow: ${existing.value?.name ?? id}` : 'New workflow'}</h1>
+        {id ? (
+          <a class="button secondary" href={`#/workflows/${id}/releases`}>
+            Versions and aliases
+          </a>
+        ) : null}
       </div>
       <div class="split">
         <form class="editor" onSubmit={(e) => void save(e)} noValidate aria-label="Workflow definition">
