@@ -259,16 +259,26 @@ describe.skipIf(!runnable)('the console in Chromium', { timeout: 90_000 }, () =>
     await nav('Workflows');
     await page.getByRole('link', { name: 'Build your first workflow' }).click();
     await page.getByLabel('Name', { exact: true }).fill('Refund check');
-    await page.getByLabel('Step 1 settings (JSON)').fill('{"expression": "$uppercase(input"}');
+    // Each step's settings are a form built from its kind's JSON Schema (the API's own document).
+    const settings = (n: number) => page.getByRole('group', { name: `Step ${n} settings` });
+    await settings(1).getByLabel('expression').fill('$uppercase(input');
     await page.getByRole('button', { name: 'Add a step' }).click();
     await page.getByLabel('Step 2 id').fill('approve');
     await page.getByLabel('Step 2 id').press('Tab');
     await page.locator('#step-1-type').selectOption('human');
+    expect(await settings(2).getByLabel('prompt').inputValue()).toBe('Approve?');
+    // What a plain box cannot hold (the human step's answer schema) is a JSON box of its own.
+    expect(JSON.parse(await settings(2).getByLabel('schema').inputValue())).toMatchObject({ properties: { approved: { type: 'boolean' } } });
+    await settings(2).getByLabel('timeoutSeconds').fill('3600');
     await page.getByRole('button', { name: 'Add a step' }).click();
     await page.getByLabel('Step 3 id').fill('reply');
-    await page.getByLabel('Step 3 settings (JSON)').fill('{"expression": "steps.upper.output & (steps.approve.output.approved ? \\" approved\\" : \\" refused\\")"}');
+    await settings(3).getByLabel('expression').fill('steps.upper.output & (steps.approve.output.approved ? " approved" : " refused")');
     await page.getByRole('button', { name: 'Create workflow' }).click();
     await expect.poll(() => page.locator('#step-0-error').textContent()).toMatch(/steps\[0\]\.config\.expression is not a valid JSONata expression/);
+    // The JSON stays as the advanced view, and holds what the form wrote.
+    await page.getByRole('button', { name: 'Edit step 2 as JSON' }).click();
+    expect(JSON.parse(await page.getByLabel('Step 2 settings (JSON)').inputValue())).toMatchObject({ prompt: 'Approve?', timeoutSeconds: 3600 });
+    await page.getByRole('button', { name: 'Edit step 1 as JSON' }).click();
     await page.getByLabel('Step 1 settings (JSON)').fill('{"expression": "$uppercase(input)"}');
     await page.getByRole('button', { name: 'Create workflow' }).click();
     await page.getByRole('heading', { name: 'Workflow: Refund check' }).waitFor();

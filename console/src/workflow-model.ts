@@ -6,11 +6,6 @@ import { jsonOf } from './json-input';
 export type { Execution, ExecutionStep, Workflow };
 /** A step as the API returns it (one of the kinds: each has `id`, `type` and its own fields). */
 export type StoredStep = WorkflowStep;
-export interface JsonSchema {
-  type?: string;
-  properties?: Record<string, JsonSchema & { description?: string; enum?: unknown[] }>;
-  required?: string[];
-}
 
 export const FINISHED = new Set(['succeeded', 'failed', 'canceled']);
 

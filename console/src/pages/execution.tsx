@@ -4,7 +4,8 @@ import { ErrorBox, FieldError, Loading, StatusBadge, Table, formatDate, useInter
 import { jsonOf } from '../json-input';
 import { StepGraph } from '../components/step-graph';
 import { Gantt, formatMs } from '../components/gantt';
-import { FINISHED, graphOfExecution, type Execution, type ExecutionStep, type JsonSchema, type Workflow } from '../workflow-model';
+import { FINISHED, graphOfExecution, type Execution, type ExecutionStep, type Workflow } from '../workflow-model';
+import { isFlat, SchemaFields, type JsonSchema } from '../components/schema-fields';
 
 /** One execution, followed live: its graph, timeline, steps' outputs, and waiting human steps. */
 export function ExecutionPage({ workflowId, executionId }: { workflowId: string; executionId: string }) {
@@ -159,10 +160,9 @@ function applyStepEvent(exe: Execution, event: string, e: StepEvent): Execution 
 /** A waiting human step: its prompt and a form built from its schema (JSON for anything deeper). */
 function HumanStep({ step, path, onDone }: { step: ExecutionStep; path: string; onDone: () => void }) {
   const schema = step.request?.schema as JsonSchema | undefined;
-  const props = schema?.type === 'object' && schema.properties ? Object.entries(schema.properties) : undefined;
-  const simple = props?.every(([, p]) => ['boolean', 'string', 'number', 'integer'].includes(p.type ?? ''));
+  const simple = schema?.type === 'object' && isFlat(schema);
   // Booleans start unchecked (false), so "no" is an answer too.
-  const [values, setValues] = useState<Record<string, unknown>>(() => Object.fromEntries((props ?? []).filter(([, p]) => p.type === 'boolean').map(([n]) => [n, false])));
+  const [values, setValues] = useState<Record<string, unknown>>(() => Object.fromEntries(Object.entries(schema?.properties ?? {}).filter(([, p]) => p.type === 'boolean').map(([n]) => [n, false])));
   const [json, setJson] = useState('{}');
   const [error, setError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
@@ -188,44 +188,14 @@ function HumanStep({ step, path, onDone }: { step: ExecutionStep; path: string; 
       <h2>Waiting for a person: {step.id}</h2>
       <p class="prompt">{step.request?.prompt ?? 'This step waits for input.'}</p>
       {step.request?.assignee ? <p class="muted small">Assigned to {step.request.assignee}</p> : null}
-      {simple && props
-        ? props.map(([name, p]) => {
-            const fieldId = `human-${step.id}-${name}`;
-            const required = schema?.required?.includes(name);
-            if (p.type === 'boolean') {
-              return (
-                <label key={name} class="check">
-                  <input id={fieldId} type="checkbox" checked={values[name] === true} onChange={(e) => setValues({ ...values, [name]: e.currentTarget.checked })} /> {name}
-                  {required ? ' (required)' : ''}
-                </label>
-              );
-            }
-            return (
-              <div class="field" key={name}>
-                <label for={fieldId}>
-                  {name}
-                  {required ? ' (required)' : ''}
-                </label>
-                <input
-                  id={fieldId}
-                  inputMode={p.type === 'string' ? undefined : 'decimal'}
-                  onInput={(e) => {
-                    const raw = e.currentTarget.value;
-                    const next = { ...values };
-                    if (raw === '') delete next[name];
-                    else next[name] = p.type === 'string' ? raw : Number(raw);
-                    setValues(next);
-                  }}
-                />
-              </div>
-            );
-          })
-        : (
-          <div class="field">
-            <label for={`human-${step.id}-json`}>Input (JSON)</label>
-            <textarea id={`human-${step.id}-json`} class="code" rows={4} value={json} onInput={(e) => setJson(e.currentTarget.value)} />
-          </div>
-        )}
+      {simple && schema ? (
+        <SchemaFields schema={schema} value={values} idPrefix={`human-${step.id}`} onChange={setValues} />
+      ) : (
+        <div class="field">
+          <label for={`human-${step.id}-json`}>Input (JSON)</label>
+          <textarea id={`human-${step.id}-json`} class="code" rows={4} value={json} onInput={(e) => setJson(e.currentTarget.value)} />
+        </div>
+      )}
       <FieldError error={error} field="input" />
       <ErrorBox error={error} />
       <button type="submit" disabled={busy}>

@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, apiPage, ifMatch } from '../api';
 import { navigate } from '../router';
 import { Empty, ErrorBox, FieldError, Loading, StatusBadge, fieldMessage, formatDate, useLoad } from '../components/ui';
+import { StepSettings } from '../components/step-settings';
 import { StepGraph } from '../components/step-graph';
 import { dependsOnOf, draftOf, graphStepOf, type Execution, type StepDraft, type Workflow } from '../workflow-model';
 import { checkDrafts, jsonOf } from '../json-input';
@@ -193,17 +194,8 @@ export function WorkflowDetail({ id }: { id?: string }) {
                     <input id={`step-${i}-deps`} value={s.dependsOn} onInput={(e) => change(i, { dependsOn: e.currentTarget.value })} placeholder="previous step" />
                   </div>
                 </div>
+                <StepSettings draft={s} index={i} invalid={!!(stepError(i) || s.parseError)} describedBy={`step-${i}-error`} onBody={(body) => change(i, { body })} />
                 <div class="field">
-                  <label for={`step-${i}-body`}>Step {i + 1} settings (JSON)</label>
-                  <textarea
-                    id={`step-${i}-body`}
-                    class="code"
-                    rows={Math.min(12, s.body.split('\n').length + 1)}
-                    value={s.body}
-                    aria-invalid={stepError(i) || s.parseError ? true : undefined}
-                    aria-describedby={`step-${i}-error`}
-                    onInput={(e) => change(i, { body: e.currentTarget.value })}
-                  />
                   {s.parseError ? (
                     <p class="field-error" role="alert">
                       {s.parseError}
