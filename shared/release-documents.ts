@@ -123,8 +123,14 @@ async function under<T>(prefix: string, work: () => Promise<T>): Promise<T> {
 
 /** Replaces exact ids (`ids`: the exporting deployment's → this one's) and fills placeholders; says what was left unfilled. */
 function filled(definition: unknown, given: { secrets: Record<string, string>; ids: Record<string, string> }, unfilled: (name: string, holder: Record<string, unknown>) => void): unknown {
+  // An id alone, or naming a release of it (`agt_…:live`, as an agent step does).
+  const swapped = (text: string) => {
+    const at = text.indexOf(':');
+    const id = at < 0 ? text : text.slice(0, at);
+    return Object.hasOwn(given.ids, id) ? `${given.ids[id]}${at < 0 ? '' : text.slice(at)}` : text;
+  };
   const walk = (value: unknown): unknown => {
-    if (typeof value === 'string') return Object.hasOwn(given.ids, value) ? given.ids[value] : value;
+    if (typeof value === 'string') return swapped(value);
     if (Array.isArray(value)) return value.map(walk).filter((v) => v !== undefined);
     if (!isPlainObject(value)) return value;
     const out: Record<string, unknown> = {};

@@ -202,6 +202,15 @@ describe('workflow export and import', () => {
       { name: 'steps.fetch.config.auth', in: ['version 1', 'draft'], effect: expect.stringContaining('configured: false') },
       { name: 'webhook', in: ['version 1', 'draft'], effect: expect.stringContaining('left out') },
     ]);
+    // Ids of the exporting deployment are swapped for this one's, a release named after an id too.
+    const agent = (await api(t, 'POST', '/v1/agents', { name: 'Here', model: 'local/extractive' })).body.data.id;
+    const elsewhere = 'agt_01kaaaaaaaaaaaaaaaaaaaaaaa';
+    const asking = { ...exported, workflow: { ...exported.workflow, steps: [...exported.workflow.steps, { id: 'ask', type: 'agent', config: { agentId: `${elsewhere}:live`, message: '{{input}}' } }] } };
+    expect((await api(t, 'POST', '/v1/workflows/import', asking)).body.error.details.field).toBe('workflow.steps[2].config.agentId');
+    const swapped = await api(t, 'POST', '/v1/workflows/import', { ...asking, ids: { [elsewhere]: agent } });
+    expect(swapped.status).toBe(201);
+    expect(swapped.body.data.workflow.steps[2].config.agentId).toBe(`${agent}:live`);
+
     // The step without its secret fails when it runs, saying why, and is not retried.
     const run = await api(t, 'POST', `/v1/workflows/${bare.body.data.workflow.id}/execute`, { input: 'x' });
     expect(run.body.data.status).toBe('failed');
