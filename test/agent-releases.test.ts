@@ -199,6 +199,13 @@ describe('agent versions and aliases', () => {
     expect((await pcall(app, 'GET', `/platform/agent/${id}/versions/1/diff`, token)).body.data.changes).toEqual([]);
     expect((await pcall(app, 'DELETE', `/platform/agent/${id}/versions/1`, token)).status).toBe(409);
     expect((await pcall(app, 'GET', `/platform/agent/agt_01kaaaaaaaaaaaaaaaaaaaaaaa/versions`, token)).status).toBe(404);
+    // Export and import there too: a new agent of the token's tenant with the same version and alias.
+    const exported = (await pcall(app, 'GET', `/platform/agent/${id}/export`, token)).body.data;
+    expect(exported).toMatchObject({ format: 'cairn.agent/v1', versions: [{ version: 1 }], aliases: [{ name: 'live' }] });
+    const imported = await pcall(app, 'POST', '/platform/agent/import', token, { body: exported });
+    expect(imported.status).toBe(201);
+    expect(imported.body.data).toMatchObject({ versions: [1], aliases: ['live'] });
+    expect((await pcall(app, 'GET', `/platform/agent/${imported.body.data.agent.id}/aliases/live`, token)).body.data.routing).toEqual([{ version: 1, weight: 100 }]);
   });
 
   it('keeps at most 500 versions, and deleting an agent deletes its versions and aliases', async () => {
