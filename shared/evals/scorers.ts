@@ -230,7 +230,7 @@ export const SCORERS = {
 } satisfies Record<string, Scorer>;
 
 export type ScorerName = keyof typeof SCORERS | 'llm_judge';
-export const SCORER_NAMES = [...Object.keys(SCORERS), 'llm_judge'] as [ScorerName, ...ScorerName[]];
+export const SCORER_NAMES: ScorerName[] = [...(Object.keys(SCORERS) as Array<keyof typeof SCORERS>), 'llm_judge'];
 
 /** Scores one case with one scorer that needs no model. */
 export function scoreCase(name: keyof typeof SCORERS, expected: Expected, observed: Observed, options: ScorerOptions = {}): Score {
