@@ -21,6 +21,8 @@ export const ID_PREFIXES = {
   memoryNode: 'mnd_',
   memoryEdge: 'med_',
   episode: 'epi_',
+  evalDataset: 'eds_',
+  evalCase: 'evc_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

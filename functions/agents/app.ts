@@ -10,11 +10,12 @@ import { registerModels } from './models';
 import { registerResponses } from './responses';
 import { registerTraces } from './trace-routes';
 import { registerUsage } from './usage-routes';
+import { EVAL_JSON_LINES_PATHS, registerEvalRoutes } from './eval-routes';
 import type { RuntimeWith } from '../../shared/runtime';
 
-/** `/v1/agents` (CRUD, converse, sessions) and the OpenAI-compatible `/v1/chat/completions` and `/v1/models`. */
+/** `/v1/agents` (CRUD, converse, sessions), the OpenAI-compatible `/v1/chat/completions` and `/v1/models`, and evaluations (`/v1/eval-datasets`). */
 export function createAgentsApp(rt: RuntimeWith<'models' | 'secrets' | 'queues'>, options: Partial<GroupOptions> = {}) {
-  const app = createGroupApp(rt, { area: 'agents', maxBodyBytes: DEFAULT_MAX_BODY_BYTES, openAiPaths: [...OPENAI_PATHS], ...options });
+  const app = createGroupApp(rt, { area: 'agents', maxBodyBytes: DEFAULT_MAX_BODY_BYTES, openAiPaths: [...OPENAI_PATHS], jsonLinesPaths: EVAL_JSON_LINES_PATHS, ...options });
   registerCrud(app, rt, {
     basePath: '/v1/agents',
     idParam: 'agentId',
@@ -39,6 +40,7 @@ export function createAgentsApp(rt: RuntimeWith<'models' | 'secrets' | 'queues'>
   registerResponses(app, rt);
   registerUsage(app, rt);
   registerTraces(app, rt);
+  registerEvalRoutes(app, rt);
   return app;
 }
 

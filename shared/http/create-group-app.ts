@@ -22,6 +22,8 @@ export interface GroupOptions {
   maxBodyBytes: number;
   /** The paths that also take multipart/form-data bodies (file uploads). */
   multipartPaths?: RegExp;
+  /** The paths that also take JSON Lines bodies (application/x-ndjson: evaluation cases). */
+  jsonLinesPaths?: RegExp;
   /** Overrides API_KEY_CACHE_SECONDS (tests that revoke keys use 0). */
   apiKeyCacheSeconds?: number;
   /** Paths (and below) that answer errors in OpenAI's shape, authentication errors included. */
@@ -49,7 +51,7 @@ export function createGroupApp(rt: Runtime, options: GroupOptions): OpenAPIHono<
   const authenticate: MiddlewareHandler<AppEnv> = (c, next) => (self && (c.req.path === self.path || c.req.path.startsWith(`${self.path}/`)) ? self.auth(c, next) : byKey(c, next));
   app.use('*', authenticate);
   app.use('*', rateLimit(rt, options.area));
-  app.use('*', bodyGuard(options.maxBodyBytes, { multipartPaths: options.multipartPaths }));
+  app.use('*', bodyGuard(options.maxBodyBytes, { multipartPaths: options.multipartPaths, jsonLinesPaths: options.jsonLinesPaths }));
   app.onError(errorHandler);
   app.notFound(notFoundResponse);
   return app;

@@ -3,6 +3,7 @@ import { config } from '../config';
 import { apiKeysStore } from './api-keys';
 import { appRecordsStore } from './app-records';
 import type { Db } from './db';
+import { evalCasesStore } from './eval-cases';
 import { executionsStore } from './executions';
 import { filesStore } from './files';
 import { hooksStore } from './hooks';
@@ -55,6 +56,7 @@ export function createStore(db: Db, clock: Clock) {
     webhookDeliveries: webhookDeliveriesStore(db, clock),
     hooks: hooksStore(db, clock),
     schedules: schedulesStore(db, clock),
+    evalCases: evalCasesStore(db),
   };
 }
 

@@ -10,7 +10,7 @@ export interface ItemKey {
 }
 
 /** Record collections, one partition per tenant and kind. */
-export type RecordKind = 'AGENT' | 'KS' | 'WORKFLOW';
+export type RecordKind = 'AGENT' | 'KS' | 'WORKFLOW' | 'EVAL_DATASET';
 
 export type MemoryKind = 'node' | 'edge' | 'episode';
 const MEMORY_LETTER: Record<MemoryKind, string> = { node: 'N', edge: 'E', episode: 'P' };
@@ -220,6 +220,9 @@ export const keys = {
     pk: `${scoped(scope)}#RATE#${keyId}#${area}`,
     sk: String(hourStart),
   }),
+
+  /** An evaluation dataset's cases, in the order they were added. */
+  evalCasePartition: (scope: TenantScope, datasetId: string) => `${scoped(scope)}#EDS#${datasetId}#CASE`,
 
   idempotency: (scope: TenantScope, kind: RecordKind, idempotencyKey: string): ItemKey => ({
     pk: `${scoped(scope)}#IDEM#${kind}`,

@@ -45,7 +45,8 @@ export interface Page<T> {
 
 const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
 
-const NAMES: Record<RecordKind, string> = { AGENT: 'agent', KS: 'knowledge source', WORKFLOW: 'workflow' };
+/** A record kind as messages name it. */
+export const NAMES: Record<RecordKind, string> = { AGENT: 'agent', KS: 'knowledge source', WORKFLOW: 'workflow', EVAL_DATASET: 'eval dataset' };
 
 /**
  * How a kind's records read: the shape the room that owns the kind declares (records are the

@@ -8,6 +8,7 @@ import { batchOps, deleteRequest, readPage } from './batch';
 import type { Db } from './db';
 import { readItem } from './item-shape';
 import { keys, type RecordKind } from './keys';
+import { NAMES } from './records';
 
 /**
  * Releases of a resource (an agent, a workflow): immutable numbered versions, each a snapshot of
@@ -37,7 +38,6 @@ export interface VersionRecord<S> {
   routedBy: string[];
 }
 
-const LABEL: Record<RecordKind, string> = { AGENT: 'agent', WORKFLOW: 'workflow', KS: 'knowledge source' };
 const versionKey = (n: number) => `V#${String(n).padStart(6, '0')}`;
 const aliasKey = (name: string) => `A#${name}`;
 const HEAD = 'HEAD';
@@ -47,7 +47,7 @@ export function releasesStore(db: Db, clock: Clock) {
 
   /** The releases of resources of one kind, their snapshots read through the room's shape. */
   function of<S>(kind: RecordKind, snapshotShape: z.ZodType<S>) {
-    const label = LABEL[kind];
+    const label = NAMES[kind];
     const partition = (scope: TenantScope, id: string) => keys.releasePartition(scope, kind, id);
     const versionShape = z.object({ version: z.number(), description: z.string(), createdAt: z.string(), snapshot: snapshotShape, routedBy: z.unknown().optional() });
     const readVersion = (item: Record<string, unknown>): VersionRecord<S> => {

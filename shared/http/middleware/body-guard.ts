@@ -6,6 +6,7 @@ import type { AppEnv } from '../context';
 
 const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i;
 const MULTIPART_TYPE = /^multipart\/form-data\s*;/i;
+const JSON_LINES_TYPE = /^application\/(x-ndjson|jsonl|x-jsonlines)\s*(;|$)/i;
 
 function hasBody(headers: Headers): boolean {
   const length = headers.get('content-length');
@@ -17,9 +18,10 @@ function hasBody(headers: Headers): boolean {
  * A request body must be JSON (else 415), no larger than `maxBytes` (else 413), parse (else 400)
  * and be storable as sent (else 400 naming the field: see `json-guard.ts`). Requests without a
  * body pass: their handlers then report the missing fields. On `multipartPaths`, a
- * multipart/form-data body is held to the same size and left to the route to read.
+ * multipart/form-data body, and on `jsonLinesPaths` a JSON Lines one (application/x-ndjson), is
+ * held to the same size and left to the route to read (and each line to the same rules).
  */
-export function bodyGuard(maxBytes: number, options: { multipartPaths?: RegExp } = {}): MiddlewareHandler<AppEnv> {
+export function bodyGuard(maxBytes: number, options: { multipartPaths?: RegExp; jsonLinesPaths?: RegExp } = {}): MiddlewareHandler<AppEnv> {
   const limit = bodyLimit({
     maxSize: maxBytes,
     onError: (c) => {
@@ -34,8 +36,10 @@ export function bodyGuard(maxBytes: number, options: { multipartPaths?: RegExp }
     const type = c.req.header('content-type') ?? '';
     const multipart = options.multipartPaths?.test(c.req.path) ?? false;
     if (multipart && MULTIPART_TYPE.test(type)) return limit(c, next);
+    const jsonLines = options.jsonLinesPaths?.test(c.req.path) ?? false;
+    if (jsonLines && JSON_LINES_TYPE.test(type)) return limit(c, next);
     if (!JSON_TYPE.test(type)) {
-      throw new AppError('UNSUPPORTED_MEDIA_TYPE', `Request body must be application/json${multipart ? ' or multipart/form-data' : ''}`, {
+      throw new AppError('UNSUPPORTED_MEDIA_TYPE', `Request body must be application/json${multipart ? ' or multipart/form-data' : ''}${jsonLines ? ' or application/x-ndjson' : ''}`, {
         contentType: type || null,
       });
     }
