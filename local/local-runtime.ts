@@ -5,12 +5,13 @@ import { startLocalTracing } from './tracing';
 import { configuredRuntime } from '../shared/configured-runtime';
 import { handleIngestionMessage } from '../shared/knowledge';
 import { agentTurn } from '../shared/agents';
-import { consumeWorkflowMessage, deliverWebhook, tickSchedules, nextRunOf } from '../shared/workflows';
+import { deliverWebhook, tickSchedules, nextRunOf } from '../shared/workflows';
+import { consumeStepsMessage } from '../shared/steps-queue';
 import { storedScheduler } from '../shared/schedules/scheduler';
 import { sweep } from '../shared/work-sweeper';
 import { errorFields, log } from '../shared/log';
 import { platformSecretsLoader, type PlatformSecrets } from '../shared/platform/platform-secrets';
-import type { IngestionMessage, WebhookMessage, WorkflowMessage } from '../shared/queue/messages';
+import type { IngestionMessage, StepsQueueMessage, WebhookMessage } from '../shared/queue/messages';
 import { sqsQueuesFromConfig } from '../shared/queue/sqs-queue';
 import { storedQueue, type StoredQueue } from '../shared/queue/stored-queue';
 import { systemClock, type Clock } from '../shared/clock';
@@ -26,7 +27,7 @@ export interface LocalRuntime {
   rt: RuntimeWith<GivenPart>;
   /** The queues stored in the table and their workers in this process (absent where an SQS queue URL is configured). */
   ingestion?: StoredQueue<IngestionMessage>;
-  workflowSteps?: StoredQueue<WorkflowMessage>;
+  workflowSteps?: StoredQueue<StepsQueueMessage>;
   webhooks?: StoredQueue<WebhookMessage>;
   /**
    * Starts the workers; `releaseTaken` when this process alone serves the data (local mode's own
@@ -53,7 +54,7 @@ export function localRuntime(parts: { db: Db; secretsKey: Buffer; platformSecret
     : storedQueue<IngestionMessage>(store.queueMessages, { namespace, name: 'ingestion' }, (message, delivery) => handleIngestionMessage(rt, message, delivery), { visibilityMs });
   const workflowSteps = config.workflowQueueUrl
     ? undefined
-    : storedQueue<WorkflowMessage>(store.queueMessages, { namespace, name: 'workflow-steps' }, (message, delivery) => consumeWorkflowMessage(rt, message, delivery), { visibilityMs, concurrency: 4 });
+    : storedQueue<StepsQueueMessage>(store.queueMessages, { namespace, name: 'workflow-steps' }, (message, delivery) => consumeStepsMessage(rt, message, delivery), { visibilityMs, concurrency: 4 });
   const webhooks = config.webhookQueueUrl
     ? undefined
     : storedQueue<WebhookMessage>(store.queueMessages, { namespace, name: 'webhooks' }, (message, delivery) => deliverWebhook(rt, message, delivery), { visibilityMs, concurrency: 4 });

@@ -23,6 +23,7 @@ export const ID_PREFIXES = {
   episode: 'epi_',
   evalDataset: 'eds_',
   evalCase: 'evc_',
+  evalRun: 'evr_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

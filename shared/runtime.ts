@@ -5,7 +5,7 @@ import type { Gateway } from './gateway';
 import type { ModelResolver } from './models/types';
 import type { OutboundPolicy } from './net/outbound';
 import type { PlatformSecrets } from './platform/platform-secrets';
-import type { IngestionMessage, WebhookMessage, WorkflowMessage } from './queue/messages';
+import type { IngestionMessage, StepsQueueMessage, WebhookMessage } from './queue/messages';
 import type { Queue } from './queue/queue';
 import type { SecretBox } from './secrets/secret-box';
 import type { Store } from './store';
@@ -111,7 +111,7 @@ export interface Runtime {
   readonly store: Store;
   readonly queues: {
     readonly ingestion: Queue<IngestionMessage>;
-    readonly workflowSteps: Queue<WorkflowMessage>;
+    readonly workflowSteps: Queue<StepsQueueMessage>;
     readonly webhooks: Queue<WebhookMessage>;
   };
   /** Files' content (the product's bucket) and the buckets `s3` sources read. */

@@ -23,9 +23,12 @@ export function withSpanLabels<T>(labels: Attributes, fn: () => T): T {
 
 const labelled = (attributes: Attributes | undefined): Attributes => ({ ...(context.active().getValue(LABELS) as Attributes | undefined), ...attributes });
 
-/** Runs `fn` in a new span (a child of the current one); a thrown error marks the span and goes on. */
-export function inSpan<T>(name: string, options: { kind?: SpanKind; attributes?: Attributes }, fn: (span: Span) => Promise<T>): Promise<T> {
-  return tracer().startActiveSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: labelled(options.attributes) }, async (span) => {
+/**
+ * Runs `fn` in a new span (a child of the current one, or with `root` the start of a trace of its
+ * own); a thrown error marks the span and goes on.
+ */
+export function inSpan<T>(name: string, options: { kind?: SpanKind; attributes?: Attributes; root?: boolean }, fn: (span: Span) => Promise<T>): Promise<T> {
+  return tracer().startActiveSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: labelled(options.attributes), root: options.root ?? false }, async (span) => {
     let failure: unknown;
     try {
       return await fn(span);

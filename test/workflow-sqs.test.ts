@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWorkflowsApp } from '../functions/workflows/app';
 import { deliverWebhook } from '../shared/workflows/webhooks';
 import { consumeWorkflowMessage } from '../shared/workflows/execution';
-import type { WebhookMessage, WorkflowMessage } from '../shared/queue/messages';
+import type { StepsQueueMessage, WebhookMessage, WorkflowMessage } from '../shared/queue/messages';
 import { MAX_RECEIVES } from '../shared/queue/queue';
 import { sqsHandler } from '../shared/queue/sqs-handler';
 import { sqsQueue } from '../shared/queue/sqs-queue';
@@ -51,7 +51,7 @@ beforeAll(async () => {
   stepsUrl = queue('workflow-steps');
   webhooksUrl = queue('webhooks');
   sqs = new SQSClient({ endpoint: server.address, region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
-  const steps = sqsQueue<WorkflowMessage>(sqs, stepsUrl);
+  const steps = sqsQueue<StepsQueueMessage>(sqs, stepsUrl);
   rt = { ...testRt, queues: { ...testRt.queues, workflowSteps: { send: (messages, options) => ((stepMessages += messages.length), steps.send(messages, options)), pending: () => steps.pending() }, webhooks: sqsQueue<WebhookMessage>(sqs, webhooksUrl) } };
   app = createWorkflowsApp(rt);
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));

@@ -1,5 +1,5 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { appendCases, appendInput, caseShown, casesOfJsonLines, createDataset, datasetInput, datasetShown, deleteDataset, getDataset, listCases, listDatasets, MAX_CASES, parseAppended } from '../../shared/evals';
+import { appendCases, appendInput, caseShown, casesOfJsonLines, cancelRun, createDataset, datasetInput, datasetShown, getDataset, getRun, listResults, listRuns, removeDataset, resultShown, runInput, runShown, startRun, listCases, listDatasets, MAX_CASES, parseAppended } from '../../shared/evals';
 import type { Context } from 'hono';
 import type { AppEnv } from '../../shared/http/context';
 import { idempotencyHeader, idempotencyOf, registerListRoute } from '../../shared/http/crud-routes';
@@ -65,9 +65,9 @@ export function registerEvalRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
   );
 
   app.openapi(
-    createRoute({ method: 'delete', path: `${base}/{datasetId}`, operationId: 'deleteEvalDataset', tags, summary: 'Delete an evaluation dataset and its cases', security, request: { params }, responses: { 200: jsonContent(envelope(deletedSchema), 'Deleted'), ...commonErrors } }),
+    createRoute({ method: 'delete', path: `${base}/{datasetId}`, operationId: 'deleteEvalDataset', tags, summary: 'Delete an evaluation dataset and its cases', security, request: { params }, responses: { 200: jsonContent(envelope(deletedSchema), 'Deleted'), 409: jsonContent(errorResponse, 'Runs of the dataset are queued or running (details.runs)'), ...commonErrors } }),
     async (c) => {
-      const { id } = await deleteDataset(rt, scope(c), c.req.valid('param').datasetId);
+      const { id } = await removeDataset(rt, scope(c), c.req.valid('param').datasetId);
       return ok(c, { id, deleted: true as const });
     },
   );
@@ -113,6 +113,93 @@ export function registerEvalRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
     async (c) => {
       const page = c.req.valid('query');
       const listed = await listCases(rt, scope(c), c.req.valid('param').datasetId, page);
+      return okList(c, listed.items, { limit: page.limit, nextCursor: listed.nextCursor });
+    },
+  );
+
+  const runs = '/v1/eval-runs';
+  const runParams = z.object({ runId: z.string().min(1).max(200) });
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: runs,
+      operationId: 'startEvalRun',
+      tags,
+      summary: 'Run a dataset against an agent and score it',
+      description:
+        'Each case is one message on the steps queue, `concurrency` at a time; the run answers at once (202) and is followed with GET. 404 for an unknown dataset, agent, version or alias; 400 for an empty dataset, an unknown scorer (naming scorers[i]) or a comparison with another dataset’s run.',
+      security,
+      request: { body: { content: { 'application/json': { schema: runInput } }, required: true } },
+      responses: { 202: { ...jsonContent(envelope(runShown), 'The run, queued'), headers: { Location: locationHeader } }, ...commonErrors },
+    }),
+    async (c) => {
+      const run = await startRun(rt, scope(c), c.req.valid('json'));
+      c.header('Location', `${runs}/${run.id}`);
+      return ok(c, run, 202);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: runs,
+      operationId: 'listEvalRuns',
+      tags,
+      summary: 'List evaluation runs, newest first',
+      security,
+      request: { query: paginationQuery.extend({ datasetId: z.string().min(1).max(200).optional().openapi({ description: 'Only this dataset’s runs (a page may then hold fewer than limit)' }) }) },
+      responses: { 200: jsonContent(listEnvelope(runShown), 'A page of runs'), ...commonErrors },
+    }),
+    async (c) => {
+      const { datasetId, ...page } = c.req.valid('query');
+      const listed = await listRuns(rt, scope(c), page, datasetId);
+      return okList(c, listed.items, { limit: page.limit, nextCursor: listed.nextCursor });
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: `${runs}/{runId}`,
+      operationId: 'getEvalRun',
+      tags,
+      summary: 'An evaluation run: its status, progress and, when done, its summary',
+      security,
+      request: { params: runParams },
+      responses: { 200: jsonContent(envelope(runShown), 'The run'), ...commonErrors },
+    }),
+    async (c) => ok(c, await getRun(rt, scope(c), c.req.valid('param').runId)),
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: `${runs}/{runId}/cancel`,
+      operationId: 'cancelEvalRun',
+      tags,
+      summary: 'Cancel a run: cases not yet started are not run',
+      security,
+      request: { params: runParams },
+      responses: { 200: jsonContent(envelope(runShown), 'The run, canceled'), 409: jsonContent(errorResponse, 'The run has finished'), ...commonErrors },
+    }),
+    async (c) => ok(c, await cancelRun(rt, scope(c), c.req.valid('param').runId)),
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: `${runs}/{runId}/results`,
+      operationId: 'listEvalResults',
+      tags,
+      summary: 'A run’s results, case by case in dataset order',
+      security,
+      request: { params: runParams, query: paginationQuery },
+      responses: { 200: jsonContent(listEnvelope(resultShown), 'A page of results'), ...commonErrors },
+    }),
+    async (c) => {
+      const page = c.req.valid('query');
+      const listed = await listResults(rt, scope(c), c.req.valid('param').runId, page);
       return okList(c, listed.items, { limit: page.limit, nextCursor: listed.nextCursor });
     },
   );

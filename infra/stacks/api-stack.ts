@@ -265,7 +265,8 @@ export class ApiStack extends Stack {
    * the platform function seals the auth of tools on the agents it writes.
    */
   private toolAccess(props: ApiStackProps) {
-    // The MCP endpoint asks agents (their tools included) and runs workflows, as the agents group does.
+    // The MCP endpoint asks agents (their tools included) and runs workflows, as the agents group does;
+    // the agents group also starts evaluation runs, whose cases go to the steps queue.
     for (const fn of [this.groups.agents!.fn, this.groups.mcp!.fn]) {
       fn.addEnvironment('SECRETS_KMS_KEY_ID', props.secretsKey.keyArn);
       props.secretsKey.grant(fn, 'kms:GenerateDataKey', 'kms:Decrypt');

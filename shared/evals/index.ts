@@ -1,6 +1,7 @@
 /**
- * Evaluations: how good an agent or workflow is, case by case — datasets of cases and the scorers
- * that need no model; runs come next (issue 30). Everything else in this folder is private.
+ * Evaluations: how good an agent or workflow is, case by case — datasets of cases, runs that
+ * score an agent on them through the steps queue, and the scorers that need no model. Everything else in this folder is private.
  */
-export { appendCases, appendInput, caseShown, casesOfJsonLines, createDataset, datasetInput, datasetShown, deleteDataset, getDataset, listCases, listDatasets, MAX_CASES, parseAppended } from './datasets';
+export { appendCases, appendInput, caseShown, casesOfJsonLines, createDataset, datasetInput, datasetShown, getDataset, listCases, listDatasets, MAX_CASES, parseAppended } from './datasets';
+export { cancelRun, consumeEvalCase, getRun, listResults, listRuns, removeDataset, resultShown, runInput, runShown, startRun } from './runs';
 export { isRefusal, normalizeAnswer, SCORER_NAMES, SCORERS, scoreCase, tokenF1, type Expected, type Observed, type Score, type ScorerName, type ScorerOptions } from './scorers';

@@ -37,6 +37,18 @@ export interface ScheduledMessage {
   at: string;
 }
 
+/** An evaluation run's case: run the target on it and score the reply (shared/evals). It travels on the steps queue. */
+export interface EvalCaseMessage {
+  type: 'eval-case';
+  tenantId: string;
+  runId: string;
+  /** The case's position in its dataset. */
+  position: number;
+}
+
+/** What the steps queue carries: workflow work, and evaluation cases. */
+export type StepsQueueMessage = WorkflowMessage | EvalCaseMessage;
+
 /** Workflow steps: run one step of one execution. */
 export interface StepMessage {
   type: 'step';

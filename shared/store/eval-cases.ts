@@ -1,3 +1,4 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
 import type { TenantScope } from '../tenancy';
 import { batchOps, deleteRequest, readPage } from './batch';
@@ -36,6 +37,11 @@ export function evalCasesStore(db: Db) {
     async listCases(scope: TenantScope, datasetId: string, page: { limit: number; cursor?: string }) {
       const { items, nextCursor } = await readPage(db, keys.evalCasePartition(scope, datasetId), page, 'oldest-first');
       return { items: items.map(read), nextCursor };
+    },
+
+    async getCase(scope: TenantScope, datasetId: string, position: number): Promise<EvalCaseRecord | undefined> {
+      const out = await db.client.send(new GetCommand({ TableName: db.table, Key: { pk: keys.evalCasePartition(scope, datasetId), sk: positionKey(position) } }));
+      return out.Item ? read(out.Item) : undefined;
     },
 
     async allCases(scope: TenantScope, datasetId: string): Promise<EvalCaseRecord[]> {

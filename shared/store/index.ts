@@ -4,6 +4,7 @@ import { apiKeysStore } from './api-keys';
 import { appRecordsStore } from './app-records';
 import type { Db } from './db';
 import { evalCasesStore } from './eval-cases';
+import { evalResultsStore } from './eval-results';
 import { executionsStore } from './executions';
 import { filesStore } from './files';
 import { hooksStore } from './hooks';
@@ -57,6 +58,7 @@ export function createStore(db: Db, clock: Clock) {
     hooks: hooksStore(db, clock),
     schedules: schedulesStore(db, clock),
     evalCases: evalCasesStore(db),
+    evalResults: evalResultsStore(db),
   };
 }
 

@@ -10,7 +10,7 @@ export interface ItemKey {
 }
 
 /** Record collections, one partition per tenant and kind. */
-export type RecordKind = 'AGENT' | 'KS' | 'WORKFLOW' | 'EVAL_DATASET';
+export type RecordKind = 'AGENT' | 'KS' | 'WORKFLOW' | 'EVAL_DATASET' | 'EVAL_RUN';
 
 export type MemoryKind = 'node' | 'edge' | 'episode';
 const MEMORY_LETTER: Record<MemoryKind, string> = { node: 'N', edge: 'E', episode: 'P' };
@@ -221,6 +221,8 @@ export const keys = {
     sk: String(hourStart),
   }),
 
+  /** An evaluation run's results, one a case by its position, and its progress counters. */
+  evalResultPartition: (scope: TenantScope, runId: string) => `${scoped(scope)}#EVR#${runId}#RES`,
   /** An evaluation dataset's cases, in the order they were added. */
   evalCasePartition: (scope: TenantScope, datasetId: string) => `${scoped(scope)}#EDS#${datasetId}#CASE`,
 

@@ -46,7 +46,7 @@ export interface Page<T> {
 const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
 
 /** A record kind as messages name it. */
-export const NAMES: Record<RecordKind, string> = { AGENT: 'agent', KS: 'knowledge source', WORKFLOW: 'workflow', EVAL_DATASET: 'eval dataset' };
+export const NAMES: Record<RecordKind, string> = { AGENT: 'agent', KS: 'knowledge source', WORKFLOW: 'workflow', EVAL_DATASET: 'eval dataset', EVAL_RUN: 'eval run' };
 
 /**
  * How a kind's records read: the shape the room that owns the kind declares (records are the

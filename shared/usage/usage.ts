@@ -71,12 +71,14 @@ export const usageReport = z
   })
   .openapi('UsageReport');
 
-/** USD for a bucket's tokens, or null when its model has no price (the built-in engine is free). */
-function costOf(row: UsageRow): number | null {
-  if (row.model === '-' || row.model.startsWith('local/')) return 0;
-  const price = config.modelPrices[row.model];
-  return price ? (row.inputTokens / 1000) * price.input + (row.outputTokens / 1000) * price.output : null;
+/** USD for a model's tokens, or null when the model has no price in MODEL_PRICES (the built-in engine is free). */
+export function costOfTokens(model: string, tokens: { inputTokens: number; outputTokens: number }): number | null {
+  if (model === '-' || model.startsWith('local/')) return 0;
+  const price = config.modelPrices[model];
+  return price ? (tokens.inputTokens / 1000) * price.input + (tokens.outputTokens / 1000) * price.output : null;
 }
+
+const costOf = (row: UsageRow) => costOfTokens(row.model, row);
 
 function sum(rows: UsageRow[]) {
   const costs = rows.map(costOf);

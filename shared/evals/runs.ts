@@ -1,0 +1,329 @@
+import { SpanKind } from '@opentelemetry/api';
+import { z } from '@hono/zod-openapi';
+import { agentReleases } from '../agents';
+import { isoNow } from '../clock';
+import { collection } from '../collection';
+import { AppError, ConflictError, NotFoundError, ValidationError } from '../errors';
+import { newId } from '../ids';
+import { log } from '../log';
+import type { EvalCaseMessage } from '../queue/messages';
+import type { Delivery } from '../queue/queue';
+import type { Runtime, RuntimeWith } from '../runtime';
+import { recordFields } from '../schema-helpers';
+import type { EvalResultRecord } from '../store/eval-results';
+import { inSpan } from '../telemetry';
+import { scopeOf, type TenantScope } from '../tenancy';
+import { costOfTokens } from '../usage';
+import { datasets, deleteDataset } from './datasets';
+import { scoreCase, SCORERS, type Observed, type Score } from './scorers';
+
+/**
+ * Evaluation runs: every case of a dataset run against an agent (its draft, a version or an
+ * alias) and scored. Each case is one message on the steps queue; `concurrency` cases are in
+ * flight at once (each finished case sends the next), so a large run spreads over the workers in
+ * AWS and resumes after a crash locally. When the last case is counted, the run is summed up:
+ * each scorer's mean, whether every threshold is met, and, against `compareTo`, the cases that
+ * went from passing to failing (regressions) and back (improvements).
+ */
+const SCORER_KEYS = Object.keys(SCORERS) as Array<keyof typeof SCORERS>;
+const scorerName = z.enum(SCORER_KEYS as [keyof typeof SCORERS, ...Array<keyof typeof SCORERS>], { error: `must be one of: ${SCORER_KEYS.join(', ')}` });
+
+export const runInput = z
+  .strictObject({
+    datasetId: z.string().min(1).max(200),
+    target: z
+      .strictObject({
+        agentId: z.string().min(1).max(200),
+        alias: z.string().min(1).max(32).optional(),
+        version: z.int().min(1).optional(),
+      })
+      .refine((t) => t.alias === undefined || t.version === undefined, { error: 'names an alias or a version, not both', path: ['version'] })
+      .openapi({ description: 'The agent to evaluate: its draft, or a version or alias of it' }),
+    scorers: z
+      .array(scorerName)
+      .min(1)
+      .max(SCORER_KEYS.length)
+      .refine((list) => new Set(list).size === list.length, { error: 'must not repeat a scorer' })
+      .openapi({ description: `Scorers that need no model: ${SCORER_KEYS.join(', ')}` }),
+    thresholds: z
+      .partialRecord(scorerName, z.number().min(0).max(1))
+      .default({})
+      .openapi({ description: 'The least mean each scorer must reach for the run to pass; a case passes when each of its scores meets its scorer’s threshold (1 where none is set)' }),
+    maxLatencyMs: z.int().min(1).max(3_600_000).optional().openapi({ description: 'For the latency scorer, where a case sets none' }),
+    maxCostUsd: z.number().positive().max(1000).optional().openapi({ description: 'For the cost scorer, where a case sets none' }),
+    compareTo: z.string().min(1).max(200).optional().openapi({ description: 'An earlier run of the same dataset: cases that passed there and fail here are regressions (the run fails)' }),
+    concurrency: z.int().min(1).max(50).default(5).openapi({ description: 'Cases in flight at once' }),
+  })
+  .superRefine((input, ctx) => {
+    for (const name of Object.keys(input.thresholds)) {
+      if (!input.scorers.includes(name as keyof typeof SCORERS)) ctx.addIssue({ code: 'custom', path: ['thresholds', name], message: 'names a scorer the run does not use' });
+    }
+  })
+  .openapi('EvalRunInput', { example: { datasetId: 'eds_01jd8x2k3m4n5p6q7r8s9t0v1w', target: { agentId: 'agt_01jd8x2k3m4n5p6q7r8s9t0v1w', alias: 'live' }, scorers: ['f1', 'citations'], thresholds: { f1: 0.6 } } });
+export type RunInput = z.infer<typeof runInput>;
+
+const STATUSES = ['queued', 'running', 'completed', 'failed', 'canceled'] as const;
+const summaryShape = z.object({
+  cases: z.number(),
+  scores: z.record(z.string(), z.number().nullable()).openapi({ description: 'Each scorer’s mean over the cases it scored (null: none)' }),
+  scored: z.record(z.string(), z.number()).openapi({ description: 'How many cases each scorer scored (the others did not fit it)' }),
+  passed: z.boolean().openapi({ description: 'Every threshold met, and no regression against compareTo' }),
+  failedThresholds: z.array(z.object({ scorer: z.string(), min: z.number(), mean: z.number().nullable() })),
+  casesPassed: z.number(),
+  errors: z.number().openapi({ description: 'Cases whose target failed (they fail)' }),
+  regressions: z.array(z.string()).openapi({ description: 'Case ids that passed in compareTo and fail here' }),
+  improvements: z.array(z.string()),
+  usage: z.object({ inputTokens: z.number(), outputTokens: z.number(), costUsd: z.number().nullable() }),
+  latencyMs: z.object({ p50: z.number(), p95: z.number() }),
+});
+const storedRun = z.object({
+  ...recordFields,
+  datasetId: z.string(),
+  target: z.object({ agentId: z.string(), alias: z.string().optional(), version: z.number().optional() }),
+  scorers: z.array(z.string()),
+  thresholds: z.record(z.string(), z.number()),
+  maxLatencyMs: z.number().optional(),
+  maxCostUsd: z.number().optional(),
+  compareTo: z.string().optional(),
+  concurrency: z.number(),
+  status: z.enum(STATUSES),
+  total: z.number(),
+  startedAt: z.string().optional(),
+  finishedAt: z.string().optional(),
+  summary: summaryShape.optional(),
+});
+type StoredRun = z.infer<typeof storedRun>;
+
+export const runs = collection<StoredRun>('EVAL_RUN', 'evalRun', 'eval run', storedRun);
+
+export const runShown = storedRun
+  .omit({ version: true })
+  .extend({ progress: z.object({ done: z.number(), total: z.number() }) })
+  .openapi('EvalRun');
+
+export const resultShown = z
+  .object({
+    caseId: z.string(),
+    position: z.int(),
+    input: z.unknown(),
+    expected: z.record(z.string(), z.unknown()).optional(),
+    output: z.string(),
+    scores: z.record(z.string(), z.number().nullable()),
+    detail: z.record(z.string(), z.record(z.string(), z.number())).optional(),
+    skipped: z.record(z.string(), z.string()).optional().openapi({ description: 'Why a scorer did not score the case (its expectation does not fit)' }),
+    passed: z.boolean(),
+    requestId: z.string().openapi({ description: 'The case’s trace: GET /v1/traces/{requestId}' }),
+    latencyMs: z.number(),
+    usage: z.object({ inputTokens: z.number(), outputTokens: z.number() }),
+    costUsd: z.number().nullable(),
+    model: z.string().optional(),
+    targetVersion: z.union([z.number(), z.literal('draft')]).optional(),
+    error: z.string().optional(),
+    finishedAt: z.string(),
+  })
+  .openapi('EvalResult');
+
+const FINISHED = new Set(['completed', 'failed', 'canceled']);
+
+async function present(rt: Runtime, scope: TenantScope, run: StoredRun) {
+  const { version: _v, ...shown } = run;
+  const progress = await rt.store.evalResults.progress(scope, run.id);
+  return { ...shown, progress: { done: progress?.done ?? 0, total: run.total } };
+}
+
+/** Sends the cases of the positions claimed. */
+async function send(rt: Runtime, scope: TenantScope, runId: string, positions: number[]) {
+  if (positions.length === 0) return;
+  await rt.queues.workflowSteps.send(positions.map((position): EvalCaseMessage => ({ type: 'eval-case', tenantId: scope.tenantId, runId, position })));
+}
+
+/** Starts a run: 404 for an unknown dataset, agent, version or alias; 400 for an empty dataset or a comparison with another dataset's run. */
+export async function startRun(rt: Runtime, scope: TenantScope, input: RunInput) {
+  const dataset = await datasets.get(rt, scope, input.datasetId);
+  if (dataset.caseCount === 0) throw new ValidationError('datasetId', `names eval dataset ${dataset.id}, which has no cases`);
+  const { agentId, alias, version } = input.target;
+  if (alias !== undefined) await agentReleases.getAlias(rt, scope, agentId, alias);
+  else if (version !== undefined) await agentReleases.getVersion(rt, scope, agentId, version);
+  else if (!(await rt.store.records.exists(scope, 'AGENT', agentId))) throw new NotFoundError('agent', agentId);
+  if (input.compareTo !== undefined) {
+    const before = await runs.get(rt, scope, input.compareTo);
+    if (before.datasetId !== input.datasetId) throw new ValidationError('compareTo', `names a run of eval dataset ${before.datasetId}, not ${input.datasetId}`);
+  }
+  const { record } = await runs.create(rt, scope, { ...input, status: 'queued', total: dataset.caseCount });
+  await rt.store.evalResults.start(scope, record.id, record.total);
+  await send(rt, scope, record.id, await rt.store.evalResults.claim(scope, record.id, record.concurrency, record.total));
+  return present(rt, scope, record);
+}
+
+export async function getRun(rt: Runtime, scope: TenantScope, id: string) {
+  return present(rt, scope, await runs.get(rt, scope, id));
+}
+
+/** Newest first; with `datasetId`, that dataset's runs (a page may then hold fewer than `limit`). */
+export async function listRuns(rt: Runtime, scope: TenantScope, page: { limit: number; cursor?: string }, datasetId?: string) {
+  const listed = await runs.list(rt, scope, page);
+  const items = listed.items.filter((r) => datasetId === undefined || r.datasetId === datasetId);
+  return { ...listed, items: await Promise.all(items.map((r) => present(rt, scope, r))) };
+}
+
+export async function listResults(rt: Runtime, scope: TenantScope, id: string, page: { limit: number; cursor?: string }) {
+  await runs.get(rt, scope, id);
+  return rt.store.evalResults.listResults(scope, id, page);
+}
+
+/** Stops a run: cases not yet started are not run; a finished run is a 409. */
+export async function cancelRun(rt: Runtime, scope: TenantScope, id: string) {
+  const updated = await runs.update(rt, scope, id, (run) => {
+    if (FINISHED.has(run.status)) throw new ConflictError(`eval run ${id} is ${run.status}`, { status: run.status });
+    return { ...run, status: 'canceled', finishedAt: isoNow(rt.clock) };
+  });
+  if (!updated) throw new NotFoundError('eval run', id);
+  return present(rt, scope, updated);
+}
+
+/** Deletes a dataset and its cases; one with runs queued or running is a 409 naming them. */
+export async function removeDataset(rt: Runtime, scope: TenantScope, datasetId: string) {
+  const inFlight = (await runs.containing(rt, scope, 'datasetId', datasetId)).filter((r) => r.datasetId === datasetId && !FINISHED.has(r.status));
+  if (inFlight.length > 0) throw new ConflictError(`eval dataset ${datasetId} has runs in flight (${inFlight.map((r) => r.id).join(', ')}): wait for them or cancel them first`, { runs: inFlight.map((r) => r.id) });
+  return deleteDataset(rt, scope, datasetId);
+}
+
+/** What a case asks: its question, or the last user message of its chat. */
+function questionOf(input: unknown): string {
+  if (typeof input === 'string') return input;
+  const messages = input as Array<{ role: string; content: string }>;
+  return [...messages].reverse().find((m) => m.role === 'user')!.content;
+}
+
+const sourcePaths = (sources: unknown[]) => sources.flatMap((s) => (s && typeof s === 'object' && typeof (s as { path?: unknown }).path === 'string' ? [(s as { path: string }).path] : []));
+const callsOf = (calls: unknown[] | undefined) =>
+  (calls ?? []).flatMap((c) => (c && typeof c === 'object' && typeof (c as { tool?: unknown }).tool === 'string' ? [{ name: (c as { tool: string }).tool, arguments: (c as { arguments?: Record<string, unknown> }).arguments }] : []));
+
+/** Runs one case against the run's target and scores it. A target that fails is the case's error, not the run's. */
+async function runCase(rt: RuntimeWith<'agentTurn'>, scope: TenantScope, run: StoredRun, position: number, requestId: string): Promise<EvalResultRecord> {
+  if (!rt.agentTurn) throw new AppError('INTERNAL_ERROR', 'This function cannot run agent turns (no agentTurn in its runtime)');
+  const found = await rt.store.evalCases.getCase(scope, run.datasetId, position);
+  if (!found) throw new AppError('UNPROCESSABLE', `Case ${position} of eval dataset ${run.datasetId} is gone`, undefined, { retryable: false });
+  const { target } = run;
+  const address = `${target.agentId}${target.alias ? `:${target.alias}` : target.version ? `:${target.version}` : ''}`;
+  const started = performance.now();
+  const base = { position, caseId: found.id, input: found.input, ...(found.expected ? { expected: found.expected } : {}), requestId, finishedAt: '' };
+  let observed: Observed;
+  let extra: Pick<EvalResultRecord, 'usage' | 'model' | 'targetVersion'>;
+  try {
+    const reply = await rt.agentTurn(rt, scope, address, { message: questionOf(found.input), keyId: `eval:${run.id}` }, AbortSignal.timeout(120_000));
+    const latencyMs = performance.now() - started;
+    observed = { text: reply.reply, output: reply.output, sources: sourcePaths(reply.sources), toolCalls: callsOf(reply.toolCalls), latencyMs, costUsd: costOfTokens(reply.model, reply.usage) };
+    extra = { usage: reply.usage, model: reply.model, targetVersion: reply.agentVersion };
+  } catch (error) {
+    if (!(error instanceof AppError) || error.retryable) throw error;
+    // The target refused the case (a 4xx of its own): recorded as the case's error; it fails.
+    return { ...base, output: '', scores: {}, passed: false, latencyMs: performance.now() - started, usage: { inputTokens: 0, outputTokens: 0 }, costUsd: 0, error: error.message, finishedAt: isoNow(rt.clock) };
+  }
+  const scores: Record<string, number | null> = {};
+  const detail: Record<string, Record<string, number>> = {};
+  const skipped: Record<string, string> = {};
+  for (const name of run.scorers as Array<keyof typeof SCORERS>) {
+    const s: Score = scoreCase(name, found.expected ?? {}, observed, { maxLatencyMs: run.maxLatencyMs, maxCostUsd: run.maxCostUsd });
+    scores[name] = s.score;
+    if (s.detail) detail[name] = s.detail;
+    if (s.skipped) skipped[name] = s.skipped;
+  }
+  const passed = Object.entries(scores).every(([name, score]) => score === null || score >= (run.thresholds[name] ?? 1));
+  return {
+    ...base,
+    output: observed.text.slice(0, 20_000),
+    scores,
+    ...(Object.keys(detail).length > 0 ? { detail } : {}),
+    ...(Object.keys(skipped).length > 0 ? { skipped } : {}),
+    passed,
+    latencyMs: Math.round(observed.latencyMs * 10) / 10,
+    costUsd: observed.costUsd,
+    ...extra,
+    finishedAt: isoNow(rt.clock),
+  };
+}
+
+const percentile = (sorted: number[], p: number) => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!);
+
+/** The run's summary from its results (and its comparison's). */
+async function summaryOf(rt: Runtime, scope: TenantScope, run: StoredRun): Promise<z.infer<typeof summaryShape>> {
+  const results = await rt.store.evalResults.allResults(scope, run.id);
+  const scores: Record<string, number | null> = {};
+  const scored: Record<string, number> = {};
+  for (const name of run.scorers) {
+    const values = results.flatMap((r) => (typeof r.scores[name] === 'number' ? [r.scores[name]] : []));
+    scored[name] = values.length;
+    scores[name] = values.length === 0 ? null : Math.round((values.reduce((a, b) => a + b, 0) / values.length) * 1e4) / 1e4;
+  }
+  const failedThresholds = Object.entries(run.thresholds).flatMap(([scorer, min]) => (scores[scorer] === null || scores[scorer]! < min ? [{ scorer, min, mean: scores[scorer] ?? null }] : []));
+  const regressions: string[] = [];
+  const improvements: string[] = [];
+  if (run.compareTo) {
+    const before = new Map((await rt.store.evalResults.allResults(scope, run.compareTo)).map((r) => [r.caseId, r.passed]));
+    for (const r of results) {
+      const was = before.get(r.caseId);
+      if (was === true && !r.passed) regressions.push(r.caseId);
+      if (was === false && r.passed) improvements.push(r.caseId);
+    }
+  }
+  const latencies = results.map((r) => r.latencyMs).sort((a, b) => a - b);
+  const costs = results.map((r) => r.costUsd);
+  return {
+    cases: results.length,
+    scores,
+    scored,
+    passed: failedThresholds.length === 0 && regressions.length === 0,
+    failedThresholds,
+    casesPassed: results.filter((r) => r.passed).length,
+    errors: results.filter((r) => r.error !== undefined).length,
+    regressions,
+    improvements,
+    usage: {
+      inputTokens: results.reduce((s, r) => s + r.usage.inputTokens, 0),
+      outputTokens: results.reduce((s, r) => s + r.usage.outputTokens, 0),
+      costUsd: costs.some((c) => c === null) ? null : Math.round(costs.reduce((s: number, c) => s + c!, 0) * 1e6) / 1e6,
+    },
+    latencyMs: { p50: percentile(latencies, 50), p95: percentile(latencies, 95) },
+  };
+}
+
+/**
+ * One case of a run, from the steps queue: run and scored once (a repeated delivery finds its
+ * result counted), then the next case sent; the last one counted sums the run up.
+ */
+export async function consumeEvalCase(rt: RuntimeWith<'agentTurn' | 'queues'>, message: EvalCaseMessage, delivery: Delivery): Promise<void> {
+  const scope = scopeOf(message.tenantId);
+  const run = await runs.find(rt, scope, message.runId);
+  if (!run || FINISHED.has(run.status)) return;
+  const requestId = newId('request', rt.clock.now());
+  // Each case is a trace of its own, reached by its result's requestId (not a branch of the run's start).
+  await inSpan(`eval.case ${message.position}`, { kind: SpanKind.CONSUMER, root: true, attributes: { 'cairn.tenant.id': message.tenantId, 'cairn.request.id': requestId, 'cairn.eval.run.id': run.id, 'cairn.eval.case.position': message.position } }, async () => {
+    if (run.status === 'queued') await runs.update(rt, scope, run.id, (r) => (r.status === 'queued' ? { ...r, status: 'running', startedAt: isoNow(rt.clock) } : r));
+    if (!(await rt.store.evalResults.has(scope, run.id, message.position))) {
+      let result: EvalResultRecord;
+      try {
+        result = await runCase(rt, scope, run, message.position, requestId);
+      } catch (error) {
+        // Retried by the queue; on its last delivery the case is recorded as failed, so the run still ends.
+        if (delivery.receiveCount < delivery.maxReceives) throw error;
+        const found = await rt.store.evalCases.getCase(scope, run.datasetId, message.position);
+        result = { position: message.position, caseId: found?.id ?? `position ${message.position}`, input: found?.input ?? null, output: '', scores: {}, passed: false, requestId, latencyMs: 0, usage: { inputTokens: 0, outputTokens: 0 }, costUsd: 0, error: error instanceof AppError ? error.message : 'The case failed on every delivery', finishedAt: isoNow(rt.clock) };
+      }
+      await rt.store.evalResults.record(scope, run.id, result);
+    }
+    await send(rt, scope, run.id, await rt.store.evalResults.claim(scope, run.id, 1, run.total));
+    const progress = await rt.store.evalResults.progress(scope, run.id);
+    if (progress && progress.done >= run.total) await finish(rt, scope, run.id);
+  });
+}
+
+/** Sums a run up once all its cases are counted (two workers may both try: the first write wins). */
+async function finish(rt: Runtime, scope: TenantScope, runId: string) {
+  const run = await runs.get(rt, scope, runId);
+  if (FINISHED.has(run.status)) return;
+  const summary = await summaryOf(rt, scope, run);
+  const status = summary.errors === summary.cases ? 'failed' : 'completed';
+  await runs.update(rt, scope, runId, (r) => (FINISHED.has(r.status) ? r : { ...r, status, summary, finishedAt: isoNow(rt.clock) }));
+  log.info('eval run finished', { tenantId: scope.tenantId, runId, status, passed: summary.passed, cases: summary.cases });
+}

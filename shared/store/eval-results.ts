@@ -1,0 +1,120 @@
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { z } from 'zod';
+import type { TenantScope } from '../tenancy';
+import { batchOps, deleteRequest, readPage } from './batch';
+import type { Db } from './db';
+import { readItem } from './item-shape';
+import { keys } from './keys';
+
+/**
+ * An evaluation run's results and progress, one partition per run: a `PROGRESS` item (cases sent
+ * to the queue, cases done) and one `R#<position>` item a case. A result and the count of it are
+ * one transaction, so a case delivered twice is counted once and a crash between them loses
+ * nothing; sending is claimed by adding to `sent` under a condition, so no case is sent twice.
+ */
+const resultShape = z.object({
+  position: z.number(),
+  caseId: z.string(),
+  input: z.unknown(),
+  expected: z.record(z.string(), z.unknown()).optional(),
+  output: z.string(),
+  scores: z.record(z.string(), z.number().nullable()),
+  detail: z.record(z.string(), z.record(z.string(), z.number())).optional(),
+  skipped: z.record(z.string(), z.string()).optional(),
+  passed: z.boolean(),
+  requestId: z.string(),
+  latencyMs: z.number(),
+  usage: z.object({ inputTokens: z.number(), outputTokens: z.number() }),
+  costUsd: z.number().nullable(),
+  model: z.string().optional(),
+  targetVersion: z.union([z.number(), z.literal('draft')]).optional(),
+  error: z.string().optional(),
+  finishedAt: z.string(),
+});
+export type EvalResultRecord = z.infer<typeof resultShape>;
+const progressShape = z.object({ total: z.number(), sent: z.number(), done: z.number() });
+export type EvalProgress = z.infer<typeof progressShape>;
+
+const PROGRESS = 'PROGRESS';
+const resultKey = (position: number) => `R#${String(position).padStart(6, '0')}`;
+
+export function evalResultsStore(db: Db) {
+  const { batchWrite, queryAll } = batchOps(db);
+  const read = (item: Record<string, unknown>) => readItem(resultShape, item, 'eval result');
+  const progressKey = (scope: TenantScope, runId: string) => ({ pk: keys.evalResultPartition(scope, runId), sk: PROGRESS });
+
+  return {
+    async start(scope: TenantScope, runId: string, total: number): Promise<void> {
+      await db.client.send(new PutCommand({ TableName: db.table, Item: { ...progressKey(scope, runId), total, sent: 0, done: 0 }, ConditionExpression: 'attribute_not_exists(pk)' }));
+    },
+
+    async progress(scope: TenantScope, runId: string): Promise<EvalProgress | undefined> {
+      const out = await db.client.send(new GetCommand({ TableName: db.table, Key: progressKey(scope, runId), ConsistentRead: true }));
+      return out.Item ? readItem(progressShape, out.Item, 'eval progress') : undefined;
+    },
+
+    /** Claims the next `n` positions to send (fewer when fewer are left: none at the end). */
+    async claim(scope: TenantScope, runId: string, n: number, total: number): Promise<number[]> {
+      for (let take = Math.min(n, total); take > 0; take = Math.min(take - 1, total)) {
+        try {
+          const out = await db.client.send(
+            new UpdateCommand({
+              TableName: db.table,
+              Key: progressKey(scope, runId),
+              UpdateExpression: 'ADD sent :n',
+              ConditionExpression: 'sent <= :last',
+              ExpressionAttributeValues: { ':n': take, ':last': total - take },
+              ReturnValues: 'UPDATED_NEW',
+            }),
+          );
+          const sent = Number(out.Attributes?.sent);
+          return Array.from({ length: take }, (_, i) => sent - take + 1 + i);
+        } catch (error) {
+          if (!(error instanceof ConditionalCheckFailedException)) throw error;
+        }
+      }
+      return [];
+    },
+
+    /** Stores a case's result and counts it, once: false when it was already recorded (a repeated delivery). */
+    async record(scope: TenantScope, runId: string, result: EvalResultRecord): Promise<boolean> {
+      const pk = keys.evalResultPartition(scope, runId);
+      try {
+        await db.client.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              { Put: { TableName: db.table, Item: { pk, sk: resultKey(result.position), ...result }, ConditionExpression: 'attribute_not_exists(pk)' } },
+              { Update: { TableName: db.table, Key: { pk, sk: PROGRESS }, UpdateExpression: 'ADD done :one', ExpressionAttributeValues: { ':one': 1 } } },
+            ],
+          }),
+        );
+        return true;
+      } catch (error) {
+        if (error instanceof TransactionCanceledException && error.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed') return false;
+        throw error;
+      }
+    },
+
+    async has(scope: TenantScope, runId: string, position: number): Promise<boolean> {
+      const out = await db.client.send(new GetCommand({ TableName: db.table, Key: { pk: keys.evalResultPartition(scope, runId), sk: resultKey(position) }, ProjectionExpression: 'pk' }));
+      return out.Item !== undefined;
+    },
+
+    /** In case order, in pages. */
+    async listResults(scope: TenantScope, runId: string, page: { limit: number; cursor?: string }) {
+      const { items, nextCursor } = await readPage(db, keys.evalResultPartition(scope, runId), page, 'oldest-first', 'R#');
+      return { items: items.map(read), nextCursor };
+    },
+
+    async allResults(scope: TenantScope, runId: string): Promise<EvalResultRecord[]> {
+      return (await queryAll(keys.evalResultPartition(scope, runId), 'R#')).map(read);
+    },
+
+    async removeAll(scope: TenantScope, runId: string): Promise<void> {
+      const pk = keys.evalResultPartition(scope, runId);
+      await batchWrite((await queryAll(pk)).map((item) => deleteRequest({ pk, sk: String(item.sk) })));
+    },
+  };
+}
