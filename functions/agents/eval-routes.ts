@@ -2,6 +2,7 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { appendCases, appendInput, caseShown, casesOfJsonLines, cancelRun, createDataset, datasetInput, datasetShown, getDataset, getRun, listResults, listRuns, removeDataset, resultShown, runInput, runShown, startRun, listCases, listDatasets, MAX_CASES, parseAppended } from '../../shared/evals';
 import type { Context } from 'hono';
 import type { AppEnv } from '../../shared/http/context';
+import { isJsonLines } from '../../shared/http/middleware/body-guard';
 import { idempotencyHeader, idempotencyOf, registerListRoute } from '../../shared/http/crud-routes';
 import { ok, okList } from '../../shared/http/envelope';
 import { commonErrors, deletedSchema, envelope, errorResponse, jsonContent, listEnvelope, locationHeader, replayedHeader } from '../../shared/http/openapi-schemas';
@@ -12,8 +13,6 @@ const base = '/v1/eval-datasets';
 const tags = ['Evaluations'];
 const security = [{ ApiKeyAuth: [] }];
 const params = z.object({ datasetId: z.string().min(1).max(200) });
-/** What an append or a JSON Lines body says it takes. */
-const JSON_LINES = /^application\/(x-ndjson|jsonl|x-jsonlines)\s*(;|$)/i;
 
 /** The paths whose bodies may be JSON Lines (the group's body guard lets them through to the route). */
 export const EVAL_JSON_LINES_PATHS = /^\/v1\/eval-datasets\/[^/]+\/cases$/;
@@ -94,7 +93,7 @@ export function registerEvalRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
     }),
     async (c) => {
       // JSON Lines reach the route unparsed (the body guard lets them through on this path); JSON was validated as EvalCasesInput.
-      const cases = JSON_LINES.test(c.req.header('content-type') ?? '') ? casesOfJsonLines(await c.req.text()) : parseAppended(c.req.valid('json') as { cases: unknown[] });
+      const cases = isJsonLines(c.req.header('content-type')) ? casesOfJsonLines(await c.req.text()) : parseAppended(c.req.valid('json') as { cases: unknown[] });
       return ok(c, await appendCases(rt, scope(c), c.req.valid('param').datasetId, cases));
     },
   );

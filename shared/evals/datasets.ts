@@ -4,7 +4,7 @@ import { collection } from '../collection';
 import { ConflictError, ValidationError } from '../errors';
 import { newId } from '../ids';
 import type { Runtime } from '../runtime';
-import { recordFields } from '../schema-helpers';
+import { checkable, recordFields } from '../schema-helpers';
 import type { Idempotency } from '../store/records';
 import type { TenantScope } from '../tenancy';
 import { assertStorableJson } from '../json-guard';
@@ -35,17 +35,7 @@ const pattern = z
 
 const jsonSchema = z
   .record(z.string(), z.unknown())
-  .refine(
-    (schema) => {
-      try {
-        z.fromJSONSchema(schema);
-        return true;
-      } catch {
-        return false;
-      }
-    },
-    { error: 'must be a JSON Schema this server can check' },
-  )
+  .superRefine(checkable('replies'))
   .openapi({ description: 'A JSON Schema the reply (its structured output, else its text as JSON) must satisfy' });
 
 export const expectedInput = z

@@ -13,7 +13,7 @@ import { recordFields } from '../schema-helpers';
 import type { EvalResultRecord } from '../store/eval-results';
 import { inSpan } from '../telemetry';
 import { scopeOf, type TenantScope } from '../tenancy';
-import { costOfTokens } from '../usage';
+import { costOfTokens, totalCost } from '../usage';
 import { datasets, deleteDataset } from './datasets';
 import { scoreCase, SCORERS, type Observed, type Score } from './scorers';
 
@@ -268,7 +268,6 @@ async function summaryOf(rt: Runtime, scope: TenantScope, run: StoredRun): Promi
     }
   }
   const latencies = results.map((r) => r.latencyMs).sort((a, b) => a - b);
-  const costs = results.map((r) => r.costUsd);
   return {
     cases: results.length,
     scores,
@@ -282,7 +281,7 @@ async function summaryOf(rt: Runtime, scope: TenantScope, run: StoredRun): Promi
     usage: {
       inputTokens: results.reduce((s, r) => s + r.usage.inputTokens, 0),
       outputTokens: results.reduce((s, r) => s + r.usage.outputTokens, 0),
-      costUsd: costs.some((c) => c === null) ? null : Math.round(costs.reduce((s: number, c) => s + c!, 0) * 1e6) / 1e6,
+      costUsd: totalCost(results.map((r) => r.costUsd)),
     },
     latencyMs: { p50: percentile(latencies, 50), p95: percentile(latencies, 95) },
   };

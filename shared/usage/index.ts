@@ -2,4 +2,4 @@
  * Usage metering and token budgets, for every product. Everything else in this folder is private.
  */
 export { budgetAfter, resolveForTenant, setTokenBudget, type TokenBudget, tokenBudgetOf } from './token-budget';
-export { costOfTokens, recordUsage, usageBetween, usageQuery, usageReport } from './usage';
+export { costOfTokens, recordUsage, totalCost, usageBetween, usageQuery, usageReport } from './usage';

@@ -80,12 +80,14 @@ export function costOfTokens(model: string, tokens: { inputTokens: number; outpu
 
 const costOf = (row: UsageRow) => costOfTokens(row.model, row);
 
+/** The sum of costs, rounded to a millionth of a dollar; null when any is unknown (a model without a price). */
+export const totalCost = (costs: Array<number | null>): number | null => (costs.some((c) => c === null) ? null : Math.round(costs.reduce((s: number, c) => s + c!, 0) * 1e6) / 1e6);
+
 function sum(rows: UsageRow[]) {
-  const costs = rows.map(costOf);
   const total = (c: keyof UsageCounts) => rows.reduce((s, r) => s + r[c], 0);
   return {
     ...usageCounts((c) => (c.endsWith('Units') ? Math.round(total(c) * 10) / 10 : total(c))),
-    estimatedCostUsd: costs.some((c) => c === null) ? null : Math.round(costs.reduce((s: number, c) => s + c!, 0) * 1e6) / 1e6,
+    estimatedCostUsd: totalCost(rows.map(costOf)),
   };
 }
 

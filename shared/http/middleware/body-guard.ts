@@ -8,6 +8,9 @@ const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i;
 const MULTIPART_TYPE = /^multipart\/form-data\s*;/i;
 const JSON_LINES_TYPE = /^application\/(x-ndjson|jsonl|x-jsonlines)\s*(;|$)/i;
 
+/** Whether a content type is JSON Lines (on the paths that take them, the route reads the body itself). */
+export const isJsonLines = (type: string | undefined) => JSON_LINES_TYPE.test(type ?? '');
+
 function hasBody(headers: Headers): boolean {
   const length = headers.get('content-length');
   if (length !== null) return Number(length) > 0;
@@ -37,7 +40,7 @@ export function bodyGuard(maxBytes: number, options: { multipartPaths?: RegExp; 
     const multipart = options.multipartPaths?.test(c.req.path) ?? false;
     if (multipart && MULTIPART_TYPE.test(type)) return limit(c, next);
     const jsonLines = options.jsonLinesPaths?.test(c.req.path) ?? false;
-    if (jsonLines && JSON_LINES_TYPE.test(type)) return limit(c, next);
+    if (jsonLines && isJsonLines(type)) return limit(c, next);
     if (!JSON_TYPE.test(type)) {
       throw new AppError('UNSUPPORTED_MEDIA_TYPE', `Request body must be application/json${multipart ? ' or multipart/form-data' : ''}${jsonLines ? ' or application/x-ndjson' : ''}`, {
         contentType: type || null,
