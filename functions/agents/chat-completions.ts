@@ -10,13 +10,14 @@ import { addResult, assertAnswered, textOf } from './openai-turns';
 import type { ChatMessage, ToolCall, ToolRound } from '../../shared/models/types';
 import { sseResponse } from '../../shared/http/sse';
 import { setUsageHeaders } from '../../shared/http/usage-headers';
-import { chatCompletion } from './openai-shapes';
+import { chatCompletion, storedAs } from './openai-shapes';
 import type { Runtime } from '../../shared/runtime';
 
 /**
  * OpenAI-compatible chat completions: `model` is a Cairn agent id and the key may come as
  * `Authorization: Bearer`, so the official `openai` client talks to Cairn agents. The client sends
- * the whole history each time, so nothing is stored in Cairn sessions. Every parameter accepted is
+ * the whole history each time, so nothing is stored in Cairn sessions unless it asks (`store: true`:
+ * the exchange is kept so its reply can be rated). Every parameter accepted is
  * honoured; one Cairn cannot honour yet is a 400 naming it, never silently ignored.
  */
 const part = z.looseObject({ type: z.string(), text: z.string().optional() });
@@ -34,6 +35,7 @@ const chatInput = z
       )
       .min(1),
     stream: z.boolean().optional(),
+    store: z.boolean().nullish().openapi({ description: 'Keep this exchange (question and reply) in a Cairn session, so the reply can be rated: cairn.sessionId and cairn.messageId name it' }),
     max_tokens: z.int().min(1).max(200_000).nullish().openapi({ description: 'Reply length cap in tokens (deprecated by OpenAI for max_completion_tokens)' }),
     max_completion_tokens: z.int().min(1).max(200_000).nullish(),
     temperature: z.number().min(0).max(2).nullish(),
@@ -151,7 +153,7 @@ export function registerChatCompletions(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       const format = body.response_format;
       const responseFormat =
         format?.type === 'json_object' ? { type: 'json_object' as const } : format?.type === 'json_schema' ? { type: 'json_schema' as const, name: format.json_schema.name, schema: format.json_schema.schema } : undefined;
-      const input = { message: last.content, history: turns, instructions: system || undefined, settings, clientTools, toolRounds, toolChoice, responseFormat };
+      const input = { message: last.content, history: turns, instructions: system || undefined, settings, clientTools, toolRounds, toolChoice, responseFormat, store: body.store === true };
       const { agentId, target } = agentAddress(body.model);
       const created = Math.floor(rt.clock.now() / 1000);
       const usageOf = (u: { inputTokens: number; outputTokens: number }) => ({ prompt_tokens: u.inputTokens, completion_tokens: u.outputTokens, total_tokens: u.inputTokens + u.outputTokens });
@@ -170,7 +172,7 @@ export function registerChatCompletions(app: OpenAPIHono<AppEnv>, rt: Runtime) {
               : { index: 0, message: { role: 'assistant', content: done.reply }, finish_reason: finishReason(done.finishReason) },
           ],
           usage: usageOf(done.usage),
-          cairn: { model: done.model, sources: done.sources, agentVersion: done.agentVersion },
+          cairn: { model: done.model, sources: done.sources, agentVersion: done.agentVersion, ...storedAs(done) },
         });
       }
       const turn = await converseStream(rt, scope, agentId, { ...input, target, keyId: c.get('identity').keyId }, { signal: c.req.raw.signal });
@@ -190,7 +192,7 @@ export function registerChatCompletions(app: OpenAPIHono<AppEnv>, rt: Runtime) {
           const done = step.value;
           const clientCalls = 'clientToolCalls' in done ? done.clientToolCalls : undefined;
           if (clientCalls) await send(chunk({ tool_calls: clientCalls.map((call, index) => ({ index, ...asToolCall(call) })) }, null));
-          await send(chunk({}, clientCalls ? 'tool_calls' : finishReason(done.finishReason), { usage: usageOf(done.usage), cairn: { model: done.model, agentVersion: done.agentVersion } }));
+          await send(chunk({}, clientCalls ? 'tool_calls' : finishReason(done.finishReason), { usage: usageOf(done.usage), cairn: { model: done.model, agentVersion: done.agentVersion, ...storedAs(done) } }));
           await send({ data: '[DONE]' });
         },
         (error) => [{ data: openAiErrorBody(error) }, { data: '[DONE]' }],

@@ -1,7 +1,7 @@
 import { responseFormatInput } from '../../shared/models/response-format';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { converse, converseSource, converseStream, type ConverseInput, deleteAgentSession, listAgentSessions, listSessionMessages } from '../../shared/agents';
+import { converse, converseSource, converseStream, type ConverseInput, deleteAgentSession, feedbackInput, listAgentSessions, listSessionMessages, rateMessage } from '../../shared/agents';
 import type { AppEnv } from '../../shared/http/context';
 import { ok, okList } from '../../shared/http/envelope';
 import { commonErrors, envelope, jsonContent, listEnvelope } from '../../shared/http/openapi-schemas';
@@ -60,6 +60,7 @@ const converseResponse = z
     agentId: z.string(),
     agentVersion: z.union([z.int(), z.literal(DRAFT)]).openapi({ description: 'The definition that answered: a version number, or draft' }),
     sessionId: z.string(),
+    messageId: z.string().optional().openapi({ description: 'The stored reply’s id: rate it with POST …/sessions/{sessionId}/messages/{messageId}/feedback (absent while a turn waits for approval)' }),
     reply: z.string(),
     model: z.string().openapi({ example: 'local/extractive' }),
     sources: z.array(source),
@@ -75,6 +76,10 @@ const converseResponse = z
   })
   .openapi('ConverseResponse');
 
+const messageFeedback = z
+  .object({ rating: z.enum(['up', 'down']), comment: z.string().optional(), at: z.string() })
+  .openapi('MessageFeedback', { description: 'What a person thought of the reply (the last rating given)' });
+
 const message = z
   .object({
     id: z.string(),
@@ -86,6 +91,7 @@ const message = z
     interrupted: z.boolean().optional().openapi({ description: 'The caller went away mid-reply: the partial reply is kept' }),
     toolCalls: z.array(toolCall).optional(),
     agentVersion: z.union([z.int(), z.literal(DRAFT)]).optional().openapi({ description: 'The definition the turn ran (absent on turns stored before versions existed)' }),
+    feedback: messageFeedback.optional(),
   })
   .openapi('SessionMessage');
 
@@ -122,7 +128,7 @@ async function streamTurn(c: Context<AppEnv>, rt: Runtime, agentId: string, inpu
       }
       const done = step.value;
       if (done.status === 'requires_action') await send({ event: 'requires_action', data: { pendingToolCalls: done.pendingToolCalls } });
-      await send({ event: 'done', data: { usage: done.usage, finishReason: done.finishReason, reply: done.reply, status: done.status, ...(done.toolCalls ? { toolCalls: done.toolCalls } : {}) } });
+      await send({ event: 'done', data: { usage: done.usage, finishReason: done.finishReason, reply: done.reply, status: done.status, ...('messageId' in done && done.messageId ? { messageId: done.messageId } : {}), ...(done.toolCalls ? { toolCalls: done.toolCalls } : {}) } });
     },
     (error) => [{ event: 'error', data: { code: error.code, message: error.message, details: error.details } }],
   );
@@ -206,6 +212,25 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime
       const page = c.req.valid('query');
       const result = await listSessionMessages(rt, scope, agentId, sessionId, page);
       return okList(c, result.items, { limit: page.limit, nextCursor: result.nextCursor });
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/v1/agents/{agentId}/sessions/{sessionId}/messages/{messageId}/feedback',
+      operationId: 'rateMessage',
+      tags: ['Agents'],
+      summary: 'Rate an agent’s reply up or down',
+      description:
+        'Kept with the message (the messages API shows it); a second rating replaces the first. Counted in usage (feedbackUp, feedbackDown). POST /v1/eval-datasets/{id}/cases with fromMessage turns the reply and its question into a case. 400 for a user message; 404 for an unknown agent, session or message.',
+      security,
+      request: { params: sessionParams.extend({ messageId: z.string().min(1).max(200) }), body: { content: { 'application/json': { schema: feedbackInput } }, required: true } },
+      responses: { 200: jsonContent(envelope(message), 'The message, with its feedback'), ...commonErrors },
+    }),
+    async (c) => {
+      const identity = c.get('identity');
+      return ok(c, await rateMessage(rt, identity.scope, c.req.valid('param'), c.req.valid('json'), identity.keyId));
     },
   );
 

@@ -1,5 +1,5 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { appendCases, appendInput, caseShown, casesOfJsonLines, cancelRun, createDataset, datasetInput, datasetShown, getDataset, getRun, listResults, listRuns, removeDataset, resultShown, runInput, runShown, startRun, listCases, listDatasets, MAX_CASES, parseAppended } from '../../shared/evals';
+import { type AppendInput, appendCases, appendInput, caseShown, casesOfJsonLines, cancelRun, createDataset, datasetInput, datasetShown, getDataset, getRun, listResults, listRuns, removeDataset, resultShown, runInput, runShown, startRun, listCases, listDatasets, MAX_CASES, casesOfAppend } from '../../shared/evals';
 import type { Context } from 'hono';
 import type { AppEnv } from '../../shared/http/context';
 import { isJsonLines } from '../../shared/http/middleware/body-guard';
@@ -78,7 +78,7 @@ export function registerEvalRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       operationId: 'addEvalCases',
       tags,
       summary: 'Add cases after those there',
-      description: `JSON \`{cases: [...]}\`, or JSON Lines (\`content-type: application/x-ndjson\`, one case a line; OpenAI Evals lines too). A line that is not JSON, or not a case, is a 400 naming its number, and nothing is added. Past ${MAX_CASES} cases, a 409 that adds nothing.`,
+      description: `JSON \`{cases: [...]}\`; or \`{fromMessage: {agentId, sessionId, messageId}, expected?}\`, an agent’s stored reply and the question before it as one case (its feedback kept in metadata); or JSON Lines (\`content-type: application/x-ndjson\`, one case a line; OpenAI Evals lines too). A line that is not JSON, or not a case, is a 400 naming its number, and nothing is added. Past ${MAX_CASES} cases, a 409 that adds nothing.`,
       security,
       request: {
         params,
@@ -93,7 +93,7 @@ export function registerEvalRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
     }),
     async (c) => {
       // JSON Lines reach the route unparsed (the body guard lets them through on this path); JSON was validated as EvalCasesInput.
-      const cases = isJsonLines(c.req.header('content-type')) ? casesOfJsonLines(await c.req.text()) : parseAppended(c.req.valid('json') as { cases: unknown[] });
+      const cases = isJsonLines(c.req.header('content-type')) ? casesOfJsonLines(await c.req.text()) : await casesOfAppend(rt, scope(c), c.req.valid('json') as AppendInput);
       return ok(c, await appendCases(rt, scope(c), c.req.valid('param').datasetId, cases));
     },
   );

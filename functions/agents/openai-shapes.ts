@@ -16,6 +16,15 @@ const toolCall = z
 
 const chatUsage = z.object({ prompt_tokens: z.int(), completion_tokens: z.int(), total_tokens: z.int() }).openapi('ChatCompletionUsage');
 
+/** With `store: true`: where the exchange is kept, for feedback (POST /v1/agents/{agentId}/sessions/{sessionId}/messages/{messageId}/feedback). */
+const stored = {
+  sessionId: z.string().optional().openapi({ description: 'With store: true, the session the exchange is kept in' }),
+  messageId: z.string().optional().openapi({ description: 'With store: true, the stored reply’s id (what feedback names)' }),
+};
+
+/** The session and message a stored exchange is kept as; nothing when it was not stored. */
+export const storedAs = (done: { sessionId: string; messageId?: string }) => (done.messageId ? { sessionId: done.sessionId, messageId: done.messageId } : {});
+
 export const chatCompletion = z
   .object({
     id: z.string().openapi({ example: 'chatcmpl-01jq…' }),
@@ -35,6 +44,7 @@ export const chatCompletion = z
         model: z.string().openapi({ description: 'The model that answered (`provider/model`)' }),
         sources: z.array(source).openapi({ description: 'The passages the reply cites, as converse lists them' }),
         agentVersion: z.union([z.int(), z.literal('draft')]).openapi({ description: 'The agent definition that answered: a version number, or draft (model `<agentId>:<alias|version>` picks one)' }),
+        ...stored,
       })
       .openapi({ description: 'Cairn’s additions' }),
   })
@@ -65,7 +75,7 @@ export const responseObject = z
       output_tokens_details: z.object({ reasoning_tokens: z.int() }),
     }),
     cairn: z
-      .object({ model: z.string(), agentVersion: z.union([z.int(), z.literal('draft')]).openapi({ description: 'The agent definition that answered: a version number, or draft' }) })
+      .object({ model: z.string(), agentVersion: z.union([z.int(), z.literal('draft')]).openapi({ description: 'The agent definition that answered: a version number, or draft' }), ...stored })
       .openapi({ description: 'Cairn’s additions' }),
   })
   .openapi('Response');

@@ -11,7 +11,7 @@ import type { ChatMessage, ToolCall, ToolRound } from '../../shared/models/types
 import type { Runtime } from '../../shared/runtime';
 import { openAiErrors, openAiSecurity } from './chat-completions';
 import { addResult, assertAnswered, textOf } from './openai-turns';
-import { responseObject } from './openai-shapes';
+import { responseObject, storedAs } from './openai-shapes';
 
 /**
  * OpenAI's Responses API (`POST /v1/responses`), the default of the AI SDK's OpenAI provider:
@@ -35,6 +35,7 @@ const responsesInput = z
     input: z.union([z.string().min(1), z.array(inputItem).min(1)]),
     instructions: z.string().max(20_000).nullish(),
     stream: z.boolean().nullish(),
+    store: z.boolean().nullish().openapi({ description: 'Keep this exchange in a Cairn session so the reply can be rated (cairn.sessionId, cairn.messageId). Unlike OpenAI, Cairn stores nothing unless asked' }),
     max_output_tokens: z.int().min(1).max(200_000).nullish(),
     temperature: z.number().min(0).max(2).nullish(),
     top_p: z.number().min(0).max(1).nullish(),
@@ -130,6 +131,7 @@ export function registerResponses(app: OpenAPIHono<AppEnv>, rt: Runtime) {
           ...(body.temperature != null ? { temperature: body.temperature } : {}),
           ...(body.top_p != null ? { topP: body.top_p } : {}),
         },
+        store: body.store === true,
         ...(format?.type === 'json_object' ? { responseFormat: { type: 'json_object' as const } } : {}),
         ...(format?.type === 'json_schema' ? { responseFormat: { type: 'json_schema' as const, name: format.name, schema: format.schema } } : {}),
       };
@@ -149,7 +151,7 @@ export function registerResponses(app: OpenAPIHono<AppEnv>, rt: Runtime) {
           model: body.model,
           output: [...(done.reply ? [message] : []), ...clientCalls.map(functionCallItem)],
           usage: usageOf(done.usage),
-          cairn: { model: done.model, agentVersion: done.agentVersion },
+          cairn: { model: done.model, agentVersion: done.agentVersion, ...storedAs(done) },
         };
       };
       if (!body.stream) {

@@ -9,3 +9,4 @@ export { converseSource } from './grounding';
 export { agentAddress, agentReleases } from './agent-releases';
 export { connectKnowledgeSource, removeKnowledgeSource } from './knowledge-links';
 export { deleteAgentSession, listAgentSessions, listSessionMessages } from './sessions';
+export { assistantMessage, feedbackInput, rateMessage } from './feedback';

@@ -65,6 +65,8 @@ export interface ConverseInput {
   budget?: TokenBudget;
   /** A version or alias of the agent to run; without either, its draft. */
   target?: AgentTarget;
+  /** With `history`: store this exchange under `sessionId` anyway (OpenAI's `store: true`), so its reply can be rated. */
+  store?: boolean;
 }
 
 export interface ToolApproval {
@@ -143,6 +145,8 @@ interface Turn extends Omit<PausedTurn, 'pendingCalls'> {
   budget?: TokenBudget;
   /** Whether turns are stored (Cairn sessions) or the caller keeps the history (OpenAI-style). */
   persist: boolean;
+  /** The caller keeps the history but asked for this exchange to be stored too (OpenAI `store: true`), so it can be rated. */
+  store: boolean;
   skipped: Grounding['skipped'];
 }
 
@@ -230,6 +234,7 @@ async function newTurn(rt: Runtime, scope: TenantScope, agentId: string, input: 
     sources: grounded?.sources ?? [],
     skipped: grounded?.skipped ?? [],
     persist: input.history === undefined,
+    store: input.store === true,
     receivedAt: rt.clock.now(),
     userId: input.userId,
     keyId: input.keyId,
@@ -290,6 +295,7 @@ async function resumedTurn(rt: Runtime, scope: TenantScope, agentId: string, inp
     resolved: labelledModel(resolved, turnLabels(agent.id, kept.agentVersion)),
     budget: resolved.budget,
     persist: true,
+    store: false,
     skipped: [],
     // Counted against the key that resumes it (the one that started it, when resumed without one).
     keyId: input.keyId ?? kept.keyId,
@@ -379,7 +385,7 @@ async function endTurn(rt: Runtime, scope: TenantScope, turn: Turn, ending: Endi
   const toolCalls = progress.toolCalls;
   if ('pause' in ending) {
     await billTurn(rt, scope, turn);
-    const { agent: _a, tools: _t, clientTools: _c, sessionId: _s, resolved: _r, budget: _b, persist: _p, skipped: _k, ...kept } = turn;
+    const { agent: _a, tools: _t, clientTools: _c, sessionId: _s, resolved: _r, budget: _b, persist: _p, store: _s2, skipped: _k, ...kept } = turn;
     const paused: PausedTurn = { ...kept, pendingCalls: ending.pause };
     if (!(await rt.store.pausedTurns.pause(scope, agent.id, sessionId, paused))) throw new ConflictError('A turn of this session is already waiting for tool approval');
     return {
@@ -398,16 +404,18 @@ async function endTurn(rt: Runtime, scope: TenantScope, turn: Turn, ending: Endi
   }
   const result = ending.answer;
   const memory = { usage: { inputTokens: 0, outputTokens: 0 }, calls: 0 };
+  // Ids are time-ordered: the reply's time is strictly after the question's, so they list in order.
+  const asked = turn.receivedAt;
+  const answered = Math.max(rt.clock.now(), asked + 1);
+  const stored = turn.persist || turn.store;
+  const messageId = stored ? newId('message', answered) : undefined;
   try {
-    if (turn.persist) {
+    if (stored) {
       const question = turn.request.messages[turn.request.messages.length - 1]!.content;
-      // Ids are time-ordered: the reply's time is strictly after the question's, so they list in order.
-      const asked = turn.receivedAt;
-      const answered = Math.max(rt.clock.now(), asked + 1);
       await rt.store.sessions.appendMessages(scope, agent.id, sessionId, [
         { id: newId('message', asked), role: 'user', content: question, createdAt: new Date(asked).toISOString(), agentVersion: turn.agentVersion },
         {
-          id: newId('message', answered),
+          id: messageId!,
           role: 'assistant',
           content: result.text,
           createdAt: new Date(answered).toISOString(),
@@ -433,6 +441,8 @@ async function endTurn(rt: Runtime, scope: TenantScope, turn: Turn, ending: Endi
     agentId: agent.id,
     agentVersion: turn.agentVersion,
     sessionId,
+    // The stored reply's id: what feedback names (absent when nothing was stored).
+    ...(messageId ? { messageId } : {}),
     reply: result.text,
     model: resolved.name,
     sources,

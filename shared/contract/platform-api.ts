@@ -2845,6 +2845,10 @@ export interface components {
                 bytesIngested: number;
                 /** @description Workflow steps that succeeded */
                 steps: number;
+                /** @description Agent replies rated up by people (POST …/messages/{messageId}/feedback); a changed rating moves between the two */
+                feedbackUp: number;
+                /** @description Agent replies rated down */
+                feedbackDown: number;
                 /** @description From MODEL_PRICES; null when a model in the group has no price */
                 estimatedCostUsd: number | null;
             }[];
@@ -2864,6 +2868,10 @@ export interface components {
                 bytesIngested: number;
                 /** @description Workflow steps that succeeded */
                 steps: number;
+                /** @description Agent replies rated up by people (POST …/messages/{messageId}/feedback); a changed rating moves between the two */
+                feedbackUp: number;
+                /** @description Agent replies rated down */
+                feedbackDown: number;
                 /** @description From MODEL_PRICES; null when a model in the group has no price */
                 estimatedCostUsd: number | null;
             };

@@ -101,6 +101,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/agents/{agentId}/sessions/{sessionId}/messages/{messageId}/feedback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rate an agent’s reply up or down
+         * @description Kept with the message (the messages API shows it); a second rating replaces the first. Counted in usage (feedbackUp, feedbackDown). POST /v1/eval-datasets/{id}/cases with fromMessage turns the reply and its question into a case. 400 for a user message; 404 for an unknown agent, session or message.
+         */
+        post: operations["rateMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/agents/{agentId}/sessions/{sessionId}": {
         parameters: {
             query?: never;
@@ -415,7 +435,7 @@ export interface paths {
         put?: never;
         /**
          * Add cases after those there
-         * @description JSON `{cases: [...]}`, or JSON Lines (`content-type: application/x-ndjson`, one case a line; OpenAI Evals lines too). A line that is not JSON, or not a case, is a 400 naming its number, and nothing is added. Past 10000 cases, a 409 that adds nothing.
+         * @description JSON `{cases: [...]}`; or `{fromMessage: {agentId, sessionId, messageId}, expected?}`, an agent’s stored reply and the question before it as one case (its feedback kept in metadata); or JSON Lines (`content-type: application/x-ndjson`, one case a line; OpenAI Evals lines too). A line that is not JSON, or not a case, is a 400 naming its number, and nothing is added. Past 10000 cases, a 409 that adds nothing.
          */
         post: operations["addEvalCases"];
         delete?: never;
@@ -1574,6 +1594,8 @@ export interface components {
             /** @description The definition that answered: a version number, or draft */
             agentVersion: number | "draft";
             sessionId: string;
+            /** @description The stored reply’s id: rate it with POST …/sessions/{sessionId}/messages/{messageId}/feedback (absent while a turn waits for approval) */
+            messageId?: string;
             reply: string;
             /** @example local/extractive */
             model: string;
@@ -1710,6 +1732,25 @@ export interface components {
             toolCalls?: components["schemas"]["ToolCall"][];
             /** @description The definition the turn ran (absent on turns stored before versions existed) */
             agentVersion?: number | "draft";
+            feedback?: components["schemas"]["MessageFeedback"];
+        };
+        /** @description What a person thought of the reply (the last rating given) */
+        MessageFeedback: {
+            /** @enum {string} */
+            rating: "up" | "down";
+            comment?: string;
+            at: string;
+        };
+        /**
+         * @example {
+         *       "rating": "down",
+         *       "comment": "Cites the old returns policy"
+         *     }
+         */
+        FeedbackInput: {
+            /** @enum {string} */
+            rating: "up" | "down";
+            comment?: string;
         };
         AgentVersion: {
             agentId: string;
@@ -1851,6 +1892,10 @@ export interface components {
                 }[];
                 /** @description The agent definition that answered: a version number, or draft (model `<agentId>:<alias|version>` picks one) */
                 agentVersion: number | "draft";
+                /** @description With store: true, the session the exchange is kept in */
+                sessionId?: string;
+                /** @description With store: true, the stored reply’s id (what feedback names) */
+                messageId?: string;
             };
         };
         ChatCompletionToolCall: {
@@ -1918,6 +1963,8 @@ export interface components {
                 [key: string]: unknown;
             })[];
             stream?: boolean;
+            /** @description Keep this exchange (question and reply) in a Cairn session, so the reply can be rated: cairn.sessionId and cairn.messageId name it */
+            store?: boolean | null;
             /** @description Reply length cap in tokens (deprecated by OpenAI for max_completion_tokens) */
             max_tokens?: number | null;
             max_completion_tokens?: number | null;
@@ -2048,6 +2095,10 @@ export interface components {
                 model: string;
                 /** @description The agent definition that answered: a version number, or draft */
                 agentVersion: number | "draft";
+                /** @description With store: true, the session the exchange is kept in */
+                sessionId?: string;
+                /** @description With store: true, the stored reply’s id (what feedback names) */
+                messageId?: string;
             };
         };
         /**
@@ -2078,6 +2129,8 @@ export interface components {
             })[];
             instructions?: string | null;
             stream?: boolean | null;
+            /** @description Keep this exchange in a Cairn session so the reply can be rated (cairn.sessionId, cairn.messageId). Unlike OpenAI, Cairn stores nothing unless asked */
+            store?: boolean | null;
             max_output_tokens?: number | null;
             temperature?: number | null;
             top_p?: number | null;
@@ -2151,6 +2204,10 @@ export interface components {
                 bytesIngested: number;
                 /** @description Workflow steps that succeeded */
                 steps: number;
+                /** @description Agent replies rated up by people (POST …/messages/{messageId}/feedback); a changed rating moves between the two */
+                feedbackUp: number;
+                /** @description Agent replies rated down */
+                feedbackDown: number;
                 /** @description From MODEL_PRICES; null when a model in the group has no price */
                 estimatedCostUsd: number | null;
             }[];
@@ -2170,6 +2227,10 @@ export interface components {
                 bytesIngested: number;
                 /** @description Workflow steps that succeeded */
                 steps: number;
+                /** @description Agent replies rated up by people (POST …/messages/{messageId}/feedback); a changed rating moves between the two */
+                feedbackUp: number;
+                /** @description Agent replies rated down */
+                feedbackDown: number;
                 /** @description From MODEL_PRICES; null when a model in the group has no price */
                 estimatedCostUsd: number | null;
             };
@@ -2240,7 +2301,46 @@ export interface components {
          */
         EvalCasesInput: {
             /** @description Cases (EvalCaseInput, or OpenAI Evals lines with `ideal`) */
-            cases: unknown[];
+            cases?: unknown[];
+            /** @description An agent’s stored reply (converse’s data.messageId): it and the question before it become a case */
+            fromMessage?: {
+                agentId: string;
+                sessionId: string;
+                messageId: string;
+            };
+            expected?: components["schemas"]["EvalExpected"];
+            /** @description With fromMessage: added to what the case records of the message (feedback, reply, model) */
+            metadata?: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description With fromMessage: what a good reply does. Without it, a reply rated up is expected again (its text and cited paths); one rated down or not rated gets none */
+        EvalExpected: {
+            /** @description An acceptable answer, or several (exact, f1) */
+            answer?: string | string[];
+            /** @description Strings the reply must all hold, case-insensitive (contains) */
+            contains?: string[];
+            /** @description A pattern the reply must match, case-insensitive (regex) */
+            regex?: string;
+            /** @description Paths the reply must cite (citations) */
+            sources?: string[];
+            /** @description Calls that must be made; arguments are compared as a subset (tool_calls) */
+            toolCalls?: {
+                name: string;
+                arguments?: {
+                    [key: string]: unknown;
+                };
+            }[];
+            /** @description A JSON Schema the reply (its structured output, else its text as JSON) must satisfy */
+            schema?: {
+                [key: string]: unknown;
+            };
+            /** @description Whether the agent should say it cannot answer (refusal) */
+            refuses?: boolean;
+            /** @description This case’s limit for the latency scorer */
+            maxLatencyMs?: number;
+            /** @description This case’s limit for the cost scorer */
+            maxCostUsd?: number;
         };
         EvalCase: {
             id: string;
@@ -5969,6 +6069,157 @@ export interface operations {
                     "application/json": {
                         data: components["schemas"]["SessionMessage"][];
                         meta: components["schemas"]["PageMeta"];
+                    };
+                };
+            };
+            /** @description Invalid request: details.field names the field */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for ids of other tenants) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request headers over 16 KB (local mode’s server; in AWS, API Gateway’s own header limit applies) */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The data store is briefly unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    rateMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agentId: string;
+                sessionId: string;
+                messageId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FeedbackInput"];
+            };
+        };
+        responses: {
+            /** @description The message, with its feedback */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SessionMessage"];
+                        meta: components["schemas"]["Meta"];
                     };
                 };
             };

@@ -9,6 +9,7 @@ import type { Idempotency } from '../store/records';
 import type { TenantScope } from '../tenancy';
 import { assertStorableJson } from '../json-guard';
 import { parseInput } from '../validation';
+import { assistantMessage } from '../agents';
 
 /**
  * Evaluation datasets: named lists of cases, each an input (a question, or chat messages) and
@@ -94,9 +95,25 @@ export const datasetInput = z
   })
   .openapi('EvalDatasetInput', { example: { name: 'Returns questions', cases: [{ input: 'How long do I have to return an item?', expected: { answer: '30 days' } }] } });
 
+const messageAddress = z
+  .strictObject({ agentId: z.string().min(1).max(200), sessionId: z.string().min(1).max(128), messageId: z.string().min(1).max(200) })
+  .openapi({ description: 'An agent’s stored reply (converse’s data.messageId): it and the question before it become a case' });
+
 export const appendInput = z
-  .strictObject({ cases: z.array(z.unknown()).min(1).max(MAX_CASES).openapi({ description: 'Cases (EvalCaseInput, or OpenAI Evals lines with `ideal`)' }) })
+  .strictObject({
+    cases: z.array(z.unknown()).min(1).max(MAX_CASES).optional().openapi({ description: 'Cases (EvalCaseInput, or OpenAI Evals lines with `ideal`)' }),
+    fromMessage: messageAddress.optional(),
+    expected: expectedInput.optional().openapi({ description: 'With fromMessage: what a good reply does. Without it, a reply rated up is expected again (its text and cited paths); one rated down or not rated gets none' }),
+    metadata: z.record(z.string(), z.unknown()).optional().openapi({ description: 'With fromMessage: added to what the case records of the message (feedback, reply, model)' }),
+  })
+  .superRefine((body, ctx) => {
+    if ((body.cases === undefined) === (body.fromMessage === undefined)) ctx.addIssue({ code: 'custom', path: ['cases'], message: 'send cases or fromMessage (one of them)' });
+    for (const field of ['expected', 'metadata'] as const) {
+      if (body.cases !== undefined && body[field] !== undefined) ctx.addIssue({ code: 'custom', path: [field], message: 'goes with fromMessage (a case of cases holds its own)' });
+    }
+  })
   .openapi('EvalCasesInput', { example: { cases: [{ input: 'Can I return a gift?', expected: { contains: ['receipt'] } }] } });
+export type AppendInput = z.infer<typeof appendInput>;
 
 const storedDataset = z.object({ ...recordFields, name: z.string(), description: z.string(), caseCount: z.number() });
 type StoredDataset = z.infer<typeof storedDataset>;
@@ -178,7 +195,34 @@ export async function appendCases(rt: Runtime, scope: TenantScope, datasetId: st
   return { dataset: present(updated!), added: cases.length };
 }
 
-export const parseAppended = (body: z.infer<typeof appendInput>) => parseCases(body.cases, (i) => `cases[${i}]`);
+/**
+ * A stored reply and the question before it as a case. The message's feedback, reply, model and
+ * version go in `metadata`; a reply rated up (and not given an `expected`) is expected again.
+ */
+async function caseOfMessage(rt: Runtime, scope: TenantScope, body: AppendInput & { fromMessage: z.infer<typeof messageAddress> }): Promise<CaseInput> {
+  const { agentId, sessionId, messageId } = body.fromMessage;
+  const reply = await assistantMessage(rt, scope, agentId, sessionId, messageId);
+  const question = await rt.store.sessions.messageBefore(scope, agentId, sessionId, messageId);
+  if (!question || question.role !== 'user') throw new ValidationError('fromMessage.messageId', 'has no question before it in its session (it was deleted, or expired)');
+  const cited = (reply.sources ?? []).flatMap((s) => (s && typeof s === 'object' && typeof (s as { path?: unknown }).path === 'string' ? [(s as { path: string }).path] : []));
+  const keep = reply.feedback?.rating === 'up' ? { answer: reply.content, ...(cited.length > 0 ? { sources: [...new Set(cited)] } : {}) } : undefined;
+  const expected = body.expected ?? keep;
+  const metadata = {
+    ...body.metadata,
+    fromMessage: body.fromMessage,
+    reply: reply.content.slice(0, 10_000),
+    ...(reply.feedback ? { feedback: reply.feedback } : {}),
+    ...(reply.model ? { model: reply.model } : {}),
+    ...(reply.agentVersion !== undefined ? { agentVersion: reply.agentVersion } : {}),
+  };
+  return parseInput(caseInput, { input: question.content, ...(expected ? { expected } : {}), metadata }, 'fromMessage');
+}
+
+/** The cases a JSON append adds: its `cases`, or the one made of `fromMessage`. */
+export async function casesOfAppend(rt: Runtime, scope: TenantScope, body: AppendInput): Promise<CaseInput[]> {
+  if (body.fromMessage) return [await caseOfMessage(rt, scope, { ...body, fromMessage: body.fromMessage })];
+  return parseCases(body.cases ?? [], (i) => `cases[${i}]`);
+}
 
 export async function getDataset(rt: Runtime, scope: TenantScope, id: string) {
   return present(await datasets.get(rt, scope, id));

@@ -1,5 +1,6 @@
 import type { Clock } from '../clock';
-import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config';
 import type { TenantScope } from '../tenancy';
 import { batchOps, deleteRequest, putRequest, readPage } from './batch';
@@ -23,8 +24,11 @@ const messageShape = z.object({
   toolCalls: z.array(z.unknown()).optional(),
   /** The agent definition the turn ran: a version number, or the draft (turns before versions: absent). */
   agentVersion: z.union([z.number(), z.literal('draft')]).optional(),
+  /** Assistant turns: what a person thought of the reply (the last rating given). */
+  feedback: z.object({ rating: z.enum(['up', 'down']), comment: z.string().optional(), at: z.string() }).optional(),
 });
 export type SessionMessage = z.infer<typeof messageShape>;
+export type MessageFeedback = NonNullable<SessionMessage['feedback']>;
 
 /** A conversation as the session index keeps it. */
 export interface SessionSummary {
@@ -116,6 +120,50 @@ export function sessionsStore(db: Db, clock: Clock) {
     };
   }
 
+  /** One turn, or undefined. */
+  async function getMessage(scope: TenantScope, agentId: string, sessionId: string, messageId: string): Promise<SessionMessage | undefined> {
+    const out = await db.client.send(new GetCommand({ TableName: db.table, Key: { pk: keys.sessionPartition(scope, agentId, sessionId), sk: messageId }, ConsistentRead: true }));
+    return out.Item ? strip(out.Item) : undefined;
+  }
+
+  /** The turn just before `messageId` (the question an answer replied to), or undefined. */
+  async function messageBefore(scope: TenantScope, agentId: string, sessionId: string, messageId: string): Promise<SessionMessage | undefined> {
+    const out = await db.client.send(
+      new QueryCommand({
+        TableName: db.table,
+        KeyConditionExpression: 'pk = :pk AND sk < :sk',
+        ExpressionAttributeValues: { ':pk': keys.sessionPartition(scope, agentId, sessionId), ':sk': messageId },
+        ScanIndexForward: false,
+        Limit: 1,
+      }),
+    );
+    return out.Items?.[0] ? strip(out.Items[0]) : undefined;
+  }
+
+  /**
+   * Sets an assistant turn's feedback, replacing any given before; returns the turn as it was
+   * (its earlier rating is what a recount takes back), or undefined when it is gone meanwhile.
+   */
+  async function setFeedback(scope: TenantScope, agentId: string, sessionId: string, messageId: string, feedback: MessageFeedback): Promise<SessionMessage | undefined> {
+    try {
+      const out = await db.client.send(
+        new UpdateCommand({
+          TableName: db.table,
+          Key: { pk: keys.sessionPartition(scope, agentId, sessionId), sk: messageId },
+          UpdateExpression: 'SET feedback = :feedback',
+          ConditionExpression: 'attribute_exists(pk) AND #role = :assistant',
+          ExpressionAttributeNames: { '#role': 'role' },
+          ExpressionAttributeValues: { ':feedback': feedback, ':assistant': 'assistant' },
+          ReturnValues: 'ALL_OLD',
+        }),
+      );
+      return out.Attributes ? strip(out.Attributes) : undefined;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) return undefined;
+      throw error;
+    }
+  }
+
   /** Deletes every turn; returns how many there were. */
   async function deleteSession(scope: TenantScope, agentId: string, sessionId: string): Promise<number> {
     const pk = keys.sessionPartition(scope, agentId, sessionId);
@@ -127,7 +175,7 @@ export function sessionsStore(db: Db, clock: Clock) {
     ]);
     return items.length;
   }
-  return { appendMessages, touchSession, recentMessages, listMessages, listSessions, sessionsOf, deleteSession };
+  return { appendMessages, touchSession, recentMessages, listMessages, listSessions, sessionsOf, deleteSession, getMessage, messageBefore, setFeedback };
 }
 
 export type SessionsStore = ReturnType<typeof sessionsStore>;

@@ -20,6 +20,9 @@ export interface UsageCounts {
   bytesIngested: number;
   /** Workflow steps that succeeded. */
   steps: number;
+  /** Replies rated up and down by people (a rating changed moves from one to the other). */
+  feedbackUp: number;
+  feedbackDown: number;
 }
 
 export interface UsageBucket {
@@ -36,7 +39,7 @@ export interface UsageBucket {
 
 export type UsageRow = UsageBucket & UsageCounts;
 
-export const USAGE_COUNTS: Array<keyof UsageCounts> = ['inputTokens', 'outputTokens', 'requests', 'toolCalls', 'searches', 'readUnits', 'writeUnits', 'bytesIngested', 'steps'];
+export const USAGE_COUNTS: Array<keyof UsageCounts> = ['inputTokens', 'outputTokens', 'requests', 'toolCalls', 'searches', 'readUnits', 'writeUnits', 'bytesIngested', 'steps', 'feedbackUp', 'feedbackDown'];
 
 /** Every count, each given by `count`. */
 export const usageCounts = (count: (c: keyof UsageCounts) => number): UsageCounts => ({
@@ -49,6 +52,8 @@ export const usageCounts = (count: (c: keyof UsageCounts) => number): UsageCount
   writeUnits: count('writeUnits'),
   bytesIngested: count('bytesIngested'),
   steps: count('steps'),
+  feedbackUp: count('feedbackUp'),
+  feedbackDown: count('feedbackDown'),
 });
 
 export function usageStore(db: Db) {

@@ -59,6 +59,8 @@ const counts = {
   writeUnits: z.number().openapi({ description: 'DynamoDB write capacity units ingestion consumed' }),
   bytesIngested: z.int().openapi({ description: 'UTF-8 bytes of document text indexed' }),
   steps: z.int().openapi({ description: 'Workflow steps that succeeded' }),
+  feedbackUp: z.int().openapi({ description: 'Agent replies rated up by people (POST …/messages/{messageId}/feedback); a changed rating moves between the two' }),
+  feedbackDown: z.int().openapi({ description: 'Agent replies rated down' }),
   estimatedCostUsd: z.number().nullable().openapi({ description: 'From MODEL_PRICES; null when a model in the group has no price' }),
 };
 export const usageReport = z
