@@ -21,6 +21,7 @@ import { outboundPolicyFromConfig } from '../shared/net/outbound';
 import { localKeyWrapper, secretBox } from '../shared/secrets/secret-box';
 import { createStore } from '../shared/store';
 import { modelResolver } from '../shared/models/resolve-model';
+import type { ModelResolver } from '../shared/models/types';
 import type { Db } from '../shared/store/db';
 
 export interface LocalRuntime {
@@ -44,7 +45,7 @@ export interface LocalRuntime {
  * where their URLs are configured). `queueNamespace` keeps the queues of runtimes sharing one
  * table apart (each test file has its own).
  */
-export function localRuntime(parts: { db: Db; secretsKey: Buffer; platformSecrets?: PlatformSecrets; queueNamespace?: string; blobs?: Blobs; clock?: Clock; ownServices?: string[] }): LocalRuntime {
+export function localRuntime(parts: { db: Db; secretsKey: Buffer; platformSecrets?: PlatformSecrets; queueNamespace?: string; blobs?: Blobs; clock?: Clock; ownServices?: string[]; models?: ModelResolver }): LocalRuntime {
   const clock = parts.clock ?? systemClock;
   const store = createStore(parts.db, clock);
   const namespace = parts.queueNamespace ?? 'local';
@@ -62,7 +63,7 @@ export function localRuntime(parts: { db: Db; secretsKey: Buffer; platformSecret
   // Every part: local mode runs every function (API Gateway's part is a no-op here: no usage plans).
   const rt: RuntimeWith<GivenPart> = configuredRuntime({
     store,
-    models: modelResolver(),
+    models: parts.models ?? modelResolver(),
     blobs: parts.blobs ?? blobsFromConfig(),
     secrets: secretBox(localKeyWrapper(parts.secretsKey)),
     platformSecrets: platformSecretsLoader(parts.platformSecrets),

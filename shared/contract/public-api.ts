@@ -2337,6 +2337,8 @@ export interface components {
             };
             /** @description Whether the agent should say it cannot answer (refusal) */
             refuses?: boolean;
+            /** @description What this case’s reply is graded by, beside the run’s judge.rubric (llm_judge) */
+            rubric?: string;
             /** @description This case’s limit for the latency scorer */
             maxLatencyMs?: number;
             /** @description This case’s limit for the cost scorer */
@@ -2376,6 +2378,10 @@ export interface components {
             };
             maxLatencyMs?: number;
             maxCostUsd?: number;
+            judge?: {
+                model: string;
+                rubric: string;
+            };
             compareTo?: string;
             concurrency: number;
             /** @enum {string} */
@@ -2407,6 +2413,12 @@ export interface components {
                 regressions: string[];
                 improvements: string[];
                 usage: {
+                    inputTokens: number;
+                    outputTokens: number;
+                    costUsd: number | null;
+                };
+                /** @description What llm_judge’s grading used (apart from usage, the target’s) */
+                judgeUsage?: {
                     inputTokens: number;
                     outputTokens: number;
                     costUsd: number | null;
@@ -2445,8 +2457,9 @@ export interface components {
                 alias?: string;
                 version?: number;
             };
-            /** @description Scorers that need no model: exact, f1, contains, regex, citations, tool_calls, json_schema, refusal, latency, cost */
-            scorers: ("exact" | "f1" | "contains" | "regex" | "citations" | "tool_calls" | "json_schema" | "refusal" | "latency" | "cost")[];
+            /** @description exact, f1, contains, regex, citations, tool_calls, json_schema, refusal, latency, cost, llm_judge: all but llm_judge need no model */
+            scorers: ("exact" | "f1" | "contains" | "regex" | "citations" | "tool_calls" | "json_schema" | "refusal" | "latency" | "cost" | "llm_judge")[];
+            judge?: components["schemas"]["EvalJudge"];
             /**
              * @description The least mean each scorer must reach for the run to pass; a case passes when each of its scores meets its scorer’s threshold (1 where none is set)
              * @default {}
@@ -2462,6 +2475,7 @@ export interface components {
                 refusal?: number;
                 latency?: number;
                 cost?: number;
+                llm_judge?: number;
             };
             /** @description For the latency scorer, where a case sets none */
             maxLatencyMs?: number;
@@ -2474,6 +2488,19 @@ export interface components {
              * @default 5
              */
             concurrency?: number;
+        };
+        /** @description With the llm_judge scorer: the model that grades (a configured provider’s) and the rubric */
+        EvalJudge: {
+            /**
+             * @description A provider’s model (not the built-in engine)
+             * @example openai/gpt-4o-mini
+             */
+            model: string;
+            /**
+             * @description What a good reply does; a case’s expected.rubric is added to it
+             * @example Answers from the returns policy, names the time limit, and does not invent conditions.
+             */
+            rubric: string;
         };
         EvalResult: {
             caseId: string;
@@ -2507,6 +2534,16 @@ export interface components {
             model?: string;
             targetVersion?: number | "draft";
             error?: string;
+            /** @description llm_judge: the grader’s reasoning, model and usage */
+            judge?: {
+                reasoning?: string;
+                model: string;
+                usage: {
+                    inputTokens: number;
+                    outputTokens: number;
+                };
+                costUsd: number | null;
+            };
             finishedAt: string;
         };
         KnowledgeSource: {

@@ -55,6 +55,7 @@ export const expectedInput = z
       .openapi({ description: 'Calls that must be made; arguments are compared as a subset (tool_calls)' }),
     schema: jsonSchema.optional(),
     refuses: z.boolean().optional().openapi({ description: 'Whether the agent should say it cannot answer (refusal)' }),
+    rubric: z.string().trim().min(1).max(10_000).optional().openapi({ description: 'What this case’s reply is graded by, beside the run’s judge.rubric (llm_judge)' }),
     maxLatencyMs: z.int().min(1).max(3_600_000).optional().openapi({ description: 'This case’s limit for the latency scorer' }),
     maxCostUsd: z.number().positive().max(1000).optional().openapi({ description: 'This case’s limit for the cost scorer' }),
   })

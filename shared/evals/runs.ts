@@ -15,7 +15,8 @@ import { inSpan } from '../telemetry';
 import { scopeOf, type TenantScope } from '../tenancy';
 import { costOfTokens, totalCost } from '../usage';
 import { datasets, deleteDataset } from './datasets';
-import { scoreCase, SCORERS, type Observed, type Score } from './scorers';
+import { judgeInput, judgeModel, judgeReply, type Judgement } from './judge';
+import { scoreCase, SCORER_NAMES, type Observed, type Score, type ScorerName } from './scorers';
 
 /**
  * Evaluation runs: every case of a dataset run against an agent (its draft, a version or an
@@ -25,8 +26,8 @@ import { scoreCase, SCORERS, type Observed, type Score } from './scorers';
  * each scorer's mean, whether every threshold is met, and, against `compareTo`, the cases that
  * went from passing to failing (regressions) and back (improvements).
  */
-const SCORER_KEYS = Object.keys(SCORERS) as Array<keyof typeof SCORERS>;
-const scorerName = z.enum(SCORER_KEYS as [keyof typeof SCORERS, ...Array<keyof typeof SCORERS>], { error: `must be one of: ${SCORER_KEYS.join(', ')}` });
+const scorerName = z.enum(SCORER_NAMES as [ScorerName, ...ScorerName[]], { error: `must be one of: ${SCORER_NAMES.join(', ')}` });
+const JUDGE = 'llm_judge';
 
 export const runInput = z
   .strictObject({
@@ -42,9 +43,10 @@ export const runInput = z
     scorers: z
       .array(scorerName)
       .min(1)
-      .max(SCORER_KEYS.length)
+      .max(SCORER_NAMES.length)
       .refine((list) => new Set(list).size === list.length, { error: 'must not repeat a scorer' })
-      .openapi({ description: `Scorers that need no model: ${SCORER_KEYS.join(', ')}` }),
+      .openapi({ description: `${SCORER_NAMES.join(', ')}: all but llm_judge need no model` }),
+    judge: judgeInput.optional().openapi({ description: 'With the llm_judge scorer: the model that grades (a configured provider’s) and the rubric' }),
     thresholds: z
       .partialRecord(scorerName, z.number().min(0).max(1))
       .default({})
@@ -56,8 +58,10 @@ export const runInput = z
   })
   .superRefine((input, ctx) => {
     for (const name of Object.keys(input.thresholds)) {
-      if (!input.scorers.includes(name as keyof typeof SCORERS)) ctx.addIssue({ code: 'custom', path: ['thresholds', name], message: 'names a scorer the run does not use' });
+      if (!input.scorers.includes(name as ScorerName)) ctx.addIssue({ code: 'custom', path: ['thresholds', name], message: 'names a scorer the run does not use' });
     }
+    if (input.scorers.includes(JUDGE) && !input.judge) ctx.addIssue({ code: 'custom', path: ['judge'], message: 'is required with the llm_judge scorer: {model, rubric}' });
+    if (!input.scorers.includes(JUDGE) && input.judge) ctx.addIssue({ code: 'custom', path: ['judge'], message: 'goes with the llm_judge scorer, which the run does not use' });
   })
   .openapi('EvalRunInput', { example: { datasetId: 'eds_01jd8x2k3m4n5p6q7r8s9t0v1w', target: { agentId: 'agt_01jd8x2k3m4n5p6q7r8s9t0v1w', alias: 'live' }, scorers: ['f1', 'citations'], thresholds: { f1: 0.6 } } });
 export type RunInput = z.infer<typeof runInput>;
@@ -74,6 +78,7 @@ const summaryShape = z.object({
   regressions: z.array(z.string()).openapi({ description: 'Case ids that passed in compareTo and fail here' }),
   improvements: z.array(z.string()),
   usage: z.object({ inputTokens: z.number(), outputTokens: z.number(), costUsd: z.number().nullable() }),
+  judgeUsage: z.object({ inputTokens: z.number(), outputTokens: z.number(), costUsd: z.number().nullable() }).optional().openapi({ description: 'What llm_judge’s grading used (apart from usage, the target’s)' }),
   latencyMs: z.object({ p50: z.number(), p95: z.number() }),
 });
 const storedRun = z.object({
@@ -84,6 +89,7 @@ const storedRun = z.object({
   thresholds: z.record(z.string(), z.number()),
   maxLatencyMs: z.number().optional(),
   maxCostUsd: z.number().optional(),
+  judge: z.object({ model: z.string(), rubric: z.string() }).optional(),
   compareTo: z.string().optional(),
   concurrency: z.number(),
   status: z.enum(STATUSES),
@@ -119,6 +125,10 @@ export const resultShown = z
     model: z.string().optional(),
     targetVersion: z.union([z.number(), z.literal('draft')]).optional(),
     error: z.string().optional(),
+    judge: z
+      .object({ reasoning: z.string().optional(), model: z.string(), usage: z.object({ inputTokens: z.number(), outputTokens: z.number() }), costUsd: z.number().nullable() })
+      .optional()
+      .openapi({ description: 'llm_judge: the grader’s reasoning, model and usage' }),
     finishedAt: z.string(),
   })
   .openapi('EvalResult');
@@ -145,6 +155,8 @@ export async function startRun(rt: Runtime, scope: TenantScope, input: RunInput)
   if (alias !== undefined) await agentReleases.getAlias(rt, scope, agentId, alias);
   else if (version !== undefined) await agentReleases.getVersion(rt, scope, agentId, version);
   else if (!(await rt.store.records.exists(scope, 'AGENT', agentId))) throw new NotFoundError('agent', agentId);
+  // A judge must be a configured provider's model: with the built-in engine only, a 400 naming the setting.
+  if (input.judge) await judgeModel(rt, input.judge);
   if (input.compareTo !== undefined) {
     const before = await runs.get(rt, scope, input.compareTo);
     if (before.datasetId !== input.datasetId) throw new ValidationError('compareTo', `names a run of eval dataset ${before.datasetId}, not ${input.datasetId}`);
@@ -223,8 +235,15 @@ async function runCase(rt: RuntimeWith<'agentTurn'>, scope: TenantScope, run: St
   const scores: Record<string, number | null> = {};
   const detail: Record<string, Record<string, number>> = {};
   const skipped: Record<string, string> = {};
-  for (const name of run.scorers as Array<keyof typeof SCORERS>) {
-    const s: Score = scoreCase(name, found.expected ?? {}, observed, { maxLatencyMs: run.maxLatencyMs, maxCostUsd: run.maxCostUsd });
+  let judgement: Judgement | undefined;
+  for (const name of run.scorers as ScorerName[]) {
+    let s: Score;
+    if (name === JUDGE) {
+      judgement = await judgeCase(rt, run, questionOf(found.input), found.expected ?? {}, observed);
+      s = judgement;
+    } else {
+      s = scoreCase(name, found.expected ?? {}, observed, { maxLatencyMs: run.maxLatencyMs, maxCostUsd: run.maxCostUsd });
+    }
     scores[name] = s.score;
     if (s.detail) detail[name] = s.detail;
     if (s.skipped) skipped[name] = s.skipped;
@@ -240,8 +259,20 @@ async function runCase(rt: RuntimeWith<'agentTurn'>, scope: TenantScope, run: St
     latencyMs: Math.round(observed.latencyMs * 10) / 10,
     costUsd: observed.costUsd,
     ...extra,
+    ...(judgement ? { judge: { ...(judgement.reasoning ? { reasoning: judgement.reasoning } : {}), model: judgement.model, usage: judgement.usage, costUsd: costOfTokens(judgement.model, judgement.usage) } } : {}),
     finishedAt: isoNow(rt.clock),
   };
+}
+
+/** llm_judge on one reply; a judge that cannot be used now (its provider unconfigured since the run started) leaves the case unscored. */
+async function judgeCase(rt: Runtime, run: StoredRun, question: string, expected: Record<string, unknown>, observed: Observed): Promise<Judgement> {
+  try {
+    const model = await judgeModel(rt, run.judge!);
+    return await judgeReply(model, run.judge!, question, expected, observed, AbortSignal.timeout(120_000));
+  } catch (error) {
+    if (!(error instanceof AppError) || error.retryable) throw error;
+    return { score: null, skipped: `the judge could not grade: ${error.message}`, model: run.judge!.model, usage: { inputTokens: 0, outputTokens: 0 } };
+  }
 }
 
 const percentile = (sorted: number[], p: number) => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!);
@@ -283,6 +314,15 @@ async function summaryOf(rt: Runtime, scope: TenantScope, run: StoredRun): Promi
       outputTokens: results.reduce((s, r) => s + r.usage.outputTokens, 0),
       costUsd: totalCost(results.map((r) => r.costUsd)),
     },
+    ...(run.judge
+      ? {
+          judgeUsage: {
+            inputTokens: results.reduce((s, r) => s + (r.judge?.usage.inputTokens ?? 0), 0),
+            outputTokens: results.reduce((s, r) => s + (r.judge?.usage.outputTokens ?? 0), 0),
+            costUsd: totalCost(results.map((r) => r.judge?.costUsd ?? 0)),
+          },
+        }
+      : {}),
     latencyMs: { p50: percentile(latencies, 50), p95: percentile(latencies, 95) },
   };
 }

@@ -22,6 +22,8 @@ export interface Expected {
   schema?: Record<string, unknown>;
   /** Whether the agent should say it cannot answer. */
   refuses?: boolean;
+  /** What the llm_judge scorer grades this case by, beside the run's rubric. */
+  rubric?: string;
   /** Limits of this case (else the run's options). */
   maxLatencyMs?: number;
   maxCostUsd?: number;

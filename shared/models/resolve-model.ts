@@ -29,6 +29,26 @@ function providerEngine(provider: string, keys: ProviderKeys, bedrock: () => Cha
 
 
 /**
+ * Why `name` resolves to the built-in engine here: the setting that would give it a provider.
+ * For callers that need a real model (an evaluation's judge) and must say what to configure.
+ */
+export function missingModelSetting(name: string): string {
+  const slash = name.indexOf('/');
+  const provider = slash < 0 ? config.defaultModelProvider : name.slice(0, slash);
+  const via = slash < 0 ? ` (a bare name goes to DEFAULT_MODEL_PROVIDER, which is ${provider})` : '';
+  switch (provider) {
+    case 'openai':
+      return `needs OpenAI credentials${via}: set OPENAI_API_KEY (in AWS, OPENAI_API_KEY in the PROVIDER_SECRETS_ARN secret)`;
+    case 'anthropic':
+      return `needs Anthropic credentials${via}: set ANTHROPIC_API_KEY (in AWS, ANTHROPIC_API_KEY in the PROVIDER_SECRETS_ARN secret)`;
+    case 'bedrock':
+      return `needs Bedrock${via}: set BEDROCK_REGION`;
+    default:
+      return `resolves to the built-in engine${via}, which cannot do this: name a provider's model (openai/…, anthropic/… or bedrock/…) and configure that provider, or set DEFAULT_MODEL_PROVIDER`;
+  }
+}
+
+/**
  * `provider/model` as written, a bare name through DEFAULT_MODEL_PROVIDER, and — as
  * ARCHITECTURE.md fixes — any provider without credentials here falls back to the built-in engine.
  */
