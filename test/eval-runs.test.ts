@@ -136,4 +136,37 @@ describe('evaluation runs', () => {
     const run = await finished(started.id);
     expect(run).toMatchObject({ status: 'completed', progress: { done: 4, total: 4 }, summary: { cases: 4, scores: { contains: 1 } } });
   });
+
+  it('runs a workflow target: each case an execution of the version named, its output scored', async () => {
+    const workflowId = (await api('POST', '/v1/workflows', { name: 'Answer', steps: [{ id: 'ask', type: 'agent', config: { agentId: `${agentId}:1`, message: '{{input}}' } }] })).body.data.id;
+    await api('POST', `/v1/workflows/${workflowId}/versions`, {});
+    const started = await api('POST', '/v1/eval-runs', { datasetId, target: { workflowId, version: 1 }, scorers: ['contains', 'citations'], thresholds: { contains: 0.75 }, concurrency: 2 });
+    expect(started.status).toBe(202);
+    const run = await finished(started.body.data.id);
+    expect(run).toMatchObject({ status: 'completed', target: { workflowId, version: 1 }, summary: { cases: 4, scores: { contains: 1 }, passed: true, errors: 0 } });
+    const results = (await api('GET', `/v1/eval-runs/${started.body.data.id}/results`)).body.data;
+    // The agent step's reply is the output; its sources are the cited paths.
+    expect(results[0]).toMatchObject({ output: expect.stringContaining('30 days'), targetVersion: 1, detail: { citations: { recall: 1 } } });
+    expect(results[0].latencyMs).toBeGreaterThan(0);
+    // The execution is the workflow's like any other: listed under it.
+    expect((await api('GET', `/v1/workflows/${workflowId}/executions`)).body.data).toHaveLength(4);
+  });
+
+  it('records a workflow execution that fails as the case’s error, and refuses unknown or doubled targets', async () => {
+    const failing = (await api('POST', '/v1/workflows', { name: 'Broken', steps: [{ id: 'ask', type: 'human', config: { prompt: 'Answer {{input}}', timeoutSeconds: 1, onTimeout: 'fail' } }] })).body;
+    expect(failing.data?.id ?? failing).toMatch(/^wf_/);
+    const workflowId = failing.data.id;
+    const one = (await api('POST', '/v1/eval-datasets', { name: 'One', cases: [cases[0]] })).body.data.id;
+    const started = (await api('POST', '/v1/eval-runs', { datasetId: one, target: { workflowId }, scorers: ['contains'] })).body.data;
+    const run = await finished(started.id);
+    expect(run).toMatchObject({ status: 'failed', summary: { errors: 1, casesPassed: 0 } });
+    const [result] = (await api('GET', `/v1/eval-runs/${started.id}/results`)).body.data;
+    expect(result.error).toMatch(/^execution exe_\w+ failed/);
+
+    expect((await api('POST', '/v1/eval-runs', { datasetId, target: { workflowId: 'wf_missing' }, scorers: ['contains'] })).status).toBe(404);
+    expect((await api('POST', '/v1/eval-runs', { datasetId, target: { workflowId, version: 7 }, scorers: ['contains'] })).status).toBe(404);
+    const both = await api('POST', '/v1/eval-runs', { datasetId, target: { workflowId, agentId }, scorers: ['contains'] });
+    expect(both.status).toBe(400);
+    expect(both.body.error.message).toContain('target.agentId');
+  });
 });

@@ -125,9 +125,9 @@ export function registerEvalRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       path: runs,
       operationId: 'startEvalRun',
       tags,
-      summary: 'Run a dataset against an agent and score it',
+      summary: 'Run a dataset against an agent or a workflow and score it',
       description:
-        'Each case is one message on the steps queue, `concurrency` at a time; the run answers at once (202) and is followed with GET. 404 for an unknown dataset, agent, version or alias; 400 for an empty dataset, an unknown scorer (naming scorers[i]) or a comparison with another dataset’s run.',
+        'Each case is one message on the steps queue, `concurrency` at a time; the run answers at once (202) and is followed with GET. 404 for an unknown dataset, agent, workflow, version or alias; 400 for an empty dataset, an unknown scorer (naming scorers[i]) or a comparison with another dataset’s run.',
       security,
       request: { body: { content: { 'application/json': { schema: runInput } }, required: true } },
       responses: { 202: { ...jsonContent(envelope(runShown), 'The run, queued'), headers: { Location: locationHeader } }, ...commonErrors },

@@ -455,8 +455,8 @@ export interface paths {
         get: operations["listEvalRuns"];
         put?: never;
         /**
-         * Run a dataset against an agent and score it
-         * @description Each case is one message on the steps queue, `concurrency` at a time; the run answers at once (202) and is followed with GET. 404 for an unknown dataset, agent, version or alias; 400 for an empty dataset, an unknown scorer (naming scorers[i]) or a comparison with another dataset’s run.
+         * Run a dataset against an agent or a workflow and score it
+         * @description Each case is one message on the steps queue, `concurrency` at a time; the run answers at once (202) and is followed with GET. 404 for an unknown dataset, agent, workflow, version or alias; 400 for an empty dataset, an unknown scorer (naming scorers[i]) or a comparison with another dataset’s run.
          */
         post: operations["startEvalRun"];
         delete?: never;
@@ -2368,7 +2368,8 @@ export interface components {
             updatedAt: string;
             datasetId: string;
             target: {
-                agentId: string;
+                agentId?: string;
+                workflowId?: string;
                 alias?: string;
                 version?: number;
             };
@@ -2451,9 +2452,10 @@ export interface components {
          */
         EvalRunInput: {
             datasetId: string;
-            /** @description The agent to evaluate: its draft, or a version or alias of it */
+            /** @description The agent or workflow to evaluate: its draft, or a version or alias of it. A workflow is executed with the case’s question as its input (and metadata.parameters as its parameters); its output is the reply */
             target: {
-                agentId: string;
+                agentId?: string;
+                workflowId?: string;
                 alias?: string;
                 version?: number;
             };

@@ -1,6 +1,7 @@
 import { SpanKind } from '@opentelemetry/api';
 import { z } from '@hono/zod-openapi';
 import { agentReleases } from '../agents';
+import { getExecution, startExecution, workflowReleases } from '../workflows';
 import { isoNow } from '../clock';
 import { collection } from '../collection';
 import { AppError, ConflictError, NotFoundError, ValidationError } from '../errors';
@@ -34,12 +35,16 @@ export const runInput = z
     datasetId: z.string().min(1).max(200),
     target: z
       .strictObject({
-        agentId: z.string().min(1).max(200),
+        agentId: z.string().min(1).max(200).optional(),
+        workflowId: z.string().min(1).max(200).optional(),
         alias: z.string().min(1).max(32).optional(),
         version: z.int().min(1).optional(),
       })
-      .refine((t) => t.alias === undefined || t.version === undefined, { error: 'names an alias or a version, not both', path: ['version'] })
-      .openapi({ description: 'The agent to evaluate: its draft, or a version or alias of it' }),
+      .superRefine((t, ctx) => {
+        if ((t.agentId === undefined) === (t.workflowId === undefined)) ctx.addIssue({ code: 'custom', path: ['agentId'], message: 'name an agentId or a workflowId (one of them)' });
+        if (t.alias !== undefined && t.version !== undefined) ctx.addIssue({ code: 'custom', path: ['version'], message: 'names an alias or a version, not both' });
+      })
+      .openapi({ description: 'The agent or workflow to evaluate: its draft, or a version or alias of it. A workflow is executed with the case’s question as its input (and metadata.parameters as its parameters); its output is the reply' }),
     scorers: z
       .array(scorerName)
       .min(1)
@@ -84,7 +89,7 @@ const summaryShape = z.object({
 const storedRun = z.object({
   ...recordFields,
   datasetId: z.string(),
-  target: z.object({ agentId: z.string(), alias: z.string().optional(), version: z.number().optional() }),
+  target: z.object({ agentId: z.string().optional(), workflowId: z.string().optional(), alias: z.string().optional(), version: z.number().optional() }),
   scorers: z.array(z.string()),
   thresholds: z.record(z.string(), z.number()),
   maxLatencyMs: z.number().optional(),
@@ -151,10 +156,12 @@ async function send(rt: Runtime, scope: TenantScope, runId: string, positions: n
 export async function startRun(rt: Runtime, scope: TenantScope, input: RunInput) {
   const dataset = await datasets.get(rt, scope, input.datasetId);
   if (dataset.caseCount === 0) throw new ValidationError('datasetId', `names eval dataset ${dataset.id}, which has no cases`);
-  const { agentId, alias, version } = input.target;
-  if (alias !== undefined) await agentReleases.getAlias(rt, scope, agentId, alias);
-  else if (version !== undefined) await agentReleases.getVersion(rt, scope, agentId, version);
-  else if (!(await rt.store.records.exists(scope, 'AGENT', agentId))) throw new NotFoundError('agent', agentId);
+  const { agentId, workflowId, alias, version } = input.target;
+  const releases = agentId !== undefined ? agentReleases : workflowReleases;
+  const id = (agentId ?? workflowId)!;
+  if (alias !== undefined) await releases.getAlias(rt, scope, id, alias);
+  else if (version !== undefined) await releases.getVersion(rt, scope, id, version);
+  else if (!(await rt.store.records.exists(scope, agentId !== undefined ? 'AGENT' : 'WORKFLOW', id))) throw new NotFoundError(agentId !== undefined ? 'agent' : 'workflow', id);
   // A judge must be a configured provider's model: with the built-in engine only, a 400 naming the setting.
   if (input.judge) await judgeModel(rt, input.judge);
   if (input.compareTo !== undefined) {
@@ -211,27 +218,109 @@ const sourcePaths = (sources: unknown[]) => sources.flatMap((s) => (s && typeof 
 const callsOf = (calls: unknown[] | undefined) =>
   (calls ?? []).flatMap((c) => (c && typeof c === 'object' && typeof (c as { tool?: unknown }).tool === 'string' ? [{ name: (c as { tool: string }).tool, arguments: (c as { arguments?: Record<string, unknown> }).arguments }] : []));
 
-/** Runs one case against the run's target and scores it. A target that fails is the case's error, not the run's. */
-async function runCase(rt: RuntimeWith<'agentTurn'>, scope: TenantScope, run: StoredRun, position: number, requestId: string): Promise<EvalResultRecord> {
+type Found = NonNullable<Awaited<ReturnType<Runtime['store']['evalCases']['getCase']>>>;
+type Extra = Pick<EvalResultRecord, 'usage' | 'model' | 'targetVersion'>;
+/** What the target did with a case: its reply as the scorers read it, or the target's own refusal (a 4xx of its own: the case fails). */
+type Outcome = { observed: Observed; extra: Extra } | { refused: string; latencyMs: number };
+
+/** The case asked of an agent, in one turn. */
+async function askAgent(rt: RuntimeWith<'agentTurn'>, scope: TenantScope, run: StoredRun, found: Found): Promise<Outcome> {
   if (!rt.agentTurn) throw new AppError('INTERNAL_ERROR', 'This function cannot run agent turns (no agentTurn in its runtime)');
-  const found = await rt.store.evalCases.getCase(scope, run.datasetId, position);
-  if (!found) throw new AppError('UNPROCESSABLE', `Case ${position} of eval dataset ${run.datasetId} is gone`, undefined, { retryable: false });
   const { target } = run;
   const address = `${target.agentId}${target.alias ? `:${target.alias}` : target.version ? `:${target.version}` : ''}`;
   const started = performance.now();
-  const base = { position, caseId: found.id, input: found.input, ...(found.expected ? { expected: found.expected } : {}), requestId, finishedAt: '' };
-  let observed: Observed;
-  let extra: Pick<EvalResultRecord, 'usage' | 'model' | 'targetVersion'>;
   try {
     const reply = await rt.agentTurn(rt, scope, address, { message: questionOf(found.input), keyId: `eval:${run.id}` }, AbortSignal.timeout(120_000));
     const latencyMs = performance.now() - started;
-    observed = { text: reply.reply, output: reply.output, sources: sourcePaths(reply.sources), toolCalls: callsOf(reply.toolCalls), latencyMs, costUsd: costOfTokens(reply.model, reply.usage) };
-    extra = { usage: reply.usage, model: reply.model, targetVersion: reply.agentVersion };
+    return {
+      observed: { text: reply.reply, output: reply.output, sources: sourcePaths(reply.sources), toolCalls: callsOf(reply.toolCalls), latencyMs, costUsd: costOfTokens(reply.model, reply.usage) },
+      extra: { usage: reply.usage, model: reply.model, targetVersion: reply.agentVersion },
+    };
   } catch (error) {
     if (!(error instanceof AppError) || error.retryable) throw error;
-    // The target refused the case (a 4xx of its own): recorded as the case's error; it fails.
-    return { ...base, output: '', scores: {}, passed: false, latencyMs: performance.now() - started, usage: { inputTokens: 0, outputTokens: 0 }, costUsd: 0, error: error.message, finishedAt: isoNow(rt.clock) };
+    return { refused: error.message, latencyMs: performance.now() - started };
   }
+}
+
+/** How long a workflow case may run (a workflow waiting for a person would never end). */
+const WORKFLOW_CASE_MS = 15 * 60_000;
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * A workflow's output as the scorers read it: the last step's output — its text (`text`, `reply`
+ * or `answer`), its structured value (`json`, `output`, or the output itself), and the sources and
+ * tool calls an agent step lists.
+ */
+function observedOfOutput(output: unknown): Pick<Observed, 'text' | 'output' | 'sources' | 'toolCalls'> {
+  if (!isObject(output)) return { text: typeof output === 'string' ? output : output === undefined || output === null ? '' : JSON.stringify(output), output: typeof output === 'string' ? undefined : output, sources: [], toolCalls: [] };
+  const text = [output.text, output.reply, output.answer].find((v): v is string => typeof v === 'string');
+  return {
+    text: text ?? JSON.stringify(output),
+    output: output.json ?? output.output ?? (text === undefined ? output : undefined),
+    sources: Array.isArray(output.sources) ? sourcePaths(output.sources) : [],
+    toolCalls: Array.isArray(output.toolCalls) ? callsOf(output.toolCalls) : [],
+  };
+}
+
+/**
+ * The case asked of a workflow: the first delivery starts an execution and sends the message
+ * again, a little later, naming it; later deliveries read it until it has finished (undefined
+ * meanwhile: the message was sent again). No worker waits on it, so its steps are never queued
+ * behind the cases that wait for them.
+ */
+async function askWorkflow(rt: RuntimeWith<'queues'>, scope: TenantScope, run: StoredRun, found: Found, message: EvalCaseMessage & { requestId: string }): Promise<Outcome | undefined> {
+  const workflowId = run.target.workflowId!;
+  let execution;
+  if (!message.execution) {
+    const parameters = isObject(found.metadata?.parameters) ? found.metadata.parameters : {};
+    try {
+      execution = await startExecution(rt, scope, workflowId, { input: questionOf(found.input), parameters, keyId: `eval:${run.id}`, target: { alias: run.target.alias, version: run.target.version } });
+    } catch (error) {
+      if (!(error instanceof AppError) || error.retryable) throw error;
+      return { refused: error.message, latencyMs: 0 };
+    }
+  } else {
+    execution = await getExecution(rt, scope, workflowId, message.execution.id);
+  }
+  const polls = message.execution?.polls ?? 0;
+  const startedAt = Date.parse(execution.startedAt);
+  const finished = ['succeeded', 'failed', 'canceled'].includes(execution.status);
+  if (!finished && rt.clock.now() - startedAt < WORKFLOW_CASE_MS) {
+    const next: EvalCaseMessage = { ...message, execution: { workflowId, id: execution.id, polls: polls + 1 } };
+    await rt.queues.workflowSteps.send([next], { delaySeconds: Math.min(10, 1 + Math.floor(polls / 3)) });
+    return undefined;
+  }
+  const latencyMs = (execution.finishedAt ? Date.parse(execution.finishedAt) : rt.clock.now()) - startedAt;
+  if (execution.status !== 'succeeded') {
+    const why = finished ? `execution ${execution.id} ${execution.status}${execution.error ? `: ${execution.error.message}` : ''}` : `execution ${execution.id} did not finish within ${WORKFLOW_CASE_MS / 60_000} minutes (status ${execution.status})`;
+    return { refused: why, latencyMs };
+  }
+  // Cost: each step's model tokens at that model's price (steps that called no model cost nothing).
+  const costs = Object.values(execution.steps).map((step) => {
+    const out = step.output;
+    return isObject(out) && typeof out.model === 'string' && isObject(out.usage) ? costOfTokens(out.model, out.usage as { inputTokens: number; outputTokens: number }) : 0;
+  });
+  return {
+    observed: { ...observedOfOutput(execution.output), latencyMs, costUsd: totalCost(costs) },
+    extra: { usage: execution.usage, targetVersion: execution.workflowVersion },
+  };
+}
+
+/**
+ * Runs one case against the run's target and scores it; undefined while a workflow case's
+ * execution runs. A target that refuses the case is the case's error, not the run's.
+ */
+async function runCase(rt: RuntimeWith<'agentTurn' | 'queues'>, scope: TenantScope, run: StoredRun, message: EvalCaseMessage & { requestId: string }): Promise<EvalResultRecord | undefined> {
+  const { position, requestId } = message;
+  const found = await rt.store.evalCases.getCase(scope, run.datasetId, position);
+  if (!found) throw new AppError('UNPROCESSABLE', `Case ${position} of eval dataset ${run.datasetId} is gone`, undefined, { retryable: false });
+  const base = { position, caseId: found.id, input: found.input, ...(found.expected ? { expected: found.expected } : {}), requestId, finishedAt: '' };
+  const outcome = run.target.workflowId !== undefined ? await askWorkflow(rt, scope, run, found, message) : await askAgent(rt, scope, run, found);
+  if (!outcome) return undefined;
+  if ('refused' in outcome) {
+    return { ...base, output: '', scores: {}, passed: false, latencyMs: Math.round(outcome.latencyMs), usage: { inputTokens: 0, outputTokens: 0 }, costUsd: 0, error: outcome.refused, finishedAt: isoNow(rt.clock) };
+  }
+  const { observed, extra } = outcome;
   const scores: Record<string, number | null> = {};
   const detail: Record<string, Record<string, number>> = {};
   const skipped: Record<string, string> = {};
@@ -335,20 +424,23 @@ export async function consumeEvalCase(rt: RuntimeWith<'agentTurn' | 'queues'>, m
   const scope = scopeOf(message.tenantId);
   const run = await runs.find(rt, scope, message.runId);
   if (!run || FINISHED.has(run.status)) return;
-  const requestId = newId('request', rt.clock.now());
+  // A workflow case's later deliveries keep the trace its first one started.
+  const requestId = message.requestId ?? newId('request', rt.clock.now());
   // Each case is a trace of its own, reached by its result's requestId (not a branch of the run's start).
   await inSpan(`eval.case ${message.position}`, { kind: SpanKind.CONSUMER, root: true, attributes: { 'cairn.tenant.id': message.tenantId, 'cairn.request.id': requestId, 'cairn.eval.run.id': run.id, 'cairn.eval.case.position': message.position } }, async () => {
     if (run.status === 'queued') await runs.update(rt, scope, run.id, (r) => (r.status === 'queued' ? { ...r, status: 'running', startedAt: isoNow(rt.clock) } : r));
     if (!(await rt.store.evalResults.has(scope, run.id, message.position))) {
-      let result: EvalResultRecord;
+      let result: EvalResultRecord | undefined;
       try {
-        result = await runCase(rt, scope, run, message.position, requestId);
+        result = await runCase(rt, scope, run, { ...message, requestId });
       } catch (error) {
         // Retried by the queue; on its last delivery the case is recorded as failed, so the run still ends.
         if (delivery.receiveCount < delivery.maxReceives) throw error;
         const found = await rt.store.evalCases.getCase(scope, run.datasetId, message.position);
         result = { position: message.position, caseId: found?.id ?? `position ${message.position}`, input: found?.input ?? null, output: '', scores: {}, passed: false, requestId, latencyMs: 0, usage: { inputTokens: 0, outputTokens: 0 }, costUsd: 0, error: error instanceof AppError ? error.message : 'The case failed on every delivery', finishedAt: isoNow(rt.clock) };
       }
+      // A workflow case still running: its message was sent again, and comes back.
+      if (!result) return;
       await rt.store.evalResults.record(scope, run.id, result);
     }
     await send(rt, scope, run.id, await rt.store.evalResults.claim(scope, run.id, 1, run.total));

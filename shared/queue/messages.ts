@@ -44,6 +44,10 @@ export interface EvalCaseMessage {
   runId: string;
   /** The case's position in its dataset. */
   position: number;
+  /** A workflow case: the execution it started, read again on each delivery until it finishes. */
+  execution?: { workflowId: string; id: string; polls: number };
+  /** The case's trace, kept from its first delivery (a workflow case takes several). */
+  requestId?: string;
 }
 
 /** What the steps queue carries: workflow work, and evaluation cases. */
