@@ -312,6 +312,57 @@ describe.skipIf(!runnable)('the console in Chromium', { timeout: 90_000 }, () =>
     await checkPage('usage');
   });
 
+  it('builds a dataset, runs it against two versions, opens a case beside its expectation and trace, and compares the runs', async () => {
+    await nav('Evaluations');
+    await page.getByText('No datasets yet').waitFor();
+    await checkPage('evals-empty');
+    await page.getByLabel('Name', { exact: true }).fill('Smoke');
+    const cases = page.getByLabel(/^Cases \(JSON Lines/);
+    await cases.fill('{"input": "hello", "expected": {"regex": "."}}\n{"input": ');
+    await page.getByRole('button', { name: 'Create dataset' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('Line 2 is not JSON');
+    await cases.fill('{"input": "hello", "expected": {"regex": "."}}\n\n{"input": "Who are you?", "expected": {"contains": ["Support"]}}');
+    await page.getByRole('button', { name: 'Create dataset' }).click();
+    await page.getByRole('heading', { name: 'Dataset: Smoke' }).waitFor();
+    await expect.poll(() => page.getByRole('table').last().textContent()).toContain('Who are you?');
+
+    const run = async (release: string) => {
+      await page.getByLabel('Target').selectOption({ label: 'Agent: Support' });
+      await page.getByLabel('Version or alias (empty: the draft)').fill(release);
+      for (const s of ['f1', 'citations']) await page.getByLabel(s, { exact: true }).uncheck();
+      for (const s of ['contains', 'regex']) await page.getByLabel(s, { exact: true }).check();
+      await page.getByLabel('Threshold for contains').fill('0.5');
+      await page.getByRole('button', { name: 'Start the run' }).click();
+      await page.getByRole('heading', { name: /^Run evr_/ }).waitFor();
+      await expect.poll(() => page.locator('.stats').textContent(), { timeout: 30_000 }).toContain('2/2');
+      return /Run (evr_\w+)/.exec((await page.getByRole('heading', { name: /^Run evr_/ }).textContent()) ?? '')![1]!;
+    };
+    const first = await run('1');
+    const scores = page.getByRole('table').first();
+    await expect.poll(() => scores.textContent()).toMatch(/contains.*≥ 0\.5/);
+    expect(await scores.textContent()).toContain('regex');
+    await page.getByRole('button', { name: 'Case 2 in detail' }).click();
+    const detail = page.getByLabel('Case 2', { exact: true });
+    await detail.getByRole('heading', { name: 'Expected' }).waitFor();
+    expect(await detail.textContent()).toContain('"Support"');
+    await expect.poll(() => detail.locator('.spans').textContent()).toContain('eval.case 2');
+    await checkPage('eval-run');
+
+    await page.locator('main a[href^="#/evals/datasets/"]').first().click();
+    await page.getByRole('heading', { name: 'Dataset: Smoke' }).waitFor();
+    const second = await run('2');
+    await nav('Evaluations');
+    await page.getByLabel(`Compare ${first}`).check();
+    await page.getByLabel(`Compare ${second}`).check();
+    await page.getByRole('link', { name: 'Compare the two runs' }).click();
+    await page.getByRole('heading', { name: 'Two runs side by side' }).waitFor();
+    const side = page.getByRole('table').first();
+    await expect.poll(() => side.textContent()).toContain(`${first}`);
+    expect(await side.textContent()).toMatch(/Support|agt_/);
+    expect(await side.textContent()).toContain('contains');
+    await checkPage('eval-compare');
+  });
+
   it('with a platform token: queries a tenant table and draws a user’s memory graph', async () => {
     const tenant = await fetch(`${base}/platform/tenants`, {
       method: 'POST',

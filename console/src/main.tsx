@@ -10,6 +10,7 @@ import { WorkflowsList, WorkflowDetail } from './pages/workflows';
 import { ExecutionPage } from './pages/execution';
 import { ReleasesPage } from './pages/releases';
 import { UsagePage } from './pages/usage';
+import { EvalComparePage, EvalDatasetPage, EvalRunPage, EvalsPage } from './pages/evals';
 import { TablesPage, MemoryPage } from './pages/platform';
 import { Shell } from './components/shell';
 import './styles.css';
@@ -30,6 +31,10 @@ const PAGES: Array<[string, (p: Record<string, string>) => preact.JSX.Element]> 
   ['/workflows/:id', (p) => <WorkflowDetail id={p.id} />],
   ['/workflows/:id/releases', (p) => <ReleasesPage kind="workflows" id={p.id!} />],
   ['/workflows/:id/executions/:executionId', (p) => <ExecutionPage workflowId={p.id!} executionId={p.executionId!} />],
+  ['/evals', () => <EvalsPage />],
+  ['/evals/datasets/:id', (p) => <EvalDatasetPage id={p.id!} />],
+  ['/evals/runs/:id', (p) => <EvalRunPage id={p.id!} />],
+  ['/evals/compare/:a/:b', (p) => <EvalComparePage a={p.a!} b={p.b!} />],
   ['/usage', () => <UsagePage />],
   ['/platform/tables', () => <TablesPage />],
   ['/platform/memory', () => <MemoryPage />],

@@ -6,6 +6,7 @@ const KEY_PAGES = [
   ['/knowledge', 'Knowledge'],
   ['/chat', 'Chat'],
   ['/workflows', 'Workflows'],
+  ['/evals', 'Evaluations'],
   ['/usage', 'Usage'],
 ] as const;
 const PLATFORM_PAGES = [
