@@ -46,7 +46,7 @@ async function main() {
   const good = await cli('eval', 'run', '--dataset', datasetId, '--agent', `${agent.data.id}:1`, ...gate);
   const baseline = /run (evr_\w+)/.exec(good.err)![1]!;
   const bad = await cli('eval', 'run', '--dataset', datasetId, '--agent', `${agent.data.id}:2`, ...gate, '--compare-to', baseline);
-  const runOf = async (text: string) => (await call('GET', `/v1/eval-runs/${/run (evr_\w+)/.exec(text)![1]!}`)).data as { summary: { scores: unknown; casesPassed: number; cases: number; regressions: string[]; latencyMs: unknown } };
+  const runOf = async (text: string) => (await call('GET', `/v1/eval-runs/${/run (evr_\w+)/.exec(text)![1]!}`)).data as unknown as { summary: { scores: unknown; casesPassed: number; cases: number; regressions: string[]; latencyMs: unknown } };
   const [v1, v2] = [await runOf(good.err), await runOf(bad.err)];
   writeResults('readme-eval', {
     date: new Date().toISOString(),

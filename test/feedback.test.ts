@@ -39,6 +39,9 @@ describe('feedback on replies', () => {
     const up = await feedback(turn.sessionId, turn.messageId, { rating: 'up', comment: 'Exactly right' });
     expect(up.status).toBe(200);
     expect(up.body.data).toMatchObject({ id: turn.messageId, role: 'assistant', feedback: { rating: 'up', comment: 'Exactly right' } });
+    // The rating is a span of the request's trace, labelled with the agent and the rating.
+    const trace = (await api('GET', `/v1/traces/${up.headers.get('x-request-id')}`)).body.data;
+    expect(trace.spans.find((s: { name: string }) => s.name === 'feedback up').attributes).toMatchObject({ 'cairn.agent.id': agentId, 'cairn.feedback.rating': 'up', 'cairn.agent.version': 'draft' });
     expect((await counted())).toMatchObject({ feedbackUp: 1, feedbackDown: 0 });
     // The same rating again counts once; a changed one moves from up to down.
     await feedback(turn.sessionId, turn.messageId, { rating: 'up' });

@@ -3,6 +3,7 @@ import { isoNow } from '../clock';
 import { NotFoundError, ValidationError } from '../errors';
 import type { Runtime } from '../runtime';
 import type { MessageFeedback, SessionMessage } from '../store/sessions';
+import { inSpan } from '../telemetry';
 import type { TenantScope } from '../tenancy';
 import { recordUsage } from '../usage';
 import { agents } from './agents';
@@ -34,7 +35,9 @@ export async function assistantMessage(rt: Runtime, scope: TenantScope, agentId:
 export async function rateMessage(rt: Runtime, scope: TenantScope, ids: { agentId: string; sessionId: string; messageId: string }, input: z.infer<typeof feedbackInput>, keyId?: string): Promise<SessionMessage> {
   const message = await assistantMessage(rt, scope, ids.agentId, ids.sessionId, ids.messageId);
   const feedback: MessageFeedback = { rating: input.rating, ...(input.comment ? { comment: input.comment } : {}), at: isoNow(rt.clock) };
-  const before = await rt.store.sessions.setFeedback(scope, ids.agentId, ids.sessionId, ids.messageId, feedback);
+  // A span of its own, so traces can count ratings by agent and version as usage does.
+  const attributes = { 'cairn.agent.id': ids.agentId, 'cairn.message.id': ids.messageId, 'cairn.feedback.rating': input.rating, ...(message.agentVersion !== undefined ? { 'cairn.agent.version': String(message.agentVersion) } : {}) };
+  const before = await inSpan(`feedback ${input.rating}`, { attributes }, () => rt.store.sessions.setFeedback(scope, ids.agentId, ids.sessionId, ids.messageId, feedback));
   // The message expired or was deleted between the read and the write.
   if (!before) throw new NotFoundError('message', ids.messageId);
   const was = countOf(before.feedback?.rating);
