@@ -8,6 +8,7 @@
 import { benchApp, cisi, mean, percentile, runBench, startBenchServices, writeResults } from './common';
 
 const CASES = Number(process.env.BENCH_EVAL_CASES ?? 1000);
+const CONCURRENCY = Number(process.env.BENCH_EVAL_CONCURRENCY ?? 8);
 /** Local mode's steps queue runs this many messages at once (local/local-runtime.ts). */
 const WORKERS = 4;
 
@@ -50,7 +51,7 @@ async function main() {
   turnMs.length = 0;
   const before = dynamoTotals().dynamoRequests;
   const t0 = performance.now();
-  const started = await call('POST', '/v1/eval-runs', { datasetId: dataset.data.id, target: { agentId: agent.data.id }, scorers: ['refusal', 'latency'], maxLatencyMs: 5000, concurrency: 8 });
+  const started = await call('POST', '/v1/eval-runs', { datasetId: dataset.data.id, target: { agentId: agent.data.id }, scorers: ['refusal', 'latency'], maxLatencyMs: 5000, concurrency: CONCURRENCY });
   let run = started.data;
   while (run.status === 'queued' || run.status === 'running') {
     // Polled once a second: each poll is a trace too, and the process keeps the last 1,000.
@@ -78,7 +79,7 @@ async function main() {
     date: new Date().toISOString(),
     node: process.version,
     cases: CASES,
-    concurrency: 8,
+    concurrency: CONCURRENCY,
     workers: WORKERS,
     wallSeconds: Math.round(wallMs / 100) / 10,
     casesPerSecond: Math.round((CASES / (wallMs / 1000)) * 10) / 10,

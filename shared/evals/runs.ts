@@ -146,10 +146,10 @@ async function present(rt: Runtime, scope: TenantScope, run: StoredRun) {
   return { ...shown, progress: { done: progress?.done ?? 0, total: run.total } };
 }
 
-/** Sends the cases of the positions claimed. */
-async function send(rt: Runtime, scope: TenantScope, runId: string, positions: number[]) {
+/** Sends the cases at these positions. */
+async function send(rt: Runtime, scope: TenantScope, run: Pick<StoredRun, 'id' | 'datasetId'>, positions: number[]) {
   if (positions.length === 0) return;
-  await rt.queues.workflowSteps.send(positions.map((position): EvalCaseMessage => ({ type: 'eval-case', tenantId: scope.tenantId, runId, position })));
+  await rt.queues.workflowSteps.send(positions.map((position): EvalCaseMessage => ({ type: 'eval-case', tenantId: scope.tenantId, runId: run.id, datasetId: run.datasetId, position })));
 }
 
 /** Starts a run: 404 for an unknown dataset, agent, version or alias; 400 for an empty dataset or a comparison with another dataset's run. */
@@ -170,7 +170,8 @@ export async function startRun(rt: Runtime, scope: TenantScope, input: RunInput)
   }
   const { record } = await runs.create(rt, scope, { ...input, status: 'queued', total: dataset.caseCount });
   await rt.store.evalResults.start(scope, record.id, record.total);
-  await send(rt, scope, record.id, await rt.store.evalResults.claim(scope, record.id, record.concurrency, record.total));
+  // Each of the first `concurrency` cases starts a chain: a case sends the one `concurrency` after it.
+  await send(rt, scope, record, Array.from({ length: Math.min(record.concurrency, record.total) }, (_, i) => i + 1));
   return present(rt, scope, record);
 }
 
@@ -310,9 +311,8 @@ async function askWorkflow(rt: RuntimeWith<'queues'>, scope: TenantScope, run: S
  * Runs one case against the run's target and scores it; undefined while a workflow case's
  * execution runs. A target that refuses the case is the case's error, not the run's.
  */
-async function runCase(rt: RuntimeWith<'agentTurn' | 'queues'>, scope: TenantScope, run: StoredRun, message: EvalCaseMessage & { requestId: string }): Promise<EvalResultRecord | undefined> {
+async function runCase(rt: RuntimeWith<'agentTurn' | 'queues'>, scope: TenantScope, run: StoredRun, message: EvalCaseMessage & { requestId: string }, found: Found | undefined): Promise<EvalResultRecord | undefined> {
   const { position, requestId } = message;
-  const found = await rt.store.evalCases.getCase(scope, run.datasetId, position);
   if (!found) throw new AppError('UNPROCESSABLE', `Case ${position} of eval dataset ${run.datasetId} is gone`, undefined, { retryable: false });
   const base = { position, caseId: found.id, input: found.input, ...(found.expected ? { expected: found.expected } : {}), requestId, finishedAt: '' };
   const outcome = run.target.workflowId !== undefined ? await askWorkflow(rt, scope, run, found, message) : await askAgent(rt, scope, run, found);
@@ -418,21 +418,26 @@ async function summaryOf(rt: Runtime, scope: TenantScope, run: StoredRun): Promi
 
 /**
  * One case of a run, from the steps queue: run and scored once (a repeated delivery finds its
- * result counted), then the next case sent; the last one counted sums the run up.
+ * result counted), then the case `concurrency` after it sent — each of the run's first cases
+ * starts such a chain, so `concurrency` cases are in flight with no counter to claim from. The
+ * last case of a chain looks whether the run is done and sums it up.
  */
 export async function consumeEvalCase(rt: RuntimeWith<'agentTurn' | 'queues'>, message: EvalCaseMessage, delivery: Delivery): Promise<void> {
   const scope = scopeOf(message.tenantId);
-  const run = await runs.find(rt, scope, message.runId);
+  // The run and the case read together (messages before the dataset travelled with them read the case after).
+  const [run, preread] = await Promise.all([runs.find(rt, scope, message.runId), message.datasetId ? rt.store.evalCases.getCase(scope, message.datasetId, message.position) : undefined]);
   if (!run || FINISHED.has(run.status)) return;
   // A workflow case's later deliveries keep the trace its first one started.
   const requestId = message.requestId ?? newId('request', rt.clock.now());
   // Each case is a trace of its own, reached by its result's requestId (not a branch of the run's start).
   await inSpan(`eval.case ${message.position}`, { kind: SpanKind.CONSUMER, root: true, attributes: { 'cairn.tenant.id': message.tenantId, 'cairn.request.id': requestId, 'cairn.eval.run.id': run.id, 'cairn.eval.case.position': message.position } }, async () => {
     if (run.status === 'queued') await runs.update(rt, scope, run.id, (r) => (r.status === 'queued' ? { ...r, status: 'running', startedAt: isoNow(rt.clock) } : r));
-    if (!(await rt.store.evalResults.has(scope, run.id, message.position))) {
+    // Only a redelivery can find its case counted (each position is sent once): a first delivery need not look.
+    if (!(delivery.receiveCount > 1 && (await rt.store.evalResults.has(scope, run.id, message.position)))) {
       let result: EvalResultRecord | undefined;
       try {
-        result = await runCase(rt, scope, run, { ...message, requestId });
+        const found = message.datasetId === run.datasetId ? preread : await rt.store.evalCases.getCase(scope, run.datasetId, message.position);
+        result = await runCase(rt, scope, run, { ...message, requestId }, found);
       } catch (error) {
         // Retried by the queue; on its last delivery the case is recorded as failed, so the run still ends.
         if (delivery.receiveCount < delivery.maxReceives) throw error;
@@ -441,9 +446,13 @@ export async function consumeEvalCase(rt: RuntimeWith<'agentTurn' | 'queues'>, m
       }
       // A workflow case still running: its message was sent again, and comes back.
       if (!result) return;
-      await rt.store.evalResults.record(scope, run.id, result);
+      // Recorded by another delivery meanwhile: that one sends the chain on.
+      if (!(await rt.store.evalResults.record(scope, run.id, result))) return;
     }
-    await send(rt, scope, run.id, await rt.store.evalResults.claim(scope, run.id, 1, run.total));
+    // Here the case is counted: by this delivery, or by one that may have stopped before sending the
+    // next (a redelivery sends it again; a case sent twice is counted once, and only its first count goes on).
+    const next = message.position + run.concurrency;
+    if (next <= run.total) return send(rt, scope, run, [next]);
     const progress = await rt.store.evalResults.progress(scope, run.id);
     if (progress && progress.done >= run.total) await finish(rt, scope, run.id);
   });

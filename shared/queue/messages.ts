@@ -42,6 +42,8 @@ export interface EvalCaseMessage {
   type: 'eval-case';
   tenantId: string;
   runId: string;
+  /** The run's dataset, so the case is read beside the run (absent on messages sent before it travelled). */
+  datasetId?: string;
   /** The case's position in its dataset. */
   position: number;
   /** A workflow case: the execution it started, read again on each delivery until it finishes. */

@@ -1,6 +1,5 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
 import type { TenantScope } from '../tenancy';
 import { batchOps, deleteRequest, readPage } from './batch';
@@ -9,10 +8,9 @@ import { readItem } from './item-shape';
 import { keys } from './keys';
 
 /**
- * An evaluation run's results and progress, one partition per run: a `PROGRESS` item (cases sent
- * to the queue, cases done) and one `R#<position>` item a case. A result and the count of it are
- * one transaction, so a case delivered twice is counted once and a crash between them loses
- * nothing; sending is claimed by adding to `sent` under a condition, so no case is sent twice.
+ * An evaluation run's results and progress, one partition per run: a `PROGRESS` item (cases done
+ * of the total) and one `R#<position>` item a case. A result and the count of it are one
+ * transaction, so a case delivered twice is counted once and a crash between them loses nothing.
  */
 const resultShape = z.object({
   position: z.number(),
@@ -36,7 +34,7 @@ const resultShape = z.object({
   finishedAt: z.string(),
 });
 export type EvalResultRecord = z.infer<typeof resultShape>;
-const progressShape = z.object({ total: z.number(), sent: z.number(), done: z.number() });
+const progressShape = z.object({ total: z.number(), done: z.number() });
 export type EvalProgress = z.infer<typeof progressShape>;
 
 const PROGRESS = 'PROGRESS';
@@ -49,35 +47,12 @@ export function evalResultsStore(db: Db) {
 
   return {
     async start(scope: TenantScope, runId: string, total: number): Promise<void> {
-      await db.client.send(new PutCommand({ TableName: db.table, Item: { ...progressKey(scope, runId), total, sent: 0, done: 0 }, ConditionExpression: 'attribute_not_exists(pk)' }));
+      await db.client.send(new PutCommand({ TableName: db.table, Item: { ...progressKey(scope, runId), total, done: 0 }, ConditionExpression: 'attribute_not_exists(pk)' }));
     },
 
     async progress(scope: TenantScope, runId: string): Promise<EvalProgress | undefined> {
       const out = await db.client.send(new GetCommand({ TableName: db.table, Key: progressKey(scope, runId), ConsistentRead: true }));
       return out.Item ? readItem(progressShape, out.Item, 'eval progress') : undefined;
-    },
-
-    /** Claims the next `n` positions to send (fewer when fewer are left: none at the end). */
-    async claim(scope: TenantScope, runId: string, n: number, total: number): Promise<number[]> {
-      for (let take = Math.min(n, total); take > 0; take = Math.min(take - 1, total)) {
-        try {
-          const out = await db.client.send(
-            new UpdateCommand({
-              TableName: db.table,
-              Key: progressKey(scope, runId),
-              UpdateExpression: 'ADD sent :n',
-              ConditionExpression: 'sent <= :last',
-              ExpressionAttributeValues: { ':n': take, ':last': total - take },
-              ReturnValues: 'UPDATED_NEW',
-            }),
-          );
-          const sent = Number(out.Attributes?.sent);
-          return Array.from({ length: take }, (_, i) => sent - take + 1 + i);
-        } catch (error) {
-          if (!(error instanceof ConditionalCheckFailedException)) throw error;
-        }
-      }
-      return [];
     },
 
     /** Stores a case's result and counts it, once: false when it was already recorded (a repeated delivery). */
