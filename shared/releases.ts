@@ -144,6 +144,18 @@ export function cachedReleases<S>(rt: Runtime, kind: RecordKind, shape: z.ZodTyp
 }
 
 /** A sealed secret as the secret box stores it. */
+/**
+ * That an agent or workflow exists, and the version or alias named of it: a 404 naming what is
+ * missing. For callers that only need to know a run can start (evaluation runs), without the
+ * resource's own schemas.
+ */
+export async function assertReleaseExists(rt: Runtime, scope: TenantScope, kind: RecordKind, label: string, id: string, release: ReleaseTarget): Promise<void> {
+  if (!(await rt.store.records.exists(scope, kind, id))) throw new NotFoundError(label, id);
+  const releases = cachedReleases(rt, kind, z.unknown(), label);
+  if (release.alias !== undefined) await releases.alias(scope, id, release.alias);
+  else if (release.version !== undefined) await releases.version(scope, id, release.version);
+}
+
 export const isSealed = (v: unknown): boolean => typeof v === 'object' && v !== null && !Array.isArray(v) && 'wrap' in v && 'iv' in v && 'tag' in v && 'data' in v;
 
 /**

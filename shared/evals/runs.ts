@@ -1,7 +1,7 @@
 import { SpanKind } from '@opentelemetry/api';
 import { z } from '@hono/zod-openapi';
-import { agentReleases } from '../agents';
-import { getExecution, startExecution, workflowReleases } from '../workflows';
+import { getExecution, startExecution } from '../workflows';
+import { assertReleaseExists } from '../releases';
 import { isoNow } from '../clock';
 import { collection } from '../collection';
 import { AppError, ConflictError, NotFoundError, ValidationError } from '../errors';
@@ -157,11 +157,7 @@ export async function startRun(rt: Runtime, scope: TenantScope, input: RunInput)
   const dataset = await datasets.get(rt, scope, input.datasetId);
   if (dataset.caseCount === 0) throw new ValidationError('datasetId', `names eval dataset ${dataset.id}, which has no cases`);
   const { agentId, workflowId, alias, version } = input.target;
-  const releases = agentId !== undefined ? agentReleases : workflowReleases;
-  const id = (agentId ?? workflowId)!;
-  if (alias !== undefined) await releases.getAlias(rt, scope, id, alias);
-  else if (version !== undefined) await releases.getVersion(rt, scope, id, version);
-  else if (!(await rt.store.records.exists(scope, agentId !== undefined ? 'AGENT' : 'WORKFLOW', id))) throw new NotFoundError(agentId !== undefined ? 'agent' : 'workflow', id);
+  await assertReleaseExists(rt, scope, agentId !== undefined ? 'AGENT' : 'WORKFLOW', agentId !== undefined ? 'agent' : 'workflow', (agentId ?? workflowId)!, { alias, version });
   // A judge must be a configured provider's model: with the built-in engine only, a 400 naming the setting.
   if (input.judge) await judgeModel(rt, input.judge);
   if (input.compareTo !== undefined) {
