@@ -66,9 +66,9 @@ export interface AgentTurnInput {
   keyId?: string;
 }
 
-/** A finished turn (`completed`), or one that stopped for a person to approve tool calls (`requires_action`). */
+/** A finished turn (`completed`), one its guardrails refused (`blocked`: the reply is the blocked message), or one that stopped for a person to approve tool calls (`requires_action`). */
 export interface AgentTurnResult {
-  status: 'completed' | 'requires_action';
+  status: 'completed' | 'blocked' | 'requires_action';
   agentId: string;
   sessionId: string;
   reply: string;

@@ -68,7 +68,22 @@ const converseResponse = z
     finishReason: z.string(),
     toolCalls: z.array(toolCall).optional().openapi({ description: 'The agent’s tool calls on the way to the reply (SSE: tool_call and tool_result events)' }),
     output: z.unknown().optional().openapi({ description: 'With responseFormat: the reply, parsed and checked' }),
-    status: z.enum(['completed', 'requires_action']).openapi({ description: 'requires_action: the turn is paused until a person decides on pendingToolCalls (resume with toolApprovals)' }),
+    status: z
+      .enum(['completed', 'blocked', 'requires_action'])
+      .openapi({ description: 'blocked: the agent’s guardrails refused the turn (the reply is their blockedMessage); requires_action: the turn is paused until a person decides on pendingToolCalls (resume with toolApprovals)' }),
+    guardrails: z
+      .array(
+        z.object({
+          type: z.enum(['pii', 'denied_topic', 'blocked_word']),
+          name: z.string().optional().openapi({ description: 'The denied topic, or the blocked word' }),
+          entity: z.string().optional().openapi({ description: 'The kind of personal value (email, phone, credit_card…)' }),
+          action: z.enum(['tokenize', 'mask', 'block']),
+          where: z.enum(['input', 'output', 'tool_result']),
+          enforced: z.boolean().openapi({ description: 'false in detect mode: found and reported, nothing changed' }),
+        }),
+      )
+      .optional()
+      .openapi({ description: 'What the agent’s guardrails found in this turn (never the values themselves)' }),
     pendingToolCalls: z
       .array(z.object({ id: z.string(), tool: z.string(), arguments: z.record(z.string(), z.unknown()).optional() }))
       .optional()
@@ -128,7 +143,7 @@ async function streamTurn(c: Context<AppEnv>, rt: Runtime, agentId: string, inpu
       }
       const done = step.value;
       if (done.status === 'requires_action') await send({ event: 'requires_action', data: { pendingToolCalls: done.pendingToolCalls } });
-      await send({ event: 'done', data: { usage: done.usage, finishReason: done.finishReason, reply: done.reply, status: done.status, ...('messageId' in done && done.messageId ? { messageId: done.messageId } : {}), ...(done.toolCalls ? { toolCalls: done.toolCalls } : {}) } });
+      await send({ event: 'done', data: { usage: done.usage, finishReason: done.finishReason, reply: done.reply, status: done.status, ...('messageId' in done && done.messageId ? { messageId: done.messageId } : {}), ...('guardrails' in done && done.guardrails ? { guardrails: done.guardrails } : {}), ...(done.toolCalls ? { toolCalls: done.toolCalls } : {}) } });
     },
     (error) => [{ event: 'error', data: { code: error.code, message: error.message, details: error.details } }],
   );

@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { isId } from '../ids';
+import { guardrailsInput, type Guardrails } from '../guardrails';
 import { toolOutput, toolsInput, type StoredTool } from '../tools';
 import { between, integerBetween, modelName, readOnlyFields, recordFields, shownFields, uniqueItems } from '../schema-helpers';
 
@@ -37,6 +38,7 @@ const agentFields = {
     .enum(['lexical', 'hybrid'])
     .optional()
     .openapi({ description: 'How the agent searches its sources: hybrid (default) adds vectors and the reranker where a source has them; lexical is BM25F alone' }),
+  guardrails: guardrailsInput.optional().openapi({ description: 'Personal data kept from the model provider, denied topics, blocked words: checked on the message, the reply and tool results' }),
 };
 
 /** The body of POST and PUT: PUT replaces, so both are validated alike. */
@@ -91,6 +93,7 @@ export const storedAgent = z.object({
   maxToolSteps: z.number().default(5),
   knowledgeSourceIds: z.array(z.string()).default([]),
   searchMode: z.enum(['lexical', 'hybrid']).optional(),
+  guardrails: z.custom<Guardrails>((v) => typeof v === 'object' && v !== null).optional(),
   tools: z.array(storedTool).optional(),
 });
 export type Agent = z.infer<typeof storedAgent>;

@@ -15,6 +15,7 @@ import { countingCalls, modelDeadline, rememberTurn } from './turn-memory';
 import type { AgentTurn, Runtime } from '../runtime';
 import { DRAFT } from '../releases';
 import { withSpanLabels } from '../telemetry';
+import { Guard, guardedModel, openVault, saveVault } from '../guardrails';
 import { agentAddress, agentForTurn, type AgentTarget, type AgentVersionRef } from './agent-releases';
 
 const agentVersionRef = z.union([z.number(), z.literal(DRAFT)]);
@@ -145,6 +146,8 @@ interface Turn extends Omit<PausedTurn, 'pendingCalls'> {
   budget?: TokenBudget;
   /** Whether turns are stored (Cairn sessions) or the caller keeps the history (OpenAI-style). */
   persist: boolean;
+  /** The agent's guardrails for this turn (its model is behind them), when it has any. */
+  guard?: Guard;
   /** The caller keeps the history but asked for this exchange to be stored too (OpenAI `store: true`), so it can be rated. */
   store: boolean;
   skipped: Grounding['skipped'];
@@ -218,6 +221,7 @@ async function newTurn(rt: Runtime, scope: TenantScope, agentId: string, input: 
     // Listing an MCP server's tools is a network call: only when the model may call tools this turn.
     tools.length > 0 && input.toolChoice !== 'none' ? callableTools(toolContext(rt, scope, agent)) : [],
   ]);
+  const guard = await guardOf(rt, scope, agent, sessionId, input.sessionId !== undefined && input.history === undefined);
   for (const [i, clientTool] of (input.clientTools ?? []).entries()) {
     if (callables.some((t) => t.name === clientTool.name)) throw new ValidationError(`tools[${i}].function.name`, `is ${clientTool.name}, a tool the agent has itself`);
   }
@@ -229,7 +233,8 @@ async function newTurn(rt: Runtime, scope: TenantScope, agentId: string, input: 
     agentVersion,
     tools: callables,
     sessionId,
-    resolved: labelledModel(resolved, turnLabels(agent.id, agentVersion)),
+    resolved: labelledModel(guard ? guardedModel(resolved, guard) : resolved, turnLabels(agent.id, agentVersion)),
+    ...(guard ? { guard } : {}),
     clientTools: new Set((input.clientTools ?? []).map((t) => t.name)),
     sources: grounded?.sources ?? [],
     skipped: grounded?.skipped ?? [],
@@ -286,13 +291,15 @@ async function resumedTurn(rt: Runtime, scope: TenantScope, agentId: string, inp
   if (!taken) throw nothingWaits();
   const { pendingCalls, ...kept } = taken;
   const resolved = await resolveForTenant(rt, scope, agent.model);
+  const guard = await guardOf(rt, scope, agent, input.sessionId, true);
   const turn: Turn = {
     ...kept,
     agent,
     tools,
     clientTools: new Set(),
     sessionId: input.sessionId,
-    resolved: labelledModel(resolved, turnLabels(agent.id, kept.agentVersion)),
+    resolved: labelledModel(guard ? guardedModel(resolved, guard) : resolved, turnLabels(agent.id, kept.agentVersion)),
+    ...(guard ? { guard } : {}),
     budget: resolved.budget,
     persist: true,
     store: false,
@@ -369,6 +376,7 @@ async function billTurn(rt: Runtime, scope: TenantScope, turn: Turn, extra = { u
     toolCalls: now.toolCalls - billed.toolCalls,
     searches: now.searches - billed.searches,
     readUnits: now.readUnits - billed.readUnits,
+    guardrailFindings: turn.guard?.findings.length ?? 0,
   });
   progress.billed = now;
 }
@@ -385,7 +393,7 @@ async function endTurn(rt: Runtime, scope: TenantScope, turn: Turn, ending: Endi
   const toolCalls = progress.toolCalls;
   if ('pause' in ending) {
     await billTurn(rt, scope, turn);
-    const { agent: _a, tools: _t, clientTools: _c, sessionId: _s, resolved: _r, budget: _b, persist: _p, store: _s2, skipped: _k, ...kept } = turn;
+    const { agent: _a, tools: _t, clientTools: _c, sessionId: _s, resolved: _r, budget: _b, persist: _p, store: _s2, guard: _g, skipped: _k, ...kept } = turn;
     const paused: PausedTurn = { ...kept, pendingCalls: ending.pause };
     if (!(await rt.store.pausedTurns.pause(scope, agent.id, sessionId, paused))) throw new ConflictError('A turn of this session is already waiting for tool approval');
     return {
@@ -403,6 +411,10 @@ async function endTurn(rt: Runtime, scope: TenantScope, turn: Turn, ending: Endi
     };
   }
   const result = ending.answer;
+  const { guard } = turn;
+  const reply = guard?.blocked ? guard.blockedMessage : result.text;
+  // What the session and memory keep: personal values tokenized or masked as the guardrails say.
+  const keep = (text: string) => (guard ? guard.forStorage(text) : text);
   const memory = { usage: { inputTokens: 0, outputTokens: 0 }, calls: 0 };
   // Ids are time-ordered: the reply's time is strictly after the question's, so they list in order.
   const asked = turn.receivedAt;
@@ -411,25 +423,27 @@ async function endTurn(rt: Runtime, scope: TenantScope, turn: Turn, ending: Endi
   const messageId = stored ? newId('message', answered) : undefined;
   try {
     if (stored) {
-      const question = turn.request.messages[turn.request.messages.length - 1]!.content;
+      const question = keep(turn.request.messages[turn.request.messages.length - 1]!.content);
       await rt.store.sessions.appendMessages(scope, agent.id, sessionId, [
         { id: newId('message', asked), role: 'user', content: question, createdAt: new Date(asked).toISOString(), agentVersion: turn.agentVersion },
         {
           id: messageId!,
           role: 'assistant',
-          content: result.text,
+          content: keep(reply),
           createdAt: new Date(answered).toISOString(),
           sources,
           model: resolved.name,
           agentVersion: turn.agentVersion,
           ...(result.finishReason === 'interrupted' ? { interrupted: true } : {}),
-          ...(toolCalls.length > 0 ? { toolCalls } : {}),
+          ...(toolCalls.length > 0 ? { toolCalls: guard ? toolCalls.map((c) => keptCall(c, keep)) : toolCalls } : {}),
         },
       ]);
+      if (guard?.vaultChanged) await saveVault(rt, scope, agent.id, sessionId, guard.vault());
       // Independent writes: the session's index entry and the memory of the turn.
       await Promise.all([
         rt.store.sessions.touchSession(scope, { agentId: agent.id, sessionId, userId: turn.userId, at: new Date(answered).toISOString(), messages: 2 }),
-        rememberTurn(rt, scope, { agentId: agent.id, sessionId, userId: turn.userId, text: question, reply: result.text, at: new Date(asked) }, countingCalls(resolved, memory)),
+        // A refused turn is not remembered (remembering may ask the model, which a refusal never does).
+        guard?.blocked ? undefined : rememberTurn(rt, scope, { agentId: agent.id, sessionId, userId: turn.userId, text: question, reply: keep(reply), at: new Date(asked) }, countingCalls(resolved, memory)),
       ]);
     }
   } finally {
@@ -443,12 +457,13 @@ async function endTurn(rt: Runtime, scope: TenantScope, turn: Turn, ending: Endi
     sessionId,
     // The stored reply's id: what feedback names (absent when nothing was stored).
     ...(messageId ? { messageId } : {}),
-    reply: result.text,
+    reply,
     model: resolved.name,
     sources,
     usage: result.usage,
     finishReason: result.finishReason,
-    status: 'completed' as const,
+    status: guard?.blocked ? ('blocked' as const) : ('completed' as const),
+    ...(guard && guard.findings.length > 0 ? { guardrails: guard.findings } : {}),
     ...(result.output !== undefined ? { output: result.output } : {}),
     ...(toolCalls.length > 0 ? { toolCalls } : {}),
     // Calls of the caller's own tools, for the caller to run (OpenAI-style).
@@ -457,6 +472,20 @@ async function endTurn(rt: Runtime, scope: TenantScope, turn: Turn, ending: Endi
 }
 
 export type ConverseResult = Awaited<ReturnType<typeof endTurn>>;
+
+/** The agent's guardrails for a turn, with the session's token vault when values are tokenized (and the session is Cairn's). */
+async function guardOf(rt: Runtime, scope: TenantScope, agent: Agent, sessionId: string, kept: boolean): Promise<Guard | undefined> {
+  const settings = agent.guardrails;
+  if (!settings) return undefined;
+  const vault = settings.pii?.action === 'tokenize' && kept ? await openVault(rt, scope, agent.id, sessionId) : {};
+  return new Guard(settings, vault);
+}
+
+/** A tool call as the session keeps it: its arguments and result through the guardrails. */
+function keptCall(call: ToolCallRecord, keep: (text: string) => string): ToolCallRecord {
+  const walk = (v: unknown): unknown => (typeof v === 'string' ? keep(v) : Array.isArray(v) ? v.map(walk) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)])) : v);
+  return { ...call, ...(call.arguments ? { arguments: walk(call.arguments) as Record<string, unknown> } : {}), ...(call.result !== undefined ? { result: keep(call.result) } : {}) };
+}
 
 /** A whole reply as a stream with no deltas: the generator's return value is the result. */
 async function* whole(result: Promise<ChatResult>): AsyncGenerator<string, ChatResult> {

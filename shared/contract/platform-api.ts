@@ -536,6 +536,7 @@ export interface components {
              * @enum {string}
              */
             searchMode?: "lexical" | "hybrid";
+            guardrails?: components["schemas"]["Guardrails"];
             tools: ({
                 /** @enum {string} */
                 type: "http";
@@ -684,6 +685,66 @@ export interface components {
                  */
                 requireApproval?: boolean;
             })[];
+        };
+        /**
+         * @description Personal data kept from the model provider, denied topics, blocked words: checked on the message, the reply and tool results
+         * @example {
+         *       "mode": "enforce",
+         *       "pii": {
+         *         "entities": [
+         *           "email",
+         *           "phone",
+         *           "credit_card",
+         *           "iban"
+         *         ],
+         *         "action": "tokenize"
+         *       },
+         *       "deniedTopics": [
+         *         {
+         *           "name": "investment advice",
+         *           "phrases": [
+         *             "which stocks",
+         *             "buy crypto"
+         *           ]
+         *         }
+         *       ],
+         *       "blockedWords": [
+         *         "idiot"
+         *       ],
+         *       "blockedMessage": "Sorry, I can't help with that."
+         *     }
+         */
+        Guardrails: {
+            /**
+             * @description enforce (default): act on what is found; detect: only report it, to try rules on live traffic first
+             * @enum {string}
+             */
+            mode?: "enforce" | "detect";
+            pii?: {
+                entities: ("email" | "phone" | "credit_card" | "iban" | "us_ssn" | "ip_address" | "aws_access_key" | "api_key")[];
+                /**
+                 * @description tokenize: a stable token (<EMAIL_1>) the provider sees, the person sees the value; mask: [EMAIL] everywhere, kept nowhere; block: the turn is refused
+                 * @enum {string}
+                 */
+                action: "tokenize" | "mask" | "block";
+            };
+            /** @description A message matching a phrase (through the search analyzer: "buying crypto" matches "buy crypto") is refused */
+            deniedTopics?: {
+                name: string;
+                phrases: string[];
+            }[];
+            /** @description Words or phrases refused in the message, the reply and tool results (whole words, any case) */
+            blockedWords?: string[];
+            /**
+             * @description The reply of a refused turn
+             * @example Sorry, I can't help with that.
+             */
+            blockedMessage?: string;
+            /** @description With a bedrock/ model: an Amazon Bedrock guardrail the Converse API applies as well */
+            bedrockGuardrail?: {
+                identifier: string;
+                version: string;
+            };
         };
         /**
          * @example {
@@ -867,6 +928,7 @@ export interface components {
              * @enum {string}
              */
             searchMode?: "lexical" | "hybrid";
+            guardrails?: components["schemas"]["Guardrails"];
             /**
              * @description Tools the agent may call (http, openapi, mcp, knowledge_search, workflow)
              * @default []
@@ -2849,6 +2911,8 @@ export interface components {
                 feedbackUp: number;
                 /** @description Agent replies rated down */
                 feedbackDown: number;
+                /** @description What agents’ guardrails found in turns: personal values, denied topics, blocked words (enforced or detected) */
+                guardrailFindings: number;
                 /** @description From MODEL_PRICES; null when a model in the group has no price */
                 estimatedCostUsd: number | null;
             }[];
@@ -2872,6 +2936,8 @@ export interface components {
                 feedbackUp: number;
                 /** @description Agent replies rated down */
                 feedbackDown: number;
+                /** @description What agents’ guardrails found in turns: personal values, denied topics, blocked words (enforced or detected) */
+                guardrailFindings: number;
                 /** @description From MODEL_PRICES; null when a model in the group has no price */
                 estimatedCostUsd: number | null;
             };

@@ -1136,6 +1136,7 @@ export interface components {
              * @enum {string}
              */
             searchMode?: "lexical" | "hybrid";
+            guardrails?: components["schemas"]["Guardrails"];
             tools: ({
                 /** @enum {string} */
                 type: "http";
@@ -1285,6 +1286,66 @@ export interface components {
                 requireApproval?: boolean;
             })[];
         };
+        /**
+         * @description Personal data kept from the model provider, denied topics, blocked words: checked on the message, the reply and tool results
+         * @example {
+         *       "mode": "enforce",
+         *       "pii": {
+         *         "entities": [
+         *           "email",
+         *           "phone",
+         *           "credit_card",
+         *           "iban"
+         *         ],
+         *         "action": "tokenize"
+         *       },
+         *       "deniedTopics": [
+         *         {
+         *           "name": "investment advice",
+         *           "phrases": [
+         *             "which stocks",
+         *             "buy crypto"
+         *           ]
+         *         }
+         *       ],
+         *       "blockedWords": [
+         *         "idiot"
+         *       ],
+         *       "blockedMessage": "Sorry, I can't help with that."
+         *     }
+         */
+        Guardrails: {
+            /**
+             * @description enforce (default): act on what is found; detect: only report it, to try rules on live traffic first
+             * @enum {string}
+             */
+            mode?: "enforce" | "detect";
+            pii?: {
+                entities: ("email" | "phone" | "credit_card" | "iban" | "us_ssn" | "ip_address" | "aws_access_key" | "api_key")[];
+                /**
+                 * @description tokenize: a stable token (<EMAIL_1>) the provider sees, the person sees the value; mask: [EMAIL] everywhere, kept nowhere; block: the turn is refused
+                 * @enum {string}
+                 */
+                action: "tokenize" | "mask" | "block";
+            };
+            /** @description A message matching a phrase (through the search analyzer: "buying crypto" matches "buy crypto") is refused */
+            deniedTopics?: {
+                name: string;
+                phrases: string[];
+            }[];
+            /** @description Words or phrases refused in the message, the reply and tool results (whole words, any case) */
+            blockedWords?: string[];
+            /**
+             * @description The reply of a refused turn
+             * @example Sorry, I can't help with that.
+             */
+            blockedMessage?: string;
+            /** @description With a bedrock/ model: an Amazon Bedrock guardrail the Converse API applies as well */
+            bedrockGuardrail?: {
+                identifier: string;
+                version: string;
+            };
+        };
         Meta: {
             /** @example 2026-11-21T10:00:00.000Z */
             timestamp: string;
@@ -1389,6 +1450,7 @@ export interface components {
              * @enum {string}
              */
             searchMode?: "lexical" | "hybrid";
+            guardrails?: components["schemas"]["Guardrails"];
             /**
              * @description Tools the agent may call (http, openapi, mcp, knowledge_search, workflow)
              * @default []
@@ -1619,10 +1681,25 @@ export interface components {
             /** @description With responseFormat: the reply, parsed and checked */
             output?: unknown;
             /**
-             * @description requires_action: the turn is paused until a person decides on pendingToolCalls (resume with toolApprovals)
+             * @description blocked: the agent’s guardrails refused the turn (the reply is their blockedMessage); requires_action: the turn is paused until a person decides on pendingToolCalls (resume with toolApprovals)
              * @enum {string}
              */
-            status: "completed" | "requires_action";
+            status: "completed" | "blocked" | "requires_action";
+            /** @description What the agent’s guardrails found in this turn (never the values themselves) */
+            guardrails?: {
+                /** @enum {string} */
+                type: "pii" | "denied_topic" | "blocked_word";
+                /** @description The denied topic, or the blocked word */
+                name?: string;
+                /** @description The kind of personal value (email, phone, credit_card…) */
+                entity?: string;
+                /** @enum {string} */
+                action: "tokenize" | "mask" | "block";
+                /** @enum {string} */
+                where: "input" | "output" | "tool_result";
+                /** @description false in detect mode: found and reported, nothing changed */
+                enforced: boolean;
+            }[];
             /** @description With status requires_action: the calls waiting for approval */
             pendingToolCalls?: {
                 id: string;
@@ -2208,6 +2285,8 @@ export interface components {
                 feedbackUp: number;
                 /** @description Agent replies rated down */
                 feedbackDown: number;
+                /** @description What agents’ guardrails found in turns: personal values, denied topics, blocked words (enforced or detected) */
+                guardrailFindings: number;
                 /** @description From MODEL_PRICES; null when a model in the group has no price */
                 estimatedCostUsd: number | null;
             }[];
@@ -2231,6 +2310,8 @@ export interface components {
                 feedbackUp: number;
                 /** @description Agent replies rated down */
                 feedbackDown: number;
+                /** @description What agents’ guardrails found in turns: personal values, denied topics, blocked words (enforced or detected) */
+                guardrailFindings: number;
                 /** @description From MODEL_PRICES; null when a model in the group has no price */
                 estimatedCostUsd: number | null;
             };

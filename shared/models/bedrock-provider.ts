@@ -45,6 +45,8 @@ export function bedrockProvider(client: BedrockRuntimeClient): ChatModel {
           }
         : {}),
       ...(system ? { system: [{ text: system }] } : {}),
+      // An agent's Bedrock guardrail, applied by the Converse API besides Cairn's own.
+      ...(request.bedrockGuardrail ? { guardrailConfig: { guardrailIdentifier: request.bedrockGuardrail.identifier, guardrailVersion: request.bedrockGuardrail.version } } : {}),
       inferenceConfig: {
         temperature: request.temperature,
         maxTokens: request.maxTokens,

@@ -65,6 +65,8 @@ export interface ChatRequest {
   responseFormat?: ResponseFormat;
   /** Current facts the agent remembers about the user from earlier conversations ("user prefers …"). */
   memory?: string[];
+  /** Bedrock only: a guardrail the Converse API applies (`guardrailConfig`). */
+  bedrockGuardrail?: { identifier: string; version: string };
   /** Who is answering (the local engine introduces itself). */
   agent?: {
     name: string;

@@ -164,6 +164,16 @@ export function sessionsStore(db: Db, clock: Clock) {
     }
   }
 
+  /** The session's sealed token vault (guardrails' tokenize), or undefined. */
+  async function getVault(scope: TenantScope, agentId: string, sessionId: string): Promise<unknown> {
+    const out = await db.client.send(new GetCommand({ TableName: db.table, Key: keys.sessionIndex(scope, agentId, sessionId), ProjectionExpression: 'vault' }));
+    return out.Item?.vault;
+  }
+
+  async function putVault(scope: TenantScope, agentId: string, sessionId: string, sealed: unknown): Promise<void> {
+    await db.client.send(new UpdateCommand({ TableName: db.table, Key: keys.sessionIndex(scope, agentId, sessionId), UpdateExpression: 'SET vault = :vault', ExpressionAttributeValues: { ':vault': sealed } }));
+  }
+
   /** Deletes every turn; returns how many there were. */
   async function deleteSession(scope: TenantScope, agentId: string, sessionId: string): Promise<number> {
     const pk = keys.sessionPartition(scope, agentId, sessionId);
@@ -175,7 +185,7 @@ export function sessionsStore(db: Db, clock: Clock) {
     ]);
     return items.length;
   }
-  return { appendMessages, touchSession, recentMessages, listMessages, listSessions, sessionsOf, deleteSession, getMessage, messageBefore, setFeedback };
+  return { appendMessages, touchSession, recentMessages, listMessages, listSessions, sessionsOf, deleteSession, getMessage, messageBefore, setFeedback, getVault, putVault };
 }
 
 export type SessionsStore = ReturnType<typeof sessionsStore>;

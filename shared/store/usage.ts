@@ -23,6 +23,8 @@ export interface UsageCounts {
   /** Replies rated up and down by people (a rating changed moves from one to the other). */
   feedbackUp: number;
   feedbackDown: number;
+  /** What agents' guardrails found (personal values, denied topics, blocked words), enforced or only detected. */
+  guardrailFindings: number;
 }
 
 export interface UsageBucket {
@@ -39,7 +41,7 @@ export interface UsageBucket {
 
 export type UsageRow = UsageBucket & UsageCounts;
 
-export const USAGE_COUNTS: Array<keyof UsageCounts> = ['inputTokens', 'outputTokens', 'requests', 'toolCalls', 'searches', 'readUnits', 'writeUnits', 'bytesIngested', 'steps', 'feedbackUp', 'feedbackDown'];
+export const USAGE_COUNTS: Array<keyof UsageCounts> = ['inputTokens', 'outputTokens', 'requests', 'toolCalls', 'searches', 'readUnits', 'writeUnits', 'bytesIngested', 'steps', 'feedbackUp', 'feedbackDown', 'guardrailFindings'];
 
 /** Every count, each given by `count`. */
 export const usageCounts = (count: (c: keyof UsageCounts) => number): UsageCounts => ({
@@ -54,6 +56,7 @@ export const usageCounts = (count: (c: keyof UsageCounts) => number): UsageCount
   steps: count('steps'),
   feedbackUp: count('feedbackUp'),
   feedbackDown: count('feedbackDown'),
+  guardrailFindings: count('guardrailFindings'),
 });
 
 export function usageStore(db: Db) {

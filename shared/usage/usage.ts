@@ -61,6 +61,7 @@ const counts = {
   steps: z.int().openapi({ description: 'Workflow steps that succeeded' }),
   feedbackUp: z.int().openapi({ description: 'Agent replies rated up by people (POST …/messages/{messageId}/feedback); a changed rating moves between the two' }),
   feedbackDown: z.int().openapi({ description: 'Agent replies rated down' }),
+  guardrailFindings: z.int().openapi({ description: 'What agents’ guardrails found in turns: personal values, denied topics, blocked words (enforced or detected)' }),
   estimatedCostUsd: z.number().nullable().openapi({ description: 'From MODEL_PRICES; null when a model in the group has no price' }),
 };
 export const usageReport = z
