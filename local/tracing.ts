@@ -58,6 +58,7 @@ class RecentTraces implements SpanExporter, TraceStore {
           durationMs: Math.round((s.duration[0] * 1000 + s.duration[1] / 1e6) * 1000) / 1000,
           status: s.status.code === SpanStatusCode.ERROR ? ('error' as const) : ('ok' as const),
           attributes: { ...s.attributes },
+          ...(s.events.length > 0 ? { events: s.events.map((e) => ({ name: e.name, attributes: { ...e.attributes } })) } : {}),
         }))
         .sort((a, b) => (a.startTime < b.startTime ? -1 : a.startTime > b.startTime ? 1 : 0)),
     };

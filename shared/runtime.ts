@@ -50,7 +50,7 @@ export interface TraceView {
   traceId: string;
   /** The tenant whose request began the trace. */
   tenantId?: string;
-  spans: Array<{ spanId: string; parentSpanId?: string; name: string; startTime: string; durationMs: number; status: 'ok' | 'error'; attributes: Record<string, unknown> }>;
+  spans: Array<{ spanId: string; parentSpanId?: string; name: string; startTime: string; durationMs: number; status: 'ok' | 'error'; attributes: Record<string, unknown>; events?: Array<{ name: string; attributes: Record<string, unknown> }> }>;
 }
 
 /** Recent traces kept in this process (local mode); in AWS they go to the configured backend. */

@@ -41,6 +41,11 @@ export function inSpan<T>(name: string, options: { kind?: SpanKind; attributes?:
   });
 }
 
+/** An event on the current span (what a guardrail found, say); nothing when no span is active. */
+export function addSpanEvent(name: string, attributes: Attributes): void {
+  trace.getActiveSpan()?.addEvent(name, attributes);
+}
+
 /** The current trace context, to travel with a queue message (W3C `traceparent`). */
 export function traceCarrier(): Record<string, string> | undefined {
   const carrier: Record<string, string> = {};

@@ -159,7 +159,8 @@ describe('guardrails: mask, block, topics, words, detect', () => {
   it('in detect mode reports what it finds and changes nothing, and usage counts the findings', async () => {
     const agentId = await agentWith({ mode: 'detect', pii: { entities: ['email'], action: 'block' }, blockedWords: ['darn'] });
     const before = bodies.length;
-    const turn = (await api('POST', `/v1/agents/${agentId}/converse`, { message: `darn, write to ${EMAIL}` })).body.data;
+    const turnRes = await api('POST', `/v1/agents/${agentId}/converse`, { message: `darn, write to ${EMAIL}` });
+    const turn = turnRes.body.data;
     expect(sentSince(before)).toContain(EMAIL);
     expect(turn.status).toBe('completed');
     expect(turn.guardrails).toEqual([
@@ -167,6 +168,11 @@ describe('guardrails: mask, block, topics, words, detect', () => {
       { type: 'pii', entity: 'email', action: 'block', where: 'input', enforced: false },
       { type: 'blocked_word', name: 'darn', action: 'block', where: 'output', enforced: false },
     ]);
+    // Each finding is an event of the request's span (the value itself is never recorded).
+    const trace = (await api('GET', `/v1/traces/${turnRes.headers.get('x-request-id')}`)).body.data;
+    const events = trace.spans.flatMap((s: { events?: Array<{ name: string; attributes: Record<string, unknown> }> }) => s.events ?? []);
+    expect(events.filter((e: { name: string }) => e.name === 'cairn.guardrail').map((e: { attributes: Record<string, unknown> }) => e.attributes['cairn.guardrail.type'])).toEqual(['blocked_word', 'pii', 'blocked_word']);
+    expect(JSON.stringify(trace)).not.toContain(EMAIL);
     const today = new Date().toISOString().slice(0, 10);
     const row = (await api('GET', `/v1/usage?groupBy=agent&from=${today}&to=${today}`)).body.data.rows.find((r: { group: string }) => r.group === agentId);
     expect(row.guardrailFindings).toBe(3);

@@ -13,6 +13,7 @@ const span = z.object({
   durationMs: z.number(),
   status: z.enum(['ok', 'error']),
   attributes: z.record(z.string(), z.unknown()).openapi({ description: 'OpenTelemetry attributes (gen_ai.*, http.*, cairn.*)' }),
+  events: z.array(z.object({ name: z.string(), attributes: z.record(z.string(), z.unknown()) })).optional().openapi({ description: 'Span events (cairn.guardrail: what an agent’s guardrails found)' }),
 });
 const traceView = z.object({ traceId: z.string(), spans: z.array(span) }).openapi('Trace');
 

@@ -14,7 +14,7 @@ import { converseSource, ground, type Grounding } from './grounding';
 import { countingCalls, modelDeadline, rememberTurn } from './turn-memory';
 import type { AgentTurn, Runtime } from '../runtime';
 import { DRAFT } from '../releases';
-import { withSpanLabels } from '../telemetry';
+import { addSpanEvent, withSpanLabels } from '../telemetry';
 import { Guard, guardedModel, openVault, saveVault } from '../guardrails';
 import { agentAddress, agentForTurn, type AgentTarget, type AgentVersionRef } from './agent-releases';
 
@@ -378,6 +378,10 @@ async function billTurn(rt: Runtime, scope: TenantScope, turn: Turn, extra = { u
     readUnits: now.readUnits - billed.readUnits,
     guardrailFindings: turn.guard?.findings.length ?? 0,
   });
+  // Each finding on the turn's span too: what kind, what was done, where (never the value).
+  for (const f of turn.guard?.findings ?? []) {
+    addSpanEvent('cairn.guardrail', { 'cairn.guardrail.type': f.type, 'cairn.guardrail.action': f.action, 'cairn.guardrail.where': f.where, 'cairn.guardrail.enforced': f.enforced, ...(f.entity ? { 'cairn.guardrail.entity': f.entity } : {}), ...(f.name ? { 'cairn.guardrail.name': f.name } : {}) });
+  }
   progress.billed = now;
 }
 

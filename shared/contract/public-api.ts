@@ -2331,6 +2331,13 @@ export interface components {
                 attributes: {
                     [key: string]: unknown;
                 };
+                /** @description Span events (cairn.guardrail: what an agent’s guardrails found) */
+                events?: {
+                    name: string;
+                    attributes: {
+                        [key: string]: unknown;
+                    };
+                }[];
             }[];
         };
         EvalDataset: {
