@@ -11,6 +11,7 @@ export const knowledgeSearchTool: ToolKind<KnowledgeSearchDefinition, KnowledgeS
       description: tool.description,
       parameters: { type: 'object', properties: { query: { type: 'string', description: 'What to search for' }, topK: { type: 'integer', minimum: 1, maximum: 20 } }, required: ['query'] },
       requireApproval: tool.requireApproval,
+      ...(tool.policy ? { policy: tool.policy } : {}),
       async call(args, { rt, scope, agent }) {
         const query = String(args.query);
         const topK = typeof args.topK === 'number' ? args.topK : 5;

@@ -7,6 +7,7 @@ import { rememberedFacts } from '../memory/query-memory';
 import type { TenantScope } from '../tenancy';
 import type { Agent } from './agent-schema';
 import { callableTools, runTool, toolContext, type CallableTool } from './agent-tools';
+import { decideCall, type CallDecision } from '../tools';
 import { budgetAfter, recordUsage, resolveForTenant, type TokenBudget } from '../usage';
 import { AppError, ConflictError, ValidationError } from '../errors';
 import { meteringSearches } from '../search/search-meter';
@@ -192,6 +193,20 @@ function labelledModel(resolved: ResolvedModel, labels: Record<string, string>):
 }
 
 const toolOf = (tools: CallableTool[], name: string) => tools.find((t) => t.name === name);
+
+/** What the tool's policy says of a call, judged on its arguments, the end user, the tenant and the agent's version. */
+async function decisionOf(scope: TenantScope, turn: Pick<Turn, 'agent' | 'agentVersion' | 'tools' | 'userId'>, call: ToolCall): Promise<CallDecision> {
+  const tool = toolOf(turn.tools, call.name);
+  if (!tool) return { action: 'allow' };
+  return decideCall(tool.policy, tool.requireApproval, {
+    arguments: call.arguments ?? {},
+    // Always there, null without an end user: `user.id != 'U'` then holds, as it should.
+    user: { id: turn.userId ?? null },
+    tenant: { id: scope.tenantId },
+    agent: { id: turn.agent.id, version: turn.agentVersion },
+    tool: call.name,
+  });
+}
 const pending = (calls: ToolCall[]) => calls.map((c) => ({ id: c.id, tool: c.name, arguments: c.arguments }));
 
 /**
@@ -207,7 +222,7 @@ async function newTurn(rt: Runtime, scope: TenantScope, agentId: string, input: 
   const history = input.history ?? stored.map((m) => ({ role: m.role, content: m.content }));
   const tools = agent.tools ?? [];
   // A paused turn must be resumed (or the session deleted) before the conversation goes on.
-  if (input.sessionId && input.history === undefined && tools.some((t) => t.requireApproval)) {
+  if (input.sessionId && input.history === undefined && tools.some((t) => t.requireApproval || t.policy?.some((r) => r.action === 'require_approval'))) {
     const paused = pausedTurnOf(await rt.store.pausedTurns.peek(scope, agent.id, input.sessionId), input.sessionId);
     if (paused) throw new ConflictError('A turn of this session is waiting for tool approval: resume it with toolApprovals first', { pendingToolCalls: pending(paused.pendingCalls) });
   }
@@ -285,7 +300,9 @@ async function resumedTurn(rt: Runtime, scope: TenantScope, agentId: string, inp
     if (!waiting.pendingCalls.some((c) => c.id === a.id)) throw new ValidationError(`toolApprovals[${i}].id`, `is not a pending call of this turn (${waiting.pendingCalls.map((c) => c.id).join(', ')})`);
   });
   const tools = await callableTools(toolContext(rt, scope, agent));
-  const undecided = waiting.pendingCalls.filter((c) => toolOf(tools, c.name)?.requireApproval && !approvals.has(c.id));
+  const asking = { agent, agentVersion: waiting.agentVersion, tools, userId: waiting.userId };
+  const undecided = [];
+  for (const c of waiting.pendingCalls) if (!approvals.has(c.id) && (await decisionOf(scope, asking, c)).action === 'require_approval') undecided.push(c);
   if (undecided.length > 0) throw new ValidationError('toolApprovals', `must decide on every pending call: ${undecided.map((c) => c.id).join(', ')} missing`);
   const taken = pausedTurnOf(await rt.store.pausedTurns.take(scope, agent.id, input.sessionId), input.sessionId);
   if (!taken) throw nothingWaits();
@@ -335,13 +352,16 @@ async function runToolRound(rt: Runtime, scope: TenantScope, turn: Turn, calls: 
         const tool = toolOf(turn.tools, call.name);
         const started = performance.now();
         const approval = approvals?.get(call.id);
+        const decision = await decisionOf(scope, turn, call);
         const outcome = !tool
           ? { ok: false as const, error: `There is no tool named ${call.name}` }
-          : tool.requireApproval && !approval
-            ? { ok: false as const, error: 'This call needs a person’s approval, which could not be asked for here' }
-            : approval && !approval.approved
-              ? { ok: false as const, error: `A person rejected this call${approval.reason ? `: ${approval.reason}` : ''}` }
-              : await runTool(tool, call.arguments, toolContext(rt, scope, turn.agent, { signal, keyId: turn.keyId }), call.id);
+          : decision.action === 'deny'
+            ? { ok: false as const, error: `This call was denied by the tool's policy${decision.reason ? `: ${decision.reason}` : ''}` }
+            : decision.action === 'require_approval' && !approval
+              ? { ok: false as const, error: 'This call needs a person’s approval, which could not be asked for here' }
+              : approval && !approval.approved
+                ? { ok: false as const, error: `A person rejected this call${approval.reason ? `: ${approval.reason}` : ''}` }
+                : await runTool(tool, call.arguments, toolContext(rt, scope, turn.agent, { signal, keyId: turn.keyId }), call.id);
         const record = { id: call.id, tool: call.name, arguments: call.arguments, ...(outcome.ok ? { result: outcome.result } : { error: outcome.error }), durationMs: Math.round(performance.now() - started) };
         emit({ type: 'tool_result', call: record });
         return record;
@@ -527,7 +547,10 @@ async function afterStep(rt: Runtime, scope: TenantScope, turn: Turn, result: Ch
   }
   const forCaller = result.toolCalls.filter((c) => turn.clientTools.has(c.name));
   if (forCaller.length > 0) return endTurn(rt, scope, turn, { answer: { ...result, text: streamed || result.text, toolCalls: forCaller, usage: progress.usage } });
-  if (turn.persist && result.toolCalls.some((c) => toolOf(turn.tools, c.name)?.requireApproval)) return endTurn(rt, scope, turn, { pause: result.toolCalls });
+  if (turn.persist) {
+    const decisions = await Promise.all(result.toolCalls.map((c) => decisionOf(scope, turn, c)));
+    if (decisions.some((d) => d.action === 'require_approval')) return endTurn(rt, scope, turn, { pause: result.toolCalls });
+  }
   await runToolRound(rt, scope, turn, result.toolCalls, signal, emit);
   progress.step++;
   return undefined;

@@ -589,10 +589,36 @@ export interface components {
                 /** @description JSON; a string "{{name}}" is replaced by the argument, other strings interpolate. Without it, a POST/PUT/PATCH sends the arguments */
                 body?: unknown;
                 /**
-                 * @description Pause the turn for a person to approve each call
+                 * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
                  * @default false
                  */
                 requireApproval?: boolean;
+                /**
+                 * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                 * @example [
+                 *       {
+                 *         "when": "arguments.amount > 1000",
+                 *         "action": "deny",
+                 *         "reason": "Refunds over 1,000 are refused"
+                 *       },
+                 *       {
+                 *         "when": "arguments.amount > 100",
+                 *         "action": "require_approval",
+                 *         "reason": "Refunds over 100 need a person"
+                 *       }
+                 *     ]
+                 */
+                policy?: {
+                    /**
+                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @example arguments.amount > 1000
+                     */
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    /** @description Told to the model (and the person approving) when the rule applies */
+                    reason?: string;
+                }[];
                 auth?: {
                     /** @enum {string} */
                     type: "bearer" | "header" | "basic";
@@ -617,10 +643,36 @@ export interface components {
                 /** @description Where operations are called, instead of the document’s servers */
                 baseUrl?: string;
                 /**
-                 * @description Pause the turn for a person to approve each call
+                 * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
                  * @default false
                  */
                 requireApproval?: boolean;
+                /**
+                 * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                 * @example [
+                 *       {
+                 *         "when": "arguments.amount > 1000",
+                 *         "action": "deny",
+                 *         "reason": "Refunds over 1,000 are refused"
+                 *       },
+                 *       {
+                 *         "when": "arguments.amount > 100",
+                 *         "action": "require_approval",
+                 *         "reason": "Refunds over 100 need a person"
+                 *       }
+                 *     ]
+                 */
+                policy?: {
+                    /**
+                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @example arguments.amount > 1000
+                     */
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    /** @description Told to the model (and the person approving) when the rule applies */
+                    reason?: string;
+                }[];
                 auth?: {
                     /** @enum {string} */
                     type: "bearer" | "header" | "basic";
@@ -649,10 +701,36 @@ export interface components {
                 /** @description The server’s tools the agent may call (default: all, the first 32) */
                 allowedTools?: string[];
                 /**
-                 * @description Pause the turn for a person to approve each call
+                 * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
                  * @default false
                  */
                 requireApproval?: boolean;
+                /**
+                 * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                 * @example [
+                 *       {
+                 *         "when": "arguments.amount > 1000",
+                 *         "action": "deny",
+                 *         "reason": "Refunds over 1,000 are refused"
+                 *       },
+                 *       {
+                 *         "when": "arguments.amount > 100",
+                 *         "action": "require_approval",
+                 *         "reason": "Refunds over 100 need a person"
+                 *       }
+                 *     ]
+                 */
+                policy?: {
+                    /**
+                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @example arguments.amount > 1000
+                     */
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    /** @description Told to the model (and the person approving) when the rule applies */
+                    reason?: string;
+                }[];
                 auth?: {
                     /** @enum {string} */
                     type: "bearer" | "header" | "basic";
@@ -669,10 +747,36 @@ export interface components {
                 /** @default Searches the knowledge sources of this agent; give it a query. */
                 description?: string;
                 /**
-                 * @description Pause the turn for a person to approve each call
+                 * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
                  * @default false
                  */
                 requireApproval?: boolean;
+                /**
+                 * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                 * @example [
+                 *       {
+                 *         "when": "arguments.amount > 1000",
+                 *         "action": "deny",
+                 *         "reason": "Refunds over 1,000 are refused"
+                 *       },
+                 *       {
+                 *         "when": "arguments.amount > 100",
+                 *         "action": "require_approval",
+                 *         "reason": "Refunds over 100 need a person"
+                 *       }
+                 *     ]
+                 */
+                policy?: {
+                    /**
+                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @example arguments.amount > 1000
+                     */
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    /** @description Told to the model (and the person approving) when the rule applies */
+                    reason?: string;
+                }[];
             } | {
                 /** @enum {string} */
                 type: "workflow";
@@ -680,10 +784,36 @@ export interface components {
                 description: string;
                 workflowId: string;
                 /**
-                 * @description Pause the turn for a person to approve each call
+                 * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
                  * @default false
                  */
                 requireApproval?: boolean;
+                /**
+                 * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                 * @example [
+                 *       {
+                 *         "when": "arguments.amount > 1000",
+                 *         "action": "deny",
+                 *         "reason": "Refunds over 1,000 are refused"
+                 *       },
+                 *       {
+                 *         "when": "arguments.amount > 100",
+                 *         "action": "require_approval",
+                 *         "reason": "Refunds over 100 need a person"
+                 *       }
+                 *     ]
+                 */
+                policy?: {
+                    /**
+                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @example arguments.amount > 1000
+                     */
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    /** @description Told to the model (and the person approving) when the rule applies */
+                    reason?: string;
+                }[];
             })[];
         };
         /**
@@ -985,10 +1115,36 @@ export interface components {
                 /** @description JSON; a string "{{name}}" is replaced by the argument, other strings interpolate. Without it, a POST/PUT/PATCH sends the arguments */
                 body?: unknown;
                 /**
-                 * @description Pause the turn for a person to approve each call
+                 * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
                  * @default false
                  */
                 requireApproval?: boolean;
+                /**
+                 * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                 * @example [
+                 *       {
+                 *         "when": "arguments.amount > 1000",
+                 *         "action": "deny",
+                 *         "reason": "Refunds over 1,000 are refused"
+                 *       },
+                 *       {
+                 *         "when": "arguments.amount > 100",
+                 *         "action": "require_approval",
+                 *         "reason": "Refunds over 100 need a person"
+                 *       }
+                 *     ]
+                 */
+                policy?: {
+                    /**
+                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @example arguments.amount > 1000
+                     */
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    /** @description Told to the model (and the person approving) when the rule applies */
+                    reason?: string;
+                }[];
                 auth?: {
                     /** @enum {string} */
                     type: "bearer";
@@ -1023,10 +1179,36 @@ export interface components {
                 /** @description Where operations are called, instead of the document’s servers */
                 baseUrl?: string;
                 /**
-                 * @description Pause the turn for a person to approve each call
+                 * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
                  * @default false
                  */
                 requireApproval?: boolean;
+                /**
+                 * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                 * @example [
+                 *       {
+                 *         "when": "arguments.amount > 1000",
+                 *         "action": "deny",
+                 *         "reason": "Refunds over 1,000 are refused"
+                 *       },
+                 *       {
+                 *         "when": "arguments.amount > 100",
+                 *         "action": "require_approval",
+                 *         "reason": "Refunds over 100 need a person"
+                 *       }
+                 *     ]
+                 */
+                policy?: {
+                    /**
+                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @example arguments.amount > 1000
+                     */
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    /** @description Told to the model (and the person approving) when the rule applies */
+                    reason?: string;
+                }[];
                 auth?: {
                     /** @enum {string} */
                     type: "bearer";
@@ -1060,10 +1242,36 @@ export interface components {
                 /** @description The server’s tools the agent may call (default: all, the first 32) */
                 allowedTools?: string[];
                 /**
-                 * @description Pause the turn for a person to approve each call
+                 * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
                  * @default false
                  */
                 requireApproval?: boolean;
+                /**
+                 * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                 * @example [
+                 *       {
+                 *         "when": "arguments.amount > 1000",
+                 *         "action": "deny",
+                 *         "reason": "Refunds over 1,000 are refused"
+                 *       },
+                 *       {
+                 *         "when": "arguments.amount > 100",
+                 *         "action": "require_approval",
+                 *         "reason": "Refunds over 100 need a person"
+                 *       }
+                 *     ]
+                 */
+                policy?: {
+                    /**
+                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @example arguments.amount > 1000
+                     */
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    /** @description Told to the model (and the person approving) when the rule applies */
+                    reason?: string;
+                }[];
                 auth?: {
                     /** @enum {string} */
                     type: "bearer";
@@ -1090,10 +1298,36 @@ export interface components {
                 /** @default Searches the knowledge sources of this agent; give it a query. */
                 description?: string;
                 /**
-                 * @description Pause the turn for a person to approve each call
+                 * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
                  * @default false
                  */
                 requireApproval?: boolean;
+                /**
+                 * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                 * @example [
+                 *       {
+                 *         "when": "arguments.amount > 1000",
+                 *         "action": "deny",
+                 *         "reason": "Refunds over 1,000 are refused"
+                 *       },
+                 *       {
+                 *         "when": "arguments.amount > 100",
+                 *         "action": "require_approval",
+                 *         "reason": "Refunds over 100 need a person"
+                 *       }
+                 *     ]
+                 */
+                policy?: {
+                    /**
+                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @example arguments.amount > 1000
+                     */
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    /** @description Told to the model (and the person approving) when the rule applies */
+                    reason?: string;
+                }[];
             } | {
                 /** @enum {string} */
                 type: "workflow";
@@ -1101,10 +1335,36 @@ export interface components {
                 description: string;
                 workflowId: string;
                 /**
-                 * @description Pause the turn for a person to approve each call
+                 * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
                  * @default false
                  */
                 requireApproval?: boolean;
+                /**
+                 * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                 * @example [
+                 *       {
+                 *         "when": "arguments.amount > 1000",
+                 *         "action": "deny",
+                 *         "reason": "Refunds over 1,000 are refused"
+                 *       },
+                 *       {
+                 *         "when": "arguments.amount > 100",
+                 *         "action": "require_approval",
+                 *         "reason": "Refunds over 100 need a person"
+                 *       }
+                 *     ]
+                 */
+                policy?: {
+                    /**
+                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @example arguments.amount > 1000
+                     */
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    /** @description Told to the model (and the person approving) when the rule applies */
+                    reason?: string;
+                }[];
             })[];
             /** @description read-only; ignored */
             id?: unknown;
@@ -1604,10 +1864,36 @@ export interface components {
                     /** @description JSON; a string "{{name}}" is replaced by the argument, other strings interpolate. Without it, a POST/PUT/PATCH sends the arguments */
                     body?: unknown;
                     /**
-                     * @description Pause the turn for a person to approve each call
+                     * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
                      * @default false
                      */
                     requireApproval?: boolean;
+                    /**
+                     * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                     * @example [
+                     *       {
+                     *         "when": "arguments.amount > 1000",
+                     *         "action": "deny",
+                     *         "reason": "Refunds over 1,000 are refused"
+                     *       },
+                     *       {
+                     *         "when": "arguments.amount > 100",
+                     *         "action": "require_approval",
+                     *         "reason": "Refunds over 100 need a person"
+                     *       }
+                     *     ]
+                     */
+                    policy?: {
+                        /**
+                         * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                         * @example arguments.amount > 1000
+                         */
+                        when: string;
+                        /** @enum {string} */
+                        action: "allow" | "require_approval" | "deny";
+                        /** @description Told to the model (and the person approving) when the rule applies */
+                        reason?: string;
+                    }[];
                     auth?: {
                         /** @enum {string} */
                         type: "bearer";
@@ -1642,10 +1928,36 @@ export interface components {
                     /** @description Where operations are called, instead of the document’s servers */
                     baseUrl?: string;
                     /**
-                     * @description Pause the turn for a person to approve each call
+                     * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
                      * @default false
                      */
                     requireApproval?: boolean;
+                    /**
+                     * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                     * @example [
+                     *       {
+                     *         "when": "arguments.amount > 1000",
+                     *         "action": "deny",
+                     *         "reason": "Refunds over 1,000 are refused"
+                     *       },
+                     *       {
+                     *         "when": "arguments.amount > 100",
+                     *         "action": "require_approval",
+                     *         "reason": "Refunds over 100 need a person"
+                     *       }
+                     *     ]
+                     */
+                    policy?: {
+                        /**
+                         * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                         * @example arguments.amount > 1000
+                         */
+                        when: string;
+                        /** @enum {string} */
+                        action: "allow" | "require_approval" | "deny";
+                        /** @description Told to the model (and the person approving) when the rule applies */
+                        reason?: string;
+                    }[];
                     auth?: {
                         /** @enum {string} */
                         type: "bearer";
@@ -1679,10 +1991,36 @@ export interface components {
                     /** @description The server’s tools the agent may call (default: all, the first 32) */
                     allowedTools?: string[];
                     /**
-                     * @description Pause the turn for a person to approve each call
+                     * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
                      * @default false
                      */
                     requireApproval?: boolean;
+                    /**
+                     * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                     * @example [
+                     *       {
+                     *         "when": "arguments.amount > 1000",
+                     *         "action": "deny",
+                     *         "reason": "Refunds over 1,000 are refused"
+                     *       },
+                     *       {
+                     *         "when": "arguments.amount > 100",
+                     *         "action": "require_approval",
+                     *         "reason": "Refunds over 100 need a person"
+                     *       }
+                     *     ]
+                     */
+                    policy?: {
+                        /**
+                         * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                         * @example arguments.amount > 1000
+                         */
+                        when: string;
+                        /** @enum {string} */
+                        action: "allow" | "require_approval" | "deny";
+                        /** @description Told to the model (and the person approving) when the rule applies */
+                        reason?: string;
+                    }[];
                     auth?: {
                         /** @enum {string} */
                         type: "bearer";
@@ -1747,6 +2085,12 @@ export interface components {
                 body?: unknown;
                 /** @default false */
                 requireApproval?: boolean;
+                policy?: {
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    reason?: string;
+                }[];
                 auth?: {
                     /** @constant */
                     type: "bearer";
@@ -1777,6 +2121,12 @@ export interface components {
                 baseUrl?: string;
                 /** @default false */
                 requireApproval?: boolean;
+                policy?: {
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    reason?: string;
+                }[];
                 auth?: {
                     /** @constant */
                     type: "bearer";
@@ -1804,6 +2154,12 @@ export interface components {
                 allowedTools?: string[];
                 /** @default false */
                 requireApproval?: boolean;
+                policy?: {
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    reason?: string;
+                }[];
                 auth?: {
                     /** @constant */
                     type: "bearer";
@@ -2129,6 +2485,12 @@ export interface components {
                         body?: unknown;
                         /** @default false */
                         requireApproval?: boolean;
+                        policy?: {
+                            when: string;
+                            /** @enum {string} */
+                            action: "allow" | "require_approval" | "deny";
+                            reason?: string;
+                        }[];
                         auth?: {
                             /** @constant */
                             type: "bearer";
@@ -2159,6 +2521,12 @@ export interface components {
                         baseUrl?: string;
                         /** @default false */
                         requireApproval?: boolean;
+                        policy?: {
+                            when: string;
+                            /** @enum {string} */
+                            action: "allow" | "require_approval" | "deny";
+                            reason?: string;
+                        }[];
                         auth?: {
                             /** @constant */
                             type: "bearer";
@@ -2186,6 +2554,12 @@ export interface components {
                         allowedTools?: string[];
                         /** @default false */
                         requireApproval?: boolean;
+                        policy?: {
+                            when: string;
+                            /** @enum {string} */
+                            action: "allow" | "require_approval" | "deny";
+                            reason?: string;
+                        }[];
                         auth?: {
                             /** @constant */
                             type: "bearer";
@@ -2571,10 +2945,36 @@ export interface components {
                     /** @description JSON; a string "{{name}}" is replaced by the argument, other strings interpolate. Without it, a POST/PUT/PATCH sends the arguments */
                     body?: unknown;
                     /**
-                     * @description Pause the turn for a person to approve each call
+                     * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
                      * @default false
                      */
                     requireApproval?: boolean;
+                    /**
+                     * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                     * @example [
+                     *       {
+                     *         "when": "arguments.amount > 1000",
+                     *         "action": "deny",
+                     *         "reason": "Refunds over 1,000 are refused"
+                     *       },
+                     *       {
+                     *         "when": "arguments.amount > 100",
+                     *         "action": "require_approval",
+                     *         "reason": "Refunds over 100 need a person"
+                     *       }
+                     *     ]
+                     */
+                    policy?: {
+                        /**
+                         * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                         * @example arguments.amount > 1000
+                         */
+                        when: string;
+                        /** @enum {string} */
+                        action: "allow" | "require_approval" | "deny";
+                        /** @description Told to the model (and the person approving) when the rule applies */
+                        reason?: string;
+                    }[];
                     auth?: {
                         /** @enum {string} */
                         type: "bearer";
@@ -2609,10 +3009,36 @@ export interface components {
                     /** @description Where operations are called, instead of the document’s servers */
                     baseUrl?: string;
                     /**
-                     * @description Pause the turn for a person to approve each call
+                     * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
                      * @default false
                      */
                     requireApproval?: boolean;
+                    /**
+                     * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                     * @example [
+                     *       {
+                     *         "when": "arguments.amount > 1000",
+                     *         "action": "deny",
+                     *         "reason": "Refunds over 1,000 are refused"
+                     *       },
+                     *       {
+                     *         "when": "arguments.amount > 100",
+                     *         "action": "require_approval",
+                     *         "reason": "Refunds over 100 need a person"
+                     *       }
+                     *     ]
+                     */
+                    policy?: {
+                        /**
+                         * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                         * @example arguments.amount > 1000
+                         */
+                        when: string;
+                        /** @enum {string} */
+                        action: "allow" | "require_approval" | "deny";
+                        /** @description Told to the model (and the person approving) when the rule applies */
+                        reason?: string;
+                    }[];
                     auth?: {
                         /** @enum {string} */
                         type: "bearer";
@@ -2646,10 +3072,36 @@ export interface components {
                     /** @description The server’s tools the agent may call (default: all, the first 32) */
                     allowedTools?: string[];
                     /**
-                     * @description Pause the turn for a person to approve each call
+                     * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
                      * @default false
                      */
                     requireApproval?: boolean;
+                    /**
+                     * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                     * @example [
+                     *       {
+                     *         "when": "arguments.amount > 1000",
+                     *         "action": "deny",
+                     *         "reason": "Refunds over 1,000 are refused"
+                     *       },
+                     *       {
+                     *         "when": "arguments.amount > 100",
+                     *         "action": "require_approval",
+                     *         "reason": "Refunds over 100 need a person"
+                     *       }
+                     *     ]
+                     */
+                    policy?: {
+                        /**
+                         * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                         * @example arguments.amount > 1000
+                         */
+                        when: string;
+                        /** @enum {string} */
+                        action: "allow" | "require_approval" | "deny";
+                        /** @description Told to the model (and the person approving) when the rule applies */
+                        reason?: string;
+                    }[];
                     auth?: {
                         /** @enum {string} */
                         type: "bearer";
@@ -2714,6 +3166,12 @@ export interface components {
                 body?: unknown;
                 /** @default false */
                 requireApproval?: boolean;
+                policy?: {
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    reason?: string;
+                }[];
                 auth?: {
                     /** @constant */
                     type: "bearer";
@@ -2744,6 +3202,12 @@ export interface components {
                 baseUrl?: string;
                 /** @default false */
                 requireApproval?: boolean;
+                policy?: {
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    reason?: string;
+                }[];
                 auth?: {
                     /** @constant */
                     type: "bearer";
@@ -2771,6 +3235,12 @@ export interface components {
                 allowedTools?: string[];
                 /** @default false */
                 requireApproval?: boolean;
+                policy?: {
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    reason?: string;
+                }[];
                 auth?: {
                     /** @constant */
                     type: "bearer";

@@ -1189,10 +1189,36 @@ export interface components {
                 /** @description JSON; a string "{{name}}" is replaced by the argument, other strings interpolate. Without it, a POST/PUT/PATCH sends the arguments */
                 body?: unknown;
                 /**
-                 * @description Pause the turn for a person to approve each call
+                 * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
                  * @default false
                  */
                 requireApproval?: boolean;
+                /**
+                 * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                 * @example [
+                 *       {
+                 *         "when": "arguments.amount > 1000",
+                 *         "action": "deny",
+                 *         "reason": "Refunds over 1,000 are refused"
+                 *       },
+                 *       {
+                 *         "when": "arguments.amount > 100",
+                 *         "action": "require_approval",
+                 *         "reason": "Refunds over 100 need a person"
+                 *       }
+                 *     ]
+                 */
+                policy?: {
+                    /**
+                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @example arguments.amount > 1000
+                     */
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    /** @description Told to the model (and the person approving) when the rule applies */
+                    reason?: string;
+                }[];
                 auth?: {
                     /** @enum {string} */
                     type: "bearer" | "header" | "basic";
@@ -1217,10 +1243,36 @@ export interface components {
                 /** @description Where operations are called, instead of the document’s servers */
                 baseUrl?: string;
                 /**
-                 * @description Pause the turn for a person to approve each call
+                 * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
                  * @default false
                  */
                 requireApproval?: boolean;
+                /**
+                 * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                 * @example [
+                 *       {
+                 *         "when": "arguments.amount > 1000",
+                 *         "action": "deny",
+                 *         "reason": "Refunds over 1,000 are refused"
+                 *       },
+                 *       {
+                 *         "when": "arguments.amount > 100",
+                 *         "action": "require_approval",
+                 *         "reason": "Refunds over 100 need a person"
+                 *       }
+                 *     ]
+                 */
+                policy?: {
+                    /**
+                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @example arguments.amount > 1000
+                     */
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    /** @description Told to the model (and the person approving) when the rule applies */
+                    reason?: string;
+                }[];
                 auth?: {
                     /** @enum {string} */
                     type: "bearer" | "header" | "basic";
@@ -1249,10 +1301,36 @@ export interface components {
                 /** @description The server’s tools the agent may call (default: all, the first 32) */
                 allowedTools?: string[];
                 /**
-                 * @description Pause the turn for a person to approve each call
+                 * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
                  * @default false
                  */
                 requireApproval?: boolean;
+                /**
+                 * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                 * @example [
+                 *       {
+                 *         "when": "arguments.amount > 1000",
+                 *         "action": "deny",
+                 *         "reason": "Refunds over 1,000 are refused"
+                 *       },
+                 *       {
+                 *         "when": "arguments.amount > 100",
+                 *         "action": "require_approval",
+                 *         "reason": "Refunds over 100 need a person"
+                 *       }
+                 *     ]
+                 */
+                policy?: {
+                    /**
+                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @example arguments.amount > 1000
+                     */
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    /** @description Told to the model (and the person approving) when the rule applies */
+                    reason?: string;
+                }[];
                 auth?: {
                     /** @enum {string} */
                     type: "bearer" | "header" | "basic";
@@ -1269,10 +1347,36 @@ export interface components {
                 /** @default Searches the knowledge sources of this agent; give it a query. */
                 description?: string;
                 /**
-                 * @description Pause the turn for a person to approve each call
+                 * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
                  * @default false
                  */
                 requireApproval?: boolean;
+                /**
+                 * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                 * @example [
+                 *       {
+                 *         "when": "arguments.amount > 1000",
+                 *         "action": "deny",
+                 *         "reason": "Refunds over 1,000 are refused"
+                 *       },
+                 *       {
+                 *         "when": "arguments.amount > 100",
+                 *         "action": "require_approval",
+                 *         "reason": "Refunds over 100 need a person"
+                 *       }
+                 *     ]
+                 */
+                policy?: {
+                    /**
+                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @example arguments.amount > 1000
+                     */
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    /** @description Told to the model (and the person approving) when the rule applies */
+                    reason?: string;
+                }[];
             } | {
                 /** @enum {string} */
                 type: "workflow";
@@ -1280,10 +1384,36 @@ export interface components {
                 description: string;
                 workflowId: string;
                 /**
-                 * @description Pause the turn for a person to approve each call
+                 * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
                  * @default false
                  */
                 requireApproval?: boolean;
+                /**
+                 * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                 * @example [
+                 *       {
+                 *         "when": "arguments.amount > 1000",
+                 *         "action": "deny",
+                 *         "reason": "Refunds over 1,000 are refused"
+                 *       },
+                 *       {
+                 *         "when": "arguments.amount > 100",
+                 *         "action": "require_approval",
+                 *         "reason": "Refunds over 100 need a person"
+                 *       }
+                 *     ]
+                 */
+                policy?: {
+                    /**
+                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @example arguments.amount > 1000
+                     */
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    /** @description Told to the model (and the person approving) when the rule applies */
+                    reason?: string;
+                }[];
             })[];
         };
         /**
@@ -1507,10 +1637,36 @@ export interface components {
                 /** @description JSON; a string "{{name}}" is replaced by the argument, other strings interpolate. Without it, a POST/PUT/PATCH sends the arguments */
                 body?: unknown;
                 /**
-                 * @description Pause the turn for a person to approve each call
+                 * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
                  * @default false
                  */
                 requireApproval?: boolean;
+                /**
+                 * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                 * @example [
+                 *       {
+                 *         "when": "arguments.amount > 1000",
+                 *         "action": "deny",
+                 *         "reason": "Refunds over 1,000 are refused"
+                 *       },
+                 *       {
+                 *         "when": "arguments.amount > 100",
+                 *         "action": "require_approval",
+                 *         "reason": "Refunds over 100 need a person"
+                 *       }
+                 *     ]
+                 */
+                policy?: {
+                    /**
+                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @example arguments.amount > 1000
+                     */
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    /** @description Told to the model (and the person approving) when the rule applies */
+                    reason?: string;
+                }[];
                 auth?: {
                     /** @enum {string} */
                     type: "bearer";
@@ -1545,10 +1701,36 @@ export interface components {
                 /** @description Where operations are called, instead of the document’s servers */
                 baseUrl?: string;
                 /**
-                 * @description Pause the turn for a person to approve each call
+                 * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
                  * @default false
                  */
                 requireApproval?: boolean;
+                /**
+                 * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                 * @example [
+                 *       {
+                 *         "when": "arguments.amount > 1000",
+                 *         "action": "deny",
+                 *         "reason": "Refunds over 1,000 are refused"
+                 *       },
+                 *       {
+                 *         "when": "arguments.amount > 100",
+                 *         "action": "require_approval",
+                 *         "reason": "Refunds over 100 need a person"
+                 *       }
+                 *     ]
+                 */
+                policy?: {
+                    /**
+                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @example arguments.amount > 1000
+                     */
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    /** @description Told to the model (and the person approving) when the rule applies */
+                    reason?: string;
+                }[];
                 auth?: {
                     /** @enum {string} */
                     type: "bearer";
@@ -1582,10 +1764,36 @@ export interface components {
                 /** @description The server’s tools the agent may call (default: all, the first 32) */
                 allowedTools?: string[];
                 /**
-                 * @description Pause the turn for a person to approve each call
+                 * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
                  * @default false
                  */
                 requireApproval?: boolean;
+                /**
+                 * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                 * @example [
+                 *       {
+                 *         "when": "arguments.amount > 1000",
+                 *         "action": "deny",
+                 *         "reason": "Refunds over 1,000 are refused"
+                 *       },
+                 *       {
+                 *         "when": "arguments.amount > 100",
+                 *         "action": "require_approval",
+                 *         "reason": "Refunds over 100 need a person"
+                 *       }
+                 *     ]
+                 */
+                policy?: {
+                    /**
+                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @example arguments.amount > 1000
+                     */
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    /** @description Told to the model (and the person approving) when the rule applies */
+                    reason?: string;
+                }[];
                 auth?: {
                     /** @enum {string} */
                     type: "bearer";
@@ -1612,10 +1820,36 @@ export interface components {
                 /** @default Searches the knowledge sources of this agent; give it a query. */
                 description?: string;
                 /**
-                 * @description Pause the turn for a person to approve each call
+                 * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
                  * @default false
                  */
                 requireApproval?: boolean;
+                /**
+                 * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                 * @example [
+                 *       {
+                 *         "when": "arguments.amount > 1000",
+                 *         "action": "deny",
+                 *         "reason": "Refunds over 1,000 are refused"
+                 *       },
+                 *       {
+                 *         "when": "arguments.amount > 100",
+                 *         "action": "require_approval",
+                 *         "reason": "Refunds over 100 need a person"
+                 *       }
+                 *     ]
+                 */
+                policy?: {
+                    /**
+                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @example arguments.amount > 1000
+                     */
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    /** @description Told to the model (and the person approving) when the rule applies */
+                    reason?: string;
+                }[];
             } | {
                 /** @enum {string} */
                 type: "workflow";
@@ -1623,10 +1857,36 @@ export interface components {
                 description: string;
                 workflowId: string;
                 /**
-                 * @description Pause the turn for a person to approve each call
+                 * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
                  * @default false
                  */
                 requireApproval?: boolean;
+                /**
+                 * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                 * @example [
+                 *       {
+                 *         "when": "arguments.amount > 1000",
+                 *         "action": "deny",
+                 *         "reason": "Refunds over 1,000 are refused"
+                 *       },
+                 *       {
+                 *         "when": "arguments.amount > 100",
+                 *         "action": "require_approval",
+                 *         "reason": "Refunds over 100 need a person"
+                 *       }
+                 *     ]
+                 */
+                policy?: {
+                    /**
+                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @example arguments.amount > 1000
+                     */
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    /** @description Told to the model (and the person approving) when the rule applies */
+                    reason?: string;
+                }[];
             })[];
             /** @description read-only; ignored */
             id?: unknown;
@@ -3502,10 +3762,36 @@ export interface components {
                     /** @description JSON; a string "{{name}}" is replaced by the argument, other strings interpolate. Without it, a POST/PUT/PATCH sends the arguments */
                     body?: unknown;
                     /**
-                     * @description Pause the turn for a person to approve each call
+                     * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
                      * @default false
                      */
                     requireApproval?: boolean;
+                    /**
+                     * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                     * @example [
+                     *       {
+                     *         "when": "arguments.amount > 1000",
+                     *         "action": "deny",
+                     *         "reason": "Refunds over 1,000 are refused"
+                     *       },
+                     *       {
+                     *         "when": "arguments.amount > 100",
+                     *         "action": "require_approval",
+                     *         "reason": "Refunds over 100 need a person"
+                     *       }
+                     *     ]
+                     */
+                    policy?: {
+                        /**
+                         * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                         * @example arguments.amount > 1000
+                         */
+                        when: string;
+                        /** @enum {string} */
+                        action: "allow" | "require_approval" | "deny";
+                        /** @description Told to the model (and the person approving) when the rule applies */
+                        reason?: string;
+                    }[];
                     auth?: {
                         /** @enum {string} */
                         type: "bearer";
@@ -3540,10 +3826,36 @@ export interface components {
                     /** @description Where operations are called, instead of the document’s servers */
                     baseUrl?: string;
                     /**
-                     * @description Pause the turn for a person to approve each call
+                     * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
                      * @default false
                      */
                     requireApproval?: boolean;
+                    /**
+                     * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                     * @example [
+                     *       {
+                     *         "when": "arguments.amount > 1000",
+                     *         "action": "deny",
+                     *         "reason": "Refunds over 1,000 are refused"
+                     *       },
+                     *       {
+                     *         "when": "arguments.amount > 100",
+                     *         "action": "require_approval",
+                     *         "reason": "Refunds over 100 need a person"
+                     *       }
+                     *     ]
+                     */
+                    policy?: {
+                        /**
+                         * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                         * @example arguments.amount > 1000
+                         */
+                        when: string;
+                        /** @enum {string} */
+                        action: "allow" | "require_approval" | "deny";
+                        /** @description Told to the model (and the person approving) when the rule applies */
+                        reason?: string;
+                    }[];
                     auth?: {
                         /** @enum {string} */
                         type: "bearer";
@@ -3577,10 +3889,36 @@ export interface components {
                     /** @description The server’s tools the agent may call (default: all, the first 32) */
                     allowedTools?: string[];
                     /**
-                     * @description Pause the turn for a person to approve each call
+                     * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
                      * @default false
                      */
                     requireApproval?: boolean;
+                    /**
+                     * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                     * @example [
+                     *       {
+                     *         "when": "arguments.amount > 1000",
+                     *         "action": "deny",
+                     *         "reason": "Refunds over 1,000 are refused"
+                     *       },
+                     *       {
+                     *         "when": "arguments.amount > 100",
+                     *         "action": "require_approval",
+                     *         "reason": "Refunds over 100 need a person"
+                     *       }
+                     *     ]
+                     */
+                    policy?: {
+                        /**
+                         * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                         * @example arguments.amount > 1000
+                         */
+                        when: string;
+                        /** @enum {string} */
+                        action: "allow" | "require_approval" | "deny";
+                        /** @description Told to the model (and the person approving) when the rule applies */
+                        reason?: string;
+                    }[];
                     auth?: {
                         /** @enum {string} */
                         type: "bearer";
@@ -3645,6 +3983,12 @@ export interface components {
                 body?: unknown;
                 /** @default false */
                 requireApproval?: boolean;
+                policy?: {
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    reason?: string;
+                }[];
                 auth?: {
                     /** @constant */
                     type: "bearer";
@@ -3675,6 +4019,12 @@ export interface components {
                 baseUrl?: string;
                 /** @default false */
                 requireApproval?: boolean;
+                policy?: {
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    reason?: string;
+                }[];
                 auth?: {
                     /** @constant */
                     type: "bearer";
@@ -3702,6 +4052,12 @@ export interface components {
                 allowedTools?: string[];
                 /** @default false */
                 requireApproval?: boolean;
+                policy?: {
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    reason?: string;
+                }[];
                 auth?: {
                     /** @constant */
                     type: "bearer";
@@ -4027,6 +4383,12 @@ export interface components {
                         body?: unknown;
                         /** @default false */
                         requireApproval?: boolean;
+                        policy?: {
+                            when: string;
+                            /** @enum {string} */
+                            action: "allow" | "require_approval" | "deny";
+                            reason?: string;
+                        }[];
                         auth?: {
                             /** @constant */
                             type: "bearer";
@@ -4057,6 +4419,12 @@ export interface components {
                         baseUrl?: string;
                         /** @default false */
                         requireApproval?: boolean;
+                        policy?: {
+                            when: string;
+                            /** @enum {string} */
+                            action: "allow" | "require_approval" | "deny";
+                            reason?: string;
+                        }[];
                         auth?: {
                             /** @constant */
                             type: "bearer";
@@ -4084,6 +4452,12 @@ export interface components {
                         allowedTools?: string[];
                         /** @default false */
                         requireApproval?: boolean;
+                        policy?: {
+                            when: string;
+                            /** @enum {string} */
+                            action: "allow" | "require_approval" | "deny";
+                            reason?: string;
+                        }[];
                         auth?: {
                             /** @constant */
                             type: "bearer";
@@ -4456,10 +4830,36 @@ export interface components {
                     /** @description JSON; a string "{{name}}" is replaced by the argument, other strings interpolate. Without it, a POST/PUT/PATCH sends the arguments */
                     body?: unknown;
                     /**
-                     * @description Pause the turn for a person to approve each call
+                     * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
                      * @default false
                      */
                     requireApproval?: boolean;
+                    /**
+                     * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                     * @example [
+                     *       {
+                     *         "when": "arguments.amount > 1000",
+                     *         "action": "deny",
+                     *         "reason": "Refunds over 1,000 are refused"
+                     *       },
+                     *       {
+                     *         "when": "arguments.amount > 100",
+                     *         "action": "require_approval",
+                     *         "reason": "Refunds over 100 need a person"
+                     *       }
+                     *     ]
+                     */
+                    policy?: {
+                        /**
+                         * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                         * @example arguments.amount > 1000
+                         */
+                        when: string;
+                        /** @enum {string} */
+                        action: "allow" | "require_approval" | "deny";
+                        /** @description Told to the model (and the person approving) when the rule applies */
+                        reason?: string;
+                    }[];
                     auth?: {
                         /** @enum {string} */
                         type: "bearer";
@@ -4494,10 +4894,36 @@ export interface components {
                     /** @description Where operations are called, instead of the document’s servers */
                     baseUrl?: string;
                     /**
-                     * @description Pause the turn for a person to approve each call
+                     * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
                      * @default false
                      */
                     requireApproval?: boolean;
+                    /**
+                     * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                     * @example [
+                     *       {
+                     *         "when": "arguments.amount > 1000",
+                     *         "action": "deny",
+                     *         "reason": "Refunds over 1,000 are refused"
+                     *       },
+                     *       {
+                     *         "when": "arguments.amount > 100",
+                     *         "action": "require_approval",
+                     *         "reason": "Refunds over 100 need a person"
+                     *       }
+                     *     ]
+                     */
+                    policy?: {
+                        /**
+                         * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                         * @example arguments.amount > 1000
+                         */
+                        when: string;
+                        /** @enum {string} */
+                        action: "allow" | "require_approval" | "deny";
+                        /** @description Told to the model (and the person approving) when the rule applies */
+                        reason?: string;
+                    }[];
                     auth?: {
                         /** @enum {string} */
                         type: "bearer";
@@ -4531,10 +4957,36 @@ export interface components {
                     /** @description The server’s tools the agent may call (default: all, the first 32) */
                     allowedTools?: string[];
                     /**
-                     * @description Pause the turn for a person to approve each call
+                     * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
                      * @default false
                      */
                     requireApproval?: boolean;
+                    /**
+                     * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                     * @example [
+                     *       {
+                     *         "when": "arguments.amount > 1000",
+                     *         "action": "deny",
+                     *         "reason": "Refunds over 1,000 are refused"
+                     *       },
+                     *       {
+                     *         "when": "arguments.amount > 100",
+                     *         "action": "require_approval",
+                     *         "reason": "Refunds over 100 need a person"
+                     *       }
+                     *     ]
+                     */
+                    policy?: {
+                        /**
+                         * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                         * @example arguments.amount > 1000
+                         */
+                        when: string;
+                        /** @enum {string} */
+                        action: "allow" | "require_approval" | "deny";
+                        /** @description Told to the model (and the person approving) when the rule applies */
+                        reason?: string;
+                    }[];
                     auth?: {
                         /** @enum {string} */
                         type: "bearer";
@@ -4599,6 +5051,12 @@ export interface components {
                 body?: unknown;
                 /** @default false */
                 requireApproval?: boolean;
+                policy?: {
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    reason?: string;
+                }[];
                 auth?: {
                     /** @constant */
                     type: "bearer";
@@ -4629,6 +5087,12 @@ export interface components {
                 baseUrl?: string;
                 /** @default false */
                 requireApproval?: boolean;
+                policy?: {
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    reason?: string;
+                }[];
                 auth?: {
                     /** @constant */
                     type: "bearer";
@@ -4656,6 +5120,12 @@ export interface components {
                 allowedTools?: string[];
                 /** @default false */
                 requireApproval?: boolean;
+                policy?: {
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    reason?: string;
+                }[];
                 auth?: {
                     /** @constant */
                     type: "bearer";

@@ -2,6 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { isId } from '../ids';
 import { checkable, httpUrl } from '../schema-helpers';
 import { authInput, authShown, type StoredAuth } from './tool-auth';
+import { policyInput, type PolicyRule } from './tool-policy';
 
 /**
  * What an agent's tool definitions look like, kind by kind: validated when the agent is written
@@ -18,7 +19,7 @@ export const MAX_STORED_BYTES = 200 * 1024;
 export const TOOL_NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 const toolName = z.string().regex(TOOL_NAME_PATTERN, { error: 'must start with a letter and hold only letters, digits, _ or - (≤ 64)' });
 const toolDescription = z.string().trim().min(1).max(2000);
-const requireApproval = z.boolean().default(false).openapi({ description: 'Pause the turn for a person to approve each call' });
+const requireApproval = z.boolean().default(false).openapi({ description: 'Pause the turn for a person to approve each call (a catch-all require_approval after the policy)' });
 const toolUrl = httpUrl(4000);
 
 /** A JSON Schema object describing a tool's arguments (what models are given). */
@@ -58,6 +59,7 @@ const httpFields = {
   headers: z.record(z.string().regex(/^[A-Za-z0-9-]{1,100}$/), z.string().max(4000)).optional(),
   body: z.unknown().optional().openapi({ description: 'JSON; a string "{{name}}" is replaced by the argument, other strings interpolate. Without it, a POST/PUT/PATCH sends the arguments' }),
   requireApproval,
+  policy: policyInput.optional(),
 };
 export const httpInput = z.strictObject({ ...httpFields, auth: authInput.optional() }).superRefine((tool, ctx) => {
   const declared = new Set(Object.keys(tool.parameters.properties ?? {}));
@@ -93,6 +95,7 @@ const openApiFields = {
     .openapi({ description: `operationIds the agent may call (default: all, when there are at most ${MAX_EXPOSED})` }),
   baseUrl: toolUrl.optional().openapi({ description: 'Where operations are called, instead of the document’s servers' }),
   requireApproval,
+  policy: policyInput.optional(),
 };
 const exposes = z.array(z.object({ name: z.string(), operationId: z.string(), method: z.string(), path: z.string() }));
 export const openApiInput = z
@@ -124,6 +127,7 @@ const mcpFields = {
     .optional()
     .openapi({ description: `The server’s tools the agent may call (default: all, the first ${MAX_EXPOSED})` }),
   requireApproval,
+  policy: policyInput.optional(),
 };
 export const mcpInput = z.strictObject({ ...mcpFields, auth: authInput.optional() });
 const mcpOutput = z.object({ ...mcpFields, auth: authShown.optional() });
@@ -134,6 +138,7 @@ export const knowledgeSearchInput = z.strictObject({
   name: toolName.default('search_knowledge'),
   description: toolDescription.default('Searches the knowledge sources of this agent; give it a query.'),
   requireApproval,
+  policy: policyInput.optional(),
 });
 
 // ── workflow: one of the tenant's workflows ──
@@ -143,6 +148,7 @@ export const workflowInput = z.strictObject({
   description: toolDescription,
   workflowId: z.string().refine((id) => isId('workflow', id), { error: 'must be a workflow id (wf_…)' }),
   requireApproval,
+  policy: policyInput.optional(),
 });
 
 export type HttpDefinition = z.infer<typeof httpInput>;
@@ -172,4 +178,4 @@ export const toolOutput = z.union([httpOutput, openApiOutput, mcpOutput, knowled
 
 /** A definition as stored: its auth's secret sealed, and what its kind keeps (an OpenAPI document's operations). */
 export type Stored<T> = T extends { auth?: unknown } ? Omit<T, 'auth'> & { auth?: StoredAuth } : T;
-export type StoredTool = { type: ToolInput['type']; name: string; requireApproval: boolean; auth?: StoredAuth } & Record<string, unknown>;
+export type StoredTool = { type: ToolInput['type']; name: string; requireApproval: boolean; policy?: PolicyRule[]; auth?: StoredAuth } & Record<string, unknown>;

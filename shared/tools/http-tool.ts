@@ -56,6 +56,7 @@ export const httpTool: ToolKind<HttpDefinition, HttpTool> = {
       description: tool.description,
       parameters: tool.parameters,
       requireApproval: tool.requireApproval,
+      ...(tool.policy ? { policy: tool.policy } : {}),
       async call(args, context) {
         const headers: Record<string, string> = {};
         for (const [name, value] of Object.entries(tool.headers ?? {})) headers[name.toLowerCase()] = renderHeader(value, args);

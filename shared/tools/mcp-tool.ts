@@ -93,6 +93,7 @@ export const mcpTool: ToolKind<McpDefinition, McpTool> = {
         description: (remote.description ?? remote.name).slice(0, 2000),
         parameters: { ...remote.inputSchema, type: 'object' },
         requireApproval: tool.requireApproval,
+        ...(tool.policy ? { policy: tool.policy } : {}),
         call: (args, callContext) =>
           withClient(tool, callContext, async (client, options) => {
             const result = (await client.callTool({ name: remote.name, arguments: args }, undefined, options)) as { content?: Content[]; structuredContent?: unknown; isError?: boolean };

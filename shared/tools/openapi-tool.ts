@@ -105,6 +105,7 @@ export const openApiTool: ToolKind<OpenApiDefinition, OpenApiTool> = {
       description: operation.description,
       parameters: operation.parameters,
       requireApproval: tool.requireApproval,
+      ...(tool.policy ? { policy: tool.policy } : {}),
       async call(args, context) {
         const headers = { ...headersOf(operation, args), ...(await authHeaders(context.rt, context.scope, tool.name, tool.auth)) };
         return sendToolRequest(urlOf(operation, args), { method: operation.method, headers, body: operation.bodyArg ? args[operation.bodyArg] : undefined }, context);

@@ -1,3 +1,4 @@
+import type { PolicyRule } from './tool-policy';
 import type { OutboundPolicy } from '../net/outbound';
 import type { Runtime } from '../runtime';
 import type { TenantScope } from '../tenancy';
@@ -50,6 +51,8 @@ export interface CallableTool {
   description: string;
   parameters: Record<string, unknown>;
   requireApproval: boolean;
+  /** Rules on each call by what it asks (first match wins). */
+  policy?: PolicyRule[];
   call(args: Record<string, unknown>, context: ToolContext): Promise<string>;
 }
 

@@ -1,0 +1,70 @@
+import { z } from '@hono/zod-openapi';
+import { evaluateExpression, expressionError } from '../jsonata-expression';
+
+/**
+ * Rules on what a tool call may do, by what it asks: each a JSONata condition over the call (its
+ * arguments, the end user, the tenant, the agent and its version), first match wins, default
+ * allow. `require_approval` pauses the turn for a person as approvals do; `deny` does not make the
+ * call: the model is told it was denied and why. `requireApproval: true` is a catch-all
+ * `require_approval` after the rules.
+ */
+export const policyInput = z
+  .array(
+    z.strictObject({
+      when: z
+        .string()
+        .trim()
+        .min(1)
+        .max(2000)
+        .superRefine((text, ctx) => {
+          const problem = expressionError(text);
+          if (problem) ctx.addIssue({ code: 'custom', message: problem });
+        })
+        .openapi({ description: 'JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}', example: 'arguments.amount > 1000' }),
+      action: z.enum(['allow', 'require_approval', 'deny']),
+      reason: z.string().trim().max(500).optional().openapi({ description: 'Told to the model (and the person approving) when the rule applies' }),
+    }),
+  )
+  .max(20)
+  .openapi({
+    description: 'Rules on each call, first match wins, default allow (requireApproval: true after them)',
+    example: [
+      { when: 'arguments.amount > 1000', action: 'deny', reason: 'Refunds over 1,000 are refused' },
+      { when: 'arguments.amount > 100', action: 'require_approval', reason: 'Refunds over 100 need a person' },
+    ],
+  });
+export type PolicyRule = z.infer<typeof policyInput>[number];
+
+/** What a call is judged on. */
+export interface CallContext {
+  arguments: Record<string, unknown>;
+  /** The end user (`context.userId`); id null when the turn names none. */
+  user: { id: string | null };
+  tenant: { id: string };
+  agent?: { id: string; version: number | 'draft' };
+  tool: string;
+}
+
+export interface CallDecision {
+  action: PolicyRule['action'];
+  reason?: string;
+  /** The rule that decided (its index), when one did. */
+  rule?: number;
+}
+
+/**
+ * The first rule whose condition holds decides; none holding, `requireApproval` does. A condition
+ * that fails to evaluate denies the call (a rule that cannot be read is not a rule that allows).
+ */
+export async function decideCall(policy: PolicyRule[] | undefined, requireApproval: boolean, context: CallContext): Promise<CallDecision> {
+  for (const [i, rule] of (policy ?? []).entries()) {
+    let holds: unknown;
+    try {
+      holds = await evaluateExpression(rule.when, context);
+    } catch (error) {
+      return { action: 'deny', reason: `policy rule ${i} could not be evaluated: ${(error as Error).message}`, rule: i };
+    }
+    if (holds === true || (holds !== null && holds !== false && holds !== undefined && holds !== 0 && holds !== '')) return { action: rule.action, ...(rule.reason ? { reason: rule.reason } : {}), rule: i };
+  }
+  return { action: requireApproval ? 'require_approval' : 'allow' };
+}

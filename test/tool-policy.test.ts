@@ -1,0 +1,107 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLocalApp } from '../local/local-app';
+import { openaiProvider } from '../shared/models/openai-provider';
+import type { Runtime } from '../shared/runtime';
+import { call } from './helpers/http';
+import { testRt } from './helpers/runtime';
+import { newTenant, type TestTenant } from './helpers/tenant';
+
+/**
+ * Tool-call policy: rules over a call's arguments and context decide whether it runs, waits for a
+ * person or is denied. An OpenAI stand-in calls the tool named in the message with the amount in
+ * it, then answers with what the tool round said; a shop stand-in records the calls that reached it.
+ */
+const shopCalls: string[] = [];
+const shop = createServer((req, res) => {
+  shopCalls.push(`${req.method} ${req.url}`);
+  res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: true }));
+});
+const provider = createServer((req, res) => {
+  let raw = '';
+  req.on('data', (c: Buffer) => (raw += c.toString()));
+  req.on('end', () => {
+    const body = JSON.parse(raw) as { messages: Array<{ role: string; content: string | null }> };
+    const tool = body.messages.filter((m) => m.role === 'tool').at(-1);
+    const said = body.messages.filter((m) => m.role === 'user').at(-1)!.content!;
+    const [, name, amount] = /^(\w+) (\d+)/.exec(said) ?? [];
+    const message = tool
+      ? { role: 'assistant', content: `Tool said: ${tool.content}` }
+      : { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name, arguments: JSON.stringify({ amount: Number(amount) }) } }] };
+    res.writeHead(200, { 'content-type': 'application/json' }).end(
+      JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion', created: 1764115200, model: 'gpt-4o', choices: [{ index: 0, message, finish_reason: tool ? 'stop' : 'tool_calls' }], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } }),
+    );
+  });
+});
+
+let rt: Runtime;
+let t: TestTenant;
+let shopUrl = '';
+const api = (method: string, path: string, body?: unknown) => call(createLocalApp(rt), method, path, { key: t.apiKey, ...(body === undefined ? {} : { body }) });
+const tool = (name: string, policy: unknown) => ({ type: 'http', name, description: `${name} an order`, method: 'POST', url: `${shopUrl}/${name}`, parameters: { type: 'object', properties: { amount: { type: 'number' } }, required: ['amount'] }, policy });
+
+beforeAll(async () => {
+  await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => shop.listen(0, '127.0.0.1', resolve));
+  shopUrl = `http://localhost:${(shop.address() as AddressInfo).port}`;
+  const engine = openaiProvider({ baseUrl: `http://127.0.0.1:${(provider.address() as AddressInfo).port}/v1`, apiKey: 'sk-test' });
+  rt = { ...testRt, models: { ...testRt.models, resolve: async (name) => (name.startsWith('openai/') ? { name, model: name.slice(7), engine } : testRt.models.resolve(name)) } };
+  t = await newTenant();
+});
+afterAll(async () => {
+  await new Promise<void>((resolve) => provider.close(() => resolve()));
+  await new Promise<void>((resolve) => shop.close(() => resolve()));
+});
+
+describe('tool-call policy', () => {
+  it('lets small refunds through, holds larger ones for a person, and denies the largest without calling', async () => {
+    const agentId = (
+      await api('POST', '/v1/agents', {
+        name: 'Refunds',
+        model: 'openai/gpt-4o',
+        tools: [
+          tool('refund', [
+            { when: 'arguments.amount > 1000', action: 'deny', reason: 'Refunds over 1,000 are refused' },
+            { when: 'arguments.amount > 100', action: 'require_approval', reason: 'Refunds over 100 need a person' },
+          ]),
+        ],
+      })
+    ).body.data.id;
+    const before = shopCalls.length;
+    const small = (await api('POST', `/v1/agents/${agentId}/converse`, { message: 'refund 50' })).body.data;
+    expect(small).toMatchObject({ status: 'completed', reply: 'Tool said: {"ok":true}' });
+    expect(shopCalls.length).toBe(before + 1);
+
+    const held = (await api('POST', `/v1/agents/${agentId}/converse`, { message: 'refund 500' })).body.data;
+    expect(held).toMatchObject({ status: 'requires_action', pendingToolCalls: [{ tool: 'refund', arguments: { amount: 500 } }] });
+    expect(shopCalls.length).toBe(before + 1);
+    const approved = (await api('POST', `/v1/agents/${agentId}/converse`, { toolApprovals: [{ id: 'call_1', approved: true }], context: { sessionId: held.sessionId } })).body.data;
+    expect(approved.status).toBe('completed');
+    expect(shopCalls.length).toBe(before + 2);
+
+    const denied = (await api('POST', `/v1/agents/${agentId}/converse`, { message: 'refund 5000' })).body.data;
+    expect(denied.status).toBe('completed');
+    expect(denied.reply).toBe("Tool said: Error: This call was denied by the tool's policy: Refunds over 1,000 are refused");
+    expect(denied.toolCalls[0]).toMatchObject({ tool: 'refund', error: "This call was denied by the tool's policy: Refunds over 1,000 are refused" });
+    expect(shopCalls.length).toBe(before + 2);
+  });
+
+  it('judges on the end user: only user U may close an account', async () => {
+    const agentId = (await api('POST', '/v1/agents', { name: 'Accounts', model: 'openai/gpt-4o', tools: [tool('close', [{ when: "user.id != 'U'", action: 'deny', reason: 'Only U may close accounts' }])] })).body.data.id;
+    const before = shopCalls.length;
+    const byU = (await api('POST', `/v1/agents/${agentId}/converse`, { message: 'close 1', context: { userId: 'U' } })).body.data;
+    expect(byU.toolCalls[0].error).toBeUndefined();
+    const byV = (await api('POST', `/v1/agents/${agentId}/converse`, { message: 'close 1', context: { userId: 'V' } })).body.data;
+    expect(byV.toolCalls[0].error).toContain('Only U may close accounts');
+    const anonymous = (await api('POST', `/v1/agents/${agentId}/converse`, { message: 'close 1' })).body.data;
+    expect(anonymous.toolCalls[0].error).toContain('denied');
+    expect(shopCalls.length).toBe(before + 1);
+  });
+
+  it('refuses a rule that does not parse, naming it', async () => {
+    const bad = await api('POST', '/v1/agents', { name: 'Bad', model: 'openai/gpt-4o', tools: [tool('refund', [{ when: 'arguments.amount >', action: 'deny' }])] });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.message).toContain('tools[0].policy[0].when');
+  });
+});
