@@ -104,4 +104,21 @@ describe('tool-call policy', () => {
     expect(bad.status).toBe(400);
     expect(bad.body.error.message).toContain('tools[0].policy[0].when');
   });
+
+  it('fails a workflow http step its policy denies, for good, naming the rule', async () => {
+    const wf = await api('POST', '/v1/workflows', {
+      name: 'Refund',
+      steps: [{ id: 'pay', type: 'http', config: { method: 'POST', url: `${shopUrl}/refund`, body: { amount: '{{parameters.amount}}' }, policy: [{ when: 'arguments.body.amount > 100', action: 'deny', reason: 'Over 100 goes to a person' }] } }],
+    });
+    expect(wf.status).toBe(201);
+    const before = shopCalls.length;
+    const small = (await api('POST', `/v1/workflows/${wf.body.data.id}/execute`, { input: 'refund', parameters: { amount: 50 }, mode: 'sync' })).body.data;
+    expect(small.status).toBe('succeeded');
+    const large = (await api('POST', `/v1/workflows/${wf.body.data.id}/execute`, { input: 'refund', parameters: { amount: 500 }, mode: 'sync' })).body.data;
+    expect(large.status).toBe('failed');
+    expect(large.steps[0].error.message).toBe('The call of http was denied by policy rule 0: Over 100 goes to a person');
+    // Not retried: one attempt.
+    expect(large.steps[0].attempt).toBe(1);
+    expect(shopCalls.length).toBe(before + 1);
+  });
 });

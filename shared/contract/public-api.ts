@@ -3656,6 +3656,32 @@ export interface components {
                 expect?: number[];
                 /** @default 65536 */
                 maxResponseBytes?: number;
+                /**
+                 * @description Rules on the request as agents’ tools have them, over arguments {method, url, body}: one that denies it (or would hold it for a person) fails the step for good
+                 * @example [
+                 *       {
+                 *         "when": "arguments.amount > 1000",
+                 *         "action": "deny",
+                 *         "reason": "Refunds over 1,000 are refused"
+                 *       },
+                 *       {
+                 *         "when": "arguments.amount > 100",
+                 *         "action": "require_approval",
+                 *         "reason": "Refunds over 100 need a person"
+                 *       }
+                 *     ]
+                 */
+                policy?: {
+                    /**
+                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @example arguments.amount > 1000
+                     */
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    /** @description Told to the model (and the person approving) when the rule applies */
+                    reason?: string;
+                }[];
             };
             /**
              * @default GET
@@ -3688,6 +3714,12 @@ export interface components {
             expect?: number[];
             /** @default 65536 */
             maxResponseBytes?: number;
+            policy?: {
+                when: string;
+                /** @enum {string} */
+                action: "allow" | "require_approval" | "deny";
+                reason?: string;
+            }[];
         } | {
             /**
              * @description Stable step id; `step1`, `step2`… when omitted
@@ -4333,6 +4365,12 @@ export interface components {
                     expect?: number[];
                     /** @default 65536 */
                     maxResponseBytes?: number;
+                    policy?: {
+                        when: string;
+                        /** @enum {string} */
+                        action: "allow" | "require_approval" | "deny";
+                        reason?: string;
+                    }[];
                 };
                 method?: unknown;
                 url?: unknown;
@@ -4341,6 +4379,7 @@ export interface components {
                 auth?: unknown;
                 expect?: unknown;
                 maxResponseBytes?: unknown;
+                policy?: unknown;
             } | {
                 id: string;
                 name?: unknown;
@@ -4735,6 +4774,32 @@ export interface components {
                 expect?: number[];
                 /** @default 65536 */
                 maxResponseBytes?: number;
+                /**
+                 * @description Rules on the request as agents’ tools have them, over arguments {method, url, body}: one that denies it (or would hold it for a person) fails the step for good
+                 * @example [
+                 *       {
+                 *         "when": "arguments.amount > 1000",
+                 *         "action": "deny",
+                 *         "reason": "Refunds over 1,000 are refused"
+                 *       },
+                 *       {
+                 *         "when": "arguments.amount > 100",
+                 *         "action": "require_approval",
+                 *         "reason": "Refunds over 100 need a person"
+                 *       }
+                 *     ]
+                 */
+                policy?: {
+                    /**
+                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @example arguments.amount > 1000
+                     */
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    /** @description Told to the model (and the person approving) when the rule applies */
+                    reason?: string;
+                }[];
             };
             /**
              * @default GET
@@ -4767,6 +4832,12 @@ export interface components {
             expect?: number[];
             /** @default 65536 */
             maxResponseBytes?: number;
+            policy?: {
+                when: string;
+                /** @enum {string} */
+                action: "allow" | "require_approval" | "deny";
+                reason?: string;
+            }[];
         } | {
             /** @description Unique in the workflow; later steps of the map read its output */
             id: string;

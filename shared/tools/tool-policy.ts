@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import { AppError } from '../errors';
 import { evaluateExpression, expressionError } from '../jsonata-expression';
 
 /**
@@ -67,4 +68,16 @@ export async function decideCall(policy: PolicyRule[] | undefined, requireApprov
     if (holds === true || (holds !== null && holds !== false && holds !== undefined && holds !== 0 && holds !== '')) return { action: rule.action, ...(rule.reason ? { reason: rule.reason } : {}), rule: i };
   }
   return { action: requireApproval ? 'require_approval' : 'allow' };
+}
+
+/**
+ * A workflow step's call under its policy: no person is there to approve, so a call the policy
+ * denies or holds for approval fails the step, for good (retrying the same call cannot change it).
+ */
+export async function assertCallAllowed(policy: PolicyRule[] | undefined, requireApproval: boolean, context: CallContext): Promise<void> {
+  const decision = await decideCall(policy, requireApproval, context);
+  if (decision.action === 'allow') return;
+  const rule = decision.rule !== undefined ? `policy rule ${decision.rule}` : 'requireApproval';
+  const why = decision.action === 'deny' ? `was denied by ${rule}` : `needs a person's approval (${rule}): put a human step before it`;
+  throw new AppError('UNPROCESSABLE', `The call of ${context.tool} ${why}${decision.reason ? `: ${decision.reason}` : ''}`, { tool: context.tool, ...(decision.rule !== undefined ? { rule: decision.rule } : {}) }, { retryable: false });
 }

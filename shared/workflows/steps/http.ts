@@ -2,7 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { UpstreamError } from '../../errors';
 import { outboundRequest } from '../../net/outbound';
 import { integerBetween } from '../../schema-helpers';
-import { authHeaders, authInput, sealAuth, showAuth, type StoredAuth } from '../../tools';
+import { assertCallAllowed, authHeaders, authInput, policyInput, sealAuth, showAuth, type StoredAuth } from '../../tools';
 import { renderDeep, renderTemplate, TEMPLATE, templateText, type TemplateScope } from '../../templates';
 import type { WorkKind } from './step-kind';
 
@@ -17,6 +17,7 @@ const config = z
     auth: authInput.optional().openapi({ description: 'Sealed when stored; responses show `{type, configured: true}`' }),
     expect: z.array(integerBetween(100, 599)).min(1).max(50).optional().openapi({ description: 'Statuses that count as success (default: any 2xx)' }),
     maxResponseBytes: integerBetween(1, MAX_HTTP_RESPONSE_BYTES).default(64 * 1024),
+    policy: policyInput.optional().openapi({ description: 'Rules on the request as agents’ tools have them, over arguments {method, url, body}: one that denies it (or would hold it for a person) fails the step for good' }),
   })
   .superRefine((cfg, ctx) => {
     let url: URL | undefined;
@@ -84,6 +85,7 @@ export const http: WorkKind<typeof config> = {
       headers['content-type'] ??= 'application/json';
     }
     const url = renderUrl(stored.url, vars);
+    await assertCallAllowed(stored.policy, false, { arguments: { method: stored.method, url, ...(body !== undefined ? { body: JSON.parse(body) as unknown } : {}) }, user: { id: null }, tenant: { id: scope.tenantId }, tool: 'http' });
     const response = await outboundRequest(url, { method: stored.method, headers, body, timeoutMs: timeoutMs ?? 30_000, maxBytes: stored.maxResponseBytes, signal: deadline }, rt.outbound);
     const text = response.body.toString('utf8');
     const isJson = /[/+]json\b/i.test(response.headers['content-type'] ?? '');

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { AppError, UpstreamError, ValidationError } from '../../errors';
-import { httpInput, mcpInput, openApiInput, type StoredTool, remoteKindOf, prepareTool, presentTool, runTool, toolContext, toolsOf } from '../../tools';
+import { assertCallAllowed, httpInput, mcpInput, openApiInput, type StoredTool, remoteKindOf, prepareTool, presentTool, runTool, toolContext, toolsOf } from '../../tools';
 import { renderDeep } from '../../templates';
 import type { WorkKind } from './step-kind';
 
@@ -41,7 +41,10 @@ export const tool: WorkKind<typeof config> = {
       const names = tools.map((t) => t.name).join(', ') || 'none';
       throw new AppError('UNPROCESSABLE', cfg.name ? `The tool has no ${cfg.name} (it has: ${names})` : `The tool gives several tools: name one of ${names}`, { field: 'name' }, { retryable: tools.length === 0 });
     }
-    const outcome = await runTool(chosen, renderDeep(cfg.arguments, vars), context);
+    const args = renderDeep(cfg.arguments, vars) as Record<string, unknown>;
+    // The definition's policy holds for steps too: a call it denies (or would hold for a person) fails the step.
+    await assertCallAllowed(chosen.policy, chosen.requireApproval, { arguments: args, user: { id: null }, tenant: { id: scope.tenantId }, tool: chosen.name });
+    const outcome = await runTool(chosen, args, context);
     if (!outcome.ok) {
       if (outcome.invalidArguments) throw new ValidationError('arguments', outcome.error.replace(/^invalid arguments: /, ''));
       throw new UpstreamError(`The tool ${chosen.name} failed: ${outcome.error}`, { tool: chosen.name }, { retryable: outcome.retryable });
