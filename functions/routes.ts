@@ -19,7 +19,7 @@ export interface RouteGroupSpec {
 export const ROUTE_GROUPS = {
   agents: {
     constructId: 'Agents',
-    paths: ['/v1/agents', '/v1/usage', '/v1/traces', '/v1/eval-datasets', '/v1/eval-runs'],
+    paths: ['/v1/agents', '/v1/usage', '/v1/traces', '/v1/eval-datasets', '/v1/eval-runs', '/v1/end-users'],
     apiKeyRequired: true,
     // OpenAI clients send the key as `Authorization: Bearer`, which API Gateway's key check does
     // not read: the app authenticates and rate-limits that route itself.

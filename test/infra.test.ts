@@ -97,7 +97,7 @@ describe('CDK app', () => {
     };
     const methods = Object.values(api.findResources('AWS::ApiGateway::Method'));
     const byPath = methods.map((m) => ({ path: pathOf(m.Properties.ResourceId.Ref), keyRequired: m.Properties.ApiKeyRequired }));
-    for (const group of ['agents', 'knowledge-sources', 'workflows', 'executions', 'usage', 'traces', 'eval-datasets', 'eval-runs']) {
+    for (const group of ['agents', 'knowledge-sources', 'workflows', 'executions', 'usage', 'traces', 'eval-datasets', 'eval-runs', 'end-users']) {
       expect(byPath).toEqual(expect.arrayContaining([
         { path: `/v1/${group}`, keyRequired: true },
         { path: `/v1/${group}/{proxy+}`, keyRequired: true },
@@ -106,9 +106,9 @@ describe('CDK app', () => {
     for (const m of byPath.filter((m) => m.path.startsWith('/v1/docs') || m.path.startsWith('/v1/openapi.json'))) {
       expect(m.keyRequired).toBe(false);
     }
-    expect(byPath.filter((m) => m.keyRequired === true)).toHaveLength(16);
+    expect(byPath.filter((m) => m.keyRequired === true)).toHaveLength(18);
     const options = methods.filter((m) => m.Properties.HttpMethod === 'OPTIONS');
-    expect(options).toHaveLength(16); // beside each keyed ANY
+    expect(options).toHaveLength(18); // beside each keyed ANY
     for (const m of options) expect(m.Properties.ApiKeyRequired).toBe(false);
     expect(byPath).toContainEqual({ path: '/v1/chat/completions', keyRequired: false });
     // The platform API authenticates access tokens in the app: no API key.
@@ -160,9 +160,9 @@ describe('CDK app', () => {
   it('streams the agents group (converse, chat completions) and the workflows group (execution events) with response streaming', () => {
     const methods = Object.values(api.findResources('AWS::ApiGateway::Method'));
     const streaming = methods.filter((m) => m.Properties.Integration.ResponseTransferMode === 'STREAM');
-    // /v1/agents, /v1/usage, /v1/traces, /v1/eval-datasets and /v1/eval-runs and below (ANY and OPTIONS each); /v1/chat/completions,
+    // /v1/agents, /v1/usage, /v1/traces, /v1/eval-datasets, /v1/eval-runs and /v1/end-users and below (ANY and OPTIONS each); /v1/chat/completions,
     // /v1/models and /v1/responses (and below); /v1/workflows and /v1/executions and below (ANY and OPTIONS each), /v1/hooks and below (ANY, no key)
-    expect(streaming).toHaveLength(36);
+    expect(streaming).toHaveLength(40);
     for (const m of streaming) expect(JSON.stringify(m.Properties.Integration.Uri)).toContain('response-streaming-invocations');
   });
 

@@ -11,6 +11,7 @@ import { registerResponses } from './responses';
 import { registerTraces } from './trace-routes';
 import { registerUsage } from './usage-routes';
 import { EVAL_JSON_LINES_PATHS, registerEvalRoutes } from './eval-routes';
+import { registerEndUserRoutes } from './end-user-routes';
 import type { RuntimeWith } from '../../shared/runtime';
 
 /** `/v1/agents` (CRUD, converse, sessions), the OpenAI-compatible `/v1/chat/completions` and `/v1/models`, and evaluations (`/v1/eval-datasets`). */
@@ -41,6 +42,7 @@ export function createAgentsApp(rt: RuntimeWith<'models' | 'secrets' | 'queues'>
   registerUsage(app, rt);
   registerTraces(app, rt);
   registerEvalRoutes(app, rt);
+  registerEndUserRoutes(app, rt);
   return app;
 }
 

@@ -154,6 +154,11 @@ export function memoryGraphStore(db: Db) {
     return items.length;
   }
 
+  /** Everything every agent remembers of one user (or anonymous session). */
+  async function memoryOf(scope: TenantScope, userKey: string): Promise<MemoryItem[]> {
+    return (await queryAll(keys.memoryPartition(scope, userKey))).map(strip);
+  }
+
   /** Deletes one node (and the edges that touch it) or one edge or episode. */
   async function deleteMemoryItem(scope: TenantScope, userKey: string, item: MemoryItem): Promise<number> {
     const doomed: MemoryItem[] = [item];
@@ -164,7 +169,7 @@ export function memoryGraphStore(db: Db) {
     await batchWrite(doomed.map((d) => deleteRequest(keys.memoryItem(scope, userKey, d.agentId, d.kind, d.id))));
     return doomed.length;
   }
-  return { loadMemory, getMemoryItem, rememberedUsers, everyRememberedUser, upsertNode, invalidateEdge, putMemoryItems, deleteMemoryOf, deleteMemoryItem };
+  return { loadMemory, getMemoryItem, rememberedUsers, everyRememberedUser, upsertNode, invalidateEdge, putMemoryItems, deleteMemoryOf, deleteMemoryItem, memoryOf };
 }
 
 export type MemoryGraphStore = ReturnType<typeof memoryGraphStore>;

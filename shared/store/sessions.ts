@@ -164,6 +164,31 @@ export function sessionsStore(db: Db, clock: Clock) {
     }
   }
 
+  /** Every session of one end user (`context.userId`), across the tenant's agents. */
+  async function sessionsOfUser(scope: TenantScope, userId: string): Promise<Array<{ agentId: string; sessionId: string }>> {
+    const found: Array<{ agentId: string; sessionId: string }> = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const out = await db.client.send(
+        new QueryCommand({
+          TableName: db.table,
+          KeyConditionExpression: 'pk = :pk',
+          FilterExpression: 'userId = :user',
+          ExpressionAttributeValues: { ':pk': keys.sessionIndexPartition(scope), ':user': userId },
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of out.Items ?? []) found.push({ agentId: String(item.agentId), sessionId: String(item.sessionId) });
+      start = out.LastEvaluatedKey;
+    } while (start);
+    return found;
+  }
+
+  /** Every message of a session, oldest first. */
+  async function allMessages(scope: TenantScope, agentId: string, sessionId: string): Promise<SessionMessage[]> {
+    return (await queryAll(keys.sessionPartition(scope, agentId, sessionId))).map(strip);
+  }
+
   /** The session's sealed token vault (guardrails' tokenize), or undefined. */
   async function getVault(scope: TenantScope, agentId: string, sessionId: string): Promise<unknown> {
     const out = await db.client.send(new GetCommand({ TableName: db.table, Key: keys.sessionIndex(scope, agentId, sessionId), ProjectionExpression: 'vault' }));
@@ -185,7 +210,7 @@ export function sessionsStore(db: Db, clock: Clock) {
     ]);
     return items.length;
   }
-  return { appendMessages, touchSession, recentMessages, listMessages, listSessions, sessionsOf, deleteSession, getMessage, messageBefore, setFeedback, getVault, putVault };
+  return { appendMessages, touchSession, recentMessages, listMessages, listSessions, sessionsOf, deleteSession, getMessage, messageBefore, setFeedback, getVault, putVault, sessionsOfUser, allMessages };
 }
 
 export type SessionsStore = ReturnType<typeof sessionsStore>;
