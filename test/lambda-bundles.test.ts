@@ -45,11 +45,13 @@ describe('Lambda bundles', () => {
 
   it('bundles the agents handler into one small ESM file that serves the API', async () => {
     const file = await bundle('agents');
-    // 1.6 MiB: zod with its locales (455 KB, which zod-openapi's extension of the zod namespace
+    // 1.7 MiB: zod with its locales (450 KB, which zod-openapi's extension of the zod namespace
     // keeps in every bundle), the AWS SDK, and the MCP SDK's client with ajv (~200 KB, loaded only
-    // when an agent first calls an MCP server); the agents group's own code is ~110 KB, versions
-    // and aliases (with fast-json-patch for their diffs, 12 KB) included.
-    expect(statSync(file).size).toBeLessThan(1.6 * 1024 * 1024);
+    // when an agent first calls an MCP server); the agents group's own code is ~130 KB, versions
+    // and aliases (with fast-json-patch for their diffs, 12 KB), evaluations and guardrails
+    // included, and JSONata (81 KB) for tool policies. Issue 34 brings it under 1 MB (the locales
+    // first); until then this holds it where it is.
+    expect(statSync(file).size).toBeLessThan(1.7 * 1024 * 1024);
     const { handler } = (await import(pathToFileURL(file).href)) as { handler: unknown };
     const t = await newTenant();
     const created = await invokeStreaming(handler, restEvent('POST', '/v1/agents', { apiKey: t.apiKey, body: { name: 'From the bundle', model: 'gpt-4' } }));
