@@ -64,9 +64,14 @@ function phoneValid(value: string): boolean {
   if (/^\d{3}-\d{2}-\d{4}$/.test(value)) return false;
   // Dates (2026-11-26, 26.11.2026) and times are not phones.
   if (/^\d{4}[-./]\d{1,2}[-./]\d{1,2}$|^\d{1,2}[-./]\d{1,2}[-./]\d{2,4}$/.test(value)) return false;
-  // Every group but the first has at least 2 digits (1-2-3-4-5 is a list, not a number).
+  // Every group but the first (and, after a +country code, the area code: +61 2 …) has at least 2
+  // digits (1-2-3-4-5 is a list, not a number).
   const groups = value.replace(/^\+/, '').split(/[\s.\-()]+/).filter(Boolean);
-  return groups.slice(1).every((g) => g.length >= 2);
+  if (!groups.slice(value.startsWith('+') ? 2 : 1).every((g) => g.length >= 2)) return false;
+  // Two bare groups (no +, no parentheses) are a phone when they are a local 3+4 number or long
+  // enough to hold an area code: a ticket 2026-1187 is not.
+  if (groups.length === 2 && !/[+(]/.test(value)) return (groups[0]!.length === 3 && groups[1]!.length === 4) || digits.length >= 9;
+  return true;
 }
 
 /** An IPv4 or IPv6 address: parsed as one (a version number such as 1.2.3 is not). */
@@ -101,7 +106,7 @@ const DETECTORS: Detector[] = [
   { entity: 'us_ssn', pattern: /\b\d{3}-\d{2}-\d{4}\b/g, valid: ssnValid },
   { entity: 'ip_address', pattern: /\b(?:\d{1,3}\.){3}\d{1,3}\b|(?:\b[0-9A-Fa-f]{1,4})?(?::[0-9A-Fa-f]{0,4}){2,7}(?::\d{1,3}(?:\.\d{1,3}){3})?/g, valid: ipValid },
   // Not inside an identifier (A-1234-5678 is an order, not a phone): nothing word-like or a hyphen before it.
-  { entity: 'phone', pattern: /(?<![\w-])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{1,4}\)[\s.-]?)?\d{2,5}(?:[\s.-]\d{2,6}){1,4}\b|\+\d{7,15}\b/g, valid: phoneValid },
+  { entity: 'phone', pattern: /(?<![\w-])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{1,4}\)[\s.-]?)?\d{1,5}(?:[\s.-]\d{2,6}){1,4}\b|\+\d{7,15}\b/g, valid: phoneValid },
 ];
 
 /**
