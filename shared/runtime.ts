@@ -34,6 +34,8 @@ export interface RuntimeCaches {
    */
   readonly releaseAliases: BoundedCache<unknown>;
   readonly releaseVersions: BoundedCache<unknown>;
+  /** Tenants' default guardrails, read by every guarded turn: kept 30 s (a change reaches every instance within it). */
+  readonly tenantGuardrails: BoundedCache<unknown>;
 }
 
 export function runtimeCaches(clock: Clock): RuntimeCaches {
@@ -42,6 +44,7 @@ export function runtimeCaches(clock: Clock): RuntimeCaches {
     queryVectors: new BoundedCache(clock, 1000),
     releaseAliases: new BoundedCache(clock, 1000, 5_000),
     releaseVersions: new BoundedCache(clock, 100, 60_000),
+    tenantGuardrails: new BoundedCache(clock, 1000, 30_000),
   };
 }
 

@@ -8,6 +8,8 @@ import { call } from './helpers/http';
 import { testRt } from './helpers/runtime';
 import { parseSse } from './helpers/sse';
 import { newTenant, type TestTenant } from './helpers/tenant';
+import { pcall, provision } from './helpers/platform';
+import { testPlatformSecrets } from './helpers/runtime';
 
 /**
  * Guardrails at the wire: an OpenAI stand-in records every request body and answers by repeating
@@ -185,5 +187,24 @@ describe('guardrails: mask, block, topics, words, detect', () => {
     const stop = await api('POST', '/v1/agents', { name: 'X', model: 'openai/gpt-4o', guardrails: { deniedTopics: [{ name: 'x', phrases: ['the of and'] }] } });
     expect(stop.status).toBe(400);
     expect(stop.body.error.message).toContain('guardrails.deniedTopics[0].phrases[0]');
+  });
+});
+
+describe('guardrails: a tenant default', () => {
+  it('holds for every agent of the tenant, and an agent’s own extend it', async () => {
+    const tenant = await provision(app(), testPlatformSecrets.adminToken);
+    const set = await pcall(app(), 'PUT', '/platform/guardrails', tenant.accessToken, { body: { pii: { entities: ['email'], action: 'mask' }, blockedMessage: 'Not here.' } });
+    expect(set.status).toBe(200);
+    expect((await pcall(app(), 'GET', '/platform/guardrails', tenant.accessToken)).body.data.guardrails).toMatchObject({ pii: { entities: ['email'], action: 'mask' } });
+    const own = (path: string, body: unknown) => call(app(), 'POST', path, { key: tenant.apiKey, body });
+    const plain = (await own('/v1/agents', { name: 'Plain', model: 'openai/gpt-4o' })).body.data.id;
+    const strict = (await own('/v1/agents', { name: 'Strict', model: 'openai/gpt-4o', guardrails: { blockedWords: ['darn'] } })).body.data.id;
+    const before = bodies.length;
+    expect((await own(`/v1/agents/${plain}/converse`, { message: `mail ${EMAIL}` })).body.data.reply).toBe('You said: mail [EMAIL]. Done.');
+    expect(sentSince(before)).not.toContain(EMAIL);
+    expect((await own(`/v1/agents/${strict}/converse`, { message: 'darn it' })).body.data).toMatchObject({ status: 'blocked', reply: 'Not here.' });
+    expect((await own(`/v1/agents/${strict}/converse`, { message: `mail ${EMAIL}` })).body.data.reply).toBe('You said: mail [EMAIL]. Done.');
+    expect((await pcall(app(), 'DELETE', '/platform/guardrails', tenant.accessToken)).body.data.guardrails).toBeNull();
+    expect((await own(`/v1/agents/${plain}/converse`, { message: `mail ${EMAIL}` })).body.data.reply).toContain(EMAIL);
   });
 });

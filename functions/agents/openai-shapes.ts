@@ -20,10 +20,14 @@ const chatUsage = z.object({ prompt_tokens: z.int(), completion_tokens: z.int(),
 const stored = {
   sessionId: z.string().optional().openapi({ description: 'With store: true, the session the exchange is kept in' }),
   messageId: z.string().optional().openapi({ description: 'With store: true, the stored reply’s id (what feedback names)' }),
+  guardrails: z.array(z.record(z.string(), z.unknown())).optional().openapi({ description: 'What the agent’s guardrails found (as converse reports it); a refused turn’s reply is their blocked message' }),
 };
 
-/** The session and message a stored exchange is kept as; nothing when it was not stored. */
-export const storedAs = (done: { sessionId: string; messageId?: string }) => (done.messageId ? { sessionId: done.sessionId, messageId: done.messageId } : {});
+/** The session and message a stored exchange is kept as (nothing when it was not stored), and what the guardrails found. */
+export const storedAs = (done: { sessionId: string; messageId?: string; guardrails?: unknown[] }) => ({
+  ...(done.messageId ? { sessionId: done.sessionId, messageId: done.messageId } : {}),
+  ...(done.guardrails ? { guardrails: done.guardrails } : {}),
+});
 
 export const chatCompletion = z
   .object({

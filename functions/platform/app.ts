@@ -13,6 +13,7 @@ import { registerDbOpsRoutes } from './db-ops-routes';
 import { registerMemoryRoutes } from './memory-routes';
 import { registerResourceRoutes } from './resource-routes';
 import { registerUsageRoutes } from './usage-routes';
+import { registerGuardrailsRoutes } from './guardrails-routes';
 import { registerTenantRoutes } from './tenant-routes';
 import type { RuntimeWith } from '../../shared/runtime';
 
@@ -45,6 +46,7 @@ export function createPlatformApp(rt: RuntimeWith<'scheduler' | 'gateway' | 'pla
   registerMemoryRoutes(app, rt);
   registerResourceRoutes(app, rt);
   registerUsageRoutes(app, rt);
+  registerGuardrailsRoutes(app, rt);
 
   // Two bearer schemes a generated client can tell apart: a tenant's access token and the admin token.
   app.openAPIRegistry.registerComponent('securitySchemes', 'PlatformToken', {

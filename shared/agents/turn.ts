@@ -16,7 +16,7 @@ import { countingCalls, modelDeadline, rememberTurn } from './turn-memory';
 import type { AgentTurn, Runtime } from '../runtime';
 import { DRAFT } from '../releases';
 import { addSpanEvent, withSpanLabels } from '../telemetry';
-import { Guard, guardedModel, openVault, saveVault } from '../guardrails';
+import { effectiveGuardrails, Guard, guardedModel, openVault, saveVault, tenantGuardrails } from '../guardrails';
 import { agentAddress, agentForTurn, type AgentTarget, type AgentVersionRef } from './agent-releases';
 
 const agentVersionRef = z.union([z.number(), z.literal(DRAFT)]);
@@ -499,7 +499,8 @@ export type ConverseResult = Awaited<ReturnType<typeof endTurn>>;
 
 /** The agent's guardrails for a turn, with the session's token vault when values are tokenized (and the session is Cairn's). */
 async function guardOf(rt: Runtime, scope: TenantScope, agent: Agent, sessionId: string, kept: boolean): Promise<Guard | undefined> {
-  const settings = agent.guardrails;
+  // The tenant's defaults, extended by the agent's own.
+  const settings = effectiveGuardrails(await tenantGuardrails(rt, scope), agent.guardrails);
   if (!settings) return undefined;
   const vault = settings.pii?.action === 'tokenize' && kept ? await openVault(rt, scope, agent.id, sessionId) : {};
   return new Guard(settings, vault);

@@ -2273,6 +2273,10 @@ export interface components {
                 sessionId?: string;
                 /** @description With store: true, the stored reply’s id (what feedback names) */
                 messageId?: string;
+                /** @description What the agent’s guardrails found (as converse reports it); a refused turn’s reply is their blocked message */
+                guardrails?: {
+                    [key: string]: unknown;
+                }[];
             };
         };
         ChatCompletionToolCall: {
@@ -2476,6 +2480,10 @@ export interface components {
                 sessionId?: string;
                 /** @description With store: true, the stored reply’s id (what feedback names) */
                 messageId?: string;
+                /** @description What the agent’s guardrails found (as converse reports it); a refused turn’s reply is their blocked message */
+                guardrails?: {
+                    [key: string]: unknown;
+                }[];
             };
         };
         /**

@@ -8,3 +8,4 @@ export { guardedModel } from './guarded-model';
 export { findPii, PII_ENTITIES, type PiiEntity, type PiiMatch } from './pii';
 export { DEFAULT_BLOCKED_MESSAGE, effectiveGuardrails, guardrailsInput, type Guardrails } from './settings';
 export { openVault, restoreTokens, saveVault } from './vault';
+export { setTenantGuardrails, tenantGuardrails } from './tenant-default';

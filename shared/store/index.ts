@@ -24,6 +24,7 @@ import { sourceSecretsStore } from './source-secrets';
 import { syncLedgerStore } from './sync-ledger';
 import { unfinishedWorkStore } from './unfinished-work';
 import { tokenBudgetsStore } from './token-budgets';
+import { tenantSettingsStore } from './tenant-settings';
 import { usageStore } from './usage';
 import { webhookDeliveriesStore } from './webhook-deliveries';
 
@@ -54,6 +55,7 @@ export function createStore(db: Db, clock: Clock) {
     unfinishedWork: unfinishedWorkStore(db),
     usage: usageStore(db),
     tokenBudgets: tokenBudgetsStore(db),
+    tenantSettings: tenantSettingsStore(db),
     webhookDeliveries: webhookDeliveriesStore(db, clock),
     hooks: hooksStore(db, clock),
     schedules: schedulesStore(db, clock),

@@ -215,6 +215,8 @@ export const keys = {
   /** A tenant's token budget: its own limit, and per month the tokens spent and reserved. */
   tokenBudget: (scope: TenantScope, month: string): ItemKey => ({ pk: `${scoped(scope)}#BUDGET`, sk: month }),
   tokenBudgetLimit: (scope: TenantScope): ItemKey => ({ pk: `${scoped(scope)}#BUDGET`, sk: 'LIMIT' }),
+  /** A tenant's default guardrails (an agent's own extend them). */
+  tenantGuardrails: (scope: TenantScope): ItemKey => ({ pk: `${scoped(scope)}#SETTINGS`, sk: 'GUARDRAILS' }),
 
   rateWindow: (scope: TenantScope, keyId: string, area: string, hourStart: number): ItemKey => ({
     pk: `${scoped(scope)}#RATE#${keyId}#${area}`,

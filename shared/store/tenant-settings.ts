@@ -1,0 +1,22 @@
+import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { TenantScope } from '../tenancy';
+import type { Db } from './db';
+import { keys } from './keys';
+
+/** A tenant's settings that hold for all its agents: its default guardrails. */
+export function tenantSettingsStore(db: Db) {
+  async function getGuardrails(scope: TenantScope): Promise<unknown> {
+    const out = await db.client.send(new GetCommand({ TableName: db.table, Key: keys.tenantGuardrails(scope) }));
+    return out.Item?.guardrails;
+  }
+
+  async function setGuardrails(scope: TenantScope, guardrails: unknown): Promise<void> {
+    // null removes them.
+    if (guardrails === null) await db.client.send(new DeleteCommand({ TableName: db.table, Key: keys.tenantGuardrails(scope) }));
+    else await db.client.send(new PutCommand({ TableName: db.table, Item: { ...keys.tenantGuardrails(scope), guardrails } }));
+  }
+
+  return { getGuardrails, setGuardrails };
+}
+
+export type TenantSettingsStore = ReturnType<typeof tenantSettingsStore>;
