@@ -16,12 +16,14 @@ import { newTenant, type TestTenant } from './helpers/tenant';
 const shopCalls: string[] = [];
 const shop = createServer((req, res) => {
   shopCalls.push(`${req.method} ${req.url}`);
-  res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: true }));
+  res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(req.url === '/lookup' ? { customer: 'cust@example.com' } : { ok: true }));
 });
+const providerBodies: string[] = [];
 const provider = createServer((req, res) => {
   let raw = '';
   req.on('data', (c: Buffer) => (raw += c.toString()));
   req.on('end', () => {
+    providerBodies.push(raw);
     const body = JSON.parse(raw) as { messages: Array<{ role: string; content: string | null }> };
     const tool = body.messages.filter((m) => m.role === 'tool').at(-1);
     const said = body.messages.filter((m) => m.role === 'user').at(-1)!.content!;
@@ -120,5 +122,16 @@ describe('tool-call policy', () => {
     // Not retried: one attempt.
     expect(large.steps[0].attempt).toBe(1);
     expect(shopCalls.length).toBe(before + 1);
+  });
+
+  it('tokenizes what a tool returns before the model sees it, and restores it for the person', async () => {
+    const agentId = (await api('POST', '/v1/agents', { name: 'Lookup', model: 'openai/gpt-4o', guardrails: { pii: { entities: ['email'], action: 'tokenize' } }, tools: [tool('lookup', undefined)] })).body.data.id;
+    const before = providerBodies.length;
+    const turn = (await api('POST', `/v1/agents/${agentId}/converse`, { message: 'lookup 7' })).body.data;
+    const sent = providerBodies.slice(before).join('\n');
+    expect(sent).not.toContain('cust@example.com');
+    expect(sent).toContain('<EMAIL_1>');
+    expect(turn.reply).toBe('Tool said: {"customer":"cust@example.com"}');
+    expect(turn.guardrails).toEqual([{ type: 'pii', entity: 'email', action: 'tokenize', where: 'tool_result', enforced: true }]);
   });
 });
