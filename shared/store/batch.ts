@@ -60,7 +60,14 @@ function sortKeyCondition(range: SortKeyRange | undefined) {
 }
 
 /** Every item of a partition (optionally of a range of sort keys), following pagination. */
-async function queryAll(db: Db, pk: string, range?: string | SortKeyRange): Promise<Record<string, unknown>[]> {
+/** A filter a query applies after reading (it costs the reads of what it drops). */
+export interface QueryFilter {
+  expression: string;
+  names?: Record<string, string>;
+  values: Record<string, unknown>;
+}
+
+async function queryAll(db: Db, pk: string, range?: string | SortKeyRange, filter?: QueryFilter): Promise<Record<string, unknown>[]> {
   const items: Record<string, unknown>[] = [];
   const condition = sortKeyCondition(typeof range === 'string' ? { prefix: range } : range);
   let start: Record<string, unknown> | undefined;
@@ -69,7 +76,8 @@ async function queryAll(db: Db, pk: string, range?: string | SortKeyRange): Prom
       new QueryCommand({
         TableName: db.table,
         KeyConditionExpression: condition.KeyConditionExpression,
-        ExpressionAttributeValues: { ':pk': pk, ...condition.values },
+        ExpressionAttributeValues: { ':pk': pk, ...condition.values, ...filter?.values },
+        ...(filter ? { FilterExpression: filter.expression, ...(filter.names ? { ExpressionAttributeNames: filter.names } : {}) } : {}),
         ExclusiveStartKey: start,
       }),
     );
@@ -84,7 +92,7 @@ export function batchOps(db: Db) {
   return {
     batchWrite: (requests: WriteRequest[], concurrency?: number) => batchWrite(db, requests, concurrency),
     batchGet: (itemKeys: ItemKey[], options?: { consistent?: boolean }) => batchGet(db, itemKeys, options),
-    queryAll: (pk: string, range?: string | SortKeyRange) => queryAll(db, pk, range),
+    queryAll: (pk: string, range?: string | SortKeyRange, filter?: QueryFilter) => queryAll(db, pk, range, filter),
   };
 }
 

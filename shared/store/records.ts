@@ -7,14 +7,13 @@ import {
   DeleteCommand,
   GetCommand,
   PutCommand,
-  QueryCommand,
   TransactWriteCommand,
   type TransactWriteCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { ConflictError, NotFoundError, ValidationError } from '../errors';
 import type { TenantScope } from '../tenancy';
-import { readPage } from './batch';
+import { batchOps, readPage } from './batch';
 import { ifConditionHolds } from './conditional';
 import type { Db } from './db';
 import { keys, type RecordKind } from './keys';
@@ -161,23 +160,8 @@ export function recordsStore(db: Db, clock: Clock) {
 
     /** Every record whose list attribute contains a value (pages through the partition). */
     async function containing(scope: TenantScope, attribute: string, value: string): Promise<T[]> {
-      const found: T[] = [];
-      let start: Record<string, unknown> | undefined;
-      do {
-        const out = await db.client.send(
-          new QueryCommand({
-            TableName: db.table,
-            KeyConditionExpression: 'pk = :pk',
-            FilterExpression: 'contains(#attr, :value)',
-            ExpressionAttributeNames: { '#attr': attribute },
-            ExpressionAttributeValues: { ':pk': keys.recordPartition(scope, kind), ':value': value },
-            ExclusiveStartKey: start,
-          }),
-        );
-        for (const item of out.Items ?? []) found.push(read(item));
-        start = out.LastEvaluatedKey;
-      } while (start);
-      return found;
+      const items = await batchOps(db).queryAll(keys.recordPartition(scope, kind), undefined, { expression: 'contains(#attr, :value)', names: { '#attr': attribute }, values: { ':value': value } });
+      return items.map(read);
     }
 
     /**

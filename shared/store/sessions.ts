@@ -166,22 +166,8 @@ export function sessionsStore(db: Db, clock: Clock) {
 
   /** Every session of one end user (`context.userId`), across the tenant's agents. */
   async function sessionsOfUser(scope: TenantScope, userId: string): Promise<Array<{ agentId: string; sessionId: string }>> {
-    const found: Array<{ agentId: string; sessionId: string }> = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const out = await db.client.send(
-        new QueryCommand({
-          TableName: db.table,
-          KeyConditionExpression: 'pk = :pk',
-          FilterExpression: 'userId = :user',
-          ExpressionAttributeValues: { ':pk': keys.sessionIndexPartition(scope), ':user': userId },
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const item of out.Items ?? []) found.push({ agentId: String(item.agentId), sessionId: String(item.sessionId) });
-      start = out.LastEvaluatedKey;
-    } while (start);
-    return found;
+    const items = await queryAll(keys.sessionIndexPartition(scope), undefined, { expression: 'userId = :user', values: { ':user': userId } });
+    return items.map((item) => ({ agentId: String(item.agentId), sessionId: String(item.sessionId) }));
   }
 
   /** Every message of a session, oldest first. */
