@@ -134,4 +134,20 @@ describe('tool-call policy', () => {
     expect(turn.reply).toBe('Tool said: {"customer":"cust@example.com"}');
     expect(turn.guardrails).toEqual([{ type: 'pii', entity: 'email', action: 'tokenize', where: 'tool_result', enforced: true }]);
   });
+
+  it('keeps a turn waiting for approval as the session is: its values tokenized, acted on once approved', async () => {
+    const agentId = (await api('POST', '/v1/agents', { name: 'Held', model: 'openai/gpt-4o', guardrails: { pii: { entities: ['email'], action: 'tokenize' } }, tools: [{ ...tool('refund', undefined), requireApproval: true }] })).body.data.id;
+    const held = (await api('POST', `/v1/agents/${agentId}/converse`, { message: 'refund 300 to ana@example.com' })).body.data;
+    expect(held.status).toBe('requires_action');
+    const paused = await rt.store.pausedTurns.peek(t.scope, agentId, held.sessionId);
+    expect(JSON.stringify(paused)).not.toContain('ana@example.com');
+    expect(JSON.stringify(paused)).toContain('<EMAIL_1>');
+    const before = providerBodies.length;
+    const done = (await api('POST', `/v1/agents/${agentId}/converse`, { toolApprovals: [{ id: 'call_1', approved: true }], context: { sessionId: held.sessionId } })).body.data;
+    expect(done.status).toBe('completed');
+    expect(providerBodies.slice(before).join('\n')).not.toContain('ana@example.com');
+    // The person sees their question as they asked it.
+    const shown = (await api('GET', `/v1/agents/${agentId}/sessions/${held.sessionId}/messages`)).body.data;
+    expect(shown[0].content).toBe('refund 300 to ana@example.com');
+  });
 });

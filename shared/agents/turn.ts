@@ -335,7 +335,9 @@ async function openTurn(rt: Runtime, scope: TenantScope, agentId: string, input:
   }
   if (!input.sessionId) throw new ValidationError('context.sessionId', 'is required to resume a turn with toolApprovals');
   const { turn, pendingCalls, approvals } = await resumedTurn(rt, scope, agentId, { ...input, sessionId: input.sessionId, toolApprovals: input.toolApprovals });
-  await runToolRound(rt, scope, turn, pendingCalls, signal, emit, approvals);
+  // Calls kept with tokens act on the values again (the model's round keeps its own tokens).
+  const calls = turn.guard ? pendingCalls.map((c) => ({ ...c, ...(c.arguments ? { arguments: turn.guard!.restoreArgs(c.arguments) } : {}) })) : pendingCalls;
+  await runToolRound(rt, scope, turn, calls, signal, emit, approvals);
   return turn;
 }
 
@@ -417,9 +419,11 @@ async function endTurn(rt: Runtime, scope: TenantScope, turn: Turn, ending: Endi
   const toolCalls = progress.toolCalls;
   if ('pause' in ending) {
     await billTurn(rt, scope, turn);
-    const { agent: _a, tools: _t, clientTools: _c, sessionId: _s, resolved: _r, budget: _b, persist: _p, store: _s2, guard: _g, skipped: _k, ...kept } = turn;
-    const paused: PausedTurn = { ...kept, pendingCalls: ending.pause };
+    const { agent: _a, tools: _t, clientTools: _c, sessionId: _s, resolved: _r, budget: _b, persist: _p, store: _s2, guard, skipped: _k, ...kept } = turn;
+    // Under guardrails the waiting turn is kept as the session is: values tokenized (the vault saved) or masked.
+    const paused: PausedTurn = guard ? guardedPause(guard, { ...kept, pendingCalls: ending.pause }) : { ...kept, pendingCalls: ending.pause };
     if (!(await rt.store.pausedTurns.pause(scope, agent.id, sessionId, paused))) throw new ConflictError('A turn of this session is already waiting for tool approval');
+    if (guard?.vaultChanged) await saveVault(rt, scope, agent.id, sessionId, guard.vault());
     return {
       agentId: agent.id,
       agentVersion: turn.agentVersion,
@@ -506,10 +510,30 @@ async function guardOf(rt: Runtime, scope: TenantScope, agent: Agent, sessionId:
   return new Guard(settings, vault);
 }
 
+/** Any JSON with its strings through `keep`. */
+const keptJson = (v: unknown, keep: (text: string) => string): unknown =>
+  typeof v === 'string' ? keep(v) : Array.isArray(v) ? v.map((x) => keptJson(x, keep)) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, keptJson(x, keep)])) : v;
+
+/** A paused turn as it is stored under guardrails: its conversation, tool rounds and pending calls with values tokenized or masked. */
+function guardedPause(guard: Guard, paused: PausedTurn): PausedTurn {
+  const keep = (text: string) => guard.forStorage(text);
+  const { request } = paused;
+  return {
+    ...paused,
+    request: {
+      ...request,
+      messages: request.messages.map((m) => ({ ...m, content: keep(m.content) })),
+      ...(request.memory ? { memory: request.memory.map(keep) } : {}),
+      ...(request.toolRounds ? { toolRounds: keptJson(request.toolRounds, keep) as ToolRound[] } : {}),
+    },
+    pendingCalls: keptJson(paused.pendingCalls, keep) as ToolCall[],
+    progress: { ...paused.progress, toolCalls: paused.progress.toolCalls.map((c) => keptCall(c, keep)) },
+  };
+}
+
 /** A tool call as the session keeps it: its arguments and result through the guardrails. */
 function keptCall(call: ToolCallRecord, keep: (text: string) => string): ToolCallRecord {
-  const walk = (v: unknown): unknown => (typeof v === 'string' ? keep(v) : Array.isArray(v) ? v.map(walk) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)])) : v);
-  return { ...call, ...(call.arguments ? { arguments: walk(call.arguments) as Record<string, unknown> } : {}), ...(call.result !== undefined ? { result: keep(call.result) } : {}) };
+  return { ...call, ...(call.arguments ? { arguments: keptJson(call.arguments, keep) as Record<string, unknown> } : {}), ...(call.result !== undefined ? { result: keep(call.result) } : {}) };
 }
 
 /** A whole reply as a stream with no deltas: the generator's return value is the result. */
