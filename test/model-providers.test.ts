@@ -296,6 +296,10 @@ describe('model provider adapters', () => {
     expect(streamed.deltas).toEqual(['Within ', '30 days [1].']);
     expect(streamed.result).toEqual({ text: 'Within 30 days [1].', usage: { inputTokens: 59, outputTokens: 7 }, finishReason: 'stop' });
     expect(seen[seen.length - 1]!.url).toMatch(/\/converse-stream$/);
+    // An agent's Bedrock guardrail goes to the Converse API as its guardrailConfig.
+    seen.length = 0;
+    await providers().bedrock.generate({ ...request, model: 'anthropic.claude-3-haiku-20240307-v1:0', bedrockGuardrail: { identifier: 'gr-abc123', version: '2' } }, AbortSignal.timeout(5000));
+    expect(seen[0]!.body.guardrailConfig).toEqual({ guardrailIdentifier: 'gr-abc123', guardrailVersion: '2' });
   });
 
   it('passes top_p and stop sequences in each provider’s own words', async () => {
