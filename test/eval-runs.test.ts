@@ -84,7 +84,11 @@ describe('evaluation runs', () => {
     const caseIds = (await api('GET', `/v1/eval-datasets/${datasetId}/cases`)).body.data.map((c: { id: string }) => c.id);
     expect(run.summary.regressions.sort()).toEqual([...caseIds].sort());
     expect(run.summary.improvements).toEqual([]);
-    expect((await api('GET', `/v1/eval-runs?datasetId=${datasetId}`)).body.data.map((r: { id: string }) => r.id)).toEqual([run.id, baseline]);
+    const listed = (await api('GET', `/v1/eval-runs?datasetId=${datasetId}`)).body.data;
+    expect(listed.map((r: { id: string; progress: { done: number; total: number } }) => [r.id, r.progress])).toEqual([
+      [run.id, { done: 4, total: 4 }],
+      [baseline, { done: 4, total: 4 }],
+    ]);
   });
 
   it('refuses what cannot run with a 4xx naming it', async () => {

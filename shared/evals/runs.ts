@@ -140,10 +140,13 @@ export const resultShown = z
 
 const FINISHED = new Set(['completed', 'failed', 'canceled']);
 
-async function present(rt: Runtime, scope: TenantScope, run: StoredRun) {
+function shownRun(run: StoredRun, progress: { done: number } | undefined) {
   const { version: _v, ...shown } = run;
-  const progress = await rt.store.evalResults.progress(scope, run.id);
   return { ...shown, progress: { done: progress?.done ?? 0, total: run.total } };
+}
+
+async function present(rt: Runtime, scope: TenantScope, run: StoredRun) {
+  return shownRun(run, await rt.store.evalResults.progress(scope, run.id));
 }
 
 /** Sends the cases at these positions. */
@@ -179,7 +182,9 @@ export async function getRun(rt: Runtime, scope: TenantScope, id: string) {
 export async function listRuns(rt: Runtime, scope: TenantScope, page: { limit: number; cursor?: string }, datasetId?: string) {
   const listed = await runs.list(rt, scope, page);
   const items = listed.items.filter((r) => datasetId === undefined || r.datasetId === datasetId);
-  return { ...listed, items: await Promise.all(items.map((r) => present(rt, scope, r))) };
+  // One batch read for the page's progress, not one read a run.
+  const progress = await rt.store.evalResults.progressOf(scope, items.map((r) => r.id));
+  return { ...listed, items: items.map((r) => shownRun(r, progress.get(r.id))) };
 }
 
 export async function listResults(rt: Runtime, scope: TenantScope, id: string, page: { limit: number; cursor?: string }) {

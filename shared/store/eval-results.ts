@@ -41,13 +41,21 @@ const PROGRESS = 'PROGRESS';
 const resultKey = (position: number) => `R#${String(position).padStart(6, '0')}`;
 
 export function evalResultsStore(db: Db) {
-  const { batchWrite, queryAll } = batchOps(db);
+  const { batchGet, batchWrite, queryAll } = batchOps(db);
   const read = (item: Record<string, unknown>) => readItem(resultShape, item, 'eval result');
   const progressKey = (scope: TenantScope, runId: string) => ({ pk: keys.evalResultPartition(scope, runId), sk: PROGRESS });
 
   return {
     async start(scope: TenantScope, runId: string, total: number): Promise<void> {
       await db.client.send(new PutCommand({ TableName: db.table, Item: { ...progressKey(scope, runId), total, done: 0 }, ConditionExpression: 'attribute_not_exists(pk)' }));
+    },
+
+    /** Several runs' progress in one batch read (a listed page of runs), by run id. */
+    async progressOf(scope: TenantScope, runIds: string[]): Promise<Map<string, EvalProgress>> {
+      if (runIds.length === 0) return new Map();
+      const items = await batchGet(runIds.map((id) => progressKey(scope, id)));
+      const byPk = new Map(runIds.map((id) => [keys.evalResultPartition(scope, id), id]));
+      return new Map(items.map((item) => [byPk.get(String(item.pk))!, readItem(progressShape, item, 'eval progress')]));
     },
 
     async progress(scope: TenantScope, runId: string): Promise<EvalProgress | undefined> {
