@@ -26,7 +26,8 @@ async function writeGroup(db: Db, group: WriteRequest[]): Promise<void> {
 }
 
 /** BatchGetItem in groups of 100, in parallel, retrying unprocessed keys; items without pk/sk. */
-async function batchGet(db: Db, itemKeys: ItemKey[], options: { consistent?: boolean } = {}): Promise<Record<string, unknown>[]> {
+/** Items by key, in any order; `withKeys` keeps their pk and sk (to tell which is which). */
+async function batchGet(db: Db, itemKeys: ItemKey[], options: { consistent?: boolean; withKeys?: boolean } = {}): Promise<Record<string, unknown>[]> {
   const groups: ItemKey[][] = [];
   for (let i = 0; i < itemKeys.length; i += 100) groups.push(itemKeys.slice(i, i + 100));
   const found: Record<string, unknown>[] = [];
@@ -38,7 +39,7 @@ async function batchGet(db: Db, itemKeys: ItemKey[], options: { consistent?: boo
         const out = await db.client.send(
           new BatchGetCommand({ RequestItems: { [db.table]: { Keys: pending, ConsistentRead: options.consistent } } }),
         );
-        for (const { pk: _pk, sk: _sk, ...item } of out.Responses?.[db.table] ?? []) found.push(item);
+        for (const { pk, sk, ...item } of out.Responses?.[db.table] ?? []) found.push(options.withKeys ? { pk, sk, ...item } : item);
         pending = (out.UnprocessedKeys?.[db.table]?.Keys ?? []) as Record<string, unknown>[];
       }
     }),
@@ -91,7 +92,7 @@ async function queryAll(db: Db, pk: string, range?: string | SortKeyRange, filte
 export function batchOps(db: Db) {
   return {
     batchWrite: (requests: WriteRequest[], concurrency?: number) => batchWrite(db, requests, concurrency),
-    batchGet: (itemKeys: ItemKey[], options?: { consistent?: boolean }) => batchGet(db, itemKeys, options),
+    batchGet: (itemKeys: ItemKey[], options?: { consistent?: boolean; withKeys?: boolean }) => batchGet(db, itemKeys, options),
     queryAll: (pk: string, range?: string | SortKeyRange, filter?: QueryFilter) => queryAll(db, pk, range, filter),
   };
 }

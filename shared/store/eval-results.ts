@@ -53,7 +53,7 @@ export function evalResultsStore(db: Db) {
     /** Several runs' progress in one batch read (a listed page of runs), by run id. */
     async progressOf(scope: TenantScope, runIds: string[]): Promise<Map<string, EvalProgress>> {
       if (runIds.length === 0) return new Map();
-      const items = await batchGet(runIds.map((id) => progressKey(scope, id)));
+      const items = await batchGet(runIds.map((id) => progressKey(scope, id)), { withKeys: true });
       const byPk = new Map(runIds.map((id) => [keys.evalResultPartition(scope, id), id]));
       return new Map(items.map((item) => [byPk.get(String(item.pk))!, readItem(progressShape, item, 'eval progress')]));
     },
