@@ -463,7 +463,7 @@ async function endTurn(rt: Runtime, scope: TenantScope, turn: Turn, ending: Endi
           model: resolved.name,
           agentVersion: turn.agentVersion,
           ...(result.finishReason === 'interrupted' ? { interrupted: true } : {}),
-          ...(toolCalls.length > 0 ? { toolCalls: guard ? toolCalls.map((c) => keptCall(c, keep)) : toolCalls } : {}),
+          ...(toolCalls.length > 0 ? { toolCalls: guard ? guard.storedJson(toolCalls) : toolCalls } : {}),
         },
       ]);
       if (guard?.vaultChanged) await saveVault(rt, scope, agent.id, sessionId, guard.vault());
@@ -510,30 +510,20 @@ async function guardOf(rt: Runtime, scope: TenantScope, agent: Agent, sessionId:
   return new Guard(settings, vault);
 }
 
-/** Any JSON with its strings through `keep`. */
-const keptJson = (v: unknown, keep: (text: string) => string): unknown =>
-  typeof v === 'string' ? keep(v) : Array.isArray(v) ? v.map((x) => keptJson(x, keep)) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, keptJson(x, keep)])) : v;
-
 /** A paused turn as it is stored under guardrails: its conversation, tool rounds and pending calls with values tokenized or masked. */
 function guardedPause(guard: Guard, paused: PausedTurn): PausedTurn {
-  const keep = (text: string) => guard.forStorage(text);
   const { request } = paused;
   return {
     ...paused,
     request: {
       ...request,
-      messages: request.messages.map((m) => ({ ...m, content: keep(m.content) })),
-      ...(request.memory ? { memory: request.memory.map(keep) } : {}),
-      ...(request.toolRounds ? { toolRounds: keptJson(request.toolRounds, keep) as ToolRound[] } : {}),
+      messages: guard.storedJson(request.messages),
+      ...(request.memory ? { memory: guard.storedJson(request.memory) } : {}),
+      ...(request.toolRounds ? { toolRounds: guard.storedJson(request.toolRounds) } : {}),
     },
-    pendingCalls: keptJson(paused.pendingCalls, keep) as ToolCall[],
-    progress: { ...paused.progress, toolCalls: paused.progress.toolCalls.map((c) => keptCall(c, keep)) },
+    pendingCalls: guard.storedJson(paused.pendingCalls),
+    progress: { ...paused.progress, toolCalls: guard.storedJson(paused.progress.toolCalls) },
   };
-}
-
-/** A tool call as the session keeps it: its arguments and result through the guardrails. */
-function keptCall(call: ToolCallRecord, keep: (text: string) => string): ToolCallRecord {
-  return { ...call, ...(call.arguments ? { arguments: keptJson(call.arguments, keep) as Record<string, unknown> } : {}), ...(call.result !== undefined ? { result: keep(call.result) } : {}) };
 }
 
 /** A whole reply as a stream with no deltas: the generator's return value is the result. */

@@ -1,5 +1,5 @@
 import { analyze } from '../search/analyzer';
-import { findPii, type PiiEntity } from './pii';
+import { findPii, type PiiEntity, type PiiMatch } from './pii';
 import { DEFAULT_BLOCKED_MESSAGE, type Guardrails } from './settings';
 
 /** What a guardrail found, as replies, spans and usage report it. */
@@ -15,6 +15,21 @@ export interface Finding {
 }
 
 const TOKEN = /<([A-Z_]+)_(\d+)>/g;
+
+/** Any JSON with each of its strings through `fn` (tool arguments, tool rounds). */
+export function mapStrings<T>(value: T, fn: (text: string) => string): T {
+  if (typeof value === 'string') return fn(value) as T;
+  if (Array.isArray(value)) return value.map((v: unknown) => mapStrings(v, fn)) as T;
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, mapStrings(v, fn)])) as T;
+  return value;
+}
+
+/** Text with each match replaced, right to left so earlier offsets stay true. */
+function replaced(text: string, matches: PiiMatch[], by: (m: PiiMatch) => string): string {
+  let out = text;
+  for (const m of [...matches].reverse()) out = out.slice(0, m.start) + by(m) + out.slice(m.end);
+  return out;
+}
 const label = (entity: PiiEntity) => entity.toUpperCase();
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -107,37 +122,41 @@ export class Guard {
    */
   protect(text: string, where: 'input' | 'tool_result'): string {
     const pii = this.settings.pii;
-    let out = text;
     if (where === 'tool_result') {
       const words = this.wordsIn(text);
       for (const word of words) this.report({ type: 'blocked_word', name: word, action: 'block', where }, '');
       if (words.length > 0 && this.enforce) return 'The tool result was withheld by the agent’s guardrails (a blocked word).';
     }
-    if (!pii) return out;
+    if (!pii) return text;
     const matches = findPii(text, pii.entities);
-    if (matches.length === 0) return out;
+    if (matches.length === 0) return text;
     for (const m of matches) {
       this.report({ type: 'pii', entity: m.entity, action: pii.action, where }, m.value);
       this.given.add(m.value);
     }
-    if (!this.enforce) return out;
+    if (!this.enforce) return text;
     if (pii.action === 'block') {
       if (where === 'input') this.blocked = true;
       return where === 'input' ? text : `The tool result was withheld by the agent’s guardrails (it holds ${[...new Set(matches.map((m) => m.entity))].join(', ')}).`;
     }
-    // Right to left, so earlier offsets stay true.
-    for (const m of [...matches].reverse()) out = out.slice(0, m.start) + (pii.action === 'tokenize' ? this.tokenFor(m.entity, m.value) : `[${label(m.entity)}]`) + out.slice(m.end);
-    return out;
+    return this.hidden(text, matches, pii.action);
+  }
+
+  /** Values replaced: by their tokens, or masked. */
+  private hidden(text: string, matches: PiiMatch[], action: 'tokenize' | 'mask' | 'block'): string {
+    return replaced(text, matches, (m) => (action === 'tokenize' ? this.tokenFor(m.entity, m.value) : `[${label(m.entity)}]`));
   }
 
   /** Text as the session keeps it: personal values tokenized or masked (blocked values masked), nothing reported. */
   forStorage(text: string): string {
     const pii = this.settings.pii;
     if (!pii || !this.enforce) return text;
-    const matches = findPii(text, pii.entities);
-    let out = text;
-    for (const m of [...matches].reverse()) out = out.slice(0, m.start) + (pii.action === 'tokenize' ? this.tokenFor(m.entity, m.value) : `[${label(m.entity)}]`) + out.slice(m.end);
-    return out;
+    return this.hidden(text, findPii(text, pii.entities), pii.action);
+  }
+
+  /** JSON as the session keeps it: each string through `forStorage`. */
+  storedJson<T>(value: T): T {
+    return mapStrings(value, (text) => this.forStorage(text));
   }
 
   /** Tokens back to their values (for the person, and for the arguments of the tools that act on them). */
@@ -147,11 +166,7 @@ export class Guard {
   }
 
   restoreArgs<T>(value: T): T {
-    if (this.byToken.size === 0) return value;
-    if (typeof value === 'string') return this.restore(value) as T;
-    if (Array.isArray(value)) return value.map((v: unknown) => this.restoreArgs(v)) as T;
-    if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, this.restoreArgs(v)])) as T;
-    return value;
+    return this.byToken.size === 0 ? value : mapStrings(value, (text) => this.restore(text));
   }
 
   /**
@@ -176,9 +191,7 @@ export class Guard {
       this.blocked = true;
       return this.blockedMessage;
     }
-    let out = restored;
-    for (const m of [...matches].reverse()) out = out.slice(0, m.start) + `[${label(m.entity)}]` + out.slice(m.end);
-    return out;
+    return this.hidden(restored, matches, 'mask');
   }
 
   /**

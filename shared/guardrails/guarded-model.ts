@@ -24,7 +24,7 @@ export function guardedModel(resolved: ResolvedModel, guard: Guard): ResolvedMod
         ? {
             toolRounds: request.toolRounds.map((round) => ({
               // The calls' arguments were restored for the tools: the provider gets its own tokens back.
-              calls: round.calls.map((c) => ({ ...c, ...(c.arguments ? { arguments: storable(guard, c.arguments) } : {}) })),
+              calls: round.calls.map((c) => ({ ...c, ...(c.arguments ? { arguments: guard.storedJson(c.arguments) } : {}) })),
               results: round.results.map((r) => ({ ...r, content: guard.protect(r.content, 'tool_result') })),
             })),
           }
@@ -76,11 +76,4 @@ export function guardedModel(resolved: ResolvedModel, guard: Guard): ResolvedMod
       },
     },
   };
-}
-
-/** Tool arguments as the provider may see them again: values tokenized or masked, nothing reported. */
-function storable(guard: Guard, value: Record<string, unknown>): Record<string, unknown> {
-  const walk = (v: unknown): unknown =>
-    typeof v === 'string' ? guard.forStorage(v) : Array.isArray(v) ? v.map(walk) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)])) : v;
-  return walk(value) as Record<string, unknown>;
 }
