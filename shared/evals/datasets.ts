@@ -205,7 +205,7 @@ async function caseOfMessage(rt: Runtime, scope: TenantScope, body: AppendInput 
   const reply = await assistantMessage(rt, scope, agentId, sessionId, messageId);
   const question = await rt.store.sessions.messageBefore(scope, agentId, sessionId, messageId);
   if (!question || question.role !== 'user') throw new ValidationError('fromMessage.messageId', 'has no question before it in its session (it was deleted, or expired)');
-  const cited = (reply.sources ?? []).flatMap((s) => (s && typeof s === 'object' && typeof (s as { path?: unknown }).path === 'string' ? [(s as { path: string }).path] : []));
+  const cited = sourcePaths(reply.sources ?? []);
   const keep = reply.feedback?.rating === 'up' ? { answer: reply.content, ...(cited.length > 0 ? { sources: [...new Set(cited)] } : {}) } : undefined;
   const expected = body.expected ?? keep;
   const metadata = {
@@ -218,6 +218,9 @@ async function caseOfMessage(rt: Runtime, scope: TenantScope, body: AppendInput 
   };
   return parseInput(caseInput, { input: question.content, ...(expected ? { expected } : {}), metadata }, 'fromMessage');
 }
+
+/** The paths of cited sources (a reply's, a workflow output's): what the citations scorer compares. */
+export const sourcePaths = (sources: unknown[]) => sources.flatMap((s) => (s && typeof s === 'object' && typeof (s as { path?: unknown }).path === 'string' ? [(s as { path: string }).path] : []));
 
 /** The cases a JSON append adds: its `cases`, or the one made of `fromMessage`. */
 export async function casesOfAppend(rt: Runtime, scope: TenantScope, body: AppendInput): Promise<CaseInput[]> {

@@ -1,6 +1,7 @@
 import { SpanKind } from '@opentelemetry/api';
 import { z } from '@hono/zod-openapi';
-import { getExecution, startExecution } from '../workflows';
+import { FINISHED_EXECUTION, getExecution, startExecution } from '../workflows';
+import { isPlainObject } from '../json-objects';
 import { assertReleaseExists } from '../releases';
 import { isoNow } from '../clock';
 import { collection } from '../collection';
@@ -15,7 +16,7 @@ import type { EvalResultRecord } from '../store/eval-results';
 import { inSpan } from '../telemetry';
 import { scopeOf, type TenantScope } from '../tenancy';
 import { costOfTokens, totalCost } from '../usage';
-import { datasets, deleteDataset } from './datasets';
+import { datasets, deleteDataset, sourcePaths } from './datasets';
 import { judgeInput, judgeModel, judgeReply, type Judgement } from './judge';
 import { scoreCase, SCORER_NAMES, type Observed, type Score, type ScorerName } from './scorers';
 
@@ -216,7 +217,6 @@ function questionOf(input: unknown): string {
   return [...messages].reverse().find((m) => m.role === 'user')!.content;
 }
 
-const sourcePaths = (sources: unknown[]) => sources.flatMap((s) => (s && typeof s === 'object' && typeof (s as { path?: unknown }).path === 'string' ? [(s as { path: string }).path] : []));
 const callsOf = (calls: unknown[] | undefined) =>
   (calls ?? []).flatMap((c) => (c && typeof c === 'object' && typeof (c as { tool?: unknown }).tool === 'string' ? [{ name: (c as { tool: string }).tool, arguments: (c as { arguments?: Record<string, unknown> }).arguments }] : []));
 
@@ -246,7 +246,6 @@ async function askAgent(rt: RuntimeWith<'agentTurn'>, scope: TenantScope, run: S
 
 /** How long a workflow case may run (a workflow waiting for a person would never end). */
 const WORKFLOW_CASE_MS = 15 * 60_000;
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /**
  * A workflow's output as the scorers read it: the last step's output — its text (`text`, `reply`
@@ -254,7 +253,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typ
  * tool calls an agent step lists.
  */
 function observedOfOutput(output: unknown): Pick<Observed, 'text' | 'output' | 'sources' | 'toolCalls'> {
-  if (!isObject(output)) return { text: typeof output === 'string' ? output : output === undefined || output === null ? '' : JSON.stringify(output), output: typeof output === 'string' ? undefined : output, sources: [], toolCalls: [] };
+  if (!isPlainObject(output)) return { text: typeof output === 'string' ? output : output === undefined || output === null ? '' : JSON.stringify(output), output: typeof output === 'string' ? undefined : output, sources: [], toolCalls: [] };
   const text = [output.text, output.reply, output.answer].find((v): v is string => typeof v === 'string');
   return {
     text: text ?? JSON.stringify(output),
@@ -274,7 +273,7 @@ async function askWorkflow(rt: RuntimeWith<'queues'>, scope: TenantScope, run: S
   const workflowId = run.target.workflowId!;
   let execution;
   if (!message.execution) {
-    const parameters = isObject(found.metadata?.parameters) ? found.metadata.parameters : {};
+    const parameters = isPlainObject(found.metadata?.parameters) ? found.metadata.parameters : {};
     try {
       execution = await startExecution(rt, scope, workflowId, { input: questionOf(found.input), parameters, keyId: `eval:${run.id}`, target: { alias: run.target.alias, version: run.target.version } });
     } catch (error) {
@@ -286,7 +285,7 @@ async function askWorkflow(rt: RuntimeWith<'queues'>, scope: TenantScope, run: S
   }
   const polls = message.execution?.polls ?? 0;
   const startedAt = Date.parse(execution.startedAt);
-  const finished = ['succeeded', 'failed', 'canceled'].includes(execution.status);
+  const finished = FINISHED_EXECUTION.has(execution.status);
   if (!finished && rt.clock.now() - startedAt < WORKFLOW_CASE_MS) {
     const next: EvalCaseMessage = { ...message, execution: { workflowId, id: execution.id, polls: polls + 1 } };
     await rt.queues.workflowSteps.send([next], { delaySeconds: Math.min(10, 1 + Math.floor(polls / 3)) });
@@ -300,7 +299,7 @@ async function askWorkflow(rt: RuntimeWith<'queues'>, scope: TenantScope, run: S
   // Cost: each step's model tokens at that model's price (steps that called no model cost nothing).
   const costs = Object.values(execution.steps).map((step) => {
     const out = step.output;
-    return isObject(out) && typeof out.model === 'string' && isObject(out.usage) ? costOfTokens(out.model, out.usage as { inputTokens: number; outputTokens: number }) : 0;
+    return isPlainObject(out) && typeof out.model === 'string' && isPlainObject(out.usage) ? costOfTokens(out.model, out.usage as { inputTokens: number; outputTokens: number }) : 0;
   });
   return {
     observed: { ...observedOfOutput(execution.output), latencyMs, costUsd: totalCost(costs) },
