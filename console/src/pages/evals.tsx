@@ -33,6 +33,16 @@ function casesOfText(text: string): { cases: unknown[]; lines: number[] } {
   return { cases, lines };
 }
 
+/** Pasted cases sent by `post`: a line that is not JSON, or a case the API refuses (`cases[i]`), is named by its pasted line. */
+async function postCases<T>(text: string, post: (cases: unknown[]) => Promise<T>): Promise<T> {
+  const { cases, lines } = casesOfText(text);
+  try {
+    return await post(cases);
+  } catch (error) {
+    throw lineOf(error, lines);
+  }
+}
+
 /** The API names `cases[i]`: the console says which pasted line that was. */
 function lineOf(error: unknown, lines: number[]): unknown {
   const field = (error as { details?: { field?: string } })?.details?.field;
@@ -50,13 +60,11 @@ export function EvalsPage() {
   async function create(e: Event) {
     e.preventDefault();
     setError(undefined);
-    let parsed: ReturnType<typeof casesOfText> = { cases: [], lines: [] };
     try {
-      parsed = casesOfText(text);
-      const made = await api<EvalDataset>('POST', '/v1/eval-datasets', { name, cases: parsed.cases });
+      const made = await postCases(text, (cases) => api<EvalDataset>('POST', '/v1/eval-datasets', { name, cases }));
       navigate(`/evals/datasets/${made.id}`);
     } catch (err) {
-      setError(lineOf(err, parsed.lines));
+      setError(err);
     }
   }
   const pick = (id: string, on: boolean) => setPicked((p) => (on ? [...p.filter((x) => x !== id), id].slice(-2) : p.filter((x) => x !== id)));
@@ -141,15 +149,13 @@ export function EvalDatasetPage({ id }: { id: string }) {
   async function add(e: Event) {
     e.preventDefault();
     setError(undefined);
-    let parsed: ReturnType<typeof casesOfText> = { cases: [], lines: [] };
     try {
-      parsed = casesOfText(text);
-      await api('POST', `/v1/eval-datasets/${id}/cases`, { cases: parsed.cases });
+      await postCases(text, (cases) => api('POST', `/v1/eval-datasets/${id}/cases`, { cases }));
       setText('');
       setAdded((n) => n + 1);
       dataset.reload();
     } catch (err) {
-      setError(lineOf(err, parsed.lines));
+      setError(err);
     }
   }
   return (
