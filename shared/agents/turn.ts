@@ -207,6 +207,10 @@ async function decisionOf(scope: TenantScope, turn: Pick<Turn, 'agent' | 'agentV
     tool: call.name,
   });
 }
+/** Each call's judgement, by call id. */
+async function decisionsOf(scope: TenantScope, turn: Pick<Turn, 'agent' | 'agentVersion' | 'tools' | 'userId'>, calls: ToolCall[]): Promise<Map<string, CallDecision>> {
+  return new Map(await Promise.all(calls.map(async (c) => [c.id, await decisionOf(scope, turn, c)] as const)));
+}
 const pending = (calls: ToolCall[]) => calls.map((c) => ({ id: c.id, tool: c.name, arguments: c.arguments }));
 
 /**
@@ -227,7 +231,7 @@ async function newTurn(rt: Runtime, scope: TenantScope, agentId: string, input: 
     if (paused) throw new ConflictError('A turn of this session is waiting for tool approval: resume it with toolApprovals first', { pendingToolCalls: pending(paused.pendingCalls) });
   }
   // With a knowledge_search tool the model decides when to search; without, every turn is grounded.
-  const [grounded, resolved, memory, callables] = await Promise.all([
+  const [grounded, resolved, memory, callables, guard] = await Promise.all([
     agent.capabilities.includes('document-search') && agent.knowledgeSourceIds.length > 0 && !tools.some((t) => t.type === 'knowledge_search')
       ? ground(rt, scope, agent, input.message, history)
       : undefined,
@@ -235,8 +239,8 @@ async function newTurn(rt: Runtime, scope: TenantScope, agentId: string, input: 
     input.userId && input.history === undefined ? rememberedFacts(rt, scope, agent.id, input.userId) : Promise.resolve(undefined),
     // Listing an MCP server's tools is a network call: only when the model may call tools this turn.
     tools.length > 0 && input.toolChoice !== 'none' ? callableTools(toolContext(rt, scope, agent)) : [],
+    guardOf(rt, scope, agent, sessionId, input.sessionId !== undefined && input.history === undefined),
   ]);
-  const guard = await guardOf(rt, scope, agent, sessionId, input.sessionId !== undefined && input.history === undefined);
   for (const [i, clientTool] of (input.clientTools ?? []).entries()) {
     if (callables.some((t) => t.name === clientTool.name)) throw new ValidationError(`tools[${i}].function.name`, `is ${clientTool.name}, a tool the agent has itself`);
   }
@@ -299,16 +303,17 @@ async function resumedTurn(rt: Runtime, scope: TenantScope, agentId: string, inp
   input.toolApprovals.forEach((a, i) => {
     if (!waiting.pendingCalls.some((c) => c.id === a.id)) throw new ValidationError(`toolApprovals[${i}].id`, `is not a pending call of this turn (${waiting.pendingCalls.map((c) => c.id).join(', ')})`);
   });
-  const tools = await callableTools(toolContext(rt, scope, agent));
+  const [tools, guard] = await Promise.all([callableTools(toolContext(rt, scope, agent)), guardOf(rt, scope, agent, input.sessionId, true)]);
+  // Calls kept with tokens are judged on, and act on, the values again (the model's round keeps its own tokens).
+  const restored = (calls: ToolCall[]) => (guard ? calls.map((c) => ({ ...c, ...(c.arguments ? { arguments: guard.restoreArgs(c.arguments) } : {}) })) : calls);
   const asking = { agent, agentVersion: waiting.agentVersion, tools, userId: waiting.userId };
-  const undecided = [];
-  for (const c of waiting.pendingCalls) if (!approvals.has(c.id) && (await decisionOf(scope, asking, c)).action === 'require_approval') undecided.push(c);
+  const decided = await decisionsOf(scope, asking, restored(waiting.pendingCalls));
+  const undecided = waiting.pendingCalls.filter((c) => !approvals.has(c.id) && decided.get(c.id)?.action === 'require_approval');
   if (undecided.length > 0) throw new ValidationError('toolApprovals', `must decide on every pending call: ${undecided.map((c) => c.id).join(', ')} missing`);
   const taken = pausedTurnOf(await rt.store.pausedTurns.take(scope, agent.id, input.sessionId), input.sessionId);
   if (!taken) throw nothingWaits();
   const { pendingCalls, ...kept } = taken;
   const resolved = await resolveForTenant(rt, scope, agent.model);
-  const guard = await guardOf(rt, scope, agent, input.sessionId, true);
   const turn: Turn = {
     ...kept,
     agent,
@@ -324,7 +329,7 @@ async function resumedTurn(rt: Runtime, scope: TenantScope, agentId: string, inp
     // Counted against the key that resumes it (the one that started it, when resumed without one).
     keyId: input.keyId ?? kept.keyId,
   };
-  return { turn, pendingCalls, approvals };
+  return { turn, pendingCalls: restored(pendingCalls), approvals, decided };
 }
 
 /** A new turn, or the resumption of a paused one (its approved calls run first). */
@@ -334,10 +339,8 @@ async function openTurn(rt: Runtime, scope: TenantScope, agentId: string, input:
     return meteringSearches(progress, async () => newTurn(rt, scope, agentId, input, progress));
   }
   if (!input.sessionId) throw new ValidationError('context.sessionId', 'is required to resume a turn with toolApprovals');
-  const { turn, pendingCalls, approvals } = await resumedTurn(rt, scope, agentId, { ...input, sessionId: input.sessionId, toolApprovals: input.toolApprovals });
-  // Calls kept with tokens act on the values again (the model's round keeps its own tokens).
-  const calls = turn.guard ? pendingCalls.map((c) => ({ ...c, ...(c.arguments ? { arguments: turn.guard!.restoreArgs(c.arguments) } : {}) })) : pendingCalls;
-  await runToolRound(rt, scope, turn, calls, signal, emit, approvals);
+  const { turn, pendingCalls, approvals, decided } = await resumedTurn(rt, scope, agentId, { ...input, sessionId: input.sessionId, toolApprovals: input.toolApprovals });
+  await runToolRound(rt, scope, turn, pendingCalls, signal, emit, decided, approvals);
   return turn;
 }
 
@@ -346,7 +349,7 @@ async function openTurn(rt: Runtime, scope: TenantScope, agentId: string, input:
  * any searches they made) to the turn's progress, and reports each call; a failing or unknown tool
  * is an error the model is told about, and so is a call a person rejected.
  */
-async function runToolRound(rt: Runtime, scope: TenantScope, turn: Turn, calls: ToolCall[], signal: AbortSignal | undefined, emit: (event: TurnEvent) => void, approvals?: Map<string, ToolApproval>): Promise<void> {
+async function runToolRound(rt: Runtime, scope: TenantScope, turn: Turn, calls: ToolCall[], signal: AbortSignal | undefined, emit: (event: TurnEvent) => void, decided: Map<string, CallDecision>, approvals?: Map<string, ToolApproval>): Promise<void> {
   for (const call of calls) emit({ type: 'tool_call', call: { id: call.id, tool: call.name, arguments: call.arguments } });
   const records = await meteringSearches(turn.progress, () =>
     withSpanLabels(turnLabels(turn.agent.id, turn.agentVersion), () => Promise.all(
@@ -354,7 +357,7 @@ async function runToolRound(rt: Runtime, scope: TenantScope, turn: Turn, calls: 
         const tool = toolOf(turn.tools, call.name);
         const started = performance.now();
         const approval = approvals?.get(call.id);
-        const decision = await decisionOf(scope, turn, call);
+        const decision = decided.get(call.id) ?? { action: 'allow' };
         const outcome = !tool
           ? { ok: false as const, error: `There is no tool named ${call.name}` }
           : decision.action === 'deny'
@@ -562,11 +565,10 @@ async function afterStep(rt: Runtime, scope: TenantScope, turn: Turn, result: Ch
   }
   const forCaller = result.toolCalls.filter((c) => turn.clientTools.has(c.name));
   if (forCaller.length > 0) return endTurn(rt, scope, turn, { answer: { ...result, text: streamed || result.text, toolCalls: forCaller, usage: progress.usage } });
-  if (turn.persist) {
-    const decisions = await Promise.all(result.toolCalls.map((c) => decisionOf(scope, turn, c)));
-    if (decisions.some((d) => d.action === 'require_approval')) return endTurn(rt, scope, turn, { pause: result.toolCalls });
-  }
-  await runToolRound(rt, scope, turn, result.toolCalls, signal, emit);
+  // Each call judged once: the judgement decides the pause and, after it, how the call runs.
+  const decided = await decisionsOf(scope, turn, result.toolCalls);
+  if (turn.persist && [...decided.values()].some((d) => d.action === 'require_approval')) return endTurn(rt, scope, turn, { pause: result.toolCalls });
+  await runToolRound(rt, scope, turn, result.toolCalls, signal, emit, decided);
   progress.step++;
   return undefined;
 }
