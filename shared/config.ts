@@ -6,6 +6,42 @@ import { z } from 'zod';
  */
 const plans = ['free', 'pro', 'enterprise', 'unlimited'] as const;
 
+/** A variable holding JSON, checked against `shape`. */
+function jsonOf<T extends z.ZodType>(shape: T) {
+  return z
+    .string()
+    .default('{}')
+    .transform((text, ctx) => {
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'must be JSON' });
+        return z.NEVER;
+      }
+    })
+    .pipe(shape);
+}
+
+/** What a provider's calls may take before the next model of a chain is tried. */
+const timeoutMs = z.int().min(100).max(900_000).optional();
+/** Whether requests mark their stable prefix cacheable (default: where the provider and model support it). */
+const promptCaching = z.boolean().optional();
+/** Models to list for the platform admin (any model of the provider may be named). */
+const models = z.array(z.string().min(1).max(200)).max(100).optional();
+const providerSettings = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('openai-compatible'), baseUrl: z.url(), apiKey: z.string().min(1).optional(), timeoutMs, promptCaching, models }),
+  z.strictObject({ type: z.literal('anthropic'), baseUrl: z.url().default('https://api.anthropic.com'), apiKey: z.string().min(1).optional(), timeoutMs, promptCaching, models }),
+  z.strictObject({ type: z.literal('bedrock'), region: z.string().min(1), endpoint: z.url().optional(), timeoutMs, promptCaching, models }),
+]);
+export type ProviderSettings = z.infer<typeof providerSettings>;
+/** Provider names: lowercase, as they lead model names (`vllm/llama-3`); `local` is the built-in engine's. */
+export const PROVIDER_NAME = /^[a-z][a-z0-9-]{0,39}$/;
+const modelProviders = z.record(
+  z.string().regex(PROVIDER_NAME, 'names must be lowercase letters, digits and dashes').refine((n) => n !== 'local', 'local is the built-in engine'),
+  providerSettings,
+);
+export { providerSettings };
+
 const schema = z.object({
   TABLE_NAME: z.string().min(1).default('cairn'),
   AWS_REGION: z.string().min(1).default('us-east-1'),
@@ -105,24 +141,26 @@ const schema = z.object({
   SESSION_TTL_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   /** Where the docs function finds Swagger UI's files (set in Lambda; locally from node_modules). */
   DOCS_ASSETS_DIR: z.string().min(1).optional(),
-  DEFAULT_MODEL_PROVIDER: z.enum(['local', 'bedrock', 'openai', 'anthropic']).default('local'),
+  /** Where bare model names (`gpt-4`) go: local, bedrock, openai, anthropic or a provider of MODEL_PROVIDERS. */
+  DEFAULT_MODEL_PROVIDER: z.string().regex(PROVIDER_NAME).default('local'),
   /**
    * Prices for usage reports' cost estimates, USD per 1,000 tokens by `provider/model`:
    * {"openai/gpt-4o": {"input": 0.0025, "output": 0.01}}. Models not listed show no estimate;
    * the built-in engine (`local/…`) costs nothing.
    */
-  MODEL_PRICES: z
-    .string()
-    .default('{}')
-    .transform((text, ctx) => {
-      try {
-        return JSON.parse(text) as unknown;
-      } catch {
-        ctx.addIssue({ code: 'custom', message: 'must be JSON' });
-        return z.NEVER;
-      }
-    })
-    .pipe(z.record(z.string().regex(/^[a-z-]+\/.+$/, 'keys must be provider/model'), z.strictObject({ input: z.number().min(0), output: z.number().min(0) }))),
+  MODEL_PRICES: jsonOf(
+    z.record(
+      z.string().regex(/^[a-z][a-z0-9-]*\/.+$/, 'keys must be provider/model'),
+      z.strictObject({ input: z.number().min(0), output: z.number().min(0), cachedInput: z.number().min(0).optional(), cacheWrite: z.number().min(0).optional() }),
+    ),
+  ),
+  /**
+   * Model providers by name, beside the built-in openai, anthropic, bedrock and local:
+   * {"vllm": {"type": "openai-compatible", "baseUrl": "http://…/v1"}, "bedrock-eu": {"type": "bedrock", "region": "eu-west-1"}}.
+   * `<name>/<model>` then resolves to it. In AWS the CDK context `modelProviders` sets it, and the
+   * provider secret's MODEL_PROVIDERS adds to each provider by name (its apiKey).
+   */
+  MODEL_PROVIDERS: jsonOf(modelProviders),
 });
 
 export type Plan = (typeof plans)[number];
@@ -135,6 +173,9 @@ function load() {
     throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const env = parsed.data;
+  if (!['local', 'bedrock', 'openai', 'anthropic'].includes(env.DEFAULT_MODEL_PROVIDER) && !(env.DEFAULT_MODEL_PROVIDER in env.MODEL_PROVIDERS)) {
+    throw new Error(`Invalid configuration:\n  DEFAULT_MODEL_PROVIDER: ${env.DEFAULT_MODEL_PROVIDER} is neither a built-in provider nor one of MODEL_PROVIDERS`);
+  }
   return Object.freeze({
     tableName: env.TABLE_NAME,
     region: env.AWS_REGION,
@@ -192,6 +233,7 @@ function load() {
     secretsManagerEndpoint: env.SECRETS_MANAGER_ENDPOINT,
     sessionTtlDays: env.SESSION_TTL_DAYS,
     modelPrices: env.MODEL_PRICES,
+    modelProviders: env.MODEL_PROVIDERS,
   });
 }
 

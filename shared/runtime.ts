@@ -2,6 +2,7 @@ import type { Blobs } from './blobs/blobs';
 import { BoundedCache } from './bounded-cache';
 import type { Clock } from './clock';
 import type { Gateway } from './gateway';
+import { CircuitBreakers } from './models/circuit-breaker';
 import type { ModelResolver } from './models/types';
 import type { OutboundPolicy } from './net/outbound';
 import type { PlatformSecrets } from './platform/platform-secrets';
@@ -36,6 +37,8 @@ export interface RuntimeCaches {
   readonly releaseVersions: BoundedCache<unknown>;
   /** Tenants' default guardrails, read by every guarded turn: kept 30 s (a change reaches every instance within it). */
   readonly tenantGuardrails: BoundedCache<unknown>;
+  /** Circuit breakers of the models this instance calls, on the runtime's clock. */
+  readonly modelBreakers: CircuitBreakers;
 }
 
 export function runtimeCaches(clock: Clock): RuntimeCaches {
@@ -45,6 +48,7 @@ export function runtimeCaches(clock: Clock): RuntimeCaches {
     releaseAliases: new BoundedCache(clock, 1000, 5_000),
     releaseVersions: new BoundedCache(clock, 100, 60_000),
     tenantGuardrails: new BoundedCache(clock, 1000, 30_000),
+    modelBreakers: new CircuitBreakers(clock),
   };
 }
 

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { isValidModelName, MODEL_NAME_REASON } from './models/model-name';
+import { isKnownProvider, isModelNameShaped, MODEL_NAME_REASON, unknownProviderReason } from './models/model-name';
 
 /** A number in [min, max] that says so when it is not. */
 export function between(min: number, max: number) {
@@ -16,8 +16,19 @@ export const modelName = z
   .string()
   .min(1)
   .max(200)
-  .refine(isValidModelName, { error: MODEL_NAME_REASON })
-  .openapi({ example: 'gpt-4', description: '`provider/model` (local, bedrock, openai, anthropic) or a bare name' });
+  .refine(isModelNameShaped, { error: MODEL_NAME_REASON })
+  .refine(isKnownProvider, { error: (issue) => unknownProviderReason(String(issue.input)) })
+  .openapi({ example: 'gpt-4', description: '`provider/model` (local, bedrock, openai, anthropic, or a provider MODEL_PROVIDERS names) or a bare name' });
+
+/**
+ * Models tried in order when the one before fails with a 429, a 5xx, a time-out or a lost
+ * connection (never on another 4xx); `local/extractive` may end the chain.
+ */
+export const fallbackModels = z
+  .array(modelName)
+  .max(5)
+  .superRefine(uniqueItems((m) => m, 'model'))
+  .openapi({ example: ['anthropic/claude-3-5-haiku-latest', 'local/extractive'], description: 'Tried in order when the model before fails with a 429, a 5xx, a time-out or a lost connection (never on another 4xx); `local/extractive` may end the chain' });
 
 /**
  * Server-owned fields: accepted so a client can send back what it read, then ignored. Every

@@ -20,7 +20,7 @@ interface Seen {
   body: Record<string, unknown>;
 }
 const seen: Seen[] = [];
-let mode: 'ok' | 'error' | 'slow' | 'tools' = 'ok';
+let mode: 'ok' | 'error' | 'slow' | 'tools' | 'cached' = 'ok';
 let server: Server;
 let base = '';
 
@@ -30,7 +30,20 @@ const sse = (res: ServerResponse, events: Array<{ event?: string; data: unknown 
   res.end();
 };
 
+// Recorded usage shapes of calls whose prompt prefix came from the provider's cache.
+const OPENAI_CACHED_USAGE = { prompt_tokens: 2006, completion_tokens: 300, total_tokens: 2306, prompt_tokens_details: { cached_tokens: 1920, audio_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 } };
+const ANTHROPIC_CACHED_USAGE = { input_tokens: 50, cache_creation_input_tokens: 0, cache_read_input_tokens: 1800, output_tokens: 120, service_tier: 'standard' };
+const BEDROCK_CACHED_USAGE = { inputTokens: 40, outputTokens: 90, totalTokens: 2130, cacheReadInputTokens: 0, cacheWriteInputTokens: 2000 };
+
 function openai(body: Record<string, unknown>, res: ServerResponse) {
+  if (mode === 'cached' && body.stream) {
+    const chunk = (delta: unknown, finish: string | null, usage: unknown = null) => ({ id: 'chatcmpl-C', object: 'chat.completion.chunk', created: 1795255200, model: 'gpt-4o', choices: usage ? [] : [{ index: 0, delta, logprobs: null, finish_reason: finish }], usage });
+    return sse(res, [{ data: chunk({ role: 'assistant', content: 'Within 30 days.' }, null) }, { data: chunk({}, 'stop') }, { data: chunk(null, null, OPENAI_CACHED_USAGE) }, { data: '[DONE]' }]);
+  }
+  if (mode === 'cached') {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    return res.end(JSON.stringify({ id: 'chatcmpl-C', object: 'chat.completion', created: 1795255200, model: 'gpt-4o', choices: [{ index: 0, message: { role: 'assistant', content: 'Within 30 days.', refusal: null }, logprobs: null, finish_reason: 'stop' }], usage: OPENAI_CACHED_USAGE }));
+  }
   if (mode === 'error') {
     res.writeHead(429, { 'content-type': 'application/json' });
     return res.end(JSON.stringify({ error: { message: 'Rate limit reached for gpt-4o', type: 'requests', param: null, code: 'rate_limit_exceeded' } }));
@@ -77,6 +90,20 @@ function openai(body: Record<string, unknown>, res: ServerResponse) {
 }
 
 function anthropic(body: Record<string, unknown>, res: ServerResponse) {
+  if (mode === 'cached' && body.stream) {
+    return sse(res, [
+      { event: 'message_start', data: { type: 'message_start', message: { id: 'msg_C', type: 'message', role: 'assistant', content: [], model: 'claude-sonnet-4', stop_reason: null, usage: { ...ANTHROPIC_CACHED_USAGE, output_tokens: 1 } } } },
+      { event: 'content_block_start', data: { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } } },
+      { event: 'content_block_delta', data: { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Within 30 days.' } } },
+      { event: 'content_block_stop', data: { type: 'content_block_stop', index: 0 } },
+      { event: 'message_delta', data: { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 120 } } },
+      { event: 'message_stop', data: { type: 'message_stop' } },
+    ]);
+  }
+  if (mode === 'cached') {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    return res.end(JSON.stringify({ id: 'msg_C', type: 'message', role: 'assistant', model: 'claude-sonnet-4', content: [{ type: 'text', text: 'Within 30 days.' }], stop_reason: 'end_turn', stop_sequence: null, usage: ANTHROPIC_CACHED_USAGE }));
+  }
   if (mode === 'error') {
     res.writeHead(529, { 'content-type': 'application/json' });
     return res.end(JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }));
@@ -139,6 +166,18 @@ const frame = (type: string, payload: unknown) =>
 /** ConverseStream: AWS event-stream frames, as Bedrock sends them. */
 function bedrockStream(res: ServerResponse) {
   res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream' });
+  if (mode === 'cached') {
+    for (const [type, payload] of [
+      ['messageStart', { role: 'assistant', p: 'abcd' }],
+      ['contentBlockDelta', { contentBlockIndex: 0, delta: { text: 'Within 30 days.' }, p: 'abcdef' }],
+      ['contentBlockStop', { contentBlockIndex: 0, p: 'abc' }],
+      ['messageStop', { stopReason: 'end_turn', p: 'abcdefg' }],
+      ['metadata', { usage: BEDROCK_CACHED_USAGE, metrics: { latencyMs: 388 }, p: 'a' }],
+    ] as const) {
+      res.write(frame(type, payload));
+    }
+    return res.end();
+  }
   if (mode === 'tools') {
     for (const [type, payload] of [
       ['messageStart', { role: 'assistant', p: 'abcd' }],
@@ -167,6 +206,10 @@ function bedrockStream(res: ServerResponse) {
 }
 
 function bedrock(res: ServerResponse) {
+  if (mode === 'cached') {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    return res.end(JSON.stringify({ output: { message: { role: 'assistant', content: [{ text: 'Within 30 days.' }] } }, stopReason: 'end_turn', usage: BEDROCK_CACHED_USAGE, metrics: { latencyMs: 412 } }));
+  }
   if (mode === 'error') {
     res.writeHead(400, { 'content-type': 'application/json', 'x-amzn-errortype': 'ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/' });
     return res.end(JSON.stringify({ message: 'The provided model identifier is invalid.' }));
@@ -276,7 +319,11 @@ describe('model provider adapters', () => {
     expect(seen[0]!.headers['x-api-key']).toBe('sk-ant-test');
     expect(seen[0]!.headers['anthropic-version']).toBe('2023-06-01');
     expect(seen[0]!.body).toMatchObject({ model: 'the-model', max_tokens: 256, temperature: 0.3 });
-    expect(String(seen[0]!.body.system)).toContain('Items can be returned within 30 days.');
+    // The stable prompt and the passages as two system blocks, each ending a cacheable prefix.
+    const system = seen[0]!.body.system as Array<{ type: string; text: string; cache_control?: unknown }>;
+    expect(system.map((b) => b.cache_control)).toEqual([{ type: 'ephemeral' }, { type: 'ephemeral' }]);
+    expect(system[0]!.text).toContain('You are the support bot.');
+    expect(system[1]!.text).toContain('Items can be returned within 30 days.');
     expect((seen[0]!.body.messages as unknown[]).length).toBe(3);
     const streamed = await collect(providers().anthropic);
     expect(streamed.deltas).toEqual(['Within ', '30 days [1].']);
@@ -345,7 +392,8 @@ describe('model provider adapters', () => {
       { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'order_status', arguments: '{"orderId":"A17"}' } }] },
       { role: 'tool', tool_call_id: 'c1', content: '{"status":"shipped"}' },
     ]);
-    expect(a!.tools).toEqual([{ name: 'order_status', description: 'Order status by number', input_schema: tools[0]!.parameters }]);
+    // The last tool ends the cacheable prefix of tool schemas.
+    expect(a!.tools).toEqual([{ name: 'order_status', description: 'Order status by number', input_schema: tools[0]!.parameters, cache_control: { type: 'ephemeral' } }]);
     expect((a!.messages as unknown[]).slice(-2)).toEqual([
       { role: 'assistant', content: [{ type: 'tool_use', id: 'c1', name: 'order_status', input: { orderId: 'A17' } }] },
       { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'c1', content: '{"status":"shipped"}' }] },
@@ -355,6 +403,43 @@ describe('model provider adapters', () => {
       { role: 'assistant', content: [{ toolUse: { toolUseId: 'c1', name: 'order_status', input: { orderId: 'A17' } } }] },
       { role: 'user', content: [{ toolResult: { toolUseId: 'c1', content: [{ text: '{"status":"shipped"}' }], status: 'success' } }] },
     ]);
+    mode = 'ok';
+  });
+
+  it('prompt caching: cache marks on the stable prefix where the provider takes them, and each provider’s cached-token counts read', async () => {
+    mode = 'cached';
+    const tools = [{ name: 'order_status', description: 'Order status by number', parameters: { type: 'object', properties: { orderId: { type: 'string' } } } }];
+    const p = providers();
+    const cachingModel = 'us.anthropic.claude-3-7-sonnet-20250219-v1:0'; // a cross-region inference profile of a model Bedrock caches for
+    // OpenAI caches by itself: nothing is marked, the cached tokens are read from prompt_tokens_details.
+    const openaiUsage = { inputTokens: 2006, outputTokens: 300, cachedInputTokens: 1920 };
+    expect((await p.openai.generate(request, AbortSignal.timeout(5000))).usage).toEqual(openaiUsage);
+    expect((await collect(p.openai)).result.usage).toEqual(openaiUsage);
+    // Anthropic counts cache reads and writes apart from input_tokens: the prompt is all of them.
+    const anthropicUsage = { inputTokens: 1850, outputTokens: 120, cachedInputTokens: 1800, cacheWriteTokens: 0 };
+    expect((await p.anthropic.generate(request, AbortSignal.timeout(5000))).usage).toEqual(anthropicUsage);
+    expect((await collect(p.anthropic)).result.usage).toEqual(anthropicUsage);
+    // Bedrock likewise, with cacheReadInputTokens / cacheWriteInputTokens.
+    const bedrockUsage = { inputTokens: 2040, outputTokens: 90, cachedInputTokens: 0, cacheWriteTokens: 2000 };
+    seen.length = 0;
+    expect((await p.bedrock.generate({ ...request, model: cachingModel, tools }, AbortSignal.timeout(5000))).usage).toEqual(bedrockUsage);
+    expect((await collect({ ...p.bedrock, stream: (r, s) => p.bedrock.stream({ ...r, model: cachingModel }, s) })).result.usage).toEqual(bedrockUsage);
+    // The Converse body: a cachePoint after the stable prompt, after the passages, and after the tools.
+    const converse = seen[0]!.body as { system: unknown[]; toolConfig: { tools: unknown[] } };
+    expect(converse.system).toEqual([{ text: 'You are the support bot.' }, { cachePoint: { type: 'default' } }, { text: expect.stringContaining('[1] Returns: Items can be returned within 30 days.') }, { cachePoint: { type: 'default' } }]);
+    expect(converse.toolConfig.tools.at(-1)).toEqual({ cachePoint: { type: 'default' } });
+    // A model Bedrock does not cache for is sent no mark (it would refuse the request), unless the provider says so.
+    seen.length = 0;
+    await p.bedrock.generate({ ...request, model: 'anthropic.claude-3-haiku-20240307-v1:0', tools }, AbortSignal.timeout(5000));
+    expect(JSON.stringify(seen[0]!.body)).not.toContain('cachePoint');
+    const forced = bedrockProvider(new BedrockRuntimeClient({ endpoint: base, region: 'eu-west-1', credentials: { accessKeyId: 'AKID', secretAccessKey: 'secret' }, maxAttempts: 1, requestHandler: new NodeHttpHandler() }), { promptCaching: true });
+    seen.length = 0;
+    await forced.generate({ ...request, model: 'my-imported-model' }, AbortSignal.timeout(5000));
+    expect(JSON.stringify(seen[0]!.body)).toContain('cachePoint');
+    // Anthropic with caching turned off: plain blocks, no marks.
+    seen.length = 0;
+    await anthropicProvider({ baseUrl: base, apiKey: 'k', promptCaching: false }).generate({ ...request, tools }, AbortSignal.timeout(5000));
+    expect(JSON.stringify(seen[0]!.body)).not.toContain('cache_control');
     mode = 'ok';
   });
 

@@ -41,7 +41,7 @@ describe('provider keys', () => {
       const { providerKeysLoader } = await import('../shared/models/provider-keys');
       const { modelResolver } = await import('../shared/models/resolve-model');
       const providerKeys = providerKeysLoader();
-      const models = modelResolver(providerKeys);
+      const models = modelResolver({ keys: providerKeys });
       expect(await providerKeys()).toEqual({ openai: 'sk-from-secrets-manager', anthropic: undefined });
       expect((await models.resolve('openai/gpt-4o')).name).toBe('openai/gpt-4o');
       expect((await models.resolve('anthropic/claude')).name).toBe('local/extractive'); // empty in the secret

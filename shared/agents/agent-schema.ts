@@ -2,7 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { isId } from '../ids';
 import { guardrailsInput, type Guardrails } from '../guardrails';
 import { toolOutput, toolsInput, type StoredTool } from '../tools';
-import { between, integerBetween, modelName, readOnlyFields, recordFields, shownFields, uniqueItems } from '../schema-helpers';
+import { between, fallbackModels, integerBetween, modelName, readOnlyFields, recordFields, shownFields, uniqueItems } from '../schema-helpers';
 
 export const CAPABILITIES = ['chat', 'document-search'] as const;
 
@@ -17,6 +17,7 @@ const agentFields = {
   name: z.string().trim().min(1).max(200).openapi({ example: 'Support bot' }),
   description: z.string().max(4000).default('').openapi({ example: 'Answers questions' }),
   model: modelName,
+  fallbackModels: fallbackModels.optional(),
   temperature: between(0, 2).default(0.7).openapi({ example: 0.3 }),
   maxTokens: integerBetween(1, 200_000).default(1024).openapi({ example: 512 }),
   capabilities: z
@@ -86,6 +87,7 @@ export const storedAgent = z.object({
   name: z.string(),
   description: z.string().default(''),
   model: z.string(),
+  fallbackModels: z.array(z.string()).optional(),
   temperature: z.number(),
   maxTokens: z.number(),
   capabilities: z.array(z.enum(CAPABILITIES)),

@@ -1,7 +1,6 @@
 import { config } from '../config';
 import { errorFields, log } from '../log';
-import { addUsage, type ChatResult, type ResolvedModel } from '../models/types';
-import { aroundEachCall } from '../models/around-each-call';
+import type { ResolvedModel } from '../models/types';
 import { extractMemory, type Extraction } from '../memory/extract';
 import { extractWithModel } from '../memory/llm-extract';
 import { recordEpisode, type Turn } from '../memory/record-episode';
@@ -11,16 +10,6 @@ import type { TenantScope } from '../tenancy';
 /** A model call's time limit, from its start. */
 export function modelDeadline(): AbortSignal {
   return AbortSignal.timeout(config.modelTimeoutMs);
-}
-
-/** The model, adding the tokens and calls of every call made through it to `tally`. */
-export function countingCalls(resolved: ResolvedModel, tally: { usage: ChatResult['usage']; calls: number }): ResolvedModel {
-  const add = (_: unknown, result: ChatResult | undefined) => {
-    if (!result) return;
-    tally.usage = addUsage(tally.usage, result.usage);
-    tally.calls++;
-  };
-  return { ...resolved, engine: aroundEachCall(resolved.engine, { start: () => undefined, end: add }) };
 }
 
 /** With a real provider configured, the model extracts memory; the rules when it cannot. */

@@ -2,17 +2,17 @@ import { z } from '@hono/zod-openapi';
 import { newId } from '../ids';
 import { addUsage, approximateTokens, type ChatMessage, type ChatRequest, type ChatResult, type ResolvedModel, type ResponseFormat, type ToolCall, type ToolRound, type ToolSpec } from '../models/types';
 import { inFormat } from '../models/structured-output';
-import { log } from '../log';
+import { errorFields, log } from '../log';
 import { rememberedFacts } from '../memory/query-memory';
 import type { TenantScope } from '../tenancy';
 import type { Agent } from './agent-schema';
 import { callableTools, runTool, toolContext, type CallableTool } from './agent-tools';
 import { decideCall, type CallDecision } from '../tools';
-import { budgetAfter, recordUsage, resolveForTenant, type TokenBudget } from '../usage';
+import { budgetAfter, modelTally, recordUsage, resolveForTenant, tallied, talliesSince, type TokenBudget } from '../usage';
 import { AppError, ConflictError, ValidationError } from '../errors';
 import { meteringSearches } from '../search/search-meter';
 import { converseSource, ground, type Grounding } from './grounding';
-import { countingCalls, modelDeadline, rememberTurn } from './turn-memory';
+import { rememberTurn } from './turn-memory';
 import type { AgentTurn, Runtime } from '../runtime';
 import { DRAFT } from '../releases';
 import { addSpanEvent, withSpanLabels } from '../telemetry';
@@ -67,6 +67,8 @@ export interface ConverseInput {
   budget?: TokenBudget;
   /** A version or alias of the agent to run; without either, its draft. */
   target?: AgentTarget;
+  /** Models tried when the agent's fails, in place of the agent's own fallbackModels (a workflow's agent step). */
+  fallbackModels?: string[];
   /** With `history`: store this exchange under `sessionId` anyway (OpenAI's `store: true`), so its reply can be rated. */
   store?: boolean;
 }
@@ -80,7 +82,7 @@ export interface ToolApproval {
 // What a paused turn keeps, declared once: the store holds it as it was written, and it is parsed
 // here when read back, so a resumed turn works on checked values.
 const record = z.record(z.string(), z.unknown());
-const usageShape = z.object({ inputTokens: z.number(), outputTokens: z.number() });
+const usageShape = z.object({ inputTokens: z.number(), outputTokens: z.number(), cachedInputTokens: z.number().optional(), cacheWriteTokens: z.number().optional() });
 const toolCallShape = z.object({ id: z.string(), name: z.string(), arguments: record.optional() }) satisfies z.ZodType<ToolCall>;
 const toolCallRecordShape = z.object({ id: z.string(), tool: z.string(), arguments: record.optional(), result: z.string().optional(), error: z.string().optional(), durationMs: z.number() });
 const chatRequestShape = z.object({
@@ -108,8 +110,10 @@ const progressShape = z.object({
   /** Searches the turn made (grounding, knowledge_search calls) and their read units: SearchWork. Turns paused before they were counted carry none. */
   searches: z.number().default(0),
   readUnits: z.number().default(0),
+  /** Each model's tokens and calls, failed ones included (turns paused before they were counted by model carry none). */
+  models: z.record(z.string(), modelTally).default({}),
   /** What usage accounting already counted (when the turn paused): a resumed turn counts the rest. */
-  billed: z.object({ inputTokens: z.number(), outputTokens: z.number(), toolCalls: z.number(), modelCalls: z.number(), searches: z.number().default(0), readUnits: z.number().default(0) }).optional(),
+  billed: z.object({ toolCalls: z.number(), searches: z.number().default(0), readUnits: z.number().default(0), guardrailFindings: z.number().default(0), models: z.record(z.string(), modelTally).default({}) }).optional(),
 });
 const pausedTurnShape = z.object({
   keyId: z.string().optional(),
@@ -143,6 +147,8 @@ interface Turn extends Omit<PausedTurn, 'pendingCalls'> {
   clientTools: Set<string>;
   sessionId: string;
   resolved: ResolvedModel;
+  /** The model that gave the last answer (a fallback, when the agent's own failed). */
+  answeredBy?: string;
   /** The tenant's token budget before the turn, when its model is bound to one. */
   budget?: TokenBudget;
   /** Whether turns are stored (Cairn sessions) or the caller keeps the history (OpenAI-style). */
@@ -192,6 +198,12 @@ function labelledModel(resolved: ResolvedModel, labels: Record<string, string>):
   };
 }
 
+/** The turn's model: each call counted by model in its progress, behind its guardrails, under its span labels. */
+const turnModel = (resolved: ResolvedModel, progress: Progress, guard: Guard | undefined, labels: Record<string, string>) => {
+  const counted = tallied(resolved, () => progress.models);
+  return labelledModel(guard ? guardedModel(counted, guard) : counted, labels);
+};
+
 const toolOf = (tools: CallableTool[], name: string) => tools.find((t) => t.name === name);
 
 /** What the tool's policy says of a call, judged on its arguments, the end user, the tenant and the agent's version. */
@@ -235,7 +247,7 @@ async function newTurn(rt: Runtime, scope: TenantScope, agentId: string, input: 
     agent.capabilities.includes('document-search') && agent.knowledgeSourceIds.length > 0 && !tools.some((t) => t.type === 'knowledge_search')
       ? ground(rt, scope, agent, input.message, history)
       : undefined,
-    resolveForTenant(rt, scope, agent.model),
+    resolveForTenant(rt, scope, agent.model, input.fallbackModels ?? agent.fallbackModels),
     input.userId && input.history === undefined ? rememberedFacts(rt, scope, agent.id, input.userId) : Promise.resolve(undefined),
     // Listing an MCP server's tools is a network call: only when the model may call tools this turn.
     tools.length > 0 && input.toolChoice !== 'none' ? callableTools(toolContext(rt, scope, agent)) : [],
@@ -252,7 +264,7 @@ async function newTurn(rt: Runtime, scope: TenantScope, agentId: string, input: 
     agentVersion,
     tools: callables,
     sessionId,
-    resolved: labelledModel(guard ? guardedModel(resolved, guard) : resolved, turnLabels(agent.id, agentVersion)),
+    resolved: turnModel(resolved, progress, guard, turnLabels(agent.id, agentVersion)),
     ...(guard ? { guard } : {}),
     clientTools: new Set((input.clientTools ?? []).map((t) => t.name)),
     sources: grounded?.sources ?? [],
@@ -313,14 +325,16 @@ async function resumedTurn(rt: Runtime, scope: TenantScope, agentId: string, inp
   const taken = pausedTurnOf(await rt.store.pausedTurns.take(scope, agent.id, input.sessionId), input.sessionId);
   if (!taken) throw nothingWaits();
   const { pendingCalls, ...kept } = taken;
-  const resolved = await resolveForTenant(rt, scope, agent.model);
+  // The resumed turn's guard is new: its findings are counted from none.
+  if (kept.progress.billed) kept.progress.billed.guardrailFindings = 0;
+  const resolved = await resolveForTenant(rt, scope, agent.model, agent.fallbackModels);
   const turn: Turn = {
     ...kept,
     agent,
     tools,
     clientTools: new Set(),
     sessionId: input.sessionId,
-    resolved: labelledModel(guard ? guardedModel(resolved, guard) : resolved, turnLabels(agent.id, kept.agentVersion)),
+    resolved: turnModel(resolved, kept.progress, guard, turnLabels(agent.id, kept.agentVersion)),
     ...(guard ? { guard } : {}),
     budget: resolved.budget,
     persist: true,
@@ -335,7 +349,7 @@ async function resumedTurn(rt: Runtime, scope: TenantScope, agentId: string, inp
 /** A new turn, or the resumption of a paused one (its approved calls run first). */
 async function openTurn(rt: Runtime, scope: TenantScope, agentId: string, input: ConverseInput, signal: AbortSignal | undefined, emit: (event: TurnEvent) => void): Promise<Turn> {
   if (!input.toolApprovals) {
-    const progress: Progress = { toolCalls: [], usage: { inputTokens: 0, outputTokens: 0 }, step: 0, modelCalls: 0, searches: 0, readUnits: 0 };
+    const progress: Progress = { toolCalls: [], usage: { inputTokens: 0, outputTokens: 0 }, step: 0, modelCalls: 0, searches: 0, readUnits: 0, models: {} };
     return meteringSearches(progress, async () => newTurn(rt, scope, agentId, input, progress));
   }
   if (!input.sessionId) throw new ValidationError('context.sessionId', 'is required to resume a turn with toolApprovals');
@@ -382,32 +396,29 @@ async function runToolRound(rt: Runtime, scope: TenantScope, turn: Turn, calls: 
 
 /**
  * Counts what the turn used since it was last counted (a paused turn is counted when it pauses,
- * the rest when it finishes), and marks it counted. `extra`: what finishing it cost besides its
- * rounds (remembering it).
+ * the rest when it finishes or fails), and marks it counted: each model's tokens and calls apart,
+ * the turn's tool calls and searches with the model that answered.
  */
-async function billTurn(rt: Runtime, scope: TenantScope, turn: Turn, extra = { usage: { inputTokens: 0, outputTokens: 0 }, calls: 0 }): Promise<void> {
+async function billTurn(rt: Runtime, scope: TenantScope, turn: Turn): Promise<void> {
   const { progress } = turn;
-  const billed = progress.billed ?? { inputTokens: 0, outputTokens: 0, toolCalls: 0, modelCalls: 0, searches: 0, readUnits: 0 };
-  const usage = addUsage(progress.usage, extra.usage);
-  const now = { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, toolCalls: progress.toolCalls.length, modelCalls: progress.modelCalls + extra.calls, searches: progress.searches, readUnits: progress.readUnits };
-  await recordUsage(rt, scope, {
-    keyId: turn.keyId,
-    subject: { kind: 'agent', id: turn.agent.id },
-    model: turn.resolved.name,
-    release: turn.agentVersion,
-    inputTokens: now.inputTokens - billed.inputTokens,
-    outputTokens: now.outputTokens - billed.outputTokens,
-    requests: now.modelCalls - billed.modelCalls,
-    toolCalls: now.toolCalls - billed.toolCalls,
-    searches: now.searches - billed.searches,
-    readUnits: now.readUnits - billed.readUnits,
-    guardrailFindings: turn.guard?.findings.length ?? 0,
-  });
+  const billed = progress.billed ?? { toolCalls: 0, searches: 0, readUnits: 0, guardrailFindings: 0, models: {} };
+  const findings = turn.guard?.findings ?? [];
+  const byModel = talliesSince(progress.models, billed.models);
+  const answeredBy = turn.answeredBy ?? turn.resolved.name;
+  const turnCounts = {
+    toolCalls: progress.toolCalls.length - billed.toolCalls,
+    searches: progress.searches - billed.searches,
+    readUnits: progress.readUnits - billed.readUnits,
+    guardrailFindings: findings.length - billed.guardrailFindings,
+  };
+  const bucket = { keyId: turn.keyId, subject: { kind: 'agent' as const, id: turn.agent.id }, release: turn.agentVersion };
+  const models = [...new Set([answeredBy, ...Object.keys(byModel)])];
+  await Promise.all(models.map((model) => recordUsage(rt, scope, { ...bucket, model, ...byModel[model], ...(model === answeredBy ? turnCounts : {}) })));
   // Each finding on the turn's span too: what kind, what was done, where (never the value).
-  for (const f of turn.guard?.findings ?? []) {
+  for (const f of findings.slice(billed.guardrailFindings)) {
     addSpanEvent('cairn.guardrail', { 'cairn.guardrail.type': f.type, 'cairn.guardrail.action': f.action, 'cairn.guardrail.where': f.where, 'cairn.guardrail.enforced': f.enforced, ...(f.entity ? { 'cairn.guardrail.entity': f.entity } : {}), ...(f.name ? { 'cairn.guardrail.name': f.name } : {}) });
   }
-  progress.billed = now;
+  progress.billed = { toolCalls: progress.toolCalls.length, searches: progress.searches, readUnits: progress.readUnits, guardrailFindings: findings.length, models: structuredClone(progress.models) };
 }
 
 /** How a turn ends: answered (text, maybe a structured output or calls for the caller), or paused for a person. */
@@ -420,6 +431,7 @@ type Ending = { answer: ChatResult & { output?: unknown } } | { pause: ToolCall[
 async function endTurn(rt: Runtime, scope: TenantScope, turn: Turn, ending: Ending) {
   const { agent, sessionId, resolved, sources, progress } = turn;
   const toolCalls = progress.toolCalls;
+  const model = turn.answeredBy ?? resolved.name;
   if ('pause' in ending) {
     await billTurn(rt, scope, turn);
     const { agent: _a, tools: _t, clientTools: _c, sessionId: _s, resolved: _r, budget: _b, persist: _p, store: _s2, guard, skipped: _k, ...kept } = turn;
@@ -433,7 +445,7 @@ async function endTurn(rt: Runtime, scope: TenantScope, turn: Turn, ending: Endi
       sessionId,
       status: 'requires_action' as const,
       reply: '',
-      model: resolved.name,
+      model,
       sources,
       usage: progress.usage,
       finishReason: 'requires_action',
@@ -446,7 +458,6 @@ async function endTurn(rt: Runtime, scope: TenantScope, turn: Turn, ending: Endi
   const reply = guard?.blocked ? guard.blockedMessage : result.text;
   // What the session and memory keep: personal values tokenized or masked as the guardrails say.
   const keep = (text: string) => (guard ? guard.forStorage(text) : text);
-  const memory = { usage: { inputTokens: 0, outputTokens: 0 }, calls: 0 };
   // Ids are time-ordered: the reply's time is strictly after the question's, so they list in order.
   const asked = turn.receivedAt;
   const answered = Math.max(rt.clock.now(), asked + 1);
@@ -463,7 +474,7 @@ async function endTurn(rt: Runtime, scope: TenantScope, turn: Turn, ending: Endi
           content: keep(reply),
           createdAt: new Date(answered).toISOString(),
           sources,
-          model: resolved.name,
+          model,
           agentVersion: turn.agentVersion,
           ...(result.finishReason === 'interrupted' ? { interrupted: true } : {}),
           ...(toolCalls.length > 0 ? { toolCalls: guard ? guard.storedJson(toolCalls) : toolCalls } : {}),
@@ -474,13 +485,13 @@ async function endTurn(rt: Runtime, scope: TenantScope, turn: Turn, ending: Endi
       await Promise.all([
         rt.store.sessions.touchSession(scope, { agentId: agent.id, sessionId, userId: turn.userId, at: new Date(answered).toISOString(), messages: 2 }),
         // A refused turn is not remembered (remembering may ask the model, which a refusal never does).
-        guard?.blocked ? undefined : rememberTurn(rt, scope, { agentId: agent.id, sessionId, userId: turn.userId, text: question, reply: keep(reply), at: new Date(asked) }, countingCalls(resolved, memory)),
+        guard?.blocked ? undefined : rememberTurn(rt, scope, { agentId: agent.id, sessionId, userId: turn.userId, text: question, reply: keep(reply), at: new Date(asked) }, resolved),
       ]);
     }
   } finally {
     // The reply's usage is the whole turn's (its rounds and any repair): progress takes it over.
     progress.usage = result.usage;
-    await billTurn(rt, scope, turn, memory);
+    await billTurn(rt, scope, turn);
   }
   return {
     agentId: agent.id,
@@ -489,7 +500,7 @@ async function endTurn(rt: Runtime, scope: TenantScope, turn: Turn, ending: Endi
     // The stored reply's id: what feedback names (absent when nothing was stored).
     ...(messageId ? { messageId } : {}),
     reply,
-    model: resolved.name,
+    model,
     sources,
     usage: result.usage,
     finishReason: result.finishReason,
@@ -542,10 +553,8 @@ const stepLimitReply = (result: ChatResult, steps: number): ChatResult => ({
   toolCalls: undefined,
 });
 
-/** The model call ends at the deadline, or as soon as the caller goes away (`signal`). */
-function modelSignal(signal: AbortSignal | undefined): AbortSignal {
-  return signal ? AbortSignal.any([modelDeadline(), signal]) : modelDeadline();
-}
+/** The model call ends as soon as the caller goes away (`signal`); each model of the chain has its own time limit. */
+const modelSignal = (signal: AbortSignal | undefined): AbortSignal => signal ?? new AbortController().signal;
 
 /**
  * What follows a model step: the turn ends (answered, its calls handed to the caller, or paused for
@@ -556,6 +565,7 @@ async function afterStep(rt: Runtime, scope: TenantScope, turn: Turn, result: Ch
   const { progress } = turn;
   progress.usage = addUsage(progress.usage, result.usage);
   progress.modelCalls++;
+  turn.answeredBy = result.model ?? turn.resolved.name;
   if (result.finishReason !== 'tool_calls' || !result.toolCalls?.length || progress.step >= stepsOf(turn.agent)) {
     const limited = result.finishReason === 'tool_calls' ? stepLimitReply(result, stepsOf(turn.agent)) : result;
     const final = await inFormat(turn.resolved, turn.request, { ...limited, usage: progress.usage }, modelSignal(signal));
@@ -576,11 +586,21 @@ async function afterStep(rt: Runtime, scope: TenantScope, turn: Turn, result: Ch
 /** One turn, answered whole. `skipped`: the agent's sources that were not ready. */
 export async function converse(rt: Runtime, scope: TenantScope, agentId: string, input: ConverseInput, options: { signal?: AbortSignal } = {}) {
   const turn = await openTurn(rt, scope, agentId, input, options.signal, () => undefined);
-  for (;;) {
-    const result = await turn.resolved.engine.generate(turn.request, modelSignal(options.signal));
-    const done = await afterStep(rt, scope, turn, result, '', options.signal, () => undefined);
-    if (done) return { data: done, skipped: turn.skipped, budget: budgetAfter(turn.budget, done.usage) };
+  try {
+    for (;;) {
+      const result = await turn.resolved.engine.generate(turn.request, modelSignal(options.signal));
+      const done = await afterStep(rt, scope, turn, result, '', options.signal, () => undefined);
+      if (done) return { data: done, skipped: turn.skipped, budget: budgetAfter(turn.budget, done.usage) };
+    }
+  } catch (error) {
+    await billFailed(rt, scope, turn);
+    throw error;
   }
+}
+
+/** A turn that failed is counted for what it used, its failed model calls included (a failure to count is logged, not thrown over the turn's). */
+async function billFailed(rt: Runtime, scope: TenantScope, turn: Turn): Promise<void> {
+  await billTurn(rt, scope, turn).catch((error: unknown) => log.error('failed turn not counted', { agentId: turn.agent.id, ...errorFields(error) }));
 }
 
 /**
@@ -618,7 +638,10 @@ export async function converseStream(rt: Runtime, scope: TenantScope, agentId: s
           if (done) return done;
         }
       } catch (error) {
-        if (!options.signal?.aborted) throw error;
+        if (!options.signal?.aborted) {
+          await billFailed(rt, scope, turn);
+          throw error;
+        }
         const usage = { inputTokens: turn.progress.usage.inputTokens, outputTokens: turn.progress.usage.outputTokens + approximateTokens(text) };
         await endTurn(rt, scope, turn, { answer: { text, usage, finishReason: 'interrupted' } });
         throw error;

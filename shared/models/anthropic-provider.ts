@@ -1,8 +1,12 @@
 import { providerFetch, sseData } from './provider-error';
 import { argumentsOf, parseArguments } from './tool-arguments';
-import { systemPrompt, type ChatModel, type ChatRequest, type ChatResult } from './types';
+import { systemParts, type ChatModel, type ChatRequest, type ChatResult, type TokenUsage } from './types';
 
-/** Anthropic's Messages API. */
+/**
+ * Anthropic's Messages API. With prompt caching (the default) the tools, the stable system prompt and
+ * the grounding context each end in a `cache_control` breakpoint; Anthropic caches a prefix once it
+ * is long enough and ignores the mark otherwise.
+ */
 const finish = (reason: string | null | undefined): ChatResult['finishReason'] =>
   reason === 'end_turn' || reason === 'stop_sequence' ? 'stop' : reason === 'max_tokens' ? 'length' : reason === 'tool_use' ? 'tool_calls' : 'other';
 
@@ -16,10 +20,35 @@ function toolMessages(request: ChatRequest) {
 
 
 
-export function anthropicProvider(options: { baseUrl: string; apiKey: string }): ChatModel {
+const CACHED = { cache_control: { type: 'ephemeral' } } as const;
+
+/** The system prompt as blocks, each part marked cacheable when caching. */
+function systemBlocks(request: ChatRequest, caching: boolean) {
+  const { stable, context } = systemParts(request);
+  const blocks = [stable, context].filter((t): t is string => Boolean(t)).map((text) => ({ type: 'text', text, ...(caching ? CACHED : {}) }));
+  return blocks.length > 0 ? blocks : undefined;
+}
+
+type WireUsage = { input_tokens?: number; output_tokens?: number; cache_read_input_tokens?: number | null; cache_creation_input_tokens?: number | null };
+
+/** Anthropic counts cache reads and writes apart from `input_tokens`: the prompt is all three. */
+function usageOf(usage: WireUsage): TokenUsage {
+  const read = usage.cache_read_input_tokens ?? 0;
+  const written = usage.cache_creation_input_tokens ?? 0;
+  return {
+    inputTokens: (usage.input_tokens ?? 0) + read + written,
+    outputTokens: usage.output_tokens ?? 0,
+    ...(usage.cache_read_input_tokens != null ? { cachedInputTokens: read } : {}),
+    ...(usage.cache_creation_input_tokens != null ? { cacheWriteTokens: written } : {}),
+  };
+}
+
+/** `name`: the provider's name in errors (a MODEL_PROVIDERS name, default anthropic). */
+export function anthropicProvider(options: { baseUrl: string; apiKey: string; name?: string; promptCaching?: boolean }): ChatModel {
+  const caching = options.promptCaching ?? true;
   const post = (request: ChatRequest, stream: boolean, signal: AbortSignal) => {
-    const system = systemPrompt(request);
-    return providerFetch('anthropic', `${options.baseUrl.replace(/\/$/, '')}/v1/messages`, {
+    const system = systemBlocks(request, caching);
+    return providerFetch(options.name ?? 'anthropic', `${options.baseUrl.replace(/\/$/, '')}/v1/messages`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-api-key': options.apiKey, 'anthropic-version': '2023-06-01' },
       body: JSON.stringify({
@@ -32,7 +61,7 @@ export function anthropicProvider(options: { baseUrl: string; apiKey: string }):
         messages: [...request.messages, ...toolMessages(request)],
         ...(request.tools?.length
           ? {
-              tools: request.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters })),
+              tools: request.tools.map((t, i, all) => ({ name: t.name, description: t.description, input_schema: t.parameters, ...(caching && i === all.length - 1 ? CACHED : {}) })),
               ...(request.toolChoice ? { tool_choice: request.toolChoice === 'required' ? { type: 'any' } : { type: 'tool', name: request.toolChoice.name } } : {}),
             }
           : {}),
@@ -47,12 +76,12 @@ export function anthropicProvider(options: { baseUrl: string; apiKey: string }):
       const json = (await (await post(request, false, signal)).json()) as {
         content: Array<{ type: string; text?: string; id?: string; name?: string; input?: unknown }>;
         stop_reason: string;
-        usage: { input_tokens: number; output_tokens: number };
+        usage: WireUsage;
       };
       const calls = json.content.filter((c) => c.type === 'tool_use').map((c) => ({ id: c.id!, name: c.name!, arguments: argumentsOf(c.input) }));
       return {
         text: json.content.filter((c) => c.type === 'text').map((c) => c.text).join(''),
-        usage: { inputTokens: json.usage.input_tokens, outputTokens: json.usage.output_tokens },
+        usage: usageOf(json.usage),
         finishReason: calls.length > 0 ? 'tool_calls' : finish(json.stop_reason),
         ...(calls.length > 0 ? { toolCalls: calls } : {}),
       };
@@ -61,7 +90,7 @@ export function anthropicProvider(options: { baseUrl: string; apiKey: string }):
       const response = await post(request, true, signal);
       let text = '';
       let reason: string | undefined;
-      const usage = { inputTokens: 0, outputTokens: 0 };
+      let wire: WireUsage = {};
       // tool_use blocks by index: id and name at their start, the input as JSON fragments.
       const blocks: Array<{ id: string; name: string; json: string }> = [];
       for await (const { data } of sseData(response.body!)) {
@@ -70,8 +99,8 @@ export function anthropicProvider(options: { baseUrl: string; apiKey: string }):
           index?: number;
           content_block?: { type: string; id?: string; name?: string };
           delta?: { type?: string; text?: string; stop_reason?: string; partial_json?: string };
-          message?: { usage?: { input_tokens: number; output_tokens: number } };
-          usage?: { output_tokens: number };
+          message?: { usage?: WireUsage };
+          usage?: WireUsage;
           error?: { message: string };
         };
         if (event.type === 'content_block_start' && event.content_block?.type === 'tool_use') {
@@ -83,17 +112,17 @@ export function anthropicProvider(options: { baseUrl: string; apiKey: string }):
           text += event.delta.text;
           yield event.delta.text;
         } else if (event.type === 'message_start' && event.message?.usage) {
-          usage.inputTokens = event.message.usage.input_tokens;
-          usage.outputTokens = event.message.usage.output_tokens;
+          wire = event.message.usage;
         } else if (event.type === 'message_delta') {
           reason = event.delta?.stop_reason ?? reason;
-          if (event.usage) usage.outputTokens = event.usage.output_tokens;
+          // The final counts (output tokens, and cache counts where the provider repeats them).
+          if (event.usage) wire = { ...wire, ...Object.fromEntries(Object.entries(event.usage).filter(([, v]) => v != null)) };
         } else if (event.type === 'error') {
           throw new Error(event.error?.message ?? 'anthropic stream error');
         }
       }
       const toolCalls = blocks.filter(Boolean).map((b) => ({ id: b.id, name: b.name, arguments: parseArguments(b.json) }));
-      return { text, usage, finishReason: toolCalls.length > 0 ? 'tool_calls' : finish(reason), ...(toolCalls.length > 0 ? { toolCalls } : {}) };
+      return { text, usage: usageOf(wire), finishReason: toolCalls.length > 0 ? 'tool_calls' : finish(reason), ...(toolCalls.length > 0 ? { toolCalls } : {}) };
     },
   };
 }

@@ -1,11 +1,17 @@
 import type { BedrockRuntimeClient} from '@aws-sdk/client-bedrock-runtime';
 import { ConverseCommand, ConverseStreamCommand, type Message, type ToolUseBlock } from '@aws-sdk/client-bedrock-runtime';
-import { providerError } from './provider-error';
+import { providerError, retryAfterOf } from './provider-error';
 import { argumentsOf, parseArguments } from './tool-arguments';
-import { systemPrompt, type ChatModel, type ChatRequest, type ChatResult } from './types';
+import { systemParts, type ChatModel, type ChatRequest, type ChatResult, type TokenUsage } from './types';
 import { AppError } from '../errors';
 
-/** Amazon Bedrock through the Converse API (one format for every Bedrock model). */
+/**
+ * Amazon Bedrock through the Converse API (one format for every Bedrock model). Model ids may be
+ * foundation models (`anthropic.claude-…`) or cross-region inference profiles (`us.anthropic.claude-…`,
+ * `eu.…`, `global.…`). Where the model supports prompt caching, the tools, the stable system prompt
+ * and the grounding context each end in a `cachePoint`; elsewhere Bedrock refuses the mark, so it
+ * is only sent to those models (or as the provider's `promptCaching` says).
+ */
 const finish = (reason: string | undefined): ChatResult['finishReason'] =>
   reason === 'end_turn' || reason === 'stop_sequence'
     ? 'stop'
@@ -30,21 +36,46 @@ function toolMessages(request: ChatRequest): Message[] {
   ]);
 }
 
-export function bedrockProvider(client: BedrockRuntimeClient): ChatModel {
+/** Models Bedrock caches prompts for (Claude 3.5 Haiku, 3.7 Sonnet and later; Nova), in any region's profile. */
+const CACHING_MODELS = /(^|\.)(anthropic\.claude-(3-5-haiku|3-7-sonnet|sonnet-4|opus-4|haiku-4)|amazon\.nova-)/;
+export const cachesPrompts = (modelId: string, setting?: boolean) => setting ?? CACHING_MODELS.test(modelId);
+
+const CACHE_POINT = { cachePoint: { type: 'default' as const } };
+
+/** Bedrock counts cache reads and writes apart from `inputTokens`: the prompt is all three. */
+function usageOf(usage: { inputTokens?: number; outputTokens?: number; cacheReadInputTokens?: number; cacheWriteInputTokens?: number } | undefined): TokenUsage {
+  const read = usage?.cacheReadInputTokens;
+  const written = usage?.cacheWriteInputTokens;
+  return {
+    inputTokens: (usage?.inputTokens ?? 0) + (read ?? 0) + (written ?? 0),
+    outputTokens: usage?.outputTokens ?? 0,
+    ...(read !== undefined ? { cachedInputTokens: read } : {}),
+    ...(written !== undefined ? { cacheWriteTokens: written } : {}),
+  };
+}
+
+/** `name`: the provider's name in errors (a MODEL_PROVIDERS name, default bedrock). */
+export function bedrockProvider(client: BedrockRuntimeClient, options: { name?: string; promptCaching?: boolean } = {}): ChatModel {
+  const provider = options.name ?? 'bedrock';
   const input = (request: ChatRequest) => {
-    const system = systemPrompt(request);
+    const caching = cachesPrompts(request.model, options.promptCaching);
+    const { stable, context } = systemParts(request);
+    const system = [stable, context].filter((t): t is string => Boolean(t)).flatMap((text) => (caching ? [{ text }, CACHE_POINT] : [{ text }]));
     return {
       modelId: request.model,
       messages: [...request.messages.map((m): Message => ({ role: m.role, content: [{ text: m.content }] })), ...toolMessages(request)],
       ...(request.tools?.length
         ? {
             toolConfig: {
-              tools: request.tools.map((t) => ({ toolSpec: { name: t.name, description: t.description, inputSchema: { json: t.parameters as DocumentType } } })),
+              tools: [
+                ...request.tools.map((t) => ({ toolSpec: { name: t.name, description: t.description, inputSchema: { json: t.parameters as DocumentType } } })),
+                ...(caching ? [CACHE_POINT] : []),
+              ],
               ...(request.toolChoice ? { toolChoice: request.toolChoice === 'required' ? { any: {} } : { tool: { name: request.toolChoice.name } } } : {}),
             },
           }
         : {}),
-      ...(system ? { system: [{ text: system }] } : {}),
+      ...(system.length > 0 ? { system } : {}),
       // An agent's Bedrock guardrail, applied by the Converse API besides Cairn's own.
       ...(request.bedrockGuardrail ? { guardrailConfig: { guardrailIdentifier: request.bedrockGuardrail.identifier, guardrailVersion: request.bedrockGuardrail.version } } : {}),
       inferenceConfig: {
@@ -57,9 +88,9 @@ export function bedrockProvider(client: BedrockRuntimeClient): ChatModel {
   };
   const failed = (error: unknown, signal: AbortSignal) => {
     if (error instanceof AppError) return error;
-    if (signal.aborted) return providerError('bedrock', 'timeout');
-    const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-    return providerError('bedrock', status ?? 'network', (error as Error).message);
+    if (signal.aborted) return providerError(provider, 'timeout');
+    const { $metadata, $response } = error as { $metadata?: { httpStatusCode?: number }; $response?: { headers?: Record<string, string> } };
+    return providerError(provider, $metadata?.httpStatusCode ?? 'network', (error as Error).message, retryAfterOf($response?.headers?.['retry-after'], Date.now()));
   };
   const generate = async (request: ChatRequest, signal: AbortSignal): Promise<ChatResult> => {
     try {
@@ -68,7 +99,7 @@ export function bedrockProvider(client: BedrockRuntimeClient): ChatModel {
       const calls = content.filter((c) => c.toolUse).map((c) => ({ id: c.toolUse!.toolUseId ?? '', name: c.toolUse!.name ?? '', arguments: argumentsOf(c.toolUse!.input) }));
       return {
         text: content.map((c) => c.text ?? '').join(''),
-        usage: { inputTokens: out.usage?.inputTokens ?? 0, outputTokens: out.usage?.outputTokens ?? 0 },
+        usage: usageOf(out.usage),
         finishReason: calls.length > 0 ? 'tool_calls' : finish(out.stopReason),
         ...(calls.length > 0 ? { toolCalls: calls } : {}),
       };
@@ -83,7 +114,7 @@ export function bedrockProvider(client: BedrockRuntimeClient): ChatModel {
     async *stream(request, signal) {
       let text = '';
       let reason: string | undefined;
-      const usage = { inputTokens: 0, outputTokens: 0 };
+      let usage: TokenUsage = { inputTokens: 0, outputTokens: 0 };
       // toolUse blocks by index: id and name at their start, the input as JSON fragments.
       const blocks: Array<{ id: string; name: string; json: string }> = [];
       try {
@@ -102,12 +133,13 @@ export function bedrockProvider(client: BedrockRuntimeClient): ChatModel {
             yield delta;
           }
           if (event.messageStop) reason = event.messageStop.stopReason;
-          if (event.metadata?.usage) {
-            usage.inputTokens = event.metadata.usage.inputTokens ?? 0;
-            usage.outputTokens = event.metadata.usage.outputTokens ?? 0;
-          }
-          const streamError = event.internalServerException ?? event.modelStreamErrorException ?? event.throttlingException ?? event.validationException ?? event.serviceUnavailableException;
-          if (streamError) throw providerError('bedrock', 'stream', streamError.message);
+          if (event.metadata?.usage) usage = usageOf(event.metadata.usage);
+          // An error in the stream, with the status the same error has outside one (a chain falls back on 429 and 5xx).
+          if (event.throttlingException) throw providerError(provider, 429, event.throttlingException.message);
+          if (event.serviceUnavailableException) throw providerError(provider, 503, event.serviceUnavailableException.message);
+          if (event.internalServerException) throw providerError(provider, 500, event.internalServerException.message);
+          if (event.validationException) throw providerError(provider, 400, event.validationException.message);
+          if (event.modelStreamErrorException) throw providerError(provider, 'stream', event.modelStreamErrorException.message);
         }
       } catch (error) {
         throw failed(error, signal);

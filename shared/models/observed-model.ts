@@ -28,7 +28,16 @@ export function observedModel(resolved: ResolvedModel): ResolvedModel {
   });
   const close = ({ started, span }: ReturnType<typeof open>, result: ChatResult | undefined, error: unknown) => {
     const tokens = { input: result?.usage.inputTokens ?? 0, output: result?.usage.outputTokens ?? 0 };
-    if (result) span.setAttributes({ 'gen_ai.usage.input_tokens': tokens.input, 'gen_ai.usage.output_tokens': tokens.output, 'gen_ai.response.finish_reasons': [result.finishReason] });
+    if (result) {
+      span.setAttributes({
+        'gen_ai.usage.input_tokens': tokens.input,
+        'gen_ai.usage.output_tokens': tokens.output,
+        'gen_ai.response.finish_reasons': [result.finishReason],
+        // Of the input tokens, those read from and written to the provider's prompt cache.
+        ...(result.usage.cachedInputTokens !== undefined ? { 'gen_ai.usage.cache_read.input_tokens': result.usage.cachedInputTokens } : {}),
+        ...(result.usage.cacheWriteTokens !== undefined ? { 'gen_ai.usage.cache_creation.input_tokens': result.usage.cacheWriteTokens } : {}),
+      });
+    }
     endSpan(span, error);
     emitMetrics(
       { model: resolved.name },
@@ -37,6 +46,7 @@ export function observedModel(resolved: ResolvedModel): ResolvedModel {
         ModelErrors: { value: result ? 0 : 1, unit: 'count' },
         InputTokens: { value: tokens.input, unit: 'count' },
         OutputTokens: { value: tokens.output, unit: 'count' },
+        CachedInputTokens: { value: result?.usage.cachedInputTokens ?? 0, unit: 'count' },
         ModelLatency: { value: performance.now() - started, unit: 'ms' },
       },
     );

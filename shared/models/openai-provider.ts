@@ -1,8 +1,12 @@
 import { providerFetch, sseData } from './provider-error';
 import { parseArguments } from './tool-arguments';
-import { systemPrompt, type ChatModel, type ChatRequest, type ChatResult } from './types';
+import { systemPrompt, type ChatModel, type ChatRequest, type ChatResult, type TokenUsage } from './types';
 
-/** OpenAI's chat completions wire format: OpenAI itself or any compatible server (OPENAI_BASE_URL). */
+/**
+ * OpenAI's chat completions wire format: OpenAI itself or any compatible server (OPENAI_BASE_URL, or
+ * a MODEL_PROVIDERS `openai-compatible` provider). OpenAI caches long prompt prefixes by itself: the
+ * tokens it read from its cache come back as `prompt_tokens_details.cached_tokens`.
+ */
 /** This turn's tool rounds in OpenAI's words: the assistant's tool_calls, then one `tool` message per result. */
 function toolMessages(request: ChatRequest) {
   return (request.toolRounds ?? []).flatMap((round) => [
@@ -44,12 +48,19 @@ const finish = (reason: string | null | undefined): ChatResult['finishReason'] =
 
 
 type WireToolCall = { index?: number; id?: string; function?: { name?: string; arguments?: string } };
+type WireUsage = { prompt_tokens: number; completion_tokens: number; prompt_tokens_details?: { cached_tokens?: number } | null };
 
-export function openaiProvider(options: { baseUrl: string; apiKey: string }): ChatModel {
+const usageOf = (usage: WireUsage | null | undefined): TokenUsage => {
+  const cached = usage?.prompt_tokens_details?.cached_tokens;
+  return { inputTokens: usage?.prompt_tokens ?? 0, outputTokens: usage?.completion_tokens ?? 0, ...(cached ? { cachedInputTokens: cached } : {}) };
+};
+
+/** `name`: the provider's name in errors (a MODEL_PROVIDERS name, default openai); `apiKey` may be absent for servers that take none. */
+export function openaiProvider(options: { baseUrl: string; apiKey?: string; name?: string }): ChatModel {
   const post = (request: ChatRequest, stream: boolean, signal: AbortSignal) =>
-    providerFetch('openai', `${options.baseUrl.replace(/\/$/, '')}/chat/completions`, {
+    providerFetch(options.name ?? 'openai', `${options.baseUrl.replace(/\/$/, '')}/chat/completions`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${options.apiKey}` },
+      headers: { 'content-type': 'application/json', ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}) },
       body: body(request, stream),
     }, signal);
   return {
@@ -58,13 +69,13 @@ export function openaiProvider(options: { baseUrl: string; apiKey: string }): Ch
     async generate(request, signal) {
       const json = (await (await post(request, false, signal)).json()) as {
         choices: Array<{ message: { content: string | null; tool_calls?: WireToolCall[] }; finish_reason: string }>;
-        usage?: { prompt_tokens: number; completion_tokens: number };
+        usage?: WireUsage;
       };
       const choice = json.choices[0];
       const calls = choice?.message.tool_calls ?? [];
       return {
         text: choice?.message.content ?? '',
-        usage: { inputTokens: json.usage?.prompt_tokens ?? 0, outputTokens: json.usage?.completion_tokens ?? 0 },
+        usage: usageOf(json.usage),
         finishReason: calls.length > 0 ? 'tool_calls' : finish(choice?.finish_reason),
         ...(calls.length > 0 ? { toolCalls: calls.map((c, i) => ({ id: c.id ?? `call_${i}`, name: c.function?.name ?? '', arguments: parseArguments(c.function?.arguments) })) } : {}),
       };
@@ -73,13 +84,13 @@ export function openaiProvider(options: { baseUrl: string; apiKey: string }): Ch
       const response = await post(request, true, signal);
       let text = '';
       let reason: string | undefined;
-      let usage = { inputTokens: 0, outputTokens: 0 };
+      let usage: TokenUsage = { inputTokens: 0, outputTokens: 0 };
       const calls: Array<{ id: string; name: string; arguments: string }> = [];
       for await (const { data } of sseData(response.body!)) {
         if (data === '[DONE]') break;
         const chunk = JSON.parse(data) as {
           choices?: Array<{ delta?: { content?: string; tool_calls?: WireToolCall[] }; finish_reason?: string | null }>;
-          usage?: { prompt_tokens: number; completion_tokens: number } | null;
+          usage?: WireUsage | null;
         };
         // A streamed tool call comes in pieces by index: its id and name first, its arguments in fragments.
         for (const piece of chunk.choices?.[0]?.delta?.tool_calls ?? []) {
@@ -95,7 +106,7 @@ export function openaiProvider(options: { baseUrl: string; apiKey: string }): Ch
           yield delta;
         }
         reason = chunk.choices?.[0]?.finish_reason ?? reason;
-        if (chunk.usage) usage = { inputTokens: chunk.usage.prompt_tokens, outputTokens: chunk.usage.completion_tokens };
+        if (chunk.usage) usage = usageOf(chunk.usage);
       }
       const toolCalls = calls.filter(Boolean).map((c) => ({ id: c.id, name: c.name, arguments: parseArguments(c.arguments) }));
       return { text, usage, finishReason: toolCalls.length > 0 ? 'tool_calls' : finish(reason), ...(toolCalls.length > 0 ? { toolCalls } : {}) };

@@ -5,13 +5,13 @@ import { UpstreamError, type AppError } from '../errors';
  * Retryable unless the provider refused the request itself (a 4xx other than 408/429 will be
  * refused again).
  */
-export function providerError(provider: string, status: number | 'timeout' | 'network' | 'stream', detail?: string): AppError {
+export function providerError(provider: string, status: number | 'timeout' | 'network' | 'stream', detail?: string, retryAfterSeconds?: number): AppError {
   const what =
     status === 'timeout' ? 'did not answer in time' : status === 'network' ? 'could not be reached' : status === 'stream' ? 'failed mid-stream' : `answered ${status}`;
   const refused = typeof status === 'number' && status >= 400 && status < 500 && status !== 408 && status !== 429;
   return new UpstreamError(
     `Model provider ${provider} ${what}`,
-    { provider, status, ...(detail ? { providerMessage: detail.slice(0, 300) } : {}) },
+    { provider, status, ...(detail ? { providerMessage: detail.slice(0, 300) } : {}), ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}) },
     { retryable: !refused },
   );
 }
@@ -32,9 +32,16 @@ export async function providerFetch(provider: string, url: string, init: Request
     } catch {
       // no JSON body
     }
-    throw providerError(provider, response.status, detail);
+    throw providerError(provider, response.status, detail, retryAfterOf(response.headers.get('retry-after'), Date.now()));
   }
   return response;
+}
+
+/** A Retry-After header's wait in seconds (it gives seconds or an HTTP date); undefined when absent or unreadable. */
+export function retryAfterOf(header: string | null | undefined, now: number): number | undefined {
+  if (!header) return undefined;
+  const seconds = /^\s*\d+(?:\.\d+)?\s*$/.test(header) ? Number(header) : (Date.parse(header) - now) / 1000;
+  return Number.isFinite(seconds) ? Math.max(0, Math.ceil(seconds)) : undefined;
 }
 
 /** Server-sent events of a response body: each event's data line(s). */

@@ -76,9 +76,31 @@ export interface ChatRequest {
   };
 }
 
+/**
+ * Tokens of a call. `inputTokens` counts the whole prompt; of it, `cachedInputTokens` were read
+ * from the provider's prompt cache and `cacheWriteTokens` written to it (each priced apart).
+ */
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+  cachedInputTokens?: number;
+  cacheWriteTokens?: number;
+}
+
+/** A model of a chain that did not answer: it failed (its error) or was skipped (its circuit was open, or it cannot call the request's tools). */
+export interface FailedAttempt {
+  model: string;
+  error: { code: string; message: string; status?: number | string };
+  skipped?: 'circuit_open' | 'no_tools';
+}
+
 export interface ChatResult {
   text: string;
-  usage: { inputTokens: number; outputTokens: number };
+  usage: TokenUsage;
+  /** `provider/model` of the model that answered, when a chain chose among several. */
+  model?: string;
+  /** The models a chain tried before the one that answered. */
+  failedAttempts?: FailedAttempt[];
   /** `interrupted`: the caller went away mid-reply and the model call was cancelled. */
   finishReason: 'stop' | 'length' | 'content_filter' | 'error' | 'other' | 'interrupted' | 'tool_calls';
   /** With finishReason `tool_calls`: the calls to run before the model continues. */
@@ -94,25 +116,43 @@ export interface ChatModel {
   stream(request: ChatRequest, signal: AbortSignal): AsyncGenerator<string, ChatResult>;
 }
 
-/** The system prompt real providers get: the agent's instructions and the passages to ground on. */
-export function systemPrompt(request: ChatRequest): string | undefined {
-  const parts: string[] = [];
-  if (request.instructions) parts.push(request.instructions);
-  if (request.responseFormat) parts.push(formatInstruction(request.responseFormat));
+/**
+ * The system prompt real providers get, in two parts: what stays the same turn after turn (the
+ * agent's instructions, the reply's format) and what changes with the question (memory, the
+ * passages to ground on). Providers with prompt caching mark the end of each as cacheable, so the
+ * stable part is read from cache on every turn and the context whenever it repeats (a follow-up
+ * that retrieves the same passages).
+ */
+export function systemParts(request: ChatRequest): { stable?: string; context?: string } {
+  const stable: string[] = [];
+  if (request.instructions) stable.push(request.instructions);
+  if (request.responseFormat) stable.push(formatInstruction(request.responseFormat));
+  const context: string[] = [];
   if (request.memory && request.memory.length > 0) {
-    parts.push(`What you remember about the user from earlier conversations (use it when relevant):\n${request.memory.map((f) => `- ${f}`).join('\n')}`);
+    context.push(`What you remember about the user from earlier conversations (use it when relevant):\n${request.memory.map((f) => `- ${f}`).join('\n')}`);
   }
   if (request.passages && request.passages.length > 0) {
-    parts.push(
+    context.push(
       'Answer from the numbered passages below. Cite them as [n]. If they do not contain the answer, say so; do not invent facts.',
       request.passages.map((p, i) => `[${i + 1}] ${p.title ? `${p.title}: ` : ''}${p.text}`).join('\n\n'),
     );
   }
-  return parts.length > 0 ? parts.join('\n\n') : undefined;
+  return { ...(stable.length > 0 ? { stable: stable.join('\n\n') } : {}), ...(context.length > 0 ? { context: context.join('\n\n') } : {}) };
+}
+
+/** The system prompt as one text, for providers that take one. */
+export function systemPrompt(request: ChatRequest): string | undefined {
+  const { stable, context } = systemParts(request);
+  return [stable, context].filter(Boolean).join('\n\n') || undefined;
 }
 
 /** Tokens of two model calls together. */
-export const addUsage = (a: ChatResult['usage'], b: ChatResult['usage']): ChatResult['usage'] => ({ inputTokens: a.inputTokens + b.inputTokens, outputTokens: a.outputTokens + b.outputTokens });
+export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
+  const sum: TokenUsage = { inputTokens: a.inputTokens + b.inputTokens, outputTokens: a.outputTokens + b.outputTokens };
+  if (a.cachedInputTokens !== undefined || b.cachedInputTokens !== undefined) sum.cachedInputTokens = (a.cachedInputTokens ?? 0) + (b.cachedInputTokens ?? 0);
+  if (a.cacheWriteTokens !== undefined || b.cacheWriteTokens !== undefined) sum.cacheWriteTokens = (a.cacheWriteTokens ?? 0) + (b.cacheWriteTokens ?? 0);
+  return sum;
+}
 
 /** A rough token count (4 characters a token) for engines that do not report one. */
 export const approximateTokens = (text: string) => Math.ceil(text.length / 4);
@@ -122,6 +162,23 @@ export interface ResolvedModel {
   name: string;
   model: string;
   engine: ChatModel;
+  /** How long one call may take (the provider's `timeoutMs`, else MODEL_TIMEOUT_MS) before a chain tries the next model. */
+  timeoutMs?: number;
+}
+
+/** A provider as the platform admin's listing shows it (never its key). */
+export interface ProviderView {
+  name: string;
+  type: 'local' | 'openai-compatible' | 'anthropic' | 'bedrock';
+  /** Whether its models can be called here (a provider without its credentials resolves to the built-in engine). */
+  usable: boolean;
+  baseUrl?: string;
+  region?: string;
+  hasApiKey?: boolean;
+  timeoutMs?: number;
+  promptCaching?: boolean;
+  /** Models it lists (its `models`, and those MODEL_PRICES prices). */
+  models: string[];
 }
 
 /** Resolves model names to engines; one per runtime, holding its provider clients and keys. */
@@ -130,6 +187,8 @@ export interface ModelResolver {
   /** An embedding model (`provider/model`); a 400 naming the provider when it has no credentials here. Absent: no retrieval models in this function. */
   embedding?(name: string, dimensions?: number): Promise<EmbeddingModel>;
   reranker?(name: string): Promise<Reranker>;
+  /** The providers configured here. */
+  providers?(): Promise<ProviderView[]>;
 }
 
 /** A function that calls no model: resolving one says so (its Lambda was not given providers). */

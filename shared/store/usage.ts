@@ -8,8 +8,13 @@ import { keys } from './keys';
 export interface UsageCounts {
   inputTokens: number;
   outputTokens: number;
+  /** Of the input tokens, those read from the provider's prompt cache, and those written to it. */
+  cachedInputTokens: number;
+  cacheWriteTokens: number;
   /** Model calls (a turn with tool rounds makes several). */
   requests: number;
+  /** Model calls that failed (a 429, a 5xx, a time-out…), whether or not a fallback model then answered. */
+  failedRequests: number;
   toolCalls: number;
   searches: number;
   /** DynamoDB read capacity units of the searches. */
@@ -41,13 +46,16 @@ export interface UsageBucket {
 
 export type UsageRow = UsageBucket & UsageCounts;
 
-export const USAGE_COUNTS: Array<keyof UsageCounts> = ['inputTokens', 'outputTokens', 'requests', 'toolCalls', 'searches', 'readUnits', 'writeUnits', 'bytesIngested', 'steps', 'feedbackUp', 'feedbackDown', 'guardrailFindings'];
+export const USAGE_COUNTS: Array<keyof UsageCounts> = ['inputTokens', 'outputTokens', 'cachedInputTokens', 'cacheWriteTokens', 'requests', 'failedRequests', 'toolCalls', 'searches', 'readUnits', 'writeUnits', 'bytesIngested', 'steps', 'feedbackUp', 'feedbackDown', 'guardrailFindings'];
 
 /** Every count, each given by `count`. */
 export const usageCounts = (count: (c: keyof UsageCounts) => number): UsageCounts => ({
   inputTokens: count('inputTokens'),
   outputTokens: count('outputTokens'),
+  cachedInputTokens: count('cachedInputTokens'),
+  cacheWriteTokens: count('cacheWriteTokens'),
   requests: count('requests'),
+  failedRequests: count('failedRequests'),
   toolCalls: count('toolCalls'),
   searches: count('searches'),
   readUnits: count('readUnits'),

@@ -3,3 +3,4 @@
  */
 export { budgetAfter, resolveForTenant, setTokenBudget, type TokenBudget, tokenBudgetOf } from './token-budget';
 export { costOfTokens, recordUsage, totalCost, usageBetween, usageQuery, usageReport } from './usage';
+export { modelTally, tallied, talliesSince, tallyCall, type ModelTallies } from './model-tally';

@@ -5,6 +5,7 @@ import type { Runtime } from '../runtime';
 import type { TenantScope } from '../tenancy';
 import { aroundEachCall } from '../models/around-each-call';
 import { observedModel } from '../models/observed-model';
+import { modelChain } from '../models/model-chain';
 
 /**
  * Monthly token budgets: a tenant's plan gives one (none for `unlimited`), and the tenant may set a
@@ -68,16 +69,19 @@ function budgeted(rt: Runtime, scope: TenantScope, engine: ChatModel, budget: nu
 }
 
 /**
- * Resolves a model for the tenant: a model that costs tokens is bound to the tenant's budget, and
- * a tenant whose budget is already spent is told so before anything starts (before a stream opens).
+ * Resolves a model and its fallbacks for the tenant, as one model (a chain: see model-chain.ts).
+ * Each model that costs tokens is bound to the tenant's budget, and a tenant whose budget is already
+ * spent is told so before anything starts (before a stream opens) when its first model costs tokens.
  */
-export async function resolveForTenant(rt: Runtime, scope: TenantScope, name: string): Promise<ResolvedModel & { budget?: TokenBudget }> {
-  const resolved = observedModel(await rt.models.resolve(name));
-  if (resolved.engine.provider === 'local') return resolved;
-  const budget = await tokenBudgetOf(rt, scope);
-  if (budget.effective === undefined) return resolved;
-  if (budget.used >= budget.effective) throw exceeded(budget.effective, budget.used, budget.resetAt);
-  return { ...resolved, engine: budgeted(rt, scope, resolved.engine, budget.effective), budget };
+export async function resolveForTenant(rt: Runtime, scope: TenantScope, name: string, fallbacks: readonly string[] = []): Promise<ResolvedModel & { budget?: TokenBudget }> {
+  const resolved = await Promise.all([name, ...fallbacks].map((n) => rt.models.resolve(n)));
+  // Names that resolve alike (providers without credentials all go to the built-in engine) are tried once.
+  const chain = resolved.filter((r, i) => resolved.findIndex((o) => o.name === r.name) === i).map(observedModel);
+  const paid = chain.some((r) => r.engine.provider !== 'local');
+  const budget = paid ? await tokenBudgetOf(rt, scope) : undefined;
+  if (budget?.effective !== undefined && chain[0]!.engine.provider !== 'local' && budget.used >= budget.effective) throw exceeded(budget.effective, budget.used, budget.resetAt);
+  const bound = chain.map((r) => (r.engine.provider === 'local' || budget?.effective === undefined ? r : { ...r, engine: budgeted(rt, scope, r.engine, budget.effective) }));
+  return { ...modelChain(bound, rt.caches.modelBreakers), ...(budget?.effective !== undefined ? { budget } : {}) };
 }
 
 /** The budget as a turn that used `usage` leaves it (as of that turn: others may run at once). */

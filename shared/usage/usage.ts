@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { config } from '../config';
+import type { TokenUsage } from '../models/types';
 import { ValidationError } from '../errors';
 import { errorFields, log } from '../log';
 import type { Runtime } from '../runtime';
@@ -52,7 +53,10 @@ export const usageQuery = z.object({
 const counts = {
   inputTokens: z.int(),
   outputTokens: z.int(),
+  cachedInputTokens: z.int().openapi({ description: 'Of the input tokens, those the provider read from its prompt cache (priced at MODEL_PRICES’ cachedInput)' }),
+  cacheWriteTokens: z.int().openapi({ description: 'Of the input tokens, those written to the provider’s prompt cache (Anthropic, Bedrock; priced at cacheWrite)' }),
   requests: z.int().openapi({ description: 'Model calls' }),
+  failedRequests: z.int().openapi({ description: 'Model calls that failed (429, 5xx, time-out, lost connection, or refused), whether or not a fallback model then answered' }),
   toolCalls: z.int(),
   searches: z.int().openapi({ description: 'Knowledge searches: through the API, by agents and by workflow steps' }),
   readUnits: z.number().openapi({ description: 'DynamoDB read capacity units the searches consumed' }),
@@ -74,11 +78,19 @@ export const usageReport = z
   })
   .openapi('UsageReport');
 
-/** USD for a model's tokens, or null when the model has no price in MODEL_PRICES (the built-in engine is free). */
-export function costOfTokens(model: string, tokens: { inputTokens: number; outputTokens: number }): number | null {
+/**
+ * USD for a model's tokens, or null when the model has no price in MODEL_PRICES (the built-in engine
+ * is free). Cached input is priced at `cachedInput` and cache writes at `cacheWrite` where the price
+ * gives them, else as input.
+ */
+export function costOfTokens(model: string, tokens: TokenUsage): number | null {
   if (model === '-' || model.startsWith('local/')) return 0;
   const price = config.modelPrices[model];
-  return price ? (tokens.inputTokens / 1000) * price.input + (tokens.outputTokens / 1000) * price.output : null;
+  if (!price) return null;
+  const cached = tokens.cachedInputTokens ?? 0;
+  const written = tokens.cacheWriteTokens ?? 0;
+  const plain = Math.max(0, tokens.inputTokens - cached - written);
+  return (plain * price.input + cached * (price.cachedInput ?? price.input) + written * (price.cacheWrite ?? price.input) + tokens.outputTokens * price.output) / 1000;
 }
 
 const costOf = (row: UsageRow) => costOfTokens(row.model, row);

@@ -2,6 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { AppError } from '../../errors';
 import { isId } from '../../ids';
 import { parseAddress } from '../../releases';
+import { fallbackModels } from '../../schema-helpers';
 import { renderTemplate } from '../../templates';
 import type { WorkKind } from './step-kind';
 
@@ -20,6 +21,7 @@ const config = z.strictObject({
   message: z.string().trim().min(1).max(50_000).openapi({ example: 'Write a reply to the customer: {{input}}' }),
   sessionId: z.string().max(300).optional().openapi({ description: 'Template: continue this session (letters, digits, _ or -); a new session each run when absent' }),
   userId: z.string().max(300).optional().openapi({ description: 'Template: whose memory the agent reads and writes' }),
+  fallbackModels: fallbackModels.optional().openapi({ description: 'Models tried in order when the agent’s model fails with a 429, a 5xx, a time-out or a lost connection; in place of the agent’s own fallbackModels for this step' }),
 });
 
 /** Replies longer than this are cut in the execution record (DynamoDB items hold 400 KB). */
@@ -43,7 +45,7 @@ export const agent: WorkKind<typeof config> = {
     const sessionId = cfg.sessionId === undefined ? undefined : renderTemplate(cfg.sessionId, vars);
     if (sessionId !== undefined && !SESSION_ID.test(sessionId)) throw new AppError('UNPROCESSABLE', `sessionId rendered as "${sessionId.slice(0, 60)}", which is not 1–128 letters, digits, _ or -`, { field: 'sessionId' }, { retryable: false });
     const userId = cfg.userId === undefined ? undefined : renderTemplate(cfg.userId, vars) || undefined;
-    const data = await rt.agentTurn(rt, scope, cfg.agentId, { message: renderTemplate(cfg.message, vars), ...(sessionId ? { sessionId } : {}), ...(userId ? { userId } : {}), keyId }, deadline);
+    const data = await rt.agentTurn(rt, scope, cfg.agentId, { message: renderTemplate(cfg.message, vars), ...(sessionId ? { sessionId } : {}), ...(userId ? { userId } : {}), ...(cfg.fallbackModels ? { fallbackModels: cfg.fallbackModels } : {}), keyId }, deadline);
     if (data.status === 'requires_action') {
       throw new AppError('UNPROCESSABLE', `The agent paused for approval of ${(data.pendingToolCalls ?? []).map((c) => c.tool).join(', ')}; a workflow cannot approve tool calls`, { sessionId: data.sessionId }, { retryable: false });
     }

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { classifyLocally } from '../../models/local-engine';
-import { modelName, uniqueItems } from '../../schema-helpers';
+import { fallbackModels, modelName, uniqueItems } from '../../schema-helpers';
 import { renderTemplate } from '../../templates';
 import { resolveForTenant } from '../../usage';
 import type { WorkKind } from './step-kind';
@@ -16,6 +16,7 @@ const category = z.union([
 
 const config = z.strictObject({
   model: modelName,
+  fallbackModels: fallbackModels.optional(),
   categories: z
     .array(category)
     .min(2)
@@ -44,7 +45,7 @@ export const classification: WorkKind<typeof config> = {
   async execute(cfg, { rt, scope, vars, deadline }) {
     const input = renderTemplate(cfg.input ?? '{{input}}', vars);
     const categories = cfg.categories.map((c) => (typeof c === 'string' ? { name: c } : c));
-    const resolved = await resolveForTenant(rt, scope, cfg.model);
+    const resolved = await resolveForTenant(rt, scope, cfg.model, cfg.fallbackModels);
     if (resolved.engine.provider === 'local') return { output: classifyLocally(input, categories) };
     const names = categories.map((c) => c.name);
     const result = await resolved.engine.generate(

@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { between, integerBetween, modelName } from '../../schema-helpers';
+import { between, fallbackModels, integerBetween, modelName } from '../../schema-helpers';
 import { inFormat } from '../../models/structured-output';
 import type { ChatRequest } from '../../models/types';
 import { responseFormatInput } from '../../models/response-format';
@@ -9,6 +9,7 @@ import type { WorkKind } from './step-kind';
 
 const config = z.strictObject({
   model: modelName,
+  fallbackModels: fallbackModels.optional(),
   prompt: z.string().trim().min(1).max(50_000).openapi({ example: 'Answer using the context: {{user_message}}' }),
   temperature: between(0, 2).optional(),
   maxTokens: integerBetween(1, 200_000).optional(),
@@ -28,7 +29,7 @@ export const generation: WorkKind<typeof config> = {
   isOutputPath: (p) =>
     (p.length === 1 && ['text', 'usage'].includes(p[0]!)) || (p.length === 2 && p[0] === 'usage' && ['inputTokens', 'outputTokens'].includes(p[1]!)) || p[0] === 'json',
   async execute(cfg, { rt, scope, vars, passages, deadline }) {
-    const resolved = await resolveForTenant(rt, scope, cfg.model);
+    const resolved = await resolveForTenant(rt, scope, cfg.model, cfg.fallbackModels);
     const request: ChatRequest = {
       model: resolved.model,
       messages: [{ role: 'user', content: renderTemplate(cfg.prompt, vars) }],
