@@ -166,17 +166,41 @@ describe('CDK app', () => {
     for (const m of streaming) expect(JSON.stringify(m.Properties.Integration.Uri)).toContain('response-streaming-invocations');
   });
 
-  it('gives the functions that call models provider keys from Secrets Manager and Bedrock in its region only', () => {
+  it('gives the functions that call models provider keys from Secrets Manager, and Bedrock: Converse and its stream, in any region (cross-region profiles)', () => {
     data.hasResource('AWS::SecretsManager::Secret', { DeletionPolicy: 'Retain' });
-    const withModels = Object.values(api.findResources('AWS::Lambda::Function')).filter((f) => f.Properties.Environment.Variables.PROVIDER_SECRETS_ARN);
+    const functions = Object.values(api.findResources('AWS::Lambda::Function'));
+    const withModels = functions.filter((f) => f.Properties.Environment.Variables.BEDROCK_REGION);
     // agents, MCP (ask_agent), the workflow steps worker, and for hybrid search the knowledge-sources API and the ingestion worker
     expect(withModels.map((f) => f.Properties.Environment.Variables.POWERTOOLS_SERVICE_NAME).sort()).toEqual(['agents', 'ingestion', 'knowledge-sources', 'mcp', 'workflow-steps']);
     expect(withModels[0]!.Properties.Environment.Variables.BEDROCK_REGION).toEqual({ Ref: 'AWS::Region' });
+    // The platform reads the keys too (its admin listing says which providers have one), and calls no model.
+    const withKeys = functions.filter((f) => f.Properties.Environment.Variables.PROVIDER_SECRETS_ARN);
+    expect(withKeys.map((f) => f.Properties.Environment.Variables.POWERTOOLS_SERVICE_NAME).sort()).toEqual(['agents', 'ingestion', 'knowledge-sources', 'mcp', 'platform', 'workflow-steps']);
     const statements = Object.values(api.findResources('AWS::IAM::Policy')).flatMap((p) => p.Properties.PolicyDocument.Statement as Array<{ Action: string | string[]; Resource: unknown }>);
     const bedrock = statements.filter((st) => [st.Action].flat().some((a) => a.startsWith('bedrock:')));
     expect(bedrock).toHaveLength(5);
-    for (const st of bedrock) expect(st.Action).toBe('bedrock:InvokeModel');
-    expect(JSON.stringify(bedrock[0]!.Resource)).toContain('foundation-model/*');
+    for (const st of bedrock) expect(st.Action).toEqual(['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream']);
+    expect(JSON.stringify(bedrock[0]!.Resource)).toContain(':bedrock:*::foundation-model/*');
+    expect(JSON.stringify(bedrock[0]!.Resource)).toContain(':inference-profile/*');
+  });
+
+  it('takes named model providers, prices and the default provider from context, grants a bedrock provider’s region, and refuses keys in the template', () => {
+    const providers = { vllm: { type: 'openai-compatible', baseUrl: 'http://vllm.internal:8000/v1' }, 'bedrock-eu': { type: 'bedrock', region: 'eu-west-1' } };
+    const prices = { 'vllm/llama-3': { input: 0, output: 0 }, 'bedrock-eu/anthropic.claude-3-5-haiku-20241022-v1:0': { input: 0.0008, output: 0.004, cachedInput: 0.00008, cacheWrite: 0.001 } };
+    const app = variant({ modelProviders: JSON.stringify(providers), modelPrices: prices, defaultModelProvider: 'vllm' });
+    const template = Template.fromStack(app.api);
+    const functions = Object.values(template.findResources('AWS::Lambda::Function'));
+    const agents = functions.find((f) => f.Properties.Environment.Variables.POWERTOOLS_SERVICE_NAME === 'agents')!;
+    expect(JSON.parse(agents.Properties.Environment.Variables.MODEL_PROVIDERS)).toEqual(providers);
+    expect(JSON.parse(agents.Properties.Environment.Variables.MODEL_PRICES)).toEqual(prices);
+    expect(agents.Properties.Environment.Variables.DEFAULT_MODEL_PROVIDER).toBe('vllm');
+    // The workflows API checks step models against the same providers.
+    const workflows = functions.find((f) => f.Properties.Environment.Variables.POWERTOOLS_SERVICE_NAME === 'workflows')!;
+    expect(JSON.parse(workflows.Properties.Environment.Variables.MODEL_PROVIDERS)).toEqual(providers);
+    const statements = Object.values(template.findResources('AWS::IAM::Policy')).flatMap((p) => p.Properties.PolicyDocument.Statement as Array<{ Action: string | string[]; Resource: unknown }>);
+    const bedrock = statements.find((st) => [st.Action].flat().some((a) => a.startsWith('bedrock:')))!;
+    expect(JSON.stringify(bedrock.Resource)).toContain('bedrock:eu-west-1:');
+    expect(() => variant({ modelProviders: { vllm: { type: 'openai-compatible', baseUrl: 'http://x', apiKey: 'sk-1' } } })).toThrow(/apiKey: keep keys out of the template/);
   });
 
   it('has a usage plan per plan, scaled like the app limits', () => {

@@ -14,6 +14,7 @@ import { registerMemoryRoutes } from './memory-routes';
 import { registerResourceRoutes } from './resource-routes';
 import { registerUsageRoutes } from './usage-routes';
 import { registerGuardrailsRoutes } from './guardrails-routes';
+import { registerModelsRoutes } from './models-routes';
 import { registerTenantRoutes } from './tenant-routes';
 import type { RuntimeWith } from '../../shared/runtime';
 
@@ -23,7 +24,7 @@ const OPEN_PATHS = new Set(['/platform/openapi.json']);
  * `/platform`: tenant provisioning (admin credential) and the tenant-scoped operations (access
  * token + scope headers). Same envelope and error body as the public API.
  */
-export function createPlatformApp(rt: RuntimeWith<'scheduler' | 'gateway' | 'platformSecrets' | 'secrets'>) {
+export function createPlatformApp(rt: RuntimeWith<'scheduler' | 'gateway' | 'platformSecrets' | 'secrets' | 'models'>) {
   const app = openApiApp();
   app.use('*', requestContext(rt.clock));
   app.use('*', cors());
@@ -32,7 +33,7 @@ export function createPlatformApp(rt: RuntimeWith<'scheduler' | 'gateway' | 'pla
   const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
     const path = c.req.path;
     if (OPEN_PATHS.has(path) || (path === '/platform/tenants' && c.req.method === 'GET')) return next();
-    if (path === '/platform/tenants' || path.startsWith('/platform/tenants/')) return admin(c, next);
+    if (path === '/platform/tenants' || path.startsWith('/platform/tenants/') || path === '/platform/models') return admin(c, next);
     return token(c, next);
   };
   app.use('*', authenticate);
@@ -47,6 +48,7 @@ export function createPlatformApp(rt: RuntimeWith<'scheduler' | 'gateway' | 'pla
   registerResourceRoutes(app, rt);
   registerUsageRoutes(app, rt);
   registerGuardrailsRoutes(app, rt);
+  registerModelsRoutes(app, rt);
 
   // Two bearer schemes a generated client can tell apart: a tenant's access token and the admin token.
   app.openAPIRegistry.registerComponent('securitySchemes', 'PlatformToken', {

@@ -123,6 +123,13 @@ export class ApiStack extends Stack {
     this.ingestionWorker(props);
     this.modelAccess(this.groups.agents!.fn, props);
     this.modelAccess(this.groups.mcp!.fn, props);
+    // Functions that write agents and workflows check model names against the same providers; the
+    // platform function lists them for the admin (whether each has its key).
+    for (const fn of [this.groups.workflows!.fn, this.groups.platform!.fn]) {
+      for (const [name, value] of Object.entries(this.modelSettings().env)) fn.addEnvironment(name, value);
+    }
+    this.groups.platform!.fn.addEnvironment('PROVIDER_SECRETS_ARN', props.providerKeys.secretArn);
+    props.providerKeys.grantRead(this.groups.platform!.fn);
     this.toolAccess(props);
     this.workflowWorker(props);
     this.sweeper(props);
@@ -278,25 +285,69 @@ export class ApiStack extends Stack {
     props.secretsKey.grant(platform, 'kms:GenerateDataKey');
   }
 
-  /** What calling models needs: provider keys from Secrets Manager, and Bedrock in this region. */
+  /**
+   * The deployer's model settings from the context: `modelProviders` (MODEL_PROVIDERS without keys:
+   * the provider secret's MODEL_PROVIDERS gives those), `modelPrices` and `defaultModelProvider`.
+   * Each is JSON (or an object in cdk.json); checked here so a typo fails the synth, not a turn.
+   */
+  private modelSettings(): { env: Record<string, string>; bedrockRegions: string[] } {
+    const json = (name: string): Record<string, unknown> | undefined => {
+      const given = this.node.tryGetContext(name) as unknown;
+      if (given === undefined) return undefined;
+      const value = typeof given === 'string' ? (JSON.parse(given) as unknown) : given;
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error(`${name}: must be a JSON object`);
+      return value as Record<string, unknown>;
+    };
+    const providers = json('modelProviders');
+    const prices = json('modelPrices');
+    const defaultProvider = this.node.tryGetContext('defaultModelProvider') as unknown;
+    const bedrockRegions = new Set([this.region]);
+    for (const [name, settings] of Object.entries(providers ?? {})) {
+      const s = settings as { type?: unknown; region?: unknown; apiKey?: unknown };
+      if ('apiKey' in s) throw new Error(`modelProviders.${name}.apiKey: keep keys out of the template; put them in the provider secret's MODEL_PROVIDERS`);
+      if (s.type === 'bedrock' && typeof s.region === 'string') bedrockRegions.add(s.region);
+    }
+    return {
+      env: {
+        ...(providers ? { MODEL_PROVIDERS: JSON.stringify(providers) } : {}),
+        ...(prices ? { MODEL_PRICES: JSON.stringify(prices) } : {}),
+        ...(typeof defaultProvider === 'string' ? { DEFAULT_MODEL_PROVIDER: defaultProvider } : {}),
+      },
+      bedrockRegions: [...bedrockRegions],
+    };
+  }
+
+  /**
+   * What calling models needs: provider keys from Secrets Manager, the deployer's model settings,
+   * and Bedrock: Converse and ConverseStream on foundation models in any region (a cross-region
+   * inference profile `us.anthropic.…` sends each request to one of its regions) and on the
+   * inference profiles of this region and of any `bedrock` provider's region.
+   */
   private modelAccess(fn: AppFunction, props: ApiStackProps) {
+    const settings = this.modelSettings();
     fn.addEnvironment('PROVIDER_SECRETS_ARN', props.providerKeys.secretArn);
     fn.addEnvironment('BEDROCK_REGION', this.region);
+    for (const [name, value] of Object.entries(settings.env)) fn.addEnvironment(name, value);
     props.providerKeys.grantRead(fn);
     fn.addToRolePolicy(
       new PolicyStatement({
-        actions: ['bedrock:InvokeModel'],
-        resources: [`arn:${this.partition}:bedrock:${this.region}::foundation-model/*`, `arn:${this.partition}:bedrock:${this.region}:${this.account}:inference-profile/*`],
+        actions: ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'],
+        resources: [
+          `arn:${this.partition}:bedrock:*::foundation-model/*`,
+          ...settings.bedrockRegions.map((region) => `arn:${this.partition}:bedrock:${region}:${this.account}:inference-profile/*`),
+        ],
       }),
     );
     Validations.of(fn.role!).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:<AWS::Region>::foundation-model/*]`,
-      reason: 'Agents name their Bedrock model at run time (bedrock/<modelId>); only InvokeModel, only in this region.',
+      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*::foundation-model/*]`,
+      reason: 'Agents name their Bedrock model at run time (bedrock/<modelId>), and a cross-region inference profile may send a request to any of its regions; only InvokeModel and its stream.',
     });
-    Validations.of(fn.role!).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:<AWS::Region>:<AWS::AccountId>:inference-profile/*]`,
-      reason: "Cross-region inference profiles are named by the agent's model at run time; only InvokeModel.",
-    });
+    for (const region of settings.bedrockRegions) {
+      Validations.of(fn.role!).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:${region === this.region ? '<AWS::Region>' : region}:<AWS::AccountId>:inference-profile/*]`,
+        reason: "Cross-region inference profiles are named by the agent's model at run time; only InvokeModel and its stream.",
+      });
+    }
   }
 
   /** The files bucket for one function: exactly these object actions under `files/` and `uploads/`, and listing them. */

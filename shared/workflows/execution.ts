@@ -6,7 +6,7 @@ import type { ExecutionRecord } from '../store/executions';
 import { scopeOf, type TenantScope } from '../tenancy';
 import { startScheduled } from './schedules';
 import { stepKind } from './steps';
-import type { StepResult } from './steps/step-kind';
+import { modelUsageOf, type StepResult } from './steps/step-kind';
 import { checkBackSeconds, whileLeased } from '../queue/work-lease';
 import { checkWaitingStep, pauseStep } from './human';
 import { handleItem, redriveItems, startFanOut } from './fan-out';
@@ -110,8 +110,9 @@ export async function handleStepMessage(rt: Runtime, message: StepMessage, deliv
     const settled = await rt.store.executions.settleStep(scope, claimed, step.id, attempt, { status: 'succeeded', output: outcome.output, usage: outcome.usage, startedAt });
     if (!settled) return;
     // Counted once: only the delivery that settled the step gets here.
-    const model = outcome.usage && outcome.model ? { model: outcome.model, ...outcome.usage, requests: 1 } : {};
-    await recordUsage(rt, scope, { keyId: claimed.keyId, subject: { kind: 'workflow', id: claimed.workflowId }, steps: 1, ...searched, ...model });
+    const [first, ...more] = modelUsageOf(outcome);
+    const subject = { kind: 'workflow' as const, id: claimed.workflowId };
+    await Promise.all([recordUsage(rt, scope, { keyId: claimed.keyId, subject, steps: 1, ...searched, ...first }), ...more.map((m) => recordUsage(rt, scope, { keyId: claimed.keyId, subject, ...m }))]);
     await afterSettle(rt, scope, settled);
     return;
   }

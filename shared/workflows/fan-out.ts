@@ -7,7 +7,7 @@ import type { ExecutionRecord } from '../store/executions';
 import type { MapItem } from '../store/map-items';
 import type { TenantScope } from '../tenancy';
 import { stepKind } from './steps';
-import type { StepLike, StepResult } from './steps/step-kind';
+import { modelUsageOf, type StepLike, type StepResult } from './steps/step-kind';
 import { recordUsage } from '../usage';
 import { checkBackSeconds, whileLeased } from '../queue/work-lease';
 import { afterSettle, sendItems } from './progress';
@@ -79,9 +79,11 @@ export async function handleItem(rt: Runtime, scope: TenantScope, execution: Exe
   }
   if (!('error' in outcome)) {
     if (!(await rt.store.mapItems.settleItem(scope, execution.id, step.id, index, claimed.attempt, { status: 'succeeded', output: outcome.output }))) return;
+    const subject = { kind: 'workflow' as const, id: execution.workflowId };
     for (const [i, r] of outcome.results.entries()) {
-      const model = r.usage && r.model ? { model: r.model, ...r.usage, requests: 1 } : {};
-      await recordUsage(rt, scope, { keyId: execution.keyId, subject: { kind: 'workflow', id: execution.workflowId }, steps: 1, ...(i === 0 ? searched : {}), ...model });
+      const [first, ...more] = modelUsageOf(r);
+      await recordUsage(rt, scope, { keyId: execution.keyId, subject, steps: 1, ...(i === 0 ? searched : {}), ...first });
+      for (const m of more) await recordUsage(rt, scope, { keyId: execution.keyId, subject, ...m });
     }
     await advance(rt, scope, execution, step, false);
     return;

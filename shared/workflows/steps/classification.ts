@@ -2,7 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { classifyLocally } from '../../models/local-engine';
 import { fallbackModels, modelName, uniqueItems } from '../../schema-helpers';
 import { renderTemplate } from '../../templates';
-import { resolveForTenant } from '../../usage';
+import { resolveForTenant, tallied, type ModelTallies } from '../../usage';
 import type { WorkKind } from './step-kind';
 
 const category = z.union([
@@ -45,7 +45,8 @@ export const classification: WorkKind<typeof config> = {
   async execute(cfg, { rt, scope, vars, deadline }) {
     const input = renderTemplate(cfg.input ?? '{{input}}', vars);
     const categories = cfg.categories.map((c) => (typeof c === 'string' ? { name: c } : c));
-    const resolved = await resolveForTenant(rt, scope, cfg.model, cfg.fallbackModels);
+    const models: ModelTallies = {};
+    const resolved = tallied(await resolveForTenant(rt, scope, cfg.model, cfg.fallbackModels), () => models);
     if (resolved.engine.provider === 'local') return { output: classifyLocally(input, categories) };
     const names = categories.map((c) => c.name);
     const result = await resolved.engine.generate(
@@ -63,6 +64,6 @@ export const classification: WorkKind<typeof config> = {
     const output = chosen
       ? { category: chosen, confidence: 1, scores: Object.fromEntries(names.map((n) => [n, n === chosen ? 1 : 0])) }
       : classifyLocally(input, categories);
-    return { output, usage: result.usage, model: resolved.name };
+    return { output, usage: result.usage, model: result.model ?? resolved.name, models };
   },
 };

@@ -4,7 +4,7 @@ import { inFormat } from '../../models/structured-output';
 import type { ChatRequest } from '../../models/types';
 import { responseFormatInput } from '../../models/response-format';
 import { renderTemplate } from '../../templates';
-import { resolveForTenant } from '../../usage';
+import { resolveForTenant, tallied, type ModelTallies } from '../../usage';
 import type { WorkKind } from './step-kind';
 
 const config = z.strictObject({
@@ -27,9 +27,10 @@ export const generation: WorkKind<typeof config> = {
   templateFields: ['prompt', 'instructions'],
   // `json`: the parsed reply of a step with a responseFormat, at any depth.
   isOutputPath: (p) =>
-    (p.length === 1 && ['text', 'usage'].includes(p[0]!)) || (p.length === 2 && p[0] === 'usage' && ['inputTokens', 'outputTokens'].includes(p[1]!)) || p[0] === 'json',
+    (p.length === 1 && ['text', 'usage', 'model'].includes(p[0]!)) || (p.length === 2 && p[0] === 'usage' && ['inputTokens', 'outputTokens', 'cachedInputTokens', 'cacheWriteTokens'].includes(p[1]!)) || p[0] === 'json',
   async execute(cfg, { rt, scope, vars, passages, deadline }) {
-    const resolved = await resolveForTenant(rt, scope, cfg.model, cfg.fallbackModels);
+    const models: ModelTallies = {};
+    const resolved = tallied(await resolveForTenant(rt, scope, cfg.model, cfg.fallbackModels), () => models);
     const request: ChatRequest = {
       model: resolved.model,
       messages: [{ role: 'user', content: renderTemplate(cfg.prompt, vars) }],
@@ -40,7 +41,9 @@ export const generation: WorkKind<typeof config> = {
       ...(cfg.responseFormat ? { responseFormat: cfg.responseFormat } : {}),
     };
     const result = await inFormat(resolved, request, await resolved.engine.generate(request, deadline), deadline);
-    const output = { text: result.text.slice(0, OUTPUT_TEXT_LIMIT), usage: result.usage, model: resolved.name, ...(result.output !== undefined ? { json: result.output } : {}) };
-    return { output, usage: result.usage, model: resolved.name };
+    // The model that answered: a fallback's, when the step's own model failed.
+    const model = result.model ?? resolved.name;
+    const output = { text: result.text.slice(0, OUTPUT_TEXT_LIMIT), usage: result.usage, model, ...(result.output !== undefined ? { json: result.output } : {}) };
+    return { output, usage: result.usage, model, models };
   },
 };

@@ -3,6 +3,8 @@ import type { Runtime } from '../../runtime';
 import type { TenantScope } from '../../tenancy';
 import type { TemplateScope } from '../../templates';
 import type { HumanRequest } from '../../store/executions';
+import type { TokenUsage } from '../../models/types';
+import type { ModelTallies, ModelTally } from '../../usage/model-tally';
 
 /** What a step reads while it runs: the runtime, the tenant, rendered templates' values. */
 export interface StepContext {
@@ -21,9 +23,18 @@ export interface StepContext {
 
 export interface StepResult {
   output: unknown;
-  usage?: { inputTokens: number; outputTokens: number };
-  /** The model that used it (`provider/model`), for usage accounting. */
+  usage?: TokenUsage;
+  /** The model that answered (`provider/model`). */
   model?: string;
+  /** What each model of the step's chain did (tokens, calls, failed calls), for usage accounting. */
+  models?: ModelTallies;
+}
+
+/** A settled step's usage events, model by model: the first carries the step itself. */
+export function modelUsageOf(result: StepResult): Array<Partial<ModelTally> & { model?: string }> {
+  const models = Object.entries(result.models ?? {});
+  if (models.length > 0) return models.map(([model, tally]) => ({ model, ...tally }));
+  return [result.usage && result.model ? { model: result.model, ...result.usage, requests: 1 } : {}];
 }
 
 /** What a step may read: the request, the latest classification and search, and every settled step's output. */
