@@ -7,7 +7,7 @@ import { openAiErrorBody } from '../../shared/http/error-handler';
 import { jsonContent } from '../../shared/http/openapi-schemas';
 import { parseArguments } from '../../shared/models/tool-arguments';
 import { addResult, assertAnswered, textOf } from './openai-turns';
-import type { ChatMessage, ToolCall, ToolRound } from '../../shared/models/types';
+import type { ChatMessage, TokenUsage, ToolCall, ToolRound } from '../../shared/models/types';
 import { sseResponse } from '../../shared/http/sse';
 import { setUsageHeaders } from '../../shared/http/usage-headers';
 import { chatCompletion, storedAs } from './openai-shapes';
@@ -156,7 +156,7 @@ export function registerChatCompletions(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       const input = { message: last.content, history: turns, instructions: system || undefined, settings, clientTools, toolRounds, toolChoice, responseFormat, store: body.store === true };
       const { agentId, target } = agentAddress(body.model);
       const created = Math.floor(rt.clock.now() / 1000);
-      const usageOf = (u: { inputTokens: number; outputTokens: number }) => ({ prompt_tokens: u.inputTokens, completion_tokens: u.outputTokens, total_tokens: u.inputTokens + u.outputTokens });
+      const usageOf = (u: TokenUsage) => ({ prompt_tokens: u.inputTokens, completion_tokens: u.outputTokens, total_tokens: u.inputTokens + u.outputTokens, prompt_tokens_details: { cached_tokens: u.cachedInputTokens ?? 0 } });
       if (!body.stream) {
         const { data: done, budget } = await converse(rt, scope, agentId, { ...input, target, keyId: c.get('identity').keyId }, { signal: c.req.raw.signal });
         setUsageHeaders(c, budget);

@@ -143,7 +143,8 @@ async function streamTurn(c: Context<AppEnv>, rt: Runtime, agentId: string, inpu
       }
       const done = step.value;
       if (done.status === 'requires_action') await send({ event: 'requires_action', data: { pendingToolCalls: done.pendingToolCalls } });
-      await send({ event: 'done', data: { usage: done.usage, finishReason: done.finishReason, reply: done.reply, status: done.status, ...('messageId' in done && done.messageId ? { messageId: done.messageId } : {}), ...('guardrails' in done && done.guardrails ? { guardrails: done.guardrails } : {}), ...(done.toolCalls ? { toolCalls: done.toolCalls } : {}) } });
+      // `model`: the one that answered (the start named the agent's own; a fallback may have answered).
+      await send({ event: 'done', data: { model: done.model, usage: done.usage, finishReason: done.finishReason, reply: done.reply, status: done.status, ...('messageId' in done && done.messageId ? { messageId: done.messageId } : {}), ...('guardrails' in done && done.guardrails ? { guardrails: done.guardrails } : {}), ...(done.toolCalls ? { toolCalls: done.toolCalls } : {}) } });
     },
     (error) => [{ event: 'error', data: { code: error.code, message: error.message, details: error.details } }],
   );

@@ -14,7 +14,9 @@ const toolCall = z
   })
   .openapi('ChatCompletionToolCall');
 
-const chatUsage = z.object({ prompt_tokens: z.int(), completion_tokens: z.int(), total_tokens: z.int() }).openapi('ChatCompletionUsage');
+const chatUsage = z
+  .object({ prompt_tokens: z.int(), completion_tokens: z.int(), total_tokens: z.int(), prompt_tokens_details: z.object({ cached_tokens: z.int().openapi({ description: 'Of the prompt tokens, those the provider read from its prompt cache' }) }) })
+  .openapi('ChatCompletionUsage');
 
 /** With `store: true`: where the exchange is kept, for feedback (POST /v1/agents/{agentId}/sessions/{sessionId}/messages/{messageId}/feedback). */
 const stored = {

@@ -7,7 +7,7 @@ import { openAiErrorBody } from '../../shared/http/error-handler';
 import { sseResponse } from '../../shared/http/sse';
 import { setUsageHeaders } from '../../shared/http/usage-headers';
 import { parseArguments } from '../../shared/models/tool-arguments';
-import type { ChatMessage, ToolCall, ToolRound } from '../../shared/models/types';
+import type { ChatMessage, TokenUsage, ToolCall, ToolRound } from '../../shared/models/types';
 import type { Runtime } from '../../shared/runtime';
 import { openAiErrors, openAiSecurity } from './chat-completions';
 import { addResult, assertAnswered, textOf } from './openai-turns';
@@ -96,7 +96,7 @@ function turnOf(items: Array<z.infer<typeof inputItem>>) {
 }
 
 const functionCallItem = (call: ToolCall) => ({ type: 'function_call' as const, id: `fc_${call.id}`, call_id: call.id, name: call.name, arguments: JSON.stringify(call.arguments ?? {}), status: 'completed' as const });
-const usageOf = (u: { inputTokens: number; outputTokens: number }) => ({ input_tokens: u.inputTokens, output_tokens: u.outputTokens, total_tokens: u.inputTokens + u.outputTokens, input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } });
+const usageOf = (u: TokenUsage) => ({ input_tokens: u.inputTokens, output_tokens: u.outputTokens, total_tokens: u.inputTokens + u.outputTokens, input_tokens_details: { cached_tokens: u.cachedInputTokens ?? 0 }, output_tokens_details: { reasoning_tokens: 0 } });
 
 export function registerResponses(app: OpenAPIHono<AppEnv>, rt: Runtime) {
   app.openapi(

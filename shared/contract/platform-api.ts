@@ -388,6 +388,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/platform/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The model providers configured here, their prices and circuit breakers */
+        get: operations["listModelProviders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -542,10 +559,18 @@ export interface components {
             name: string;
             description: string;
             /**
-             * @description `provider/model` (local, bedrock, openai, anthropic) or a bare name
+             * @description `provider/model` (local, bedrock, openai, anthropic, or a provider MODEL_PROVIDERS names) or a bare name
              * @example gpt-4
              */
             model: string;
+            /**
+             * @description Tried in order when the model before fails with a 429, a 5xx, a time-out or a lost connection (never on another 4xx); `local/extractive` may end the chain
+             * @example [
+             *       "anthropic/claude-3-5-haiku-latest",
+             *       "local/extractive"
+             *     ]
+             */
+            fallbackModels?: string[];
             temperature: number;
             maxTokens: number;
             capabilities: ("chat" | "document-search")[];
@@ -1039,10 +1064,18 @@ export interface components {
              */
             description?: string;
             /**
-             * @description `provider/model` (local, bedrock, openai, anthropic) or a bare name
+             * @description `provider/model` (local, bedrock, openai, anthropic, or a provider MODEL_PROVIDERS names) or a bare name
              * @example gpt-4
              */
             model: string;
+            /**
+             * @description Tried in order when the model before fails with a 429, a 5xx, a time-out or a lost connection (never on another 4xx); `local/extractive` may end the chain
+             * @example [
+             *       "anthropic/claude-3-5-haiku-latest",
+             *       "local/extractive"
+             *     ]
+             */
+            fallbackModels?: string[];
             /**
              * @default 0.7
              * @example 0.3
@@ -1620,10 +1653,18 @@ export interface components {
             /** @description The step’s settings; each may instead be given on the step itself */
             config?: {
                 /**
-                 * @description `provider/model` (local, bedrock, openai, anthropic) or a bare name
+                 * @description `provider/model` (local, bedrock, openai, anthropic, or a provider MODEL_PROVIDERS names) or a bare name
                  * @example gpt-4
                  */
                 model?: string;
+                /**
+                 * @description Tried in order when the model before fails with a 429, a 5xx, a time-out or a lost connection (never on another 4xx); `local/extractive` may end the chain
+                 * @example [
+                 *       "anthropic/claude-3-5-haiku-latest",
+                 *       "local/extractive"
+                 *     ]
+                 */
+                fallbackModels?: string[];
                 categories?: (string | {
                     name: string;
                     description?: string;
@@ -1633,6 +1674,7 @@ export interface components {
                 input?: string;
             };
             model?: string;
+            fallbackModels?: string[];
             categories?: (string | {
                 name: string;
                 description?: string;
@@ -1692,10 +1734,18 @@ export interface components {
             /** @description The step’s settings; each may instead be given on the step itself */
             config?: {
                 /**
-                 * @description `provider/model` (local, bedrock, openai, anthropic) or a bare name
+                 * @description `provider/model` (local, bedrock, openai, anthropic, or a provider MODEL_PROVIDERS names) or a bare name
                  * @example gpt-4
                  */
                 model?: string;
+                /**
+                 * @description Tried in order when the model before fails with a 429, a 5xx, a time-out or a lost connection (never on another 4xx); `local/extractive` may end the chain
+                 * @example [
+                 *       "anthropic/claude-3-5-haiku-latest",
+                 *       "local/extractive"
+                 *     ]
+                 */
+                fallbackModels?: string[];
                 /** @example Answer using the context: {{user_message}} */
                 prompt?: string;
                 temperature?: number;
@@ -1704,6 +1754,7 @@ export interface components {
                 responseFormat?: components["schemas"]["ResponseFormat"];
             };
             model?: string;
+            fallbackModels?: string[];
             prompt?: string;
             temperature?: number;
             maxTokens?: number;
@@ -2266,11 +2317,20 @@ export interface components {
                 sessionId?: string;
                 /** @description Template: whose memory the agent reads and writes */
                 userId?: string;
+                /**
+                 * @description Models tried in order when the agent’s model fails with a 429, a 5xx, a time-out or a lost connection; in place of the agent’s own fallbackModels for this step
+                 * @example [
+                 *       "anthropic/claude-3-5-haiku-latest",
+                 *       "local/extractive"
+                 *     ]
+                 */
+                fallbackModels?: string[];
             };
             agentId?: string;
             message?: string;
             sessionId?: string;
             userId?: string;
+            fallbackModels?: string[];
         } | {
             /**
              * @description Stable step id; `step1`, `step2`… when omitted
@@ -2395,6 +2455,7 @@ export interface components {
                 type: "classification";
                 config?: {
                     model?: string;
+                    fallbackModels?: string[];
                     categories?: (string | {
                         name: string;
                         description?: string;
@@ -2403,6 +2464,7 @@ export interface components {
                     input?: string;
                 };
                 model?: unknown;
+                fallbackModels?: unknown;
                 categories?: unknown;
                 input?: unknown;
             } | {
@@ -2428,6 +2490,7 @@ export interface components {
                 type: "generation";
                 config?: {
                     model?: string;
+                    fallbackModels?: string[];
                     prompt?: string;
                     temperature?: number;
                     maxTokens?: number;
@@ -2446,6 +2509,7 @@ export interface components {
                     };
                 };
                 model?: unknown;
+                fallbackModels?: unknown;
                 prompt?: unknown;
                 temperature?: unknown;
                 maxTokens?: unknown;
@@ -2659,11 +2723,13 @@ export interface components {
                     message?: string;
                     sessionId?: string;
                     userId?: string;
+                    fallbackModels?: string[];
                 };
                 agentId?: unknown;
                 message?: unknown;
                 sessionId?: unknown;
                 userId?: unknown;
+                fallbackModels?: unknown;
             } | {
                 id: string;
                 name?: string;
@@ -2784,10 +2850,18 @@ export interface components {
             /** @description The step’s settings; each may instead be given on the step itself */
             config?: {
                 /**
-                 * @description `provider/model` (local, bedrock, openai, anthropic) or a bare name
+                 * @description `provider/model` (local, bedrock, openai, anthropic, or a provider MODEL_PROVIDERS names) or a bare name
                  * @example gpt-4
                  */
                 model?: string;
+                /**
+                 * @description Tried in order when the model before fails with a 429, a 5xx, a time-out or a lost connection (never on another 4xx); `local/extractive` may end the chain
+                 * @example [
+                 *       "anthropic/claude-3-5-haiku-latest",
+                 *       "local/extractive"
+                 *     ]
+                 */
+                fallbackModels?: string[];
                 categories?: (string | {
                     name: string;
                     description?: string;
@@ -2797,6 +2871,7 @@ export interface components {
                 input?: string;
             };
             model?: string;
+            fallbackModels?: string[];
             categories?: (string | {
                 name: string;
                 description?: string;
@@ -2834,10 +2909,18 @@ export interface components {
             /** @description The step’s settings; each may instead be given on the step itself */
             config?: {
                 /**
-                 * @description `provider/model` (local, bedrock, openai, anthropic) or a bare name
+                 * @description `provider/model` (local, bedrock, openai, anthropic, or a provider MODEL_PROVIDERS names) or a bare name
                  * @example gpt-4
                  */
                 model?: string;
+                /**
+                 * @description Tried in order when the model before fails with a 429, a 5xx, a time-out or a lost connection (never on another 4xx); `local/extractive` may end the chain
+                 * @example [
+                 *       "anthropic/claude-3-5-haiku-latest",
+                 *       "local/extractive"
+                 *     ]
+                 */
+                fallbackModels?: string[];
                 /** @example Answer using the context: {{user_message}} */
                 prompt?: string;
                 temperature?: number;
@@ -2846,6 +2929,7 @@ export interface components {
                 responseFormat?: components["schemas"]["ResponseFormat"];
             };
             model?: string;
+            fallbackModels?: string[];
             prompt?: string;
             temperature?: number;
             maxTokens?: number;
@@ -3375,11 +3459,20 @@ export interface components {
                 sessionId?: string;
                 /** @description Template: whose memory the agent reads and writes */
                 userId?: string;
+                /**
+                 * @description Models tried in order when the agent’s model fails with a 429, a 5xx, a time-out or a lost connection; in place of the agent’s own fallbackModels for this step
+                 * @example [
+                 *       "anthropic/claude-3-5-haiku-latest",
+                 *       "local/extractive"
+                 *     ]
+                 */
+                fallbackModels?: string[];
             };
             agentId?: string;
             message?: string;
             sessionId?: string;
             userId?: string;
+            fallbackModels?: string[];
         } | {
             /** @description Unique in the workflow; later steps of the map read its output */
             id: string;
@@ -3457,8 +3550,14 @@ export interface components {
                 group: string;
                 inputTokens: number;
                 outputTokens: number;
+                /** @description Of the input tokens, those the provider read from its prompt cache (priced at MODEL_PRICES’ cachedInput) */
+                cachedInputTokens: number;
+                /** @description Of the input tokens, those written to the provider’s prompt cache (Anthropic, Bedrock; priced at cacheWrite) */
+                cacheWriteTokens: number;
                 /** @description Model calls */
                 requests: number;
+                /** @description Model calls that failed (429, 5xx, time-out, lost connection, or refused), whether or not a fallback model then answered */
+                failedRequests: number;
                 toolCalls: number;
                 /** @description Knowledge searches: through the API, by agents and by workflow steps */
                 searches: number;
@@ -3482,8 +3581,14 @@ export interface components {
             totals: {
                 inputTokens: number;
                 outputTokens: number;
+                /** @description Of the input tokens, those the provider read from its prompt cache (priced at MODEL_PRICES’ cachedInput) */
+                cachedInputTokens: number;
+                /** @description Of the input tokens, those written to the provider’s prompt cache (Anthropic, Bedrock; priced at cacheWrite) */
+                cacheWriteTokens: number;
                 /** @description Model calls */
                 requests: number;
+                /** @description Model calls that failed (429, 5xx, time-out, lost connection, or refused), whether or not a fallback model then answered */
+                failedRequests: number;
                 toolCalls: number;
                 /** @description Knowledge searches: through the API, by agents and by workflow steps */
                 searches: number;
@@ -3528,6 +3633,45 @@ export interface components {
         };
         TenantGuardrails: {
             guardrails: components["schemas"]["Guardrails"] & (Record<string, never> | null);
+        };
+        ModelProviders: {
+            /** @description Where bare model names go (DEFAULT_MODEL_PROVIDER) */
+            defaultProvider: string;
+            providers: {
+                /** @example vllm */
+                name: string;
+                /** @enum {string} */
+                type: "local" | "openai-compatible" | "anthropic" | "bedrock";
+                /** @description Whether its models can be called here; one without its credentials resolves to the built-in engine */
+                usable: boolean;
+                baseUrl?: string;
+                region?: string;
+                /** @description Whether a key is configured (never the key) */
+                hasApiKey?: boolean;
+                /** @description How long one call may take before a chain tries the next model */
+                timeoutMs?: number;
+                /** @description Set by the provider’s settings; absent: where the provider and model support it */
+                promptCaching?: boolean;
+                /** @description Models it lists (its `models` setting and those MODEL_PRICES prices); any model of the provider may be named */
+                models: string[];
+            }[];
+            /** @description MODEL_PRICES: USD per 1,000 tokens */
+            prices: {
+                [key: string]: {
+                    input: number;
+                    output: number;
+                    cachedInput?: number;
+                    cacheWrite?: number;
+                };
+            };
+            /** @description Circuit breakers of this instance with a recent failure. Each warm instance keeps its own (local mode: one for every group); in AWS the CircuitOpen metric shows every instance’s */
+            circuits: {
+                model: string;
+                /** @enum {string} */
+                state: "closed" | "open" | "half_open";
+                recentFailures: number;
+                openUntil?: string;
+            }[];
         };
     };
     responses: never;
@@ -7617,6 +7761,111 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["TenantGuardrails"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Invalid request: details.field names the field */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, tampered, expired or revoked access token */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description X-Tenant-Id or X-PG-Schema does not match the token */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request headers over 16 KB (local mode’s server; in AWS, API Gateway’s own header limit applies) */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The data store is briefly unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listModelProviders: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The providers */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ModelProviders"];
                         meta: components["schemas"]["Meta"];
                     };
                 };

@@ -1160,10 +1160,18 @@ export interface components {
             name: string;
             description: string;
             /**
-             * @description `provider/model` (local, bedrock, openai, anthropic) or a bare name
+             * @description `provider/model` (local, bedrock, openai, anthropic, or a provider MODEL_PROVIDERS names) or a bare name
              * @example gpt-4
              */
             model: string;
+            /**
+             * @description Tried in order when the model before fails with a 429, a 5xx, a time-out or a lost connection (never on another 4xx); `local/extractive` may end the chain
+             * @example [
+             *       "anthropic/claude-3-5-haiku-latest",
+             *       "local/extractive"
+             *     ]
+             */
+            fallbackModels?: string[];
             temperature: number;
             maxTokens: number;
             capabilities: ("chat" | "document-search")[];
@@ -1579,10 +1587,18 @@ export interface components {
              */
             description?: string;
             /**
-             * @description `provider/model` (local, bedrock, openai, anthropic) or a bare name
+             * @description `provider/model` (local, bedrock, openai, anthropic, or a provider MODEL_PROVIDERS names) or a bare name
              * @example gpt-4
              */
             model: string;
+            /**
+             * @description Tried in order when the model before fails with a 429, a 5xx, a time-out or a lost connection (never on another 4xx); `local/extractive` may end the chain
+             * @example [
+             *       "anthropic/claude-3-5-haiku-latest",
+             *       "local/extractive"
+             *     ]
+             */
+            fallbackModels?: string[];
             /**
              * @default 0.7
              * @example 0.3
@@ -2293,6 +2309,10 @@ export interface components {
             prompt_tokens: number;
             completion_tokens: number;
             total_tokens: number;
+            prompt_tokens_details: {
+                /** @description Of the prompt tokens, those the provider read from its prompt cache */
+                cached_tokens: number;
+            };
         };
         OpenAiError: {
             error: {
@@ -2576,8 +2596,14 @@ export interface components {
                 group: string;
                 inputTokens: number;
                 outputTokens: number;
+                /** @description Of the input tokens, those the provider read from its prompt cache (priced at MODEL_PRICES’ cachedInput) */
+                cachedInputTokens: number;
+                /** @description Of the input tokens, those written to the provider’s prompt cache (Anthropic, Bedrock; priced at cacheWrite) */
+                cacheWriteTokens: number;
                 /** @description Model calls */
                 requests: number;
+                /** @description Model calls that failed (429, 5xx, time-out, lost connection, or refused), whether or not a fallback model then answered */
+                failedRequests: number;
                 toolCalls: number;
                 /** @description Knowledge searches: through the API, by agents and by workflow steps */
                 searches: number;
@@ -2601,8 +2627,14 @@ export interface components {
             totals: {
                 inputTokens: number;
                 outputTokens: number;
+                /** @description Of the input tokens, those the provider read from its prompt cache (priced at MODEL_PRICES’ cachedInput) */
+                cachedInputTokens: number;
+                /** @description Of the input tokens, those written to the provider’s prompt cache (Anthropic, Bedrock; priced at cacheWrite) */
+                cacheWriteTokens: number;
                 /** @description Model calls */
                 requests: number;
+                /** @description Model calls that failed (429, 5xx, time-out, lost connection, or refused), whether or not a fallback model then answered */
+                failedRequests: number;
                 toolCalls: number;
                 /** @description Knowledge searches: through the API, by agents and by workflow steps */
                 searches: number;
@@ -3583,10 +3615,18 @@ export interface components {
             /** @description The step’s settings; each may instead be given on the step itself */
             config?: {
                 /**
-                 * @description `provider/model` (local, bedrock, openai, anthropic) or a bare name
+                 * @description `provider/model` (local, bedrock, openai, anthropic, or a provider MODEL_PROVIDERS names) or a bare name
                  * @example gpt-4
                  */
                 model?: string;
+                /**
+                 * @description Tried in order when the model before fails with a 429, a 5xx, a time-out or a lost connection (never on another 4xx); `local/extractive` may end the chain
+                 * @example [
+                 *       "anthropic/claude-3-5-haiku-latest",
+                 *       "local/extractive"
+                 *     ]
+                 */
+                fallbackModels?: string[];
                 categories?: (string | {
                     name: string;
                     description?: string;
@@ -3596,6 +3636,7 @@ export interface components {
                 input?: string;
             };
             model?: string;
+            fallbackModels?: string[];
             categories?: (string | {
                 name: string;
                 description?: string;
@@ -3655,10 +3696,18 @@ export interface components {
             /** @description The step’s settings; each may instead be given on the step itself */
             config?: {
                 /**
-                 * @description `provider/model` (local, bedrock, openai, anthropic) or a bare name
+                 * @description `provider/model` (local, bedrock, openai, anthropic, or a provider MODEL_PROVIDERS names) or a bare name
                  * @example gpt-4
                  */
                 model?: string;
+                /**
+                 * @description Tried in order when the model before fails with a 429, a 5xx, a time-out or a lost connection (never on another 4xx); `local/extractive` may end the chain
+                 * @example [
+                 *       "anthropic/claude-3-5-haiku-latest",
+                 *       "local/extractive"
+                 *     ]
+                 */
+                fallbackModels?: string[];
                 /** @example Answer using the context: {{user_message}} */
                 prompt?: string;
                 temperature?: number;
@@ -3667,6 +3716,7 @@ export interface components {
                 responseFormat?: components["schemas"]["ResponseFormat"];
             };
             model?: string;
+            fallbackModels?: string[];
             prompt?: string;
             temperature?: number;
             maxTokens?: number;
@@ -4229,11 +4279,20 @@ export interface components {
                 sessionId?: string;
                 /** @description Template: whose memory the agent reads and writes */
                 userId?: string;
+                /**
+                 * @description Models tried in order when the agent’s model fails with a 429, a 5xx, a time-out or a lost connection; in place of the agent’s own fallbackModels for this step
+                 * @example [
+                 *       "anthropic/claude-3-5-haiku-latest",
+                 *       "local/extractive"
+                 *     ]
+                 */
+                fallbackModels?: string[];
             };
             agentId?: string;
             message?: string;
             sessionId?: string;
             userId?: string;
+            fallbackModels?: string[];
         } | {
             /**
              * @description Stable step id; `step1`, `step2`… when omitted
@@ -4358,6 +4417,7 @@ export interface components {
                 type: "classification";
                 config?: {
                     model?: string;
+                    fallbackModels?: string[];
                     categories?: (string | {
                         name: string;
                         description?: string;
@@ -4366,6 +4426,7 @@ export interface components {
                     input?: string;
                 };
                 model?: unknown;
+                fallbackModels?: unknown;
                 categories?: unknown;
                 input?: unknown;
             } | {
@@ -4391,6 +4452,7 @@ export interface components {
                 type: "generation";
                 config?: {
                     model?: string;
+                    fallbackModels?: string[];
                     prompt?: string;
                     temperature?: number;
                     maxTokens?: number;
@@ -4409,6 +4471,7 @@ export interface components {
                     };
                 };
                 model?: unknown;
+                fallbackModels?: unknown;
                 prompt?: unknown;
                 temperature?: unknown;
                 maxTokens?: unknown;
@@ -4622,11 +4685,13 @@ export interface components {
                     message?: string;
                     sessionId?: string;
                     userId?: string;
+                    fallbackModels?: string[];
                 };
                 agentId?: unknown;
                 message?: unknown;
                 sessionId?: unknown;
                 userId?: unknown;
+                fallbackModels?: unknown;
             } | {
                 id: string;
                 name?: string;
@@ -4734,10 +4799,18 @@ export interface components {
             /** @description The step’s settings; each may instead be given on the step itself */
             config?: {
                 /**
-                 * @description `provider/model` (local, bedrock, openai, anthropic) or a bare name
+                 * @description `provider/model` (local, bedrock, openai, anthropic, or a provider MODEL_PROVIDERS names) or a bare name
                  * @example gpt-4
                  */
                 model?: string;
+                /**
+                 * @description Tried in order when the model before fails with a 429, a 5xx, a time-out or a lost connection (never on another 4xx); `local/extractive` may end the chain
+                 * @example [
+                 *       "anthropic/claude-3-5-haiku-latest",
+                 *       "local/extractive"
+                 *     ]
+                 */
+                fallbackModels?: string[];
                 categories?: (string | {
                     name: string;
                     description?: string;
@@ -4747,6 +4820,7 @@ export interface components {
                 input?: string;
             };
             model?: string;
+            fallbackModels?: string[];
             categories?: (string | {
                 name: string;
                 description?: string;
@@ -4784,10 +4858,18 @@ export interface components {
             /** @description The step’s settings; each may instead be given on the step itself */
             config?: {
                 /**
-                 * @description `provider/model` (local, bedrock, openai, anthropic) or a bare name
+                 * @description `provider/model` (local, bedrock, openai, anthropic, or a provider MODEL_PROVIDERS names) or a bare name
                  * @example gpt-4
                  */
                 model?: string;
+                /**
+                 * @description Tried in order when the model before fails with a 429, a 5xx, a time-out or a lost connection (never on another 4xx); `local/extractive` may end the chain
+                 * @example [
+                 *       "anthropic/claude-3-5-haiku-latest",
+                 *       "local/extractive"
+                 *     ]
+                 */
+                fallbackModels?: string[];
                 /** @example Answer using the context: {{user_message}} */
                 prompt?: string;
                 temperature?: number;
@@ -4796,6 +4878,7 @@ export interface components {
                 responseFormat?: components["schemas"]["ResponseFormat"];
             };
             model?: string;
+            fallbackModels?: string[];
             prompt?: string;
             temperature?: number;
             maxTokens?: number;
@@ -5325,11 +5408,20 @@ export interface components {
                 sessionId?: string;
                 /** @description Template: whose memory the agent reads and writes */
                 userId?: string;
+                /**
+                 * @description Models tried in order when the agent’s model fails with a 429, a 5xx, a time-out or a lost connection; in place of the agent’s own fallbackModels for this step
+                 * @example [
+                 *       "anthropic/claude-3-5-haiku-latest",
+                 *       "local/extractive"
+                 *     ]
+                 */
+                fallbackModels?: string[];
             };
             agentId?: string;
             message?: string;
             sessionId?: string;
             userId?: string;
+            fallbackModels?: string[];
         } | {
             /** @description Unique in the workflow; later steps of the map read its output */
             id: string;

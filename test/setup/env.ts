@@ -19,6 +19,13 @@ process.env.TOOL_ALLOWED_HOSTS = 'localhost';
 // One browser origin allowed, as an operator would configure a console's.
 process.env.CORS_ORIGINS = 'https://console.example';
 // Prices for usage reports' cost estimates (USD per 1,000 tokens).
-process.env.MODEL_PRICES = JSON.stringify({ 'openai/gpt-4o': { input: 0.0025, output: 0.01 } });
+process.env.MODEL_PRICES = JSON.stringify({ 'openai/gpt-4o': { input: 0.0025, output: 0.01 }, 'wire-claude/claude-test': { input: 0.003, output: 0.015, cachedInput: 0.0003, cacheWrite: 0.00375 } });
 // Completion webhooks retry after 1 s, 2 s, …: tests see retries without waiting minutes.
 process.env.WEBHOOK_RETRY_BASE_SECONDS = '1';
+// Named model providers, as a deployment declares them: model names that lead with these pass
+// validation; tests that call them point a runtime's resolver at their own stand-in servers.
+process.env.MODEL_PROVIDERS = JSON.stringify({
+  wire: { type: 'openai-compatible', baseUrl: 'http://127.0.0.1:9/v1' },
+  'wire-claude': { type: 'anthropic', baseUrl: 'http://127.0.0.1:9' },
+  'wire-down': { type: 'openai-compatible', baseUrl: 'http://127.0.0.1:9/v1' },
+});
