@@ -4,6 +4,7 @@ import type { ChatModel, ModelResolver } from '../shared/models/types';
 import { call } from './helpers/http';
 import { pcall, platformTestSecrets, provision } from './helpers/platform';
 import { testRt } from './helpers/runtime';
+import { newTenant } from './helpers/tenant';
 
 /**
  * Token budgets against DynamoDB Local: calls of a model that costs tokens reserve their worst case
@@ -82,5 +83,63 @@ describe('token budgets', () => {
     expect(freeTurn.headers.get('x-usage-tokens-limit')).toBeNull();
     // Removing the tenant's own limit leaves the plan's.
     expect((await pcall(app, 'PUT', '/platform/usage/budget', tenant.accessToken, { body: { monthlyTokens: null } })).body.data).toMatchObject({ plan: 200_000_000, effective: 200_000_000 });
+  });
+});
+
+/** A priced model (openai/gpt-4o: 0.0025 in, 0.01 out per 1,000 tokens) whose every call uses 1,000 + 100 tokens: 0.0035 USD. */
+function pricedModels(): { models: ModelResolver; calls: () => number } {
+  let calls = 0;
+  const engine: ChatModel = {
+    provider: 'openai',
+    supportsTools: true,
+    async generate() {
+      calls++;
+      return { text: 'Done.', usage: { inputTokens: 1000, outputTokens: 100 }, finishReason: 'stop' };
+    },
+    async *stream(request, signal) {
+      const result = await engine.generate(request, signal);
+      yield result.text;
+      return result;
+    },
+  };
+  return { models: { resolve: async (name) => (name.startsWith('local/') ? testRt.models.resolve(name) : { name: 'openai/gpt-4o', model: 'gpt-4o', engine }) }, calls: () => calls };
+}
+
+describe('budgets in US dollars', () => {
+  it('hold a tenant to its monthly USD limit at MODEL_PRICES, and each API key to its own', async () => {
+    const { models, calls } = pricedModels();
+    const app = createLocalApp({ ...testRt, models });
+    const t = await newTenant();
+    const token = (await call(app, 'POST', `/platform/tenants/${t.scope.tenantId}/tokens`, { headers: { authorization: `Bearer ${platformTestSecrets().adminToken}` }, body: {} })).body.data.accessToken as string;
+    const agent = (await call(app, 'POST', '/v1/agents', { key: t.apiKey, body: { name: 'Priced', model: 'openai/gpt-4o', maxTokens: 100 } })).body.data.id as string;
+    const ask = (key: string) => call(app, 'POST', `/v1/agents/${agent}/converse`, { key, body: { message: 'Hello' } });
+
+    // The tenant: 0.01 USD a month. Each call reserves its worst case and settles at 0.0035: the fourth finds it spent.
+    expect((await pcall(app, 'PUT', '/platform/usage/budget', token, { body: { monthlyUsd: 0.01 } })).body.data).toMatchObject({ monthlyUsd: 0.01, usedUsd: 0 });
+    for (let i = 0; i < 3; i++) expect((await ask(t.apiKey)).status).toBe(200);
+    expect((await pcall(app, 'GET', '/platform/usage/budget', token)).body.data.usedUsd).toBeCloseTo(0.0105, 9);
+    const made = calls();
+    const refused = await ask(t.apiKey);
+    expect(refused.status).toBe(429);
+    expect(refused.body.error).toMatchObject({ code: 'QUOTA_EXCEEDED', details: { unit: 'usd', budget: 0.01 } });
+    expect(calls()).toBe(made);
+    // The usage report agrees with what the budget counted.
+    expect((await call(app, 'GET', '/v1/usage?groupBy=model', { key: t.apiKey })).body.data.totals.estimatedCostUsd).toBeCloseTo(0.0105, 9);
+    expect((await pcall(app, 'PUT', '/platform/usage/budget', token, { body: { monthlyUsd: null } })).body.data).not.toHaveProperty('monthlyUsd');
+
+    // A key of its own: 0.004 USD holds one call of that key; the tenant's other key goes on.
+    const other = await testRt.store.apiKeys.createApiKey(t.scope, { plan: 'enterprise' });
+    const set = await pcall(app, 'PUT', `/platform/usage/budget/keys/${t.keyId}`, token, { body: { monthlyUsd: 0.004 } });
+    expect(set.body.data).toMatchObject({ keyId: t.keyId, monthlyUsd: 0.004, usedUsd: 0 });
+    expect((await ask(t.apiKey)).status).toBe(200);
+    const overKey = await ask(t.apiKey);
+    expect(overKey.status).toBe(429);
+    expect(overKey.body.error.details).toMatchObject({ unit: 'usd', keyId: t.keyId });
+    expect((await ask(other.apiKey)).status).toBe(200);
+    expect((await pcall(app, 'GET', `/platform/usage/budget/keys/${t.keyId}`, token)).body.data).toMatchObject({ usedUsd: 0.0035, usedTokens: 0 }); // tokens are counted only under a token limit
+    // Someone else's key, or none: 404; a body with nothing to set: 400 naming why.
+    expect((await pcall(app, 'GET', '/platform/usage/budget/keys/key_nope', token)).status).toBe(404);
+    const empty = await pcall(app, 'PUT', `/platform/usage/budget/keys/${t.keyId}`, token, { body: {} });
+    expect(empty.status).toBe(400);
   });
 });

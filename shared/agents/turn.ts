@@ -247,7 +247,7 @@ async function newTurn(rt: Runtime, scope: TenantScope, agentId: string, input: 
     agent.capabilities.includes('document-search') && agent.knowledgeSourceIds.length > 0 && !tools.some((t) => t.type === 'knowledge_search')
       ? ground(rt, scope, agent, input.message, history)
       : undefined,
-    resolveForTenant(rt, scope, agent.model, input.fallbackModels ?? agent.fallbackModels),
+    resolveForTenant(rt, scope, agent.model, input.fallbackModels ?? agent.fallbackModels, input.keyId),
     input.userId && input.history === undefined ? rememberedFacts(rt, scope, agent.id, input.userId) : Promise.resolve(undefined),
     // Listing an MCP server's tools is a network call: only when the model may call tools this turn.
     tools.length > 0 && input.toolChoice !== 'none' ? callableTools(toolContext(rt, scope, agent)) : [],
@@ -327,7 +327,7 @@ async function resumedTurn(rt: Runtime, scope: TenantScope, agentId: string, inp
   const { pendingCalls, ...kept } = taken;
   // The resumed turn's guard is new: its findings are counted from none.
   if (kept.progress.billed) kept.progress.billed.guardrailFindings = 0;
-  const resolved = await resolveForTenant(rt, scope, agent.model, agent.fallbackModels);
+  const resolved = await resolveForTenant(rt, scope, agent.model, agent.fallbackModels, input.keyId ?? kept.keyId);
   const turn: Turn = {
     ...kept,
     agent,

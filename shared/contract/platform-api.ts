@@ -357,8 +357,26 @@ export interface paths {
         };
         /** The tenant’s monthly token budget and what this month used */
         get: operations["getPlatformTokenBudget"];
-        /** Sets (or, with null, removes) the tenant’s own monthly token budget; the plan’s still applies when lower */
+        /** Sets (or, with null, removes) the tenant’s own monthly budgets in tokens or US dollars; the plan’s token budget still applies when lower */
         put: operations["setPlatformTokenBudget"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/platform/usage/budget/keys/{keyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An API key’s own monthly budgets and what it used this month */
+        get: operations["getPlatformKeyBudget"];
+        /** Sets (or, with null, removes) an API key’s own monthly budgets in tokens or US dollars; the tenant’s still apply */
+        put: operations["setPlatformKeyBudget"];
         post?: never;
         delete?: never;
         options?: never;
@@ -3621,15 +3639,43 @@ export interface components {
             used: number;
             /** @description When the month turns (UTC) */
             resetAt: string;
+            /** @description The tenant’s own monthly limit in US dollars (absent: none) */
+            monthlyUsd?: number;
+            /** @description US dollars priced models’ calls cost this month (MODEL_PRICES, cached input at its own price), reserved ones included */
+            usedUsd: number;
         };
         /**
          * @example {
-         *       "monthlyTokens": 5000000
+         *       "monthlyTokens": 5000000,
+         *       "monthlyUsd": 250
          *     }
          */
         TokenBudgetInput: {
-            /** @description Tokens a month, below the plan’s; null removes the tenant’s own limit */
-            monthlyTokens: number | null;
+            /** @description Tokens a month; null removes the limit, absent leaves it */
+            monthlyTokens?: number | null;
+            /** @description US dollars a month, at MODEL_PRICES (a model without a price is not held to it); null removes the limit, absent leaves it */
+            monthlyUsd?: number | null;
+        };
+        KeyBudget: {
+            keyId: string;
+            monthlyTokens?: number;
+            monthlyUsd?: number;
+            /** @description Tokens the key’s calls of models other than the built-in engine used this month, counted while the key has a token limit (/v1/usage?groupBy=key counts every call) */
+            usedTokens: number;
+            /** @description US dollars the key’s calls of priced models cost this month, counted while the key has a USD limit */
+            usedUsd: number;
+            resetAt: string;
+        };
+        /**
+         * @example {
+         *       "monthlyUsd": 20
+         *     }
+         */
+        KeyBudgetInput: {
+            /** @description Tokens a month; null removes the limit, absent leaves it */
+            monthlyTokens?: number | null;
+            /** @description US dollars a month, at MODEL_PRICES (a model without a price is not held to it); null removes the limit, absent leaves it */
+            monthlyUsd?: number | null;
         };
         TenantGuardrails: {
             guardrails: components["schemas"]["Guardrails"] & (Record<string, never> | null);
@@ -7453,6 +7499,254 @@ export interface operations {
             };
             /** @description X-Tenant-Id or X-PG-Schema does not match the token */
             403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request headers over 16 KB (local mode’s server; in AWS, API Gateway’s own header limit applies) */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The data store is briefly unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getPlatformKeyBudget: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description When sent, must be the access token’s tenant (else 403) */
+                "X-Tenant-Id"?: components["parameters"]["TenantIdHeader"];
+                /** @description When sent, must be the access token’s schema (else 403) */
+                "X-PG-Schema"?: components["parameters"]["PgSchemaHeader"];
+            };
+            path: {
+                keyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key’s budgets */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["KeyBudget"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Invalid request: details.field names the field */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, tampered, expired or revoked access token */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description X-Tenant-Id or X-PG-Schema does not match the token */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such key */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request headers over 16 KB (local mode’s server; in AWS, API Gateway’s own header limit applies) */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The data store is briefly unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setPlatformKeyBudget: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description When sent, must be the access token’s tenant (else 403) */
+                "X-Tenant-Id"?: components["parameters"]["TenantIdHeader"];
+                /** @description When sent, must be the access token’s schema (else 403) */
+                "X-PG-Schema"?: components["parameters"]["PgSchemaHeader"];
+            };
+            path: {
+                keyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KeyBudgetInput"];
+            };
+        };
+        responses: {
+            /** @description The key’s budgets now */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["KeyBudget"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Invalid request: details.field names the field */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, tampered, expired or revoked access token */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description X-Tenant-Id or X-PG-Schema does not match the token */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such key */
+            404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;

@@ -1,4 +1,5 @@
 import type { TenantScope } from '../tenancy';
+import type { BudgetHolder } from './token-budgets';
 
 /**
  * Every key the store writes is built here. Tenant-owned keys start with the tenant scope; the
@@ -213,8 +214,9 @@ export const keys = {
   }),
 
   /** A tenant's token budget: its own limit, and per month the tokens spent and reserved. */
-  tokenBudget: (scope: TenantScope, month: string): ItemKey => ({ pk: `${scoped(scope)}#BUDGET`, sk: month }),
-  tokenBudgetLimit: (scope: TenantScope): ItemKey => ({ pk: `${scoped(scope)}#BUDGET`, sk: 'LIMIT' }),
+  // The tenant's month and limits keep the keys they had before API keys had budgets of their own.
+  tokenBudget: (scope: TenantScope, month: string, holder: BudgetHolder): ItemKey => ({ pk: `${scoped(scope)}#BUDGET`, sk: 'keyId' in holder ? `${month}#KEY#${holder.keyId}` : month }),
+  tokenBudgetLimit: (scope: TenantScope, holder: BudgetHolder): ItemKey => ({ pk: `${scoped(scope)}#BUDGET`, sk: 'keyId' in holder ? `LIMIT#KEY#${holder.keyId}` : 'LIMIT' }),
   /** A tenant's default guardrails (an agent's own extend them). */
   tenantGuardrails: (scope: TenantScope): ItemKey => ({ pk: `${scoped(scope)}#SETTINGS`, sk: 'GUARDRAILS' }),
 

@@ -1,60 +1,84 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { TenantScope } from '../tenancy';
 import type { Db } from './db';
 import { keys } from './keys';
 
+/** Whose budget: the tenant's, or one API key's. */
+export type BudgetHolder = { tenant: true } | { keyId: string };
+/** What a budget counts: tokens, or millionths of a US dollar (integers add exactly). */
+export type BudgetUnit = 'tokens' | 'microUsd';
+export interface BudgetLimits {
+  monthlyTokens?: number;
+  monthlyUsd?: number;
+}
+
+const usedAttribute = (unit: BudgetUnit) => (unit === 'tokens' ? 'used' : 'usedMicroUsd');
+
 /**
- * A tenant's monthly token budget: one item per month counts the tokens spent and reserved by model
- * calls in flight. A reservation is one conditional update — admitted only if it fits — so calls on
- * every instance at once never pass the budget together; a settled call gives back what it did not use.
+ * Monthly budgets of a tenant and of its API keys: one item per holder and month counts the tokens
+ * and the money spent and reserved by model calls in flight. A reservation is one conditional
+ * update — admitted only if it fits — so calls on every instance at once never pass a budget
+ * together; a settled call gives back what it did not use.
  */
 export function tokenBudgetsStore(db: Db) {
-  async function reserve(scope: TenantScope, month: string, tokens: number, budget: number): Promise<{ allowed: boolean; used: number }> {
-    if (tokens > budget) return { allowed: false, used: await used(scope, month) };
+  async function used(scope: TenantScope, holder: BudgetHolder, month: string): Promise<{ tokens: number; microUsd: number }> {
+    const out = await db.client.send(new GetCommand({ TableName: db.table, Key: keys.tokenBudget(scope, month, holder), ConsistentRead: true }));
+    return { tokens: Number(out.Item?.used ?? 0), microUsd: Number(out.Item?.usedMicroUsd ?? 0) };
+  }
+
+  async function reserve(scope: TenantScope, holder: BudgetHolder, month: string, unit: BudgetUnit, amount: number, limit: number): Promise<{ allowed: boolean; used: number }> {
+    const attribute = usedAttribute(unit);
+    if (amount > limit) return { allowed: false, used: (await used(scope, holder, month))[unit] };
     try {
       const out = await db.client.send(
         new UpdateCommand({
           TableName: db.table,
-          Key: keys.tokenBudget(scope, month),
-          UpdateExpression: 'ADD used :n',
-          ConditionExpression: 'attribute_not_exists(used) OR used <= :room',
-          ExpressionAttributeValues: { ':n': tokens, ':room': budget - tokens },
+          Key: keys.tokenBudget(scope, month, holder),
+          UpdateExpression: 'ADD #used :n',
+          ConditionExpression: 'attribute_not_exists(#used) OR #used <= :room',
+          ExpressionAttributeNames: { '#used': attribute },
+          ExpressionAttributeValues: { ':n': amount, ':room': limit - amount },
           ReturnValues: 'ALL_NEW',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
-      return { allowed: true, used: Number(out.Attributes?.used ?? tokens) };
+      return { allowed: true, used: Number(out.Attributes?.[attribute] ?? amount) };
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      return { allowed: false, used: Number((error.Item ? unmarshall(error.Item) : {}).used ?? 0) };
+      return { allowed: false, used: Number((error.Item ? unmarshall(error.Item) : {})[attribute] ?? 0) };
     }
   }
 
-  /** Adds (or, negative, gives back) tokens: a settled call's actual use against its reservation. */
-  async function adjust(scope: TenantScope, month: string, tokens: number): Promise<void> {
-    if (tokens === 0) return;
-    await db.client.send(new UpdateCommand({ TableName: db.table, Key: keys.tokenBudget(scope, month), UpdateExpression: 'ADD used :n', ExpressionAttributeValues: { ':n': tokens } }));
+  /** Adds (or, negative, gives back) an amount: a settled call's actual use against its reservation. */
+  async function adjust(scope: TenantScope, holder: BudgetHolder, month: string, unit: BudgetUnit, amount: number): Promise<void> {
+    if (amount === 0) return;
+    await db.client.send(
+      new UpdateCommand({ TableName: db.table, Key: keys.tokenBudget(scope, month, holder), UpdateExpression: 'ADD #used :n', ExpressionAttributeNames: { '#used': usedAttribute(unit) }, ExpressionAttributeValues: { ':n': amount } }),
+    );
   }
 
-  async function used(scope: TenantScope, month: string): Promise<number> {
-    const out = await db.client.send(new GetCommand({ TableName: db.table, Key: keys.tokenBudget(scope, month), ConsistentRead: true }));
-    return Number(out.Item?.used ?? 0);
+  /** The holder's own monthly limits, if it set any. */
+  async function limitsOf(scope: TenantScope, holder: BudgetHolder): Promise<BudgetLimits> {
+    const out = await db.client.send(new GetCommand({ TableName: db.table, Key: keys.tokenBudgetLimit(scope, holder) }));
+    const item = out.Item ?? {};
+    return { ...(item.monthlyTokens !== undefined ? { monthlyTokens: Number(item.monthlyTokens) } : {}), ...(item.monthlyUsd !== undefined ? { monthlyUsd: Number(item.monthlyUsd) } : {}) };
   }
 
-  /** The tenant's own monthly limit (below its plan's), if it set one. */
-  async function limitOf(scope: TenantScope): Promise<number | undefined> {
-    const out = await db.client.send(new GetCommand({ TableName: db.table, Key: keys.tokenBudgetLimit(scope) }));
-    return out.Item?.monthlyTokens === undefined ? undefined : Number(out.Item.monthlyTokens);
+  /** Sets the holder's limits: a value sets one, null removes it, absent leaves it. */
+  async function setLimits(scope: TenantScope, holder: BudgetHolder, change: { monthlyTokens?: number | null; monthlyUsd?: number | null }): Promise<BudgetLimits> {
+    const next: BudgetLimits = { ...(await limitsOf(scope, holder)) };
+    for (const field of ['monthlyTokens', 'monthlyUsd'] as const) {
+      const value = change[field];
+      if (value === null) delete next[field];
+      else if (value !== undefined) next[field] = value;
+    }
+    await db.client.send(new PutCommand({ TableName: db.table, Item: { ...keys.tokenBudgetLimit(scope, holder), ...next } }));
+    return next;
   }
 
-  async function setLimit(scope: TenantScope, monthlyTokens: number | null): Promise<void> {
-    if (monthlyTokens === null) await db.client.send(new DeleteCommand({ TableName: db.table, Key: keys.tokenBudgetLimit(scope) }));
-    else await db.client.send(new PutCommand({ TableName: db.table, Item: { ...keys.tokenBudgetLimit(scope), monthlyTokens } }));
-  }
-
-  return { reserve, adjust, used, limitOf, setLimit };
+  return { reserve, adjust, used, limitsOf, setLimits };
 }
 
 export type TokenBudgetsStore = ReturnType<typeof tokenBudgetsStore>;

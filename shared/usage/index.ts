@@ -1,6 +1,6 @@
 /**
  * Usage metering and token budgets, for every product. Everything else in this folder is private.
  */
-export { budgetAfter, resolveForTenant, setTokenBudget, type TokenBudget, tokenBudgetOf } from './token-budget';
+export { budgetAfter, keyBudgetOf, resolveForTenant, setKeyBudget, setTokenBudget, type KeyBudget, type TokenBudget, tokenBudgetOf } from './token-budget';
 export { costOfTokens, recordUsage, totalCost, usageBetween, usageQuery, usageReport } from './usage';
 export { modelTally, tallied, talliesSince, tallyCall, type ModelTallies } from './model-tally';

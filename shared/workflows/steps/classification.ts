@@ -42,11 +42,11 @@ export const classification: WorkKind<typeof config> = {
   },
   templateFields: ['input'],
   isOutputPath: (p) => (p.length === 1 && ['category', 'confidence', 'scores'].includes(p[0]!)) || (p.length === 2 && p[0] === 'scores'),
-  async execute(cfg, { rt, scope, vars, deadline }) {
+  async execute(cfg, { rt, scope, vars, deadline, keyId }) {
     const input = renderTemplate(cfg.input ?? '{{input}}', vars);
     const categories = cfg.categories.map((c) => (typeof c === 'string' ? { name: c } : c));
     const models: ModelTallies = {};
-    const resolved = tallied(await resolveForTenant(rt, scope, cfg.model, cfg.fallbackModels), () => models);
+    const resolved = tallied(await resolveForTenant(rt, scope, cfg.model, cfg.fallbackModels, keyId), () => models);
     if (resolved.engine.provider === 'local') return { output: classifyLocally(input, categories) };
     const names = categories.map((c) => c.name);
     const result = await resolved.engine.generate(

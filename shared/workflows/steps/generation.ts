@@ -28,9 +28,9 @@ export const generation: WorkKind<typeof config> = {
   // `json`: the parsed reply of a step with a responseFormat, at any depth.
   isOutputPath: (p) =>
     (p.length === 1 && ['text', 'usage', 'model'].includes(p[0]!)) || (p.length === 2 && p[0] === 'usage' && ['inputTokens', 'outputTokens', 'cachedInputTokens', 'cacheWriteTokens'].includes(p[1]!)) || p[0] === 'json',
-  async execute(cfg, { rt, scope, vars, passages, deadline }) {
+  async execute(cfg, { rt, scope, vars, passages, deadline, keyId }) {
     const models: ModelTallies = {};
-    const resolved = tallied(await resolveForTenant(rt, scope, cfg.model, cfg.fallbackModels), () => models);
+    const resolved = tallied(await resolveForTenant(rt, scope, cfg.model, cfg.fallbackModels, keyId), () => models);
     const request: ChatRequest = {
       model: resolved.model,
       messages: [{ role: 'user', content: renderTemplate(cfg.prompt, vars) }],
