@@ -3,6 +3,7 @@ import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { TenantScope } from '../tenancy';
 import type { Db } from './db';
+import { batchOps } from './batch';
 import { keys } from './keys';
 
 /** Whose budget: the tenant's, or one API key's. */
@@ -23,6 +24,27 @@ const usedAttribute = (unit: BudgetUnit) => (unit === 'tokens' ? 'used' : 'usedM
  * together; a settled call gives back what it did not use.
  */
 export function tokenBudgetsStore(db: Db) {
+  const { batchGet } = batchOps(db);
+
+  /**
+   * What a call needs to know, in one read: the limits and this month's use of the tenant and (with
+   * `keyId`) of the key.
+   */
+  async function standing(scope: TenantScope, month: string, keyId?: string) {
+    const holders: BudgetHolder[] = keyId ? [{ tenant: true }, { keyId }] : [{ tenant: true }];
+    const wanted = holders.flatMap((h) => [keys.tokenBudgetLimit(scope, h), keys.tokenBudget(scope, month, h)]);
+    const items = await batchGet(wanted, { consistent: true, withKeys: true });
+    const itemAt = (key: { sk: string }) => items.find((i) => i.sk === key.sk) ?? {};
+    const of = (holder: BudgetHolder) => {
+      const limit = itemAt(keys.tokenBudgetLimit(scope, holder));
+      const month_ = itemAt(keys.tokenBudget(scope, month, holder));
+      return {
+        limits: { ...(limit.monthlyTokens !== undefined ? { monthlyTokens: Number(limit.monthlyTokens) } : {}), ...(limit.monthlyUsd !== undefined ? { monthlyUsd: Number(limit.monthlyUsd) } : {}) } as BudgetLimits,
+        used: { tokens: Number(month_.used ?? 0), microUsd: Number(month_.usedMicroUsd ?? 0) },
+      };
+    };
+    return { tenant: of({ tenant: true }), ...(keyId ? { key: of({ keyId }) } : {}) };
+  }
   async function used(scope: TenantScope, holder: BudgetHolder, month: string): Promise<{ tokens: number; microUsd: number }> {
     const out = await db.client.send(new GetCommand({ TableName: db.table, Key: keys.tokenBudget(scope, month, holder), ConsistentRead: true }));
     return { tokens: Number(out.Item?.used ?? 0), microUsd: Number(out.Item?.usedMicroUsd ?? 0) };
@@ -78,7 +100,7 @@ export function tokenBudgetsStore(db: Db) {
     return next;
   }
 
-  return { reserve, adjust, used, limitsOf, setLimits };
+  return { standing, reserve, adjust, used, limitsOf, setLimits };
 }
 
 export type TokenBudgetsStore = ReturnType<typeof tokenBudgetsStore>;

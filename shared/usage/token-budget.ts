@@ -53,19 +53,26 @@ export interface KeyBudget {
 const dollars = (micro: number) => Math.round(micro) / MICRO;
 
 export async function tokenBudgetOf(rt: Runtime, scope: TenantScope): Promise<TokenBudget> {
+  return (await standingOf(rt, scope)).budget;
+}
+
+/** The tenant's budget and (with `keyId`) the key's limits and use this month: two reads at once. */
+async function standingOf(rt: Runtime, scope: TenantScope, keyId?: string) {
   const now = rt.clock.now();
-  const [tenant, own, used] = await Promise.all([rt.store.apiKeys.getTenant(scope), rt.store.tokenBudgets.limitsOf(scope, TENANT), rt.store.tokenBudgets.used(scope, TENANT, monthOf(now))]);
+  const [tenant, standing] = await Promise.all([rt.store.apiKeys.getTenant(scope), rt.store.tokenBudgets.standing(scope, monthOf(now), keyId)]);
+  const own = standing.tenant.limits;
   const plan = tenant ? monthlyTokensFor(tenant.plan) : undefined;
   const limits = [plan, own.monthlyTokens].filter((n): n is number => n !== undefined);
-  return {
+  const budget: TokenBudget = {
     plan,
     own: own.monthlyTokens,
     effective: limits.length > 0 ? Math.min(...limits) : undefined,
-    used: used.tokens,
+    used: standing.tenant.used.tokens,
     resetAt: nextMonth(now).toISOString(),
     ...(own.monthlyUsd !== undefined ? { monthlyUsd: own.monthlyUsd } : {}),
-    usedUsd: dollars(used.microUsd),
+    usedUsd: dollars(standing.tenant.used.microUsd),
   };
+  return { budget, key: standing.key };
 }
 
 /** Sets (null: removes) the tenant's own monthly limits; the plan's token budget still applies when lower. */
@@ -146,17 +153,12 @@ function budgeted(rt: Runtime, scope: TenantScope, resolved: ResolvedModel, mete
 
 /** The budgets calls of the tenant (through `keyId`) are held to, with what each has used this month. */
 async function metersOf(rt: Runtime, scope: TenantScope, keyId: string | undefined): Promise<{ budget: TokenBudget; meters: Array<Meter & { used: number }> }> {
-  const month = monthOf(rt.clock.now());
-  const [budget, keyLimits, keyUsed] = await Promise.all([
-    tokenBudgetOf(rt, scope),
-    keyId ? rt.store.tokenBudgets.limitsOf(scope, { keyId }) : undefined,
-    keyId ? rt.store.tokenBudgets.used(scope, { keyId }, month) : undefined,
-  ]);
+  const { budget, key } = await standingOf(rt, scope, keyId);
   const meters: Array<Meter & { used: number }> = [];
   if (budget.effective !== undefined) meters.push({ holder: TENANT, unit: 'tokens', limit: budget.effective, used: budget.used });
   if (budget.monthlyUsd !== undefined) meters.push({ holder: TENANT, unit: 'microUsd', limit: Math.round(budget.monthlyUsd * MICRO), used: Math.round(budget.usedUsd * MICRO) });
-  if (keyId && keyLimits?.monthlyTokens !== undefined) meters.push({ holder: { keyId }, unit: 'tokens', limit: keyLimits.monthlyTokens, used: keyUsed!.tokens });
-  if (keyId && keyLimits?.monthlyUsd !== undefined) meters.push({ holder: { keyId }, unit: 'microUsd', limit: Math.round(keyLimits.monthlyUsd * MICRO), used: keyUsed!.microUsd });
+  if (keyId && key?.limits.monthlyTokens !== undefined) meters.push({ holder: { keyId }, unit: 'tokens', limit: key.limits.monthlyTokens, used: key.used.tokens });
+  if (keyId && key?.limits.monthlyUsd !== undefined) meters.push({ holder: { keyId }, unit: 'microUsd', limit: Math.round(key.limits.monthlyUsd * MICRO), used: key.used.microUsd });
   return { budget, meters };
 }
 
