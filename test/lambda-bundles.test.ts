@@ -63,7 +63,9 @@ describe('Lambda bundles', () => {
 
   it('bundles the MCP handler, which answers an MCP initialize and tools/list from API Gateway events', async () => {
     const file = await bundle('mcp');
-    expect(statSync(file).size).toBeLessThan(1.75 * 1024 * 1024);
+    // 1.8 MiB: as the agents bundle, with model chains, circuit breakers and budgets in USD (12 KB);
+    // issue 34 brings it under 1 MB.
+    expect(statSync(file).size).toBeLessThan(1.8 * 1024 * 1024);
     const { handler } = (await import(pathToFileURL(file).href)) as { handler: unknown };
     const t = await newTenant();
     const headers = { accept: 'application/json, text/event-stream', 'content-type': 'application/json' };

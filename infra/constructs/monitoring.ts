@@ -95,6 +95,8 @@ export class Monitoring extends Construct {
     );
     this.dashboard.addWidgets(
       new GraphWidget({ title: 'Model calls and failures by model', left: [search('ModelCalls', 'model', 'Sum', 'calls'), search('ModelErrors', 'model', 'Sum', 'failures')], ...wide }),
+      // Circuits opened (1) and closed (0) per model, the calls they skipped, and the prompt tokens read from providers' caches.
+      new GraphWidget({ title: 'Circuit breakers and prompt cache by model', left: [search('CircuitOpen', 'model', 'Maximum', 'circuit open'), search('ModelCallsSkipped', 'model', 'Sum', 'skipped')], right: [search('CachedInputTokens', 'model', 'Sum', 'cached input')], ...wide }),
       new GraphWidget({ title: 'Tool calls and failures by kind', left: [search('ToolCalls', 'toolKind', 'Sum', 'calls'), search('ToolErrors', 'toolKind', 'Sum', 'failures')], ...wide }),
     );
     this.dashboard.addWidgets(

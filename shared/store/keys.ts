@@ -1,5 +1,4 @@
 import type { TenantScope } from '../tenancy';
-import type { BudgetHolder } from './token-budgets';
 
 /**
  * Every key the store writes is built here. Tenant-owned keys start with the tenant scope; the
@@ -28,6 +27,9 @@ export const blockSortKey = (block: { impact: number; segNo: number; index: numb
   `${BLOCK_PREFIX}${String(block.impact).padStart(6, '0')}${pad(block.segNo)}${block.index.toString(36).padStart(4, '0')}`;
 /** The segment number in a block item's sort key. */
 export const blockSegment = (sk: string) => parseInt(sk.slice(BLOCK_PREFIX.length + 6, BLOCK_PREFIX.length + 17), 36);
+
+/** Whose budget: the tenant's, or one API key's. */
+export type BudgetHolder = { tenant: true } | { keyId: string };
 
 export const keys = {
   recordPartition: (scope: TenantScope, kind: RecordKind) => `${scoped(scope)}#${kind}`,

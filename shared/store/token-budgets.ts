@@ -4,10 +4,9 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { TenantScope } from '../tenancy';
 import type { Db } from './db';
 import { batchOps } from './batch';
-import { keys } from './keys';
+import { keys, type BudgetHolder } from './keys';
 
-/** Whose budget: the tenant's, or one API key's. */
-export type BudgetHolder = { tenant: true } | { keyId: string };
+export type { BudgetHolder };
 /** What a budget counts: tokens, or millionths of a US dollar (integers add exactly). */
 export type BudgetUnit = 'tokens' | 'microUsd';
 export interface BudgetLimits {
@@ -39,7 +38,7 @@ export function tokenBudgetsStore(db: Db) {
       const limit = itemAt(keys.tokenBudgetLimit(scope, holder));
       const month_ = itemAt(keys.tokenBudget(scope, month, holder));
       return {
-        limits: { ...(limit.monthlyTokens !== undefined ? { monthlyTokens: Number(limit.monthlyTokens) } : {}), ...(limit.monthlyUsd !== undefined ? { monthlyUsd: Number(limit.monthlyUsd) } : {}) } as BudgetLimits,
+        limits: { ...(limit.monthlyTokens !== undefined ? { monthlyTokens: Number(limit.monthlyTokens) } : {}), ...(limit.monthlyUsd !== undefined ? { monthlyUsd: Number(limit.monthlyUsd) } : {}) },
         used: { tokens: Number(month_.used ?? 0), microUsd: Number(month_.usedMicroUsd ?? 0) },
       };
     };

@@ -3,4 +3,4 @@
  */
 export { budgetAfter, keyBudgetOf, resolveForTenant, setKeyBudget, setTokenBudget, type KeyBudget, type TokenBudget, tokenBudgetOf } from './token-budget';
 export { costOfTokens, recordUsage, totalCost, usageBetween, usageQuery, usageReport } from './usage';
-export { modelTally, tallied, talliesSince, tallyCall, type ModelTallies } from './model-tally';
+export { modelTally, tallied, talliesSince, tallyCall, type ModelTallies, type ModelTally } from './model-tally';

@@ -29,7 +29,7 @@ describe('classification step', () => {
     const { models, requests } = scriptedModel('Shipping.', 'a banana');
     const rt = { ...testRt, models };
     const chosen = await classification.execute(classification.config.parse({ model: 'gpt-4', categories }), await context(rt));
-    expect(chosen).toEqual({ output: { category: 'shipping', confidence: 1, scores: { billing: 0, shipping: 1 } }, usage: { inputTokens: 10, outputTokens: 2 }, model: 'scripted/gpt-4' });
+    expect(chosen).toEqual({ output: { category: 'shipping', confidence: 1, scores: { billing: 0, shipping: 1 } }, usage: { inputTokens: 10, outputTokens: 2 }, model: 'scripted/gpt-4', models: { 'scripted/gpt-4': { inputTokens: 10, outputTokens: 2, cachedInputTokens: 0, cacheWriteTokens: 0, requests: 1, failedRequests: 0 } } });
     expect(requests[0]).toMatchObject({ temperature: 0, maxTokens: 20, messages: [{ role: 'user', content: 'I was charged twice on my bill' }] });
     expect(requests[0]!.instructions).toContain('shipping (deliveries and parcels)');
     const fallback = await classification.execute(classification.config.parse({ model: 'gpt-4', categories }), await context(rt));

@@ -25,6 +25,8 @@ describe('generation step', () => {
       output: { text: 'Refunds take 5 days [1].', usage: { inputTokens: 10, outputTokens: 2 }, model: 'scripted/gpt-4' },
       usage: { inputTokens: 10, outputTokens: 2 },
       model: 'scripted/gpt-4',
+      // What each model of the step's chain did, for usage accounting.
+      models: { 'scripted/gpt-4': { inputTokens: 10, outputTokens: 2, cachedInputTokens: 0, cacheWriteTokens: 0, requests: 1, failedRequests: 0 } },
     });
   });
 

@@ -83,7 +83,7 @@ const toolDraft = (tool: Record<string, unknown>): ToolDraft => {
 export function AgentEditor({ id }: { id?: string }) {
   const existing = useLoad((signal) => (id ? api<Agent>('GET', `/v1/agents/${id}`, undefined, signal) : Promise.resolve(undefined)), [id]);
   const sources = useLoad(() => apiAll<KnowledgeSource>('/v1/knowledge-sources'), []);
-  const [form, setForm] = useState({ name: '', description: '', model: 'gpt-4', instructions: '', temperature: '0.7', maxTokens: '1024', maxToolSteps: '5' });
+  const [form, setForm] = useState({ name: '', description: '', model: 'gpt-4', fallbackModels: '', instructions: '', temperature: '0.7', maxTokens: '1024', maxToolSteps: '5' });
   const [capabilities, setCapabilities] = useState<string[]>(['chat']);
   const [sourceIds, setSourceIds] = useState<string[]>([]);
   const [tools, setTools] = useState<ToolDraft[]>([]);
@@ -98,6 +98,7 @@ export function AgentEditor({ id }: { id?: string }) {
       name: a.name,
       description: a.description,
       model: a.model,
+      fallbackModels: (a.fallbackModels ?? []).join(', '),
       instructions: a.instructions ?? '',
       temperature: String(a.temperature),
       maxTokens: String(a.maxTokens),
@@ -119,10 +120,16 @@ export function AgentEditor({ id }: { id?: string }) {
     setTools(checked.drafts);
     const parsed = checked.values;
     if (!parsed) return;
+    const fallbackModels = form.fallbackModels.split(',').map((m) => m.trim()).filter(Boolean);
+    const kept = existing.value;
     const body = {
+      // PUT replaces: settings this form does not edit go back as they were.
+      ...(kept?.guardrails ? { guardrails: kept.guardrails } : {}),
+      ...(kept?.searchMode ? { searchMode: kept.searchMode } : {}),
       name: form.name,
       description: form.description,
       model: form.model,
+      ...(fallbackModels.length > 0 ? { fallbackModels } : {}),
       ...(form.instructions ? { instructions: form.instructions } : {}),
       temperature: Number(form.temperature),
       maxTokens: Number(form.maxTokens),
@@ -198,6 +205,7 @@ export function AgentEditor({ id }: { id?: string }) {
             <option key={m} value={m} />
           ))}
         </datalist>
+        {input('fallbackModels', 'Fallback models (tried in order when the model fails; comma-separated)', { list: 'models', placeholder: 'anthropic/claude-3-5-haiku-latest, local/extractive' })}
         {input('description', 'Description')}
         <div class="field">
           <label for="agent-instructions">Instructions (system prompt)</label>

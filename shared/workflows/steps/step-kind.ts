@@ -4,7 +4,7 @@ import type { TenantScope } from '../../tenancy';
 import type { TemplateScope } from '../../templates';
 import type { HumanRequest } from '../../store/executions';
 import type { TokenUsage } from '../../models/types';
-import type { ModelTallies, ModelTally } from '../../usage/model-tally';
+import type { ModelTallies, ModelTally } from '../../usage';
 
 /** What a step reads while it runs: the runtime, the tenant, rendered templates' values. */
 export interface StepContext {
