@@ -135,7 +135,7 @@ describe('fallback chains', () => {
     // Usage by model: each failed call against its model, the tokens against the one that answered, priced with its cached-input price.
     const rows = (await api('GET', '/v1/usage?groupBy=model')).body.data.rows as Array<Record<string, unknown>>;
     const row = (model: string) => rows.find((r) => r.group === model);
-    expect(row('wire/broken')).toMatchObject({ requests: 1, failedRequests: 1, inputTokens: 0, estimatedCostUsd: null });
+    expect(row('wire/broken')).toMatchObject({ requests: 1, failedRequests: 1, inputTokens: 0, estimatedCostUsd: 0 }); // unpriced, but no token was used
     expect(row('wire-down/llama')).toMatchObject({ requests: 1, failedRequests: 1 });
     expect(row('wire-claude/claude-test')).toMatchObject({ requests: 1, failedRequests: 0, inputTokens: 2000, cachedInputTokens: 1960, cacheWriteTokens: 0, outputTokens: 12 });
     // 40 plain input tokens at 0.003, 1,960 cached at 0.0003, 12 output at 0.015 (per 1,000).

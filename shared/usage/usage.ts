@@ -84,7 +84,8 @@ export const usageReport = z
  * gives them, else as input.
  */
 export function costOfTokens(model: string, tokens: TokenUsage): number | null {
-  if (model === '-' || model.startsWith('local/')) return 0;
+  // Work no model did, the built-in engine, and calls that failed before any token was counted cost nothing.
+  if (model === '-' || model.startsWith('local/') || tokens.inputTokens + tokens.outputTokens === 0) return 0;
   const price = config.modelPrices[model];
   if (!price) return null;
   const cached = tokens.cachedInputTokens ?? 0;
