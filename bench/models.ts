@@ -11,6 +11,7 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { ResolvedModel } from '../shared/models/types';
 import { benchApp, runBench, startBenchServices, writeResults } from './common';
 
 const CALLS = Number(process.env.BENCH_MODEL_CALLS ?? 400);
@@ -44,7 +45,6 @@ async function main() {
   const { modelChain } = await import('../shared/models/model-chain');
   const { CircuitBreakers } = await import('../shared/models/circuit-breaker');
   const { systemClock } = await import('../shared/clock');
-  type ResolvedModel = import('../shared/models/types').ResolvedModel;
 
   // 1. The added latency of a fallback: the chain's own work, with engines that answer and fail at
   // once in this process (so nothing else is timed), then the same over HTTP to the stand-in.
