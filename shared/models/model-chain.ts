@@ -80,63 +80,57 @@ export function modelChain(candidates: ResolvedModel[], breakers: CircuitBreaker
     return { ...result, model: candidate.name, ...(failed.length > 0 ? { failedAttempts: failed } : {}) };
   };
 
+  /** The first model that answers `call` (each skipped, or failed over, as the chain says), and what it gave. */
+  const firstAnswering = async <T>(request: ChatRequest, signal: AbortSignal, call: (candidate: ResolvedModel, request: ChatRequest, signal: AbortSignal) => Promise<T>) => {
+    const failed: FailedAttempt[] = [];
+    let last: unknown;
+    for (const [i, candidate] of candidates.entries()) {
+      const skip = skipped(candidate, request, breakers);
+      if (skip) {
+        failed.push(skip);
+        continue;
+      }
+      try {
+        return { candidate, value: await call(candidate, { ...request, model: candidate.model }, attemptSignal(signal, candidate.timeoutMs)), failed };
+      } catch (error) {
+        failedCall(candidate, error, signal, failed, candidates[i + 1]);
+        last = error;
+      }
+    }
+    throw noneAnswered(failed, last);
+  };
+
   const engine: ChatModel = {
     provider: primary.engine.provider,
     supportsTools: candidates.some((c) => c.engine.supportsTools),
     async generate(request, signal) {
-      const failed: FailedAttempt[] = [];
-      let last: unknown;
-      for (const [i, candidate] of candidates.entries()) {
-        const skip = skipped(candidate, request, breakers);
-        if (skip) {
-          failed.push(skip);
-          continue;
-        }
-        try {
-          return answered(candidate, await candidate.engine.generate({ ...request, model: candidate.model }, attemptSignal(signal, candidate.timeoutMs)), failed);
-        } catch (error) {
-          failedCall(candidate, error, signal, failed, candidates[i + 1]);
-          last = error;
-        }
-      }
-      throw noneAnswered(failed, last);
+      const { candidate, value, failed } = await firstAnswering(request, signal, (c, r, s) => c.engine.generate(r, s));
+      return answered(candidate, value, failed);
     },
     async *stream(request, signal) {
-      const failed: FailedAttempt[] = [];
-      let last: unknown;
-      for (const [i, candidate] of candidates.entries()) {
-        const skip = skipped(candidate, request, breakers);
-        if (skip) {
-          failed.push(skip);
-          continue;
-        }
-        const steps = candidate.engine.stream({ ...request, model: candidate.model }, attemptSignal(signal, candidate.timeoutMs));
-        let first: IteratorResult<string, ChatResult>;
-        try {
-          first = await steps.next();
-        } catch (error) {
-          failedCall(candidate, error, signal, failed, candidates[i + 1]);
-          last = error;
-          continue;
-        }
-        // Text has come: this model's stream is the reply, whatever happens next.
-        let settled = false;
-        try {
-          if (!first.done) yield first.value;
-          const result = answered(candidate, first.done ? first.value : yield* steps, failed);
-          settled = true;
-          return result;
-        } catch (error) {
-          settled = true;
-          if (signal.aborted || !fallsBack(error)) breakers.released(candidate.name);
-          else breakers.failed(candidate.name, retryAfterOf(error));
-          throw error;
-        } finally {
-          // A consumer that stopped reading early: the model neither failed nor finished.
-          if (!settled) breakers.released(candidate.name);
-        }
+      // A stream has answered once its first step came (text, or the whole result).
+      const opened = await firstAnswering(request, signal, async (c, r, s) => {
+        const steps = c.engine.stream(r, s);
+        return { steps, first: await steps.next() };
+      });
+      const { candidate, failed } = opened;
+      const { steps, first } = opened.value;
+      // Text has come: this model's stream is the reply, whatever happens next.
+      let settled = false;
+      try {
+        if (!first.done) yield first.value;
+        const result = answered(candidate, first.done ? first.value : yield* steps, failed);
+        settled = true;
+        return result;
+      } catch (error) {
+        settled = true;
+        if (signal.aborted || !fallsBack(error)) breakers.released(candidate.name);
+        else breakers.failed(candidate.name, retryAfterOf(error));
+        throw error;
+      } finally {
+        // A consumer that stopped reading early: the model neither failed nor finished.
+        if (!settled) breakers.released(candidate.name);
       }
-      throw noneAnswered(failed, last);
     },
   };
   return { ...primary, engine };
