@@ -1,97 +1,69 @@
 import { createHash } from 'node:crypto';
 import { analyze } from '../search/analyzer';
+import { enumMentions, fillArguments, nameWords, stem } from './argument-filling';
 import type { ChatRequest, ToolCall, ToolSpec } from './types';
 
 /**
- * How the built-in engine uses tools, deterministically: it calls the tool whose name and
- * description share the most words with the message, when every required argument can be taken
- * from the message by its JSON Schema (enums, numbers, emails, dates, URLs, values matching a
- * `pattern`, quoted strings, id-like tokens); when one cannot, it asks for it by name. A
- * `knowledge_search`-style tool (a `query` argument) is its fallback for questions no other tool
- * matches. It answers from what the tools returned, citing them.
+ * How the built-in engine uses tools, deterministically: it calls the tool whose name, description
+ * and parameters share the most with the message (a few synonyms: "raining" asks for the weather),
+ * when every required argument can be read from the message (`argument-filling.ts`); when one
+ * cannot, it asks for it by name. A `knowledge_search`-style tool (a `query` argument) is its
+ * fallback for questions no other tool matches. It answers from what the tools returned, citing them.
  */
-type PropertySchema = { type?: string; enum?: unknown[]; pattern?: string; format?: string; description?: string };
-
 export type ToolDecision = { call: ToolCall } | { ask: string } | undefined;
 
 const QUERY_NAMES = new Set(['query', 'q', 'question', 'text', 'input', 'search', 'message']);
 const words = (name: string) => name.replace(/([a-z])([A-Z])/g, '$1 $2').replace(/[_-]+/g, ' ').toLowerCase();
-
-function quoted(message: string): string[] {
-  return [...message.matchAll(/"([^"]+)"|“([^”]+)”|'([^']{2,})'/g)].map((m) => (m[1] ?? m[2] ?? m[3])!);
-}
-
-function tokens(message: string): string[] {
-  return message.split(/\s+/).map((t) => t.replace(/^[^\w@#]+|[^\w]+$/g, '')).filter(Boolean);
-}
 
 /** The first of a schema's enum values the text names as a word (any case). */
 export function mentionedValue(values: unknown[], text: string): unknown {
   return values.find((v) => typeof v === 'string' && new RegExp(`\\b${v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`, 'i').test(text));
 }
 
-function matches(pattern: string, value: string): boolean {
-  try {
-    return new RegExp(pattern, 'u').test(value);
-  } catch {
-    return false;
-  }
+/** Words people use for what a tool does, beside the tool's own ("raining" asks for the weather). */
+const SYNONYMS: Record<string, string[]> = {
+  weather: ['rain', 'raining', 'sunny', 'snow', 'temperature', 'forecast', 'hot', 'cold', 'umbrella', 'wind', 'humid'],
+  convert: ['exchange', 'rate', 'worth'],
+  order: ['bought', 'purchase', 'parcel', 'package', 'delivery', 'shipped'],
+  search: ['find', 'look', 'lookup'],
+  send: ['email', 'mail', 'message', 'notify'],
+  book: ['reserve', 'reservation', 'booking'],
+  calculate: ['compute'],
+};
+
+/** Words every tool's description uses: sharing them says nothing about what is asked. */
+const GENERIC = new Set(analyze('get set current retrieve retrieves fetch fetches data information info list lists request requests api details detail specified specific provide provides return returns use using make given new value values result results item items object type name names user users based following'));
+
+/** How much a tool's name, description and parameters share with the message. */
+function relevance(tool: ToolSpec, message: string, asked: Set<string>, askedStems: Set<string>): number {
+  const terms = new Set(analyze(`${words(tool.name)} ${tool.description}`));
+  let overlap = 0;
+  for (const t of asked) if (terms.has(t) && !GENERIC.has(t)) overlap++;
+  const named = nameWords(tool.name).map(stem);
+  for (const w of named) for (const synonym of SYNONYMS[w] ?? []) if (askedStems.has(stem(synonym))) overlap += 0.5;
+  // Values of its enums named ("20 pounds in yen"), and parameter names said ("base", "height"), tell what is asked for too.
+  overlap += 0.5 * enumMentions(tool, message);
+  for (const p of Object.keys(tool.parameters.properties ?? {})) if (nameWords(p).some((w) => w.length > 2 && askedStems.has(stem(w)))) overlap += 0.25;
+  return overlap;
 }
 
-/** One argument from the message, by its schema (and, for plain strings, by its name). */
-function extract(name: string, schema: PropertySchema, message: string, used: Set<string>): unknown {
-  const fresh = (values: string[]) => values.find((v) => !used.has(v));
-  if (schema.enum) return mentionedValue(schema.enum, message);
-  if (schema.type === 'integer' || schema.type === 'number') {
-    const numbers = [...message.matchAll(/-?\d+(?:\.\d+)?/g)].map((m) => m[0]).filter((n) => schema.type === 'number' || !n.includes('.'));
-    const value = fresh(numbers);
-    return value === undefined ? undefined : Number(value);
-  }
-  if (schema.type !== undefined && schema.type !== 'string') return undefined;
-  if (schema.format === 'email') return fresh(message.match(/[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g) ?? []);
-  if (schema.format === 'date') return fresh(message.match(/\b\d{4}-\d{2}-\d{2}\b/g) ?? []);
-  if (schema.format === 'uri' || schema.format === 'url') return fresh(message.match(/https?:\/\/\S+/g) ?? []);
-  if (schema.pattern) return fresh([...quoted(message), ...tokens(message)].filter((t) => matches(schema.pattern!, t)));
-  const inQuotes = fresh(quoted(message));
-  if (inQuotes) return inQuotes;
-  if (QUERY_NAMES.has(name.toLowerCase())) return message;
-  // An identifier-like parameter (orderId, order_number, code): a token with a digit in it.
-  if (/(id|number|no|code|ref|reference)$/i.test(name)) return fresh(tokens(message).filter((t) => /\d/.test(t)));
-  return undefined;
-}
+const callId = (name: string, args: Record<string, unknown>) => `call_${createHash('sha256').update(`${name}\u0000${JSON.stringify(args)}`).digest('hex').slice(0, 16)}`;
 
-function argumentsFor(tool: ToolSpec, message: string): { args: Record<string, unknown>; missing?: string } {
-  const properties = (tool.parameters.properties ?? {}) as Record<string, PropertySchema>;
-  const required = new Set((tool.parameters.required ?? []) as string[]);
-  const used = new Set<string>();
-  const args: Record<string, unknown> = {};
-  for (const [name, schema] of Object.entries(properties)) {
-    const value = extract(name, schema, message, used);
-    if (value !== undefined) {
-      args[name] = value;
-      used.add(typeof value === 'string' ? value : JSON.stringify(value));
-    } else if (required.has(name)) {
-      return { args, missing: schema.description ? `${words(name)} (${schema.description})` : words(name) };
-    }
-  }
-  return { args };
-}
-
+/**
+ * The call to make, a question for what is missing, or nothing (no tool fits). `toolChoice`:
+ * `required` always calls (the best tool, with the arguments it could find), a named function
+ * is always that one.
+ */
 export function decideToolCall(request: ChatRequest): ToolDecision {
   const tools = request.tools ?? [];
   const message = request.messages[request.messages.length - 1]?.content ?? '';
   if (tools.length === 0 || !message.trim()) return undefined;
   const asked = new Set(analyze(message));
-  const scored = tools
-    .map((tool) => {
-      const terms = new Set(analyze(`${words(tool.name)} ${tool.description}`));
-      let overlap = 0;
-      for (const t of asked) if (terms.has(t)) overlap++;
-      return { tool, overlap };
-    })
-    .sort((a, b) => b.overlap - a.overlap);
+  const askedStems = new Set((message.match(/[\p{L}\p{N}$€£]+/gu) ?? []).map(stem));
+  const scored = tools.map((tool) => ({ tool, overlap: relevance(tool, message, asked, askedStems) })).sort((a, b) => b.overlap - a.overlap);
   const searchTool = tools.find((t) => Object.keys(t.parameters.properties ?? {}).some((p) => QUERY_NAMES.has(p.toLowerCase())));
   const choice = request.toolChoice;
+  const forced = choice !== undefined;
   const best =
     choice && choice !== 'required'
       ? tools.find((t) => t.name === choice.name)
@@ -100,10 +72,26 @@ export function decideToolCall(request: ChatRequest): ToolDecision {
         : (searchTool ?? (choice === 'required' ? scored[0]!.tool : undefined));
   if (!best) return undefined;
   const { args, missing } = argumentsFor(best, message);
-  if (missing) return { ask: `To use ${words(best.name)} I need the ${missing}. Could you give it to me?` };
-  // Deterministic: the same message and tool give the same call id.
-  const id = `call_${createHash('sha256').update(`${best.name}\u0000${JSON.stringify(args)}`).digest('hex').slice(0, 16)}`;
-  return { call: { id, name: best.name, arguments: args } };
+  // Asked to call, it calls with what it found; otherwise it asks for what is missing, naming it.
+  if (missing.length > 0 && !forced) {
+    const properties = (best.parameters.properties ?? {}) as Record<string, { description?: string }>;
+    const first = missing[0]!;
+    const what = properties[first]?.description ? `${words(first)} (${properties[first].description})` : words(first);
+    return { ask: `To use ${words(best.name)} I need the ${what}. Could you give it to me?` };
+  }
+  return { call: { id: callId(best.name, args), name: best.name, arguments: args } };
+}
+
+/** The arguments for a tool: a query-like parameter takes the whole message; the rest are read from it. */
+function argumentsFor(tool: ToolSpec, message: string): { args: Record<string, unknown>; missing: string[] } {
+  const filled = fillArguments(tool, message);
+  for (const name of Object.keys(tool.parameters.properties ?? {})) {
+    if (QUERY_NAMES.has(name.toLowerCase()) && !(name in filled.args)) {
+      filled.args[name] = message;
+      filled.missing = filled.missing.filter((m) => m !== name);
+    }
+  }
+  return filled;
 }
 
 /** Key facts of a JSON result: its scalar fields (one level of nesting), as `key: value`. */

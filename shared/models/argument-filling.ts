@@ -1,0 +1,362 @@
+/**
+ * How the built-in engine fills a tool's arguments from a message, by reading it as a sentence:
+ * it finds the values the message holds (quoted strings, numbers and number words, names and
+ * places, identifiers, e-mails, URLs, dates), and gives each parameter the value of its type that
+ * stands nearest the words that name the parameter ("from 100 USD to EUR", "an element 'myButton'",
+ * "a base of 10"). A value goes to one parameter only; an optional parameter is filled only when
+ * the message gives it; a required one the message does not give is missing (the engine asks),
+ * never filled with a word that only has its shape.
+ */
+export type PropertySchema = {
+  type?: string | string[];
+  enum?: unknown[];
+  pattern?: string;
+  format?: string;
+  description?: string;
+  items?: PropertySchema;
+  default?: unknown;
+};
+
+interface Token {
+  text: string;
+  /** Lowercased and lightly stemmed, for matching the words that name a parameter. */
+  stem: string;
+  /** Character offset in the message. */
+  at: number;
+}
+
+type Kind = 'quoted' | 'number' | 'name' | 'ident' | 'email' | 'url' | 'date';
+interface Candidate {
+  kind: Kind;
+  value: string | number;
+  /** Token index where it starts and ends (inclusive). */
+  first: number;
+  last: number;
+}
+
+const STOP = new Set(['the', 'a', 'an', 'of', 'and', 'or', 'is', 'are', 'be', 'with', 'that', 'this', 'it', 'me', 'my', 'i', 'you', 'your', 'please', 'can', 'could', 'would', 'will', 'what', 'which', 'for', 'on', 'by', 'as', 'at', 'do', 'get', 'set', 'some', 'any', 'all']);
+
+/** Lowercase, and the common English endings taken off (weathers/weather, aligned/align, cities/city). */
+export function stem(word: string): string {
+  const w = word.toLowerCase();
+  if (w.length > 4 && w.endsWith('ies')) return `${w.slice(0, -3)}y`;
+  if (w.length > 5 && w.endsWith('ing')) return w.slice(0, -3);
+  if (w.length > 4 && w.endsWith('ed')) return w.slice(0, -2);
+  if (w.length > 3 && w.endsWith('es') && /(ch|sh|x|ss)es$/.test(w)) return w.slice(0, -2);
+  if (w.length > 3 && w.endsWith('s') && !w.endsWith('ss')) return w.slice(0, -1);
+  return w;
+}
+
+/** A parameter or tool name as words: `fromCurrency`, `from_currency`, `uber.ride` → from currency. */
+export const nameWords = (name: string) =>
+  name
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .replace(/[_.\-]+/g, ' ')
+    .toLowerCase()
+    .split(/\s+/)
+    .filter(Boolean);
+
+function tokenize(message: string): Token[] {
+  return [...message.matchAll(/[\p{L}\p{N}][\p{L}\p{N}'’.@:/_+-]*[\p{L}\p{N}]|[\p{L}\p{N}]/gu)].map((m) => {
+    const text = m[0].replace(/[.:]+$/, '');
+    return { text, stem: stem(text.replace(/['’]s$/, '')), at: m.index };
+  });
+}
+
+const tokenAt = (tokens: Token[], offset: number) => {
+  let i = 0;
+  while (i + 1 < tokens.length && tokens[i + 1]!.at <= offset) i++;
+  return i;
+};
+
+const NUMBER_WORDS: Record<string, number> = {
+  zero: 0, one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9, ten: 10, eleven: 11, twelve: 12, thirteen: 13, fourteen: 14, fifteen: 15,
+  sixteen: 16, seventeen: 17, eighteen: 18, nineteen: 19, twenty: 20, thirty: 30, forty: 40, fifty: 50, sixty: 60, seventy: 70, eighty: 80, ninety: 90, hundred: 100, thousand: 1000,
+  dozen: 12, half: 0.5, a: NaN,
+};
+
+/** Words that open a sentence or a request: capitalised there, they are not names. */
+const COMMON = new Set(
+  'what whats where when who why how which can could would will should shall may might please help find get show tell give calculate compute i im ive id hi hello hey is are do does did the a an my we our let lets make create set book order send list check convert search look fetch retrieve provide generate write use run need want like also and or but if in on at to for from with by of it this that these those there here yes no ok okay sure thanks thank you your me us they he she his her its go add remove delete update change turn open close start stop play call email text buy sell pay move copy read reserve schedule cancel plan display return count sort filter validate implement given assume suppose consider'.split(
+    ' ',
+  ),
+);
+
+/** The values a message holds, each with where it stands. */
+function candidatesOf(message: string, tokens: Token[]): Candidate[] {
+  const out: Candidate[] = [];
+  const taken = new Set<number>();
+  const add = (kind: Kind, value: string | number, from: number, to: number) => {
+    const first = tokenAt(tokens, from);
+    const last = Math.max(first, tokenAt(tokens, Math.max(from, to - 1)));
+    for (let i = first; i <= last; i++) taken.add(i);
+    out.push({ kind, value, first, last });
+  };
+  // Quoted: the quote opens at a word's start and closes at a word's end ("I'd" holds no quote).
+  for (const m of message.matchAll(/(?<![\p{L}\p{N}])(?:"([^"]+)"|'([^']+)'|`([^`]+)`|“([^”]+)”|‘([^’]+)’)(?![\p{L}\p{N}])/gu)) {
+    // Its tokens start after the opening quote (the word before it names it, and is not part of it).
+    add('quoted', (m[1] ?? m[2] ?? m[3] ?? m[4] ?? m[5])!.trim(), m.index + 1, m.index + m[0].length - 1);
+  }
+  for (const m of message.matchAll(/https?:\/\/[^\s"'`<>]+/g)) if (!taken.has(tokenAt(tokens, m.index))) add('url', m[0].replace(/[.,;)]+$/, ''), m.index, m.index + m[0].length);
+  for (const m of message.matchAll(/[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g)) if (!taken.has(tokenAt(tokens, m.index))) add('email', m[0], m.index, m.index + m[0].length);
+  for (const m of message.matchAll(/\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?\b/g)) if (!taken.has(tokenAt(tokens, m.index))) add('date', m[0], m.index, m.index + m[0].length);
+  tokens.forEach((t, i) => {
+    if (taken.has(i)) return;
+    const lower = t.text.toLowerCase();
+    // Numbers: digits (with a currency sign, thousands commas, a unit or % after them) and number words.
+    const digits = /^[$€£]?(-?\d[\d,]*(?:\.\d+)?)(?:%|[a-z]{0,3})?$/i.exec(t.text);
+    if (digits && !/[a-z]{4,}/i.test(t.text)) {
+      taken.add(i);
+      out.push({ kind: 'number', value: Number(digits[1]!.replace(/,/g, '')), first: i, last: i });
+      return;
+    }
+    if (lower in NUMBER_WORDS && !Number.isNaN(NUMBER_WORDS[lower]!) && lower !== 'a') {
+      taken.add(i);
+      out.push({ kind: 'number', value: NUMBER_WORDS[lower]!, first: i, last: i });
+      return;
+    }
+    // Identifiers: letters with digits (ZX9, A17, v2), camelCase (myItemList), snake_case, dotted or slashed (owner/repo).
+    if (/\d/.test(t.text) && /\p{L}/u.test(t.text) && t.text.length >= 2) {
+      taken.add(i);
+      out.push({ kind: 'ident', value: t.text, first: i, last: i });
+      return;
+    }
+    if (/^[a-z]+[A-Z]\w*$/.test(t.text) || /^\w+[_/]\w+/.test(t.text)) {
+      taken.add(i);
+      out.push({ kind: 'ident', value: t.text, first: i, last: i });
+    }
+  });
+  // Names: runs of capitalised words ("Buenos Aires", "Tel Aviv"), with ", CA" or ", France" after them;
+  // a capitalised common word (a sentence's "What", "Help") is not one.
+  for (let i = 0; i < tokens.length; i++) {
+    if (taken.has(i)) continue;
+    const isName = (t: Token | undefined) => t !== undefined && /^\p{Lu}/u.test(t.text) && !COMMON.has(t.text.toLowerCase().replace(/['’]/g, ''));
+    if (!isName(tokens[i])) continue;
+    let j = i;
+    while (j + 1 < tokens.length && !taken.has(j + 1) && isName(tokens[j + 1]) && message.slice(tokens[j]!.at + tokens[j]!.text.length, tokens[j + 1]!.at).trim() === '') j++;
+    // ", CA" / ", Israel" after a place.
+    const next = tokens[j + 1];
+    if (next && !taken.has(j + 1) && isName(next) && /^\s*,\s*$/.test(message.slice(tokens[j]!.at + tokens[j]!.text.length, next.at))) j++;
+    const value = message.slice(tokens[i]!.at, tokens[j]!.at + tokens[j]!.text.length);
+    for (let k = i; k <= j; k++) taken.add(k);
+    out.push({ kind: 'name', value, first: i, last: j });
+    i = j;
+  }
+  return out;
+}
+
+const typeOf = (schema: PropertySchema): string => (Array.isArray(schema.type) ? (schema.type.find((t) => t !== 'null') ?? 'string') : (schema.type ?? 'string'));
+
+/** Words that name a place: a parameter about one may take a lowercase word after in/at/to ("in tokyo"). */
+const PLACE = /\b(city|location|place|town|destination|origin|country|region|address|where)\b/i;
+
+/** The words that name a parameter in a message: its own name's, and its description's first content words. */
+function cuesOf(name: string, schema: PropertySchema): Map<string, number> {
+  const cues = new Map<string, number>();
+  for (const w of nameWords(name)) if (!STOP.has(w) || /^(from|to|in|into|start|end|min|max)$/.test(w)) cues.set(stem(w), 1);
+  const description = (schema.description ?? '').split(/[.;(]/)[0]!;
+  for (const w of description.toLowerCase().match(/[a-z]+/g) ?? []) {
+    if (!STOP.has(w) && w.length > 2 && !cues.has(stem(w))) cues.set(stem(w), 0.5);
+  }
+  return cues;
+}
+
+/** How near a value stands to the words naming a parameter: 1 right beside one, less further away, 0 when none is said. */
+function nearness(tokens: Token[], cues: Map<string, number>, c: Candidate): number {
+  let best = 0;
+  tokens.forEach((t, i) => {
+    const weight = cues.get(t.stem);
+    if (!weight || (i >= c.first && i <= c.last)) return;
+    const gap = i < c.first ? c.first - i : i - c.last;
+    // A naming word before the value ("base of 10", "element 'myButton'") counts a little more than one after it.
+    const score = (weight * (i < c.first ? 1 : 0.8)) / gap;
+    if (score > best) best = score;
+  });
+  return best;
+}
+
+/** A string value's candidates, best kinds first; a number only for parameters that are codes or ids. */
+function fitsString(name: string, schema: PropertySchema, c: Candidate, toolWords: Set<string>): boolean {
+  if (schema.format === 'email') return c.kind === 'email';
+  if (schema.format === 'uri' || schema.format === 'url') return c.kind === 'url';
+  if (schema.format === 'date' || schema.format === 'date-time') return c.kind === 'date' || c.kind === 'quoted';
+  const value = String(c.value);
+  if (schema.pattern) {
+    try {
+      if (!new RegExp(schema.pattern, 'u').test(value)) return false;
+    } catch {
+      return false;
+    }
+  }
+  // A word that only repeats the tool's own name ("Weather" for get_weather) is not a value.
+  if (c.kind === 'name' && value.split(/\s+/).every((w) => toolWords.has(stem(w)))) return false;
+  const about = `${nameWords(name).join(' ')} ${schema.description ?? ''}`;
+  // A link is a URL; a place is a name (or quoted words), never an identifier or a lone letter.
+  if (/\b(url|uri|link|endpoint)\b/i.test(nameWords(name).join(' '))) return c.kind === 'url';
+  if (PLACE.test(about) && !/\b(id|code|ip)\b/i.test(about)) return (c.kind === 'name' || c.kind === 'quoted') && /^[\p{L}][\p{L} ,.'’-]+$/u.test(value) && !/[_]/.test(value);
+  if (c.kind === 'number') return /(id|number|no|code|zip|postal|phone|year|version)$/i.test(name) || /\b(id|code|zip|number)\b/i.test(schema.description ?? '');
+  return true;
+}
+
+const KIND_RANK: Record<Kind, number> = { quoted: 1, email: 1, url: 1, date: 1, ident: 0.9, name: 0.85, number: 0.7 };
+
+/** A date the message gives in words (today, tomorrow, next Friday), as an ISO date. */
+function spokenDate(message: string, now: Date): string | undefined {
+  const day = (d: Date) => d.toISOString().slice(0, 10);
+  const shift = (days: number) => new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + days));
+  if (/\btoday\b/i.test(message)) return day(shift(0));
+  if (/\btomorrow\b/i.test(message)) return day(shift(1));
+  if (/\byesterday\b/i.test(message)) return day(shift(-1));
+  const weekday = /\b(next|this|on)?\s*(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b/i.exec(message);
+  if (weekday) {
+    const target = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'].indexOf(weekday[2]!.toLowerCase());
+    let ahead = (target - now.getUTCDay() + 7) % 7 || 7;
+    if (weekday[1]?.toLowerCase() === 'next' && ahead < 7 && now.getUTCDay() !== 0 && target <= now.getUTCDay()) ahead += 0;
+    return day(shift(ahead));
+  }
+  return undefined;
+}
+
+const CURRENCY_AND_UNIT_SYNONYMS: Record<string, string[]> = { usd: ['dollar', 'dollars', '$'], eur: ['euro', 'euros', '€'], gbp: ['pound', 'pounds', 'sterling', '£'], jpy: ['yen'], cny: ['yuan', 'renminbi'], inr: ['rupee', 'rupees'], celsius: ['c', '°c', 'centigrade'], fahrenheit: ['f', '°f'] };
+
+/** How many of a tool's enum values the message names (a message naming them is about the tool). */
+export function enumMentions(tool: { parameters: Record<string, unknown> }, message: string): number {
+  const said = new Set(tokenize(message).flatMap((t) => [t.text.toLowerCase(), t.stem]));
+  let count = 0;
+  for (const schema of Object.values((tool.parameters.properties ?? {}) as Record<string, PropertySchema>)) {
+    for (const value of schema.enum ?? []) {
+      const forms = [String(value).toLowerCase(), ...(CURRENCY_AND_UNIT_SYNONYMS[String(value).toLowerCase()] ?? [])].filter((f) => f.length > 1);
+      if (forms.some((f) => said.has(f))) count++;
+    }
+  }
+  return count;
+}
+
+/** The enum value the message names (by value, or its words), nearest this parameter's naming words. */
+function enumValue(values: unknown[], tokens: Token[], cues: Map<string, number>, used: Set<number>, message: string): { value: unknown; at: number } | undefined {
+  const found: Array<{ value: unknown; at: number; score: number }> = [];
+  for (const value of values) {
+    if (typeof value !== 'string' && typeof value !== 'number') continue;
+    const forms = [String(value).toLowerCase(), ...(CURRENCY_AND_UNIT_SYNONYMS[String(value).toLowerCase()] ?? [])];
+    tokens.forEach((t, i) => {
+      const lower = t.text.toLowerCase();
+      if (!forms.includes(lower) && !forms.includes(stem(lower))) return;
+      if (used.has(i)) return;
+      found.push({ value, at: i, score: 0 });
+    });
+    // A multi-word value ("extra spicy") named whole.
+    if (String(value).includes(' ') && message.toLowerCase().includes(String(value).toLowerCase())) {
+      found.push({ value, at: tokenAt(tokens, message.toLowerCase().indexOf(String(value).toLowerCase())), score: 0 });
+    }
+  }
+  if (found.length === 0) return undefined;
+  for (const f of found) f.score = nearness(tokens, cues, { kind: 'name', value: '', first: f.at, last: f.at });
+  // Nearest its own naming words; otherwise the first mention not yet taken.
+  found.sort((a, b) => b.score - a.score || a.at - b.at);
+  return found[0];
+}
+
+/**
+ * The arguments for `tool` from `message`: the filled ones, and the required ones it could not
+ * find (by name). `now` reads dates said in words.
+ */
+export function fillArguments(tool: { name: string; description: string; parameters: Record<string, unknown> }, message: string, now = new Date()): { args: Record<string, unknown>; missing: string[] } {
+  const properties = (tool.parameters.properties ?? {}) as Record<string, PropertySchema>;
+  const required = new Set((tool.parameters.required ?? []) as string[]);
+  const tokens = tokenize(message);
+  const candidates = candidatesOf(message, tokens);
+  const toolWords = new Set(nameWords(tool.name).map(stem));
+  const args: Record<string, unknown> = {};
+  const usedCandidates = new Set<Candidate>();
+  const usedEnumTokens = new Set<number>();
+
+  // Enums and booleans first: they are named by words, not by values' shapes.
+  const rest: string[] = [];
+  for (const [name, schema] of Object.entries(properties)) {
+    const cues = cuesOf(name, schema);
+    const type = typeOf(schema);
+    if (schema.enum) {
+      // Role words pick among several mentions: "from USD to EUR" (from → the first, to → the next).
+      const found = enumValue(schema.enum, tokens, cues, usedEnumTokens, message);
+      if (found) {
+        args[name] = found.value;
+        usedEnumTokens.add(found.at);
+      }
+      continue;
+    }
+    if (type === 'boolean') {
+      const at = tokens.findIndex((t) => cues.get(t.stem) === 1);
+      if (at >= 0) {
+        const before = tokens.slice(Math.max(0, at - 3), at).map((t) => t.text.toLowerCase());
+        args[name] = !before.some((w) => /^(no|not|without|don't|dont|never|disable|exclude|n't)$/.test(w));
+      } else if (required.has(name) && /\b(true|yes)\b/i.test(message)) args[name] = true;
+      continue;
+    }
+    rest.push(name);
+  }
+
+  // Every other parameter against every value the message holds: the best pairs first, each value once.
+  const pairs: Array<{ name: string; c: Candidate; score: number }> = [];
+  for (const name of rest) {
+    const schema = properties[name]!;
+    const type = typeOf(schema);
+    const cues = cuesOf(name, schema);
+    const itemType = type === 'array' ? typeOf(schema.items ?? {}) : undefined;
+    for (const c of candidates) {
+      const fits =
+        type === 'integer'
+          ? c.kind === 'number' && Number.isInteger(c.value)
+          : type === 'number'
+            ? c.kind === 'number'
+            : type === 'string'
+              ? fitsString(name, schema, c, toolWords)
+              : type === 'array'
+                ? itemType === 'number' || itemType === 'integer'
+                  ? c.kind === 'number'
+                  : fitsString(name, schema.items ?? {}, c, toolWords)
+                : false;
+      if (!fits) continue;
+      const near = nearness(tokens, cues, c);
+      pairs.push({ name, c, score: near * KIND_RANK[c.kind] + KIND_RANK[c.kind] * 0.01 });
+    }
+  }
+  pairs.sort((a, b) => b.score - a.score || a.c.first - b.c.first);
+  const arrays = new Map<string, Candidate[]>();
+  for (const { name, c, score } of pairs) {
+    if (usedCandidates.has(c)) continue;
+    const schema = properties[name]!;
+    if (typeOf(schema) === 'array') {
+      // A list takes every value of its item type that is said together ("Paris and London").
+      if (!arrays.has(name) && score < 0.05 && !required.has(name)) continue;
+      arrays.set(name, [...(arrays.get(name) ?? []), c]);
+      usedCandidates.add(c);
+      continue;
+    }
+    if (name in args) continue;
+    // An optional parameter is filled only when the message names it near its value.
+    if (!required.has(name) && score < 0.1) continue;
+    args[name] = c.value;
+    usedCandidates.add(c);
+  }
+  for (const [name, items] of arrays) args[name] = items.sort((a, b) => a.first - b.first).map((c) => c.value);
+
+  for (const name of rest) {
+    if (name in args) continue;
+    const schema = properties[name]!;
+    const type = typeOf(schema);
+    if ((schema.format === 'date' || schema.format === 'date-time') && spokenDate(message, now)) {
+      args[name] = spokenDate(message, now);
+      continue;
+    }
+    // A place said in lowercase after in/at/to/from ("in tokyo"), for a parameter about places.
+    if (type === 'string' && PLACE.test(`${nameWords(name).join(' ')} ${schema.description ?? ''}`)) {
+      const m = /\b(?:in|at|to|from|for|near)\s+([a-z][a-z-]{2,}(?:\s[a-z][a-z-]{2,})?)\b/.exec(message);
+      if (m && !STOP.has(m[1]!) && !toolWords.has(stem(m[1]!))) {
+        args[name] = m[1]!.replace(/\b\w/g, (ch) => ch.toUpperCase());
+        continue;
+      }
+    }
+  }
+  const missing = [...required].filter((name) => !(name in args) && name in properties);
+  return { args, missing };
+}

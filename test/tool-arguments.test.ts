@@ -1,0 +1,91 @@
+import { describe, expect, it } from 'vitest';
+import { fillArguments } from '../shared/models/argument-filling';
+import { decideToolCall } from '../shared/models/local-tools';
+import type { ChatRequest, ToolSpec } from '../shared/models/types';
+
+/**
+ * The built-in engine's tool calls, read from sentences as people write them: one test per kind of
+ * argument, and the wrong calls it used to make kept as regressions (a wrong call is worse than a
+ * question).
+ */
+const tool = (name: string, description: string, properties: Record<string, unknown>, required: string[] = Object.keys(properties)): ToolSpec => ({
+  name,
+  description,
+  parameters: { type: 'object', properties, required },
+});
+const ask = (message: string, tools: ToolSpec[], toolChoice?: ChatRequest['toolChoice']) =>
+  decideToolCall({ model: 'x', messages: [{ role: 'user', content: message }], temperature: 0, maxTokens: 100, tools, ...(toolChoice ? { toolChoice } : {}) });
+const callOf = (decision: ReturnType<typeof decideToolCall>) => (decision && 'call' in decision ? { name: decision.call.name, arguments: decision.call.arguments } : decision);
+
+const weather = tool('get_weather', 'Current weather for a city', { city: { type: 'string', description: 'The city' } });
+const convert = tool('convert_currency', 'Converts an amount between currencies', {
+  amount: { type: 'number' },
+  from: { type: 'string', enum: ['USD', 'EUR', 'GBP', 'JPY'] },
+  to: { type: 'string', enum: ['USD', 'EUR', 'GBP', 'JPY'] },
+});
+const orderStatus = tool('order_status', 'Looks up the status of an order', { orderId: { type: 'string' } });
+
+describe('the built-in engine reads arguments from sentences', () => {
+  it('the phrasings that went wrong: a place by its name, currencies by their roles, an id, never a word of the tool’s own name', () => {
+    expect(callOf(ask("What's the weather in Paris?", [weather]))).toEqual({ name: 'get_weather', arguments: { city: 'Paris' } });
+    expect(callOf(ask('Weather in Buenos Aires today?', [weather]))).toEqual({ name: 'get_weather', arguments: { city: 'Buenos Aires' } });
+    expect(callOf(ask('is it raining in tokyo', [weather]))).toEqual({ name: 'get_weather', arguments: { city: 'Tokyo' } });
+    expect(callOf(ask('Convert 100 USD to EUR', [convert]))).toEqual({ name: 'convert_currency', arguments: { amount: 100, from: 'USD', to: 'EUR' } });
+    expect(callOf(ask('How much is 20 pounds in yen?', [convert]))).toEqual({ name: 'convert_currency', arguments: { amount: 20, from: 'GBP', to: 'JPY' } });
+    const capitalised = tool('get_weather', 'Current weather', { city: { type: 'string', pattern: '^[A-Z][a-z]+$' } });
+    expect(callOf(ask('Weather in Paris?', [capitalised]))).toEqual({ name: 'get_weather', arguments: { city: 'Paris' } });
+    expect(callOf(ask('I ordered 2 chairs, order ZX9', [orderStatus]))).toEqual({ name: 'order_status', arguments: { orderId: 'ZX9' } });
+  });
+
+  it('asks, naming what is missing, rather than fill a required argument with a word of the right shape', () => {
+    expect(ask("What's the status of my order?", [orderStatus])).toEqual({ ask: expect.stringContaining('order id') });
+    expect(ask('What is the weather like?', [weather])).toEqual({ ask: expect.stringContaining('city') });
+  });
+
+  it('numbers: digits, words, units and currency signs, each to the parameter whose words stand nearest', () => {
+    const triangle = tool('calculate_triangle_area', 'Area of a triangle', { base: { type: 'number' }, height: { type: 'number' } });
+    expect(fillArguments(triangle, 'Find the area of a triangle with a height of 5 units and a base of 10 units').args).toEqual({ base: 10, height: 5 });
+    const pack = tool('ship', 'Ships a parcel', { weightKg: { type: 'number' }, count: { type: 'integer' } });
+    expect(fillArguments(pack, 'ship twenty parcels of 3 kg each').args).toEqual({ count: 20, weightKg: 3 });
+    const tip = tool('tip', 'Tip on a bill', { bill: { type: 'number' }, percent: { type: 'number' } });
+    expect(fillArguments(tip, 'Tip 15% on a bill of $40').args).toEqual({ bill: 40, percent: 15 });
+  });
+
+  it('quoted values and identifiers go to the parameter named beside them', () => {
+    const listener = tool('add_listener', 'Adds an event listener', { element: { type: 'string' }, event: { type: 'string' }, callback: { type: 'string' } });
+    expect(fillArguments(listener, "Add a 'click' event listener to the button element 'myButton' that calls handleClick").args).toEqual({ event: 'click', element: 'myButton', callback: 'handleClick' });
+    expect(fillArguments(tool('change_food', 'Changes a dish', { food_item: { type: 'string' } }), "I'd like the dish called 'chicken dish' extra spicy").args).toEqual({ food_item: 'chicken dish' });
+  });
+
+  it('booleans from phrasing, with negation; optional parameters only when the message gives them', () => {
+    const star = tool('github_star', 'Star history of repositories', { repos: { type: 'string' }, aligned: { type: 'boolean' } }, ['repos']);
+    expect(fillArguments(star, 'Star history of octo/hello with the timelines aligned').args).toEqual({ repos: 'octo/hello', aligned: true });
+    expect(fillArguments(star, 'Star history of octo/hello, not aligned').args).toEqual({ repos: 'octo/hello', aligned: false });
+    expect(fillArguments(star, 'Star history of octo/hello').args).toEqual({ repos: 'octo/hello' });
+  });
+
+  it('dates said in words, by the parameter’s format', () => {
+    const book = tool('book_table', 'Books a table', { date: { type: 'string', format: 'date' } });
+    expect(fillArguments(book, 'Book a table for tomorrow', new Date('2026-11-26T10:00:00Z')).args).toEqual({ date: '2026-11-27' });
+    expect(fillArguments(book, 'Book a table next Friday', new Date('2026-11-26T10:00:00Z')).args).toEqual({ date: '2026-11-27' });
+  });
+
+  it('lists: every name said together', () => {
+    const forecast = tool('forecast', 'Weather forecast for cities', { cities: { type: 'array', items: { type: 'string' }, description: 'Cities' } });
+    expect(fillArguments(forecast, 'Forecast for Paris and London').args).toEqual({ cities: ['Paris', 'London'] });
+  });
+});
+
+describe('choosing the tool', () => {
+  it('picks the tool the message is about among several, by its words and a few synonyms, and none when nothing fits', () => {
+    expect(callOf(ask('Will it be raining in Oslo?', [convert, weather, orderStatus]))).toMatchObject({ name: 'get_weather' });
+    expect(callOf(ask('Convert 5 EUR to USD', [weather, convert]))).toMatchObject({ name: 'convert_currency' });
+    expect(ask('Write me a poem about autumn', [weather, convert, orderStatus])).toBeUndefined();
+    expect(ask('Get me the current DNS records for example.com', [weather])).toBeUndefined();
+  });
+
+  it('honours tool_choice: required always calls (with what it found), a named function is that one', () => {
+    expect(callOf(ask('Write me a poem about autumn', [weather], 'required'))).toEqual({ name: 'get_weather', arguments: {} });
+    expect(callOf(ask('Weather in Paris please', [weather, convert], { name: 'convert_currency' }))).toMatchObject({ name: 'convert_currency' });
+  });
+});
