@@ -15,7 +15,7 @@ describe('HTTP conventions', () => {
     expect((await call(noCache, 'GET', '/v1/agents', { key: t.apiKey })).status).toBe(200);
     const missing = await call(noCache, 'GET', '/v1/agents');
     expect(missing.status).toBe(401);
-    expect(missing.body.error).toEqual({ code: 'UNAUTHORIZED', message: 'Missing X-API-Key header' });
+    expect(missing.body.error).toEqual({ code: 'UNAUTHORIZED', message: 'Missing API key: send it as X-API-Key: <key> or Authorization: Bearer <key>' });
     expect((await call(noCache, 'GET', '/v1/agents', { key: 'cak_unknown_0123456789abcdef' })).status).toBe(401);
     expect(await testRt.store.apiKeys.revokeApiKey(t.scope, t.keyId)).toMatchObject({ keyId: t.keyId, tenantId: t.scope.tenantId });
     expect(await testRt.store.apiKeys.revokeApiKey(t.scope, t.keyId)).toBeUndefined();

@@ -104,8 +104,9 @@ function result(request: ChatRequest, answer: string): ChatResult {
   // A stop sequence ends the reply before it, as a model's would.
   const stopAt = Math.min(...(request.stop ?? []).map((s) => answer.indexOf(s)).filter((i) => i >= 0));
   const text = Number.isFinite(stopAt) ? answer.slice(0, stopAt).trimEnd() : answer;
-  const words = text.split(' ');
-  const clipped = words.length > request.maxTokens ? words.slice(0, request.maxTokens).join(' ') : text;
+  // max_tokens is a ceiling on the tokens counted (4 characters a token): cut at the last word that fits.
+  const room = request.maxTokens * 4;
+  const clipped = text.length <= room ? text : text.slice(0, room).replace(/\s+\S*$/, '') || text.slice(0, room);
   const input = request.messages.map((m) => m.content).join(' ') + (request.passages ?? []).map((p) => p.text).join(' ');
   return {
     text: clipped,

@@ -36,7 +36,7 @@ describe('apiKeyAuth', () => {
     const reads = vi.spyOn(testRt.store.apiKeys, 'resolveApiKey');
     const missing = await app.request('/who');
     expect(missing.status).toBe(401);
-    expect((await errorOf(missing)).message).toBe('Missing X-API-Key header');
+    expect((await errorOf(missing)).message).toBe('Missing API key: send it as X-API-Key: <key> or Authorization: Bearer <key>');
     expect((await app.request('/who', { headers: { 'x-api-key': 'short' } })).status).toBe(401);
     expect(reads).not.toHaveBeenCalled();
     expect((await app.request('/who', { headers: { 'x-api-key': 'cak_unknown_but_well_formed_key' } })).status).toBe(401);

@@ -14,6 +14,9 @@ import type { AppEnv } from '../context';
  * Each app instance keeps resolved keys for `API_KEY_CACHE_SECONDS` (one DynamoDB read saved per
  * request); revocation therefore takes effect within that time.
  */
+/** What a request without a key is told: both ways of sending one. */
+export const MISSING_KEY = 'Missing API key: send it as X-API-Key: <key> or Authorization: Bearer <key>';
+
 export function apiKeyAuth(rt: Runtime, options: { cacheSeconds?: number } = {}): MiddlewareHandler<AppEnv> {
   const ttlMs = (options.cacheSeconds ?? config.apiKeyCacheSeconds) * 1000;
   // Bounded: a flood of distinct keys costs memory up to the bound, then only reads.
@@ -21,7 +24,7 @@ export function apiKeyAuth(rt: Runtime, options: { cacheSeconds?: number } = {})
   return async (c, next) => {
     // `Authorization: Bearer <key>` too, so OpenAI-style clients can send a Cairn key.
     const apiKey = c.req.header('x-api-key') ?? bearerOf(c.req.header('authorization'));
-    if (!apiKey) throw new AppError('UNAUTHORIZED', 'Missing X-API-Key header');
+    if (!apiKey) throw new AppError('UNAUTHORIZED', MISSING_KEY);
     if (!API_KEY_PATTERN.test(apiKey)) throw new AppError('UNAUTHORIZED', 'Unknown or revoked API key');
     const hash = hashApiKey(apiKey);
     let identity = cache.get(hash);
