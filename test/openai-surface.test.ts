@@ -101,7 +101,15 @@ describe('the OpenAI-compatible surface', () => {
       if (chunk.choices[0]?.delta?.tool_calls) deltas.push(...chunk.choices[0].delta.tool_calls);
       finish = chunk.choices[0]?.finish_reason ?? finish;
     }
-    expect(deltas).toEqual([expect.objectContaining({ index: 0, type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } })]);
+    // As OpenAI sends one: the call's id, type and name with empty arguments first, then the arguments by index.
+    expect(deltas).toEqual([
+      expect.objectContaining({ index: 0, id: expect.stringMatching(/^call_/), type: 'function', function: { name: 'get_weather', arguments: '' } }),
+      { index: 0, function: { arguments: '{"city":"Paris"}' } },
+    ]);
+    // The SDK's own accumulator puts them back together.
+    const helper = client.chat.completions.stream({ model: agentId, messages: [question], tools });
+    const final = await helper.finalChatCompletion();
+    expect(final.choices[0]!.message.tool_calls).toEqual([expect.objectContaining({ type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } })]);
     expect(finish).toBe('tool_calls');
 
     // tool_choice none: no call; a tool message without its call: 400 naming it.

@@ -191,7 +191,12 @@ export function registerChatCompletions(app: OpenAPIHono<AppEnv>, rt: Runtime) {
           for (; !step.done; step = await deltas.next()) if (step.value.type === 'delta') await send(chunk({ content: step.value.text }, null));
           const done = step.value;
           const clientCalls = 'clientToolCalls' in done ? done.clientToolCalls : undefined;
-          if (clientCalls) await send(chunk({ tool_calls: clientCalls.map((call, index) => ({ index, ...asToolCall(call) })) }, null));
+          // As OpenAI streams a call: its id, type and name with empty arguments, then the arguments as a fragment by index.
+          for (const [index, call] of (clientCalls ?? []).entries()) {
+            const whole = asToolCall(call);
+            await send(chunk({ tool_calls: [{ index, id: whole.id, type: whole.type, function: { name: whole.function.name, arguments: '' } }] }, null));
+            await send(chunk({ tool_calls: [{ index, function: { arguments: whole.function.arguments } }] }, null));
+          }
           await send(chunk({}, clientCalls ? 'tool_calls' : finishReason(done.finishReason), { usage: usageOf(done.usage), cairn: { model: done.model, agentVersion: done.agentVersion, ...storedAs(done) } }));
           await send({ data: '[DONE]' });
         },
