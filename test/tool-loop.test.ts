@@ -67,6 +67,19 @@ describe('the tool loop', () => {
     expect(messages.body.data[1].toolCalls[0]).toMatchObject({ tool: 'order_status', result: JSON.stringify(orders.A17) });
   });
 
+  it('honours toolChoice on converse: none never calls, required calls, a name must be one of the agent’s tools', async () => {
+    const none = await call(app, 'POST', `/v1/agents/${agentId}/converse`, { key: t.apiKey, body: { message: 'Where is my order A17?', toolChoice: 'none' } });
+    expect(none.status).toBe(200);
+    expect(none.body.data.toolCalls).toBeUndefined();
+    const required = await call(app, 'POST', `/v1/agents/${agentId}/converse`, { key: t.apiKey, body: { message: 'Tell me about order A17', toolChoice: 'required' } });
+    expect(required.body.data.toolCalls).toEqual([expect.objectContaining({ tool: 'order_status', arguments: { orderId: 'A17' } })]);
+    const named = await call(app, 'POST', `/v1/agents/${agentId}/converse`, { key: t.apiKey, body: { message: 'A17 please', toolChoice: { name: 'order_status' } } });
+    expect(named.body.data.toolCalls).toEqual([expect.objectContaining({ tool: 'order_status' })]);
+    const unknown = await call(app, 'POST', `/v1/agents/${agentId}/converse`, { key: t.apiKey, body: { message: 'A17', toolChoice: { name: 'refund' } } });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.error.details.field).toBe('toolChoice.name');
+  });
+
   it('asks for a missing argument by name, and reports a failing call as the tool’s error', async () => {
     const asked = await call(app, 'POST', `/v1/agents/${agentId}/converse`, { key: t.apiKey, body: { message: 'What is the delivery status of my order?' } });
     expect(asked.body.data.reply).toMatch(/need the order id \(like A17\)/);

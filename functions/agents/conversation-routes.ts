@@ -32,6 +32,10 @@ const converseInput = z
       .openapi({ description: 'sessionId continues a conversation (a new one is made when absent); other fields are free-form' }),
     stream: z.boolean().optional().openapi({ description: 'Server-sent events (also with Accept: text/event-stream)' }),
     responseFormat: responseFormatInput.optional(),
+    toolChoice: z
+      .union([z.enum(['auto', 'none', 'required']), z.strictObject({ name: z.string().min(1).max(128) })])
+      .optional()
+      .openapi({ description: 'auto (default): the model decides; none: no tool is called; required: some tool is called; {name}: that tool is called' }),
     ...releaseFields('Run the version this alias routes the session to (a session keeps its version while the alias still routes to it)'),
   })
   .superRefine((body, ctx) => {
@@ -182,6 +186,7 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime
         userId: body.context?.userId,
         toolApprovals: body.toolApprovals,
         responseFormat: body.responseFormat,
+        ...(body.toolChoice && body.toolChoice !== 'auto' ? { toolChoice: body.toolChoice } : {}),
         target: { alias: body.alias, version: body.version },
       };
       if (wantsStream(c, body.stream)) return streamTurn(c, rt, agentId, input);

@@ -253,6 +253,11 @@ async function newTurn(rt: Runtime, scope: TenantScope, agentId: string, input: 
     tools.length > 0 && input.toolChoice !== 'none' ? callableTools(toolContext(rt, scope, agent)) : [],
     guardOf(rt, scope, agent, sessionId, input.sessionId !== undefined && input.history === undefined),
   ]);
+  const forced = input.toolChoice;
+  if (forced && forced !== 'none' && forced !== 'required' && !callables.some((t) => t.name === forced.name) && !(input.clientTools ?? []).some((t) => t.name === forced.name)) {
+    throw new ValidationError('toolChoice.name', `is ${forced.name}, which is not one of the agent's tools${input.clientTools?.length ? ' or the request’s' : ''}`);
+  }
+  if (forced && forced !== 'none' && callables.length + (input.clientTools?.length ?? 0) === 0) throw new ValidationError('toolChoice', 'asks for a tool call, and the agent has no tools');
   for (const [i, clientTool] of (input.clientTools ?? []).entries()) {
     if (callables.some((t) => t.name === clientTool.name)) throw new ValidationError(`tools[${i}].function.name`, `is ${clientTool.name}, a tool the agent has itself`);
   }

@@ -2074,6 +2074,10 @@ export interface components {
             /** @description Server-sent events (also with Accept: text/event-stream) */
             stream?: boolean;
             responseFormat?: components["schemas"]["ResponseFormat"];
+            /** @description auto (default): the model decides; none: no tool is called; required: some tool is called; {name}: that tool is called */
+            toolChoice?: ("auto" | "none" | "required") | {
+                name: string;
+            };
             /**
              * @description Run the version this alias routes the session to (a session keeps its version while the alias still routes to it)
              * @example live
