@@ -15,7 +15,7 @@ const tool = (name: string, description: string, properties: Record<string, unkn
 });
 const ask = (message: string, tools: ToolSpec[], toolChoice?: ChatRequest['toolChoice']) =>
   decideToolCall({ model: 'x', messages: [{ role: 'user', content: message }], temperature: 0, maxTokens: 100, tools, ...(toolChoice ? { toolChoice } : {}) });
-const callOf = (decision: ReturnType<typeof decideToolCall>) => (decision && 'call' in decision ? { name: decision.call.name, arguments: decision.call.arguments } : decision);
+const callOf = (decision: ReturnType<typeof decideToolCall>) => (decision && 'calls' in decision ? { name: decision.calls[0]!.name, arguments: decision.calls[0]!.arguments } : decision);
 
 const weather = tool('get_weather', 'Current weather for a city', { city: { type: 'string', description: 'The city' } });
 const convert = tool('convert_currency', 'Converts an amount between currencies', {
@@ -82,6 +82,11 @@ describe('choosing the tool', () => {
     expect(callOf(ask('Convert 5 EUR to USD', [weather, convert]))).toMatchObject({ name: 'convert_currency' });
     expect(ask('Write me a poem about autumn', [weather, convert, orderStatus])).toBeUndefined();
     expect(ask('Get me the current DNS records for example.com', [weather])).toBeUndefined();
+  });
+
+  it('calls a tool once for each value a message lists for its one parameter', () => {
+    const decision = ask('What is the weather in Paris and London?', [weather]);
+    expect(decision && 'calls' in decision ? decision.calls.map((c) => c.arguments) : decision).toEqual([{ city: 'Paris' }, { city: 'London' }]);
   });
 
   it('honours tool_choice: required always calls (with what it found), a named function is that one', () => {

@@ -360,3 +360,26 @@ export function fillArguments(tool: { name: string; description: string; paramet
   const missing = [...required].filter((name) => !(name in args) && name in properties);
   return { args, missing };
 }
+
+/**
+ * The values a message lists for one parameter ("weather in Paris and London"): names or quoted
+ * values of its type said one after another, joined by commas, "and" or "or". Two or more: the tool
+ * is called once for each.
+ */
+export function listedValues(tool: { name: string; parameters: Record<string, unknown> }, name: string, message: string): string[] {
+  const schema = ((tool.parameters.properties ?? {}) as Record<string, PropertySchema>)[name];
+  if (!schema || typeOf(schema) !== 'string' || schema.enum) return [];
+  const tokens = tokenize(message);
+  const toolWords = new Set(nameWords(tool.name).map(stem));
+  const fitting = candidatesOf(message, tokens)
+    .filter((c) => (c.kind === 'name' || c.kind === 'quoted') && fitsString(name, schema, c, toolWords))
+    .sort((a, b) => a.first - b.first);
+  let run: Candidate[] = [];
+  for (const c of fitting) {
+    const previous = run[run.length - 1];
+    const between = previous ? tokens.slice(previous.last + 1, c.first).map((t) => t.text.toLowerCase()) : [];
+    if (previous && between.length <= 1 && between.every((w) => w === 'and' || w === 'or')) run.push(c);
+    else if (run.length < 2) run = [c];
+  }
+  return run.length >= 2 ? run.map((c) => String(c.value)) : [];
+}

@@ -122,7 +122,7 @@ function toolStep(request: ChatRequest): ChatResult | undefined {
   const decision = decideToolCall(request);
   if (!decision) return undefined;
   if ('ask' in decision) return result(request, decision.ask);
-  return { text: '', usage: { inputTokens: approximateTokens(request.messages.map((m) => m.content).join(' ')), outputTokens: 0 }, finishReason: 'tool_calls', toolCalls: [decision.call] };
+  return { text: '', usage: { inputTokens: approximateTokens(request.messages.map((m) => m.content).join(' ')), outputTokens: 0 }, finishReason: 'tool_calls', toolCalls: decision.calls };
 }
 
 export const localEngine: ChatModel = {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { analyze } from '../search/analyzer';
-import { enumMentions, fillArguments, nameWords, stem } from './argument-filling';
+import { enumMentions, fillArguments, listedValues, nameWords, stem } from './argument-filling';
 import type { ChatRequest, ToolCall, ToolSpec } from './types';
 
 /**
@@ -10,7 +10,7 @@ import type { ChatRequest, ToolCall, ToolSpec } from './types';
  * cannot, it asks for it by name. A `knowledge_search`-style tool (a `query` argument) is its
  * fallback for questions no other tool matches. It answers from what the tools returned, citing them.
  */
-export type ToolDecision = { call: ToolCall } | { ask: string } | undefined;
+export type ToolDecision = { calls: ToolCall[] } | { ask: string } | undefined;
 
 const QUERY_NAMES = new Set(['query', 'q', 'question', 'text', 'input', 'search', 'message']);
 const words = (name: string) => name.replace(/([a-z])([A-Z])/g, '$1 $2').replace(/[_-]+/g, ' ').toLowerCase();
@@ -79,7 +79,11 @@ export function decideToolCall(request: ChatRequest): ToolDecision {
     const what = properties[first]?.description ? `${words(first)} (${properties[first].description})` : words(first);
     return { ask: `To use ${words(best.name)} I need the ${what}. Could you give it to me?` };
   }
-  return { call: { id: callId(best.name, args), name: best.name, arguments: args } };
+  // "Weather in Paris and London": one call for each value the message lists for a tool's one required parameter.
+  const required = (best.parameters.required ?? []) as string[];
+  const listed = required.length === 1 ? listedValues(best, required[0]!, message) : [];
+  const calls = listed.length >= 2 ? listed.map((value) => ({ ...args, [required[0]!]: value })) : [args];
+  return { calls: calls.map((a) => ({ id: callId(best.name, a), name: best.name, arguments: a })) };
 }
 
 /** The arguments for a tool: a query-like parameter takes the whole message; the rest are read from it. */
