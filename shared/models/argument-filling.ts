@@ -134,9 +134,12 @@ function candidatesOf(message: string, tokens: Token[]): Candidate[] {
     if (!isName(tokens[i])) continue;
     let j = i;
     while (j + 1 < tokens.length && !taken.has(j + 1) && isName(tokens[j + 1]) && message.slice(tokens[j]!.at + tokens[j]!.text.length, tokens[j + 1]!.at).trim() === '') j++;
-    // ", CA" / ", Israel" after a place.
+    // ", CA" / ", Tamil Nadu" after a place.
     const next = tokens[j + 1];
-    if (next && !taken.has(j + 1) && isName(next) && /^\s*,\s*$/.test(message.slice(tokens[j]!.at + tokens[j]!.text.length, next.at))) j++;
+    if (next && !taken.has(j + 1) && isName(next) && /^\s*,\s*$/.test(message.slice(tokens[j]!.at + tokens[j]!.text.length, next.at))) {
+      j++;
+      while (j + 1 < tokens.length && !taken.has(j + 1) && isName(tokens[j + 1]) && message.slice(tokens[j]!.at + tokens[j]!.text.length, tokens[j + 1]!.at).trim() === '') j++;
+    }
     const value = message.slice(tokens[i]!.at, tokens[j]!.at + tokens[j]!.text.length);
     for (let k = i; k <= j; k++) taken.add(k);
     out.push({ kind: 'name', value, first: i, last: j });
@@ -150,15 +153,32 @@ const typeOf = (schema: PropertySchema): string => (Array.isArray(schema.type) ?
 /** Words that name a place: a parameter about one may take a lowercase word after in/at/to ("in tokyo"). */
 const PLACE = /\b(city|location|place|town|destination|origin|country|region|address|where)\b/i;
 
-/** The words that name a parameter in a message: its own name's, and its description's first content words. */
-function cuesOf(name: string, schema: PropertySchema): Map<string, number> {
+/**
+ * The words that name a parameter in a message: its own name's, and its description's first
+ * content words (not the tool's own: they say what the tool is, not which value is this one's); a
+ * place is named by the preposition before it ("in Mumbai").
+ */
+function cuesOf(name: string, schema: PropertySchema, toolWords: Set<string>): Map<string, number> {
   const cues = new Map<string, number>();
   for (const w of nameWords(name)) if (!STOP.has(w) || /^(from|to|in|into|start|end|min|max)$/.test(w)) cues.set(stem(w), 1);
   const description = (schema.description ?? '').split(/[.;(]/)[0]!;
   for (const w of description.toLowerCase().match(/[a-z]+/g) ?? []) {
-    if (!STOP.has(w) && w.length > 2 && !cues.has(stem(w))) cues.set(stem(w), 0.5);
+    if (!STOP.has(w) && w.length > 2 && !cues.has(stem(w)) && !toolWords.has(stem(w))) cues.set(stem(w), 0.5);
   }
+  if (PLACE.test(`${nameWords(name).join(' ')} ${schema.description ?? ''}`)) for (const w of ['in', 'at', 'near']) if (!cues.has(w)) cues.set(w, 0.6);
   return cues;
+}
+
+/** Free text a parameter takes whole (a to-do's content, a message's body): what follows a colon or the word that names it. */
+const FREE_TEXT = /^(content|text|message|body|note|notes|description|title|request|prompt|comment|instructions?|modification_request|subject)$/i;
+
+/**
+ * Options a description lists in quotes, each followed by what it does ("'add' to add a task,
+ * 'delete' to remove one"): an enum the schema did not declare.
+ */
+function describedOptions(description: string | undefined): string[] | undefined {
+  const options = [...(description ?? '').matchAll(/['"]([\w-]{1,30})['"]\s+(?:to|for|means|=|:)\s/g)].map((m) => m[1]!);
+  return options.length >= 2 ? options : undefined;
 }
 
 /** How near a value stands to the words naming a parameter: 1 right beside one, less further away, 0 when none is said. */
@@ -240,7 +260,8 @@ function enumValue(values: unknown[], tokens: Token[], cues: Map<string, number>
     const forms = [String(value).toLowerCase(), ...(CURRENCY_AND_UNIT_SYNONYMS[String(value).toLowerCase()] ?? [])];
     tokens.forEach((t, i) => {
       const lower = t.text.toLowerCase();
-      if (!forms.includes(lower) && !forms.includes(stem(lower))) return;
+      // A longer value is named by its stem too ("completed" names complete).
+      if (!forms.includes(lower) && !forms.includes(stem(lower)) && !forms.some((f) => f.length >= 5 && lower.startsWith(f.slice(0, f.length - 2)))) return;
       if (used.has(i)) return;
       found.push({ value, at: i, score: 0 });
     });
@@ -273,11 +294,12 @@ export function fillArguments(tool: { name: string; description: string; paramet
   // Enums and booleans first: they are named by words, not by values' shapes.
   const rest: string[] = [];
   for (const [name, schema] of Object.entries(properties)) {
-    const cues = cuesOf(name, schema);
+    const cues = cuesOf(name, schema, toolWords);
     const type = typeOf(schema);
-    if (schema.enum) {
+    const options = schema.enum ?? (type === 'string' ? describedOptions(schema.description) : undefined);
+    if (options) {
       // Role words pick among several mentions: "from USD to EUR" (from → the first, to → the next).
-      const found = enumValue(schema.enum, tokens, cues, usedEnumTokens, message);
+      const found = enumValue(options, tokens, cues, usedEnumTokens, message);
       if (found) {
         args[name] = found.value;
         usedEnumTokens.add(found.at);
@@ -300,7 +322,7 @@ export function fillArguments(tool: { name: string; description: string; paramet
   for (const name of rest) {
     const schema = properties[name]!;
     const type = typeOf(schema);
-    const cues = cuesOf(name, schema);
+    const cues = cuesOf(name, schema, toolWords);
     const itemType = type === 'array' ? typeOf(schema.items ?? {}) : undefined;
     for (const c of candidates) {
       const fits =
@@ -348,6 +370,15 @@ export function fillArguments(tool: { name: string; description: string; paramet
       args[name] = spokenDate(message, now);
       continue;
     }
+    // Free text: what follows a colon, or the word naming the parameter ("with content go to gym").
+    if (type === 'string' && FREE_TEXT.test(name)) {
+      const cue = nameWords(name).join(' ');
+      const m = /:\s*(.+?)\s*$/.exec(message) ?? new RegExp(`\\b${cue}s?\\b\\s*(?:-|:|of|is|to)?\\s*(.+?)\\s*$`, 'i').exec(message);
+      if (m && m[1]!.split(/\s+/).length >= 2) {
+        args[name] = m[1]!.replace(/^['"“]|['"”.?!]$/g, '');
+        continue;
+      }
+    }
     // A place said in lowercase after in/at/to/from ("in tokyo"), for a parameter about places.
     if (type === 'string' && PLACE.test(`${nameWords(name).join(' ')} ${schema.description ?? ''}`)) {
       const m = /\b(?:in|at|to|from|for|near)\s+([a-z][a-z-]{2,}(?:\s[a-z][a-z-]{2,})?)\b/.exec(message);
@@ -378,7 +409,9 @@ export function listedValues(tool: { name: string; parameters: Record<string, un
   for (const c of fitting) {
     const previous = run[run.length - 1];
     const between = previous ? tokens.slice(previous.last + 1, c.first).map((t) => t.text.toLowerCase()) : [];
-    if (previous && between.length <= 1 && between.every((w) => w === 'and' || w === 'or')) run.push(c);
+    // Joined by "and"/"or", or by a comma: values side by side with nothing between are one name.
+    const joined = previous && ((between.length === 1 && (between[0] === 'and' || between[0] === 'or')) || (between.length === 0 && message.slice(tokens[previous.last]!.at, tokens[c.first]!.at).includes(',')));
+    if (joined) run.push(c);
     else if (run.length < 2) run = [c];
   }
   return run.length >= 2 ? run.map((c) => String(c.value)) : [];

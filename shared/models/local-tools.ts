@@ -40,6 +40,8 @@ function relevance(tool: ToolSpec, message: string, asked: Set<string>, askedSte
   let overlap = 0;
   for (const t of asked) if (terms.has(t) && !GENERIC.has(t)) overlap++;
   const named = nameWords(tool.name).map(stem);
+  // The tool's name said in another form ("multiplication" for multiply).
+  for (const w of named) if (w.length >= 5 && !asked.has(w) && [...askedStems].some((a) => a !== w && a.startsWith(w.slice(0, 6)))) overlap += 0.5;
   for (const w of named) for (const synonym of SYNONYMS[w] ?? []) if (askedStems.has(stem(synonym))) overlap += 0.5;
   // Values of its enums named ("20 pounds in yen"), and parameter names said ("base", "height"), tell what is asked for too.
   overlap += 0.5 * enumMentions(tool, message);
