@@ -1,4 +1,5 @@
 import { analyze } from '../search/analyzer';
+import { CATEGORY_WORDS } from './category-words';
 import { approximateTokens, type ChatModel, type ChatRequest, type ChatResult } from './types';
 import { answerFromTools, decideToolCall } from './local-tools';
 import { fillSchema } from './structured-output';
@@ -83,15 +84,22 @@ export function localAnswer(request: ChatRequest): string {
   return "I can't answer that: no knowledge source is connected to me, and Cairn's built-in offline engine only answers from connected knowledge and from what you've told me in this conversation.";
 }
 
-/** Lexical classification for workflows: the category whose name, description and examples share most with the input. */
+/** CATEGORY_WORDS by the analyzed form of their key, as a category's own terms are. */
+const RELATED_WORDS = new Map(Object.entries(CATEGORY_WORDS).map(([word, related]) => [analyze(word)[0] ?? word, related]));
+
+/**
+ * Lexical classification for workflows: the category whose name, description and examples share
+ * most with the input, a category's name also standing for the words people use for it
+ * (`category-words.ts`, weighed less than its own).
+ */
 export function classifyLocally(input: string, categories: Array<{ name: string; description?: string; examples?: string[] }>) {
   const asked = new Set(analyze(input));
   const raw = categories.map((c) => {
-    const terms = analyze([c.name, c.description ?? '', ...(c.examples ?? [])].join(' '));
-    const unique = new Set(terms);
+    const own = new Set(analyze([c.name, c.description ?? '', ...(c.examples ?? [])].join(' ')));
+    const related = new Set(analyze([...own].map((t) => RELATED_WORDS.get(t) ?? '').join(' ')));
     let overlap = 0;
-    for (const t of asked) if (unique.has(t)) overlap++;
-    return { name: c.name, score: unique.size === 0 ? 0 : overlap / Math.sqrt(unique.size * Math.max(1, asked.size)) };
+    for (const t of asked) overlap += own.has(t) ? 1 : related.has(t) ? 0.7 : 0;
+    return { name: c.name, score: own.size === 0 ? 0 : overlap / Math.sqrt(own.size * Math.max(1, asked.size)) };
   });
   const total = raw.reduce((s, c) => s + c.score, 0);
   const scores = Object.fromEntries(raw.map((c) => [c.name, total > 0 ? c.score / total : 1 / raw.length]));

@@ -36,6 +36,16 @@ describe('classification step', () => {
     expect(fallback.output).toMatchObject({ category: 'billing' });
   });
 
+  it('reads bare category names by the words people use for them (a return asked without the word "return")', async () => {
+    const bare = ['billing', 'shipping', 'returns'];
+    const asked = async (input: string) => ((await classification.execute(classification.config.parse({ model: 'local/x', categories: bare, input }), await context(testRt))).output as { category: string; confidence: number });
+    expect(await asked('Can I send these shoes back for a refund?')).toMatchObject({ category: 'returns', confidence: 1 });
+    expect(await asked('Where is my parcel?')).toMatchObject({ category: 'shipping' });
+    expect(await asked('I was charged twice this month')).toMatchObject({ category: 'billing' });
+    // Nothing said of any: an even split, not a confident guess.
+    expect((await asked('Hello there')).confidence).toBeCloseTo(1 / 3, 5);
+  });
+
   it('refuses fewer than two categories and repeated ones', () => {
     expect(classification.config.safeParse({ model: 'local/x', categories: ['only'] }).success).toBe(false);
     expect(classification.config.safeParse({ model: 'local/x', categories: ['a', 'A'] }).success).toBe(false);
