@@ -133,12 +133,17 @@ function candidatesOf(message: string, tokens: Token[]): Candidate[] {
     const isName = (t: Token | undefined) => t !== undefined && /^\p{Lu}/u.test(t.text) && !COMMON.has(t.text.toLowerCase().replace(/['’]/g, ''));
     if (!isName(tokens[i])) continue;
     let j = i;
-    while (j + 1 < tokens.length && !taken.has(j + 1) && isName(tokens[j + 1]) && message.slice(tokens[j]!.at + tokens[j]!.text.length, tokens[j + 1]!.at).trim() === '') j++;
-    // ", CA" / ", Tamil Nadu" after a place.
+    // After the first word, any capitalised word goes on the name ("Product A").
+    const goesOn = (t: Token | undefined) => t !== undefined && /^\p{Lu}/u.test(t.text);
+    while (j + 1 < tokens.length && !taken.has(j + 1) && goesOn(tokens[j + 1]) && message.slice(tokens[j]!.at + tokens[j]!.text.length, tokens[j + 1]!.at).trim() === '') j++;
+    // ", CA" / ", Tamil Nadu" after a place; not the next item of a list ("Product A, Product B").
     const next = tokens[j + 1];
-    if (next && !taken.has(j + 1) && isName(next) && /^\s*,\s*$/.test(message.slice(tokens[j]!.at + tokens[j]!.text.length, next.at))) {
-      j++;
-      while (j + 1 < tokens.length && !taken.has(j + 1) && isName(tokens[j + 1]) && message.slice(tokens[j]!.at + tokens[j]!.text.length, tokens[j + 1]!.at).trim() === '') j++;
+    if (next && !taken.has(j + 1) && isName(next) && next.text !== tokens[i]!.text && /^\s*,\s*$/.test(message.slice(tokens[j]!.at + tokens[j]!.text.length, next.at))) {
+      let k = j + 1;
+      while (k + 1 < tokens.length && !taken.has(k + 1) && isName(tokens[k + 1]) && message.slice(tokens[k]!.at + tokens[k]!.text.length, tokens[k + 1]!.at).trim() === '') k++;
+      const after = tokens[k + 1];
+      const listGoesOn = after !== undefined && isName(after) && /^\s*,\s*$/.test(message.slice(tokens[k]!.at + tokens[k]!.text.length, after.at));
+      if (!listGoesOn) j = k;
     }
     const value = message.slice(tokens[i]!.at, tokens[j]!.at + tokens[j]!.text.length);
     for (let k = i; k <= j; k++) taken.add(k);
@@ -211,6 +216,7 @@ function fitsString(name: string, schema: PropertySchema, c: Candidate, toolWord
   // A word that only repeats the tool's own name ("Weather" for get_weather) is not a value.
   if (c.kind === 'name' && value.split(/\s+/).every((w) => toolWords.has(stem(w)))) return false;
   const about = `${nameWords(name).join(' ')} ${schema.description ?? ''}`;
+  if (/\bemail\b/i.test(nameWords(name).join(' '))) return c.kind === 'email' || (c.kind === 'quoted' && value.includes('@'));
   // A link is a URL; a place is a name (or quoted words), never an identifier or a lone letter.
   if (/\b(url|uri|link|endpoint)\b/i.test(nameWords(name).join(' '))) return c.kind === 'url';
   if (PLACE.test(about) && !/\b(id|code|ip)\b/i.test(about)) return (c.kind === 'name' || c.kind === 'quoted') && /^[\p{L}][\p{L} ,.'’-]+$/u.test(value) && !/[_]/.test(value);
@@ -277,6 +283,22 @@ function enumValue(values: unknown[], tokens: Token[], cues: Map<string, number>
   return found[0];
 }
 
+/** Whether two values are said one after the other as items of a list: joined by a comma, "and" or "or". */
+function joined(a: Candidate, b: Candidate, tokens: Token[], message: string): boolean {
+  const between = tokens.slice(a.last + 1, b.first).map((t) => t.text.toLowerCase());
+  return (between.length === 1 && (between[0] === 'and' || between[0] === 'or')) || (between.length === 0 && message.slice(tokens[a.last]!.at, tokens[b.first]!.at).includes(','));
+}
+
+/** `c` and the values of its kind said together with it, in order. */
+function runAround(c: Candidate, others: Candidate[], tokens: Token[], message: string): Candidate[] {
+  const sorted = [...new Set([...others, c])].sort((a, b) => a.first - b.first);
+  let at = sorted.indexOf(c);
+  let from = at;
+  while (from > 0 && joined(sorted[from - 1]!, sorted[from]!, tokens, message)) from--;
+  while (at + 1 < sorted.length && joined(sorted[at]!, sorted[at + 1]!, tokens, message)) at++;
+  return sorted.slice(from, at + 1);
+}
+
 /**
  * The arguments for `tool` from `message`: the filled ones, and the required ones it could not
  * find (by name). `now` reads dates said in words.
@@ -339,7 +361,9 @@ export function fillArguments(tool: { name: string; description: string; paramet
                 : false;
       if (!fits) continue;
       const near = nearness(tokens, cues, c);
-      pairs.push({ name, c, score: near * KIND_RANK[c.kind] + KIND_RANK[c.kind] * 0.01 });
+      // A list is better given by values said together than by one alone.
+      const listed = type === 'array' && runAround(c, candidates.filter((o) => o.kind === c.kind), tokens, message).length >= 2 ? 0.5 : 0;
+      pairs.push({ name, c, score: near * KIND_RANK[c.kind] + KIND_RANK[c.kind] * 0.01 + listed });
     }
   }
   pairs.sort((a, b) => b.score - a.score || a.c.first - b.c.first);
@@ -348,10 +372,11 @@ export function fillArguments(tool: { name: string; description: string; paramet
     if (usedCandidates.has(c)) continue;
     const schema = properties[name]!;
     if (typeOf(schema) === 'array') {
-      // A list takes every value of its item type that is said together ("Paris and London").
-      if (!arrays.has(name) && score < 0.05 && !required.has(name)) continue;
-      arrays.set(name, [...(arrays.get(name) ?? []), c]);
-      usedCandidates.add(c);
+      // A list: its best value, and those said together with it ("Paris and London", "bookA, bookB, bookC").
+      if (arrays.has(name) || (score < 0.05 && !required.has(name))) continue;
+      const run = runAround(c, candidates.filter((o) => !usedCandidates.has(o) && o.kind === c.kind), tokens, message);
+      arrays.set(name, run);
+      for (const o of run) usedCandidates.add(o);
       continue;
     }
     if (name in args) continue;
@@ -360,7 +385,9 @@ export function fillArguments(tool: { name: string; description: string; paramet
     args[name] = c.value;
     usedCandidates.add(c);
   }
-  for (const [name, items] of arrays) args[name] = items.sort((a, b) => a.first - b.first).map((c) => c.value);
+  // A list given by one identifier (a variable's name: `myItemList`) is passed as that name.
+  const variable = (c: Candidate) => c.kind === 'ident' || (c.kind === 'quoted' && /^[A-Za-z_$][\w$]*$/.test(String(c.value)) && /[a-z][A-Z]/.test(String(c.value)));
+  for (const [name, items] of arrays) args[name] = items.length === 1 && variable(items[0]!) ? items[0]!.value : items.sort((a, b) => a.first - b.first).map((c) => c.value);
 
   for (const name of rest) {
     if (name in args) continue;
@@ -408,10 +435,7 @@ export function listedValues(tool: { name: string; parameters: Record<string, un
   let run: Candidate[] = [];
   for (const c of fitting) {
     const previous = run[run.length - 1];
-    const between = previous ? tokens.slice(previous.last + 1, c.first).map((t) => t.text.toLowerCase()) : [];
-    // Joined by "and"/"or", or by a comma: values side by side with nothing between are one name.
-    const joined = previous && ((between.length === 1 && (between[0] === 'and' || between[0] === 'or')) || (between.length === 0 && message.slice(tokens[previous.last]!.at, tokens[c.first]!.at).includes(',')));
-    if (joined) run.push(c);
+    if (previous && joined(previous, c, tokens, message)) run.push(c);
     else if (run.length < 2) run = [c];
   }
   return run.length >= 2 ? run.map((c) => String(c.value)) : [];
