@@ -153,7 +153,12 @@ function candidatesOf(message: string, tokens: Token[]): Candidate[] {
   return out;
 }
 
-const typeOf = (schema: PropertySchema): string => (Array.isArray(schema.type) ? (schema.type.find((t) => t !== 'null') ?? 'string') : (schema.type ?? 'string'));
+/** Type names as clients write them, JSON Schema's or a language's ("Boolean", "int", "float", "dict", "list"). */
+const TYPE_NAMES: Record<string, string> = { bool: 'boolean', boolean: 'boolean', str: 'string', string: 'string', char: 'string', int: 'integer', integer: 'integer', long: 'integer', short: 'integer', float: 'number', double: 'number', number: 'number', dict: 'object', map: 'object', object: 'object', hashmap: 'object', list: 'array', array: 'array', tuple: 'array', arraylist: 'array' };
+const typeOf = (schema: PropertySchema): string => {
+  const named = Array.isArray(schema.type) ? (schema.type.find((t) => t !== 'null') ?? 'string') : (schema.type ?? 'string');
+  return TYPE_NAMES[named.toLowerCase()] ?? named;
+};
 
 /** Words that name a place: a parameter about one may take a lowercase word after in/at/to ("in tokyo"). */
 const PLACE = /\b(city|location|place|town|destination|origin|country|region|address|where)\b/i;
@@ -339,6 +344,19 @@ export function fillArguments(tool: { name: string; description: string; paramet
     rest.push(name);
   }
 
+  // Free text: what follows a colon, or the word naming the parameter ("with content go to gym"); the values inside it are its own.
+  for (const name of [...rest]) {
+    const schema = properties[name]!;
+    if (typeOf(schema) !== 'string' || !FREE_TEXT.test(name)) continue;
+    const cue = nameWords(name).join(' ');
+    const m = /:\s*(.+?)\s*$/.exec(message) ?? new RegExp(`\\b${cue}s?\\b\\s*(?:-|:|of|is|to)?\\s*(.+?)\\s*$`, 'i').exec(message);
+    if (!m || m[1]!.split(/\s+/).length < 2) continue;
+    args[name] = m[1]!.replace(/^['"“]|['"”.?!]$/g, '');
+    const from = tokenAt(tokens, m.index + m[0].length - m[1]!.length);
+    for (const c of candidates) if (c.first >= from) usedCandidates.add(c);
+    rest.splice(rest.indexOf(name), 1);
+  }
+
   // Every other parameter against every value the message holds: the best pairs first, each value once.
   const pairs: Array<{ name: string; c: Candidate; score: number }> = [];
   for (const name of rest) {
@@ -397,18 +415,9 @@ export function fillArguments(tool: { name: string; description: string; paramet
       args[name] = spokenDate(message, now);
       continue;
     }
-    // Free text: what follows a colon, or the word naming the parameter ("with content go to gym").
-    if (type === 'string' && FREE_TEXT.test(name)) {
-      const cue = nameWords(name).join(' ');
-      const m = /:\s*(.+?)\s*$/.exec(message) ?? new RegExp(`\\b${cue}s?\\b\\s*(?:-|:|of|is|to)?\\s*(.+?)\\s*$`, 'i').exec(message);
-      if (m && m[1]!.split(/\s+/).length >= 2) {
-        args[name] = m[1]!.replace(/^['"“]|['"”.?!]$/g, '');
-        continue;
-      }
-    }
     // A place said in lowercase after in/at/to/from ("in tokyo"), for a parameter about places.
     if (type === 'string' && PLACE.test(`${nameWords(name).join(' ')} ${schema.description ?? ''}`)) {
-      const m = /\b(?:in|at|to|from|for|near)\s+([a-z][a-z-]{2,}(?:\s[a-z][a-z-]{2,})?)\b/.exec(message);
+      const m = /\b(?:in|at|to|from|for|near)\s+([a-z][a-z-]{2,})\b/.exec(message);
       if (m && !STOP.has(m[1]!) && !toolWords.has(stem(m[1]!))) {
         args[name] = m[1]!.replace(/\b\w/g, (ch) => ch.toUpperCase());
         continue;
