@@ -31,6 +31,24 @@ describe('the OpenAI-compatible surface', () => {
     await expect(client.models.retrieve('agt_01m7y62dvspbq7k3p58zfb7w0n')).rejects.toMatchObject({ status: 404, code: 'model_not_found', type: 'invalid_request_error' });
   });
 
+  it('continues a stored response with previous_response_id; a response kept with store: false cannot be continued', async () => {
+    const first = await client.responses.create({ model: agentId, input: 'My parcel number is 4417 and it left Lyon on Monday.' });
+    expect(first.id).toMatch(/^resp_[0-9a-z]{26}_[0-9a-z]{26}$/);
+    const second = await client.responses.create({ model: agentId, previous_response_id: first.id, input: 'What is my parcel number?' });
+    expect(second.output_text).toContain('4417');
+    expect(second.id).not.toBe(first.id);
+    // Streamed, the first event names the id the last one does.
+    const events = [];
+    for await (const e of await client.responses.create({ model: agentId, previous_response_id: second.id, input: 'Tell me my parcel number again', stream: true })) events.push(e);
+    const created = events.find((e) => e.type === 'response.created') as { response: { id: string } };
+    const completed = events.find((e) => e.type === 'response.completed') as { response: { id: string; output: Array<{ content?: Array<{ text: string }> }> } };
+    expect(created.response.id).toBe(completed.response.id);
+    expect(JSON.stringify(completed.response.output)).toContain('4417');
+    const unstored = await client.responses.create({ model: agentId, input: 'Remember 99.', store: false });
+    await expect(client.responses.create({ model: agentId, previous_response_id: unstored.id, input: 'What number?' })).rejects.toMatchObject({ status: 400, param: 'previous_response_id' });
+    await expect(client.responses.create({ model: agentId, previous_response_id: 'resp_nope', input: 'x' })).rejects.toMatchObject({ status: 400, param: 'previous_response_id' });
+  });
+
   it('honours max_tokens, max_completion_tokens and stop', async () => {
     const ask = { model: agentId, messages: [{ role: 'user' as const, content: 'My parcel number is 4417 and it left Lyon on Monday. Where is it now?' }] };
     const full = await client.chat.completions.create(ask);

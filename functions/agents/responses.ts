@@ -12,6 +12,11 @@ import type { Runtime } from '../../shared/runtime';
 import { openAiErrors, openAiSecurity } from './chat-completions';
 import { addResult, assertAnswered, textOf } from './openai-turns';
 import { responseObject, storedAs } from './openai-shapes';
+import { newId } from '../../shared/ids';
+
+/** A response's id: its session's and its own (a later request's previous_response_id continues that session). */
+const RESPONSE_ID = /^resp_([0-9a-z]{26})_([0-9a-z]{26})$/;
+
 
 /**
  * OpenAI's Responses API (`POST /v1/responses`), the default of the AI SDK's OpenAI provider:
@@ -62,9 +67,14 @@ const responsesInput = z
           .optional(),
       })
       .nullish(),
-    previous_response_id: z.null({ error: 'is not supported: send the conversation in input' }).optional(),
+    previous_response_id: z
+      .string()
+      .regex(RESPONSE_ID, { error: 'must be the id of an earlier stored response (resp_…)' })
+      .nullish()
+      .openapi({ description: 'Continues the conversation of an earlier stored response: its session’s history goes to the model, and input holds only what is new' }),
   })
   .openapi('ResponsesRequest', { example: { model: 'agt_01jd8x2k3m4n5p6q7r8s9t0v1w', input: 'How long do I have to return an item?' } });
+
 
 /** The input items as a turn: instructions, history, the last user message and the tool rounds after it. */
 function turnOf(items: Array<z.infer<typeof inputItem>>) {
@@ -117,11 +127,13 @@ export function registerResponses(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       const scope = c.get('identity').scope;
       const body = c.req.valid('json');
       const turn = typeof body.input === 'string' ? { message: body.input, history: [], instructions: '', toolRounds: [] } : turnOf(body.input);
+      // Continued: the session keeps the history (what input holds before its last message is added to it as said).
+      const previous = body.previous_response_id ? `ses_${RESPONSE_ID.exec(body.previous_response_id)![1]}` : undefined;
       const format = body.text?.format;
       const choice = body.tool_choice;
       const input = {
         message: turn.message,
-        history: turn.history,
+        ...(previous ? { sessionId: previous } : { history: turn.history }),
         instructions: [body.instructions ?? '', turn.instructions].filter(Boolean).join('\n') || undefined,
         toolRounds: turn.toolRounds,
         clientTools: (body.tools ?? []).map((t) => ({ name: t.name, description: t.description ?? '', parameters: t.parameters ?? { type: 'object', properties: {} } })),
@@ -131,18 +143,25 @@ export function registerResponses(app: OpenAPIHono<AppEnv>, rt: Runtime) {
           ...(body.temperature != null ? { temperature: body.temperature } : {}),
           ...(body.top_p != null ? { topP: body.top_p } : {}),
         },
-        store: body.store === true,
+        // Stored with their session unless store: false, as OpenAI's Responses API stores them.
+        store: body.store !== false,
         ...(format?.type === 'json_object' ? { responseFormat: { type: 'json_object' as const } } : {}),
         ...(format?.type === 'json_schema' ? { responseFormat: { type: 'json_schema' as const, name: format.name, schema: format.schema } } : {}),
       };
       const createdAt = Math.floor(rt.clock.now() / 1000);
       const { agentId, target } = agentAddress(body.model);
-      const responseOf = (id: string, done: ConverseResult) => {
+      if (previous && (await rt.store.sessions.recentMessages(scope, agentId, previous, 1)).length === 0) {
+        throw new ValidationError('previous_response_id', 'names a response that was not stored (store: false), or whose conversation expired or was deleted');
+      }
+      // Known before the model answers, so a stream's first event carries the id its last does.
+      const turnId = newId('request', rt.clock.now()).slice(4);
+      const idOf = (sessionId: string) => `resp_${sessionId.slice(4)}_${turnId}`;
+      const responseOf = (done: ConverseResult) => {
         const clientCalls = 'clientToolCalls' in done ? (done.clientToolCalls ?? []) : [];
-        const message = { type: 'message' as const, id: `msg_${id}`, status: 'completed' as const, role: 'assistant' as const, content: [{ type: 'output_text' as const, text: done.reply, annotations: [] }] };
+        const message = { type: 'message' as const, id: `msg_${turnId}`, status: 'completed' as const, role: 'assistant' as const, content: [{ type: 'output_text' as const, text: done.reply, annotations: [] }] };
         const incomplete = done.finishReason === 'length';
         return {
-          id: `resp_${id}`,
+          id: idOf(done.sessionId),
           object: 'response' as const,
           created_at: createdAt,
           status: incomplete ? ('incomplete' as const) : ('completed' as const),
@@ -157,18 +176,18 @@ export function registerResponses(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       if (!body.stream) {
         const { data: done, budget } = await converse(rt, scope, agentId, { ...input, target, keyId: c.get('identity').keyId }, { signal: c.req.raw.signal });
         setUsageHeaders(c, budget);
-        return c.json(responseOf(done.sessionId.slice(4), done), 200);
+        return c.json(responseOf(done), 200);
       }
       const streamed = await converseStream(rt, scope, agentId, { ...input, target, keyId: c.get('identity').keyId }, { signal: c.req.raw.signal });
       setUsageHeaders(c, streamed.budget);
-      const id = streamed.sessionId.slice(4);
+      const id = idOf(streamed.sessionId);
       let sequence = 0;
       const event = (type: string, data: Record<string, unknown>) => ({ event: type, data: { type, sequence_number: sequence++, ...data } });
       return sseResponse(
         c,
         async (send) => {
-          await send(event('response.created', { response: { id: `resp_${id}`, object: 'response', created_at: createdAt, status: 'in_progress', model: body.model, output: [] } }));
-          const itemId = `msg_${id}`;
+          await send(event('response.created', { response: { id, object: 'response', created_at: createdAt, status: 'in_progress', model: body.model, output: [] } }));
+          const itemId = `msg_${turnId}`;
           let text = '';
           let opened = false;
           const deltas = streamed.deltas();
@@ -184,7 +203,7 @@ export function registerResponses(app: OpenAPIHono<AppEnv>, rt: Runtime) {
             await send(event('response.output_text.delta', { item_id: itemId, output_index: 0, content_index: 0, delta: step.value.text, logprobs: [] }));
           }
           const done = step.value;
-          const final = responseOf(id, done);
+          const final = responseOf(done);
           if (opened) {
             const part = { type: 'output_text', text, annotations: [] };
             await send(event('response.output_text.done', { item_id: itemId, output_index: 0, content_index: 0, text }));

@@ -2586,7 +2586,8 @@ export interface components {
             } & {
                 [key: string]: unknown;
             }) | null;
-            previous_response_id?: null;
+            /** @description Continues the conversation of an earlier stored response: its session’s history goes to the model, and input holds only what is new */
+            previous_response_id?: string | null;
         } & {
             [key: string]: unknown;
         };
