@@ -49,9 +49,10 @@ describe('Lambda bundles', () => {
     // keeps in every bundle), the AWS SDK, and the MCP SDK's client with ajv (~200 KB, loaded only
     // when an agent first calls an MCP server); the agents group's own code is ~130 KB, versions
     // and aliases (with fast-json-patch for their diffs, 12 KB), evaluations and guardrails
-    // included, and JSONata (81 KB) for tool policies. Issue 34 brings it under 1 MB (the locales
-    // first); until then this holds it where it is.
-    expect(statSync(file).size).toBeLessThan(1.7 * 1024 * 1024);
+    // included, JSONata (81 KB) for tool policies, and model chains, USD budgets and the built-in
+    // engine's argument reading (20 KB). Issue 34 brings it under 1 MB (the locales first); until
+    // then this holds it where it is.
+    expect(statSync(file).size).toBeLessThan(1.75 * 1024 * 1024);
     const { handler } = (await import(pathToFileURL(file).href)) as { handler: unknown };
     const t = await newTenant();
     const created = await invokeStreaming(handler, restEvent('POST', '/v1/agents', { apiKey: t.apiKey, body: { name: 'From the bundle', model: 'gpt-4' } }));
