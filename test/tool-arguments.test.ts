@@ -89,6 +89,15 @@ describe('choosing the tool', () => {
     expect(decision && 'calls' in decision ? decision.calls.map((c) => c.arguments) : decision).toEqual([{ city: 'Paris' }, { city: 'London' }]);
   });
 
+  it('does not call a tool named for another action than the one asked for, nor fill an id or a date with a plain word', () => {
+    const close = tool('close_project', 'Closes a project', { project_id: { type: 'string' } });
+    expect(ask('create project Apollo-7', [close])).toBeUndefined();
+    const status = tool('check_order_status', 'Checks the status of an order', { order_id: { type: 'string' } });
+    expect(ask('I ordered a pair of pants and need a size M instead', [status])).toEqual({ ask: expect.stringContaining('order id') });
+    const flights = tool('find_flights', 'Finds flights', { departure_date: { type: 'string' } });
+    expect(ask('I want to find flights with IndiGo', [flights])).toEqual({ ask: expect.stringContaining('departure date') });
+  });
+
   it('honours tool_choice: required always calls (with what it found), a named function is that one', () => {
     expect(callOf(ask('Write me a poem about autumn', [weather], 'required'))).toEqual({ name: 'get_weather', arguments: {} });
     expect(callOf(ask('Weather in Paris please', [weather, convert], { name: 'convert_currency' }))).toMatchObject({ name: 'convert_currency' });

@@ -221,7 +221,12 @@ function fitsString(name: string, schema: PropertySchema, c: Candidate, toolWord
   // A word that only repeats the tool's own name ("Weather" for get_weather) is not a value.
   if (c.kind === 'name' && value.split(/\s+/).every((w) => toolWords.has(stem(w)))) return false;
   const about = `${nameWords(name).join(' ')} ${schema.description ?? ''}`;
-  if (/\bemail\b/i.test(nameWords(name).join(' '))) return c.kind === 'email' || (c.kind === 'quoted' && value.includes('@'));
+  const words = nameWords(name);
+  if (words.includes('email')) return c.kind === 'email' || (c.kind === 'quoted' && value.includes('@'));
+  // An id is an identifier, a number or a quoted value, never a plain word ("M", "UK", "There's").
+  if (words[words.length - 1] === 'id' && c.kind === 'name') return false;
+  // A date or time is one (an ISO date, or quoted digits), not a name.
+  if ((words.includes('date') || words.includes('time')) && !schema.format) return c.kind === 'date' || (c.kind === 'quoted' && /\d/.test(value));
   // A link is a URL; a place is a name (or quoted words), never an identifier or a lone letter.
   if (/\b(url|uri|link|endpoint)\b/i.test(nameWords(name).join(' '))) return c.kind === 'url';
   if (PLACE.test(about) && !/\b(id|code|ip)\b/i.test(about)) return (c.kind === 'name' || c.kind === 'quoted') && /^[\p{L}][\p{L} ,.'’-]+$/u.test(value) && !/[_]/.test(value);

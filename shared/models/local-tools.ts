@@ -34,8 +34,15 @@ const SYNONYMS: Record<string, string[]> = {
 /** Words every tool's description uses: sharing them says nothing about what is asked. */
 const GENERIC = new Set(analyze('get set current retrieve retrieves fetch fetches data information info list lists request requests api details detail specified specific provide provides return returns use using make given new value values result results item items object type name names user users based following'));
 
+/** Actions that exclude each other: a message asking to do one is not about a tool named for another. */
+const ACTIONS = ['create', 'add', 'delete', 'remove', 'update', 'list', 'open', 'close', 'cancel', 'start', 'stop', 'login', 'logout', 'enable', 'disable'];
+const actionsOf = (text: string) => ACTIONS.filter((a) => new RegExp(`\\b${a === 'login' ? 'log ?in' : a === 'logout' ? 'log ?out' : a}\\b`, 'i').test(text));
+
 /** How much a tool's name, description and parameters share with the message. */
 function relevance(tool: ToolSpec, message: string, asked: Set<string>, askedStems: Set<string>): number {
+  const toolActions = actionsOf(nameWords(tool.name).join(' '));
+  const asking = actionsOf(message);
+  if (toolActions.length > 0 && asking.length > 0 && !asking.some((a) => toolActions.includes(a))) return 0;
   const terms = new Set(analyze(`${words(tool.name)} ${tool.description}`));
   let overlap = 0;
   for (const t of asked) if (terms.has(t) && !GENERIC.has(t)) overlap++;
