@@ -106,7 +106,15 @@ describe('document parsing', () => {
     expect((await parseDocument({ path: 'notes.txt', bytes: Buffer.from('Plain words, plainly.') })).blocks[0]?.text).toBe('Plain words, plainly.');
   });
 
-  it('gives a chunk the page it starts on and the page it ends on', () => {
+  it('cites page 2 of a two-page PDF whose short pages would fit in one chunk, when the answer is on page 2', async () => {
+    const bytes = await makePdf([{ lines: ['Opening hours are nine to five.'] }, { lines: ['Refunds are paid within 14 days.'] }]);
+    const { blocks } = await parseDocument({ path: 'short.pdf', bytes });
+    const chunks = chunkBlocks('Short', blocks);
+    expect(chunks.find((c) => c.text.includes('Refunds'))!.location).toEqual({ page: 2 });
+    expect(chunks.find((c) => c.text.includes('Opening'))!.location).toEqual({ page: 1 });
+  });
+
+  it('keeps each page in chunks of its own, so a passage cites the page its sentences are on', () => {
     const chunks = chunkBlocks(
       'Manual',
       [
@@ -116,7 +124,9 @@ describe('document parsing', () => {
       ],
       { size: 400, overlap: 0 },
     );
-    expect(chunks.map((c) => c.location)).toEqual([{ page: 1, pageEnd: 2 }, { page: 3 }]);
+    // Short pages that would fit in one chunk stay apart: the answer on page 2 is cited as page 2.
+    expect(chunks.map((c) => c.location)).toEqual([{ page: 1 }, { page: 2 }, { page: 3 }]);
+    expect(chunks[1]!.text).toBe(`${'b'.repeat(150)}.`);
   });
 });
 

@@ -2028,7 +2028,7 @@ export interface components {
         SourceLocation: {
             /** @description PDF: the page the passage starts on (1-based) */
             page?: number;
-            /** @description PDF: the last page, when the passage runs onto the next */
+            /** @description PDF: the last page, for passages indexed before chunks kept to one page (a re-sync cites one page) */
             pageEnd?: number;
             /** @description PPTX: the slide (1-based) */
             slide?: number;

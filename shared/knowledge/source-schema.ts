@@ -323,7 +323,7 @@ export const searchInput = z
 export const sourceLocation = z
   .object({
     page: z.int().optional().openapi({ description: 'PDF: the page the passage starts on (1-based)' }),
-    pageEnd: z.int().optional().openapi({ description: 'PDF: the last page, when the passage runs onto the next' }),
+    pageEnd: z.int().optional().openapi({ description: 'PDF: the last page, for passages indexed before chunks kept to one page (a re-sync cites one page)' }),
     slide: z.int().optional().openapi({ description: 'PPTX: the slide (1-based)' }),
     sheet: z.string().optional().openapi({ description: 'XLSX: the sheet' }),
   })

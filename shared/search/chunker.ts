@@ -56,10 +56,15 @@ function tail(text: string, overlap: number): string {
   return space >= 0 ? cut.slice(space + 1) : cut;
 }
 
+/** Where a block sits, as a chunk boundary: its page, slide or sheet (undefined for documents without them). */
+const placeOf = (location: Location | undefined) => (location ? `${location.page ?? ''}|${location.slide ?? ''}|${location.sheet ?? ''}` : undefined);
+
 /**
- * Structure-aware chunking: a chunk never spans two sections (heading paths); within a section
- * paragraphs are packed up to `size`, a long paragraph is split at sentences, a long sentence at
- * words. Consecutive chunks of a section share `overlap` characters.
+ * Structure-aware chunking: a chunk never spans two sections (heading paths), nor two pages,
+ * slides or sheets — so a passage cites the page its sentences are on, even where short pages
+ * would fit in one chunk. Within a section paragraphs are packed up to `size`, a long paragraph is
+ * split at sentences, a long sentence at words. Consecutive chunks of a section's page share
+ * `overlap` characters.
  */
 export function chunkBlocks(title: string | undefined, blocks: Block[], options: ChunkOptions = DEFAULT_CHUNK_OPTIONS): Chunk[] {
   const chunks: Chunk[] = [];
@@ -79,15 +84,18 @@ export function chunkBlocks(title: string | undefined, blocks: Block[], options:
     }
     current = carried ? `${carried} ` : '';
   };
+  let place: string | undefined;
   for (const block of blocks) {
     const blockTitle = titleOf(block.headings);
-    if (section !== undefined && blockTitle !== section) {
+    const blockPlace = placeOf(block.location);
+    if (section !== undefined && (blockTitle !== section || blockPlace !== place)) {
       emit();
       current = '';
       carried = '';
       first = undefined;
     }
     section = blockTitle;
+    place = blockPlace;
     for (const piece of pieces(block.text, options.size)) {
       if (current.length + piece.length > options.size && current.trim() && current.trim() !== carried.trim()) emit();
       if (!current.trim() || current.trim() === carried.trim()) first = block.location;
