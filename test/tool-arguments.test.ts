@@ -70,6 +70,14 @@ describe('the built-in engine reads arguments from sentences', () => {
     expect(fillArguments(book, 'Book a table next Friday', new Date('2026-11-26T10:00:00Z')).args).toEqual({ date: '2026-11-27' });
   });
 
+  it('objects: their own properties read from the same message; enum values in code form said in words', () => {
+    const aircon = tool('set_aircon', 'Controls the air conditioner', {
+      body: { type: 'object', properties: { mode: { type: 'string', enum: ['COOL', 'AIR_DRY', 'AIR_CLEAN'] }, windStrength: { type: 'string', enum: ['LOW', 'MID', 'HIGH'] }, targetTemperature: { type: 'integer' } } },
+    });
+    expect(fillArguments(aircon, 'Switch the air conditioner to air dry mode with a medium wind strength').args).toEqual({ body: { mode: 'AIR_DRY', windStrength: 'MID' } });
+    expect(fillArguments(aircon, 'Set it to cool mode with a target temperature of 22 degrees').args).toEqual({ body: { mode: 'COOL', targetTemperature: 22 } });
+  });
+
   it('lists: every name said together', () => {
     const forecast = tool('forecast', 'Weather forecast for cities', { cities: { type: 'array', items: { type: 'string' }, description: 'Cities' } });
     expect(fillArguments(forecast, 'Forecast for Paris and London').args).toEqual({ cities: ['Paris', 'London'] });

@@ -15,6 +15,8 @@ export type PropertySchema = {
   description?: string;
   items?: PropertySchema;
   default?: unknown;
+  properties?: Record<string, PropertySchema>;
+  required?: string[];
 };
 
 interface Token {
@@ -253,7 +255,10 @@ function spokenDate(message: string, now: Date): string | undefined {
   return undefined;
 }
 
-const CURRENCY_AND_UNIT_SYNONYMS: Record<string, string[]> = { usd: ['dollar', 'dollars', '$'], eur: ['euro', 'euros', '€'], gbp: ['pound', 'pounds', 'sterling', '£'], jpy: ['yen'], cny: ['yuan', 'renminbi'], inr: ['rupee', 'rupees'], celsius: ['c', '°c', 'centigrade'], fahrenheit: ['f', '°f'] };
+const CURRENCY_AND_UNIT_SYNONYMS: Record<string, string[]> = {
+  usd: ['dollar', 'dollars', '$'], eur: ['euro', 'euros', '€'], gbp: ['pound', 'pounds', 'sterling', '£'], jpy: ['yen'], cny: ['yuan', 'renminbi'], inr: ['rupee', 'rupees'],
+  celsius: ['c', '°c', 'centigrade'], fahrenheit: ['f', '°f'], mid: ['medium', 'middle'], medium: ['mid', 'middle'], high: ['strong', 'max'], low: ['weak', 'min'],
+};
 
 /** How many of a tool's enum values the message names (a message naming them is about the tool). */
 export function enumMentions(tool: { parameters: Record<string, unknown> }, message: string): number {
@@ -274,6 +279,8 @@ function enumValue(values: unknown[], tokens: Token[], cues: Map<string, number>
   for (const value of values) {
     if (typeof value !== 'string' && typeof value !== 'number') continue;
     const forms = [String(value).toLowerCase(), ...(CURRENCY_AND_UNIT_SYNONYMS[String(value).toLowerCase()] ?? [])];
+    // A value in code form ("AIR_DRY") is said in words ("air dry").
+    const spoken = String(value).replace(/[_-]+/g, ' ').toLowerCase();
     tokens.forEach((t, i) => {
       const lower = t.text.toLowerCase();
       // A longer value is named by its stem too ("completed" names complete).
@@ -281,9 +288,9 @@ function enumValue(values: unknown[], tokens: Token[], cues: Map<string, number>
       if (used.has(i)) return;
       found.push({ value, at: i, score: 0 });
     });
-    // A multi-word value ("extra spicy") named whole.
-    if (String(value).includes(' ') && message.toLowerCase().includes(String(value).toLowerCase())) {
-      found.push({ value, at: tokenAt(tokens, message.toLowerCase().indexOf(String(value).toLowerCase())), score: 0 });
+    // A multi-word value ("extra spicy", "AIR_DRY" as "air dry") named whole.
+    if (spoken.includes(' ') && message.toLowerCase().includes(spoken)) {
+      found.push({ value, at: tokenAt(tokens, message.toLowerCase().indexOf(spoken)), score: 0 });
     }
   }
   if (found.length === 0) return undefined;
@@ -344,6 +351,12 @@ export function fillArguments(tool: { name: string; description: string; paramet
         const before = tokens.slice(Math.max(0, at - 3), at).map((t) => t.text.toLowerCase());
         args[name] = !before.some((w) => /^(no|not|without|don't|dont|never|disable|exclude|n't)$/.test(w));
       } else if (required.has(name) && /\b(true|yes)\b/i.test(message)) args[name] = true;
+      continue;
+    }
+    // An object with properties of its own ("body": {mode, temperature…}): its properties read from the same message.
+    if (type === 'object' && schema.properties && Object.keys(schema.properties).length > 0) {
+      const inner = fillArguments({ name: tool.name, description: tool.description, parameters: schema as Record<string, unknown> }, message, now);
+      if (Object.keys(inner.args).length > 0 && inner.missing.length === 0) args[name] = inner.args;
       continue;
     }
     rest.push(name);
