@@ -355,7 +355,7 @@ export function fillArguments(tool: { name: string; description: string; paramet
     }
     // An object with properties of its own ("body": {mode, temperature…}): its properties read from the same message.
     if (type === 'object' && schema.properties && Object.keys(schema.properties).length > 0) {
-      const inner = fillArguments({ name: tool.name, description: tool.description, parameters: schema as Record<string, unknown> }, message, now);
+      const inner = fillArguments({ name: tool.name, description: tool.description, parameters: schema }, message, now);
       if (Object.keys(inner.args).length > 0 && inner.missing.length === 0) args[name] = inner.args;
       continue;
     }
