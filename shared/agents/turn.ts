@@ -105,8 +105,6 @@ const progressShape = z.object({
   toolCalls: z.array(toolCallRecordShape),
   usage: usageShape,
   step: z.number(),
-  /** Model calls made (a step, and a structured reply's repair, each make one). */
-  modelCalls: z.number().default(0),
   /** Searches the turn made (grounding, knowledge_search calls) and their read units: SearchWork. Turns paused before they were counted carry none. */
   searches: z.number().default(0),
   readUnits: z.number().default(0),
@@ -354,7 +352,7 @@ async function resumedTurn(rt: Runtime, scope: TenantScope, agentId: string, inp
 /** A new turn, or the resumption of a paused one (its approved calls run first). */
 async function openTurn(rt: Runtime, scope: TenantScope, agentId: string, input: ConverseInput, signal: AbortSignal | undefined, emit: (event: TurnEvent) => void): Promise<Turn> {
   if (!input.toolApprovals) {
-    const progress: Progress = { toolCalls: [], usage: { inputTokens: 0, outputTokens: 0 }, step: 0, modelCalls: 0, searches: 0, readUnits: 0, models: {} };
+    const progress: Progress = { toolCalls: [], usage: { inputTokens: 0, outputTokens: 0 }, step: 0, searches: 0, readUnits: 0, models: {} };
     return meteringSearches(progress, async () => newTurn(rt, scope, agentId, input, progress));
   }
   if (!input.sessionId) throw new ValidationError('context.sessionId', 'is required to resume a turn with toolApprovals');
@@ -569,7 +567,6 @@ const modelSignal = (signal: AbortSignal | undefined): AbortSignal => signal ?? 
 async function afterStep(rt: Runtime, scope: TenantScope, turn: Turn, result: ChatResult, streamed: string, signal: AbortSignal | undefined, emit: (event: TurnEvent) => void): Promise<ConverseResult | undefined> {
   const { progress } = turn;
   progress.usage = addUsage(progress.usage, result.usage);
-  progress.modelCalls++;
   turn.answeredBy = result.model ?? turn.resolved.name;
   if (result.finishReason !== 'tool_calls' || !result.toolCalls?.length || progress.step >= stepsOf(turn.agent)) {
     const limited = result.finishReason === 'tool_calls' ? stepLimitReply(result, stepsOf(turn.agent)) : result;
