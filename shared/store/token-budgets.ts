@@ -16,6 +16,13 @@ export interface BudgetLimits {
 
 const usedAttribute = (unit: BudgetUnit) => (unit === 'tokens' ? 'used' : 'usedMicroUsd');
 
+/** A limits item as its limits; a month's item as what it used. */
+const limitsFrom = (item: Record<string, unknown> = {}): BudgetLimits => ({
+  ...(item.monthlyTokens !== undefined ? { monthlyTokens: Number(item.monthlyTokens) } : {}),
+  ...(item.monthlyUsd !== undefined ? { monthlyUsd: Number(item.monthlyUsd) } : {}),
+});
+const usedFrom = (item: Record<string, unknown> = {}) => ({ tokens: Number(item.used ?? 0), microUsd: Number(item.usedMicroUsd ?? 0) });
+
 /**
  * Monthly budgets of a tenant and of its API keys: one item per holder and month counts the tokens
  * and the money spent and reserved by model calls in flight. A reservation is one conditional
@@ -33,20 +40,13 @@ export function tokenBudgetsStore(db: Db) {
     const holders: BudgetHolder[] = keyId ? [{ tenant: true }, { keyId }] : [{ tenant: true }];
     const wanted = holders.flatMap((h) => [keys.tokenBudgetLimit(scope, h), keys.tokenBudget(scope, month, h)]);
     const items = await batchGet(wanted, { consistent: true, withKeys: true });
-    const itemAt = (key: { sk: string }) => items.find((i) => i.sk === key.sk) ?? {};
-    const of = (holder: BudgetHolder) => {
-      const limit = itemAt(keys.tokenBudgetLimit(scope, holder));
-      const month_ = itemAt(keys.tokenBudget(scope, month, holder));
-      return {
-        limits: { ...(limit.monthlyTokens !== undefined ? { monthlyTokens: Number(limit.monthlyTokens) } : {}), ...(limit.monthlyUsd !== undefined ? { monthlyUsd: Number(limit.monthlyUsd) } : {}) },
-        used: { tokens: Number(month_.used ?? 0), microUsd: Number(month_.usedMicroUsd ?? 0) },
-      };
-    };
+    const itemAt = (key: { sk: string }) => items.find((i) => i.sk === key.sk);
+    const of = (holder: BudgetHolder) => ({ limits: limitsFrom(itemAt(keys.tokenBudgetLimit(scope, holder))), used: usedFrom(itemAt(keys.tokenBudget(scope, month, holder))) });
     return { tenant: of({ tenant: true }), ...(keyId ? { key: of({ keyId }) } : {}) };
   }
   async function used(scope: TenantScope, holder: BudgetHolder, month: string): Promise<{ tokens: number; microUsd: number }> {
     const out = await db.client.send(new GetCommand({ TableName: db.table, Key: keys.tokenBudget(scope, month, holder), ConsistentRead: true }));
-    return { tokens: Number(out.Item?.used ?? 0), microUsd: Number(out.Item?.usedMicroUsd ?? 0) };
+    return usedFrom(out.Item);
   }
 
   async function reserve(scope: TenantScope, holder: BudgetHolder, month: string, unit: BudgetUnit, amount: number, limit: number): Promise<{ allowed: boolean; used: number }> {
@@ -83,8 +83,7 @@ export function tokenBudgetsStore(db: Db) {
   /** The holder's own monthly limits, if it set any. */
   async function limitsOf(scope: TenantScope, holder: BudgetHolder): Promise<BudgetLimits> {
     const out = await db.client.send(new GetCommand({ TableName: db.table, Key: keys.tokenBudgetLimit(scope, holder) }));
-    const item = out.Item ?? {};
-    return { ...(item.monthlyTokens !== undefined ? { monthlyTokens: Number(item.monthlyTokens) } : {}), ...(item.monthlyUsd !== undefined ? { monthlyUsd: Number(item.monthlyUsd) } : {}) };
+    return limitsFrom(out.Item);
   }
 
   /** Sets the holder's limits: a value sets one, null removes it, absent leaves it. */

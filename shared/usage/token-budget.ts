@@ -7,7 +7,7 @@ import type { TenantScope } from '../tenancy';
 import { aroundEachCall } from '../models/around-each-call';
 import { modelChain } from '../models/model-chain';
 import { observedModel } from '../models/observed-model';
-import { costOfTokens } from './usage';
+import { costOfTokens, hasPrice } from './usage';
 
 /**
  * Monthly budgets, in tokens and in US dollars: a tenant's plan gives a token budget (none for
@@ -176,7 +176,7 @@ export async function resolveForTenant(rt: Runtime, scope: TenantScope, name: st
   const { budget, meters } = await metersOf(rt, scope, keyId);
   const first = chain[0]!;
   if (first.engine.provider !== 'local') {
-    const spent = meters.find((m) => m.used >= m.limit && (m.unit === 'tokens' || costOfTokens(first.name, { inputTokens: 1, outputTokens: 1 }) !== null));
+    const spent = meters.find((m) => m.used >= m.limit && (m.unit === 'tokens' || hasPrice(first.name)));
     if (spent) throw exceeded(spent, spent.used, budget.resetAt);
   }
   const bound = chain.map((r) => (r.engine.provider === 'local' || meters.length === 0 ? r : { ...r, engine: budgeted(rt, scope, r, meters) }));

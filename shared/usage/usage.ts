@@ -78,6 +78,11 @@ export const usageReport = z
   })
   .openapi('UsageReport');
 
+const isFree = (model: string) => model === '-' || model.startsWith('local/');
+
+/** Whether a model's cost is known: it is free, or MODEL_PRICES prices it. */
+export const hasPrice = (model: string) => isFree(model) || model in config.modelPrices;
+
 /**
  * USD for a model's tokens, or null when the model has no price in MODEL_PRICES (the built-in engine
  * is free). Cached input is priced at `cachedInput` and cache writes at `cacheWrite` where the price
@@ -85,7 +90,7 @@ export const usageReport = z
  */
 export function costOfTokens(model: string, tokens: TokenUsage): number | null {
   // Work no model did, the built-in engine, and calls that failed before any token was counted cost nothing.
-  if (model === '-' || model.startsWith('local/') || tokens.inputTokens + tokens.outputTokens === 0) return 0;
+  if (isFree(model) || tokens.inputTokens + tokens.outputTokens === 0) return 0;
   const price = config.modelPrices[model];
   if (!price) return null;
   const cached = tokens.cachedInputTokens ?? 0;
