@@ -260,13 +260,16 @@ const CURRENCY_AND_UNIT_SYNONYMS: Record<string, string[]> = {
   celsius: ['c', '°c', 'centigrade'], fahrenheit: ['f', '°f'], mid: ['medium', 'middle'], medium: ['mid', 'middle'], high: ['strong', 'max'], low: ['weak', 'min'],
 };
 
+/** How an enum value may be said: itself, and its synonyms (pounds for GBP, medium for MID). */
+const formsOf = (value: unknown) => [String(value).toLowerCase(), ...(CURRENCY_AND_UNIT_SYNONYMS[String(value).toLowerCase()] ?? [])];
+
 /** How many of a tool's enum values the message names (a message naming them is about the tool). */
 export function enumMentions(tool: { parameters: Record<string, unknown> }, message: string): number {
   const said = new Set(tokenize(message).flatMap((t) => [t.text.toLowerCase(), t.stem]));
   let count = 0;
   for (const schema of Object.values((tool.parameters.properties ?? {}) as Record<string, PropertySchema>)) {
     for (const value of schema.enum ?? []) {
-      const forms = [String(value).toLowerCase(), ...(CURRENCY_AND_UNIT_SYNONYMS[String(value).toLowerCase()] ?? [])].filter((f) => f.length > 1);
+      const forms = formsOf(value).filter((f) => f.length > 1);
       if (forms.some((f) => said.has(f))) count++;
     }
   }
@@ -278,7 +281,7 @@ function enumValue(values: unknown[], tokens: Token[], cues: Map<string, number>
   const found: Array<{ value: unknown; at: number; score: number }> = [];
   for (const value of values) {
     if (typeof value !== 'string' && typeof value !== 'number') continue;
-    const forms = [String(value).toLowerCase(), ...(CURRENCY_AND_UNIT_SYNONYMS[String(value).toLowerCase()] ?? [])];
+    const forms = formsOf(value);
     // A value in code form ("AIR_DRY") is said in words ("air dry").
     const spoken = String(value).replace(/[_-]+/g, ' ').toLowerCase();
     tokens.forEach((t, i) => {
@@ -429,8 +432,9 @@ export function fillArguments(tool: { name: string; description: string; paramet
     if (name in args) continue;
     const schema = properties[name]!;
     const type = typeOf(schema);
-    if ((schema.format === 'date' || schema.format === 'date-time') && spokenDate(message, now)) {
-      args[name] = spokenDate(message, now);
+    const date = schema.format === 'date' || schema.format === 'date-time' ? spokenDate(message, now) : undefined;
+    if (date) {
+      args[name] = date;
       continue;
     }
     // A place said in lowercase after in/at/to/from ("in tokyo"), for a parameter about places.

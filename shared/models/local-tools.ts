@@ -13,7 +13,7 @@ import type { ChatRequest, ToolCall, ToolSpec } from './types';
 export type ToolDecision = { calls: ToolCall[] } | { ask: string } | undefined;
 
 const QUERY_NAMES = new Set(['query', 'q', 'question', 'text', 'input', 'search', 'message']);
-const words = (name: string) => name.replace(/([a-z])([A-Z])/g, '$1 $2').replace(/[_-]+/g, ' ').toLowerCase();
+const words = (name: string) => nameWords(name).join(' ');
 
 /** The first of a schema's enum values the text names as a word (any case). */
 export function mentionedValue(values: unknown[], text: string): unknown {
