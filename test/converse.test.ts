@@ -49,6 +49,15 @@ describe('converse with the built-in engine', () => {
     expect(data.usage.outputTokens).toBeGreaterThan(0);
   });
 
+  it('lists as sources only the passages the reply cites, numbered as it cites them', async () => {
+    const data = (await converse(grounded, { message: 'When does express shipping arrive?' })).body.data;
+    expect(data.reply).toContain('Express shipping arrives the next day. [1]');
+    // Both files were searched; the reply uses one.
+    expect(data.sources.map((s: { path: string }) => s.path)).toEqual(['shipping.md']);
+    const missed = (await converse(grounded, { message: 'Who won the football world cup?' })).body.data;
+    expect(missed.sources).toEqual([]);
+  });
+
   it('says it found nothing rather than inventing', async () => {
     const res = await converse(grounded, { message: 'Who won the football world cup?' });
     // The miss names what was searched, so it can be told from a gap in the knowledge.

@@ -138,3 +138,47 @@ describe('answers from documentation', () => {
     expect(ask('How do I accept a custom content type?', unrelated)).not.toContain('```');
   });
 });
+
+describe('answers that need two passages, citing only what they use', () => {
+  // Ten paragraphs of one kind: the two a question needs among eight that share its words.
+  const people = [
+    { title: 'Harbour of Salt', text: 'Harbour of Salt is a 2004 thriller film directed by Tomas Brekke. Set in a fishing town, it tells of a customs officer. It was shot over six weeks.' },
+    { title: 'Tomas Brekke', text: 'Tomas Brekke (1958 – 2019) was a director known for crime films. He was born in Bergen, the son of a shipbuilder. He worked as a photographer.' },
+    { title: 'Mirela Vant', text: 'Mirela Vant (born 1961) is a film director. She was born in Tallinn and studied in Moscow.' },
+    { title: 'The Glass Orchard', text: 'The Glass Orchard is a 1998 drama film directed by Mirela Vant. It premiered at the Venice Film Festival.' },
+    { title: 'Coastal Open', text: 'The Coastal Open is a tennis tournament held each summer in the city of Marbeck. It was first held in 1968 and is played on clay courts.' },
+  ];
+  const cited = (reply: string) => [...new Set([...reply.matchAll(/\[(\d+)\]/g)].map((m) => people[Number(m[1]) - 1]!.title))];
+
+  it('follows a bridge: the film names its director, the director’s passage says where he was born', () => {
+    const reply = ask('In which city was the director of the film Harbour of Salt born?', people);
+    expect(reply).toContain('Bergen');
+    expect(cited(reply)).toEqual(['Harbour of Salt', 'Tomas Brekke']);
+    // The second hop's sentence starts "He": it is labelled with whom it is about.
+    expect(reply).toContain('Tomas Brekke: He was born in Bergen');
+  });
+
+  it('answers a question no single sentence covers enough when the hop covers the rest, and names the sentence that leads there', () => {
+    const places = [
+      { title: 'Aldo Ferrante', text: 'Aldo Ferrante (1822 – 1891) was a composer of operas. He was born in Castelmoro and trained in Milan.' },
+      { title: 'Castelmoro', text: 'Castelmoro is a town in the north. The river Lessa flows through its old centre.' },
+      { title: 'Valdegna', text: 'Valdegna is a village in the mountains. The river Orsa rises in the hills above it.' },
+    ];
+    const reply = ask('Which river flows through the birthplace of the composer Aldo Ferrante?', places);
+    expect(reply).toMatch(/born in Castelmoro.*\[1\].*river Lessa flows.*\[2\]/);
+    expect(reply).not.toContain('[3]');
+  });
+
+  it('compares two things with a sentence from each, and leaves out a passage that repeats what is chosen', () => {
+    const reply = ask('Which film was released earlier, The Glass Orchard or Harbour of Salt?', people);
+    expect(cited(reply).sort()).toEqual(['Harbour of Salt', 'The Glass Orchard']);
+    expect(reply).toContain('1998');
+    expect(reply).toContain('2004');
+  });
+
+  it('does not hop when one passage answers, and cites only it', () => {
+    const reply = ask('On what surface is the Coastal Open played?', people);
+    expect(reply).toContain('clay courts');
+    expect(cited(reply)).toEqual(['Coastal Open']);
+  });
+});

@@ -67,7 +67,7 @@ const converseResponse = z
     messageId: z.string().optional().openapi({ description: 'The stored reply’s id: rate it with POST …/sessions/{sessionId}/messages/{messageId}/feedback (absent while a turn waits for approval)' }),
     reply: z.string(),
     model: z.string().openapi({ example: 'local/extractive' }),
-    sources: z.array(source),
+    sources: z.array(source).openapi({ description: 'The passages the reply cites, in order: [n] in the reply is sources[n-1]. A reply that cites nothing has none.' }),
     usage: z.object({ inputTokens: z.int(), outputTokens: z.int() }),
     finishReason: z.string(),
     toolCalls: z.array(toolCall).optional().openapi({ description: 'The agent’s tool calls on the way to the reply (SSE: tool_call and tool_result events)' }),
@@ -148,7 +148,8 @@ async function streamTurn(c: Context<AppEnv>, rt: Runtime, agentId: string, inpu
       const done = step.value;
       if (done.status === 'requires_action') await send({ event: 'requires_action', data: { pendingToolCalls: done.pendingToolCalls } });
       // `model`: the one that answered (the start named the agent's own; a fallback may have answered).
-      await send({ event: 'done', data: { model: done.model, usage: done.usage, finishReason: done.finishReason, reply: done.reply, status: done.status, ...('messageId' in done && done.messageId ? { messageId: done.messageId } : {}), ...('guardrails' in done && done.guardrails ? { guardrails: done.guardrails } : {}), ...(done.toolCalls ? { toolCalls: done.toolCalls } : {}) } });
+      // `reply` and `sources` as stored: the passages the reply cites, its [n] renumbered to them (the deltas number them as the sources event lists them).
+      await send({ event: 'done', data: { model: done.model, usage: done.usage, finishReason: done.finishReason, reply: done.reply, sources: done.sources, status: done.status, ...('messageId' in done && done.messageId ? { messageId: done.messageId } : {}), ...('guardrails' in done && done.guardrails ? { guardrails: done.guardrails } : {}), ...(done.toolCalls ? { toolCalls: done.toolCalls } : {}) } });
     },
     (error) => [{ event: 'error', data: { code: error.code, message: error.message, details: error.details } }],
   );
@@ -167,7 +168,7 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime
       request: { params: agentParams, body: { content: { 'application/json': { schema: converseInput } }, required: true } },
       responses: {
         200: {
-          description: 'The reply (JSON), or server-sent events start, sources, tool_call, tool_result, delta, done, error',
+          description: 'The reply (JSON), or server-sent events start, sources (the passages the model is given, numbered as the deltas cite them), tool_call, tool_result, delta, done (the reply as stored, with the sources it cites renumbered), error',
           content: { 'application/json': { schema: envelope(converseResponse) }, 'text/event-stream': { schema: z.string() } },
         },
         409: jsonContent(commonErrors[400].content['application/json'].schema, 'A turn of the session waits for tool approval (details.pendingToolCalls), or there is none to resume'),

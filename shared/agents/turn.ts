@@ -11,7 +11,8 @@ import { decideCall, type CallDecision } from '../tools';
 import { budgetAfter, modelTally, recordUsage, resolveForTenant, tallied, talliesSince, type TokenBudget } from '../usage';
 import { AppError, ConflictError, ValidationError } from '../errors';
 import { meteringSearches } from '../search/search-meter';
-import { converseSource, ground, type Grounding } from './grounding';
+import { converseSource, ground, type ConverseSource, type Grounding } from './grounding';
+import { citedOnly } from './citations';
 import { rememberTurn } from './turn-memory';
 import type { AgentTurn, Runtime } from '../runtime';
 import { DRAFT } from '../releases';
@@ -432,7 +433,7 @@ type Ending = { answer: ChatResult & { output?: unknown } } | { pause: ToolCall[
  * person decides; either is billed here, an answer even when storing it fails.
  */
 async function endTurn(rt: Runtime, scope: TenantScope, turn: Turn, ending: Ending) {
-  const { agent, sessionId, resolved, sources, progress } = turn;
+  const { agent, sessionId, resolved, progress } = turn;
   const toolCalls = progress.toolCalls;
   const model = turn.answeredBy ?? resolved.name;
   if ('pause' in ending) {
@@ -449,7 +450,8 @@ async function endTurn(rt: Runtime, scope: TenantScope, turn: Turn, ending: Endi
       status: 'requires_action' as const,
       reply: '',
       model,
-      sources,
+      // Nothing is answered yet, so nothing is cited (the paused turn keeps its passages for the answer).
+      sources: [] as ConverseSource[],
       usage: progress.usage,
       finishReason: 'requires_action',
       pendingToolCalls: pending(ending.pause),
@@ -458,7 +460,8 @@ async function endTurn(rt: Runtime, scope: TenantScope, turn: Turn, ending: Endi
   }
   const result = ending.answer;
   const { guard } = turn;
-  const reply = guard?.blocked ? guard.blockedMessage : result.text;
+  // The reply lists the passages it cites, numbered as it cites them.
+  const { reply, sources } = citedOnly(guard?.blocked ? guard.blockedMessage : result.text, turn.sources);
   // What the session and memory keep: personal values tokenized or masked as the guardrails say.
   const keep = (text: string) => (guard ? guard.forStorage(text) : text);
   // Ids are time-ordered: the reply's time is strictly after the question's, so they list in order.

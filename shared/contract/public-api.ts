@@ -1977,6 +1977,7 @@ export interface components {
             reply: string;
             /** @example local/extractive */
             model: string;
+            /** @description The passages the reply cites, in order: [n] in the reply is sources[n-1]. A reply that cites nothing has none. */
             sources: {
                 knowledgeSourceId: string;
                 documentId: string;
@@ -6564,7 +6565,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The reply (JSON), or server-sent events start, sources, tool_call, tool_result, delta, done, error */
+            /** @description The reply (JSON), or server-sent events start, sources (the passages the model is given, numbered as the deltas cite them), tool_call, tool_result, delta, done (the reply as stored, with the sources it cites renumbered), error */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

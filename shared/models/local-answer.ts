@@ -142,6 +142,8 @@ interface Scored extends Unit {
   terms: Set<string>;
   /** How many of the question's distinct terms the unit and its headings name. */
   named: number;
+  /** Which of them. */
+  covers: Set<string>;
 }
 
 /** What the engine found for a question in the passages: ranked sentences and every unit. */
@@ -153,6 +155,64 @@ export interface Evidence {
   /** Of the best unit: how many of the question's distinct terms it and its headings name, and of how many. */
   named: number;
   asked: number;
+  /** The question's terms the evidence was weighed on, with their weights. */
+  weights: Map<string, number>;
+}
+
+/** What kind of value answers a factoid question, by its wording. */
+export type AnswerKind = 'place' | 'time' | 'number' | 'person';
+
+export function expectedAnswer(question: string): AnswerKind | undefined {
+  const q = question.trim().toLowerCase();
+  if (/^where\b|\bwhere (was|is|were|are|did|does|do)\b|\b(in|from) (which|what) (city|town|village|country|place|state|region|county|province)\b/.test(q)) return 'place';
+  if (/^when\b|\b(what|which) (year|date|century|decade|day|month)\b|\bwhen (was|is|did|were|does)\b/.test(q)) return 'time';
+  if (/\bhow (many|much|long|old|tall|high|deep|far|big|large|wide)\b/.test(q)) return 'number';
+  if (/^(who|whom)\b/.test(q)) return 'person';
+  return undefined;
+}
+
+/** How much a sentence that holds the kind of value asked for gains: enough to pass one that only repeats the question. */
+const ANSWER_FIT = 0.12;
+/** How much a sentence about a name the question asks about (in its passage's title or its own words) gains. */
+const NAMED_FIT = 0.08;
+const MONTHS = /\b(January|February|March|April|May|June|July|August|September|October|November|December)\b/;
+
+/** Whether a sentence holds a value of the kind asked for that the question itself does not name. */
+export function bearsAnswer(sentence: string, kind: AnswerKind, question: string): boolean {
+  const unasked = (value: string) => !question.toLowerCase().includes(value.toLowerCase());
+  const any = (pattern: RegExp, group = 0) => [...sentence.matchAll(pattern)].some((m) => unasked(m[group]!));
+  switch (kind) {
+    case 'place':
+      return any(/\b(?:in|at|from|near|of)\s+(?:the\s+)?((?:[A-Z][\p{L}'’-]+\s?)+)/gu, 1);
+    case 'time':
+      return any(/\b(?:1\d{3}|20\d{2})s?\b/g) || MONTHS.test(sentence);
+    case 'number':
+      return any(/\d[\d,.]*/g);
+    case 'person':
+      return any(/\b[A-Z][\p{L}'’-]+(?:\s+[A-Z][\p{L}'’-]+)+/gu);
+  }
+}
+
+/**
+ * Adds to a sentence's terms the question's terms it names in another form: the analyzer leaves
+ * "founder" and "founded" (found), "director" and "directed" (direct) apart, but a question about
+ * the founder is answered by who founded it. A variant is the same stem with the ending of a doer
+ * or an act (not "foundry" for "found").
+ */
+const VARIANT_ENDINGS = new Set(['er', 'or', 'ers', 'ors', 'ion', 'ions', 'ment', 'ments']);
+
+function withVariants(terms: Set<string>, asked: Set<string>): Set<string> {
+  for (const t of asked) {
+    if (terms.has(t) || t.length < 4) continue;
+    for (const u of terms) {
+      const [short, long] = u.length < t.length ? [u, t] : [t, u];
+      if (short.length >= 4 && long.startsWith(short) && VARIANT_ENDINGS.has(long.slice(short.length))) {
+        terms.add(t);
+        break;
+      }
+    }
+  }
+  return terms;
 }
 
 /**
@@ -167,8 +227,9 @@ export function gatherEvidence(question: string, passages: Passage[], words: Set
   const asked = howTo && [...words].some((t) => !HOW_TO_FILLER.has(t)) ? new Set([...words].filter((t) => !HOW_TO_FILLER.has(t))) : words;
   const headingTerms = passages.map((p) => new Set(analyze(p.title)));
   const sentences = units.flat().filter((u) => u.kind === 'sentence');
-  if (asked.size === 0 || sentences.length === 0) return { ranked: [], units, best: 0, named: 0, asked: asked.size };
-  const termsOf = sentences.map((u) => new Set(analyze(u.text)));
+  if (asked.size === 0 || sentences.length === 0) return { ranked: [], units, best: 0, named: 0, asked: asked.size, weights: new Map() };
+  const termsOf = sentences.map((u) => withVariants(new Set(analyze(u.text)), asked));
+  for (const heading of headingTerms) withVariants(heading, asked);
   const df = new Map<string, number>();
   termsOf.forEach((terms, i) => {
     for (const t of asked) if (terms.has(t) || headingTerms[sentences[i]!.passage]!.has(t)) df.set(t, (df.get(t) ?? 0) + 1);
@@ -180,28 +241,35 @@ export function gatherEvidence(question: string, passages: Passage[], words: Set
   const idf = (t: string) => Math.log(1 + sentences.length / (df.get(t) ?? sentences.length));
   const weight = howTo ? (t: string) => Math.sqrt(idf(t)) : idf;
   const total = [...asked].reduce((s, t) => s + weight(t), 0);
+  const wants = howTo ? undefined : expectedAnswer(question);
+  // The names a factoid question asks about ("…the director of Harbour of Salt"): the passages about them come first.
+  const askedNames = howTo ? [] : namesIn(question).filter((name) => [...name].every((t) => asked.has(t)));
+  const aboutAsked = passages.map((p, i) => askedNames.length > 0 && askedNames.some((name) => [...name].every((t) => headingTerms[i]!.has(t))));
   const ranked = sentences
     .map((unit, i) => {
       const terms = termsOf[i]!;
       let own = 0;
       let fromHeadings = 0;
-      let named = 0;
+      const covers = new Set<string>();
       for (const t of asked) {
         if (terms.has(t)) own += weight(t);
         else if (headingTerms[unit.passage]!.has(t)) fromHeadings += weight(t);
         else continue;
-        named++;
+        covers.add(t);
       }
       const coverage = (own + 0.7 * fromHeadings) / total;
       // A how-to is best answered from a section that shows how: one with a code example.
       const shows = howTo ? (units[unit.passage]!.some((u) => u.kind === 'code') ? 0.05 : 0) : 0;
+      // "Where…" is answered by a sentence that names a place the question does not (and so on for when, how many, who).
+      const fits = wants && bearsAnswer(unit.text, wants, question) ? ANSWER_FIT : 0;
       // Headings make a sentence's case stronger, but are no evidence without a word of its own.
-      const score = own > 0 ? coverage + shows - terms.size * 0.002 - unit.passage * 0.01 - unit.position * 1e-5 : 0;
-      return { ...unit, score, terms, named };
+      const about = aboutAsked[unit.passage] || (askedNames.length > 0 && askedNames.some((name) => [...name].every((t) => terms.has(t)))) ? NAMED_FIT : 0;
+      const score = own > 0 ? coverage + shows + fits + about - terms.size * 0.002 - unit.passage * 0.01 - unit.position * 1e-5 : 0;
+      return { ...unit, score, terms, named: covers.size, covers };
     })
     .filter((u) => u.score > 0)
     .sort((a, b) => b.score - a.score);
-  return { ranked, units, best: ranked[0]?.score ?? 0, named: ranked[0]?.named ?? 0, asked: asked.size };
+  return { ranked, units, best: ranked[0]?.score ?? 0, named: ranked[0]?.named ?? 0, asked: asked.size, weights: new Map([...asked].map((t) => [t, weight(t)])) };
 }
 
 const MAX_CODE_LINES = 15;
@@ -237,6 +305,117 @@ function codeFor(passages: Passage[], evidence: Evidence, sentence: Scored, aske
 /** The page a passage is from: its title's first part (the document's title or path). */
 const pageOf = (title: string) => title.split(' › ')[0];
 
+/** Names a sentence mentions (capitalised runs: "Mirela Vant", "University of Lindholm"), as their terms. */
+function namesIn(sentence: string): Array<Set<string>> {
+  const names: Array<Set<string>> = [];
+  for (const match of sentence.matchAll(/\b[A-Z][\p{L}'’-]*(?:\s+(?:(?:of|the|de|del|da|van|von|le|la)\s+)*[A-Z][\p{L}'’-]*)*/gu)) {
+    // A capitalised word alone at the start of the sentence is only the sentence's first word.
+    if (match.index === 0 && !/\s/.test(match[0])) continue;
+    const terms = new Set(analyze(match[0]));
+    if (terms.size > 0) names.push(terms);
+  }
+  return names;
+}
+
+const MAX_SENTENCES = 3;
+
+/**
+ * The sentences a factoid answer quotes: the best, then others that add a term of the question the
+ * chosen ones do not cover (or come from a passage already quoted) — so a passage is cited only for
+ * what it adds. When the question still has uncovered terms (a bridge: "where was the director of
+ * X born?"), the names the chosen sentences mention (X's director) lead to the passage about them,
+ * and its sentence that covers the rest is added: the second hop.
+ */
+function factSentences(question: string, passages: Passage[], evidence: Evidence, best: Scored): Scored[] {
+  const chosen: Scored[] = [best];
+  const covered = new Set(best.covers);
+  const askedNames = namesIn(question).filter((name) => [...name].every((t) => evidence.weights.has(t)));
+  const titleTermsOf = (passage: number) => new Set(analyze(passages[passage]!.title));
+  let words = best.text.split(/\s+/).length;
+  const wants = expectedAnswer(question);
+  const answered = () => wants !== undefined && chosen.some((c) => bearsAnswer(c.text, wants, question));
+  const take = (unit: Scored) => {
+    chosen.push(unit);
+    for (const t of unit.covers) covered.add(t);
+    words += unit.text.split(/\s+/).length;
+  };
+  for (const unit of evidence.ranked.slice(1)) {
+    if (chosen.length >= MAX_SENTENCES || unit.score < best.score * 0.6) break;
+    if (words + unit.text.split(/\s+/).length > MAX_WORDS || chosen.some((c) => c.text === unit.text)) continue;
+    const adds = [...unit.covers].some((t) => !covered.has(t));
+    const quoted = chosen.some((c) => c.passage === unit.passage);
+    // A sentence from another passage that only repeats what is chosen is cited for nothing, unless it holds the kind of answer asked for and nothing chosen does.
+    if (!adds && !quoted && !(wants && !answered() && bearsAnswer(unit.text, wants, question))) continue;
+    // When the question names what it asks about, another passage is quoted only about one of those (the hop finds what they lead to).
+    if (!quoted && askedNames.length > 0 && !askedNames.some((name) => [...name].every((t) => unit.terms.has(t) || titleTermsOf(unit.passage).has(t)))) continue;
+    take(unit);
+  }
+  const weightOf = (terms: Iterable<string>) => [...terms].reduce((sum, t) => sum + (covered.has(t) ? 0 : (evidence.weights.get(t) ?? 0)), 0);
+  // Up to two hops: each must cover what is still uncovered (the second the rest of it: "…played on clay courts").
+  for (let hops = 0; hops < 2; hops++) {
+    const remaining = weightOf(evidence.weights.keys());
+    if (remaining <= 0 && (!wants || answered())) break;
+    const asked = new Set(evidence.weights.keys());
+    // The names that may lead on: those of the chosen sentences, then of the rest of their passages (with the sentence that names them).
+    const isChosen = (u: Unit) => chosen.some((c) => c.passage === u.passage && c.position === u.position);
+    const quoted = new Set(chosen.map((c) => c.passage));
+    const leads = [...chosen, ...[...quoted].flatMap((p) => evidence.units[p]!.filter((u) => u.kind === 'sentence' && !isChosen(u)))].flatMap((unit) =>
+      namesIn(unit.text)
+        .filter((name) => [...name].some((t) => !asked.has(t)))
+        .map((name) => ({ name, unit })),
+    );
+    // A new value of the kind asked for: one neither the question nor the chosen sentences name.
+    const said = `${question} ${chosen.map((c) => c.text).join(' ')}`;
+    let hop: { unit: Scored; gain: number; via: Unit } | undefined;
+    for (const [passage, units] of evidence.units.entries()) {
+      const titleTerms = new Set(analyze(aboutOf(passages[passage]!.title)));
+      // About the name: it is in the sentence (or the passage's title), or the title is the name's core ("Peter Lowe" for "Admiral Peter Lowe").
+      const leadTo = (terms: Set<string>) =>
+        leads.find(({ name, unit }) => unit.passage !== passage && ((titleTerms.size > 0 && [...titleTerms].every((t) => name.has(t))) || [...name].every((t) => terms.has(t) || titleTerms.has(t))));
+      for (const unit of units) {
+        if (unit.kind !== 'sentence' || isChosen(unit)) continue;
+        const terms = new Set(analyze(unit.text));
+        const lead = leadTo(terms);
+        if (!lead) continue;
+        const covers = new Set([...asked].filter((t) => terms.has(t) || titleTerms.has(t)));
+        const fits = wants !== undefined && bearsAnswer(unit.text, wants, said);
+        // A lead from a sentence not yet chosen costs a sentence more: it must be worth it.
+        const gain = weightOf(covers) + (fits ? remaining * 0.5 + 0.01 : 0) - (isChosen(lead.unit) ? 0 : 0.001);
+        if (gain > 0 && (!hop || gain > hop.gain)) hop = { unit: { ...unit, score: 0, terms, named: covers.size, covers }, gain, via: lead.unit };
+      }
+    }
+    if (!hop || (hops > 0 && chosen.length >= MAX_SENTENCES + 1)) break;
+    {
+      const via = hop.via;
+      if (!isChosen(via)) {
+        // The sentence that names where the answer is ("He was born in Castelmoro") goes before it, in place of a filler if need be.
+        if (chosen.length >= MAX_SENTENCES) chosen.pop();
+        take({ ...via, score: 0, terms: new Set(analyze(via.text)), named: 0, covers: new Set() });
+      }
+      if (chosen.length >= MAX_SENTENCES + 1) chosen.pop();
+      take(hop.unit);
+    }
+  }
+  return chosen;
+}
+
+/**
+ * The share of a factoid question's weight the sentences of its answer cover together: a question
+ * no one sentence answers enough (a bridge's two halves are in two passages) is answerable when
+ * the hop finds the rest.
+ */
+export function jointCoverage(question: string, passages: Passage[], evidence: Evidence): number {
+  const [best] = evidence.ranked;
+  if (!best || questionKind(question) === 'how-to') return 0;
+  const covered = new Set(factSentences(question, passages, evidence, best).flatMap((u) => [...u.covers]));
+  const total = [...evidence.weights.values()].reduce((a, b) => a + b, 0);
+  return total > 0 ? [...covered].reduce((sum, t) => sum + (evidence.weights.get(t) ?? 0), 0) / total : 0;
+}
+
+/** A quoted sentence that opens with a pronoun ("It was founded in 1887.") is labelled with what its passage is about. */
+const PRONOUN_START = /^(it|its|he|his|she|her|they|their|this|these)\b/i;
+const aboutOf = (title: string) => (title.split(' › ').pop() ?? title).replace(/\.(md|txt|html?)$/i, '').trim();
+
 /**
  * The reply from the evidence: best evidence first, each sentence cited [n]; a how-to adds the code
  * example of the best sentence's section; a section about an API names it first.
@@ -245,25 +424,31 @@ export function composeAnswer(question: string, passages: Passage[], evidence: E
   const [best] = evidence.ranked;
   if (!best) return '';
   const kind = questionKind(question);
-  // How-to: stay in the best section (its explanation and its example); otherwise the best sentences anywhere.
-  const pool = kind === 'how-to' ? evidence.ranked.filter((u) => u.passage === best.passage) : evidence.ranked;
+  if (kind !== 'how-to') {
+    const chosen = factSentences(question, passages, evidence, best);
+    const lead = chosen
+      .map((u, i) => {
+        const label = PRONOUN_START.test(u.text) && chosen[i - 1]?.passage !== u.passage ? aboutOf(passages[u.passage]!.title) : '';
+        return `${label ? `${label}: ` : ''}${u.text} [${u.passage + 1}]`;
+      })
+      .join(' ');
+    const name = apiName(passages[best.passage]!.title);
+    return name && !lead.includes(name) ? `\`${name}\`: ${lead}` : lead;
+  }
+  // How-to: stay in the best section (its explanation and its example), read in the document's order.
   const chosen: Scored[] = [best];
   let words = best.text.split(/\s+/).length;
-  for (const unit of pool.slice(1)) {
-    if (chosen.length >= 3 || unit.score < best.score * 0.6) break;
+  for (const unit of evidence.ranked.filter((u) => u.passage === best.passage).slice(1)) {
+    if (chosen.length >= MAX_SENTENCES || unit.score < best.score * 0.6) break;
     const size = unit.text.split(/\s+/).length;
-    if (words + size > MAX_WORDS) continue;
-    // A sentence that adds none of the question's terms beyond what is chosen repeats it.
-    if (chosen.some((c) => c.text === unit.text)) continue;
+    if (words + size > MAX_WORDS || chosen.some((c) => c.text === unit.text)) continue;
     chosen.push(unit);
     words += size;
   }
-  // In a how-to, the chosen sentences read in the document's order.
-  if (kind === 'how-to') chosen.sort((a, b) => a.position - b.position);
+  chosen.sort((a, b) => a.position - b.position);
   const name = apiName(passages[best.passage]!.title);
   const lead = chosen.map((u) => `${u.text} [${u.passage + 1}]`).join(' ');
   const named = name && !lead.includes(name) ? `\`${name}\`: ${lead}` : lead;
-  if (kind !== 'how-to') return named;
   const code = codeFor(passages, evidence, best, new Set(analyze(question)));
   return code ? `${named}\n\n${quoteCode(code.text)}` : named;
 }

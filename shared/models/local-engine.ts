@@ -3,7 +3,7 @@ import { CATEGORY_WORDS } from './category-words';
 import { approximateTokens, type ChatModel, type ChatRequest, type ChatResult } from './types';
 import { answerFromTools, decideToolCall } from './local-tools';
 import { fillSchema } from './structured-output';
-import { composeAnswer, gatherEvidence, sentencesOf } from './local-answer';
+import { composeAnswer, gatherEvidence, jointCoverage, sentencesOf } from './local-answer';
 
 /**
  * The built-in offline engine. It never invents: with passages it answers from them as
@@ -44,6 +44,11 @@ function remembered(request: ChatRequest): Array<{ text: string; remembered: boo
 const ANSWERABLE = 0.34;
 const answerable = (evidence: { best: number; named: number; asked: number }) => evidence.best >= ANSWERABLE && evidence.named >= Math.min(2, evidence.asked);
 
+/** Evidence in two halves (a bridge question's): no sentence is enough alone, the sentences the hop joins cover most of the question. */
+const BRIDGED = 0.6;
+const bridged = (question: string, passages: ChatRequest['passages'] & object, evidence: ReturnType<typeof gatherEvidence>) =>
+  evidence.best >= ANSWERABLE / 2 && evidence.named >= 2 && jointCoverage(question, passages, evidence) >= BRIDGED;
+
 export function localAnswer(request: ChatRequest): string {
   const messages = request.messages;
   const question = messages[messages.length - 1]?.content ?? '';
@@ -60,7 +65,7 @@ export function localAnswer(request: ChatRequest): string {
       .map((u) => (told[u.passage]!.remembered ? `I remember from an earlier conversation that ${u.text}.` : `You told me earlier: "${u.text}"`))
       .join(' ');
   }
-  if (answerable(evidence)) return composeAnswer(question, passages, evidence);
+  if (answerable(evidence) || bridged(question, passages, evidence)) return composeAnswer(question, passages, evidence);
   const name = request.agent?.name ?? 'an assistant';
   if (GREETING.test(question)) {
     return `Hello! I'm ${name}.${request.agent?.description ? ` ${request.agent.description}.` : ''} Ask me a question and I'll answer from the knowledge I'm connected to.`;

@@ -110,7 +110,11 @@ function Conversation({ agentId, sessionId }: { agentId: string; sessionId?: str
           const call = data as unknown as ToolCall;
           live.toolCalls = live.toolCalls!.map((c) => (c.id === call.id ? { ...c, ...call } : c));
         } else if (e.event === 'requires_action') live.pending = data.pendingToolCalls as PendingCall[];
-        else if (e.event === 'done') live.content = typeof data.reply === 'string' ? data.reply : live.content;
+        else if (e.event === 'done') {
+          // The reply as stored: its [n] renumbered to the sources it cites.
+          live.content = typeof data.reply === 'string' ? data.reply : live.content;
+          if (Array.isArray(data.sources)) live.sources = data.sources as Source[];
+        }
         else if (e.event === 'error') throw new ApiError(0, String(data.code), String(data.message), data.details as Record<string, unknown>, undefined);
         show();
       }
