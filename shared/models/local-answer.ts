@@ -317,6 +317,12 @@ function namesIn(sentence: string): Array<Set<string>> {
   return names;
 }
 
+/** The name a sentence opens with, as terms ("The Coastal Open is…" → coastal, open), or none. */
+function openingName(sentence: string): Set<string> {
+  const opening = /^[A-Z][\p{L}'’-]*(?:\s+(?:(?:of|the|de|del|da|van|von|le|la)\s+)*[A-Z][\p{L}'’-]*)*/u.exec(sentence);
+  return new Set(opening ? analyze(opening[0]) : []);
+}
+
 const MAX_SENTENCES = 3;
 
 /**
@@ -331,6 +337,10 @@ function factSentences(question: string, passages: Passage[], evidence: Evidence
   const covered = new Set(best.covers);
   const askedNames = namesIn(question).filter((name) => [...name].every((t) => evidence.weights.has(t)));
   const titleTermsOf = (passage: number) => new Set(analyze(passages[passage]!.title));
+  // What a passage is about: its title, and the name its first sentence opens with ("Tomas Brekke (1958 – 2019) was…").
+  const subjects = passages.map((p, i) => [new Set(analyze(aboutOf(p.title))), openingName(evidence.units[i]!.find((u) => u.kind === 'sentence')?.text ?? '')].filter((t) => t.size > 0));
+  // A passage is about a name when one of its subjects is the name or its core ("Peter Lowe" for "Admiral Peter Lowe") or holds it whole.
+  const about = (passage: number, name: Set<string>) => subjects[passage]!.some((subject) => [...subject].every((t) => name.has(t)) || [...name].every((t) => subject.has(t)));
   let words = best.text.split(/\s+/).length;
   const wants = expectedAnswer(question);
   const answered = () => wants !== undefined && chosen.some((c) => bearsAnswer(c.text, wants, question));
@@ -369,13 +379,11 @@ function factSentences(question: string, passages: Passage[], evidence: Evidence
     let hop: { unit: Scored; gain: number; via: Unit } | undefined;
     for (const [passage, units] of evidence.units.entries()) {
       const titleTerms = new Set(analyze(aboutOf(passages[passage]!.title)));
-      // About the name: it is in the sentence (or the passage's title), or the title is the name's core ("Peter Lowe" for "Admiral Peter Lowe").
-      const leadTo = (terms: Set<string>) =>
-        leads.find(({ name, unit }) => unit.passage !== passage && ((titleTerms.size > 0 && [...titleTerms].every((t) => name.has(t))) || [...name].every((t) => terms.has(t) || titleTerms.has(t))));
+      const leadTo = () => leads.find(({ name, unit }) => unit.passage !== passage && about(passage, name) && !about(unit.passage, name));
       for (const unit of units) {
         if (unit.kind !== 'sentence' || isChosen(unit)) continue;
         const terms = new Set(analyze(unit.text));
-        const lead = leadTo(terms);
+        const lead = leadTo();
         if (!lead) continue;
         const covers = new Set([...asked].filter((t) => terms.has(t) || titleTerms.has(t)));
         const fits = wants !== undefined && bearsAnswer(unit.text, wants, said);
