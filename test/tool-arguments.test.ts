@@ -111,3 +111,55 @@ describe('choosing the tool', () => {
     expect(callOf(ask('Weather in Paris please', [weather, convert], { name: 'convert_currency' }))).toMatchObject({ name: 'convert_currency' });
   });
 });
+
+describe('numbers, defaults and examples as calculators and bookings state them', () => {
+  const triangle = tool('math_hypot', 'The hypotenuse of a right triangle', { x: { type: 'integer', description: 'The x-coordinate value.' }, y: { type: 'integer', description: 'The y-coordinate value.' } });
+  const velocity = tool('calculate_final_velocity', 'Final velocity under constant acceleration', {
+    initial_velocity: { type: 'number', description: 'The initial velocity of the object.' },
+    acceleration: { type: 'number', description: 'The acceleration of the object.' },
+    time: { type: 'number', description: 'The time of acceleration.' },
+  });
+
+  it('does not take a count of the values ("the other two sides as 4 and 5") or a unit’s exponent (m/s^2) for a value', () => {
+    expect(callOf(ask('Calculate the hypotenuse of a right triangle given the lengths of the other two sides as 4 and 5.', [triangle]))).toEqual({ name: 'math_hypot', arguments: { x: 4, y: 5 } });
+    const gcd = tool('math_gcd', 'Greatest common divisor of two numbers', { num1: { type: 'integer', description: 'The first number.' }, num2: { type: 'integer', description: 'The second number.' } });
+    expect(callOf(ask('Calculate the greatest common divisor of two numbers: 40 and 50', [gcd]))).toEqual({ name: 'math_gcd', arguments: { num1: 40, num2: 50 } });
+    // "started from rest" is an initial velocity of 0; "accelerated" names the acceleration.
+    expect(callOf(ask('Calculate the final velocity of an object, knowing that it started from rest, accelerated at a rate of 9.8 m/s^2 for a duration of 5 seconds.', [velocity]))).toEqual({
+      name: 'calculate_final_velocity',
+      arguments: { initial_velocity: 0, acceleration: 9.8, time: 5 },
+    });
+  });
+
+  it('gives a percentage as a decimal when the tool says it takes one', () => {
+    const interest = tool('compound_interest', 'Compound interest', { principal: { type: 'integer', description: 'The initial principal amount.' }, rate: { type: 'number', description: 'The annual interest rate (as a decimal).' } });
+    expect(callOf(ask('Compound interest on a principal amount of $10000 at an annual interest rate of 5%', [interest]))).toEqual({ name: 'compound_interest', arguments: { principal: 10000, rate: 0.05 } });
+    const percent = tool('compound_interest', 'Compound interest', { principal: { type: 'integer' }, rate: { type: 'number', description: 'The annual interest rate in percent.' } });
+    expect(callOf(ask('Compound interest on a principal of $10000 at a rate of 5%', [percent]))).toMatchObject({ arguments: { rate: 5 } });
+  });
+
+  it('fills a required parameter the message leaves out with the default the tool documents, and only then', () => {
+    const factors = tool('get_prime_factors', 'Prime factors of a number', { number: { type: 'integer', description: 'The number' }, formatted: { type: 'boolean', description: 'Return formatted string if true. Default is true.' } });
+    expect(callOf(ask('Find the prime factors of 450', [factors]))).toEqual({ name: 'get_prime_factors', arguments: { number: 450, formatted: true } });
+    expect(callOf(ask('Find the prime factors of 450, not formatted', [factors]))).toEqual({ name: 'get_prime_factors', arguments: { number: 450, formatted: false } });
+    const undocumented = tool('get_prime_factors', 'Prime factors of a number', { number: { type: 'integer' }, formatted: { type: 'boolean', description: 'Return formatted string if true.' } });
+    expect(ask('Find the prime factors of 450', [undocumented])).toEqual({ ask: expect.stringContaining('formatted') });
+  });
+
+  it('reads a value the description gives as an example, a kind said before the thing, and a date in words', () => {
+    const recipe = tool('find_recipe', 'Find a recipe', {
+      dietary_restrictions: { type: 'string', description: 'Dietary restrictions e.g. vegetarian, vegan, gluten free.' },
+      recipe_type: { type: 'string', description: 'Type of the recipe. E.g. dessert, main course, breakfast.' },
+      time: { type: 'integer', description: 'Time limit in minutes to prep the meal.' },
+    });
+    expect(callOf(ask('Find a vegan soup recipe that takes under 30 minutes.', [recipe]))).toEqual({ name: 'find_recipe', arguments: { dietary_restrictions: 'vegan', recipe_type: 'soup', time: 30 } });
+    // A quoted example is whole: "Berkeley, CA" is one place, not Berkeley and CA.
+    const shop = tool('get_shopping', 'Price of an item', { item_name: { type: 'string' }, location: { type: 'string', description: "The city and state, such as 'Berkeley, CA'." } });
+    expect(callOf(ask("What's the price of a 'winter jacket' in Berkeley, CA?", [shop]))).toEqual({ name: 'get_shopping', arguments: { item_name: 'winter jacket', location: 'Berkeley, CA' } });
+    const hotel = tool('hotel_booking', 'Books a hotel room', { location: { type: 'string', description: 'The city' }, duration: { type: 'integer', description: 'Number of nights' }, start_date: { type: 'string', description: 'The date when your stay begins.' } });
+    expect(callOf(ask('Book a room near Manhattan, New York for 3 nights starting from March 10th, 2023.', [hotel]))).toEqual({ name: 'hotel_booking', arguments: { location: 'Manhattan, New York', duration: 3, start_date: '2023-03-10' } });
+    // A date is not a search's prompt.
+    const search = tool('search_engine_query', 'Searches the web', { prompt: { type: 'string', description: 'The search query string.' } });
+    expect(callOf(ask('Search the web (current date: 04 Mar 2024): "who is the current pm of india"', [search]))).toEqual({ name: 'search_engine_query', arguments: { prompt: 'who is the current pm of india' } });
+  });
+});

@@ -34,6 +34,8 @@ interface Candidate {
   /** Token index where it starts and ends (inclusive). */
   first: number;
   last: number;
+  /** Said as a percentage ("5%"). */
+  percent?: boolean;
 }
 
 const STOP = new Set(['the', 'a', 'an', 'of', 'and', 'or', 'is', 'are', 'be', 'with', 'that', 'this', 'it', 'me', 'my', 'i', 'you', 'your', 'please', 'can', 'could', 'would', 'will', 'what', 'which', 'for', 'on', 'by', 'as', 'at', 'do', 'get', 'set', 'some', 'any', 'all']);
@@ -74,7 +76,7 @@ const tokenAt = (tokens: Token[], offset: number) => {
 const NUMBER_WORDS: Record<string, number> = {
   zero: 0, one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9, ten: 10, eleven: 11, twelve: 12, thirteen: 13, fourteen: 14, fifteen: 15,
   sixteen: 16, seventeen: 17, eighteen: 18, nineteen: 19, twenty: 20, thirty: 30, forty: 40, fifty: 50, sixty: 60, seventy: 70, eighty: 80, ninety: 90, hundred: 100, thousand: 1000,
-  dozen: 12, half: 0.5, a: NaN,
+  dozen: 12, half: 0.5, twice: 2, thrice: 3, a: NaN,
 };
 
 /** Words that open a sentence or a request: capitalised there, they are not names. */
@@ -83,6 +85,10 @@ const COMMON = new Set(
     ' ',
   ),
 );
+
+const MONTH_NAMES = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
+const MONTH = '(January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept?|Oct|Nov|Dec)\\.?';
+const WORDED_DATE = new RegExp(`\\b${MONTH}\\s+(\\d{1,2})(?:st|nd|rd|th)?,?\\s+(\\d{4})\\b|\\b(\\d{1,2})(?:st|nd|rd|th)?\\s+(?:of\\s+)?${MONTH}\\s*,?\\s+(\\d{4})\\b`, 'gi');
 
 /** The values a message holds, each with where it stands. */
 function candidatesOf(message: string, tokens: Token[]): Candidate[] {
@@ -102,19 +108,32 @@ function candidatesOf(message: string, tokens: Token[]): Candidate[] {
   for (const m of message.matchAll(/https?:\/\/[^\s"'`<>]+/g)) if (!taken.has(tokenAt(tokens, m.index))) add('url', m[0].replace(/[.,;)]+$/, ''), m.index, m.index + m[0].length);
   for (const m of message.matchAll(/[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g)) if (!taken.has(tokenAt(tokens, m.index))) add('email', m[0], m.index, m.index + m[0].length);
   for (const m of message.matchAll(/\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?\b/g)) if (!taken.has(tokenAt(tokens, m.index))) add('date', m[0], m.index, m.index + m[0].length);
+  // "March 10th, 2023", "10 March 2023": a date with its year, as an ISO date.
+  for (const m of message.matchAll(WORDED_DATE)) {
+    if (taken.has(tokenAt(tokens, m.index))) continue;
+    const month = MONTH_NAMES.indexOf(((m[1] ?? m[5])!).slice(0, 3).toLowerCase()) + 1;
+    const day = Number(m[2] ?? m[4]);
+    if (month > 0 && day >= 1 && day <= 31) add('date', `${m[3] ?? m[6]}-${String(month).padStart(2, '0')}-${String(day).padStart(2, '0')}`, m.index, m.index + m[0].length);
+  }
   tokens.forEach((t, i) => {
     if (taken.has(i)) return;
     const lower = t.text.toLowerCase();
     // Numbers: digits (with a currency sign, thousands commas, a unit or % after them) and number words.
-    const digits = /^[$€£]?(-?\d[\d,]*(?:\.\d+)?)(?:%|[a-z]{0,3})?$/i.exec(t.text);
+    const digits = /^[$€£]?(-?\d[\d,]*(?:\.\d+)?)(%|[a-z]{0,3})?$/i.exec(t.text);
     if (digits && !/[a-z]{4,}/i.test(t.text)) {
       taken.add(i);
-      out.push({ kind: 'number', value: Number(digits[1]!.replace(/,/g, '')), first: i, last: i });
+      // An exponent of a unit or formula ("m/s^2", "x^2") is not a value.
+      if (message[t.at - 1] === '^') return;
+      const percent = digits[2] === '%' || /^\s*(%|percent\b|per cent\b)/i.test(message.slice(t.at + t.text.length));
+      out.push({ kind: 'number', value: Number(digits[1]!.replace(/,/g, '')), first: i, last: i, ...(percent ? { percent } : {}) });
       return;
     }
     if (lower in NUMBER_WORDS && !Number.isNaN(NUMBER_WORDS[lower]!) && lower !== 'a') {
       taken.add(i);
-      out.push({ kind: 'number', value: NUMBER_WORDS[lower]!, first: i, last: i });
+      // A count of the values that follow ("the other two sides as 4 and 5", "two numbers: 40 and 50") is not one of them.
+      const value = NUMBER_WORDS[lower]!;
+      const counted = value >= 2 && /s$/i.test(tokens[i + 1]?.text ?? '') && tokens.slice(i + 2).filter((u) => /^[$€£]?-?\d/.test(u.text)).length >= value;
+      if (!counted) out.push({ kind: 'number', value, first: i, last: i });
       return;
     }
     // Identifiers: letters with digits (ZX9, A17, v2), camelCase (myItemList), snake_case, dotted or slashed (owner/repo).
@@ -155,6 +174,23 @@ function candidatesOf(message: string, tokens: Token[]): Candidate[] {
   return out;
 }
 
+/** The default a parameter's schema or description gives ("Default is 'metric'."), as its type. */
+function documentedDefault(schema: PropertySchema, type: string): unknown {
+  const documented = schema.default ?? /\bdefaults?(?: value)?(?: is| to|:)\s*['"]?([\w.-]*\w)/i.exec(schema.description ?? '')?.[1];
+  return documented === undefined ? undefined : asType(documented, type);
+}
+
+/** A documented default as the parameter's type: "true" for a boolean, "6" for an integer; undefined when it is not one. */
+function asType(value: unknown, type: string): unknown {
+  if (typeof value !== 'string') return value;
+  if (type === 'boolean') return /^(true|false)$/i.test(value) ? value.toLowerCase() === 'true' : undefined;
+  if (type === 'integer' || type === 'number') {
+    const n = Number(value.replace(/\.$/, ''));
+    return Number.isFinite(n) && (type === 'number' || Number.isInteger(n)) ? n : undefined;
+  }
+  return type === 'string' ? value.replace(/\.$/, '') : undefined;
+}
+
 /** Type names as clients write them, JSON Schema's or a language's ("Boolean", "int", "float", "dict", "list"). */
 const TYPE_NAMES: Record<string, string> = { bool: 'boolean', boolean: 'boolean', str: 'string', string: 'string', char: 'string', int: 'integer', integer: 'integer', long: 'integer', short: 'integer', float: 'number', double: 'number', number: 'number', dict: 'object', map: 'object', object: 'object', hashmap: 'object', list: 'array', array: 'array', tuple: 'array', arraylist: 'array' };
 const typeOf = (schema: PropertySchema): string => {
@@ -193,11 +229,32 @@ function describedOptions(description: string | undefined): string[] | undefined
   return options.length >= 2 ? options : undefined;
 }
 
+/** The examples a description lists ("e.g. vegetarian, vegan, gluten free", "such as 'EUR' or 'USD'"). */
+function describedExamples(description: string | undefined): string[] {
+  const m = /\b(?:e\.g\.?|eg\.|such as|for example|for instance|options(?: are)?:?|one of:?)\s*(.+?)(?:[.;)]\s|[.;)]?$)/i.exec(description ?? '');
+  if (!m) return [];
+  // Quoted examples are taken whole ("'Berkeley, CA'"); others are split at commas.
+  const quoted = [...m[1]!.matchAll(/['"“]([^'"”]{2,40})['"”]/g)].map((q) => q[1]!.trim());
+  if (quoted.length > 0) return quoted;
+  return m[1]!
+    .split(/\s*,\s*|\s+or\s+|\s+and\s+/)
+    .map((e) => e.replace(/^['"“]|['"”]$/g, '').trim())
+    .filter((e) => e.length >= 2 && e.split(/\s+/).length <= 3 && !/^(etc|others?)$/i.test(e));
+}
+
+/** How much a word names a parameter: a cue itself, or a cue said in another form ("accelerates" for acceleration), a little less. */
+function cueWeight(cues: Map<string, number>, word: string): number | undefined {
+  const exact = cues.get(word);
+  if (exact !== undefined || word.length < 6) return exact;
+  for (const [cue, weight] of cues) if (cue.length >= 6 && cue.slice(0, 6) === word.slice(0, 6) && Math.abs(cue.length - word.length) <= 4) return weight * 0.8;
+  return undefined;
+}
+
 /** How near a value stands to the words naming a parameter: 1 right beside one, less further away, 0 when none is said. */
 function nearness(tokens: Token[], cues: Map<string, number>, c: Candidate): number {
   let best = 0;
   tokens.forEach((t, i) => {
-    const weight = cues.get(t.stem);
+    const weight = cueWeight(cues, t.stem);
     if (!weight || (i >= c.first && i <= c.last)) return;
     const gap = i < c.first ? c.first - i : i - c.last;
     // A naming word before the value ("base of 10", "element 'myButton'") counts a little more than one after it.
@@ -224,6 +281,8 @@ function fitsString(name: string, schema: PropertySchema, c: Candidate, toolWord
   if (c.kind === 'name' && value.split(/\s+/).every((w) => toolWords.has(stem(w)))) return false;
   const about = `${nameWords(name).join(' ')} ${schema.description ?? ''}`;
   const words = nameWords(name);
+  // A date is a value for a parameter about dates or times only (not a search's prompt).
+  if (c.kind === 'date' && !/\b(date|time|day|when|start|end|from|until|deadline|birth|since|after|before|schedule|due)/i.test(about)) return false;
   if (words.includes('email')) return c.kind === 'email' || (c.kind === 'quoted' && value.includes('@'));
   // An id is an identifier, a number or a quoted value, never a plain word ("M", "UK", "There's").
   if (words[words.length - 1] === 'id' && c.kind === 'name') return false;
@@ -354,6 +413,7 @@ export function fillArguments(tool: { name: string; description: string; paramet
         const before = tokens.slice(Math.max(0, at - 3), at).map((t) => t.text.toLowerCase());
         args[name] = !before.some((w) => /^(no|not|without|don't|dont|never|disable|exclude|n't)$/.test(w));
       } else if (required.has(name) && /\b(true|yes)\b/i.test(message)) args[name] = true;
+      else if (required.has(name) && documentedDefault(schema, type) !== undefined) args[name] = documentedDefault(schema, type);
       continue;
     }
     // An object with properties of its own ("body": {mode, temperature…}): its properties read from the same message.
@@ -369,6 +429,14 @@ export function fillArguments(tool: { name: string; description: string; paramet
   for (const name of [...rest]) {
     const schema = properties[name]!;
     if (typeOf(schema) !== 'string' || !FREE_TEXT.test(name)) continue;
+    // Quoted words are the text itself ("…: \"who is the current pm\"").
+    const quoted = candidates.filter((c) => c.kind === 'quoted' && !usedCandidates.has(c) && String(c.value).includes(' '));
+    if (quoted.length === 1) {
+      args[name] = quoted[0]!.value;
+      usedCandidates.add(quoted[0]!);
+      rest.splice(rest.indexOf(name), 1);
+      continue;
+    }
     const cue = nameWords(name).join(' ');
     const m = /:\s*(.+?)\s*$/.exec(message) ?? new RegExp(`\\b${cue}s?\\b\\s*(?:-|:|of|is|to)?\\s*(.+?)\\s*$`, 'i').exec(message);
     if (!m || m[1]!.split(/\s+/).length < 2) continue;
@@ -376,6 +444,26 @@ export function fillArguments(tool: { name: string; description: string; paramet
     const from = tokenAt(tokens, m.index + m[0].length - m[1]!.length);
     for (const c of candidates) if (c.first >= from) usedCandidates.add(c);
     rest.splice(rest.indexOf(name), 1);
+  }
+
+  // The initial speed of something that starts "from rest" is 0 (and no number said is it).
+  for (const name of [...rest]) {
+    const schema = properties[name]!;
+    const about = `${nameWords(name).join(' ')} ${schema.description ?? ''}`;
+    if (['number', 'integer'].includes(typeOf(schema)) && /velocity|speed/i.test(about) && /initial|start/i.test(about) && /\b(from|at) rest\b|\bstationary\b|\bstandstill\b/i.test(message)) {
+      args[name] = 0;
+      rest.splice(rest.indexOf(name), 1);
+    }
+  }
+  // A value among the examples a description gives ("e.g. vegetarian, vegan, gluten free") that the message says.
+  for (const name of [...rest]) {
+    const schema = properties[name]!;
+    if (typeOf(schema) !== 'string') continue;
+    const said = describedExamples(schema.description).find((example) => new RegExp(`\\b${example.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`, 'i').test(message));
+    if (said) {
+      args[name] = said;
+      rest.splice(rest.indexOf(name), 1);
+    }
   }
 
   // Every other parameter against every value the message holds: the best pairs first, each value once.
@@ -421,7 +509,8 @@ export function fillArguments(tool: { name: string; description: string; paramet
     if (name in args) continue;
     // An optional parameter is filled only when the message names it near its value.
     if (!required.has(name) && score < 0.1) continue;
-    args[name] = c.value;
+    // "5%" for a rate the tool takes as a decimal is 0.05.
+    args[name] = c.percent && typeof c.value === 'number' && /\b(decimal|fraction)\b|between 0 and 1/i.test(schema.description ?? '') ? Math.round(c.value * 1e6) / 1e8 : c.value;
     usedCandidates.add(c);
   }
   // A list given by one identifier (a variable's name: `myItemList`) is passed as that name.
@@ -435,6 +524,22 @@ export function fillArguments(tool: { name: string; description: string; paramet
     const date = schema.format === 'date' || schema.format === 'date-time' ? spokenDate(message, now) : undefined;
     if (date) {
       args[name] = date;
+      continue;
+    }
+    // A kind of the thing the tool is about ("recipe_type" in "a vegan soup recipe"): the word said before the thing.
+    const kindOf = /^(.+?)[ ](type|kind|category)$/.exec(nameWords(name).join(' '));
+    if (type === 'string' && kindOf) {
+      const at = tokens.findIndex((t) => t.stem === stem(kindOf[1]!.split(' ').pop()!));
+      const before = at > 0 ? tokens[at - 1]! : undefined;
+      if (before && /^[a-z]{3,}$/.test(before.text) && !STOP.has(before.text) && !COMMON.has(before.text) && !Object.values(args).includes(before.text)) {
+        args[name] = before.text;
+        continue;
+      }
+    }
+    // A required parameter the message does not give takes the default the tool documents ("Default is true.").
+    const documented = required.has(name) ? documentedDefault(schema, type) : undefined;
+    if (documented !== undefined) {
+      args[name] = documented;
       continue;
     }
     // A place said in lowercase after in/at/to/from ("in tokyo"), for a parameter about places.
