@@ -38,13 +38,14 @@ const TOOLS: Record<string, ToolSpec> = {
 
 interface Case {
   message: string;
-  tools: string[];
+  /** The named tools above, or a tool given whole. */
+  tools: Array<string | ToolSpec>;
   expect: 'ask' | 'none' | { name: string; arguments: Record<string, unknown>; calls?: number };
 }
 
 async function main() {
   const cases = readFileSync('bench/datasets/tool-calls.jsonl', 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Case);
-  const request = (c: Case) => ({ model: 'local', messages: [{ role: 'user' as const, content: c.message }], temperature: 0, maxTokens: 256, tools: c.tools.map((t) => TOOLS[t]!) });
+  const request = (c: Case) => ({ model: 'local', messages: [{ role: 'user' as const, content: c.message }], temperature: 0, maxTokens: 256, tools: c.tools.map((t) => (typeof t === 'string' ? TOOLS[t]! : t)) });
   const misses: string[] = [];
   let right = 0;
   for (const c of cases) {

@@ -131,6 +131,13 @@ describe('numbers, defaults and examples as calculators and bookings state them'
     });
   });
 
+  it('keeps a minus sign, and gives a number to a string parameter as its digits', () => {
+    const roots = tool('quadratic_roots', 'Roots of a quadratic equation', { a: { type: 'integer' }, b: { type: 'integer' }, c: { type: 'integer' } });
+    expect(callOf(ask('Find the roots of a quadratic equation with coefficients a=1, b=-3, c=2.', [roots]))).toEqual({ name: 'quadratic_roots', arguments: { a: 1, b: -3, c: 2 } });
+    const lawsuit = tool('get_lawsuit_details', 'Details of a lawsuit', { case_number: { type: 'string', description: 'Case number of the lawsuit.' } });
+    expect(callOf(ask('Retrieve the details of the lawsuit with case number 12345', [lawsuit]))).toEqual({ name: 'get_lawsuit_details', arguments: { case_number: '12345' } });
+  });
+
   it('gives a percentage as a decimal when the tool says it takes one', () => {
     const interest = tool('compound_interest', 'Compound interest', { principal: { type: 'integer', description: 'The initial principal amount.' }, rate: { type: 'number', description: 'The annual interest rate (as a decimal).' } });
     expect(callOf(ask('Compound interest on a principal amount of $10000 at an annual interest rate of 5%', [interest]))).toEqual({ name: 'compound_interest', arguments: { principal: 10000, rate: 0.05 } });
@@ -161,5 +168,30 @@ describe('numbers, defaults and examples as calculators and bookings state them'
     // A date is not a search's prompt.
     const search = tool('search_engine_query', 'Searches the web', { prompt: { type: 'string', description: 'The search query string.' } });
     expect(callOf(ask('Search the web (current date: 04 Mar 2024): "who is the current pm of india"', [search]))).toEqual({ name: 'search_engine_query', arguments: { prompt: 'who is the current pm of india' } });
+  });
+});
+
+describe('choosing the tool by what the message asks', () => {
+  it('reads arithmetic and everyday words for what a tool does: "394 times 213" multiplies, "add 5 to 3" sums, "buy" orders', () => {
+    const tools = [
+      tool('getCurrentTime', 'Returns the current local time in ISO 8601 format.', { timezone: { type: 'string' } }, []),
+      tool('CalcProduct', 'Calculates the product of two numeric values.', { a: { type: 'integer', description: 'The first number' }, b: { type: 'integer', description: 'The second number' } }),
+      tool('sum', 'Calculates the sum of two integers.', { a: { type: 'number' }, b: { type: 'number' } }),
+    ];
+    expect(callOf(ask('How much is 394 times 213?', tools))).toEqual({ name: 'CalcProduct', arguments: { a: 394, b: 213 } });
+    expect(callOf(ask('Could you tell me what I get if I add 5.0 to 3.0?', tools))).toEqual({ name: 'sum', arguments: { a: 5, b: 3 } });
+    expect(callOf(ask('What time is it in Tokyo?', tools))).toMatchObject({ name: 'getCurrentTime' });
+  });
+
+  it('takes "add" and "create" for one action, "delete" and "remove" for another', () => {
+    const create = tool('create_contentitem', 'Creates a content item in the CMS', { title: { type: 'string', description: 'The title' } });
+    const remove = tool('delete_contentitem', 'Deletes a content item from the CMS', { title: { type: 'string', description: 'The title' } });
+    expect(callOf(ask("Add a news article titled 'Julian is testing' to our CMS", [create, remove]))).toEqual({ name: 'create_contentitem', arguments: { title: 'Julian is testing' } });
+    expect(callOf(ask("Remove the content item titled 'Old news'", [create, remove]))).toEqual({ name: 'delete_contentitem', arguments: { title: 'Old news' } });
+  });
+
+  it('does not take a verb after "to" for a place ("I need to add…")', () => {
+    const cms = tool('create_page', 'Creates a page', { title: { type: 'string', description: 'The title' }, address: { type: 'string', description: 'The URL address of the page' } }, ['title']);
+    expect(callOf(ask("I need to add a page titled 'Welcome'", [cms]))).toEqual({ name: 'create_page', arguments: { title: 'Welcome' } });
   });
 });

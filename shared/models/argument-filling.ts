@@ -125,7 +125,10 @@ function candidatesOf(message: string, tokens: Token[]): Candidate[] {
       // An exponent of a unit or formula ("m/s^2", "x^2") is not a value.
       if (message[t.at - 1] === '^') return;
       const percent = digits[2] === '%' || /^\s*(%|percent\b|per cent\b)/i.test(message.slice(t.at + t.text.length));
-      out.push({ kind: 'number', value: Number(digits[1]!.replace(/,/g, '')), first: i, last: i, ...(percent ? { percent } : {}) });
+      // A minus sign before the digits ("b=-3", "to -5"), not a hyphen between words or numbers ("10-20").
+      const negative = message[t.at - 1] === '-' && !/[\p{L}\p{N}]/u.test(message[t.at - 2] ?? '');
+      const value = Number(digits[1]!.replace(/,/g, ''));
+      out.push({ kind: 'number', value: negative ? -value : value, first: i, last: i, ...(percent ? { percent } : {}) });
       return;
     }
     if (lower in NUMBER_WORDS && !Number.isNaN(NUMBER_WORDS[lower]!) && lower !== 'a') {
@@ -509,8 +512,9 @@ export function fillArguments(tool: { name: string; description: string; paramet
     if (name in args) continue;
     // An optional parameter is filled only when the message names it near its value.
     if (!required.has(name) && score < 0.1) continue;
-    // "5%" for a rate the tool takes as a decimal is 0.05.
-    args[name] = c.percent && typeof c.value === 'number' && /\b(decimal|fraction)\b|between 0 and 1/i.test(schema.description ?? '') ? Math.round(c.value * 1e6) / 1e8 : c.value;
+    // "5%" for a rate the tool takes as a decimal is 0.05; a number for a string parameter (a case number) is its digits.
+    if (typeOf(schema) === 'string') args[name] = String(c.value);
+    else args[name] = c.percent && typeof c.value === 'number' && /\b(decimal|fraction)\b|between 0 and 1/i.test(schema.description ?? '') ? Math.round(c.value * 1e6) / 1e8 : c.value;
     usedCandidates.add(c);
   }
   // A list given by one identifier (a variable's name: `myItemList`) is passed as that name.
@@ -545,7 +549,8 @@ export function fillArguments(tool: { name: string; description: string; paramet
     // A place said in lowercase after in/at/to/from ("in tokyo"), for a parameter about places.
     if (type === 'string' && PLACE.test(`${nameWords(name).join(' ')} ${schema.description ?? ''}`)) {
       const m = /\b(?:in|at|to|from|for|near)\s+([a-z][a-z-]{2,})\b/.exec(message);
-      if (m && !STOP.has(m[1]!) && !toolWords.has(stem(m[1]!))) {
+      // Not a verb after "to" ("I need to add…"): the common words are no places.
+      if (m && !STOP.has(m[1]!) && !COMMON.has(m[1]!) && !toolWords.has(stem(m[1]!))) {
         args[name] = m[1]!.replace(/\b\w/g, (ch) => ch.toUpperCase());
         continue;
       }

@@ -24,7 +24,16 @@ export function mentionedValue(values: unknown[], text: string): unknown {
 const SYNONYMS: Record<string, string[]> = {
   weather: ['rain', 'raining', 'sunny', 'snow', 'temperature', 'forecast', 'hot', 'cold', 'umbrella', 'wind', 'humid'],
   convert: ['exchange', 'rate', 'worth'],
-  order: ['bought', 'purchase', 'parcel', 'package', 'delivery', 'shipped'],
+  order: ['bought', 'buy', 'purchase', 'parcel', 'package', 'delivery', 'shipped'],
+  sum: ['add', 'plus', 'total'],
+  add: ['plus', 'sum', 'total'],
+  multiply: ['times', 'product', 'multiplied'],
+  product: ['multiplied', 'multiply', 'times'],
+  subtract: ['minus', 'difference'],
+  divide: ['divided', 'quotient'],
+  sort: ['arrange', 'arranged', 'ascending', 'descending', 'smallest', 'largest'],
+  concat: ['combine', 'join', 'merge'],
+  todo: ['remember', 'reminder', 'task'],
   search: ['find', 'look', 'lookup'],
   send: ['email', 'mail', 'message', 'notify'],
   book: ['reserve', 'reservation', 'booking'],
@@ -34,9 +43,12 @@ const SYNONYMS: Record<string, string[]> = {
 /** Words every tool's description uses: sharing them says nothing about what is asked. */
 const GENERIC = new Set(analyze('get set current retrieve retrieves fetch fetches data information info list lists request requests api details detail specified specific provide provides return returns use using make given new value values result results item items object type name names user users based following'));
 
-/** Actions that exclude each other: a message asking to do one is not about a tool named for another. */
-const ACTIONS = ['create', 'add', 'delete', 'remove', 'update', 'list', 'open', 'close', 'cancel', 'start', 'stop', 'login', 'logout', 'enable', 'disable'];
-const actionsOf = (text: string) => ACTIONS.filter((a) => new RegExp(`\\b${a === 'login' ? 'log ?in' : a === 'logout' ? 'log ?out' : a}\\b`, 'i').test(text));
+/**
+ * Actions that exclude each other: a message asking to do one is not about a tool named for
+ * another. Words for the same action (create and add, delete and remove) are one.
+ */
+const ACTIONS: Record<string, string> = { create: 'create', add: 'create', delete: 'delete', remove: 'delete', update: 'update', list: 'list', open: 'open', close: 'close', cancel: 'cancel', start: 'start', stop: 'stop', login: 'login', logout: 'logout', enable: 'enable', disable: 'disable' };
+const actionsOf = (text: string) => [...new Set(Object.keys(ACTIONS).filter((a) => new RegExp(`\\b${a === 'login' ? 'log ?in' : a === 'logout' ? 'log ?out' : a}\\b`, 'i').test(text)).map((a) => ACTIONS[a]!))];
 
 /** How much a tool's name, description and parameters share with the message. */
 function relevance(tool: ToolSpec, message: string, asked: Set<string>, askedStems: Set<string>): number {
@@ -67,9 +79,11 @@ export function decideToolCall(request: ChatRequest): ToolDecision {
   const tools = request.tools ?? [];
   const message = request.messages[request.messages.length - 1]?.content ?? '';
   if (tools.length === 0 || !message.trim()) return undefined;
-  const asked = new Set(analyze(message));
-  const askedStems = new Set((message.match(/[\p{L}\p{N}$€£]+/gu) ?? []).map(stem));
-  const scored = tools.map((tool) => ({ tool, overlap: relevance(tool, message, asked, askedStems) })).sort((a, b) => b.overlap - a.overlap);
+  // "394 times 213" asks to multiply, not for a time.
+  const said = message.replace(/(\d)\s*(?:times|x|\*|×)\s*(?=\d)/gi, '$1 multiplied by ');
+  const asked = new Set(analyze(said));
+  const askedStems = new Set((said.match(/[\p{L}\p{N}$€£]+/gu) ?? []).map(stem));
+  const scored = tools.map((tool) => ({ tool, overlap: relevance(tool, said, asked, askedStems) })).sort((a, b) => b.overlap - a.overlap);
   const searchTool = tools.find((t) => Object.keys(t.parameters.properties ?? {}).some((p) => QUERY_NAMES.has(p.toLowerCase())));
   const choice = request.toolChoice;
   const forced = choice !== undefined;
