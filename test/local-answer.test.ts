@@ -182,3 +182,15 @@ describe('answers that need two passages, citing only what they use', () => {
     expect(cited(reply)).toEqual(['Coastal Open']);
   });
 });
+
+describe('questions that rule something out', () => {
+  it('reads "without starting the server" as ruling the server out: no evidence for it, and its section is the wrong one', () => {
+    const passages = [
+      { title: 'Testing › Testing with a running server', text: 'Fastify can also be tested after starting the server with `fastify.listen()`. You send real requests to the server.\n\n```js\nawait fastify.listen()\n```' },
+      { title: 'Testing › Benefits of using fastify.inject()', text: 'Fastify comes with built-in support for fake HTTP injection, so routes can be tested with `fastify.inject()`.\n\n```js\nawait fastify.inject({ url: "/" })\n```' },
+    ];
+    const reply = ask('How do I test routes without starting the server?', passages);
+    expect(reply).toContain('fastify.inject');
+    expect(reply).not.toContain('[1]');
+  });
+});

@@ -159,6 +159,22 @@ export interface Evidence {
   weights: Map<string, number>;
 }
 
+/** How much a sentence loses when its section's title names what the question rules out. */
+const RULED_OUT = 0.2;
+
+/**
+ * The terms a question rules out: those of the words after "without" or "instead of" (up to the
+ * clause's end), except terms the question also asks for elsewhere.
+ */
+export function ruledOut(question: string, asked: Set<string>): Set<string> {
+  const out = new Set<string>();
+  const elsewhere = new Set(analyze(question.replace(/\b(?:without|instead of|rather than|other than)\s+[^,.;?!]*/gi, ' ')));
+  for (const m of question.matchAll(/\b(?:without|instead of|rather than|other than)\s+([^,.;?!]*)/gi)) {
+    for (const t of analyze(m[1]!.split(/\s+/).slice(0, 4).join(' '))) if (asked.has(t) && !elsewhere.has(t)) out.add(t);
+  }
+  return out;
+}
+
 /** What kind of value answers a factoid question, by its wording. */
 export type AnswerKind = 'place' | 'time' | 'number' | 'person';
 
@@ -224,8 +240,12 @@ export function gatherEvidence(question: string, passages: Passage[], words: Set
   const units = passages.map((p, i) => unitsOf(p.text, i));
   const howTo = questionKind(question) === 'how-to';
   // "How do I use a proxy" asks about the proxy: a how-to's generic verbs are no evidence.
-  const asked = howTo && [...words].some((t) => !HOW_TO_FILLER.has(t)) ? new Set([...words].filter((t) => !HOW_TO_FILLER.has(t))) : words;
+  const meant = howTo && [...words].some((t) => !HOW_TO_FILLER.has(t)) ? new Set([...words].filter((t) => !HOW_TO_FILLER.has(t))) : words;
+  // "…without starting the server": what the question rules out is no evidence for it, and a section titled for it is the wrong one.
+  const excluded = ruledOut(question, meant);
+  const asked = excluded.size > 0 && [...meant].some((t) => !excluded.has(t)) ? new Set([...meant].filter((t) => !excluded.has(t))) : meant;
   const headingTerms = passages.map((p) => new Set(analyze(p.title)));
+  const titledAgainst = passages.map((_, i) => [...excluded].some((t) => headingTerms[i]!.has(t)));
   const sentences = units.flat().filter((u) => u.kind === 'sentence');
   if (asked.size === 0 || sentences.length === 0) return { ranked: [], units, best: 0, named: 0, asked: asked.size, weights: new Map() };
   const termsOf = sentences.map((u) => withVariants(new Set(analyze(u.text)), asked));
@@ -264,7 +284,8 @@ export function gatherEvidence(question: string, passages: Passage[], words: Set
       const fits = wants && bearsAnswer(unit.text, wants, question) ? ANSWER_FIT : 0;
       // Headings make a sentence's case stronger, but are no evidence without a word of its own.
       const about = aboutAsked[unit.passage] || (askedNames.length > 0 && askedNames.some((name) => [...name].every((t) => terms.has(t)))) ? NAMED_FIT : 0;
-      const score = own > 0 ? coverage + shows + fits + about - terms.size * 0.002 - unit.passage * 0.01 - unit.position * 1e-5 : 0;
+      const against = titledAgainst[unit.passage] ? RULED_OUT : 0;
+      const score = own > 0 ? coverage + shows + fits + about - against - terms.size * 0.002 - unit.passage * 0.01 - unit.position * 1e-5 : 0;
       return { ...unit, score, terms, named: covers.size, covers };
     })
     .filter((u) => u.score > 0)
