@@ -194,3 +194,18 @@ describe('questions that rule something out', () => {
     expect(reply).not.toContain('[1]');
   });
 });
+
+describe('sections of one page read as one text', () => {
+  it('quotes a second section of the same page that says more about what is asked, but not another document that only repeats it', () => {
+    const page = [
+      { title: 'README.md › Usage', text: 'Usage rows show estimated costs per model.' },
+      { title: 'README.md › Usage › Prices', text: 'Costs are estimated from `MODEL_PRICES`, in USD per 1,000 tokens.' },
+    ];
+    expect(ask('How are usage costs estimated?', page)).toContain('MODEL_PRICES');
+    const documents = [
+      { title: 'Harbour of Salt', text: 'Harbour of Salt is a 2004 thriller film directed by Tomas Brekke.' },
+      { title: 'The Glass Orchard', text: 'The Glass Orchard is a 1998 drama film directed by Mirela Vant.' },
+    ];
+    expect(ask('Who directed the film Harbour of Salt?', documents)).not.toContain('[2]');
+  });
+});

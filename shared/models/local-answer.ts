@@ -203,7 +203,7 @@ export function bearsAnswer(sentence: string, kind: AnswerKind, question: string
     case 'time':
       return any(/\b(?:1\d{3}|20\d{2})s?\b/g) || MONTHS.test(sentence);
     case 'number':
-      return any(/\d[\d,.]*/g);
+      return any(/\d[\d,.]*|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred|thousand|million|billion|dozen)\b/gi);
     case 'person':
       return any(/\b[A-Z][\p{L}'’-]+(?:\s+[A-Z][\p{L}'’-]+)+/gu);
   }
@@ -374,7 +374,8 @@ function factSentences(question: string, passages: Passage[], evidence: Evidence
     if (chosen.length >= MAX_SENTENCES || unit.score < best.score * 0.6) break;
     if (words + unit.text.split(/\s+/).length > MAX_WORDS || chosen.some((c) => c.text === unit.text)) continue;
     const adds = [...unit.covers].some((t) => !covered.has(t));
-    const quoted = chosen.some((c) => c.passage === unit.passage);
+    // Sections of the page already quoted read as one text (a README's sections); another document must earn its citation.
+    const quoted = chosen.some((c) => c.passage === unit.passage || pageOf(passages[c.passage]!.title) === pageOf(passages[unit.passage]!.title));
     // A sentence from another passage that only repeats what is chosen is cited for nothing, unless it holds the kind of answer asked for and nothing chosen does.
     if (!adds && !quoted && !(wants && !answered() && bearsAnswer(unit.text, wants, question))) continue;
     // When the question names what it asks about, another passage is quoted only about one of those (the hop finds what they lead to).
