@@ -195,3 +195,25 @@ describe('choosing the tool by what the message asks', () => {
     expect(callOf(ask("I need to add a page titled 'Welcome'", [cms]))).toEqual({ name: 'create_page', arguments: { title: 'Welcome' } });
   });
 });
+
+describe('values told apart by how they are said', () => {
+  it('takes "between A and B" and "from A to B" in order for an origin and a destination', () => {
+    const distance = tool('get_distance', 'Distance between two cities', { origin: { type: 'string', description: 'The starting city.' }, destination: { type: 'string', description: 'The destination city.' }, unit: { type: 'string', description: "Unit of distance, 'km' or 'miles'." } }, ['origin', 'destination']);
+    expect(callOf(ask('Find the distance between New York and Boston in miles.', [distance]))).toEqual({ name: 'get_distance', arguments: { origin: 'New York', destination: 'Boston', unit: 'miles' } });
+    expect(callOf(ask('How far is it from Boston to New York?', [distance]))).toEqual({ name: 'get_distance', arguments: { origin: 'Boston', destination: 'New York' } });
+  });
+
+  it('gives a number to the noun it counts ("3 bedrooms, 2 bathrooms"), and keeps bracketed lists apart', () => {
+    const house = tool('predict_house_price', 'Predict the price of a house', { bedrooms: { type: 'integer', description: 'Number of bedrooms.' }, bathrooms: { type: 'integer', description: 'Number of bathrooms.' } });
+    expect(callOf(ask('Predict the price of a house with 3 bedrooms, 2 bathrooms.', [house]))).toEqual({ name: 'predict_house_price', arguments: { bedrooms: 3, bathrooms: 2 } });
+    const vectors = tool('cosine_similarity', 'Cosine similarity of two vectors', { vector1: { type: 'array', items: { type: 'integer' }, description: 'The first vector.' }, vector2: { type: 'array', items: { type: 'integer' }, description: 'The second vector.' } });
+    expect(callOf(ask('Calculate the cosine similarity between vectors [1, 2, 3] and [4, 5, 6].', [vectors]))).toEqual({ name: 'cosine_similarity', arguments: { vector1: [1, 2, 3], vector2: [4, 5, 6] } });
+  });
+
+  it('reads a topic after "about", and a quoted option only as the description writes it', () => {
+    const news = tool('get_news', 'Fetch the latest news articles on a topic', { topic: { type: 'string', description: 'The topic of the news.' }, quantity: { type: 'integer', description: 'Number of articles.' } });
+    expect(callOf(ask('Get the latest 5 news articles about climate change.', [news]))).toEqual({ name: 'get_news', arguments: { topic: 'climate change', quantity: 5 } });
+    const exports = tool('list_exports', 'Lists the exports of a bot', { botId: { type: 'string', description: 'The bot id' }, filterName: { type: 'string', description: "Filter by 'Bot' or 'BotLocale'." } }, ['botId']);
+    expect(callOf(ask("List the exports for my bot 'my-bot-id'", [exports]))).toEqual({ name: 'list_exports', arguments: { botId: 'my-bot-id' } });
+  });
+});

@@ -201,6 +201,10 @@ const typeOf = (schema: PropertySchema): string => {
   return TYPE_NAMES[named.toLowerCase()] ?? named;
 };
 
+/** Parameters that take the first of a pair ("from", "between … and") and those that take the second. */
+const ORIGIN = /\b(origin|source|from|start|starting|departure|depart|first|begin|beginning)\b/i;
+const DESTINATION = /\b(destination|target|to|end|ending|arrival|arrive|second|until)\b/i;
+
 /** Words that name a place: a parameter about one may take a lowercase word after in/at/to ("in tokyo"). */
 const PLACE = /\b(city|location|place|town|destination|origin|country|region|address|where)\b/i;
 
@@ -235,7 +239,8 @@ function describedOptions(description: string | undefined): string[] | undefined
 /** The examples a description lists ("e.g. vegetarian, vegan, gluten free", "such as 'EUR' or 'USD'"). */
 function describedExamples(description: string | undefined): string[] {
   const m = /\b(?:e\.g\.?|eg\.|such as|for example|for instance|options(?: are)?:?|one of:?)\s*(.+?)(?:[.;)]\s|[.;)]?$)/i.exec(description ?? '');
-  if (!m) return [];
+  // Without such words, values a description quotes as alternatives ("'km' or 'miles'").
+  if (!m) return [...(description ?? '').matchAll(/['"“]([\w -]{1,30})['"”]\s*(?:,|or|and|\/)\s*['"“]([\w -]{1,30})['"”]/g)].flatMap((q) => [q[1]!, q[2]!]);
   // Quoted examples are taken whole ("'Berkeley, CA'"); others are split at commas.
   const quoted = [...m[1]!.matchAll(/['"“]([^'"”]{2,40})['"”]/g)].map((q) => q[1]!.trim());
   if (quoted.length > 0) return quoted;
@@ -254,14 +259,17 @@ function cueWeight(cues: Map<string, number>, word: string): number | undefined 
 }
 
 /** How near a value stands to the words naming a parameter: 1 right beside one, less further away, 0 when none is said. */
-function nearness(tokens: Token[], cues: Map<string, number>, c: Candidate): number {
+function nearness(tokens: Token[], cues: Map<string, number>, c: Candidate, message: string): number {
   let best = 0;
   tokens.forEach((t, i) => {
     const weight = cueWeight(cues, t.stem);
     if (!weight || (i >= c.first && i <= c.last)) return;
     const gap = i < c.first ? c.first - i : i - c.last;
-    // A naming word before the value ("base of 10", "element 'myButton'") counts a little more than one after it.
-    const score = (weight * (i < c.first ? 1 : 0.8)) / gap;
+    // A naming word before the value ("base of 10", "element 'myButton'") counts a little more than one after it,
+    // but a number's noun right after it ("3 bedrooms") is what it counts; a comma between them parts them.
+    const counted = i === c.last + 1 && c.kind === 'number';
+    const parted = /,/.test(i < c.first ? message.slice(tokens[i]!.at, tokens[c.first]!.at) : message.slice(tokens[c.last]!.at, tokens[i]!.at));
+    const score = ((weight * (counted ? 1.1 : i < c.first ? 1 : 0.8)) / gap) * (parted ? 0.5 : 1);
     if (score > best) best = score;
   });
   return best;
@@ -359,7 +367,7 @@ function enumValue(values: unknown[], tokens: Token[], cues: Map<string, number>
     }
   }
   if (found.length === 0) return undefined;
-  for (const f of found) f.score = nearness(tokens, cues, { kind: 'name', value: '', first: f.at, last: f.at });
+  for (const f of found) f.score = nearness(tokens, cues, { kind: 'name', value: '', first: f.at, last: f.at }, message);
   // Nearest its own naming words; otherwise the first mention not yet taken.
   found.sort((a, b) => b.score - a.score || a.at - b.at);
   return found[0];
@@ -367,6 +375,8 @@ function enumValue(values: unknown[], tokens: Token[], cues: Map<string, number>
 
 /** Whether two values are said one after the other as items of a list: joined by a comma, "and" or "or". */
 function joined(a: Candidate, b: Candidate, tokens: Token[], message: string): boolean {
+  // "[1, 2, 3] and [4, 5, 6]" are two lists: a bracket between two values parts them.
+  if (/[\])([(]/.test(message.slice(tokens[a.last]!.at + tokens[a.last]!.text.length, tokens[b.first]!.at))) return false;
   const between = tokens.slice(a.last + 1, b.first).map((t) => t.text.toLowerCase());
   return (between.length === 1 && (between[0] === 'and' || between[0] === 'or')) || (between.length === 0 && message.slice(tokens[a.last]!.at, tokens[b.first]!.at).includes(','));
 }
@@ -462,10 +472,31 @@ export function fillArguments(tool: { name: string; description: string; paramet
   for (const name of [...rest]) {
     const schema = properties[name]!;
     if (typeOf(schema) !== 'string') continue;
-    const said = describedExamples(schema.description).find((example) => new RegExp(`\\b${example.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`, 'i').test(message));
+    // An example that is what another parameter is about ("Bot" where there is a botId: "my bot") names that thing, not this value.
+    const others = new Set(Object.keys(properties).filter((n) => n !== name).flatMap((n) => nameWords(n).map(stem)));
+    const said = describedExamples(schema.description).find((example) => !others.has(stem(example)) && new RegExp(`\\b${example.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`, 'i').test(message));
     if (said) {
       args[name] = said;
       rest.splice(rest.indexOf(name), 1);
+    }
+  }
+
+  // "between New York and Boston", "from Paris to Rome": the first is the origin's, the second the destination's.
+  const origin = rest.find((n) => ORIGIN.test(`${nameWords(n).join(' ')} ${properties[n]!.description ?? ''}`));
+  const destination = rest.find((n) => n !== origin && DESTINATION.test(`${nameWords(n).join(' ')} ${properties[n]!.description ?? ''}`));
+  if (origin && destination) {
+    for (const [a, b] of candidates.flatMap((a) => candidates.filter((b) => b.first > a.last).map((b) => [a, b] as const))) {
+      const opener = tokens[a.first - 1]?.text.toLowerCase();
+      const between = tokens.slice(a.last + 1, b.first).map((t) => t.text.toLowerCase()).join(' ');
+      const fits = (name: string, c: Candidate) => (typeOf(properties[name]!) === 'string' ? fitsString(name, properties[name]!, c, toolWords) : c.kind === 'number');
+      if (!((opener === 'between' && between === 'and') || (opener === 'from' && between === 'to'))) continue;
+      if (usedCandidates.has(a) || usedCandidates.has(b) || !fits(origin, a) || !fits(destination, b)) continue;
+      args[origin] = typeOf(properties[origin]!) === 'string' ? String(a.value) : a.value;
+      args[destination] = typeOf(properties[destination]!) === 'string' ? String(b.value) : b.value;
+      usedCandidates.add(a).add(b);
+      rest.splice(rest.indexOf(origin), 1);
+      rest.splice(rest.indexOf(destination), 1);
+      break;
     }
   }
 
@@ -490,7 +521,7 @@ export function fillArguments(tool: { name: string; description: string; paramet
                   : fitsString(name, schema.items ?? {}, c, toolWords)
                 : false;
       if (!fits) continue;
-      const near = nearness(tokens, cues, c);
+      const near = nearness(tokens, cues, c, message);
       // A list is better given by values said together than by one alone.
       const listed = type === 'array' && runAround(c, candidates.filter((o) => o.kind === c.kind), tokens, message).length >= 2 ? 0.5 : 0;
       pairs.push({ name, c, score: near * KIND_RANK[c.kind] + KIND_RANK[c.kind] * 0.01 + listed });
@@ -537,6 +568,14 @@ export function fillArguments(tool: { name: string; description: string; paramet
       const before = at > 0 ? tokens[at - 1]! : undefined;
       if (before && /^[a-z]{3,}$/.test(before.text) && !STOP.has(before.text) && !COMMON.has(before.text) && !Object.values(args).includes(before.text)) {
         args[name] = before.text;
+        continue;
+      }
+    }
+    // What something is about ("news about climate change"), for a parameter that is a topic.
+    if (type === 'string' && /^(topic|subject|keywords?|theme|term|about)$/i.test(nameWords(name).join('_'))) {
+      const m = /\b(?:about|on|regarding|concerning)\s+([^,.;?!]{3,60})/i.exec(message);
+      if (m) {
+        args[name] = m[1]!.trim();
         continue;
       }
     }

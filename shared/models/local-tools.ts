@@ -29,6 +29,7 @@ const SYNONYMS: Record<string, string[]> = {
   add: ['plus', 'sum', 'total'],
   multiply: ['times', 'product', 'multiplied'],
   product: ['multiplied', 'multiply', 'times'],
+  distance: ['far', 'miles', 'km', 'kilometres', 'kilometers'],
   subtract: ['minus', 'difference'],
   divide: ['divided', 'quotient'],
   sort: ['arrange', 'arranged', 'ascending', 'descending', 'smallest', 'largest'],
