@@ -63,6 +63,11 @@ describe('reading documentation', () => {
     expect(blocks.find((b) => b.text.startsWith('| Option'))?.text.split('\n')).toEqual(['| Option | Default | Description |', '| --- |', '| `compress` | `false` | Whether replies are gzipped. |']);
   });
 
+  it('keeps an autolink’s address (it is not a tag)', () => {
+    const { blocks } = extractMarkdown('# Docs\n\nThe API reference is served at <http://localhost:3000/v1/docs>; write to <help@example.com>. <span>Tags</span> go.');
+    expect(blocks[0]!.text).toBe('The API reference is served at http://localhost:3000/v1/docs; write to help@example.com. Tags go.');
+  });
+
   it('splits sentences at sentence ends only: inline code, e.g. and lower-case continuations stay whole', () => {
     expect(sentencesOf('Call `fastify.listen()` to start. It returns a promise, e.g. for await. Done')).toEqual(['Call `fastify.listen()` to start.', 'It returns a promise, e.g. for await.', 'Done']);
   });

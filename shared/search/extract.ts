@@ -44,11 +44,13 @@ export function extractText(content: string): Extracted {
 
 /**
  * Markdown prose without its markup noise: HTML tags and comments (anchors such as `<a id=…>`),
- * images and badges, blockquote markers, emphasis; links keep their text, inline code its backticks.
+ * images and badges, blockquote markers, emphasis; links keep their text (autolinks their address), inline code its backticks.
  */
 function cleanMarkdownLine(line: string): string {
   return line
     .replace(/<!--.*?-->/g, '')
+    // An autolink (<https://…>, <name@example.com>) is its address, not a tag.
+    .replace(/<((?:https?:\/\/|mailto:)[^>\s]+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+)>/g, '$1')
     .replace(/<\/?[A-Za-z][^>]*>/g, '')
     .replace(/^\s*(?:>\s?)+/, '')
     .replace(/!\[[^\]]*\]\([^)]*\)/g, '')
