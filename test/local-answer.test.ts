@@ -214,3 +214,16 @@ describe('sections of one page read as one text', () => {
     expect(ask('Who directed the film Harbour of Salt?', documents)).not.toContain('[2]');
   });
 });
+
+describe('comparisons', () => {
+  it('quotes a sentence about each side of "A or B", even when one side’s best sentence ranks well below the other’s', () => {
+    const reply = ask("Which magazine was started first Arthur's Magazine or First for Women?", [
+      { title: "Arthur's Magazine", text: "Arthur's Magazine (1844–1846) was an American literary periodical published in Philadelphia in the 19th century. Edited by T.S. Arthur, it featured work by Edgar A. Poe. In May 1846 it was merged into Godey's Lady's Book." },
+      { title: 'First for Women', text: "First for Women is a woman's magazine published by Bauer Media Group in the USA. The magazine was started in 1989. It is based in Englewood Cliffs, New Jersey. In 2011 the circulation of the magazine was 1,310,696 copies." },
+      { title: 'Echosmith', text: 'Echosmith is an American indie pop band formed in February 2009 in Chino, California.' },
+    ]);
+    expect(reply).toContain('1844');
+    expect(reply).toContain('1989');
+    expect(reply).not.toContain('[3]');
+  });
+});

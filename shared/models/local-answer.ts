@@ -329,7 +329,7 @@ const pageOf = (title: string) => title.split(' › ')[0];
 /** Names a sentence mentions (capitalised runs: "Mirela Vant", "University of Lindholm"), as their terms. */
 function namesIn(sentence: string): Array<Set<string>> {
   const names: Array<Set<string>> = [];
-  for (const match of sentence.matchAll(/\b[A-Z][\p{L}'’-]*(?:\s+(?:(?:of|the|de|del|da|van|von|le|la)\s+)*[A-Z][\p{L}'’-]*)*/gu)) {
+  for (const match of sentence.matchAll(/\b[A-Z][\p{L}'’-]*(?:\s+(?:(?:of|the|for|de|del|da|van|von|le|la)\s+)*[A-Z][\p{L}'’-]*)*/gu)) {
     // A capitalised word alone at the start of the sentence is only the sentence's first word.
     if (match.index === 0 && !/\s/.test(match[0])) continue;
     const terms = new Set(analyze(match[0]));
@@ -340,7 +340,7 @@ function namesIn(sentence: string): Array<Set<string>> {
 
 /** The name a sentence opens with, as terms ("The Coastal Open is…" → coastal, open), or none. */
 function openingName(sentence: string): Set<string> {
-  const opening = /^[A-Z][\p{L}'’-]*(?:\s+(?:(?:of|the|de|del|da|van|von|le|la)\s+)*[A-Z][\p{L}'’-]*)*/u.exec(sentence);
+  const opening = /^[A-Z][\p{L}'’-]*(?:\s+(?:(?:of|the|for|de|del|da|van|von|le|la)\s+)*[A-Z][\p{L}'’-]*)*/u.exec(sentence);
   return new Set(opening ? analyze(opening[0]) : []);
 }
 
@@ -381,6 +381,18 @@ function factSentences(question: string, passages: Passage[], evidence: Evidence
     // When the question names what it asks about, another passage is quoted only about one of those (the hop finds what they lead to).
     if (!quoted && askedNames.length > 0 && !askedNames.some((name) => [...name].every((t) => unit.terms.has(t) || titleTermsOf(unit.passage).has(t)))) continue;
     take(unit);
+  }
+  // A comparison ("A or B", "A and B") is answered by a sentence about each: one about a name nothing chosen is about joins.
+  if (askedNames.length >= 2) {
+    const aboutName = (unit: Scored, name: Set<string>) => [...name].every((t) => unit.terms.has(t) || titleTermsOf(unit.passage).has(t));
+    for (const name of askedNames) {
+      if (chosen.some((c) => aboutName(c, name))) continue;
+      const other = evidence.ranked.find((u) => aboutName(u, name) && !chosen.includes(u));
+      if (other && words + other.text.split(/\s+/).length <= MAX_WORDS) {
+        if (chosen.length >= MAX_SENTENCES) chosen.pop();
+        take(other);
+      }
+    }
   }
   const weightOf = (terms: Iterable<string>) => [...terms].reduce((sum, t) => sum + (covered.has(t) ? 0 : (evidence.weights.get(t) ?? 0)), 0);
   // Up to two hops: each must cover what is still uncovered (the second the rest of it: "…played on clay courts").
