@@ -227,3 +227,15 @@ describe('comparisons', () => {
     expect(reply).not.toContain('[3]');
   });
 });
+
+describe('a bridge to a passage that only mentions the name', () => {
+  it('finds whom someone was married to in another document that names them, and says who that is', () => {
+    const reply = ask("What nationality was James Henry Miller's wife?", [
+      { title: 'Ewan MacColl', text: 'James Henry Miller (25 January 1915 – 22 October 1989), better known by his stage name Ewan MacColl, was an English folk singer and songwriter.' },
+      { title: 'Peggy Seeger', text: 'Margaret "Peggy" Seeger (born June 17, 1935) is an American folksinger. She lived in Britain for more than 30 years, and was married to the singer Ewan MacColl until his death in 1989.' },
+      { title: 'Echosmith', text: 'Echosmith is an American indie pop band formed in February 2009 in Chino, California.' },
+    ]);
+    expect(reply).toMatch(/Ewan MacColl.*\[1\].*American folksinger\. \[2\].*married to the singer Ewan MacColl.*\[2\]/);
+    expect(reply).not.toContain('[3]');
+  });
+});

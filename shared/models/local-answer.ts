@@ -215,10 +215,30 @@ export function bearsAnswer(sentence: string, kind: AnswerKind, question: string
  * the founder is answered by who founded it. A variant is the same stem with the ending of a doer
  * or an act (not "foundry" for "found").
  */
+/**
+ * Relations said in other words (a question about a wife is answered by who was married to whom;
+ * about a birthplace by where someone was born), as the analyzer's terms.
+ */
+const RELATED = new Map<string, string[]>(
+  (
+    [
+      ['wife', 'married husband spouse'],
+      ['husband', 'married wife spouse'],
+      ['spouse', 'married wife husband'],
+      ['birthplace', 'born'],
+      ['author', 'wrote written writer'],
+      ['portrayed', 'played starring starred'],
+      ['death', 'died'],
+      ['died', 'death'],
+    ] as const
+  ).map(([word, related]) => [analyze(word)[0]!, analyze(related)]),
+);
+
 const VARIANT_ENDINGS = new Set(['er', 'or', 'ers', 'ors', 'ion', 'ions', 'ment', 'ments']);
 
 function withVariants(terms: Set<string>, asked: Set<string>): Set<string> {
   for (const t of asked) {
+    if (!terms.has(t) && RELATED.get(t)?.some((r) => terms.has(r))) terms.add(t);
     if (terms.has(t) || t.length < 4) continue;
     for (const u of terms) {
       const [short, long] = u.length < t.length ? [u, t] : [t, u];
@@ -413,11 +433,17 @@ function factSentences(question: string, passages: Passage[], evidence: Evidence
     let hop: { unit: Scored; gain: number; via: Unit } | undefined;
     for (const [passage, units] of evidence.units.entries()) {
       const titleTerms = new Set(analyze(aboutOf(passages[passage]!.title)));
-      const leadTo = () => leads.find(({ name, unit }) => unit.passage !== passage && about(passage, name) && !about(unit.passage, name));
+      // Led there by a name the passage is about, or (in another document) one its sentence names ("…was married to Ewan MacColl").
+      const leadTo = (terms: Set<string>) =>
+        leads.find(
+          ({ name, unit }) =>
+            unit.passage !== passage &&
+            ((about(passage, name) && !about(unit.passage, name)) || (pageOf(passages[passage]!.title) !== pageOf(passages[unit.passage]!.title) && [...name].every((t) => terms.has(t)))),
+        );
       for (const unit of units) {
         if (unit.kind !== 'sentence' || isChosen(unit)) continue;
-        const terms = new Set(analyze(unit.text));
-        const lead = leadTo();
+        const terms = withVariants(new Set(analyze(unit.text)), new Set(evidence.weights.keys()));
+        const lead = leadTo(terms);
         if (!lead) continue;
         const covers = new Set([...asked].filter((t) => terms.has(t) || titleTerms.has(t)));
         const fits = wants !== undefined && bearsAnswer(unit.text, wants, said);
@@ -435,6 +461,12 @@ function factSentences(question: string, passages: Passage[], evidence: Evidence
         take({ ...via, score: 0, terms: new Set(analyze(via.text)), named: 0, covers: new Set() });
       }
       if (chosen.length >= MAX_SENTENCES + 1) chosen.pop();
+      // A passage reached through a name it only mentions is about someone else: its first sentence says who ("Peggy Seeger is an American folksinger").
+      const opening = evidence.units[hop.unit.passage]!.find((u) => u.kind === 'sentence');
+      const reached = subjects[hop.unit.passage]!.length > 0 && !leads.some(({ name }) => about(hop.unit.passage, name));
+      if (reached && opening && opening.position !== hop.unit.position && !isChosen(opening) && chosen.length < MAX_SENTENCES) {
+        take({ ...opening, score: 0, terms: new Set(analyze(opening.text)), named: 0, covers: new Set() });
+      }
       take(hop.unit);
     }
   }
