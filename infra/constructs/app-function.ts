@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { AssetStaging, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, LayerVersion, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat, type NodejsFunctionProps } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -12,6 +12,13 @@ export const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** Bundle settings shared with the test that runs the bundles themselves. */
 export const BUNDLE_TARGET = 'node22';
 export const BUNDLE_MAIN_FIELDS = ['module', 'main'];
+/**
+ * Packages the bundles take from elsewhere (paths from the project root, where bundling runs):
+ * zod without its locales (see infra/bundling/zod/README.md).
+ */
+export const BUNDLE_ALIAS = { zod: './infra/bundling/zod' };
+/** Left out of the bundles: the AWS SDK v3 the Node.js 22 runtime provides (what CDK leaves out by default, said here so the benchmark measures the same). */
+export const BUNDLE_EXTERNALS = ['@aws-sdk/*'];
 /** Some dependencies still call require(); give ESM bundles one. */
 export const ESM_REQUIRE_BANNER = "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);";
 
@@ -86,6 +93,10 @@ export class AppFunction extends NodejsFunction {
         sourceMap: true,
         mainFields: BUNDLE_MAIN_FIELDS,
         banner: ESM_REQUIRE_BANNER,
+        externalModules: BUNDLE_EXTERNALS,
+        esbuildArgs: { '--alias': Object.entries(BUNDLE_ALIAS).map(([name, path]) => `${name}=${path}`) },
+        // Docker bundling (when esbuild is not installed here) runs from the project root too, so the aliases resolve.
+        workingDirectory: AssetStaging.BUNDLING_INPUT_DIR,
         ...props.bundling,
       },
     });

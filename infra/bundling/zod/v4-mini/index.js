@@ -1,0 +1,4 @@
+// `zod/v4-mini`
+import * as z from '../mini.js';
+export * from '../mini.js';
+export { z };
