@@ -306,6 +306,23 @@ function fitsString(name: string, schema: PropertySchema, c: Candidate, toolWord
   return true;
 }
 
+/** Whether a value may be a parameter's, by the parameter's type (a list's by its items'). */
+function fitsParameter(name: string, schema: PropertySchema, c: Candidate, toolWords: Set<string>): boolean {
+  const type = typeOf(schema);
+  if (type === 'integer') return c.kind === 'number' && Number.isInteger(c.value);
+  if (type === 'number') return c.kind === 'number';
+  if (type === 'string') return fitsString(name, schema, c, toolWords);
+  if (type !== 'array') return false;
+  const itemType = typeOf(schema.items ?? {});
+  return itemType === 'number' || itemType === 'integer' ? c.kind === 'number' : fitsString(name, schema.items ?? {}, c, toolWords);
+}
+
+/** A value as a parameter takes it: a number for a string parameter (a case number) as its digits, "5%" as 0.05 for a rate the tool takes as a decimal. */
+function valueFor(schema: PropertySchema, c: Candidate): unknown {
+  if (typeOf(schema) === 'string') return String(c.value);
+  return c.percent && typeof c.value === 'number' && /\b(decimal|fraction)\b|between 0 and 1/i.test(schema.description ?? '') ? Math.round(c.value * 1e6) / 1e8 : c.value;
+}
+
 const KIND_RANK: Record<Kind, number> = { quoted: 1, email: 1, url: 1, date: 1, ident: 0.9, name: 0.85, number: 0.7 };
 
 /** A date the message gives in words (today, tomorrow, next Friday), as an ISO date. */
@@ -426,7 +443,10 @@ export function fillArguments(tool: { name: string; description: string; paramet
         const before = tokens.slice(Math.max(0, at - 3), at).map((t) => t.text.toLowerCase());
         args[name] = !before.some((w) => /^(no|not|without|don't|dont|never|disable|exclude|n't)$/.test(w));
       } else if (required.has(name) && /\b(true|yes)\b/i.test(message)) args[name] = true;
-      else if (required.has(name) && documentedDefault(schema, type) !== undefined) args[name] = documentedDefault(schema, type);
+      else if (required.has(name)) {
+        const documented = documentedDefault(schema, type);
+        if (documented !== undefined) args[name] = documented;
+      }
       continue;
     }
     // An object with properties of its own ("body": {mode, temperature…}): its properties read from the same message.
@@ -482,17 +502,17 @@ export function fillArguments(tool: { name: string; description: string; paramet
   }
 
   // "between New York and Boston", "from Paris to Rome": the first is the origin's, the second the destination's.
-  const origin = rest.find((n) => ORIGIN.test(`${nameWords(n).join(' ')} ${properties[n]!.description ?? ''}`));
-  const destination = rest.find((n) => n !== origin && DESTINATION.test(`${nameWords(n).join(' ')} ${properties[n]!.description ?? ''}`));
+  const single = rest.filter((n) => typeOf(properties[n]!) !== 'array');
+  const origin = single.find((n) => ORIGIN.test(`${nameWords(n).join(' ')} ${properties[n]!.description ?? ''}`));
+  const destination = single.find((n) => n !== origin && DESTINATION.test(`${nameWords(n).join(' ')} ${properties[n]!.description ?? ''}`));
   if (origin && destination) {
     for (const [a, b] of candidates.flatMap((a) => candidates.filter((b) => b.first > a.last).map((b) => [a, b] as const))) {
       const opener = tokens[a.first - 1]?.text.toLowerCase();
       const between = tokens.slice(a.last + 1, b.first).map((t) => t.text.toLowerCase()).join(' ');
-      const fits = (name: string, c: Candidate) => (typeOf(properties[name]!) === 'string' ? fitsString(name, properties[name]!, c, toolWords) : c.kind === 'number');
       if (!((opener === 'between' && between === 'and') || (opener === 'from' && between === 'to'))) continue;
-      if (usedCandidates.has(a) || usedCandidates.has(b) || !fits(origin, a) || !fits(destination, b)) continue;
-      args[origin] = typeOf(properties[origin]!) === 'string' ? String(a.value) : a.value;
-      args[destination] = typeOf(properties[destination]!) === 'string' ? String(b.value) : b.value;
+      if (usedCandidates.has(a) || usedCandidates.has(b) || !fitsParameter(origin, properties[origin]!, a, toolWords) || !fitsParameter(destination, properties[destination]!, b, toolWords)) continue;
+      args[origin] = valueFor(properties[origin]!, a);
+      args[destination] = valueFor(properties[destination]!, b);
       usedCandidates.add(a).add(b);
       rest.splice(rest.indexOf(origin), 1);
       rest.splice(rest.indexOf(destination), 1);
@@ -506,21 +526,8 @@ export function fillArguments(tool: { name: string; description: string; paramet
     const schema = properties[name]!;
     const type = typeOf(schema);
     const cues = cuesOf(name, schema, toolWords);
-    const itemType = type === 'array' ? typeOf(schema.items ?? {}) : undefined;
     for (const c of candidates) {
-      const fits =
-        type === 'integer'
-          ? c.kind === 'number' && Number.isInteger(c.value)
-          : type === 'number'
-            ? c.kind === 'number'
-            : type === 'string'
-              ? fitsString(name, schema, c, toolWords)
-              : type === 'array'
-                ? itemType === 'number' || itemType === 'integer'
-                  ? c.kind === 'number'
-                  : fitsString(name, schema.items ?? {}, c, toolWords)
-                : false;
-      if (!fits) continue;
+      if (!fitsParameter(name, schema, c, toolWords)) continue;
       const near = nearness(tokens, cues, c, message);
       // A list is better given by values said together than by one alone.
       const listed = type === 'array' && runAround(c, candidates.filter((o) => o.kind === c.kind), tokens, message).length >= 2 ? 0.5 : 0;
@@ -543,9 +550,7 @@ export function fillArguments(tool: { name: string; description: string; paramet
     if (name in args) continue;
     // An optional parameter is filled only when the message names it near its value.
     if (!required.has(name) && score < 0.1) continue;
-    // "5%" for a rate the tool takes as a decimal is 0.05; a number for a string parameter (a case number) is its digits.
-    if (typeOf(schema) === 'string') args[name] = String(c.value);
-    else args[name] = c.percent && typeof c.value === 'number' && /\b(decimal|fraction)\b|between 0 and 1/i.test(schema.description ?? '') ? Math.round(c.value * 1e6) / 1e8 : c.value;
+    args[name] = valueFor(schema, c);
     usedCandidates.add(c);
   }
   // A list given by one identifier (a variable's name: `myItemList`) is passed as that name.
