@@ -210,12 +210,6 @@ export function bearsAnswer(sentence: string, kind: AnswerKind, question: string
 }
 
 /**
- * Adds to a sentence's terms the question's terms it names in another form: the analyzer leaves
- * "founder" and "founded" (found), "director" and "directed" (direct) apart, but a question about
- * the founder is answered by who founded it. A variant is the same stem with the ending of a doer
- * or an act (not "foundry" for "found").
- */
-/**
  * Relations said in other words (a question about a wife is answered by who was married to whom;
  * about a birthplace by where someone was born), as the analyzer's terms.
  */
@@ -236,6 +230,12 @@ const RELATED = new Map<string, string[]>(
 
 const VARIANT_ENDINGS = new Set(['er', 'or', 'ers', 'ors', 'ion', 'ions', 'ment', 'ments']);
 
+/**
+ * Adds to a sentence's terms the question's terms it names in another form: the analyzer leaves
+ * "founder" and "founded" (found), "director" and "directed" (direct) apart, but a question about
+ * the founder is answered by who founded it. A variant is the same stem with the ending of a doer
+ * or an act (not "foundry" for "found"); a relation above counts too.
+ */
 function withVariants(terms: Set<string>, asked: Set<string>): Set<string> {
   for (const t of asked) {
     if (!terms.has(t) && RELATED.get(t)?.some((r) => terms.has(r))) terms.add(t);
@@ -376,10 +376,14 @@ const MAX_SENTENCES = 3;
 function factSentences(question: string, passages: Passage[], evidence: Evidence, best: Scored): Scored[] {
   const chosen: Scored[] = [best];
   const covered = new Set(best.covers);
-  const askedNames = namesIn(question).filter((name) => [...name].every((t) => evidence.weights.has(t)));
-  const titleTermsOf = (passage: number) => new Set(analyze(passages[passage]!.title));
+  const asked = new Set(evidence.weights.keys());
+  const askedNames = namesIn(question).filter((name) => [...name].every((t) => asked.has(t)));
+  const titleTerms = passages.map((p) => new Set(analyze(p.title)));
+  // A sentence about a name: the name is in it or in its passage's title.
+  const mentions = (unit: Scored, name: Set<string>) => [...name].every((t) => unit.terms.has(t) || titleTerms[unit.passage]!.has(t));
   // What a passage is about: its title, and the name its first sentence opens with ("Tomas Brekke (1958 – 2019) was…").
-  const subjects = passages.map((p, i) => [new Set(analyze(aboutOf(p.title))), openingName(evidence.units[i]!.find((u) => u.kind === 'sentence')?.text ?? '')].filter((t) => t.size > 0));
+  const aboutTitle = passages.map((p) => new Set(analyze(aboutOf(p.title))));
+  const subjects = passages.map((_, i) => [aboutTitle[i]!, openingName(evidence.units[i]!.find((u) => u.kind === 'sentence')?.text ?? '')].filter((t) => t.size > 0));
   // A passage is about a name when one of its subjects is the name or its core ("Peter Lowe" for "Admiral Peter Lowe") or holds it whole.
   const about = (passage: number, name: Set<string>) => subjects[passage]!.some((subject) => [...subject].every((t) => name.has(t)) || [...name].every((t) => subject.has(t)));
   let words = best.text.split(/\s+/).length;
@@ -399,27 +403,30 @@ function factSentences(question: string, passages: Passage[], evidence: Evidence
     // A sentence from another passage that only repeats what is chosen is cited for nothing, unless it holds the kind of answer asked for and nothing chosen does.
     if (!adds && !quoted && !(wants && !answered() && bearsAnswer(unit.text, wants, question))) continue;
     // When the question names what it asks about, another passage is quoted only about one of those (the hop finds what they lead to).
-    if (!quoted && askedNames.length > 0 && !askedNames.some((name) => [...name].every((t) => unit.terms.has(t) || titleTermsOf(unit.passage).has(t)))) continue;
+    if (!quoted && askedNames.length > 0 && !askedNames.some((name) => mentions(unit, name))) continue;
     take(unit);
   }
   // A comparison ("A or B", "A and B") is answered by a sentence about each: one about a name nothing chosen is about joins.
   if (askedNames.length >= 2) {
-    const aboutName = (unit: Scored, name: Set<string>) => [...name].every((t) => unit.terms.has(t) || titleTermsOf(unit.passage).has(t));
     for (const name of askedNames) {
-      if (chosen.some((c) => aboutName(c, name))) continue;
-      const other = evidence.ranked.find((u) => aboutName(u, name) && !chosen.includes(u));
+      if (chosen.some((c) => mentions(c, name))) continue;
+      const other = evidence.ranked.find((u) => mentions(u, name) && !chosen.includes(u));
       if (other && words + other.text.split(/\s+/).length <= MAX_WORDS) {
         if (chosen.length >= MAX_SENTENCES) chosen.pop();
         take(other);
       }
     }
   }
+  // A unit's terms (with the question's variants), read once however many hops look at it.
+  const termsOfUnit = new Map<Unit, Set<string>>();
+  const termsOf = (unit: Unit) => termsOfUnit.get(unit) ?? termsOfUnit.set(unit, withVariants(new Set(analyze(unit.text)), asked)).get(unit)!;
+  // A unit quoted for the hop (the sentence that leads there, or the passage's first): it covers nothing itself.
+  const asScored = (unit: Unit): Scored => ({ ...unit, score: 0, terms: termsOf(unit), named: 0, covers: new Set() });
   const weightOf = (terms: Iterable<string>) => [...terms].reduce((sum, t) => sum + (covered.has(t) ? 0 : (evidence.weights.get(t) ?? 0)), 0);
   // Up to two hops: each must cover what is still uncovered (the second the rest of it: "…played on clay courts").
   for (let hops = 0; hops < 2; hops++) {
     const remaining = weightOf(evidence.weights.keys());
     if (remaining <= 0 && (!wants || answered())) break;
-    const asked = new Set(evidence.weights.keys());
     // The names that may lead on: those of the chosen sentences, then of the rest of their passages (with the sentence that names them).
     const isChosen = (u: Unit) => chosen.some((c) => c.passage === u.passage && c.position === u.position);
     const quoted = new Set(chosen.map((c) => c.passage));
@@ -432,7 +439,6 @@ function factSentences(question: string, passages: Passage[], evidence: Evidence
     const said = `${question} ${chosen.map((c) => c.text).join(' ')}`;
     let hop: { unit: Scored; gain: number; via: Unit } | undefined;
     for (const [passage, units] of evidence.units.entries()) {
-      const titleTerms = new Set(analyze(aboutOf(passages[passage]!.title)));
       // Led there by a name the passage is about, or (in another document) one its sentence names ("…was married to Ewan MacColl").
       const leadTo = (terms: Set<string>) =>
         leads.find(
@@ -442,10 +448,10 @@ function factSentences(question: string, passages: Passage[], evidence: Evidence
         );
       for (const unit of units) {
         if (unit.kind !== 'sentence' || isChosen(unit)) continue;
-        const terms = withVariants(new Set(analyze(unit.text)), new Set(evidence.weights.keys()));
+        const terms = termsOf(unit);
         const lead = leadTo(terms);
         if (!lead) continue;
-        const covers = new Set([...asked].filter((t) => terms.has(t) || titleTerms.has(t)));
+        const covers = new Set([...asked].filter((t) => terms.has(t) || aboutTitle[passage]!.has(t)));
         const fits = wants !== undefined && bearsAnswer(unit.text, wants, said);
         // A lead from a sentence not yet chosen costs a sentence more: it must be worth it.
         const gain = weightOf(covers) + (fits ? remaining * 0.5 + 0.01 : 0) - (isChosen(lead.unit) ? 0 : 0.001);
@@ -453,22 +459,18 @@ function factSentences(question: string, passages: Passage[], evidence: Evidence
       }
     }
     if (!hop || (hops > 0 && chosen.length >= MAX_SENTENCES + 1)) break;
-    {
-      const via = hop.via;
-      if (!isChosen(via)) {
-        // The sentence that names where the answer is ("He was born in Castelmoro") goes before it, in place of a filler if need be.
-        if (chosen.length >= MAX_SENTENCES) chosen.pop();
-        take({ ...via, score: 0, terms: new Set(analyze(via.text)), named: 0, covers: new Set() });
-      }
-      if (chosen.length >= MAX_SENTENCES + 1) chosen.pop();
-      // A passage reached through a name it only mentions is about someone else: its first sentence says who ("Peggy Seeger is an American folksinger").
-      const opening = evidence.units[hop.unit.passage]!.find((u) => u.kind === 'sentence');
-      const reached = subjects[hop.unit.passage]!.length > 0 && !leads.some(({ name }) => about(hop.unit.passage, name));
-      if (reached && opening && opening.position !== hop.unit.position && !isChosen(opening) && chosen.length < MAX_SENTENCES) {
-        take({ ...opening, score: 0, terms: new Set(analyze(opening.text)), named: 0, covers: new Set() });
-      }
-      take(hop.unit);
+    const { unit: reachedUnit, via } = hop;
+    if (!isChosen(via)) {
+      // The sentence that names where the answer is ("He was born in Castelmoro") goes before it, in place of a filler if need be.
+      if (chosen.length >= MAX_SENTENCES) chosen.pop();
+      take(asScored(via));
     }
+    if (chosen.length >= MAX_SENTENCES + 1) chosen.pop();
+    // A passage reached through a name it only mentions is about someone else: its first sentence says who ("Peggy Seeger is an American folksinger").
+    const opening = evidence.units[reachedUnit.passage]!.find((u) => u.kind === 'sentence');
+    const mentionedOnly = subjects[reachedUnit.passage]!.length > 0 && !leads.some(({ name }) => about(reachedUnit.passage, name));
+    if (mentionedOnly && opening && opening.position !== reachedUnit.position && !isChosen(opening) && chosen.length < MAX_SENTENCES) take(asScored(opening));
+    take(reachedUnit);
   }
   return chosen;
 }
