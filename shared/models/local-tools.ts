@@ -49,12 +49,20 @@ const GENERIC = new Set(analyze('get set current retrieve retrieves fetch fetche
  * another. Words for the same action (create and add, delete and remove) are one.
  */
 const ACTIONS: Record<string, string> = { create: 'create', add: 'create', delete: 'delete', remove: 'delete', update: 'update', list: 'list', open: 'open', close: 'close', cancel: 'cancel', start: 'start', stop: 'stop', login: 'login', logout: 'logout', enable: 'enable', disable: 'disable' };
-const actionsOf = (text: string) => [...new Set(Object.keys(ACTIONS).filter((a) => new RegExp(`\\b${a === 'login' ? 'log ?in' : a === 'logout' ? 'log ?out' : a}\\b`, 'i').test(text)).map((a) => ACTIONS[a]!))];
+const ACTION_WORDS = Object.entries(ACTIONS).map(([word, action]) => ({ action, pattern: new RegExp(`\\b${word === 'login' ? 'log ?in' : word === 'logout' ? 'log ?out' : word}\\b`, 'i') }));
+const actionsOf = (text: string) => [...new Set(ACTION_WORDS.filter(({ pattern }) => pattern.test(text)).map(({ action }) => action))];
+
+/** A message as the tools are weighed against it: read once, whatever the number of tools. */
+interface Said {
+  text: string;
+  asked: Set<string>;
+  askedStems: Set<string>;
+  actions: string[];
+}
 
 /** How much a tool's name, description and parameters share with the message. */
-function relevance(tool: ToolSpec, message: string, asked: Set<string>, askedStems: Set<string>): number {
+function relevance(tool: ToolSpec, { text: message, asked, askedStems, actions: asking }: Said): number {
   const toolActions = actionsOf(nameWords(tool.name).join(' '));
-  const asking = actionsOf(message);
   if (toolActions.length > 0 && asking.length > 0 && !asking.some((a) => toolActions.includes(a))) return 0;
   const terms = new Set(analyze(`${words(tool.name)} ${tool.description}`));
   let overlap = 0;
@@ -81,10 +89,9 @@ export function decideToolCall(request: ChatRequest): ToolDecision {
   const message = request.messages[request.messages.length - 1]?.content ?? '';
   if (tools.length === 0 || !message.trim()) return undefined;
   // "394 times 213" asks to multiply, not for a time.
-  const said = message.replace(/(\d)\s*(?:times|x|\*|×)\s*(?=\d)/gi, '$1 multiplied by ');
-  const asked = new Set(analyze(said));
-  const askedStems = new Set((said.match(/[\p{L}\p{N}$€£]+/gu) ?? []).map(stem));
-  const scored = tools.map((tool) => ({ tool, overlap: relevance(tool, said, asked, askedStems) })).sort((a, b) => b.overlap - a.overlap);
+  const text = message.replace(/(\d)\s*(?:times|x|\*|×)\s*(?=\d)/gi, '$1 multiplied by ');
+  const said: Said = { text, asked: new Set(analyze(text)), askedStems: new Set((text.match(/[\p{L}\p{N}$€£]+/gu) ?? []).map(stem)), actions: actionsOf(text) };
+  const scored = tools.map((tool) => ({ tool, overlap: relevance(tool, said) })).sort((a, b) => b.overlap - a.overlap);
   const searchTool = tools.find((t) => Object.keys(t.parameters.properties ?? {}).some((p) => QUERY_NAMES.has(p.toLowerCase())));
   const choice = request.toolChoice;
   const forced = choice !== undefined;
