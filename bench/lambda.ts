@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { build } from 'esbuild';
-import { BUNDLE_ALIAS, BUNDLE_EXTERNALS, BUNDLE_MAIN_FIELDS, BUNDLE_TARGET, ESM_REQUIRE_BANNER } from '../infra/constructs/app-function';
+import { BUNDLE_EXTERNALS, ESBUILD_OPTIONS } from '../infra/constructs/app-function';
 import { runBench, writeResults } from './common';
 
 // Inside the project, so the AWS SDK the bundles leave out resolves as the runtime's would.
@@ -28,7 +28,7 @@ const LAMBDA_ENV = {
 
 async function bundle(name: string, entry: string) {
   const outfile = join(out, name, 'index.mjs');
-  await build({ entryPoints: [entry], bundle: true, platform: 'node', format: 'esm', target: BUNDLE_TARGET, mainFields: BUNDLE_MAIN_FIELDS, alias: BUNDLE_ALIAS, external: BUNDLE_EXTERNALS, minify: true, banner: { js: ESM_REQUIRE_BANNER }, outfile, logLevel: 'silent' });
+  await build({ ...ESBUILD_OPTIONS, entryPoints: [entry], external: BUNDLE_EXTERNALS, outfile });
   return outfile;
 }
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { BUNDLE_ALIAS, BUNDLE_MAIN_FIELDS, BUNDLE_TARGET, ESM_REQUIRE_BANNER } from '../infra/constructs/app-function';
+import { ESBUILD_OPTIONS } from '../infra/constructs/app-function';
 import { invoke, restEvent } from './helpers/lambda-events';
 import { recordOf } from './helpers/sqs';
 import { invokeStreaming } from './helpers/lambda-streaming';
@@ -21,20 +21,7 @@ const out = mkdtempSync(join(tmpdir(), 'cairn-bundles-'));
 
 async function bundle(group: string, entry = `functions/${group}/handler.ts`): Promise<string> {
   const outfile = join(out, group, 'index.mjs');
-  await build({
-    entryPoints: [entry],
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: BUNDLE_TARGET,
-    mainFields: BUNDLE_MAIN_FIELDS,
-    alias: BUNDLE_ALIAS,
-    minify: true,
-    sourcemap: true,
-    banner: { js: ESM_REQUIRE_BANNER },
-    outfile,
-    logLevel: 'silent',
-  });
+  await build({ ...ESBUILD_OPTIONS, entryPoints: [entry], sourcemap: true, outfile });
   return outfile;
 }
 

@@ -23,6 +23,23 @@ export const BUNDLE_EXTERNALS = ['@aws-sdk/*'];
 export const ESM_REQUIRE_BANNER = "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);";
 
 /**
+ * The same settings as esbuild's own options, for code that bundles a function itself (the bundle
+ * test, the cold-start benchmark); they add the entry, the output and, where the AWS SDK must be left
+ * out as the runtime provides it, `external: BUNDLE_EXTERNALS`.
+ */
+export const ESBUILD_OPTIONS = {
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: BUNDLE_TARGET,
+  mainFields: BUNDLE_MAIN_FIELDS,
+  alias: BUNDLE_ALIAS,
+  minify: true,
+  banner: { js: ESM_REQUIRE_BANNER },
+  logLevel: 'silent',
+} as const;
+
+/**
  * Tracing, off by default: `cdk deploy -c tracing=true -c adotLayerArn=<the ADOT Node.js layer for
  * this region and ARM64>` gives every function X-Ray active tracing and the AWS Distro for
  * OpenTelemetry layer, which registers the SDK the code's OpenTelemetry API spans go to.
