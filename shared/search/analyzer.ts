@@ -67,14 +67,33 @@ function identifierTerms(word: string): string[] {
 export function analyze(text: string): string[] {
   const terms: string[] = [];
   for (const match of text.normalize('NFKD').replace(/\p{M}+/gu, '').matchAll(TOKEN)) {
-    let raw = match[0];
-    const apostrophe = raw.search(/['’]/);
-    if (apostrophe >= 0) raw = raw.slice(0, apostrophe); // possessives and contractions
-    const whole = term(raw.toLowerCase());
-    if (whole !== undefined) terms.push(whole);
-    const words = identifierWords(raw);
-    if (words) for (const word of words) terms.push(...identifierTerms(word.toLowerCase()));
+    const raw = match[0];
+    let found = tokenTerms.get(raw);
+    if (found === undefined) {
+      found = termsOfToken(raw);
+      if (tokenTerms.size >= TOKEN_CACHE_SIZE) tokenTerms.clear();
+      tokenTerms.set(raw, found);
+    }
+    for (const t of found) terms.push(t);
   }
+  return terms;
+}
+
+/**
+ * Terms by token, as `termsOfToken` gives them: words recur (Zipf), and stemming was most of the
+ * time indexing spent analysing. Bounded, and emptied when full: the answer never depends on it.
+ */
+const tokenTerms = new Map<string, readonly string[]>();
+const TOKEN_CACHE_SIZE = 100_000;
+
+function termsOfToken(token: string): string[] {
+  const apostrophe = token.search(/['’]/);
+  const raw = apostrophe >= 0 ? token.slice(0, apostrophe) : token; // possessives and contractions
+  const terms: string[] = [];
+  const whole = term(raw.toLowerCase());
+  if (whole !== undefined) terms.push(whole);
+  const words = identifierWords(raw);
+  if (words) for (const word of words) terms.push(...identifierTerms(word.toLowerCase()));
   return terms;
 }
 
