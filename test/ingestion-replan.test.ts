@@ -1,4 +1,4 @@
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { createKnowledgeSourcesApp } from '../functions/knowledge-sources/app';
 import { handleIngestionMessage } from '../shared/knowledge/ingestion';
 import type { IngestionMessage } from '../shared/queue/messages';
@@ -6,6 +6,7 @@ import type { Runtime } from '../shared/runtime';
 import { call } from './helpers/http';
 import { newTenant } from './helpers/tenant';
 import { runtimeLater, testRt } from './helpers/runtime';
+import { indexTuning } from '../shared/search/index-tuning';
 
 /**
  * A sync planned twice: the first planner died after sending its batches but before recording
@@ -18,6 +19,10 @@ const delivery = { receiveCount: 1, maxReceives: 5 };
 
 describe('a sync planned twice', () => {
   it('indexes every document once, whichever attempt’s batches run', async () => {
+    // Segments of 200 chunks: 450 files make three batches.
+    const tuned = { ...indexTuning };
+    indexTuning.segmentChunks = 200;
+    onTestFinished(() => void Object.assign(indexTuning, tuned));
     const queued: IngestionMessage[] = [];
     const rt: Runtime = { ...testRt, queues: { ...testRt.queues, ingestion: { send: async (messages) => void queued.push(...messages), pending: async () => 0 } } };
     const app = createKnowledgeSourcesApp(rt);
@@ -37,7 +42,7 @@ describe('a sync planned twice', () => {
     // One of its batches runs before the sync message comes back.
     await handleIngestionMessage(rt, first[0]!, delivery);
 
-    // The planning lease runs out; the redelivered sync plans what is left: 250 files, batches 0 and 1.
+    // The planning lease runs out; the redelivered sync plans what is left: 300 files, batches 0 and 1.
     await handleIngestionMessage(runtimeLater(rt, 10 * 60_000), sync, { ...delivery, receiveCount: 2 });
     const second = queued.splice(0);
     expect(second.map((m) => m.type === 'batch' && m.batch)).toEqual([0, 1]);

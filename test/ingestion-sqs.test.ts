@@ -13,6 +13,7 @@ import { call } from './helpers/http';
 import { pollOnce, recordOf } from './helpers/sqs';
 import { newTenant } from './helpers/tenant';
 import { testRt } from './helpers/runtime';
+import { indexTuning } from '../shared/search/index-tuning';
 
 /**
  * The AWS path of ingestion: the API sends to SQS (fauxqs, an SQS-compatible server), and the
@@ -26,7 +27,11 @@ let rt: Runtime;
 let app: ReturnType<typeof createKnowledgeSourcesApp>;
 const handler = sqsHandler<IngestionMessage>((message, delivery) => handleIngestionMessage(rt, message, delivery));
 
+const tuned = { ...indexTuning };
+
 beforeAll(async () => {
+  // Segments of 200 chunks: a few hundred files make several batches, as a large source does.
+  indexTuning.segmentChunks = 200;
   server = await startFauxqs({ port: 0, logger: false });
   const dlqArn = server.createQueue('ingestion-dlq').queueArn;
   queueUrl = server.createQueue('ingestion', {
@@ -38,6 +43,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  Object.assign(indexTuning, tuned);
   sqs.destroy();
   await server.stop();
 });
@@ -123,6 +129,52 @@ describe('ingestion through SQS', () => {
     expect(seals).toBeGreaterThanOrEqual(4); // three batches, one of them twice
     const source = (await call(app, 'GET', `/v1/knowledge-sources/${id}`, { key: t.apiKey })).body.data;
     expect(source.stats).toMatchObject({ documents: 450, chunks: 450 });
+  });
+
+  it('replaces every changed document exactly once when a re-sync crashes before a seal and after another seal', async () => {
+    const t = await newTenant();
+    const id = (await call(app, 'POST', '/v1/knowledge-sources', { key: t.apiKey, body: { name: 'notes', type: 'file-collection', files: manyFiles(450, 'old') } })).body.data.id;
+    await call(app, 'POST', `/v1/knowledge-sources/${id}/connect`, { key: t.apiKey, body: {} });
+    expect(await work(t.apiKey, id)).toBe('ready');
+    // Every file changes: each batch's documents replace chunks of the first sync's segments.
+    const changed = manyFiles(450, 'old').map((f, i) => ({ ...f, content: `Note ${i}\n\nRewritten: now about renamed${i} and another matter.` }));
+    expect((await call(app, 'POST', `/v1/knowledge-sources/${id}/files`, { key: t.apiKey, body: { files: changed } })).status).toBe(200);
+    // One batch dies after writing its chunks and documents, before sealing; another after sealing, before tombstoning what it replaces.
+    const seal = rt.store.searchIndex.sealSegment;
+    const tombstone = rt.store.searchIndex.tombstone;
+    let seals = 0;
+    let tombstones = 0;
+    const spies = [
+      vi.spyOn(rt.store.searchIndex, 'sealSegment').mockImplementation(async (...args) => {
+        if (++seals === 1) throw new Error('worker crashed before sealing');
+        return seal(...args);
+      }),
+      vi.spyOn(rt.store.searchIndex, 'tombstone').mockImplementation(async (...args) => {
+        if (args[2].length > 0 && ++tombstones === 2) throw new Error('worker crashed before tombstoning');
+        return tombstone(...args);
+      }),
+    ];
+    try {
+      expect(await work(t.apiKey, id)).toBe('ready');
+    } finally {
+      for (const spy of spies) spy.mockRestore();
+    }
+    const source = (await call(app, 'GET', `/v1/knowledge-sources/${id}`, { key: t.apiKey })).body.data;
+    expect(source.stats).toMatchObject({ documents: 450, chunks: 450 });
+    // No old version is left searchable, and each new one is found once.
+    const old = await call(app, 'POST', `/v1/knowledge-sources/${id}/search`, { key: t.apiKey, body: { query: 'shared subject', topK: 100, feedback: false } });
+    expect(old.body.data.results).toEqual([]);
+    const renamed = await call(app, 'POST', `/v1/knowledge-sources/${id}/search`, { key: t.apiKey, body: { query: 'another matter', topK: 100, feedback: false } });
+    const paths = renamed.body.data.results.map((r: { path: string }) => r.path);
+    expect(paths).toHaveLength(100);
+    expect(new Set(paths).size).toBe(100);
+    for (const n of ['0007', '0321', '0449']) {
+      const hit = await call(app, 'POST', `/v1/knowledge-sources/${id}/search`, { key: t.apiKey, body: { query: `renamed${Number(n)}`, feedback: false } });
+      expect(hit.body.data.results.map((r: { path: string }) => r.path)).toEqual([`old-${n}.txt`]);
+    }
+    // Both crashes happened, and were redone: three batches, two of them twice.
+    expect(seals).toBeGreaterThanOrEqual(4);
+    expect(tombstones).toBeGreaterThanOrEqual(4);
   });
 
   it('sends poison messages to the dead-letter queue and marks a repeatedly failing source failed', async () => {

@@ -131,30 +131,27 @@ async function plan(rt: Runtime, scope: TenantScope, sourceId: string, compactio
 async function writeMerged(rt: Runtime, scope: TenantScope, sourceId: string, plan: CompactionRecord) {
   const map = renumbering(plan);
   const sums: Array<{ segNo: number; chunks: number; lenBody: number; lenTitle: number }> = [];
-  let current: AnalyzedChunkRecord[] = [];
-  const flush = async () => {
-    if (current.length === 0) return;
-    const segNo = Math.floor(current[0]!.docNo / SEGMENT_SPAN);
-    const sum = { segNo, chunks: current.length, lenBody: 0, lenTitle: 0 };
-    for (const c of current) {
-      sum.lenBody += c.lenBody;
-      sum.lenTitle += c.lenTitle;
-    }
-    await rt.store.searchIndex.beginSegment(scope, sourceId, { segNo, syncId: plan.compactionId, replaces: [], documentKeys: [] });
-    const stats = { documents: sum.chunks, totalBodyLength: sum.lenBody, totalTitleLength: sum.lenTitle };
-    await rt.store.searchIndex.writeSegmentData(scope, sourceId, segNo, current, (postings) => layoutTerm(postings, stats));
-    sums.push(sum);
-    current = [];
+  let writer: { segNo: number; write: ReturnType<typeof rt.store.searchIndex.segmentWriter> } | undefined;
+  const finish = async () => {
+    if (writer) sums.push({ segNo: writer.segNo, ...(await writer.write.finish()) });
   };
   for (const old of plan.old) {
+    const moved: AnalyzedChunkRecord[] = [];
     for (const chunk of await rt.store.searchIndex.readSegmentChunks(scope, sourceId, old.segNo)) {
       const docNo = map.get(Number(chunk.docNo));
       if (docNo === undefined) continue; // deleted
-      if (current.length > 0 && Math.floor(docNo / SEGMENT_SPAN) !== Math.floor(current[0]!.docNo / SEGMENT_SPAN)) await flush();
-      current.push({ ...chunk, docNo, ...fieldFrequencies(chunk) });
+      const segNo = Math.floor(docNo / SEGMENT_SPAN);
+      if (writer?.segNo !== segNo) {
+        await writer?.write.add(moved.splice(0));
+        await finish();
+        await rt.store.searchIndex.beginSegment(scope, sourceId, { segNo, syncId: plan.compactionId });
+        writer = { segNo, write: rt.store.searchIndex.segmentWriter(scope, sourceId, segNo, layoutTerm) };
+      }
+      moved.push({ ...chunk, docNo, ...fieldFrequencies(chunk) });
     }
+    await writer?.write.add(moved);
   }
-  await flush();
+  await finish();
   return { sums, map };
 }
 

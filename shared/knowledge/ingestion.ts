@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { inSpan, SpanKind } from '../telemetry';
 import type pg from 'pg';
-import { connect, inspectTable, listKeys, readOnly, readRows, rowToDocument, type PgCredentials, type TableShape } from './connectors/postgres';
+import { connect, inspectTable, listKeys, listKeySizes, readOnly, readRows, rowToDocument, type PgCredentials, type TableShape } from './connectors/postgres';
 import { config } from '../config';
 import { AppError, isRetryable, DocumentError, BlobTooLargeError } from '../errors';
 import { errorFields, log } from '../log';
@@ -12,7 +12,8 @@ import type { Block } from '../search/extract';
 import { parseIsolated } from './documents/parse-isolated';
 import { allTerms, analyzeChunk } from '../search/indexing';
 import { layoutTerm } from '../search/impact-blocks';
-import { SEGMENT_SPAN, type AnalyzedChunkRecord, type DocumentRecord } from '../store/search-index';
+import { SEGMENT_SPAN, type AnalyzedChunkRecord, type ChunkRef, type DocumentRecord } from '../store/search-index';
+import { indexTuning } from '../search/index-tuning';
 import { withDynamoCounters } from '../store/request-metrics';
 import { scopeOf, type TenantScope } from '../tenancy';
 import { knowledgeSources, pgConfigOf, type KnowledgeSourceRecord } from './sources';
@@ -37,10 +38,48 @@ import { isoNow } from '../clock';
  * status `ready`). Every step is idempotent, so redelivery and crashes between batches are safe.
  */
 
-/** Documents a batch reads at most: bounds a worker's memory and an SQS message's size. */
-export const FILES_PER_BATCH = 200;
-export const ROWS_PER_BATCH = 500;
-const BYTES_PER_BATCH = 4 * 1024 * 1024;
+/**
+ * A sync's segments are sized from what it will write, so an initial sync ends in few large
+ * segments (each written once: no compaction to follow) and a small change in one small segment.
+ * A segment aims at `indexTuning.segmentChunks` chunks, estimated from the rows' or files' bytes;
+ * its worker reads it in pages, and writes each page's chunks while it reads the next.
+ */
+const ROWS_PER_PAGE = 500;
+const FILES_PER_PAGE = 200;
+const BYTES_PER_PAGE = 4 * 1024 * 1024;
+/** Characters of text a chunk holds on average (about 1,500 with 200 of overlap): estimates chunks from bytes. */
+const BYTES_PER_CHUNK = 1_300;
+/** A file segment's paths travel in its message (SQS takes 256 KB): at most this many characters of them. */
+const PATH_CHARS_PER_SEGMENT = 100_000;
+/** A file segment's bytes at most: bounds one worker's parsing time whatever the files. */
+const BYTES_PER_SEGMENT = 64 * 1024 * 1024;
+
+/** Chunks a document of `bytes` bytes of text makes, about (at least one). */
+const estimatedChunks = (bytes: number) => 1 + Math.floor(bytes / BYTES_PER_CHUNK);
+
+/**
+ * Cuts items (in order) into consecutive groups of about equal estimated chunks, each at most
+ * `indexTuning.segmentChunks`, and within the other limits `fits` sets.
+ */
+export function cutSegments<T>(items: T[], chunksOf: (item: T) => number, fits: (group: T[], next: T) => boolean = () => true): T[][] {
+  const total = items.reduce((n, item) => n + chunksOf(item), 0);
+  const target = total / Math.max(1, Math.ceil(total / indexTuning.segmentChunks));
+  const groups: T[][] = [];
+  let group: T[] = [];
+  let chunks = 0;
+  for (const item of items) {
+    const n = chunksOf(item);
+    if (group.length > 0 && (chunks + n > Math.ceil(target) || !fits(group, item))) {
+      groups.push(group);
+      group = [];
+      chunks = 0;
+    }
+    group.push(item);
+    chunks += n;
+  }
+  if (group.length > 0) groups.push(group);
+  return groups;
+}
 
 interface SourceDocument {
   key: string;
@@ -94,27 +133,21 @@ async function plan(rt: Runtime, scope: TenantScope, source: KnowledgeSourceReco
     const [files, documents] = await Promise.all([rt.store.files.listFiles(scope, source.id), rt.store.searchIndex.listDocuments(scope, source.id)]);
     const indexed = new Map(documents.map((d) => [d.documentKey, d.hash]));
     const changed = files.filter((f) => indexed.get(f.path) !== f.sha256).sort((a, b) => (a.path < b.path ? -1 : 1));
-    let current: string[] = [];
-    let bytes = 0;
-    for (const file of changed) {
-      if (current.length >= FILES_PER_BATCH || (bytes + file.size > BYTES_PER_BATCH && current.length > 0)) {
-        batches.push({ ...base, paths: current });
-        current = [];
-        bytes = 0;
-      }
-      current.push(file.path);
-      bytes += file.size;
-    }
-    if (current.length > 0) batches.push({ ...base, paths: current });
+    const sum = (group: StoredFile[], pick: (f: StoredFile) => number) => group.reduce((n, f) => n + pick(f), 0);
+    const fits = (group: StoredFile[], next: StoredFile) =>
+      sum(group, (f) => f.path.length) + next.path.length <= PATH_CHARS_PER_SEGMENT && sum(group, (f) => f.size) + next.size <= BYTES_PER_SEGMENT;
+    for (const group of cutSegments(changed, (f) => estimatedChunks(f.size), fits)) batches.push({ ...base, paths: group.map((f) => f.path) });
   } else {
     const since = pgConfigOf(source).updatedAtColumn ? source.watermark : undefined;
-    const keys = await withPostgres(rt, scope, source, async (client, shape) => {
+    const rows = await withPostgres(rt, scope, source, async (client, shape) => {
       watermark = String((await client.query<{ now: Date }>('SELECT now() AS now')).rows[0]!.now.toISOString());
-      return listKeys(client, shape, since);
+      return listKeySizes(client, shape, since);
     });
-    for (let i = 0; i < keys.length; i += ROWS_PER_BATCH) {
-      const group = keys.slice(i, i + ROWS_PER_BATCH);
-      batches.push({ ...base, range: { after: i === 0 ? undefined : keys[i - 1], upTo: group[group.length - 1]! }, since });
+    let after: string | undefined;
+    for (const group of cutSegments(rows, (row) => estimatedChunks(row.bytes))) {
+      const upTo = group[group.length - 1]!.key;
+      batches.push({ ...base, range: { after, upTo }, since });
+      after = upTo;
     }
   }
   return { batches, watermark };
@@ -153,41 +186,82 @@ async function handleSync(rt: Runtime, scope: TenantScope, source: KnowledgeSour
 }
 
 /**
- * Files (or objects) read and parsed at once by one batch. A batch holds at most 4 MB of files (a
- * larger file is alone in its batch), so this bounds round trips, not memory.
+ * Files (or objects) read and parsed at once. A page holds at most 4 MB of files (a larger file is
+ * alone in its page), so this bounds round trips, not memory.
  */
 const PARSE_CONCURRENCY = 16;
 
 /**
- * A batch's documents. A file that cannot be read (damaged, encrypted, scanned, too large) becomes
+ * Hands a segment's documents to `take` a page at a time, in key order, reading the next page
+ * while `take` works on this one. Postgres rows come by keyset pagination within the segment's
+ * range; files in pages of at most 200 files or 4 MB.
+ */
+async function eachDocumentPage(
+  rt: Runtime,
+  scope: TenantScope,
+  source: KnowledgeSourceRecord,
+  message: Extract<IngestionMessage, { type: 'batch' }>,
+  take: (page: SourceDocument[]) => Promise<void>,
+): Promise<void> {
+  if (source.type === 'postgresql') {
+    const range = message.range!;
+    return withPostgres(rt, scope, source, async (client, shape) => {
+      const read = (after: string | undefined) => readRows(client, shape, { after, upTo: range.upTo }, message.since, ROWS_PER_PAGE);
+      let next: Promise<{ rows: Record<string, unknown>[]; last?: string }> | undefined = read(range.after);
+      while (next) {
+        const page: { rows: Record<string, unknown>[]; last?: string } = await next;
+        next = page.rows.length === ROWS_PER_PAGE ? read(page.last) : undefined;
+        next?.catch(() => undefined);
+        await take(page.rows.map((row) => rowToDocument(row, shape)));
+      }
+    });
+  }
+  const files = (await rt.store.files.getFiles(scope, source.id, message.paths ?? [])).sort((a, b) => (a.path < b.path ? -1 : 1));
+  const pages: StoredFile[][] = [];
+  let bytes = 0;
+  for (const file of files) {
+    const page = pages[pages.length - 1];
+    if (!page || page.length >= FILES_PER_PAGE || (bytes + file.size > BYTES_PER_PAGE && page.length > 0)) {
+      pages.push([file]);
+      bytes = file.size;
+    } else {
+      page.push(file);
+      bytes += file.size;
+    }
+  }
+  let next = pages.length > 0 ? readFiles(rt, scope, source, pages[0]!) : undefined;
+  for (let i = 0; next; i++) {
+    const page = await next;
+    next = i + 1 < pages.length ? readFiles(rt, scope, source, pages[i + 1]!) : undefined;
+    // A page read ahead whose turn never comes (the batch failed) must not be an unhandled rejection.
+    next?.catch(() => undefined);
+    await take(page);
+  }
+}
+
+/**
+ * Files as documents. A file that cannot be read (damaged, encrypted, scanned, too large) becomes
  * a document without text, so the version it replaced leaves the index, and its error is recorded
  * on the file; the rest of the batch goes on.
  */
-async function readDocuments(rt: Runtime, scope: TenantScope, source: KnowledgeSourceRecord, message: Extract<IngestionMessage, { type: 'batch' }>): Promise<SourceDocument[]> {
-  if (source.type === 'postgresql') {
-    return withPostgres(rt, scope, source, async (client, shape) => {
-      const rows = await readRows(client, shape, message.range!, message.since);
-      return rows.map((row) => rowToDocument(row, shape));
-    });
-  }
-  const files = await rt.store.files.getFiles(scope, source.id, message.paths ?? []);
-  const documents: SourceDocument[] = [];
+async function readFiles(rt: Runtime, scope: TenantScope, source: KnowledgeSourceRecord, files: StoredFile[]): Promise<SourceDocument[]> {
+  const documents = new Map<string, SourceDocument>();
   await eachLimited(files, PARSE_CONCURRENCY, async (file) => {
     const base = { key: file.path, hash: file.sha256, metadata: { contentType: file.contentType } };
     try {
       const bytes = await readSourceFile(rt, scope, source, file);
       const { title, blocks } = await parseIsolated({ path: file.path, contentType: file.contentType, bytes }, { mainContent: source.type === 'web' });
-      documents.push({ ...base, title: title ?? file.path, blocks });
+      documents.set(file.path, { ...base, title: title ?? file.path, blocks });
       if (file.error) await rt.store.files.setFileError(scope, source.id, file.path, file.sha256, undefined);
     } catch (error) {
       const reason = unreadable(error);
       if (!reason) throw error;
       log.warn('file not indexed', { tenantId: scope.tenantId, sourceId: source.id, path: file.path, ...reason });
-      documents.push({ ...base, blocks: [] });
+      documents.set(file.path, { ...base, blocks: [] });
       await rt.store.files.setFileError(scope, source.id, file.path, file.sha256, reason);
     }
   });
-  return documents;
+  return files.map((f) => documents.get(f.path)!);
 }
 
 /** The bytes of a source's file: a collection's or a crawled page's from the files bucket, an `s3` source's object from its bucket. */
@@ -206,79 +280,83 @@ async function handleBatch(rt: Runtime, scope: TenantScope, source: KnowledgeSou
   const { segNo, syncId } = message;
   // Done already (a late duplicate): its segment may have been compacted away since, so redoing it would index its documents twice.
   if ((await rt.store.syncLedger.getSync(scope, source.id, syncId))?.done.includes(segNo)) return;
-  const documents = await readDocuments(rt, scope, source, message);
-  const previous = await rt.store.searchIndex.getDocuments(scope, source.id, documents.map((d) => d.key));
-  const changed = documents.filter((d) => previous.get(d.key)?.hash !== d.hash);
-  const segment = await rt.store.searchIndex.beginSegment(scope, source.id, {
-    segNo,
-    syncId,
-    replaces: changed.flatMap((d) => previous.get(d.key)?.chunks ?? []),
-    documentKeys: changed.map((d) => d.key),
-  });
+  const segment = await rt.store.searchIndex.beginSegment(scope, source.id, { segNo, syncId });
+  let replaced: ChunkRef[];
   if (segment.state !== 'live') {
-    const { result, counters } = withDynamoCounters(() => indexSegment(rt, scope, source, segNo, documents, segment.documentKeys));
-    const bytesIngested = await result;
+    const { result, counters } = withDynamoCounters(() => indexSegment(rt, scope, source, message));
+    const indexed = await result;
+    replaced = indexed.replaced;
     // Counted when the segment is sealed: a redelivery that finds it live does not count it again.
-    await recordUsage(rt, scope, { subject: { kind: 'knowledge-source', id: source.id }, bytesIngested, writeUnits: counters.writeUnits });
+    await recordUsage(rt, scope, { subject: { kind: 'knowledge-source', id: source.id }, bytesIngested: indexed.bytes, writeUnits: counters.writeUnits });
+  } else {
+    // Sealed by a delivery that died before it tombstoned what the segment replaces: its documents say what.
+    const documents = await rt.store.searchIndex.listDocuments(scope, source.id);
+    replaced = documents.filter((d) => d.seg === segNo).flatMap((d) => d.replaced ?? []);
   }
-  await rt.store.searchIndex.tombstone(scope, source.id, segment.replaces);
+  await rt.store.searchIndex.tombstone(scope, source.id, [...replaced, ...(segment.replaces ?? [])]);
   const progress = await rt.store.syncLedger.markBatchDone(scope, source.id, syncId, segNo);
   if (progress.done >= progress.total) await finalize(rt, scope, source, syncId);
 }
 
-/** Writes and seals one segment of the documents it began with; the bytes of text it indexed. */
-async function indexSegment(
-  rt: Runtime,
-  scope: TenantScope,
-  source: KnowledgeSourceRecord,
-  segNo: number,
-  documents: SourceDocument[],
-  documentKeys: string[],
-): Promise<number> {
-  // A redelivered batch redoes exactly the documents its segment began with.
-  const byKey = new Map(documents.map((d) => [d.key, d]));
-  const chunks: AnalyzedChunkRecord[] = [];
-  const records: DocumentRecord[] = [];
-  let lenBody = 0;
-  let lenTitle = 0;
+/**
+ * Writes and seals one segment: the documents of its range or paths that are new or changed, and
+ * those an earlier delivery of it already recorded as its own (their hash no longer looks
+ * changed). Returns the bytes of text it indexed and the chunks its documents replace.
+ */
+async function indexSegment(rt: Runtime, scope: TenantScope, source: KnowledgeSourceRecord, message: Extract<IngestionMessage, { type: 'batch' }>) {
+  const { segNo } = message;
+  const writer = rt.store.searchIndex.segmentWriter(scope, source.id, segNo, layoutTerm);
+  const replaced: ChunkRef[] = [];
+  let position = 0;
   let bytes = 0;
-  for (const key of documentKeys) {
-    const doc = byKey.get(key);
-    if (!doc) continue; // gone since: the sync's deletions take care of it
-    for (const block of doc.blocks) bytes += Buffer.byteLength(block.text);
-    const documentId = documentIdOf(source.id, key);
-    const refs = [];
-    for (const chunk of chunkBlocks(doc.title, doc.blocks, source.chunking ?? DEFAULT_CHUNK_OPTIONS)) {
-      const docNo = segNo * SEGMENT_SPAN + chunks.length;
-      const analyzed = analyzeChunk(chunk);
-      const terms = [...allTerms(analyzed)].map(([t, n]) => `${t}:${n}`).join(' ');
-      chunks.push({
-        docNo,
-        chunkId: `chk_${docNo.toString(36)}`,
-        documentId,
-        documentKey: key,
-        title: chunk.title,
-        text: chunk.text,
-        metadata: doc.metadata,
-        ...(chunk.location ? { location: chunk.location } : {}),
-        terms,
-        lenBody: analyzed.lenBody,
-        lenTitle: analyzed.lenTitle,
-        titleTf: analyzed.titleTf,
-        bodyTf: analyzed.bodyTf,
-      });
-      refs.push({ docNo, lenBody: analyzed.lenBody, lenTitle: analyzed.lenTitle });
-      lenBody += analyzed.lenBody;
-      lenTitle += analyzed.lenTitle;
-    }
-    records.push({ documentKey: key, documentId, hash: doc.hash, chunks: refs });
+  // One page's writes stay in flight while the next page is read and analysed.
+  let writing: Promise<void> = Promise.resolve();
+  try {
+    await eachDocumentPage(rt, scope, source, message, async (page) => {
+      const previous = await rt.store.searchIndex.getDocuments(scope, source.id, page.map((d) => d.key));
+      const chunks: AnalyzedChunkRecord[] = [];
+      const records: DocumentRecord[] = [];
+      for (const doc of page) {
+        const before = previous.get(doc.key);
+        if (before && before.hash === doc.hash && before.seg !== segNo) continue;
+        const replaces = before?.seg === segNo ? (before.replaced ?? []) : (before?.chunks ?? []);
+        replaced.push(...replaces);
+        for (const block of doc.blocks) bytes += Buffer.byteLength(block.text);
+        const documentId = documentIdOf(source.id, doc.key);
+        const refs = [];
+        for (const chunk of chunkBlocks(doc.title, doc.blocks, source.chunking ?? DEFAULT_CHUNK_OPTIONS)) {
+          const docNo = segNo * SEGMENT_SPAN + position++;
+          const analyzed = analyzeChunk(chunk);
+          chunks.push({
+            docNo,
+            chunkId: `chk_${docNo.toString(36)}`,
+            documentId,
+            documentKey: doc.key,
+            title: chunk.title,
+            text: chunk.text,
+            metadata: doc.metadata,
+            ...(chunk.location ? { location: chunk.location } : {}),
+            terms: [...allTerms(analyzed)].map(([t, n]) => `${t}:${n}`).join(' '),
+            lenBody: analyzed.lenBody,
+            lenTitle: analyzed.lenTitle,
+            titleTf: analyzed.titleTf,
+            bodyTf: analyzed.bodyTf,
+          });
+          refs.push({ docNo, lenBody: analyzed.lenBody, lenTitle: analyzed.lenTitle });
+        }
+        records.push({ documentKey: doc.key, documentId, hash: doc.hash, chunks: refs, seg: segNo, replaced: replaces });
+      }
+      if (source.embedding) await embedChunks(rt, scope, source, chunks);
+      await writing;
+      // Chunks and documents at once: neither is seen before the segment is sealed, and a redone segment rewrites both.
+      writing = Promise.all([writer.add(chunks), rt.store.searchIndex.writeDocuments(scope, source.id, records)]).then(() => undefined);
+    });
+  } finally {
+    await writing;
   }
-  if (source.embedding) await embedChunks(rt, scope, source, chunks);
-  const segmentStats = { documents: chunks.length, totalBodyLength: lenBody, totalTitleLength: lenTitle };
-  await rt.store.searchIndex.writeSegmentData(scope, source.id, segNo, chunks, (postings) => layoutTerm(postings, segmentStats));
-  await rt.store.searchIndex.writeDocuments(scope, source.id, records);
-  await rt.store.searchIndex.sealSegment(scope, source.id, segNo, { chunks: chunks.length, lenBody, lenTitle });
-  return bytes;
+  const sums = await writer.finish();
+  await rt.store.searchIndex.sealSegment(scope, source.id, segNo, sums);
+  return { bytes, replaced };
 }
 
 /**

@@ -17,7 +17,10 @@ export const indexTuning = {
   /** …or this share of its chunks is deleted (and at least `compactAfterDeletedChunks`: small sources cost little either way). */
   compactAfterDeletedShare: 0.2,
   compactAfterDeletedChunks: 1000,
-  /** Chunks in one compacted segment (a search keeps one score array of this length per segment). */
+  /**
+   * Chunks in one segment: what a sync sizes its segments for (estimated from the rows' or files'
+   * bytes) and what compaction merges into. A search keeps one score array of this length per segment.
+   */
   segmentChunks: 1 << 16,
   /** A compaction removes the old items this long after the swap: searches that read the old segment list still find them. */
   compactionGraceSeconds: 60,

@@ -3,7 +3,7 @@ import { eachLimited } from '../each-limited';
 import type { Db } from './db';
 import type { ItemKey } from './keys';
 
-type WriteRequest = NonNullable<BatchWriteCommandInput['RequestItems']>[string][number];
+export type WriteRequest = NonNullable<BatchWriteCommandInput['RequestItems']>[string][number];
 
 /**
  * BatchWriteItem in groups of 25 (a few groups in flight at once), resending what DynamoDB leaves

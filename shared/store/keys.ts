@@ -76,7 +76,8 @@ export const keys = {
   }),
   /** A segment's field lengths per chunk (postings format 2 keeps them here, once). */
   normsPartition: (scope: TenantScope, sourceId: string) => `${scoped(scope)}#KS#${sourceId}#NORMS`,
-  norms: (scope: TenantScope, sourceId: string, segNo: number): ItemKey => ({ pk: keys.normsPartition(scope, sourceId), sk: pad(segNo) }),
+  /** Part 0 holds the number of parts; a segment of more chunks than one item's worth has more. */
+  norms: (scope: TenantScope, sourceId: string, segNo: number, part = 0): ItemKey => ({ pk: keys.normsPartition(scope, sourceId), sk: part === 0 ? pad(segNo) : `${pad(segNo)}#${part}` }),
   /** The terms a segment holds postings of, in pages: what compaction deletes with it. */
   segmentTermsPartition: (scope: TenantScope, sourceId: string, segNo: number) => `${scoped(scope)}#KS#${sourceId}#SEGT#${pad(segNo)}`,
   chunkPartition: (scope: TenantScope, sourceId: string) => `${scoped(scope)}#KS#${sourceId}#CHUNK`,

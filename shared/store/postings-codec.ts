@@ -219,6 +219,24 @@ export function forEachPostingV2(bytes: Uint8Array, visit: (doc: number, tfBody:
   }
 }
 
+/** A document's chunks (number and field lengths) as varint triples: a list of maps cost a write a third more. */
+export function encodeChunkRefs(refs: Array<{ docNo: number; lenBody: number; lenTitle: number }>): Uint8Array {
+  const out: number[] = [];
+  for (const r of refs) {
+    writeVarint(out, r.docNo);
+    writeVarint(out, r.lenBody);
+    writeVarint(out, r.lenTitle);
+  }
+  return Uint8Array.from(out);
+}
+
+export function decodeChunkRefs(bytes: Uint8Array): Array<{ docNo: number; lenBody: number; lenTitle: number }> {
+  const refs = [];
+  const read = varints(bytes);
+  while (!read.done) refs.push({ docNo: read.next(), lenBody: read.next(), lenTitle: read.next() });
+  return refs;
+}
+
 /** A segment's field lengths per chunk position: varint pairs (body, title). */
 export function encodeNorms(lengths: Array<{ lenBody: number; lenTitle: number }>): Uint8Array {
   const out: number[] = [];

@@ -1,9 +1,9 @@
 import type { Clock } from '../clock';
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { decodeDirectory, encodeNorms, POSTINGS_FORMAT, type Posting } from './postings-codec';
+import { decodeChunkRefs, decodeDirectory, encodeChunkRefs, encodeNorms, POSTINGS_FORMAT, type Posting } from './postings-codec';
 import type { TenantScope } from '../tenancy';
-import { deleteRequest, putRequest, batchOps } from './batch';
+import { deleteRequest, putRequest, batchOps, type WriteRequest } from './batch';
 import type { Db } from './db';
 import { BLOCK_PREFIX, blockSegment, blockSortKey, keys } from './keys';
 import { searchIndexCache, type TermItems } from './search-index-cache';
@@ -41,10 +41,8 @@ const segmentShape = z.object({
   deletedCount: z.number(),
   deletedLenBody: z.number(),
   deletedLenTitle: z.number(),
-  /** Chunks this segment's documents replace; deleted once the segment is live. */
-  replaces: z.array(chunkRefShape),
-  /** The documents this segment indexes, fixed when it begins, so a redelivered batch redoes the same. */
-  documentKeys: z.array(z.string()),
+  /** Written before documents recorded what they replace (their own `replaced`): what such a segment's documents replace. */
+  replaces: z.array(chunkRefShape).optional(),
   version: z.number(),
   /** Postings format (postings-codec.ts): 2 keeps field lengths in the segment's norms; absent, format 1. */
   format: z.number().optional(),
@@ -92,6 +90,13 @@ const documentShape = z.object({
   documentId: z.string(),
   hash: z.string(),
   chunks: z.array(chunkRefShape),
+  /**
+   * The segment that indexed this version, and the chunks of the version it replaced: a segment
+   * redone after a crash knows its own documents by `seg` (their hash no longer looks changed)
+   * and still tombstones what they replaced.
+   */
+  seg: z.number().optional(),
+  replaced: z.array(chunkRefShape).optional(),
 });
 export type DocumentRecord = z.infer<typeof documentShape>;
 
@@ -107,7 +112,15 @@ function toBytes(value: unknown): Uint8Array | undefined {
 
 const toSegment = (item: Record<string, unknown>): SegmentRecord => readItem(segmentShape, item, 'segment');
 const toChunk = (item: Record<string, unknown>): ChunkRecord => readItem(chunkShape, item, 'chunk');
-const toDocument = (item: Record<string, unknown>): DocumentRecord => readItem(documentShape, item, 'document');
+/**
+ * A document as stored: its chunk lists as varint triples in `c` (chunks) and `r` (replaced), or,
+ * in items written before that, `chunks` as a list of maps.
+ */
+function toDocument(item: Record<string, unknown>): DocumentRecord {
+  if (item.c === undefined) return readItem(documentShape, item, 'document');
+  const { c, r, ...rest } = item;
+  return readItem(documentShape, { ...rest, chunks: decodeChunkRefs(toBytes(c) ?? new Uint8Array()), ...(r !== undefined ? { replaced: decodeChunkRefs(toBytes(r) ?? new Uint8Array()) } : {}) }, 'document');
+}
 
 export interface AnalyzedChunkRecord extends ChunkRecord {
   titleTf: Map<string, number>;
@@ -135,6 +148,19 @@ export interface TermBlock {
   bytes: Uint8Array;
 }
 
+/** A segment's statistics, with which its postings are laid out (impact-blocks.ts). */
+export interface SegmentStats {
+  documents: number;
+  totalBodyLength: number;
+  totalTitleLength: number;
+}
+
+/** A segment's norms (about 3 bytes a chunk) are stored in parts of at most `partBytes` (an item holds 400 KB); tests make them small. */
+export const normsStorage = { partBytes: 350_000 };
+
+/** Batch writes a segment writer keeps in flight (DynamoDB takes them in parallel; against DynamoDB Local 16 or 32 wrote no faster than 8). */
+const WRITE_CONCURRENCY = 8;
+
 /** A segment's term list is kept in pages of at most this many characters (an item holds 400 KB). */
 const TERMS_PAGE_CHARS = 300_000;
 
@@ -155,11 +181,7 @@ export function searchIndexStore(db: Db, clock: Clock, cacheBytes?: number) {
   const clearPartition = async (pk: string) => batchWrite((await queryAll(pk)).map((item) => deleteRequest({ pk, sk: String(item.sk) })));
 
   /** Creates the segment in state `writing`, or returns it as it already is (a redelivered batch). */
-  async function beginSegment(
-    scope: TenantScope,
-    sourceId: string,
-    segment: { segNo: number; syncId: string; replaces: ChunkRef[]; documentKeys: string[] },
-  ): Promise<SegmentRecord> {
+  async function beginSegment(scope: TenantScope, sourceId: string, segment: { segNo: number; syncId: string }): Promise<SegmentRecord> {
     const record: SegmentRecord = {
       ...segment,
       state: 'writing',
@@ -188,44 +210,88 @@ export function searchIndexStore(db: Db, clock: Clock, cacheBytes?: number) {
   }
 
   /**
-   * Writes a segment's chunks and postings (overwriting the same items when a batch is redone),
-   * its term list first, so whatever of it exists can be found and removed.
+   * Writes one segment's data as it comes (overwriting the same items when a batch is redone):
+   * `add` writes chunks at once and keeps only their postings, compactly; `finish` writes the term
+   * list (first, so whatever of the postings exists can be found and removed), the norms and the
+   * postings, laid out with the whole segment's statistics. So a segment of any size is written
+   * once, in one pass, with its chunks' text never all in memory.
    */
-  async function writeSegmentData(
-    scope: TenantScope,
-    sourceId: string,
-    segNo: number,
-    chunks: AnalyzedChunkRecord[],
-    layoutOf: (postings: Posting[]) => TermLayout,
-  ): Promise<void> {
-    const byTerm = new Map<string, Posting[]>();
-    for (const c of chunks) {
-      const terms = new Set([...c.bodyTf.keys(), ...c.titleTf.keys()]);
-      for (const term of terms) {
-        const list = byTerm.get(term) ?? [];
-        list.push({ doc: c.docNo - segNo * SEGMENT_SPAN, tfBody: c.bodyTf.get(term) ?? 0, tfTitle: c.titleTf.get(term) ?? 0, lenBody: c.lenBody, lenTitle: c.lenTitle });
-        byTerm.set(term, list);
-      }
-    }
-    await writeTermList(scope, sourceId, segNo, [...byTerm.keys()]);
-    const norms = new Array<{ lenBody: number; lenTitle: number }>(chunks.length);
-    for (const c of chunks) norms[c.docNo - segNo * SEGMENT_SPAN] = c;
-    await batchWrite([putRequest({ ...keys.norms(scope, sourceId, segNo), segNo, n: encodeNorms(norms) })]);
-    await batchWrite(
-      chunks.map(({ titleTf: _t, bodyTf: _b, ...chunk }) => putRequest({ ...keys.chunk(scope, sourceId, chunk.docNo), ...chunk })),
-    );
-    const requests = [];
-    for (const [term, postings] of byTerm) {
-      const layout = layoutOf(postings);
-      const directory = keys.termSegment(scope, sourceId, term, segNo);
-      if (layout.inline) {
-        requests.push(putRequest({ ...directory, p: layout.inline }));
-        continue;
-      }
-      requests.push(putRequest({ ...directory, term, n: layout.count, d: layout.directory }));
-      layout.blocks!.forEach((block, index) => requests.push(putRequest({ ...keys.termBlock(scope, sourceId, term, { impact: block.impact, segNo, index }), p: block.bytes })));
-    }
-    await batchWrite(requests);
+  function segmentWriter(scope: TenantScope, sourceId: string, segNo: number, layoutOf: (postings: Posting[], stats: SegmentStats) => TermLayout) {
+    const base = segNo * SEGMENT_SPAN;
+    /** Per term, its postings as flat triples: local chunk number, body and title frequency. */
+    const byTerm = new Map<string, number[]>();
+    const lenBody: number[] = [];
+    const lenTitle: number[] = [];
+    const sums = { chunks: 0, lenBody: 0, lenTitle: 0 };
+    return {
+      async add(chunks: AnalyzedChunkRecord[]): Promise<void> {
+        const items = [];
+        for (const { titleTf, bodyTf, ...chunk } of chunks) {
+          const local = chunk.docNo - base;
+          for (const [term, tf] of bodyTf) {
+            const list = byTerm.get(term);
+            if (list) list.push(local, tf, titleTf.get(term) ?? 0);
+            else byTerm.set(term, [local, tf, titleTf.get(term) ?? 0]);
+          }
+          for (const [term, tf] of titleTf) {
+            if (bodyTf.has(term)) continue;
+            const list = byTerm.get(term);
+            if (list) list.push(local, 0, tf);
+            else byTerm.set(term, [local, 0, tf]);
+          }
+          lenBody[local] = chunk.lenBody;
+          lenTitle[local] = chunk.lenTitle;
+          sums.chunks++;
+          sums.lenBody += chunk.lenBody;
+          sums.lenTitle += chunk.lenTitle;
+          items.push(putRequest({ ...keys.chunk(scope, sourceId, chunk.docNo), ...chunk }));
+        }
+        await batchWrite(items, WRITE_CONCURRENCY);
+      },
+      /** Writes the postings; the segment's sums, to seal it with. */
+      async finish(): Promise<{ chunks: number; lenBody: number; lenTitle: number }> {
+        await writeTermList(scope, sourceId, segNo, [...byTerm.keys()]);
+        const norms = Array.from({ length: lenBody.length }, (_, local) => ({ lenBody: lenBody[local] ?? 0, lenTitle: lenTitle[local] ?? 0 }));
+        await writeNorms(scope, sourceId, segNo, encodeNorms(norms));
+        const stats = { documents: sums.chunks, totalBodyLength: sums.lenBody, totalTitleLength: sums.lenTitle };
+        let requests: WriteRequest[] = [];
+        for (const [term, flat] of byTerm) {
+          const postings: Posting[] = [];
+          for (let i = 0; i < flat.length; i += 3) {
+            const doc = flat[i]!;
+            postings.push({ doc, tfBody: flat[i + 1]!, tfTitle: flat[i + 2]!, lenBody: lenBody[doc]!, lenTitle: lenTitle[doc]! });
+          }
+          // Chunks are added in number order (sorting an ordered list is cheap), but the layout must not depend on it.
+          postings.sort((a, b) => a.doc - b.doc);
+          const layout = layoutOf(postings, stats);
+          const directory = keys.termSegment(scope, sourceId, term, segNo);
+          if (layout.inline) requests.push(putRequest({ ...directory, p: layout.inline }));
+          else {
+            requests.push(putRequest({ ...directory, term, n: layout.count, d: layout.directory }));
+            layout.blocks!.forEach((block, index) => requests.push(putRequest({ ...keys.termBlock(scope, sourceId, term, { impact: block.impact, segNo, index }), p: block.bytes })));
+          }
+          if (requests.length >= 2_000) {
+            await batchWrite(requests, WRITE_CONCURRENCY);
+            requests = [];
+          }
+        }
+        await batchWrite(requests, WRITE_CONCURRENCY);
+        return { ...sums };
+      },
+    };
+  }
+
+  async function writeNorms(scope: TenantScope, sourceId: string, segNo: number, norms: Uint8Array): Promise<void> {
+    const partBytes = normsStorage.partBytes;
+    const parts = Math.max(1, Math.ceil(norms.length / partBytes));
+    const items = Array.from({ length: parts }, (_, part) => ({
+      ...keys.norms(scope, sourceId, segNo, part),
+      segNo,
+      part,
+      ...(part === 0 && parts > 1 ? { parts } : {}),
+      n: norms.subarray(part * partBytes, (part + 1) * partBytes),
+    }));
+    await batchWrite(items.map(putRequest));
   }
 
   async function writeTermList(scope: TenantScope, sourceId: string, segNo: number, terms: string[]): Promise<void> {
@@ -263,7 +329,9 @@ export function searchIndexStore(db: Db, clock: Clock, cacheBytes?: number) {
         const term = item.term as string;
         decodeDirectory(toBytes(item.d)!).forEach(({ impact }, index) => requests.push(deleteRequest(keys.termBlock(scope, sourceId, term, { impact, segNo, index }))));
       }
-      await batchWrite([...requests, deleteRequest(keys.norms(scope, sourceId, segNo))]);
+      const norms = await batchGet([keys.norms(scope, sourceId, segNo)], { consistent: true });
+      const parts = Number(norms[0]?.parts ?? 1);
+      await batchWrite([...requests, ...Array.from({ length: parts }, (_, part) => deleteRequest(keys.norms(scope, sourceId, segNo, part)))]);
       await clearPartition(keys.segmentTermsPartition(scope, sourceId, segNo));
     }
   }
@@ -275,7 +343,12 @@ export function searchIndexStore(db: Db, clock: Clock, cacheBytes?: number) {
   }
 
   async function writeDocuments(scope: TenantScope, sourceId: string, documents: DocumentRecord[]): Promise<void> {
-    await batchWrite(documents.map((d) => putRequest({ ...keys.document(scope, sourceId, d.documentKey), ...d })));
+    await batchWrite(
+      documents.map(({ chunks, replaced, ...d }) =>
+        putRequest({ ...keys.document(scope, sourceId, d.documentKey), ...d, c: encodeChunkRefs(chunks), ...(replaced?.length ? { r: encodeChunkRefs(replaced) } : {}) }),
+      ),
+      WRITE_CONCURRENCY,
+    );
   }
 
   /** Makes a segment searchable with its statistics (idempotent). */
@@ -494,10 +567,15 @@ export function searchIndexStore(db: Db, clock: Clock, cacheBytes?: number) {
     });
     if (missing.length === 0) return found;
     const issuedAt = clock.now();
-    for (const item of await batchGet(missing.map((segNo) => keys.norms(scope, sourceId, segNo)))) {
-      const bytes = toBytes(item.n)!;
-      found.set(Number(item.segNo), bytes);
-      cache.keepNorms(scope, sourceId, Number(item.segNo), bytes, issuedAt);
+    const items = await batchGet(missing.map((segNo) => keys.norms(scope, sourceId, segNo)));
+    const rest = items.flatMap((item) => Array.from({ length: Number(item.parts ?? 1) - 1 }, (_, i) => keys.norms(scope, sourceId, Number(item.segNo), i + 1)));
+    const parts = new Map((await batchGet(rest)).map((item) => [`${Number(item.segNo)}#${Number(item.part)}`, toBytes(item.n)!]));
+    for (const item of items) {
+      const segNo = Number(item.segNo);
+      const pieces = [toBytes(item.n)!, ...Array.from({ length: Number(item.parts ?? 1) - 1 }, (_, i) => parts.get(`${segNo}#${i + 1}`)!)];
+      const bytes = pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces);
+      found.set(segNo, bytes);
+      cache.keepNorms(scope, sourceId, segNo, bytes, issuedAt);
     }
     return found;
   }
@@ -576,7 +654,7 @@ export function searchIndexStore(db: Db, clock: Clock, cacheBytes?: number) {
     await batchWrite([deleteRequest(keys.segmentCounter(scope, sourceId))]);
   }
   // blockKey: where a term's posting block sorts, for a reader that skips blocks by their keys.
-  return { blockKey: blockSortKey, forgetDocumentHashes, beginSegment, writeSegmentData, writeDocuments, sealSegment, tombstone, readSegments, readTermItems, readTermBlocks, readNorms, deleteSegmentPostings, readSegmentChunks, deleteChunks, deleteSegmentItems, beginCompaction, getCompaction, setCompactionState, swapSegments, getChunks, listDocuments, getDocuments, reserveSegments, deleteDocuments, purgeIndex };
+  return { blockKey: blockSortKey, forgetDocumentHashes, beginSegment, segmentWriter, writeDocuments, sealSegment, tombstone, readSegments, readTermItems, readTermBlocks, readNorms, deleteSegmentPostings, readSegmentChunks, deleteChunks, deleteSegmentItems, beginCompaction, getCompaction, setCompactionState, swapSegments, getChunks, listDocuments, getDocuments, reserveSegments, deleteDocuments, purgeIndex };
 }
 
 export type SearchIndexStore = ReturnType<typeof searchIndexStore>;

@@ -191,13 +191,32 @@ export async function listKeys(client: pg.Client, shape: TableShape, since?: str
   return result.rows.map((r) => r.k);
 }
 
-/** Rows with keys in (after, upTo], in key order: keyset pagination on the id column. */
+/**
+ * Every row key in key order with the bytes of its text columns (optionally only rows changed
+ * after `since`): what a sync sizes its segments by.
+ */
+export async function listKeySizes(client: pg.Client, shape: TableShape, since?: string): Promise<Array<{ key: string; bytes: number }>> {
+  const id = quoteIdent(shape.idColumn);
+  const where = since && shape.updatedAtColumn ? `WHERE ${quoteIdent(shape.updatedAtColumn)} > $1` : '';
+  const bytes = shape.textColumns.map((c) => `coalesce(octet_length(${quoteIdent(c)}::text), 0)`).join(' + ');
+  const result = await client.query<{ k: string; b: number }>(`SELECT ${id}::text AS k, (${bytes})::int AS b FROM ${from(shape)} ${where} ORDER BY ${id}`, where ? [since] : []);
+  return result.rows.map((r) => ({ key: r.k, bytes: r.b }));
+}
+
+/** The column a page's last key comes back in (the id as text, as `listKeys` gives it). */
+const KEY_COLUMN = 'cairn$key';
+
+/**
+ * Up to `limit` rows with keys in (after, upTo], in key order: keyset pagination on the id column.
+ * `last` is the last row's key, where the next page starts.
+ */
 export async function readRows(
   client: pg.Client,
   shape: TableShape,
   range: { after?: string; upTo: string },
-  since?: string,
-): Promise<Record<string, unknown>[]> {
+  since: string | undefined,
+  limit: number,
+): Promise<{ rows: Record<string, unknown>[]; last?: string }> {
   const id = quoteIdent(shape.idColumn);
   const wanted = [...new Set([shape.idColumn, ...shape.textColumns, ...shape.metadataColumns])].map(quoteIdent).join(', ');
   const conditions: string[] = [];
@@ -205,8 +224,12 @@ export async function readRows(
   if (range.after !== undefined) conditions.push(`${id} > $${values.push(range.after)}`);
   conditions.push(`${id} <= $${values.push(range.upTo)}`);
   if (since && shape.updatedAtColumn) conditions.push(`${quoteIdent(shape.updatedAtColumn)} > $${values.push(since)}`);
-  const result = await client.query(`SELECT ${wanted} FROM ${from(shape)} WHERE ${conditions.join(' AND ')} ORDER BY ${id}`, values);
-  return result.rows as Record<string, unknown>[];
+  const result = await client.query(
+    `SELECT ${wanted}, ${id}::text AS ${quoteIdent(KEY_COLUMN)} FROM ${from(shape)} WHERE ${conditions.join(' AND ')} ORDER BY ${id} LIMIT ${Math.floor(limit)}`,
+    values,
+  );
+  const rows = result.rows as Record<string, unknown>[];
+  return { rows, last: rows.length > 0 ? String(rows[rows.length - 1]![KEY_COLUMN]) : undefined };
 }
 
 function display(value: unknown): string | undefined {
