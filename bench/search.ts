@@ -7,8 +7,10 @@
  * run, and the two rankings compared. Cold reads: the search cache is off (SEARCH_CACHE_MB=0).
  * Then a 10,000-row table re-synced 50 times with 10% of its rows changed each time, before and
  * after compaction, against a freshly built index of the same rows. Also a 1,000-file collection.
- * Writes bench/results/search.json. BENCH_SIZES=1000,10000 limits the sizes.
+ * Writes bench/results/search.json. BENCH_SIZES=1000,10000 limits the sizes; BENCH_SEARCH=0 measures
+ * ingestion only, BENCH_PROFILE=<dir> writes each ingestion's CPU profile there, BENCH_RESYNC=0 leaves out the re-sync growth.
  */
+import './allow-local-tools';
 import pg from 'pg';
 import { benchApp, cisi, mean, percentile, rng, runBench, startBenchServices, writeResults } from './common';
 
@@ -19,6 +21,22 @@ const SIZES = (process.env.BENCH_SIZES ?? '1000,10000,100000').split(',').map(Nu
 const { queries, sentences, titles } = cisi();
 /** Keyword queries: the first three terms of each CISI question, searched without feedback. */
 const keywordQueries = queries.map((q) => [...new Set(q.toLowerCase().match(/[a-z]{4,}/g) ?? [])].filter((w) => !STOP.has(w)).slice(0, 3).join(' '));
+
+/** BENCH_PROFILE=<dir>: each ingestion's CPU profile, for `bench/profile-summary.ts`. Returns the function that stops and writes it. */
+async function startProfile() {
+  const { Session } = await import('node:inspector/promises');
+  const { mkdirSync, writeFileSync } = await import('node:fs');
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  return async (file: string) => {
+    const { profile } = await session.post('Profiler.stop');
+    mkdirSync(process.env.BENCH_PROFILE!, { recursive: true });
+    writeFileSync(file, JSON.stringify(profile));
+    session.disconnect();
+  };
+}
 
 async function main() {
   process.env.SEARCH_CACHE_MB = '0';
@@ -39,12 +57,31 @@ async function main() {
 
   const results: Record<string, unknown> = { date: new Date().toISOString(), node: process.version, postgres: t.kind, sizes: {} };
 
+  /**
+   * The store's own speed, the floor ingestion is measured against: the same texts written as bare
+   * items by BatchWriteItem (25 a request, as many in flight as the index writer keeps), nothing
+   * read, parsed or indexed. Chunks per second.
+   */
+  async function writeFloor(texts: string[]): Promise<number> {
+    const { batchOps, putRequest } = await import('../shared/store/batch');
+    const { createDb } = await import('../shared/store/db');
+    const { batchWrite } = batchOps(createDb());
+    const pk = `bench-floor-${texts.length}-${Date.now()}`;
+    const started = performance.now();
+    for (let i = 0; i < texts.length; i += 2_000) {
+      await batchWrite(texts.slice(i, i + 2_000).map((text, j) => putRequest({ pk, sk: String(i + j).padStart(8, '0'), text })), 8);
+    }
+    return texts.length / ((performance.now() - started) / 1000);
+  }
+
   async function ingest(sourceId: string) {
     const before = dynamoTotals();
+    const profile = process.env.BENCH_PROFILE ? await startProfile() : undefined;
     const started = performance.now();
     await connectSource(rt, scope, sourceId, { options: { sync: true, index: true }, credentials: { username: t.username, password: t.password } });
     await queue.drain();
     const seconds = (performance.now() - started) / 1000;
+    await profile?.(`${process.env.BENCH_PROFILE}/ingest-${sourceId}.cpuprofile`);
     const source = await knowledgeSources.get(rt, scope, sourceId);
     if (source.status !== 'ready') throw new Error(`source ended ${source.status}: ${JSON.stringify(source.error)}`);
     const after = dynamoTotals();
@@ -178,9 +215,23 @@ async function main() {
       config: { host: t.host, port: t.port, database: t.database, table: `public.${table}`, ssl: false },
     } as never);
     process.stdout.write(`${size} rows: ingesting… `);
-    const ingestion = await ingest(record.id);
-    process.stdout.write(`${ingestion.seconds} s; searching… `);
+    const floorBefore = await writeFloor((await db.query<{ body: string }>(`SELECT body FROM ${table} ORDER BY id`)).rows.map((r) => r.body));
+    const measured = await ingest(record.id);
+    const floorAfter = await writeFloor((await db.query<{ body: string }>(`SELECT body FROM ${table} ORDER BY id`)).rows.map((r) => r.body));
+    const floor = Math.min(floorBefore, floorAfter);
+    const ingestion = {
+      ...measured,
+      floorChunksPerSecond: { before: Math.round(floorBefore), after: Math.round(floorAfter) },
+      // Against the slower of the two floor runs, as the issue's budget reads it.
+      floorShare: Math.round((measured.chunksPerSecond / floor) * 100) / 100,
+    };
+    process.stdout.write(`${ingestion.seconds} s (${ingestion.chunksPerSecond} chunks/s, floor ${Math.round(floor)}, ${ingestion.capacityUnitsPerChunk} units/chunk); searching… `);
     const index = await segmentsOf(record.id);
+    if (process.env.BENCH_SEARCH === '0') {
+      process.stdout.write('\n');
+      (results.sizes as Record<string, unknown>)[String(size)] = { ingestion, index };
+      continue;
+    }
     const search = await searchCost({ id: record.id, type: 'postgresql' });
     const keywordSearch = await searchCost({ id: record.id, type: 'postgresql' }, 'keywords');
     process.stdout.write(
