@@ -42,7 +42,7 @@ describe('a sync planned twice', () => {
     // One of its batches runs before the sync message comes back.
     await handleIngestionMessage(rt, first[0]!, delivery);
 
-    // The planning lease runs out; the redelivered sync plans what is left: 300 files, batches 0 and 1.
+    // The planning lease runs out; the redelivered sync plans what is left: 250 files, batches 0 and 1.
     await handleIngestionMessage(runtimeLater(rt, 10 * 60_000), sync, { ...delivery, receiveCount: 2 });
     const second = queued.splice(0);
     expect(second.map((m) => m.type === 'batch' && m.batch)).toEqual([0, 1]);

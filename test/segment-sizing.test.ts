@@ -32,15 +32,15 @@ const search = async (t: TestTenant, id: string, query: string) =>
   (await call(app, 'POST', `/v1/knowledge-sources/${id}/search`, { key: t.apiKey, body: { query, topK: 20 } })).body.data.results.map((r: { path: string; score: number }) => `${r.path} ${r.score}`);
 
 describe('segment sizing', () => {
-  it('cuts work into consecutive groups of about equal estimated chunks, within the limits given', () => {
+  it('cuts work into consecutive groups of at most a segment’s estimated chunks, each filled first, within the limits given', () => {
     const tuned = indexTuning.segmentChunks;
     indexTuning.segmentChunks = 10;
     onTestFinished(() => void (indexTuning.segmentChunks = tuned));
-    // 25 chunks in all: three groups of about 8 and 9, in order, never split inside an item.
+    // 25 chunks in all: in order, never split inside an item, each group as full as it can be.
     const sizes = [3, 3, 3, 1, 1, 1, 1, 4, 4, 2, 2];
     const groups = cutSegments(sizes, (n) => n);
     expect(groups.flat()).toEqual(sizes);
-    expect(groups.map((g) => g.reduce((a, b) => a + b, 0))).toEqual([9, 8, 8]);
+    expect(groups.map((g) => g.reduce((a, b) => a + b, 0))).toEqual([10, 7, 8]);
     // An item larger than a segment is alone in its own.
     expect(cutSegments([2, 30, 2], (n) => n)).toEqual([[2], [30], [2]]);
     // Another limit (here: at most two items a group) cuts sooner.
@@ -57,7 +57,7 @@ describe('segment sizing', () => {
     onTestFinished(() => void (indexTuning.segmentChunks = tuned));
     const several = await readySource(t, notes(120));
     const live = (await testRt.store.searchIndex.readSegments(t.scope, several)).filter((s) => s.state === 'live');
-    expect(live.map((s) => s.chunks)).toEqual([40, 40, 40]);
+    expect(live.map((s) => s.chunks)).toEqual([50, 50, 20]);
     // The same documents, the same ranking: only their layout differs.
     for (const query of ['topic7 shared subject', 'filler words length']) expect(await search(t, several, query)).toEqual(await search(t, one, query));
   });

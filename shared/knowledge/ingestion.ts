@@ -41,7 +41,7 @@ import { isoNow } from '../clock';
 /**
  * A sync's segments are sized from what it will write, so an initial sync ends in few large
  * segments (each written once: no compaction to follow) and a small change in one small segment.
- * A segment aims at `indexTuning.segmentChunks` chunks, estimated from the rows' or files' bytes;
+ * A segment takes up to `indexTuning.segmentChunks` chunks, estimated from the rows' or files' bytes;
  * its worker reads it in pages, and writes each page's chunks while it reads the next.
  */
 const ROWS_PER_PAGE = 500;
@@ -58,18 +58,17 @@ const BYTES_PER_SEGMENT = 64 * 1024 * 1024;
 const estimatedChunks = (bytes: number) => 1 + Math.floor(bytes / BYTES_PER_CHUNK);
 
 /**
- * Cuts items (in order) into consecutive groups of about equal estimated chunks, each at most
- * `indexTuning.segmentChunks`, and within the other limits `fits` sets.
+ * Cuts items (in order) into consecutive groups of at most `indexTuning.segmentChunks` estimated
+ * chunks, each filled before the next begins (a full segment packs a term's postings into fewer
+ * blocks than two half ones, so searches read less), within the other limits `fits` sets.
  */
 export function cutSegments<T>(items: T[], chunksOf: (item: T) => number, fits: (group: T[], next: T) => boolean = () => true): T[][] {
-  const total = items.reduce((n, item) => n + chunksOf(item), 0);
-  const target = total / Math.max(1, Math.ceil(total / indexTuning.segmentChunks));
   const groups: T[][] = [];
   let group: T[] = [];
   let chunks = 0;
   for (const item of items) {
     const n = chunksOf(item);
-    if (group.length > 0 && (chunks + n > Math.ceil(target) || !fits(group, item))) {
+    if (group.length > 0 && (chunks + n > indexTuning.segmentChunks || !fits(group, item))) {
       groups.push(group);
       group = [];
       chunks = 0;
