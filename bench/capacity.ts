@@ -13,7 +13,7 @@
  * 3. The model scaled to 1k, 100k and 10M requests a day with on-demand list prices.
  * Writes bench/results/capacity.json.
  */
-import { benchApp, cisi, runBench, startBenchServices, writeResults } from './common';
+import { benchApp, cisi, runBench, startBenchServices, supportFlow, writeResults } from './common';
 
 /** The mix: share of requests per operation (docs/capacity.md says why these). */
 const MIX = { converse: 0.4, search: 0.2, get: 0.25, create: 0.05, workflow: 0.1 } as const;
@@ -102,14 +102,7 @@ async function main() {
   };
   const agent = await call('POST', '/v1/agents', { name: 'Helper', model: 'gpt-4', capabilities: ['chat', 'document-search'], knowledgeSourceIds: [source.data.id] });
   const plain = await call('POST', '/v1/agents', { name: 'Support bot', model: 'gpt-4' });
-  const workflow = await call('POST', '/v1/workflows', {
-    name: 'Support flow',
-    steps: [
-      { type: 'classification', config: { model: 'gpt-4', categories: ['retrieval', 'classification', 'indexing', 'other'] } },
-      { type: 'search', knowledgeSourceId: source.data.id, query: '{{user_message}}' },
-      { type: 'generation', config: { model: 'gpt-4', prompt: 'Answer: {{user_message}}' } },
-    ],
-  });
+  const workflow = await call('POST', '/v1/workflows', supportFlow(source.data.id));
 
   // One operation of each kind; a conversation goes on for four turns in its session.
   let turn = 0;

@@ -93,6 +93,16 @@ export async function benchApp(tenantId: string) {
   return { app, call, scope, apiKey, rt, local };
 }
 
+/** The README's seed workflow over a source: classification → search → generation (the workflow and capacity benches run it). */
+export const supportFlow = (knowledgeSourceId: string) => ({
+  name: 'Customer support flow',
+  steps: [
+    { type: 'classification', config: { model: 'gpt-4', categories: ['retrieval', 'classification', 'indexing', 'other'] } },
+    { type: 'search', knowledgeSourceId, query: '{{user_message}}' },
+    { type: 'generation', config: { model: 'gpt-4', prompt: 'Answer: {{user_message}}' } },
+  ],
+});
+
 /** Counts the time spent inside the built-in engine's generate (the "model" part of a request). */
 export async function timeLocalModel(): Promise<() => number> {
   const { localEngine } = await import('../shared/models/local-engine');

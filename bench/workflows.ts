@@ -8,7 +8,7 @@
  */
 import './allow-local-tools';
 import { createServer } from 'node:http';
-import { benchApp, cisi, mean, percentile, runBench, startBenchServices, timeLocalModel, writeResults } from './common';
+import { benchApp, cisi, mean, percentile, runBench, startBenchServices, supportFlow, timeLocalModel, writeResults } from './common';
 
 const RUNS = Number(process.env.BENCH_WORKFLOW_RUNS ?? 100);
 
@@ -30,14 +30,7 @@ async function main() {
   const source = await call('POST', '/v1/knowledge-sources', { name: 'cisi', type: 'file-collection', files });
   await call('POST', `/v1/knowledge-sources/${source.data.id}/connect`, {});
   await local.ingestion!.drain();
-  const workflow = await call('POST', '/v1/workflows', {
-    name: 'Customer support flow',
-    steps: [
-      { type: 'classification', config: { model: 'gpt-4', categories: ['retrieval', 'classification', 'indexing', 'other'] } },
-      { type: 'search', knowledgeSourceId: source.data.id, query: '{{user_message}}' },
-      { type: 'generation', config: { model: 'gpt-4', prompt: 'Answer: {{user_message}}' } },
-    ],
-  });
+  const workflow = await call('POST', '/v1/workflows', supportFlow(source.data.id));
 
   const modelTime = await timeLocalModel();
 
