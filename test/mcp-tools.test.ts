@@ -34,7 +34,7 @@ describe('mcp tools', () => {
     const context = toolContext(testRt, t.scope, agent);
     const tools = await callableTools(context);
     // `huge` (a 30 KB input schema) is left out: the model is sent every tool's schema each turn.
-    expect(tools.map((tool) => tool.name)).toEqual(['shop_order_status', 'shop_refund_order', 'shop_broken']);
+    expect(tools.map((tool) => tool.name)).toEqual(['shop_order_status', 'shop_refund_order', 'shop_broken', 'shop_stock_level']);
     expect(tools[0]!.description).toBe('Looks up the delivery status of an order by its number');
     expect(tools[0]!.parameters).toMatchObject({ type: 'object', properties: { orderId: { type: 'string', description: 'The order number, like A17' } }, required: ['orderId'] });
     const listed = mcp.methods.filter((m) => m === 'tools/list').length;
@@ -49,6 +49,8 @@ describe('mcp tools', () => {
     const before = mcp.methods.length;
     expect(await runTool(tools[0]!, { orderId: 'nope' }, context)).toMatchObject({ ok: false, error: expect.stringContaining('invalid arguments: orderId'), retryable: false, invalidArguments: true });
     expect(mcp.methods.length).toBe(before);
+    // A tool with an output schema: listed (the client compiles its schema with the validator Cairn gives it) and called.
+    expect(await runTool(tools[3]!, { sku: 'BK-7' }, context)).toEqual({ ok: true, result: '{"sku":"BK-7","units":12,"updatedAt":"2026-11-26T10:00:00Z"}' });
   });
 
   it('gives the model only the allowed tools', async () => {

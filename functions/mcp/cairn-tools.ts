@@ -1,4 +1,5 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { mcpJsonSchemaValidator } from '../../shared/tools';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { agentAddress, agents, converse } from '../../shared/agents';
@@ -50,7 +51,7 @@ export function cairnMcpServer(rt: Runtime, identity: { scope: TenantScope; keyI
   const { scope, keyId } = identity;
   const server = new McpServer(
     { name: 'cairn', version: '1.0.0' },
-    { instructions: 'Cairn: ask the tenant’s agents, search its knowledge sources, run its workflows. List them first to find their ids.' },
+    { instructions: 'Cairn: ask the tenant’s agents, search its knowledge sources, run its workflows. List them first to find their ids.', jsonSchemaValidator: mcpJsonSchemaValidator() },
   );
   /** A tool's run, its failures reported as MCP tool errors. */
   const guarded =

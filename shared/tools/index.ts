@@ -8,3 +8,4 @@ export { authHeaders, authInput, hasSecret, sealAuth, showAuth, type StoredAuth 
 export { prepareTool, presentTool, runTool, type ToolCallOptions, toolContext, type ToolOutcome, toolsOf } from './tool-calls';
 export { type CallableTool, type ToolContext, type ToolKind } from './tool-kind';
 export { assertCallAllowed, type CallContext, type CallDecision, decideCall, policyInput, type PolicyRule } from './tool-policy';
+export { mcpJsonSchemaValidator } from './mcp-validator';

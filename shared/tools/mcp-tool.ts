@@ -20,12 +20,16 @@ type McpTool = Stored<McpDefinition>;
 /** Connects, does the work, and always ends the session. Failures become tool failures. */
 async function withClient<T>(tool: McpTool, context: ToolContext, use: (client: Client, options: { signal?: AbortSignal; timeout: number }) => Promise<T>): Promise<T> {
   // Loaded when first used: the SDK builds hundreds of schemas as it loads (~25 ms of every cold start otherwise).
-  const [{ Client }, { StreamableHTTPClientTransport }] = await Promise.all([import('@modelcontextprotocol/sdk/client/index.js'), import('@modelcontextprotocol/sdk/client/streamableHttp.js')]);
+  const [{ Client }, { StreamableHTTPClientTransport }, { mcpJsonSchemaValidator }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/client/index.js'),
+    import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+    import('./mcp-validator'),
+  ]);
   const transport = new StreamableHTTPClientTransport(new URL(tool.url), {
     fetch: outboundFetch(context.policy, { timeoutMs: context.timeoutMs }),
     requestInit: { headers: await authHeaders(context.rt, context.scope, tool.name, tool.auth) },
   });
-  const client = new Client({ name: 'cairn', version: '1.0.0' });
+  const client = new Client({ name: 'cairn', version: '1.0.0' }, { jsonSchemaValidator: mcpJsonSchemaValidator() });
   const options = { signal: context.signal, timeout: context.timeoutMs };
   try {
     await client.connect(transport, options);

@@ -6,7 +6,7 @@ import { z } from 'zod';
 
 /**
  * A real MCP server (the official SDK, Streamable HTTP, stateful sessions) standing in for a shop's:
- * `order_status`, `refund_order` and `broken` (which reports an error). It refuses requests without
+ * `order_status`, `refund_order`, `broken` (which reports an error) and `stock_level` (with an output schema). It refuses requests without
  * the bearer token and records the JSON-RPC methods it was sent.
  */
 export interface ShopMcp {
@@ -29,6 +29,15 @@ function shopServer(): McpServer {
   // A tool whose input schema is 30 KB of descriptions: too large to send the model every turn.
   server.registerTool('huge', { description: 'Takes everything', inputSchema: Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`field${i}`, z.string().describe('x'.repeat(1000))])) }, () => ({ content: [{ type: 'text', text: 'ok' }] }));
   server.registerTool('broken', { description: 'Always fails', inputSchema: {} }, () => ({ content: [{ type: 'text', text: 'the warehouse is offline' }], isError: true }));
+  // Declares its result's shape: a client checks structured results against it (with the validator it is given).
+  server.registerTool(
+    'stock_level',
+    { description: 'Units in stock of a product', inputSchema: { sku: z.string() }, outputSchema: { sku: z.string(), units: z.number().int().min(0), updatedAt: z.iso.datetime() } },
+    ({ sku }) => {
+      const result = { sku, units: sku === 'NEG' ? -1 : 12, updatedAt: '2026-11-26T10:00:00Z' };
+      return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result };
+    },
+  );
   return server;
 }
 
