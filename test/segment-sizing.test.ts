@@ -1,6 +1,6 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { createLocalApp } from '../local/local-app';
-import { cutSegments } from '../shared/knowledge/ingestion';
+import { cutGroups } from '../shared/knowledge/ingestion';
 import { indexTuning } from '../shared/search/index-tuning';
 import { normsStorage } from '../shared/store/search-index';
 import { keys } from '../shared/store/keys';
@@ -38,14 +38,15 @@ describe('segment sizing', () => {
     onTestFinished(() => void (indexTuning.segmentChunks = tuned));
     // 25 chunks in all: in order, never split inside an item, each group as full as it can be.
     const sizes = [3, 3, 3, 1, 1, 1, 1, 4, 4, 2, 2];
-    const groups = cutSegments(sizes, (n) => n);
+    const chunks = { of: (n: number) => n, max: indexTuning.segmentChunks };
+    const groups = cutGroups(sizes, [chunks]);
     expect(groups.flat()).toEqual(sizes);
     expect(groups.map((g) => g.reduce((a, b) => a + b, 0))).toEqual([10, 7, 8]);
     // An item larger than a segment is alone in its own.
-    expect(cutSegments([2, 30, 2], (n) => n)).toEqual([[2], [30], [2]]);
+    expect(cutGroups([2, 30, 2], [chunks])).toEqual([[2], [30], [2]]);
     // Another limit (here: at most two items a group) cuts sooner.
-    expect(cutSegments([1, 1, 1, 1, 1], (n) => n, (group) => group.length < 2)).toEqual([[1, 1], [1, 1], [1]]);
-    expect(cutSegments([], () => 1)).toEqual([]);
+    expect(cutGroups([1, 1, 1, 1, 1], [chunks, { of: () => 1, max: 2 }])).toEqual([[1, 1], [1, 1], [1]]);
+    expect(cutGroups([], [chunks])).toEqual([]);
   });
 
   it('writes an initial sync as one segment when it fits, and as several when it does not', async () => {

@@ -57,24 +57,31 @@ const BYTES_PER_SEGMENT = 64 * 1024 * 1024;
 /** Chunks a document of `bytes` bytes of text makes, about (at least one). */
 const estimatedChunks = (bytes: number) => 1 + Math.floor(bytes / BYTES_PER_CHUNK);
 
+/** One measure a group of items is kept under: each item's share of it, and the group's most. */
+export interface GroupLimit<T> {
+  of: (item: T) => number;
+  max: number;
+}
+
 /**
- * Cuts items (in order) into consecutive groups of at most `indexTuning.segmentChunks` estimated
- * chunks, each filled before the next begins (a full segment packs a term's postings into fewer
- * blocks than two half ones, so searches read less), within the other limits `fits` sets.
+ * Cuts items (in order) into consecutive groups, each filled before the next begins, a group ending
+ * where the next item would take any measure past its limit (an item past a limit alone is a
+ * group of its own). Segments are cut so (a full segment packs a term's postings into fewer blocks
+ * than two half ones, so searches read less), and a segment's files into pages.
  */
-export function cutSegments<T>(items: T[], chunksOf: (item: T) => number, fits: (group: T[], next: T) => boolean = () => true): T[][] {
+export function cutGroups<T>(items: T[], limits: Array<GroupLimit<T>>): T[][] {
   const groups: T[][] = [];
   let group: T[] = [];
-  let chunks = 0;
+  const sums = limits.map(() => 0);
   for (const item of items) {
-    const n = chunksOf(item);
-    if (group.length > 0 && (chunks + n > indexTuning.segmentChunks || !fits(group, item))) {
+    const shares = limits.map((limit) => limit.of(item));
+    if (group.length > 0 && limits.some((limit, i) => sums[i]! + shares[i]! > limit.max)) {
       groups.push(group);
       group = [];
-      chunks = 0;
+      sums.fill(0);
     }
     group.push(item);
-    chunks += n;
+    shares.forEach((share, i) => (sums[i]! += share));
   }
   if (group.length > 0) groups.push(group);
   return groups;
@@ -132,10 +139,12 @@ async function plan(rt: Runtime, scope: TenantScope, source: KnowledgeSourceReco
     const [files, documents] = await Promise.all([rt.store.files.listFiles(scope, source.id), rt.store.searchIndex.listDocuments(scope, source.id)]);
     const indexed = new Map(documents.map((d) => [d.documentKey, d.hash]));
     const changed = files.filter((f) => indexed.get(f.path) !== f.sha256).sort((a, b) => (a.path < b.path ? -1 : 1));
-    const sum = (group: StoredFile[], pick: (f: StoredFile) => number) => group.reduce((n, f) => n + pick(f), 0);
-    const fits = (group: StoredFile[], next: StoredFile) =>
-      sum(group, (f) => f.path.length) + next.path.length <= PATH_CHARS_PER_SEGMENT && sum(group, (f) => f.size) + next.size <= BYTES_PER_SEGMENT;
-    for (const group of cutSegments(changed, (f) => estimatedChunks(f.size), fits)) batches.push({ ...base, paths: group.map((f) => f.path) });
+    const segments = cutGroups(changed, [
+      { of: (f) => estimatedChunks(f.size), max: indexTuning.segmentChunks },
+      { of: (f) => f.path.length, max: PATH_CHARS_PER_SEGMENT },
+      { of: (f) => f.size, max: BYTES_PER_SEGMENT },
+    ]);
+    for (const group of segments) batches.push({ ...base, paths: group.map((f) => f.path) });
   } else {
     const since = pgConfigOf(source).updatedAtColumn ? source.watermark : undefined;
     const rows = await withPostgres(rt, scope, source, async (client, shape) => {
@@ -143,7 +152,7 @@ async function plan(rt: Runtime, scope: TenantScope, source: KnowledgeSourceReco
       return listKeySizes(client, shape, since);
     });
     let after: string | undefined;
-    for (const group of cutSegments(rows, (row) => estimatedChunks(row.bytes))) {
+    for (const group of cutGroups(rows, [{ of: (row) => estimatedChunks(row.bytes), max: indexTuning.segmentChunks }])) {
       const upTo = group[group.length - 1]!.key;
       batches.push({ ...base, range: { after, upTo }, since });
       after = upTo;
@@ -204,34 +213,32 @@ async function eachDocumentPage(
 ): Promise<void> {
   if (source.type === 'postgresql') {
     const range = message.range!;
-    return withPostgres(rt, scope, source, async (client, shape) => {
+    return withPostgres(rt, scope, source, (client, shape) => {
+      type Page = Awaited<ReturnType<typeof readRows>>;
       const read = (after: string | undefined) => readRows(client, shape, { after, upTo: range.upTo }, message.since, ROWS_PER_PAGE);
-      let next: Promise<{ rows: Record<string, unknown>[]; last?: string }> | undefined = read(range.after);
-      while (next) {
-        const page: { rows: Record<string, unknown>[]; last?: string } = await next;
-        next = page.rows.length === ROWS_PER_PAGE ? read(page.last) : undefined;
-        next?.catch(() => undefined);
-        await take(page.rows.map((row) => rowToDocument(row, shape)));
-      }
+      return eachReadAhead<Page>(
+        (index, previous) => (index === 0 ? read(range.after) : previous!.rows.length === ROWS_PER_PAGE ? read(previous!.last) : undefined),
+        (page) => take(page.rows.map((row) => rowToDocument(row, shape))),
+      );
     });
   }
   const files = (await rt.store.files.getFiles(scope, source.id, message.paths ?? [])).sort((a, b) => (a.path < b.path ? -1 : 1));
-  const pages: StoredFile[][] = [];
-  let bytes = 0;
-  for (const file of files) {
-    const page = pages[pages.length - 1];
-    if (!page || page.length >= FILES_PER_PAGE || (bytes + file.size > BYTES_PER_PAGE && page.length > 0)) {
-      pages.push([file]);
-      bytes = file.size;
-    } else {
-      page.push(file);
-      bytes += file.size;
-    }
-  }
-  let next = pages.length > 0 ? readFiles(rt, scope, source, pages[0]!) : undefined;
-  for (let i = 0; next; i++) {
+  const pages = cutGroups(files, [
+    { of: () => 1, max: FILES_PER_PAGE },
+    { of: (f) => f.size, max: BYTES_PER_PAGE },
+  ]);
+  return eachReadAhead((index) => (index < pages.length ? readFiles(rt, scope, source, pages[index]!) : undefined), take);
+}
+
+/**
+ * Hands each page to `take` in turn while the next is read: `read(index, previous)` starts reading
+ * page `index` (the one after `previous`), or gives undefined after the last.
+ */
+async function eachReadAhead<P>(read: (index: number, previous?: P) => Promise<P> | undefined, take: (page: P) => Promise<void>): Promise<void> {
+  let next = read(0);
+  for (let index = 1; next; index++) {
     const page = await next;
-    next = i + 1 < pages.length ? readFiles(rt, scope, source, pages[i + 1]!) : undefined;
+    next = read(index, page);
     // A page read ahead whose turn never comes (the batch failed) must not be an unhandled rejection.
     next?.catch(() => undefined);
     await take(page);

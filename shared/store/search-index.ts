@@ -226,19 +226,15 @@ export function searchIndexStore(db: Db, clock: Clock, cacheBytes?: number) {
     return {
       async add(chunks: AnalyzedChunkRecord[]): Promise<void> {
         const items = [];
+        const post = (term: string, local: number, tfBody: number, tfTitle: number) => {
+          const list = byTerm.get(term);
+          if (list) list.push(local, tfBody, tfTitle);
+          else byTerm.set(term, [local, tfBody, tfTitle]);
+        };
         for (const { titleTf, bodyTf, ...chunk } of chunks) {
           const local = chunk.docNo - base;
-          for (const [term, tf] of bodyTf) {
-            const list = byTerm.get(term);
-            if (list) list.push(local, tf, titleTf.get(term) ?? 0);
-            else byTerm.set(term, [local, tf, titleTf.get(term) ?? 0]);
-          }
-          for (const [term, tf] of titleTf) {
-            if (bodyTf.has(term)) continue;
-            const list = byTerm.get(term);
-            if (list) list.push(local, 0, tf);
-            else byTerm.set(term, [local, 0, tf]);
-          }
+          for (const [term, tf] of bodyTf) post(term, local, tf, titleTf.get(term) ?? 0);
+          for (const [term, tf] of titleTf) if (!bodyTf.has(term)) post(term, local, 0, tf);
           lenBody[local] = chunk.lenBody;
           lenTitle[local] = chunk.lenTitle;
           sums.chunks++;
@@ -567,12 +563,13 @@ export function searchIndexStore(db: Db, clock: Clock, cacheBytes?: number) {
     });
     if (missing.length === 0) return found;
     const issuedAt = clock.now();
-    const items = await batchGet(missing.map((segNo) => keys.norms(scope, sourceId, segNo)));
-    const rest = items.flatMap((item) => Array.from({ length: Number(item.parts ?? 1) - 1 }, (_, i) => keys.norms(scope, sourceId, Number(item.segNo), i + 1)));
-    const parts = new Map((await batchGet(rest)).map((item) => [`${Number(item.segNo)}#${Number(item.part)}`, toBytes(item.n)!]));
-    for (const item of items) {
+    const firsts = await batchGet(missing.map((segNo) => keys.norms(scope, sourceId, segNo)));
+    // The parts after the first, of segments whose norms outgrew one item.
+    const laterParts = (item: Record<string, unknown>) => Array.from({ length: Number(item.parts ?? 1) - 1 }, (_, i) => keys.norms(scope, sourceId, Number(item.segNo), i + 1));
+    const later = new Map((await batchGet(firsts.flatMap(laterParts), { withKeys: true })).map((item) => [String(item.sk), toBytes(item.n)!]));
+    for (const item of firsts) {
       const segNo = Number(item.segNo);
-      const pieces = [toBytes(item.n)!, ...Array.from({ length: Number(item.parts ?? 1) - 1 }, (_, i) => parts.get(`${segNo}#${i + 1}`)!)];
+      const pieces = [toBytes(item.n)!, ...laterParts(item).map((key) => later.get(key.sk)!)];
       const bytes = pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces);
       found.set(segNo, bytes);
       cache.keepNorms(scope, sourceId, segNo, bytes, issuedAt);
