@@ -13,7 +13,7 @@
  * 3. The model scaled to 1k, 100k and 10M requests a day with on-demand list prices.
  * Writes bench/results/capacity.json.
  */
-import { benchApp, cisi, runBench, startBenchServices, supportFlow, writeResults } from './common';
+import { benchApp, cisi, countSent, runBench, startBenchServices, supportFlow, writeResults } from './common';
 
 /** The mix: share of requests per operation (docs/capacity.md says why these). */
 const MIX = { converse: 0.4, search: 0.2, get: 0.25, create: 0.05, workflow: 0.1 } as const;
@@ -50,19 +50,8 @@ async function main() {
   const { corpus, queries } = cisi();
 
   // Queue messages, counted where they are sent.
-  const messages = { steps: 0, ingestion: 0 };
-  const steps = local.workflowSteps!;
-  const sendStep = steps.send.bind(steps);
-  steps.send = async (m, o) => {
-    messages.steps += m.length;
-    await sendStep(m, o);
-  };
-  const ingestionQueue = local.ingestion!;
-  const sendIngestion = ingestionQueue.send.bind(ingestionQueue);
-  ingestionQueue.send = async (m, o) => {
-    messages.ingestion += m.length;
-    await sendIngestion(m, o);
-  };
+  const sentSteps = countSent(local.workflowSteps!);
+  const sentIngestion = countSent(local.ingestion!);
 
   // Local mode's queues keep their messages in DynamoDB; in AWS they are SQS's. Their units are
   // counted apart and left out of every figure.
@@ -89,7 +78,7 @@ async function main() {
   // A source of 1,000 CISI documents (its ingestion measured), an agent grounded in it, a workflow.
   const files = corpus.slice(0, 1000).map((d, i) => ({ path: `docs/${i}.txt`, content: `${d.title}\n\n${d.text}` }));
   const source = await call('POST', '/v1/knowledge-sources', { name: 'cisi', type: 'file-collection', files });
-  const ingestBefore = { ...storeTotals(), messages: messages.ingestion };
+  const ingestBefore = { ...storeTotals(), messages: sentIngestion() };
   await call('POST', `/v1/knowledge-sources/${source.data.id}/connect`, {});
   await local.ingestion!.drain();
   const indexed = (await call('GET', `/v1/knowledge-sources/${source.data.id}`)).data as unknown as { stats: { chunks: number } };
@@ -98,7 +87,7 @@ async function main() {
     chunks: indexed.stats.chunks,
     readUnitsPerChunk: round((ingestAfter.readUnits - ingestBefore.readUnits) / indexed.stats.chunks),
     writeUnitsPerChunk: round((ingestAfter.writeUnits - ingestBefore.writeUnits) / indexed.stats.chunks),
-    messagesPerSync: messages.ingestion - ingestBefore.messages,
+    messagesPerSync: sentIngestion() - ingestBefore.messages,
   };
   const agent = await call('POST', '/v1/agents', { name: 'Helper', model: 'gpt-4', capabilities: ['chat', 'document-search'], knowledgeSourceIds: [source.data.id] });
   const plain = await call('POST', '/v1/agents', { name: 'Support bot', model: 'gpt-4' });
@@ -132,7 +121,7 @@ async function main() {
   // 1. The model: each operation alone over every question, twice: the first pass from cold caches
   // (a new instance), the second warm (an instance's steady state, which the model takes).
   const measureAlone = async (op: Operation) => {
-    const before = { ...storeTotals(), messages: messages.steps };
+    const before = { ...storeTotals(), messages: sentSteps() };
     const started = performance.now();
     for (let i = 0; i < queries.length; i++) await run[op](i);
     const after = storeTotals();
@@ -141,7 +130,7 @@ async function main() {
       readUnits: round((after.readUnits - before.readUnits) / n),
       writeUnits: round((after.writeUnits - before.writeUnits) / n),
       requests: round((after.dynamoRequests - before.dynamoRequests) / n, 1),
-      messages: round((messages.steps - before.messages) / n, 1),
+      messages: round((sentSteps() - before.messages) / n, 1),
       ms: round((performance.now() - started) / n, 1),
     };
   };

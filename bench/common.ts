@@ -3,6 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { startDynamoDbLocal } from '../local/dynamodb-local';
 import { startS3Local } from '../local/s3-local';
 import { startPostgres } from '../test/setup/postgres';
+import type { Queue } from '../shared/queue/queue';
 
 /** What the benchmarks share: the CISI text, a seeded random source, percentiles, services. */
 const CISI = new URL('../../shared/data/cisi/', import.meta.url);
@@ -91,6 +92,17 @@ export async function benchApp(tenantId: string) {
     return (await res.json()) as { data: Record<string, unknown> & { id: string } };
   };
   return { app, call, scope, apiKey, rt, local };
+}
+
+/** Counts the messages sent through a queue from now on (wraps its `send`); returns the count so far. */
+export function countSent<M>(queue: Queue<M>): () => number {
+  let sent = 0;
+  const send = queue.send.bind(queue);
+  queue.send = async (messages, options) => {
+    sent += messages.length;
+    await send(messages, options);
+  };
+  return () => sent;
 }
 
 /** The README's seed workflow over a source: classification → search → generation (the workflow and capacity benches run it). */

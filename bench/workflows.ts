@@ -8,7 +8,7 @@
  */
 import './allow-local-tools';
 import { createServer } from 'node:http';
-import { benchApp, cisi, mean, percentile, runBench, startBenchServices, supportFlow, timeLocalModel, writeResults } from './common';
+import { benchApp, cisi, countSent, mean, percentile, runBench, startBenchServices, supportFlow, timeLocalModel, writeResults } from './common';
 
 const RUNS = Number(process.env.BENCH_WORKFLOW_RUNS ?? 100);
 
@@ -17,13 +17,7 @@ async function main() {
   const { call, local } = await benchApp('ten_workflowbench');
   const { dynamoTotals } = await import('../shared/store/request-metrics');
   // Count the messages the steps send through the queue.
-  let messages = 0;
-  const steps = local.workflowSteps!;
-  const send = steps.send.bind(steps);
-  steps.send = async (m, o) => {
-    messages += m.length;
-    await send(m, o);
-  };
+  const sentMessages = countSent(local.workflowSteps!);
 
   const { corpus, queries } = cisi();
   const files = corpus.slice(0, 1000).map((d, i) => ({ path: `docs/${i}.txt`, content: `${d.title}\n\n${d.text}` }));
@@ -40,7 +34,7 @@ async function main() {
   const sent: number[] = [];
   const modelPerRun: number[] = [];
   for (let i = 0; i < RUNS + 10; i++) {
-    const before = { model: modelTime(), dynamo: dynamoTotals().dynamoRequests, messages };
+    const before = { model: modelTime(), dynamo: dynamoTotals().dynamoRequests, messages: sentMessages() };
     const t0 = performance.now();
     const res = await call('POST', `/v1/workflows/${workflow.data.id}/execute`, { input: queries[i % queries.length] });
     const elapsed = performance.now() - t0;
@@ -53,7 +47,7 @@ async function main() {
     stepOverhead.push((elapsed - stepsMs) / 3);
     modelPerRun.push(modelTime() - before.model);
     requests.push(dynamoTotals().dynamoRequests - before.dynamo);
-    sent.push(messages - before.messages);
+    sent.push(sentMessages() - before.messages);
   }
   // ── a 100-item map: one message per item, at most 10 at once ──
   const MAP_RUNS = Number(process.env.BENCH_MAP_RUNS ?? 5);
@@ -66,13 +60,13 @@ async function main() {
   });
   const mapRuns: Array<{ ms: number; messages: number; requests: number }> = [];
   for (let i = 0; i < MAP_RUNS + 1; i++) {
-    const before = { dynamo: dynamoTotals().dynamoRequests, messages };
+    const before = { dynamo: dynamoTotals().dynamoRequests, messages: sentMessages() };
     const t0 = performance.now();
     const res = await call('POST', `/v1/workflows/${map.data.id}/execute`, {});
     const elapsed = performance.now() - t0;
     if (res.data.status !== 'succeeded') throw new Error(`map execution ended ${String(res.data.status)}`);
     if (i === 0) continue; // warm-up
-    mapRuns.push({ ms: elapsed, messages: messages - before.messages, requests: dynamoTotals().dynamoRequests - before.dynamo });
+    mapRuns.push({ ms: elapsed, messages: sentMessages() - before.messages, requests: dynamoTotals().dynamoRequests - before.dynamo });
   }
   const mapMs = percentile(mapRuns.map((r) => r.ms), 0.5);
 
