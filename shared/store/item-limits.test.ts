@@ -13,7 +13,7 @@ import { assertStorableItem, ITEM_LIMITS, storedSize } from './item-limits';
  */
 const raw = DynamoDBDocumentClient.from(new DynamoDBClient({ region: config.region, endpoint: config.dynamodbEndpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }));
 const db = createDb();
-const put = (client: DynamoDBDocumentClient, item: Record<string, unknown>) => client.send(new PutCommand({ TableName: db.table, Item: item }));
+const put = (client: Pick<DynamoDBDocumentClient, 'send'>, item: Record<string, unknown>) => client.send(new PutCommand({ TableName: db.table, Item: item }));
 
 /** An item of exactly `bytes` by the check's measure, with every kind of value in it. */
 function itemOf(bytes: number, sk: string): Record<string, unknown> {

@@ -1,0 +1,263 @@
+import {
+  ConditionalCheckFailedException,
+  DynamoDBServiceException,
+  InternalServerError,
+  ItemCollectionSizeLimitExceededException,
+  ProvisionedThroughputExceededException,
+  RequestLimitExceeded,
+  ResourceNotFoundException,
+  ThrottlingException,
+  TransactionCanceledException,
+  TransactionConflictException,
+  TransactionInProgressException,
+} from '@aws-sdk/client-dynamodb';
+import { defaultProvider } from '@aws-sdk/credential-provider-node';
+import {
+  BatchGetCommand,
+  BatchWriteCommand,
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  ScanCommand,
+  TransactGetCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
+import { marshall, unmarshall, type marshallOptions } from '@aws-sdk/util-dynamodb';
+import { SignatureV4 } from '@smithy/signature-v4';
+import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+
+/**
+ * DynamoDB's JSON protocol over keep-alive HTTP, signed by the SDK's own SigV4 signer, for the
+ * document commands every store builds (lib-dynamodb's GetCommand, QueryCommand…).
+ *
+ * Why not the SDK's client: per call it resolves a middleware stack and runs serde, endpoint,
+ * retry, user-agent and logging middleware, about 0.25 ms of CPU where the HTTP exchange itself
+ * costs 0.04 (`npx tsx bench/dynamo-client.ts`), and the document client marshals its input a
+ * second time around that. A GET of the API makes two calls, a converse turn ten: in Lambda that
+ * is billed time on every request. Here each command's input is marshalled once (util-dynamodb,
+ * with lib-dynamodb's own map of which fields hold items) and its output unmarshalled once; errors
+ * are the SDK's exception classes, so `instanceof ConditionalCheckFailedException` holds; throttling,
+ * server faults and dropped connections are retried as the SDK's standard mode does (4 attempts,
+ * jittered exponential backoff).
+ */
+export type DocumentSender = Pick<DynamoDBDocumentClient, 'send'>;
+
+export interface DynamoClientOptions {
+  region: string;
+  /** DynamoDB Local (any credentials) or another endpoint; else AWS's regional endpoint. */
+  endpoint?: string;
+  credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+  maxAttempts?: number;
+  /** Around every call (retries inside): what the store adds to each request. */
+  around?: <T>(operation: string, input: Record<string, unknown>, send: () => Promise<T>) => Promise<T>;
+}
+
+const OPERATIONS = new Map<unknown, string>([
+  [GetCommand, 'GetItem'],
+  [PutCommand, 'PutItem'],
+  [UpdateCommand, 'UpdateItem'],
+  [DeleteCommand, 'DeleteItem'],
+  [QueryCommand, 'Query'],
+  [ScanCommand, 'Scan'],
+  [BatchGetCommand, 'BatchGetItem'],
+  [BatchWriteCommand, 'BatchWriteItem'],
+  [TransactGetCommand, 'TransactGetItems'],
+  [TransactWriteCommand, 'TransactWriteItems'],
+]);
+
+/** The exceptions callers tell apart, as the SDK's classes; any other is a DynamoDBServiceException by name. */
+const EXCEPTIONS = new Map<string, new (options: never) => DynamoDBServiceException>(
+  [
+    ConditionalCheckFailedException,
+    TransactionCanceledException,
+    TransactionConflictException,
+    TransactionInProgressException,
+    ProvisionedThroughputExceededException,
+    ThrottlingException,
+    RequestLimitExceeded,
+    InternalServerError,
+    ResourceNotFoundException,
+    ItemCollectionSizeLimitExceededException,
+  ].map((type) => [type.name, type as new (options: never) => DynamoDBServiceException]),
+);
+const THROTTLES = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded', 'TransactionInProgressException']);
+const DROPPED = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT']);
+
+const MARSHALL: marshallOptions = { removeUndefinedValues: true, convertEmptyValues: false, convertTopLevelContainer: true };
+const UNMARSHALL = { convertWithoutMapWrapper: true };
+
+/** A key-node map as lib-dynamodb's commands carry it: which fields of an input or output hold items. */
+type KeyNodes = null | { [key: string]: KeyNodes } | KeyNodes[];
+interface DocumentCommand {
+  input: Record<string, unknown>;
+  inputKeyNodes: KeyNodes;
+  outputKeyNodes: KeyNodes;
+}
+
+/**
+ * lib-dynamodb's walk: `null` marks a value to convert whole; `{}` or `[]` every value of an
+ * object or array; `{'*': nodes}` every entry by `nodes`; other keys the fields they name.
+ */
+function convert(value: unknown, nodes: KeyNodes, fn: (v: unknown) => unknown): unknown {
+  if (value === undefined) return undefined;
+  if (nodes === null) return fn(value);
+  const names = Object.keys(nodes);
+  const all = names.length === 0;
+  if (all || (names.length === 1 && names[0] === '*')) {
+    const each: KeyNodes = all ? null : (nodes as Record<string, KeyNodes>)['*']!;
+    if (Array.isArray(value)) return value.map((v) => convert(v, each, fn));
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+      const converted = convert(v, each, fn);
+      if (converted !== undefined) out[k] = converted;
+    }
+    return out;
+  }
+  const out: Record<string, unknown> = { ...(value as Record<string, unknown>) };
+  for (const name of names) {
+    const converted = convert(out[name], (nodes as Record<string, KeyNodes>)[name]!, fn);
+    if (converted !== undefined) out[name] = converted;
+  }
+  return out;
+}
+
+/** Binary attributes travel as base64 (JSON.stringify would call a Buffer's toJSON first: look at the holder's own value). */
+function binaryAsBase64(this: Record<string, unknown>, key: string, value: unknown) {
+  const raw = this[key];
+  return raw instanceof Uint8Array ? Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('base64') : value;
+}
+function binaryFromBase64(key: string, value: unknown) {
+  if (key === 'B' && typeof value === 'string') return Buffer.from(value, 'base64');
+  if (key === 'BS' && Array.isArray(value)) return value.map((v: string) => Buffer.from(v, 'base64'));
+  return value;
+}
+
+type SourceData = string | ArrayBuffer | ArrayBufferView;
+const bytesOf = (data: SourceData) =>
+  typeof data === 'string' ? data : ArrayBuffer.isView(data) ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : new Uint8Array(data);
+
+/** SHA-256 and its HMAC for the signer, from Node's crypto. */
+class NodeSha256 {
+  private readonly hash: Hash | Hmac;
+  constructor(secret?: SourceData) {
+    this.hash = secret === undefined ? createHash('sha256') : createHmac('sha256', bytesOf(secret));
+  }
+  update(data: SourceData) {
+    this.hash.update(bytesOf(data));
+  }
+  digest() {
+    return Promise.resolve(new Uint8Array(this.hash.digest()));
+  }
+}
+
+class ResponseError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: string,
+  ) {
+    super(`DynamoDB answered ${status}`);
+  }
+}
+
+export function createDynamoClient(options: DynamoClientOptions): DocumentSender {
+  const url = new URL(options.endpoint ?? `https://dynamodb.${options.region}.amazonaws.com`);
+  const secure = url.protocol === 'https:';
+  // As many sockets as the SDK's handler allows by default; kept alive between calls.
+  const agent = secure ? new HttpsAgent({ keepAlive: true, maxSockets: 50 }) : new HttpAgent({ keepAlive: true, maxSockets: 50 });
+  const send = secure ? httpsRequest : httpRequest;
+  const port = url.port ? Number(url.port) : undefined;
+  const signer = new SignatureV4({
+    credentials: options.credentials ?? defaultProvider(),
+    region: options.region,
+    service: 'dynamodb',
+    sha256: NodeSha256,
+  });
+  const maxAttempts = options.maxAttempts ?? 4;
+  const around = options.around ?? ((_op, _input, call) => call());
+
+  async function exchange(operation: string, body: string): Promise<string> {
+    const signed = await signer.sign({
+      method: 'POST',
+      protocol: url.protocol,
+      hostname: url.hostname,
+      port,
+      path: '/',
+      query: {},
+      headers: {
+        host: url.host,
+        'content-type': 'application/x-amz-json-1.0',
+        'x-amz-target': `DynamoDB_20120810.${operation}`,
+        'content-length': String(Buffer.byteLength(body)),
+      },
+      body,
+    });
+    return new Promise<string>((resolve, reject) => {
+      const req = send({ host: url.hostname, port, method: 'POST', path: '/', agent, headers: signed.headers }, (res: IncomingMessage) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('error', reject);
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          if (res.statusCode === 200) resolve(text);
+          else reject(new ResponseError(res.statusCode ?? 0, text));
+        });
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  }
+
+  /** The SDK's exception for an error answer, with the fields DynamoDB sent (Item, CancellationReasons…). */
+  function exceptionOf(error: ResponseError, attempts: number): DynamoDBServiceException {
+    let fields: Record<string, unknown> & { __type?: string; message?: string; Message?: string } = {};
+    try {
+      fields = JSON.parse(error.body) as typeof fields;
+    } catch {
+      // A proxy's or load balancer's page: the status says enough.
+    }
+    const name = (fields.__type ?? '').replace(/^.*#/, '') || (error.status >= 500 ? 'InternalServerError' : 'UnknownError');
+    const message = fields.message ?? fields.Message ?? error.message;
+    const $metadata = { httpStatusCode: error.status, attempts };
+    const { __type: _type, message: _m, Message: _M, ...rest } = fields;
+    const Type = EXCEPTIONS.get(name);
+    if (Type) return new Type({ ...rest, message, $metadata } as never);
+    return Object.assign(new DynamoDBServiceException({ name, $fault: error.status >= 500 ? 'server' : 'client', message, $metadata }), rest);
+  }
+
+  function retryable(error: unknown): boolean {
+    if (error instanceof DynamoDBServiceException) return error.$fault === 'server' || THROTTLES.has(error.name);
+    return DROPPED.has((error as { code?: string }).code ?? '');
+  }
+
+  async function call(operation: string, body: string): Promise<string> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await exchange(operation, body);
+      } catch (caught) {
+        const error = caught instanceof ResponseError ? exceptionOf(caught, attempt) : caught;
+        if (attempt >= maxAttempts || !retryable(error)) throw error;
+        // Full jitter, as the SDK's standard mode: throttling backs off from 500 ms, the rest from 100 ms.
+        const base = error instanceof DynamoDBServiceException && THROTTLES.has(error.name) ? 500 : 100;
+        await new Promise((r) => setTimeout(r, Math.random() * Math.min(20_000, base * 2 ** (attempt - 1))));
+      }
+    }
+  }
+
+  return {
+    send: (async (command: DocumentCommand) => {
+      const operation = OPERATIONS.get(command.constructor);
+      if (!operation) throw new Error(`${command.constructor.name} is not a document command this client sends`);
+      return around(operation, command.input, async () => {
+        const body = JSON.stringify(convert(command.input, command.inputKeyNodes, (v) => marshall(v, MARSHALL)), binaryAsBase64);
+        const text = await call(operation, body);
+        const output = JSON.parse(text, text.includes('"B') ? binaryFromBase64 : undefined) as Record<string, unknown>;
+        return convert(output, command.outputKeyNodes, (v) => unmarshall(v as never, UNMARSHALL));
+      });
+    }) as unknown as DocumentSender['send'],
+  };
+}
