@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { createAgentsApp } from '../functions/agents/app';
+import { systemClock } from '../shared/clock';
+import { createStore } from '../shared/store';
+import { createDb } from '../shared/store/db';
+import { dynamoTotals } from '../shared/store/request-metrics';
 import { createWorkflowsApp } from '../functions/workflows/app';
 import { call } from './helpers/http';
 import { newTenant } from './helpers/tenant';
@@ -84,5 +88,59 @@ describe('rate limits', () => {
     const res = await call(createAgentsApp(testRt), 'GET', '/v1/agents', { key: 'cak_not-a-real-key-at-all' });
     expect(res.status).toBe(401);
     expect(res.headers.get('x-ratelimit-limit')).toBeNull();
+  });
+
+  describe('a busy key, counted in blocks', () => {
+    /** The stored counters, as a fresh instance sees them when it takes one request (itself included). */
+    const countersWithOneMore = (t: Awaited<ReturnType<typeof newTenant>>, limits: { minute: number; hour: number }, at: number) =>
+      createStore(createDb(), systemClock).rateCounters.consumeRequest(t.scope, t.keyId, 'agents', limits, at);
+
+    it('counts every request of a busy instance exactly, writing the counter about once per block', async () => {
+      const t = await newTenant('free');
+      const limits = { minute: 1000, hour: 10_000 }; // blocks of up to 10
+      const start = Math.floor(Date.now() / 3_600_000) * 3_600_000 + 1000;
+      const before = dynamoTotals().dynamoRequests;
+      const seen = [];
+      for (let i = 0; i < 200; i++) seen.push(await testRt.store.rateCounters.consumeRequest(t.scope, t.keyId, 'agents', limits, start + i));
+      const writes = dynamoTotals().dynamoRequests - before;
+      expect(seen.every((c) => c.allowed)).toBe(true);
+      // Each request is told its own place in the window, as if counted one by one.
+      expect(seen.map((c) => c.minute)).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
+      expect(writes).toBeLessThanOrEqual(30);
+      expect(writes).toBeGreaterThanOrEqual(20);
+      // What was taken but not yet used is counted: the stored counters never lag behind.
+      expect((await countersWithOneMore(t, limits, start + 200)).minute).toBeGreaterThan(200);
+    });
+
+    it('never lets more through than the limit across instances, and loses at most a block each', async () => {
+      const t = await newTenant('free');
+      const limits = { minute: 300, hour: 3000 }; // blocks of up to 3
+      const instances = [createStore(createDb(), systemClock), createStore(createDb(), systemClock)];
+      const start = Math.floor(Date.now() / 3_600_000) * 3_600_000 + 2000;
+      // Eight callers at a time on each instance, 500 requests in all, in the same minute.
+      const results: Array<{ allowed: boolean }> = [];
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: 16 }, async (_, w) => {
+          while (next < 500) results.push(await instances[w % 2]!.rateCounters.consumeRequest(t.scope, t.keyId, 'agents', limits, start + next++));
+        }),
+      );
+      expect(results).toHaveLength(500);
+      const allowed = results.filter((c) => c.allowed).length;
+      expect(allowed).toBeLessThanOrEqual(300);
+      expect(allowed).toBeGreaterThanOrEqual(300 - 2 * 3);
+    });
+
+    it('gives a minute’s unused requests back to the hour with the next minute’s first write', async () => {
+      const t = await newTenant('free');
+      const limits = { minute: 200, hour: 2000 }; // blocks of up to 2
+      const hour = Math.floor(Date.now() / 3_600_000) * 3_600_000;
+      const take = (at: number) => testRt.store.rateCounters.consumeRequest(t.scope, t.keyId, 'agents', limits, at);
+      await take(hour + 1000);
+      await take(hour + 1001); // takes a block of 2: one left over
+      expect(await countersWithOneMore(t, limits, hour + 1002)).toMatchObject({ minute: 4, hour: 4 });
+      await take(hour + 61_000); // the next minute, a block of 1 and the leftover back
+      expect(await countersWithOneMore(t, limits, hour + 61_001)).toMatchObject({ minute: 2, hour: 5 });
+    });
   });
 });

@@ -13,11 +13,39 @@ export interface WindowCounts {
   hour: number;
 }
 
+/**
+ * What a warm instance has taken from a key's counters ahead of need: `left` requests of the
+ * minute `window`, the counters as they stood after the taking, and how many it took (`block`).
+ */
+interface Lease {
+  window: number;
+  left: number;
+  minute: number;
+  hour: number;
+  block: number;
+  takenAt: number;
+}
+
+/**
+ * The largest block an instance takes at once: a hundredth of the minute limit, so a free key
+ * (100 a minute) is counted one request at a time, exactly, and a busy enterprise key (10,000)
+ * writes its counter about once per hundred requests instead of on every one.
+ */
+export const blockLimit = (limits: WindowLimits) => Math.max(1, Math.floor(limits.minute / 100));
+
 export function rateCountersStore(db: Db, clock: Clock) {
+  const leases = new Map<string, Lease>();
+
   /**
    * Takes one request from both fixed windows at once, or none if either is spent. Both counters
    * live in one item per clock hour (minutes nest in hours), so a single conditional update is
    * atomic across every Lambda instance, and a rejected request consumes nothing.
+   *
+   * A key that keeps an instance busy takes requests in blocks: a block used up within a second
+   * doubles the next (up to `blockLimit`), a slower one halves it. The counters count what was
+   * taken, so no instance ever lets more through than the limits; an instance's unused share of a
+   * minute is lost to the others when the minute ends (at most a block, a hundredth of the
+   * limit), and given back to the hour in the same write that takes the next minute's block.
    */
   async function consumeRequest(
     scope: TenantScope,
@@ -28,20 +56,63 @@ export function rateCountersStore(db: Db, clock: Clock) {
   ): Promise<WindowCounts> {
     const hourStart = Math.floor(now / 3_600_000) * 3600;
     const minuteIndex = Math.floor((now % 3_600_000) / 60_000);
+    const window = Math.floor(now / 60_000);
+    const leaseKey = `${scope.tenantId}\u0000${keyId}\u0000${area}`;
+    const lease = leases.get(leaseKey);
+    if (lease && lease.window === window && lease.left > 0) {
+      lease.left--;
+      return { allowed: true, minute: lease.minute - lease.left, hour: lease.hour - lease.left };
+    }
+    // Unused requests of this hour's earlier minute go back to the hour with the next write
+    // (claimed now, so concurrent calls of this instance do not give them back twice).
+    const giveBack = lease && lease.window !== window && Math.floor(lease.window / 60) === Math.floor(window / 60) ? lease.left : 0;
+    if (lease) lease.left -= giveBack;
+    const block = !lease ? 1 : Math.min(blockLimit(limits), now - lease.takenAt < 1000 ? lease.block * 2 : Math.max(1, Math.floor(lease.block / 2)));
+    let taken: (WindowCounts & { block: number }) | undefined;
+    try {
+      taken = (await take(scope, keyId, area, limits, hourStart, minuteIndex, block, giveBack)) ?? (await take(scope, keyId, area, limits, hourStart, minuteIndex, 1, giveBack));
+    } finally {
+      // Not written: still this instance's to give back next time.
+      if (lease && giveBack && !taken?.allowed) lease.left += giveBack;
+    }
+    if (!taken!.allowed) return taken!;
+    // Requests taken in the same minute by concurrent calls of this instance pool together.
+    const current = leases.get(leaseKey);
+    const left = (current && current.window === window ? current.left : 0) + taken!.block - 1;
+    leases.set(leaseKey, { window, left, minute: taken!.minute, hour: taken!.hour, block: taken!.block, takenAt: now });
+    return { allowed: true, minute: taken!.minute - left, hour: taken!.hour - left };
+  }
+
+  /**
+   * One conditional update: `block` requests from both windows (less what is given back to the
+   * hour), if they fit. A block that does not fit returns undefined, so the caller asks for one;
+   * a single request that does not fit is refused, with the counters as they stood.
+   */
+  async function take(
+    scope: TenantScope,
+    keyId: string,
+    area: string,
+    limits: WindowLimits,
+    hourStart: number,
+    minuteIndex: number,
+    block: number,
+    giveBack: number,
+  ): Promise<(WindowCounts & { block: number }) | undefined> {
     const minuteAttr = `m${minuteIndex}`;
     try {
       const out = await db.client.send(
         new UpdateCommand({
           TableName: db.table,
           Key: keys.rateWindow(scope, keyId, area, hourStart),
-          UpdateExpression: 'ADD #h :one, #m :one SET expiresAt = if_not_exists(expiresAt, :expires)',
+          UpdateExpression: 'ADD #h :hourTaken, #m :block SET expiresAt = if_not_exists(expiresAt, :expires)',
           ConditionExpression:
-            '(attribute_not_exists(#h) OR #h < :hourLimit) AND (attribute_not_exists(#m) OR #m < :minuteLimit)',
+            '(attribute_not_exists(#h) OR #h <= :hourRoom) AND (attribute_not_exists(#m) OR #m <= :minuteRoom)',
           ExpressionAttributeNames: { '#h': 'h', '#m': minuteAttr },
           ExpressionAttributeValues: {
-            ':one': 1,
-            ':hourLimit': limits.hour,
-            ':minuteLimit': limits.minute,
+            ':block': block,
+            ':hourTaken': block - giveBack,
+            ':hourRoom': limits.hour - block + giveBack,
+            ':minuteRoom': limits.minute - block,
             // Kept a little past the hour so a late request never finds a missing item mid-hour.
             ':expires': hourStart + 3600 + 300,
           },
@@ -50,12 +121,13 @@ export function rateCountersStore(db: Db, clock: Clock) {
         }),
       );
       const item = out.Attributes ?? {};
-      return { allowed: true, minute: Number(item[minuteAttr] ?? 1), hour: Number(item.h ?? 1) };
+      return { allowed: true, minute: Number(item[minuteAttr] ?? block), hour: Number(item.h ?? block), block };
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      // The SDK hands back the item as it stood, in wire format.
+      if (block > 1) return undefined;
+      // The store hands back the item as it stood, in wire format.
       const item = error.Item ? unmarshall(error.Item) : {};
-      return { allowed: false, minute: Number(item[minuteAttr] ?? 0), hour: Number(item.h ?? 0) };
+      return { allowed: false, minute: Number(item[minuteAttr] ?? 0), hour: Number(item.h ?? 0), block };
     }
   }
   return { consumeRequest };
