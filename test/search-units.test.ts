@@ -87,7 +87,8 @@ describe('postings format 2', () => {
     const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
     for (const n of [0, 1, 127, 128, 129, 700]) {
       const docs = new Set<number>();
-      while (docs.size < n) docs.add(Math.floor(random() * (random() < 0.5 ? 2_000 : 1_000_000)));
+      // Gaps of a few bits, of 20 and of up to 30 (past the decoder's 24-bit buffer).
+      while (docs.size < n) docs.add(Math.floor(random() * (random() < 0.5 ? 2_000 : random() < 0.7 ? 1_000_000 : 2 ** 30)));
       const postings = [...docs]
         .sort((a, b) => a - b)
         .map((doc) => ({ doc, tfBody: Math.floor(random() * (random() < 0.1 ? 5_000 : 4)), tfTitle: random() < 0.8 ? 0 : Math.floor(random() * 9) }));

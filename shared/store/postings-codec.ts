@@ -179,7 +179,12 @@ export function countPostingsV2(bytes: Uint8Array): number {
   return varints(bytes).next();
 }
 
-/** Calls `visit` for each format-2 posting in chunk order (the scoring hot path: no allocation per posting). */
+/**
+ * Calls `visit` for each format-2 posting in chunk order (the scoring hot path: no allocation per
+ * posting). Bits are read a byte at a time into a 32-bit buffer, so a value costs one mask and
+ * shift however its bits straddle bytes; widths over 24 bits (gaps in a huge segment) would not
+ * fit the buffer and take the byte-by-byte path.
+ */
 export function forEachPostingV2(bytes: Uint8Array, visit: (doc: number, tfBody: number, tfTitle: number) => void): void {
   const header = varints(bytes);
   const count = header.next();
@@ -187,35 +192,46 @@ export function forEachPostingV2(bytes: Uint8Array, visit: (doc: number, tfBody:
   const gaps = new Int32Array(RUN);
   const tfBody = new Int32Array(RUN);
   let doc = 0;
+  let acc = 0;
+  let bits = 0;
+  const take = (width: number): number => {
+    if (width > 24) return takeWide(width);
+    while (bits < width) {
+      acc |= bytes[i++]! << bits;
+      bits += 8;
+    }
+    const value = acc & ((1 << width) - 1);
+    acc >>>= width;
+    bits -= width;
+    return value;
+  };
+  const takeWide = (width: number): number => {
+    let value = 0;
+    for (let got = 0; got < width; got++) {
+      if (bits === 0) {
+        acc = bytes[i++]!;
+        bits = 8;
+      }
+      value += (acc & 1) * 2 ** got;
+      acc >>>= 1;
+      bits--;
+    }
+    return value;
+  };
   for (let start = 0; start < count; start += RUN) {
     const n = Math.min(RUN, count - start);
     const wGap = bytes[i++]!;
     const wBody = bytes[i++]!;
     const wTitle = bytes[i++]!;
-    let acc = 0;
-    let bits = 0;
-    const take = (width: number) => {
-      let value = 0;
-      for (let got = 0; got < width; ) {
-        if (bits === 0) {
-          acc = bytes[i++]!;
-          bits = 8;
-        }
-        const step = Math.min(width - got, bits);
-        value |= (acc & ((1 << step) - 1)) << got;
-        acc >>>= step;
-        bits -= step;
-        got += step;
-      }
-      return value;
-    };
     for (let k = 0; k < n; k++) gaps[k] = take(wGap);
     for (let k = 0; k < n; k++) tfBody[k] = take(wBody);
     for (let k = 0; k < n; k++) {
       doc += gaps[k]!;
       visit(doc, tfBody[k]!, take(wTitle));
     }
-    bits = 0; // each run ends on a byte boundary
+    // Each run ends on a byte boundary.
+    acc = 0;
+    bits = 0;
   }
 }
 
