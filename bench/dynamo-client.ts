@@ -10,6 +10,7 @@ import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { Agent, request } from 'node:http';
 import { startDynamoDbLocal } from '../local/dynamodb-local';
 import { createDynamoClient } from '../shared/store/dynamo-client';
+import { GetCommand as StoreGetCommand } from '../shared/store/dynamo-commands';
 import { runBench, writeResults } from './common';
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 3000);
@@ -44,7 +45,7 @@ async function main() {
   const clients: Record<string, () => Promise<unknown>> = {
     'SDK document client (the store before)': () => document.send(new GetCommand({ TableName: TABLE, Key: { pk: 'a' } })),
     'SDK client, middleware cached': () => cached.send(new GetItemCommand({ TableName: TABLE, Key: { pk: { S: 'a' } } })),
-    'store client (dynamo-client.ts)': () => ours.send(new GetCommand({ TableName: TABLE, Key: { pk: 'a' } })),
+    'store client (dynamo-client.ts)': () => ours.send(new StoreGetCommand({ TableName: TABLE, Key: { pk: 'a' } })),
     'bare HTTP, unsigned (the floor)': bare,
   };
   const best: Record<string, { cpuMsPerCall: number; callsPerSecond: number }> = {};

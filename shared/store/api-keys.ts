@@ -1,7 +1,7 @@
 import { isoNow, type Clock } from '../clock';
 import { createHash, randomBytes } from 'node:crypto';
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactionCanceledException } from './dynamo-commands';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from './dynamo-commands';
 import type { Plan } from '../config';
 import { newId } from '../ids';
 import { scopeOf, type TenantScope } from '../tenancy';

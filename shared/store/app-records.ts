@@ -1,5 +1,5 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from './dynamo-commands';
+import { DeleteCommand, GetCommand, PutCommand } from './dynamo-commands';
 import { ConflictError } from '../errors';
 import type { TenantScope } from '../tenancy';
 import type { Db } from './db';

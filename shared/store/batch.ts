@@ -1,4 +1,4 @@
-import { BatchGetCommand, BatchWriteCommand, QueryCommand, type BatchWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, BatchWriteCommand, QueryCommand, type BatchWriteCommandInput } from './dynamo-commands';
 import { eachLimited } from '../each-limited';
 import type { Db } from './db';
 import type { ItemKey } from './keys';

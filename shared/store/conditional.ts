@@ -1,4 +1,4 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException } from './dynamo-commands';
 
 /**
  * A conditional write's outcome: what DynamoDB answered, or undefined when the condition did not

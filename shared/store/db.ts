@@ -1,9 +1,3 @@
-import {
-  InternalServerError,
-  ProvisionedThroughputExceededException,
-  RequestLimitExceeded,
-  ThrottlingException,
-} from '@aws-sdk/client-dynamodb';
 import { config } from '../config';
 import { AppError, UnavailableError } from '../errors';
 import { cursorCodec, type CursorCodec } from './cursor';
@@ -11,8 +5,8 @@ import { createDynamoClient, type DocumentSender } from './dynamo-client';
 import { assertStorableWrite } from './item-limits';
 import { countDynamoRequest } from './request-metrics';
 
-/** Throttling and server faults: the SDK's own classes, and any service error it marks as the server's. */
-const UNAVAILABLE_ERRORS = [ProvisionedThroughputExceededException, ThrottlingException, RequestLimitExceeded, InternalServerError];
+/** Throttling and server faults, by DynamoDB's error names, and any error marked as the server's. */
+const UNAVAILABLE_ERRORS = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded', 'InternalServerError']);
 const NETWORK_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
 
 /**
@@ -23,7 +17,7 @@ function unavailable(error: unknown): UnavailableError | undefined {
   if (!(error instanceof Error)) return undefined;
   const code = (error as { code?: string }).code;
   const serverFault = (error as { $fault?: string }).$fault === 'server';
-  if (UNAVAILABLE_ERRORS.some((type) => error instanceof type) || serverFault || (code && NETWORK_ERRORS.has(code))) {
+  if (UNAVAILABLE_ERRORS.has(error.name) || serverFault || (code && NETWORK_ERRORS.has(code))) {
     return new UnavailableError('The data store is temporarily unavailable; retry shortly', { cause: error });
   }
   return undefined;

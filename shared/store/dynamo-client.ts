@@ -1,39 +1,14 @@
-import {
-  ConditionalCheckFailedException,
-  DynamoDBServiceException,
-  InternalServerError,
-  ItemCollectionSizeLimitExceededException,
-  ProvisionedThroughputExceededException,
-  RequestLimitExceeded,
-  ResourceNotFoundException,
-  ThrottlingException,
-  TransactionCanceledException,
-  TransactionConflictException,
-  TransactionInProgressException,
-} from '@aws-sdk/client-dynamodb';
-import { defaultProvider } from '@aws-sdk/credential-provider-node';
-import {
-  BatchGetCommand,
-  BatchWriteCommand,
-  DeleteCommand,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  ScanCommand,
-  TransactGetCommand,
-  TransactWriteCommand,
-  UpdateCommand,
-  type DynamoDBDocumentClient,
-} from '@aws-sdk/lib-dynamodb';
+import type { AwsCredentialIdentity } from '@smithy/types';
 import { marshall, unmarshall, type marshallOptions } from '@aws-sdk/util-dynamodb';
 import { SignatureV4 } from '@smithy/signature-v4';
+import { ConditionalCheckFailedException, DynamoDBServiceException, TransactionCanceledException, type DocumentCommand, type KeyNodes } from './dynamo-commands';
 import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 
 /**
  * DynamoDB's JSON protocol over keep-alive HTTP, signed by the SDK's own SigV4 signer, for the
- * document commands every store builds (lib-dynamodb's GetCommand, QueryCommand…).
+ * document commands every store builds (dynamo-commands.ts: lib-dynamodb's, by name and shape).
  *
  * Why not the SDK's client: per call it resolves a middleware stack and runs serde, endpoint,
  * retry, user-agent and logging middleware, about 0.25 ms of CPU where the HTTP exchange itself
@@ -41,11 +16,13 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
  * second time around that. A GET of the API makes two calls, a converse turn ten: in Lambda that
  * is billed time on every request. Here each command's input is marshalled once (util-dynamodb,
  * with lib-dynamodb's own map of which fields hold items) and its output unmarshalled once; errors
- * are the SDK's exception classes, so `instanceof ConditionalCheckFailedException` holds; throttling,
+ * carry the SDK's names and fields (`ConditionalCheckFailedException` with its `Item`…); throttling,
  * server faults and dropped connections are retried as the SDK's standard mode does (4 attempts,
  * jittered exponential backoff).
  */
-export type DocumentSender = Pick<DynamoDBDocumentClient, 'send'>;
+export interface DocumentSender {
+  send<Output>(command: DocumentCommand<unknown, Output>): Promise<Output>;
+}
 
 export interface DynamoClientOptions {
   region: string;
@@ -57,47 +34,11 @@ export interface DynamoClientOptions {
   around?: <T>(operation: string, input: Record<string, unknown>, send: () => Promise<T>) => Promise<T>;
 }
 
-const OPERATIONS = new Map<unknown, string>([
-  [GetCommand, 'GetItem'],
-  [PutCommand, 'PutItem'],
-  [UpdateCommand, 'UpdateItem'],
-  [DeleteCommand, 'DeleteItem'],
-  [QueryCommand, 'Query'],
-  [ScanCommand, 'Scan'],
-  [BatchGetCommand, 'BatchGetItem'],
-  [BatchWriteCommand, 'BatchWriteItem'],
-  [TransactGetCommand, 'TransactGetItems'],
-  [TransactWriteCommand, 'TransactWriteItems'],
-]);
-
-/** The exceptions callers tell apart, as the SDK's classes; any other is a DynamoDBServiceException by name. */
-const EXCEPTIONS = new Map<string, new (options: never) => DynamoDBServiceException>(
-  [
-    ConditionalCheckFailedException,
-    TransactionCanceledException,
-    TransactionConflictException,
-    TransactionInProgressException,
-    ProvisionedThroughputExceededException,
-    ThrottlingException,
-    RequestLimitExceeded,
-    InternalServerError,
-    ResourceNotFoundException,
-    ItemCollectionSizeLimitExceededException,
-  ].map((type) => [type.name, type as new (options: never) => DynamoDBServiceException]),
-);
 const THROTTLES = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded', 'TransactionInProgressException']);
 const DROPPED = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT']);
 
 const MARSHALL: marshallOptions = { removeUndefinedValues: true, convertEmptyValues: false, convertTopLevelContainer: true };
 const UNMARSHALL = { convertWithoutMapWrapper: true };
-
-/** A key-node map as lib-dynamodb's commands carry it: which fields of an input or output hold items. */
-type KeyNodes = null | { [key: string]: KeyNodes } | KeyNodes[];
-interface DocumentCommand {
-  input: Record<string, unknown>;
-  inputKeyNodes: KeyNodes;
-  outputKeyNodes: KeyNodes;
-}
 
 /**
  * lib-dynamodb's walk: `null` marks a value to convert whole; `{}` or `[]` every value of an
@@ -164,6 +105,18 @@ class ResponseError extends Error {
   }
 }
 
+let chain: (() => Promise<AwsCredentialIdentity>) | undefined;
+/**
+ * Lambda hands its role's credentials over in the environment; anywhere else (an instance role,
+ * SSO, a profile) the SDK's default chain finds them, loaded only then: it is 80 ms of imports.
+ */
+async function awsCredentials(): Promise<AwsCredentialIdentity> {
+  const { AWS_ACCESS_KEY_ID: accessKeyId, AWS_SECRET_ACCESS_KEY: secretAccessKey, AWS_SESSION_TOKEN: sessionToken } = process.env;
+  if (accessKeyId && secretAccessKey) return { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) };
+  chain ??= (await import('@aws-sdk/credential-provider-node')).defaultProvider();
+  return chain();
+}
+
 export function createDynamoClient(options: DynamoClientOptions): DocumentSender {
   const url = new URL(options.endpoint ?? `https://dynamodb.${options.region}.amazonaws.com`);
   const secure = url.protocol === 'https:';
@@ -172,7 +125,7 @@ export function createDynamoClient(options: DynamoClientOptions): DocumentSender
   const send = secure ? httpsRequest : httpRequest;
   const port = url.port ? Number(url.port) : undefined;
   const signer = new SignatureV4({
-    credentials: options.credentials ?? defaultProvider(),
+    credentials: options.credentials ?? awsCredentials,
     region: options.region,
     service: 'dynamodb',
     sha256: NodeSha256,
@@ -224,8 +177,8 @@ export function createDynamoClient(options: DynamoClientOptions): DocumentSender
     const message = fields.message ?? fields.Message ?? error.message;
     const $metadata = { httpStatusCode: error.status, attempts };
     const { __type: _type, message: _m, Message: _M, ...rest } = fields;
-    const Type = EXCEPTIONS.get(name);
-    if (Type) return new Type({ ...rest, message, $metadata } as never);
+    if (name === 'ConditionalCheckFailedException') return new ConditionalCheckFailedException({ ...rest, message, $metadata });
+    if (name === 'TransactionCanceledException') return new TransactionCanceledException({ ...rest, message, $metadata });
     return Object.assign(new DynamoDBServiceException({ name, $fault: error.status >= 500 ? 'server' : 'client', message, $metadata }), rest);
   }
 
@@ -249,15 +202,14 @@ export function createDynamoClient(options: DynamoClientOptions): DocumentSender
   }
 
   return {
-    send: (async (command: DocumentCommand) => {
-      const operation = OPERATIONS.get(command.constructor);
-      if (!operation) throw new Error(`${command.constructor.name} is not a document command this client sends`);
+    send: (async (command: DocumentCommand<Record<string, unknown>, unknown>) => {
+      const { operation } = command;
       return around(operation, command.input, async () => {
         const body = JSON.stringify(convert(command.input, command.inputKeyNodes, (v) => marshall(v, MARSHALL)), binaryAsBase64);
         const text = await call(operation, body);
         const output = JSON.parse(text, text.includes('"B') ? binaryFromBase64 : undefined) as Record<string, unknown>;
         return convert(output, command.outputKeyNodes, (v) => unmarshall(v as never, UNMARSHALL));
       });
-    }) as unknown as DocumentSender['send'],
+    }) as DocumentSender['send'],
   };
 }

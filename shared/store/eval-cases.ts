@@ -1,4 +1,4 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from './dynamo-commands';
 import { z } from 'zod';
 import type { TenantScope } from '../tenancy';
 import { batchOps, deleteRequest, readPage } from './batch';

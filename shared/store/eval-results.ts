@@ -1,5 +1,5 @@
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactionCanceledException } from './dynamo-commands';
+import { GetCommand, PutCommand, TransactWriteCommand } from './dynamo-commands';
 import { z } from 'zod';
 import type { TenantScope } from '../tenancy';
 import { batchOps, deleteRequest, readPage } from './batch';

@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from './dynamo-commands';
 import type { TenantScope } from '../tenancy';
 import { ifConditionHolds } from './conditional';
 import { deleteRequest, putRequest, batchOps } from './batch';

@@ -1,5 +1,5 @@
 import type { Clock } from '../clock';
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from './dynamo-commands';
 import { ifConditionHolds } from './conditional';
 import { PLANS } from '../config';
 import type { TenantScope } from '../tenancy';

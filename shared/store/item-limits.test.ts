@@ -1,8 +1,9 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, PutCommand as SdkPutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { config } from '../config';
 import { createDb } from './db';
+import { PutCommand } from './dynamo-commands';
 import { assertStorableItem, ITEM_LIMITS, storedSize } from './item-limits';
 
 /**
@@ -13,7 +14,8 @@ import { assertStorableItem, ITEM_LIMITS, storedSize } from './item-limits';
  */
 const raw = DynamoDBDocumentClient.from(new DynamoDBClient({ region: config.region, endpoint: config.dynamodbEndpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }));
 const db = createDb();
-const put = (client: Pick<DynamoDBDocumentClient, 'send'>, item: Record<string, unknown>) => client.send(new PutCommand({ TableName: db.table, Item: item }));
+const put = (client: DynamoDBDocumentClient | typeof db.client, item: Record<string, unknown>) =>
+  client === raw ? raw.send(new SdkPutCommand({ TableName: db.table, Item: item })) : db.client.send(new PutCommand({ TableName: db.table, Item: item }));
 
 /** An item of exactly `bytes` by the check's measure, with every kind of value in it. */
 function itemOf(bytes: number, sk: string): Record<string, unknown> {

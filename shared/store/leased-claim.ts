@@ -1,4 +1,4 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from './dynamo-commands';
 import { ifConditionHolds } from './conditional';
 import type { Db } from './db';
 import type { ItemKey } from './keys';

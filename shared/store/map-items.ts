@@ -1,5 +1,5 @@
 import type { Clock } from '../clock';
-import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from './dynamo-commands';
 import type { TenantScope } from '../tenancy';
 import { batchOps, putRequest } from './batch';
 import { ifConditionHolds } from './conditional';

@@ -1,4 +1,4 @@
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand } from './dynamo-commands';
 import type { Db } from './db';
 import type { ItemKey } from './keys';
 

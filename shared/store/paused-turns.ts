@@ -1,5 +1,5 @@
 import { isoNow, type Clock } from '../clock';
-import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand } from './dynamo-commands';
 import { config } from '../config';
 import type { TenantScope } from '../tenancy';
 import type { Db } from './db';

@@ -1,6 +1,6 @@
 import { isoNow, type Clock } from '../clock';
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactionCanceledException } from './dynamo-commands';
+import { DeleteCommand, QueryCommand, TransactWriteCommand } from './dynamo-commands';
 import { newId } from '../ids';
 import type { Db } from './db';
 import { batchOps, putRequest } from './batch';

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from './dynamo-commands';
+import { UpdateCommand } from './dynamo-commands';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { WindowLimits } from '../plans';
 import type { TenantScope } from '../tenancy';

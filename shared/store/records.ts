@@ -1,15 +1,12 @@
 import { isoNow, type Clock } from '../clock';
-import {
-  ConditionalCheckFailedException,
-  TransactionCanceledException,
-} from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, TransactionCanceledException } from './dynamo-commands';
 import {
   DeleteCommand,
   GetCommand,
   PutCommand,
   TransactWriteCommand,
   type TransactWriteCommandInput,
-} from '@aws-sdk/lib-dynamodb';
+} from './dynamo-commands';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { ConflictError, NotFoundError, ValidationError } from '../errors';
 import type { TenantScope } from '../tenancy';

@@ -1,5 +1,5 @@
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { TransactionCanceledException } from './dynamo-commands';
+import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, type TransactWriteCommandInput } from './dynamo-commands';
 import { z } from 'zod';
 import { isoNow, type Clock } from '../clock';
 import { ConflictError, NotFoundError, ValidationError } from '../errors';

@@ -1,5 +1,5 @@
 import { isoNow, type Clock } from '../clock';
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from './dynamo-commands';
 import type { Db } from './db';
 import { keys } from './keys';
 

@@ -1,5 +1,5 @@
 import type { Clock } from '../clock';
-import { BatchWriteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, PutCommand, QueryCommand, UpdateCommand } from './dynamo-commands';
 import { ifConditionHolds } from './conditional';
 import type { Db } from './db';
 import { keys } from './keys';

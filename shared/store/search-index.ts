@@ -1,6 +1,6 @@
 import type { Clock } from '../clock';
-import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException, TransactionCanceledException } from './dynamo-commands';
+import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from './dynamo-commands';
 import { decodeChunkRefs, decodeDirectory, encodeChunkRefs, encodeNorms, POSTINGS_FORMAT, type Posting } from './postings-codec';
 import type { TenantScope } from '../tenancy';
 import { deleteRequest, putRequest, batchOps, type WriteRequest } from './batch';

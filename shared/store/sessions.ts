@@ -1,6 +1,6 @@
 import type { Clock } from '../clock';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from './dynamo-commands';
+import { GetCommand, QueryCommand, UpdateCommand } from './dynamo-commands';
 import { config } from '../config';
 import type { TenantScope } from '../tenancy';
 import { batchOps, deleteRequest, putRequest, readPage } from './batch';

@@ -1,5 +1,5 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from './dynamo-commands';
+import { GetCommand, PutCommand, UpdateCommand } from './dynamo-commands';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { TenantScope } from '../tenancy';
 import type { Db } from './db';

@@ -1,4 +1,4 @@
-import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand } from './dynamo-commands';
 import type { Db } from './db';
 import { batchOps } from './batch';
 import { keys } from './keys';

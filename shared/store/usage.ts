@@ -1,4 +1,4 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from './dynamo-commands';
 import type { TenantScope } from '../tenancy';
 import { batchOps } from './batch';
 import type { Db } from './db';

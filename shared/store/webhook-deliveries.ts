@@ -1,5 +1,5 @@
 import type { Clock } from '../clock';
-import { PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, QueryCommand, UpdateCommand } from './dynamo-commands';
 import type { TenantScope } from '../tenancy';
 import { ifConditionHolds } from './conditional';
 import { claimLeased } from './leased-claim';
