@@ -55,7 +55,7 @@ async function main() {
     results[name] = { bytes: statSync(file).size, coldImportMs: Math.round(times[Math.floor(RUNS / 2)]! * 10) / 10 };
     process.stdout.write(`${name}: ${results[name].bytes} bytes, cold import ${results[name].coldImportMs} ms\n`);
   }
-  rmSync(out, { recursive: true, force: true });
+  if (!process.env.KEEP_BUNDLES) rmSync(out, { recursive: true, force: true });
   writeResults('lambda', { date: new Date().toISOString(), node: process.version, runs: RUNS, targets: { bytes: 1_000_000, coldImportMs: 80, except: ['ingestion'] }, functions: results });
 }
 

@@ -1,13 +1,10 @@
-import {
-  APIGatewayClient,
-  CreateApiKeyCommand,
-  CreateUsagePlanKeyCommand,
-  DeleteApiKeyCommand,
-  NotFoundException,
-  paginateGetUsagePlans,
-} from '@aws-sdk/client-api-gateway';
+import type { APIGatewayClient } from '@aws-sdk/client-api-gateway';
 import { config, type Plan } from './config';
 import { noGateway, type Gateway } from './gateway';
+import { loadOnce } from './load-once';
+
+/** The SDK's API Gateway module, loaded when a key is first registered or removed, not at a cold start. */
+const sdk = loadOnce(() => import('@aws-sdk/client-api-gateway'));
 
 /**
  * In AWS, API Gateway checks `X-API-Key` before the app does, so every customer key must also be
@@ -18,6 +15,7 @@ export async function registerGatewayKey(
   client: APIGatewayClient,
   key: { value: string; name: string; usagePlanId: string },
 ): Promise<string> {
+  const { CreateApiKeyCommand, CreateUsagePlanKeyCommand, DeleteApiKeyCommand } = await sdk();
   const created = await client.send(new CreateApiKeyCommand({ name: key.name, value: key.value, enabled: true }));
   if (!created.id) throw new Error('API Gateway created a key without an id');
   try {
@@ -31,6 +29,7 @@ export async function registerGatewayKey(
 }
 
 export async function removeGatewayKey(client: APIGatewayClient, gatewayKeyId: string): Promise<void> {
+  const { DeleteApiKeyCommand, NotFoundException } = await sdk();
   try {
     await client.send(new DeleteApiKeyCommand({ apiKey: gatewayKeyId }));
   } catch (error) {
@@ -44,10 +43,12 @@ export async function removeGatewayKey(client: APIGatewayClient, gatewayKeyId: s
  * plans, which depend on the deployment, which depends on the function: a cycle CloudFormation
  * refuses.)
  */
-export function apiGateway(client: APIGatewayClient, usagePlanNamePrefix: string): Gateway {
+export function apiGateway(clientOf: () => Promise<APIGatewayClient>, usagePlanNamePrefix: string): Gateway {
   let planIds: Map<string, string> | undefined;
   async function usagePlanIdFor(plan: Plan): Promise<string> {
     if (!planIds) {
+      const { paginateGetUsagePlans } = await sdk();
+      const client = await clientOf();
       const found = new Map<string, string>();
       for await (const page of paginateGetUsagePlans({ client }, { limit: 500 })) {
         for (const p of page.items ?? []) if (p.name?.startsWith(usagePlanNamePrefix) && p.id) found.set(p.name.slice(usagePlanNamePrefix.length), p.id);
@@ -60,13 +61,17 @@ export function apiGateway(client: APIGatewayClient, usagePlanNamePrefix: string
   }
   return {
     enabled: true,
-    register: async (key) => registerGatewayKey(client, { value: key.value, name: key.name, usagePlanId: await usagePlanIdFor(key.plan) }),
-    remove: (gatewayKeyId) => removeGatewayKey(client, gatewayKeyId),
+    register: async (key) => {
+      const usagePlanId = await usagePlanIdFor(key.plan);
+      return registerGatewayKey(await clientOf(), { value: key.value, name: key.name, usagePlanId });
+    },
+    remove: async (gatewayKeyId) => removeGatewayKey(await clientOf(), gatewayKeyId),
   };
 }
 
 /** The Lambda's gateway from config: enabled where the stack set USAGE_PLAN_NAME_PREFIX. */
 export function gatewayFromConfig(): Gateway {
   if (!config.usagePlanNamePrefix) return noGateway;
-  return apiGateway(new APIGatewayClient({ region: config.region, ...(config.apiGatewayEndpoint ? { endpoint: config.apiGatewayEndpoint } : {}) }), config.usagePlanNamePrefix);
+  const client = loadOnce(async () => new (await sdk()).APIGatewayClient({ region: config.region, ...(config.apiGatewayEndpoint ? { endpoint: config.apiGatewayEndpoint } : {}) }));
+  return apiGateway(client, config.usagePlanNamePrefix);
 }

@@ -103,7 +103,7 @@ describe('API Gateway key registration', () => {
 
   it('registers a provisioned tenant’s key in its plan’s usage plan, and undoes everything when that fails', async () => {
     const secrets = platformTestSecrets();
-    const rt = { ...testRt, gateway: apiGateway(client, 'CairnApi-') };
+    const rt = { ...testRt, gateway: apiGateway(() => Promise.resolve(client), 'CairnApi-') };
     const app = createLocalApp(rt);
     const admin = { authorization: `Bearer ${secrets.adminToken}` };
     seen.length = 0;

@@ -38,7 +38,7 @@ beforeAll(async () => {
     attributes: { VisibilityTimeout: '1', RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: String(MAX_RECEIVES) }) },
   }).queueUrl;
   sqs = new SQSClient({ endpoint: server.address, region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
-  rt = { ...testRt, queues: { ...testRt.queues, ingestion: sqsQueue<IngestionMessage>(sqs, queueUrl) } };
+  rt = { ...testRt, queues: { ...testRt.queues, ingestion: sqsQueue<IngestionMessage>(() => Promise.resolve(sqs), queueUrl) } };
   app = createKnowledgeSourcesApp(rt);
 });
 

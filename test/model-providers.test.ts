@@ -288,7 +288,7 @@ async function failure(promise: Promise<unknown>): Promise<AppError> {
 const providers = () => ({
   openai: openaiProvider({ baseUrl: `${base}/v1`, apiKey: 'sk-test' }),
   anthropic: anthropicProvider({ baseUrl: base, apiKey: 'sk-ant-test' }),
-  bedrock: bedrockProvider(
+  bedrock: bedrockProvider(async () =>
     new BedrockRuntimeClient({ endpoint: base, region: 'eu-west-1', credentials: { accessKeyId: 'AKID', secretAccessKey: 'secret' }, maxAttempts: 1, requestHandler: new NodeHttpHandler() }),
   ),
 });
@@ -432,7 +432,7 @@ describe('model provider adapters', () => {
     seen.length = 0;
     await p.bedrock.generate({ ...request, model: 'anthropic.claude-3-haiku-20240307-v1:0', tools }, AbortSignal.timeout(5000));
     expect(JSON.stringify(seen[0]!.body)).not.toContain('cachePoint');
-    const forced = bedrockProvider(new BedrockRuntimeClient({ endpoint: base, region: 'eu-west-1', credentials: { accessKeyId: 'AKID', secretAccessKey: 'secret' }, maxAttempts: 1, requestHandler: new NodeHttpHandler() }), { promptCaching: true });
+    const forced = bedrockProvider(async () => new BedrockRuntimeClient({ endpoint: base, region: 'eu-west-1', credentials: { accessKeyId: 'AKID', secretAccessKey: 'secret' }, maxAttempts: 1, requestHandler: new NodeHttpHandler() }), { promptCaching: true });
     seen.length = 0;
     await forced.generate({ ...request, model: 'my-imported-model' }, AbortSignal.timeout(5000));
     expect(JSON.stringify(seen[0]!.body)).toContain('cachePoint');

@@ -51,8 +51,8 @@ beforeAll(async () => {
   stepsUrl = queue('workflow-steps');
   webhooksUrl = queue('webhooks');
   sqs = new SQSClient({ endpoint: server.address, region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
-  const steps = sqsQueue<StepsQueueMessage>(sqs, stepsUrl);
-  rt = { ...testRt, queues: { ...testRt.queues, workflowSteps: { send: (messages, options) => ((stepMessages += messages.length), steps.send(messages, options)), pending: () => steps.pending() }, webhooks: sqsQueue<WebhookMessage>(sqs, webhooksUrl) } };
+  const steps = sqsQueue<StepsQueueMessage>(() => Promise.resolve(sqs), stepsUrl);
+  rt = { ...testRt, queues: { ...testRt.queues, workflowSteps: { send: (messages, options) => ((stepMessages += messages.length), steps.send(messages, options)), pending: () => steps.pending() }, webhooks: sqsQueue<WebhookMessage>(() => Promise.resolve(sqs), webhooksUrl) } };
   app = createWorkflowsApp(rt);
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
 });

@@ -1,32 +1,29 @@
 import { BlobTooLargeError } from '../errors';
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import {
-  CopyObjectCommand,
-  DeleteObjectsCommand,
-  GetObjectCommand,
-  HeadObjectCommand,
-  ListObjectsV2Command,
-  NotFound,
-  NoSuchKey,
-  PutObjectCommand,
-  S3Client,
-} from '@aws-sdk/client-s3';
-import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { config } from '../config';
+import { loadOnce } from '../load-once';
 import { unconfiguredBlobStore, type Blobs, type BlobStore } from './blobs';
 
 const unquote = (etag: string | undefined) => (etag ?? '').replace(/^(W\/)?"|"$/g, '');
-const missing = (error: unknown) => error instanceof NoSuchKey || error instanceof NotFound || (error as { name?: string }).name === 'NotFound';
+const missing = (error: unknown) => ['NoSuchKey', 'NotFound'].includes((error as { name?: string }).name ?? '');
 
-export function s3BlobStore(client: S3Client, bucket: string): BlobStore {
+/** The SDK's S3 module, loaded with the first file a function reads or writes, not at its cold start. */
+const s3 = loadOnce(() => import('@aws-sdk/client-s3'));
+
+/** `client` makes the SDK's client on first use. */
+export function s3BlobStore(clientOf: () => Promise<S3Client>, bucket: string): BlobStore {
+  const send: S3Client['send'] = async (command: never) => (await clientOf()).send(command);
   return {
     bucket,
     async put(key, body, contentType) {
-      await client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: contentType, ContentLength: body.byteLength }));
+      const { PutObjectCommand } = await s3();
+      await send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: contentType, ContentLength: body.byteLength }));
     },
     async get(key, maxBytes) {
-      const out = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+      const { GetObjectCommand } = await s3();
+      const out = await send(new GetObjectCommand({ Bucket: bucket, Key: key }));
       if (maxBytes !== undefined && (out.ContentLength ?? 0) > maxBytes) {
         (out.Body as Readable | undefined)?.destroy();
         throw new BlobTooLargeError(key, out.ContentLength ?? 0, maxBytes);
@@ -34,8 +31,9 @@ export function s3BlobStore(client: S3Client, bucket: string): BlobStore {
       return out.Body!.transformToByteArray();
     },
     async head(key) {
+      const { HeadObjectCommand } = await s3();
       try {
-        const out = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
+        const out = await send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
         return { key, size: out.ContentLength ?? 0, etag: unquote(out.ETag), lastModified: out.LastModified?.toISOString(), contentType: out.ContentType };
       } catch (error) {
         if (missing(error)) return undefined;
@@ -43,41 +41,46 @@ export function s3BlobStore(client: S3Client, bucket: string): BlobStore {
       }
     },
     async sha256(key) {
-      const out = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+      const { GetObjectCommand } = await s3();
+      const out = await send(new GetObjectCommand({ Bucket: bucket, Key: key }));
       const hash = createHash('sha256');
       for await (const piece of out.Body as Readable) hash.update(piece as Buffer);
       return hash.digest('hex');
     },
     async copy(from, to) {
-      await client.send(new CopyObjectCommand({ Bucket: bucket, Key: to, CopySource: `${bucket}/${encodeURIComponent(from).replace(/%2F/g, '/')}` }));
+      const { CopyObjectCommand } = await s3();
+      await send(new CopyObjectCommand({ Bucket: bucket, Key: to, CopySource: `${bucket}/${encodeURIComponent(from).replace(/%2F/g, '/')}` }));
     },
     async delete(keys) {
+      const { DeleteObjectsCommand } = await s3();
       for (let i = 0; i < keys.length; i += 1000) {
         const objects = keys.slice(i, i + 1000).map((Key) => ({ Key }));
-        if (objects.length > 0) await client.send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: objects, Quiet: true } }));
+        if (objects.length > 0) await send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: objects, Quiet: true } }));
       }
     },
     async *list(prefix) {
+      const { ListObjectsV2Command } = await s3();
       let token: string | undefined;
       do {
-        const out = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }));
+        const out = await send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }));
         for (const o of out.Contents ?? []) yield { key: o.Key!, size: o.Size ?? 0, etag: unquote(o.ETag), lastModified: o.LastModified?.toISOString() };
         token = out.IsTruncated ? out.NextContinuationToken : undefined;
       } while (token);
     },
-    presignPut(key, { contentType, expiresSeconds }) {
-      return getSignedUrl(client, new PutObjectCommand({ Bucket: bucket, Key: key, ContentType: contentType }), { expiresIn: expiresSeconds });
+    async presignPut(key, { contentType, expiresSeconds }) {
+      const [{ PutObjectCommand }, { getSignedUrl }] = await Promise.all([s3(), import('@aws-sdk/s3-request-presigner')]);
+      return getSignedUrl(await clientOf(), new PutObjectCommand({ Bucket: bucket, Key: key, ContentType: contentType }), { expiresIn: expiresSeconds });
     },
   };
 }
 
-function s3Client(endpoint: string | undefined): S3Client {
-  return new S3Client({
+function s3Client(endpoint: string | undefined): () => Promise<S3Client> {
+  return loadOnce(async () => new (await s3()).S3Client({
     region: config.region,
     // An S3-compatible server (local mode, tests) answers on one host: bucket names go in the path;
     // local mode's server (s3rver) knows one fixed key. In AWS the function's role signs.
     ...(endpoint ? { endpoint, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } } : {}),
-  });
+  }));
 }
 
 /** The blob stores of a function that keeps or reads files (knowledge sources, ingestion); local mode names its own server and bucket. */

@@ -1,5 +1,5 @@
-import type { BedrockRuntimeClient} from '@aws-sdk/client-bedrock-runtime';
-import { ConverseCommand, ConverseStreamCommand, type Message, type ToolUseBlock } from '@aws-sdk/client-bedrock-runtime';
+import type { BedrockRuntimeClient, Message, ToolUseBlock } from '@aws-sdk/client-bedrock-runtime';
+import { bedrockSdk } from './bedrock-sdk';
 import { providerError, retryAfterOf } from './provider-error';
 import { argumentsOf, parseArguments } from './tool-arguments';
 import { systemParts, type ChatModel, type ChatRequest, type ChatResult, type TokenUsage } from './types';
@@ -55,7 +55,8 @@ function usageOf(usage: { inputTokens?: number; outputTokens?: number; cacheRead
 }
 
 /** `name`: the provider's name in errors (a MODEL_PROVIDERS name, default bedrock). */
-export function bedrockProvider(client: BedrockRuntimeClient, options: { name?: string; promptCaching?: boolean } = {}): ChatModel {
+/** `client` makes the SDK's client on first use (its module is loaded only then). */
+export function bedrockProvider(client: () => Promise<BedrockRuntimeClient>, options: { name?: string; promptCaching?: boolean } = {}): ChatModel {
   const provider = options.name ?? 'bedrock';
   const input = (request: ChatRequest) => {
     const caching = cachesPrompts(request.model, options.promptCaching);
@@ -94,7 +95,8 @@ export function bedrockProvider(client: BedrockRuntimeClient, options: { name?: 
   };
   const generate = async (request: ChatRequest, signal: AbortSignal): Promise<ChatResult> => {
     try {
-      const out = await client.send(new ConverseCommand(input(request)), { abortSignal: signal });
+      const { ConverseCommand } = await bedrockSdk();
+      const out = await (await client()).send(new ConverseCommand(input(request)), { abortSignal: signal });
       const content = out.output?.message?.content ?? [];
       const calls = content.filter((c) => c.toolUse).map((c) => ({ id: c.toolUse!.toolUseId ?? '', name: c.toolUse!.name ?? '', arguments: argumentsOf(c.toolUse!.input) }));
       return {
@@ -118,7 +120,8 @@ export function bedrockProvider(client: BedrockRuntimeClient, options: { name?: 
       // toolUse blocks by index: id and name at their start, the input as JSON fragments.
       const blocks: Array<{ id: string; name: string; json: string }> = [];
       try {
-        const out = await client.send(new ConverseStreamCommand(input(request)), { abortSignal: signal });
+        const { ConverseStreamCommand } = await bedrockSdk();
+        const out = await (await client()).send(new ConverseStreamCommand(input(request)), { abortSignal: signal });
         for await (const event of out.stream ?? []) {
           const started = event.contentBlockStart?.start?.toolUse;
           if (started) blocks[event.contentBlockStart!.contentBlockIndex ?? 0] = { id: started.toolUseId ?? '', name: started.name ?? '', json: '' };

@@ -1,4 +1,5 @@
-import { InvokeModelCommand, type BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
+import type { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
+import { bedrockSdk } from './bedrock-sdk';
 import { AppError } from '../errors';
 import { providerError, providerFetch } from './provider-error';
 
@@ -28,7 +29,7 @@ export const RERANK_PROVIDERS = ['bedrock', 'cohere'] as const;
 export interface ProviderSettings {
   openai?: { baseUrl: string; apiKey: string };
   cohere?: { baseUrl: string; apiKey: string };
-  bedrock?: () => BedrockRuntimeClient;
+  bedrock?: () => Promise<BedrockRuntimeClient>;
 }
 
 const splitName = (name: string) => {
@@ -67,7 +68,7 @@ export function embeddingModel(name: string, dimensions: number | undefined, set
   }
   if (provider === 'bedrock') {
     if (!settings.bedrock) throw missing('bedrock', name);
-    const client = settings.bedrock();
+    const client = settings.bedrock;
     return {
       name,
       batchSize: 1,
@@ -92,7 +93,7 @@ export function reranker(name: string, settings: ProviderSettings): Reranker {
     results.map((r) => ({ index: r.index, score: r.relevance_score })).sort((a, b) => b.score - a.score);
   if (provider === 'bedrock') {
     if (!settings.bedrock) throw missing('bedrock', name);
-    const client = settings.bedrock();
+    const client = settings.bedrock;
     return {
       name,
       async rerank(query, documents, signal) {
@@ -121,9 +122,10 @@ export function reranker(name: string, settings: ProviderSettings): Reranker {
   throw new AppError('INVALID_REQUEST', `${name}: rerank providers are ${RERANK_PROVIDERS.join(', ')}`, { field: 'model' }, { retryable: false });
 }
 
-async function invoke(client: BedrockRuntimeClient, modelId: string, body: unknown, signal: AbortSignal): Promise<unknown> {
+async function invoke(client: () => Promise<BedrockRuntimeClient>, modelId: string, body: unknown, signal: AbortSignal): Promise<unknown> {
   try {
-    const out = await client.send(new InvokeModelCommand({ modelId, contentType: 'application/json', accept: 'application/json', body: JSON.stringify(body) }), { abortSignal: signal });
+    const { InvokeModelCommand } = await bedrockSdk();
+    const out = await (await client()).send(new InvokeModelCommand({ modelId, contentType: 'application/json', accept: 'application/json', body: JSON.stringify(body) }), { abortSignal: signal });
     return JSON.parse(new TextDecoder().decode(out.body));
   } catch (error) {
     if (error instanceof AppError) throw error;

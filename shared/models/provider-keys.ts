@@ -1,4 +1,4 @@
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { config } from '../config';
 
 /** API keys of model providers: from the environment, or (AWS) from one Secrets Manager secret. */
@@ -41,6 +41,8 @@ export function providerKeysLoader(client?: SecretsManagerClient): () => Promise
     const fromEnv: ProviderKeys = { openai: config.openaiApiKey, anthropic: config.anthropicApiKey, cohere: config.cohereApiKey };
     if (!config.providerSecretsArn) return fromEnv;
     if (cached && cached.until > performance.now()) return cached.keys;
+    // Loaded here, on first use: most cold starts never need it.
+    const { GetSecretValueCommand, SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
     const sm = client ?? new SecretsManagerClient({ region: config.region, ...(config.secretsManagerEndpoint ? { endpoint: config.secretsManagerEndpoint } : {}) });
     const out = await sm.send(new GetSecretValueCommand({ SecretId: config.providerSecretsArn }));
     const secret = JSON.parse(out.SecretString ?? '{}') as Record<string, unknown>;

@@ -1,9 +1,11 @@
-import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
+import type { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
+import { loadOnce } from '../load-once';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { config, type ProviderSettings } from '../config';
 import { AppError } from '../errors';
 import { anthropicProvider } from './anthropic-provider';
 import { bedrockProvider } from './bedrock-provider';
+import { bedrockSdk } from './bedrock-sdk';
 import { embeddingModel, reranker, type ProviderSettings as RetrievalSettings } from './embeddings';
 import { localEngine } from './local-engine';
 import { BUILT_IN_PROVIDERS, knownProviders } from './model-name';
@@ -62,13 +64,14 @@ export function modelResolver(options: { keys?: () => Promise<ProviderKeys>; pro
   const keys = options.keys ?? providerKeysLoader();
   const declared = options.providers ?? config.modelProviders;
   // Clients and engines per provider, made once per instance and again only when its settings change (a rotated key).
-  const bedrockClients = new Map<string, BedrockRuntimeClient>();
+  // The SDK's module is loaded with the first Bedrock call, not at a cold start.
+  const bedrockClients = new Map<string, () => Promise<BedrockRuntimeClient>>();
   const bedrockClient = (region: string, endpoint?: string) => {
     const key = `${region} ${endpoint ?? ''}`;
     let client = bedrockClients.get(key);
     if (!client) {
       // HTTP/1.1: Converse needs no HTTP/2 (the client's default, for bidirectional streams).
-      client = new BedrockRuntimeClient({ region, requestHandler: new NodeHttpHandler(), ...(endpoint ? { endpoint } : {}) });
+      client = loadOnce(async () => new (await bedrockSdk()).BedrockRuntimeClient({ region, requestHandler: new NodeHttpHandler(), ...(endpoint ? { endpoint } : {}) }));
       bedrockClients.set(key, client);
     }
     return client;
@@ -93,7 +96,7 @@ export function modelResolver(options: { keys?: () => Promise<ProviderKeys>; pro
     return {
       ...(known.openai ? { openai: { baseUrl: config.openaiBaseUrl, apiKey: known.openai } } : {}),
       ...(known.cohere ? { cohere: { baseUrl: config.cohereBaseUrl, apiKey: known.cohere } } : {}),
-      ...(config.bedrockRegion ? { bedrock: () => bedrockClient(config.bedrockRegion!, config.bedrockEndpoint) } : {}),
+      ...(config.bedrockRegion ? { bedrock: bedrockClient(config.bedrockRegion, config.bedrockEndpoint) } : {}),
     };
   };
   return {

@@ -1,4 +1,4 @@
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { timingSafeEqual, createHash } from 'node:crypto';
 import { config } from '../config';
 
@@ -26,6 +26,8 @@ export function platformSecretsLoader(given?: PlatformSecrets, client?: SecretsM
     const keyArn = config.platformTokenKeySecretArn;
     if (!adminArn || !keyArn) throw new Error('platform secrets are not configured (PLATFORM_ADMIN_TOKEN_SECRET_ARN, PLATFORM_TOKEN_KEY_SECRET_ARN)');
     if (cached && cached.until > performance.now()) return cached.secrets;
+    // Loaded here, on first use: most cold starts never need it.
+    const { GetSecretValueCommand, SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
     const sm = client ?? new SecretsManagerClient({ region: config.region, ...(config.secretsManagerEndpoint ? { endpoint: config.secretsManagerEndpoint } : {}) });
     const read = async (arn: string) => {
       const value = (await sm.send(new GetSecretValueCommand({ SecretId: arn }))).SecretString ?? '';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { ConflictException, CreateScheduleCommand, DeleteScheduleCommand, ResourceNotFoundException, SchedulerClient, UpdateScheduleCommand } from '@aws-sdk/client-scheduler';
+import type { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { config } from '../config';
 import type { Scheduler } from '../runtime';
 import { awsCronOf } from './aws-cron';
@@ -21,9 +21,12 @@ export interface EventBridgeSchedulerOptions {
 export const scheduleName = (tenantId: string, workflowId: string, index: number) => `cairn-${createHash('sha256').update(`${tenantId}/${workflowId}`).digest('hex').slice(0, 32)}-${index}`;
 
 export function eventBridgeScheduler(options: EventBridgeSchedulerOptions): Scheduler {
-  const client = options.client ?? new SchedulerClient({ region: config.region, ...(config.schedulerEndpoint ? { endpoint: config.schedulerEndpoint } : {}) });
+  let made = options.client;
   return {
     async put(scope, workflowId, schedules, previous) {
+      // The SDK's module is loaded with the first schedule a function writes, not at its cold start.
+      const { ConflictException, CreateScheduleCommand, DeleteScheduleCommand, ResourceNotFoundException, SchedulerClient, UpdateScheduleCommand } = await import('@aws-sdk/client-scheduler');
+      const client = (made ??= new SchedulerClient({ region: config.region, ...(config.schedulerEndpoint ? { endpoint: config.schedulerEndpoint } : {}) }));
       for (const [index, schedule] of schedules.entries()) {
         const input = {
           Name: scheduleName(scope.tenantId, workflowId, index),

@@ -1,5 +1,8 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { DecryptCommand, GenerateDataKeyCommand, type KMSClient } from '@aws-sdk/client-kms';
+import type { KMSClient } from '@aws-sdk/client-kms';
+import { loadOnce } from '../load-once';
+
+const kms = loadOnce(() => import('@aws-sdk/client-kms'));
 
 /**
  * Envelope encryption for stored secrets (PostgreSQL credentials): each secret gets its own
@@ -56,15 +59,18 @@ export function localKeyWrapper(masterKey: Buffer): KeyWrapper {
   };
 }
 
-export function kmsKeyWrapper(client: KMSClient, keyId: string): KeyWrapper {
+/** Data keys from KMS; the SDK's KMS client is loaded and made on first use (`client` makes it). */
+export function kmsKeyWrapper(client: () => Promise<KMSClient>, keyId: string): KeyWrapper {
   return {
     kind: 'kms',
     async generate(context) {
-      const out = await client.send(new GenerateDataKeyCommand({ KeyId: keyId, KeySpec: 'AES_256', EncryptionContext: context }));
+      const { GenerateDataKeyCommand } = await kms();
+      const out = await (await client()).send(new GenerateDataKeyCommand({ KeyId: keyId, KeySpec: 'AES_256', EncryptionContext: context }));
       return { plaintext: Buffer.from(out.Plaintext!), wrapped: Buffer.from(out.CiphertextBlob!) };
     },
     async unwrap(wrapped, context) {
-      const out = await client.send(new DecryptCommand({ CiphertextBlob: wrapped, EncryptionContext: context, KeyId: keyId }));
+      const { DecryptCommand } = await kms();
+      const out = await (await client()).send(new DecryptCommand({ CiphertextBlob: wrapped, EncryptionContext: context, KeyId: keyId }));
       return Buffer.from(out.Plaintext!);
     },
   };
