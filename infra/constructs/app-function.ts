@@ -17,7 +17,7 @@ export const BUNDLE_MAIN_FIELDS = ['module', 'main'];
  * zod without its locales (see infra/bundling/zod/README.md), and no Ajv, which the MCP SDK
  * imports for a default validator Cairn never uses (infra/bundling/ajv/README.md).
  */
-export const BUNDLE_ALIAS = { zod: './infra/bundling/zod', ajv: './infra/bundling/ajv', 'ajv-formats': './infra/bundling/ajv-formats' };
+export const BUNDLE_ALIAS = { zod: './infra/bundling/zod', 'zod-to-json-schema': './infra/bundling/zod-to-json-schema', ajv: './infra/bundling/ajv', 'ajv-formats': './infra/bundling/ajv-formats' };
 /** Left out of the bundles: the AWS SDK v3 the Node.js 22 runtime provides (what CDK leaves out by default, said here so the benchmark measures the same). */
 export const BUNDLE_EXTERNALS = ['@aws-sdk/*'];
 /** Some dependencies still call require(); give ESM bundles one. */
