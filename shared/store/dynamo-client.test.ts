@@ -75,7 +75,10 @@ async function standIn(answers: Array<(res: ServerResponse, req: IncomingMessage
 }
 const servers: Array<ReturnType<typeof createServer>> = [];
 afterEach(() => {
-  for (const s of servers.splice(0)) s.close();
+  for (const s of servers.splice(0)) {
+    s.closeAllConnections();
+    s.close();
+  }
 });
 const json = (status: number, body: unknown) => (res: ServerResponse) => {
   res.writeHead(status, { 'content-type': 'application/x-amz-json-1.0' });
@@ -139,6 +142,13 @@ describe('the store’s DynamoDB client on the wire', () => {
       .catch((e: unknown) => e);
     expect(error).toMatchObject({ name: 'ValidationException', message: 'One or more parameter values were invalid', $fault: 'client' });
     expect(refusing.seen).toHaveLength(1);
+  });
+
+  it('drops an attempt that gets no answer and retries it', async () => {
+    const silentOnce = await standIn([() => undefined, json(200, { Item: { pk: { S: 'late' } } })]);
+    const wire = createDynamoClient({ region: 'eu-west-1', endpoint: silentOnce.endpoint, credentials, answerTimeoutMs: 200 });
+    expect((await wire.send(new GetCommand({ TableName: 'table', Key: { pk: 'late' } }))).Item).toEqual({ pk: 'late' });
+    expect(silentOnce.seen).toHaveLength(2);
   });
 
   it('gives up after four attempts with the last error', async () => {

@@ -30,6 +30,8 @@ export interface DynamoClientOptions {
   endpoint?: string;
   credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
   maxAttempts?: number;
+  /** How long an attempt may wait for DynamoDB's answer before it is dropped and retried (default 10 s). */
+  answerTimeoutMs?: number;
   /** Around every call (retries inside): what the store adds to each request. */
   around?: <T>(operation: string, input: Record<string, unknown>, send: () => Promise<T>) => Promise<T>;
 }
@@ -131,6 +133,9 @@ export function createDynamoClient(options: DynamoClientOptions): DocumentSender
     sha256: NodeSha256,
   });
   const maxAttempts = options.maxAttempts ?? 4;
+  // DynamoDB answers in milliseconds; a connection that went quiet is retried rather than waited
+  // on until the Lambda's own timeout.
+  const answerTimeoutMs = options.answerTimeoutMs ?? 10_000;
   const around = options.around ?? ((_op, _input, call) => call());
 
   async function exchange(operation: string, body: string): Promise<string> {
@@ -161,6 +166,7 @@ export function createDynamoClient(options: DynamoClientOptions): DocumentSender
         });
       });
       req.on('error', reject);
+      req.setTimeout(answerTimeoutMs, () => req.destroy(Object.assign(new Error(`DynamoDB did not answer within ${answerTimeoutMs} ms`), { code: 'ETIMEDOUT' })));
       req.end(body);
     });
   }
