@@ -2,6 +2,7 @@ import { SignatureV4 } from '@smithy/signature-v4';
 import { createHash, createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { crc32 } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { config } from '../config';
 import { createDynamoClient } from './dynamo-client';
@@ -149,6 +150,23 @@ describe('the store’s DynamoDB client on the wire', () => {
     const wire = createDynamoClient({ region: 'eu-west-1', endpoint: silentOnce.endpoint, credentials, answerTimeoutMs: 200 });
     expect((await wire.send(new GetCommand({ TableName: 'table', Key: { pk: 'late' } }))).Item).toEqual({ pk: 'late' });
     expect(silentOnce.seen).toHaveLength(2);
+  });
+
+  it('retries an answer that fails its CRC32 check', async () => {
+    const body = JSON.stringify({ Item: { pk: { S: 'intact' } } });
+    const damaged = await standIn([
+      (res) => {
+        res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0', 'x-amz-crc32': String((crc32(body) + 1) >>> 0) });
+        res.end(body);
+      },
+      (res) => {
+        res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0', 'x-amz-crc32': String(crc32(body)) });
+        res.end(body);
+      },
+    ]);
+    const wire = createDynamoClient({ region: 'eu-west-1', endpoint: damaged.endpoint, credentials });
+    expect((await wire.send(new GetCommand({ TableName: 'table', Key: { pk: 'intact' } }))).Item).toEqual({ pk: 'intact' });
+    expect(damaged.seen).toHaveLength(2);
   });
 
   it('gives up after four attempts with the last error', async () => {

@@ -5,6 +5,7 @@ import { ConditionalCheckFailedException, DynamoDBServiceException, TransactionC
 import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { crc32 } from 'node:zlib';
 
 /**
  * DynamoDB's JSON protocol over keep-alive HTTP, signed by the SDK's own SigV4 signer, for the
@@ -37,7 +38,7 @@ export interface DynamoClientOptions {
 }
 
 const THROTTLES = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded', 'TransactionInProgressException']);
-const DROPPED = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT']);
+const DROPPED = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'ECRC32']);
 
 const MARSHALL: marshallOptions = { removeUndefinedValues: true, convertEmptyValues: false, convertTopLevelContainer: true };
 const UNMARSHALL = { convertWithoutMapWrapper: true };
@@ -160,7 +161,14 @@ export function createDynamoClient(options: DynamoClientOptions): DocumentSender
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
         res.on('error', reject);
         res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
+          const bytes = Buffer.concat(chunks);
+          // DynamoDB sends the CRC32 of every answer; one damaged on the way is retried, as the SDK does.
+          const crc = res.headers['x-amz-crc32'];
+          if (typeof crc === 'string' && crc32(bytes) !== Number(crc)) {
+            reject(Object.assign(new Error('DynamoDB’s answer failed its CRC32 check'), { code: 'ECRC32' }));
+            return;
+          }
+          const text = bytes.toString('utf8');
           if (res.statusCode === 200) resolve(text);
           else reject(new ResponseError(res.statusCode ?? 0, text));
         });
