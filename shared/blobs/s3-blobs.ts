@@ -12,8 +12,9 @@ const missing = (error: unknown) => ['NoSuchKey', 'NotFound'].includes((error as
 /** The SDK's S3 module, loaded with the first file a function reads or writes, not at its cold start. */
 const s3 = loadOnce(() => import('@aws-sdk/client-s3'));
 
-/** `client` makes the SDK's client on first use. */
+/** `clientOf` makes the SDK's client on first use. */
 export function s3BlobStore(clientOf: () => Promise<S3Client>, bucket: string): BlobStore {
+  // The client's own send (and its typing of each command's output), the client made on first use.
   const send: S3Client['send'] = async (command: never) => (await clientOf()).send(command);
   return {
     bucket,
