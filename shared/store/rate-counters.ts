@@ -35,6 +35,8 @@ export const blockLimit = (limits: WindowLimits) => Math.max(1, Math.floor(limit
 
 export function rateCountersStore(db: Db, clock: Clock) {
   const leases = new Map<string, Lease>();
+  /** Bounded: past this many keys, those not seen this minute are forgotten (their unused requests with them). */
+  const MAX_LEASES = 10_000;
 
   /**
    * Takes one request from both fixed windows at once, or none if either is spent. Both counters
@@ -79,6 +81,7 @@ export function rateCountersStore(db: Db, clock: Clock) {
     // Requests taken in the same minute by concurrent calls of this instance pool together.
     const current = leases.get(leaseKey);
     const left = (current && current.window === window ? current.left : 0) + taken!.block - 1;
+    if (leases.size >= MAX_LEASES && !leases.has(leaseKey)) for (const [key, old] of leases) if (old.window !== window) leases.delete(key);
     leases.set(leaseKey, { window, left, minute: taken!.minute, hour: taken!.hour, block: taken!.block, takenAt: now });
     return { allowed: true, minute: taken!.minute - left, hour: taken!.hour - left };
   }
