@@ -1,7 +1,6 @@
 import { isoNow, type Clock } from '../clock';
 import { createHash, randomBytes } from 'node:crypto';
-import { TransactionCanceledException } from './dynamo-commands';
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from './dynamo-commands';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactionCanceledException, TransactWriteCommand } from './dynamo-commands';
 import type { Plan } from '../config';
 import { newId } from '../ids';
 import { scopeOf, type TenantScope } from '../tenancy';

@@ -1,5 +1,4 @@
-import { ConditionalCheckFailedException } from './dynamo-commands';
-import { DeleteCommand, GetCommand, PutCommand } from './dynamo-commands';
+import { ConditionalCheckFailedException, DeleteCommand, GetCommand, PutCommand } from './dynamo-commands';
 import { ConflictError } from '../errors';
 import type { TenantScope } from '../tenancy';
 import type { Db } from './db';

@@ -1,5 +1,4 @@
-import { TransactionCanceledException } from './dynamo-commands';
-import { GetCommand, PutCommand, TransactWriteCommand } from './dynamo-commands';
+import { GetCommand, PutCommand, TransactionCanceledException, TransactWriteCommand } from './dynamo-commands';
 import { z } from 'zod';
 import type { TenantScope } from '../tenancy';
 import { batchOps, deleteRequest, readPage } from './batch';

@@ -1,5 +1,4 @@
-import { ConditionalCheckFailedException } from './dynamo-commands';
-import { GetCommand, QueryCommand, UpdateCommand } from './dynamo-commands';
+import { ConditionalCheckFailedException, GetCommand, QueryCommand, UpdateCommand } from './dynamo-commands';
 import { deleteRequest, putRequest, batchOps } from './batch';
 import type { Db } from './db';
 import { keys } from './keys';

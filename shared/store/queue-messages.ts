@@ -1,6 +1,5 @@
 import { isoNow, type Clock } from '../clock';
-import { TransactionCanceledException } from './dynamo-commands';
-import { DeleteCommand, QueryCommand, TransactWriteCommand } from './dynamo-commands';
+import { DeleteCommand, QueryCommand, TransactionCanceledException, TransactWriteCommand } from './dynamo-commands';
 import { newId } from '../ids';
 import type { Db } from './db';
 import { batchOps, putRequest } from './batch';

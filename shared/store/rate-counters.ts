@@ -1,6 +1,5 @@
 import type { Clock } from '../clock';
-import { ConditionalCheckFailedException } from './dynamo-commands';
-import { UpdateCommand } from './dynamo-commands';
+import { ConditionalCheckFailedException, UpdateCommand } from './dynamo-commands';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { WindowLimits } from '../plans';
 import type { TenantScope } from '../tenancy';

@@ -1,12 +1,5 @@
 import { isoNow, type Clock } from '../clock';
-import { ConditionalCheckFailedException, TransactionCanceledException } from './dynamo-commands';
-import {
-  DeleteCommand,
-  GetCommand,
-  PutCommand,
-  TransactWriteCommand,
-  type TransactWriteCommandInput,
-} from './dynamo-commands';
+import { ConditionalCheckFailedException, DeleteCommand, GetCommand, PutCommand, TransactionCanceledException, TransactWriteCommand, type TransactWriteCommandInput } from './dynamo-commands';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { ConflictError, NotFoundError, ValidationError } from '../errors';
 import type { TenantScope } from '../tenancy';

@@ -1,5 +1,4 @@
-import { TransactionCanceledException } from './dynamo-commands';
-import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, type TransactWriteCommandInput } from './dynamo-commands';
+import { GetCommand, PutCommand, QueryCommand, TransactionCanceledException, TransactWriteCommand, type TransactWriteCommandInput } from './dynamo-commands';
 import { z } from 'zod';
 import { isoNow, type Clock } from '../clock';
 import { ConflictError, NotFoundError, ValidationError } from '../errors';

@@ -1,6 +1,5 @@
 import type { Clock } from '../clock';
-import { ConditionalCheckFailedException, TransactionCanceledException } from './dynamo-commands';
-import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from './dynamo-commands';
+import { ConditionalCheckFailedException, GetCommand, PutCommand, QueryCommand, TransactionCanceledException, TransactWriteCommand, UpdateCommand } from './dynamo-commands';
 import { decodeChunkRefs, decodeDirectory, encodeChunkRefs, encodeNorms, POSTINGS_FORMAT, type Posting } from './postings-codec';
 import type { TenantScope } from '../tenancy';
 import { deleteRequest, putRequest, batchOps, type WriteRequest } from './batch';

@@ -1,6 +1,5 @@
 import type { Clock } from '../clock';
-import { ConditionalCheckFailedException } from './dynamo-commands';
-import { GetCommand, QueryCommand, UpdateCommand } from './dynamo-commands';
+import { ConditionalCheckFailedException, GetCommand, QueryCommand, UpdateCommand } from './dynamo-commands';
 import { config } from '../config';
 import type { TenantScope } from '../tenancy';
 import { batchOps, deleteRequest, putRequest, readPage } from './batch';

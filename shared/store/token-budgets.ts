@@ -1,5 +1,4 @@
-import { ConditionalCheckFailedException } from './dynamo-commands';
-import { GetCommand, PutCommand, UpdateCommand } from './dynamo-commands';
+import { ConditionalCheckFailedException, GetCommand, PutCommand, UpdateCommand } from './dynamo-commands';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { TenantScope } from '../tenancy';
 import type { Db } from './db';
