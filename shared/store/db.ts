@@ -1,23 +1,20 @@
 import { config } from '../config';
 import { AppError, UnavailableError } from '../errors';
 import { cursorCodec, type CursorCodec } from './cursor';
-import { createDynamoClient, type DocumentSender } from './dynamo-client';
+import { createDynamoClient, isTransient, type DocumentSender } from './dynamo-client';
 import { assertStorableWrite } from './item-limits';
 import { countDynamoRequest } from './request-metrics';
 
-/** Throttling and server faults, by DynamoDB's error names, and any error marked as the server's. */
-const UNAVAILABLE_ERRORS = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded', 'InternalServerError']);
-const NETWORK_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN']);
+/** The store's host not found: not worth retrying at once, but no fault of the request either. */
+const UNRESOLVED = new Set(['ENOTFOUND', 'EAI_AGAIN']);
 
 /**
- * Throttling, server and network failures that outlived the SDK's retries are the caller's 503
+ * Throttling, server and network failures that outlived the client's retries are the caller's 503
  * (retry later), not a 500: the request was fine, the store was not reachable.
  */
 function unavailable(error: unknown): UnavailableError | undefined {
   if (!(error instanceof Error)) return undefined;
-  const code = (error as { code?: string }).code;
-  const serverFault = (error as { $fault?: string }).$fault === 'server';
-  if (UNAVAILABLE_ERRORS.has(error.name) || serverFault || (code && NETWORK_ERRORS.has(code))) {
+  if (isTransient(error) || UNRESOLVED.has((error as { code?: string }).code ?? '')) {
     return new UnavailableError('The data store is temporarily unavailable; retry shortly', { cause: error });
   }
   return undefined;
@@ -70,7 +67,6 @@ export function createDb(options: { endpoint?: string; cursorKey?: string } = {}
 function createClient(endpoint: string | undefined, region: string): DocumentSender {
   return createDynamoClient({
     region,
-    maxAttempts: 4,
     // DynamoDB Local accepts any credentials; in AWS the Lambda role's credentials are used.
     ...(endpoint ? { endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
     around: async (operation, input, send) => {

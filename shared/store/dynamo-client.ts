@@ -14,8 +14,8 @@ import { crc32 } from 'node:zlib';
  * Why not the SDK's client: per call it resolves a middleware stack and runs serde, endpoint,
  * retry, user-agent and logging middleware, about 0.25 ms of CPU where the HTTP exchange itself
  * costs 0.04 (`npx tsx bench/dynamo-client.ts`), and the document client marshals its input a
- * second time around that. A GET of the API makes two calls, a converse turn ten: in Lambda that
- * is billed time on every request. Here each command's input is marshalled once (util-dynamodb,
+ * second time around that. A GET of the API makes a call, a converse turn nine: in Lambda that is
+ * billed time on every request. Here each command's input is marshalled once (util-dynamodb,
  * with lib-dynamodb's own map of which fields hold items) and its output unmarshalled once; errors
  * carry the SDK's names and fields (`ConditionalCheckFailedException` with its `Item`…); throttling,
  * server faults and dropped connections are retried as the SDK's standard mode does (4 attempts,
@@ -39,6 +39,16 @@ export interface DynamoClientOptions {
 
 const THROTTLES = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded', 'TransactionInProgressException']);
 const DROPPED = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'ECRC32']);
+
+/**
+ * Whether a failure is DynamoDB's passing trouble rather than the request's: throttling, a server
+ * fault, a dropped, silent or damaged connection. These are retried here, and what outlives the
+ * retries is the caller's 503 (db.ts).
+ */
+export function isTransient(error: unknown): boolean {
+  if (error instanceof DynamoDBServiceException) return error.$fault === 'server' || THROTTLES.has(error.name);
+  return DROPPED.has((error as { code?: string }).code ?? '');
+}
 
 const MARSHALL: marshallOptions = { removeUndefinedValues: true, convertEmptyValues: false, convertTopLevelContainer: true };
 const UNMARSHALL = { convertWithoutMapWrapper: true };
@@ -196,18 +206,13 @@ export function createDynamoClient(options: DynamoClientOptions): DocumentSender
     return Object.assign(new DynamoDBServiceException({ name, $fault: error.status >= 500 ? 'server' : 'client', message, $metadata }), rest);
   }
 
-  function retryable(error: unknown): boolean {
-    if (error instanceof DynamoDBServiceException) return error.$fault === 'server' || THROTTLES.has(error.name);
-    return DROPPED.has((error as { code?: string }).code ?? '');
-  }
-
   async function call(operation: string, body: string): Promise<string> {
     for (let attempt = 1; ; attempt++) {
       try {
         return await exchange(operation, body);
       } catch (caught) {
         const error = caught instanceof ResponseError ? exceptionOf(caught, attempt) : caught;
-        if (attempt >= maxAttempts || !retryable(error)) throw error;
+        if (attempt >= maxAttempts || !isTransient(error)) throw error;
         // Full jitter, as the SDK's standard mode: throttling backs off from 500 ms, the rest from 100 ms.
         const base = error instanceof DynamoDBServiceException && THROTTLES.has(error.name) ? 500 : 100;
         await new Promise((r) => setTimeout(r, Math.random() * Math.min(20_000, base * 2 ** (attempt - 1))));
