@@ -30,12 +30,13 @@ interface Lease {
  * (100 a minute) is counted one request at a time, exactly, and a busy enterprise key (10,000)
  * writes its counter about once per hundred requests instead of on every one.
  */
-export const blockLimit = (limits: WindowLimits) => Math.max(1, Math.floor(limits.minute / 100));
+const blockLimit = (limits: WindowLimits) => Math.max(1, Math.floor(limits.minute / 100));
+
+/** Bounded: past this many keys, an instance forgets those not seen this minute (their unused requests with them). */
+const MAX_LEASES = 10_000;
 
 export function rateCountersStore(db: Db, clock: Clock) {
   const leases = new Map<string, Lease>();
-  /** Bounded: past this many keys, those not seen this minute are forgotten (their unused requests with them). */
-  const MAX_LEASES = 10_000;
 
   /**
    * Takes one request from both fixed windows at once, or none if either is spent. Both counters
@@ -55,8 +56,6 @@ export function rateCountersStore(db: Db, clock: Clock) {
     limits: WindowLimits,
     now = clock.now(),
   ): Promise<WindowCounts> {
-    const hourStart = Math.floor(now / 3_600_000) * 3600;
-    const minuteIndex = Math.floor((now % 3_600_000) / 60_000);
     const window = Math.floor(now / 60_000);
     const leaseKey = `${scope.tenantId}\u0000${keyId}\u0000${area}`;
     const lease = leases.get(leaseKey);
@@ -71,7 +70,7 @@ export function rateCountersStore(db: Db, clock: Clock) {
     const block = !lease ? 1 : Math.min(blockLimit(limits), now - lease.takenAt < 1000 ? lease.block * 2 : Math.max(1, Math.floor(lease.block / 2)));
     let taken: (WindowCounts & { block: number }) | undefined;
     try {
-      taken = (await take(scope, keyId, area, limits, hourStart, minuteIndex, block, giveBack)) ?? (await take(scope, keyId, area, limits, hourStart, minuteIndex, 1, giveBack));
+      taken = (await take(scope, keyId, area, limits, now, block, giveBack)) ?? (await take(scope, keyId, area, limits, now, 1, giveBack));
     } finally {
       // Not written: still this instance's to give back next time.
       if (lease && giveBack && !taken?.allowed) lease.left += giveBack;
@@ -79,10 +78,11 @@ export function rateCountersStore(db: Db, clock: Clock) {
     if (!taken!.allowed) return taken!;
     // Requests taken in the same minute by concurrent calls of this instance pool together.
     const current = leases.get(leaseKey);
-    const left = (current && current.window === window ? current.left : 0) + taken!.block - 1;
+    const { minute, hour, block: size } = taken!;
+    const left = (current && current.window === window ? current.left : 0) + size - 1;
     if (leases.size >= MAX_LEASES && !leases.has(leaseKey)) for (const [key, old] of leases) if (old.window !== window) leases.delete(key);
-    leases.set(leaseKey, { window, left, minute: taken!.minute, hour: taken!.hour, block: taken!.block, takenAt: now });
-    return { allowed: true, minute: taken!.minute - left, hour: taken!.hour - left };
+    leases.set(leaseKey, { window, left, minute, hour, block: size, takenAt: now });
+    return { allowed: true, minute: minute - left, hour: hour - left };
   }
 
   /**
@@ -90,17 +90,9 @@ export function rateCountersStore(db: Db, clock: Clock) {
    * hour), if they fit. A block that does not fit returns undefined, so the caller asks for one;
    * a single request that does not fit is refused, with the counters as they stood.
    */
-  async function take(
-    scope: TenantScope,
-    keyId: string,
-    area: string,
-    limits: WindowLimits,
-    hourStart: number,
-    minuteIndex: number,
-    block: number,
-    giveBack: number,
-  ): Promise<(WindowCounts & { block: number }) | undefined> {
-    const minuteAttr = `m${minuteIndex}`;
+  async function take(scope: TenantScope, keyId: string, area: string, limits: WindowLimits, now: number, block: number, giveBack: number): Promise<(WindowCounts & { block: number }) | undefined> {
+    const hourStart = Math.floor(now / 3_600_000) * 3600;
+    const minuteAttr = `m${Math.floor((now % 3_600_000) / 60_000)}`;
     try {
       const out = await db.client.send(
         new UpdateCommand({
