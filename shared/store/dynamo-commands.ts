@@ -47,7 +47,8 @@ export type KeyNodes = null | { [key: string]: KeyNodes } | KeyNodes[];
 const SELF = null;
 const ALL_VALUES = {};
 const ALL_MEMBERS: KeyNodes[] = [];
-const EXPECTED = { '*': { Value: SELF, AttributeValueList: ALL_MEMBERS } };
+/** The condition fields every single-item write takes (and `Expected`, their legacy form). */
+const CONDITIONS = { Expected: { '*': { Value: SELF, AttributeValueList: ALL_MEMBERS } }, ExpressionAttributeValues: ALL_VALUES };
 const WRITE_OUTPUT = { Attributes: ALL_VALUES, ItemCollectionMetrics: { ItemCollectionKey: ALL_VALUES } };
 const METRICS_BY_TABLE = { ItemCollectionMetrics: { '*': { '*': { ItemCollectionKey: ALL_VALUES } } } };
 const WRITE_REQUESTS = { '*': { '*': { PutRequest: { Item: ALL_VALUES }, DeleteRequest: { Key: ALL_VALUES } } } };
@@ -68,17 +69,17 @@ export class GetCommand extends DocumentCommand<GetCommandInput, GetCommandOutpu
 }
 export class PutCommand extends DocumentCommand<PutCommandInput, PutCommandOutput> {
   readonly operation = 'PutItem';
-  readonly inputKeyNodes = { Item: ALL_VALUES, Expected: EXPECTED, ExpressionAttributeValues: ALL_VALUES };
+  readonly inputKeyNodes = { Item: ALL_VALUES, ...CONDITIONS };
   readonly outputKeyNodes = WRITE_OUTPUT;
 }
 export class UpdateCommand extends DocumentCommand<UpdateCommandInput, UpdateCommandOutput> {
   readonly operation = 'UpdateItem';
-  readonly inputKeyNodes = { Key: ALL_VALUES, AttributeUpdates: { '*': { Value: SELF } }, Expected: EXPECTED, ExpressionAttributeValues: ALL_VALUES };
+  readonly inputKeyNodes = { Key: ALL_VALUES, AttributeUpdates: { '*': { Value: SELF } }, ...CONDITIONS };
   readonly outputKeyNodes = WRITE_OUTPUT;
 }
 export class DeleteCommand extends DocumentCommand<DeleteCommandInput, DeleteCommandOutput> {
   readonly operation = 'DeleteItem';
-  readonly inputKeyNodes = { Key: ALL_VALUES, Expected: EXPECTED, ExpressionAttributeValues: ALL_VALUES };
+  readonly inputKeyNodes = { Key: ALL_VALUES, ...CONDITIONS };
   readonly outputKeyNodes = WRITE_OUTPUT;
 }
 export class QueryCommand extends DocumentCommand<QueryCommandInput, QueryCommandOutput> {
