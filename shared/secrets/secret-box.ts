@@ -2,7 +2,8 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { KMSClient } from '@aws-sdk/client-kms';
 import { loadOnce } from '../load-once';
 
-const kms = loadOnce(() => import('@aws-sdk/client-kms'));
+/** The SDK's KMS module, loaded with the first secret sealed or opened, not at a cold start. */
+export const kmsSdk = loadOnce(() => import('@aws-sdk/client-kms'));
 
 /**
  * Envelope encryption for stored secrets (PostgreSQL credentials): each secret gets its own
@@ -64,12 +65,12 @@ export function kmsKeyWrapper(client: () => Promise<KMSClient>, keyId: string): 
   return {
     kind: 'kms',
     async generate(context) {
-      const { GenerateDataKeyCommand } = await kms();
+      const { GenerateDataKeyCommand } = await kmsSdk();
       const out = await (await client()).send(new GenerateDataKeyCommand({ KeyId: keyId, KeySpec: 'AES_256', EncryptionContext: context }));
       return { plaintext: Buffer.from(out.Plaintext!), wrapped: Buffer.from(out.CiphertextBlob!) };
     },
     async unwrap(wrapped, context) {
-      const { DecryptCommand } = await kms();
+      const { DecryptCommand } = await kmsSdk();
       const out = await (await client()).send(new DecryptCommand({ CiphertextBlob: wrapped, EncryptionContext: context, KeyId: keyId }));
       return Buffer.from(out.Plaintext!);
     },
