@@ -84,6 +84,23 @@ describe('rate limits', () => {
     expect((await testRt.store.rateCounters.consumeRequest(t.scope, t.keyId, 'agents', limits, hour + 3_600_000 + 1000)).allowed).toBe(true);
   });
 
+  it('refuses a spent key without writing again until its minute ends, and asks again under new limits', async () => {
+    const t = await newTenant('free');
+    const minute = Math.floor(Date.now() / 60_000) * 60_000;
+    const limits = { minute: 3, hour: 100 };
+    const consume = (at: number, l = limits) => testRt.store.rateCounters.consumeRequest(t.scope, t.keyId, 'agents', l, at);
+    for (let i = 0; i < 3; i++) expect((await consume(minute + 1000 + i)).allowed).toBe(true);
+    expect(await consume(minute + 2000)).toEqual({ allowed: false, minute: 3, hour: 3 });
+    const before = dynamoTotals().dynamoRequests;
+    const refused = await Promise.all(Array.from({ length: 20 }, (_, i) => consume(minute + 3000 + i)));
+    expect(refused.every((c) => !c.allowed && c.minute === 3 && c.hour === 3)).toBe(true);
+    expect(dynamoTotals().dynamoRequests - before).toBe(0);
+    // A bigger plan is asked of the store at once; the next minute starts afresh.
+    expect((await consume(minute + 4000, { minute: 10, hour: 100 })).allowed).toBe(true);
+    expect(dynamoTotals().dynamoRequests - before).toBe(1);
+    expect((await consume(minute + 61_000)).allowed).toBe(true);
+  });
+
   it('sends no rate-limit headers without a valid key', async () => {
     const res = await call(createAgentsApp(testRt), 'GET', '/v1/agents', { key: 'cak_not-a-real-key-at-all' });
     expect(res.status).toBe(401);

@@ -32,11 +32,25 @@ interface Lease {
  */
 const blockLimit = (limits: WindowLimits) => Math.max(1, Math.floor(limits.minute / 100));
 
-/** Bounded: past this many keys, an instance forgets those not seen this minute (their unused requests with them). */
+/** Bounded: past this many keys, an instance forgets those not seen this minute (their unused requests with them, and their refusals). */
 const MAX_LEASES = 10_000;
+
+/**
+ * A refusal this instance saw, kept until its minute ends: a minute's count only grows, so a key
+ * over its minute limit stays over it, and a spent hour gets requests back only from the next
+ * minute's writes. Refused requests cost no write while it holds (a key hammering past its limit
+ * would otherwise cost two conditional writes a request), and it holds for these limits only (a
+ * plan that changed is asked again).
+ */
+interface Refusal {
+  window: number;
+  limits: WindowLimits;
+  counts: WindowCounts;
+}
 
 export function rateCountersStore(db: Db, clock: Clock) {
   const leases = new Map<string, Lease>();
+  const refusals = new Map<string, Refusal>();
 
   /**
    * Takes one request from both fixed windows at once, or none if either is spent. Both counters
@@ -63,6 +77,8 @@ export function rateCountersStore(db: Db, clock: Clock) {
       lease.left--;
       return { allowed: true, minute: lease.minute - lease.left, hour: lease.hour - lease.left };
     }
+    const refused = refusals.get(leaseKey);
+    if (refused && refused.window === window && refused.limits.minute === limits.minute && refused.limits.hour === limits.hour) return refused.counts;
     // Unused requests of this hour's earlier minute go back to the hour with the next write
     // (claimed now, so concurrent calls of this instance do not give them back twice).
     const giveBack = lease && lease.window !== window && Math.floor(lease.window / 60) === Math.floor(window / 60) ? lease.left : 0;
@@ -75,12 +91,18 @@ export function rateCountersStore(db: Db, clock: Clock) {
       // Not written: still this instance's to give back next time.
       if (lease && giveBack && !taken?.allowed) lease.left += giveBack;
     }
-    if (!taken!.allowed) return taken!;
+    if (!taken!.allowed) {
+      const counts = { allowed: false, minute: taken!.minute, hour: taken!.hour };
+      forgetOld(refusals, window);
+      refusals.set(leaseKey, { window, limits: { minute: limits.minute, hour: limits.hour }, counts });
+      return counts;
+    }
+    refusals.delete(leaseKey);
     // Requests taken in the same minute by concurrent calls of this instance pool together.
     const current = leases.get(leaseKey);
     const { minute, hour, block: size } = taken!;
     const left = (current && current.window === window ? current.left : 0) + size - 1;
-    if (leases.size >= MAX_LEASES && !leases.has(leaseKey)) for (const [key, old] of leases) if (old.window !== window) leases.delete(key);
+    if (!leases.has(leaseKey)) forgetOld(leases, window);
     leases.set(leaseKey, { window, left, minute, hour, block: size, takenAt: now });
     return { allowed: true, minute: minute - left, hour: hour - left };
   }
@@ -125,6 +147,11 @@ export function rateCountersStore(db: Db, clock: Clock) {
     }
   }
   return { consumeRequest };
+}
+
+/** Bounded: past MAX_LEASES keys, an instance forgets those not seen this minute. */
+function forgetOld(map: Map<string, { window: number }>, window: number): void {
+  if (map.size >= MAX_LEASES) for (const [key, old] of map) if (old.window !== window) map.delete(key);
 }
 
 export type RateCountersStore = ReturnType<typeof rateCountersStore>;
