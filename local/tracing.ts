@@ -1,8 +1,8 @@
-import { context, propagation, SpanStatusCode, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { context, propagation, ROOT_CONTEXT, SpanStatusCode, trace, type Context, type ContextManager } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { BasicTracerProvider, SimpleSpanProcessor, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { TraceStore, TraceView } from '../shared/runtime';
+import { frameSlot, slotValue, withSlot } from '../shared/work-frame';
 
 const REQUEST_ID = 'cairn.request.id';
 const TENANT_ID = 'cairn.tenant.id';
@@ -65,6 +65,37 @@ class RecentTraces implements SpanExporter, TraceStore {
   }
 }
 
+/**
+ * The trace context kept in the work's frame (shared/work-frame.ts) beside its log fields and
+ * counters, rather than in a storage of its own as OpenTelemetry's AsyncLocalStorage manager
+ * would: every storage costs on every promise. Functions bound to a context run in it; other
+ * targets (event emitters) are returned as they are, which nothing here binds.
+ */
+const traceSlot = frameSlot<Context>('trace context');
+class FrameContextManager implements ContextManager {
+  active(): Context {
+    return slotValue(traceSlot) ?? ROOT_CONTEXT;
+  }
+
+  with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(ctx: Context, fn: F, thisArg?: ThisParameterType<F>, ...args: A): ReturnType<F> {
+    return withSlot(traceSlot, ctx, () => fn.call(thisArg, ...args));
+  }
+
+  bind<T>(ctx: Context, target: T): T {
+    if (typeof target !== 'function') return target;
+    const fn = target as (...args: unknown[]) => unknown;
+    return ((...args: unknown[]) => this.with(ctx, fn, undefined, ...args)) as T;
+  }
+
+  enable(): this {
+    return this;
+  }
+
+  disable(): this {
+    return this;
+  }
+}
+
 const REGISTERED = Symbol.for('cairn.local-tracing');
 type Registered = { recent: RecentTraces; provider: BasicTracerProvider };
 
@@ -86,7 +117,7 @@ export function setLocalTracing(on: boolean): void {
   context.disable();
   propagation.disable();
   if (!on || !registered) return;
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  context.setGlobalContextManager(new FrameContextManager());
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   trace.setGlobalTracerProvider(registered.provider);
 }

@@ -1,6 +1,6 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { config } from './config';
+import { frameSlot, slotValue, withSlot } from './work-frame';
 
 /**
  * One JSON object per line, in Powertools for AWS Lambda's shape (`level`, `message`, `timestamp`,
@@ -10,22 +10,22 @@ import { config } from './config';
  */
 const LEVELS = { debug: 'DEBUG', info: 'INFO', warn: 'WARN', error: 'ERROR', silent: 'SILENT' } as const;
 const logger = new Logger({ serviceName: config.serviceName, logLevel: LEVELS[config.logLevel] });
-const context = new AsyncLocalStorage<Record<string, unknown>>();
+const fieldsSlot = frameSlot<Record<string, unknown>>('log fields');
 
 type Level = 'debug' | 'info' | 'warn' | 'error';
-const write = (level: Level) => (msg: string, fields: Record<string, unknown> = {}) => logger[level](msg, { ...context.getStore(), ...fields });
+const write = (level: Level) => (msg: string, fields: Record<string, unknown> = {}) => logger[level](msg, { ...slotValue(fieldsSlot), ...fields });
 
 export const log = { debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error') };
 
 /** Runs `fn` with `fields` (and the enclosing context's) on every line it logs. */
 export function withLogContext<T>(fields: Record<string, unknown>, fn: () => T): T {
-  return context.run({ ...context.getStore(), ...fields }, fn);
+  return withSlot(fieldsSlot, { ...slotValue(fieldsSlot), ...fields }, fn);
 }
 
 /** Adds fields to the current context's lines from here on (the tenant, once authentication knows it). */
 export function addLogContext(fields: Record<string, unknown>): void {
-  const store = context.getStore();
-  if (store) Object.assign(store, fields);
+  const current = slotValue(fieldsSlot);
+  if (current) Object.assign(current, fields);
 }
 
 /** Error fields safe to log: name, message and stack, never request data. */

@@ -1,4 +1,4 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
+import { frameSlot, slotValue, withSlot } from '../work-frame';
 
 /**
  * Searches counted where they happen and billed by whoever runs the work around them (a turn, a
@@ -11,15 +11,15 @@ export interface SearchWork {
   readUnits: number;
 }
 
-const storage = new AsyncLocalStorage<SearchWork>();
+const billed = frameSlot<SearchWork>('searches billed');
 
 /** Runs `fn`, adding every search it makes to `work`. */
 export function meteringSearches<T>(work: SearchWork, fn: () => Promise<T>): Promise<T> {
-  return storage.run(work, fn);
+  return withSlot(billed, work, fn);
 }
 
 export function countSearch(readUnits: number): void {
-  const work = storage.getStore();
+  const work = slotValue(billed);
   if (!work) return;
   work.searches++;
   work.readUnits += readUnits;

@@ -1,4 +1,4 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
+import { frameSlot, slotValue, withSlot } from '../work-frame';
 
 /**
  * Counts DynamoDB work per scope — an API request, a search inside it — so logs, spans, usage and
@@ -16,17 +16,17 @@ export interface DynamoCounters {
 }
 
 const zero = (): DynamoCounters => ({ dynamoRequests: 0, readUnits: 0, writeUnits: 0, capacityUnits: 0 });
-const storage = new AsyncLocalStorage<DynamoCounters[]>();
+const scopes = frameSlot<DynamoCounters[]>('DynamoDB counters');
 const totals = zero();
 
 /** Runs `fn`, counting the DynamoDB work it does (and still counting it for any enclosing scope). */
 export function withDynamoCounters<T>(fn: () => Promise<T>): { result: Promise<T>; counters: DynamoCounters } {
   const counters = zero();
-  return { result: storage.run([...(storage.getStore() ?? []), counters], fn), counters };
+  return { result: withSlot(scopes, [...(slotValue(scopes) ?? []), counters], fn), counters };
 }
 
 export function countDynamoRequest(units: { read: number; write: number }): void {
-  for (const counters of [totals, ...(storage.getStore() ?? [])]) {
+  for (const counters of [totals, ...(slotValue(scopes) ?? [])]) {
     counters.dynamoRequests++;
     counters.readUnits += units.read;
     counters.writeUnits += units.write;
