@@ -1,4 +1,5 @@
-import { countPostingsV2, forEachPosting, forEachPostingV2, POSTINGS_FORMAT } from '../store/postings-codec';
+import { lruCache } from '../store/lru-cache';
+import { countPostingsV2, decodePostingsV2, forEachPosting, POSTINGS_FORMAT, type DecodedPostings } from '../store/postings-codec';
 import { isDeleted } from '../store/search-index';
 import { bm25fTermFrequency, termIdf, type CorpusStats, type RankParams } from './ranker';
 
@@ -24,6 +25,25 @@ export function postingsIn(segment: ScoredSegment, bytes: Uint8Array): number {
   let ends = 0;
   for (let i = 0; i < bytes.length; i++) if (bytes[i]! < 0x80) ends++;
   return ends / 5; // five varints a posting
+}
+
+/**
+ * Decoded postings by the bytes they came from, per process: a query visits a term's postings
+ * several times (its scores, the bounds of what is unread, each pass of RM3) and the next query
+ * visits the same cached bytes again; decoding was the largest part of a search's CPU. About 12
+ * bytes a posting (the bytes hold one or two), so the budget is a quarter of the index cache's
+ * default; the bytes stay reachable from here only as long as their decoding does.
+ */
+const DECODED_BYTES = 16 * 1024 * 1024;
+const decodedCache = lruCache<DecodedPostings, Uint8Array>(DECODED_BYTES);
+
+function decoded(bytes: Uint8Array): DecodedPostings {
+  let postings = decodedCache.get(bytes);
+  if (!postings) {
+    postings = decodePostingsV2(bytes);
+    decodedCache.set(bytes, postings, 64 + bytes.length + postings.count * 12);
+  }
+  return postings;
 }
 
 export class SegmentScores {
@@ -84,7 +104,11 @@ export class SegmentScores {
         continue;
       }
       if (!norms) throw new Error(`segment ${segNo}: format-2 postings without norms`);
-      forEachPostingV2(bytes, (local, tfBody, tfTitle) => accept(local, tfBody, tfTitle, norms.lenBody[local]!, norms.lenTitle[local]!));
+      const { count, docs, tfBody, tfTitle } = decoded(bytes);
+      for (let k = 0; k < count; k++) {
+        const local = docs[k]!;
+        accept(local, tfBody[k]!, tfTitle[k]!, norms.lenBody[local]!, norms.lenTitle[local]!);
+      }
     }
   }
 

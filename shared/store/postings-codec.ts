@@ -179,19 +179,27 @@ export function countPostingsV2(bytes: Uint8Array): number {
   return varints(bytes).next();
 }
 
+/** Format-2 postings decoded: chunk numbers and frequencies side by side, `count` of each. */
+export interface DecodedPostings {
+  count: number;
+  docs: Int32Array;
+  tfBody: Int32Array;
+  tfTitle: Int32Array;
+}
+
 /**
- * Calls `visit` for each format-2 posting in chunk order (the scoring hot path: no allocation per
- * posting). Bits are read a byte at a time into a 32-bit buffer, so a value costs one mask and
- * shift however its bits straddle bytes; widths over 24 bits (gaps in a huge segment) would not
- * fit the buffer and take the byte-by-byte path.
+ * Decodes format-2 postings into arrays (the scoring hot path reads them several times a query).
+ * Bits are read a byte at a time into a 32-bit buffer, so a value costs one mask and shift however
+ * its bits straddle bytes; widths over 24 bits (gaps in a huge segment) would not fit the buffer
+ * and take the byte-by-byte path.
  */
-export function forEachPostingV2(bytes: Uint8Array, visit: (doc: number, tfBody: number, tfTitle: number) => void): void {
+export function decodePostingsV2(bytes: Uint8Array): DecodedPostings {
   const header = varints(bytes);
   const count = header.next();
   let i = header.offset;
-  const gaps = new Int32Array(RUN);
-  const tfBody = new Int32Array(RUN);
-  let doc = 0;
+  const docs = new Int32Array(count);
+  const tfBody = new Int32Array(count);
+  const tfTitle = new Int32Array(count);
   let acc = 0;
   let bits = 0;
   const take = (width: number): number => {
@@ -218,21 +226,20 @@ export function forEachPostingV2(bytes: Uint8Array, visit: (doc: number, tfBody:
     }
     return value;
   };
+  let doc = 0;
   for (let start = 0; start < count; start += RUN) {
-    const n = Math.min(RUN, count - start);
+    const end = Math.min(count, start + RUN);
     const wGap = bytes[i++]!;
     const wBody = bytes[i++]!;
     const wTitle = bytes[i++]!;
-    for (let k = 0; k < n; k++) gaps[k] = take(wGap);
-    for (let k = 0; k < n; k++) tfBody[k] = take(wBody);
-    for (let k = 0; k < n; k++) {
-      doc += gaps[k]!;
-      visit(doc, tfBody[k]!, take(wTitle));
-    }
+    for (let k = start; k < end; k++) docs[k] = doc += take(wGap);
+    for (let k = start; k < end; k++) tfBody[k] = take(wBody);
+    for (let k = start; k < end; k++) tfTitle[k] = take(wTitle);
     // Each run ends on a byte boundary.
     acc = 0;
     bits = 0;
   }
+  return { count, docs, tfBody, tfTitle };
 }
 
 /** A document's chunks (number and field lengths) as varint triples: a list of maps cost a write a third more. */
