@@ -1,4 +1,3 @@
-import { lruCache } from '../store/lru-cache';
 import { countPostingsV2, decodePostingsV2, forEachPosting, POSTINGS_FORMAT, type DecodedPostings } from '../store/postings-codec';
 import { isDeleted } from '../store/search-index';
 import { bm25fTermFrequency, termIdf, type CorpusStats, type RankParams } from './ranker';
@@ -32,18 +31,34 @@ export function postingsIn(segment: ScoredSegment, bytes: Uint8Array): number {
  * several times (its scores, the bounds of what is unread, each pass of RM3) and the next query
  * visits the same cached bytes again; decoding was the largest part of a search's CPU. About 12
  * bytes a posting (the bytes hold one or two), so the budget is a quarter of the index cache's
- * default; the bytes stay reachable from here only as long as their decoding does.
+ * default. The oldest go first (a lookup that reordered the map cost more than it saved); the
+ * bytes stay reachable from here only as long as their decoding does.
  */
 const DECODED_BYTES = 16 * 1024 * 1024;
-const decodedCache = lruCache<DecodedPostings, Uint8Array>(DECODED_BYTES);
+const decodedCache = new Map<Uint8Array, DecodedPostings>();
+let decodedBytes = 0;
+const sizeOf = (bytes: Uint8Array, postings: DecodedPostings) => 64 + bytes.length + postings.count * 12;
 
 function decoded(bytes: Uint8Array): DecodedPostings {
   let postings = decodedCache.get(bytes);
-  if (!postings) {
-    postings = decodePostingsV2(bytes);
-    decodedCache.set(bytes, postings, 64 + bytes.length + postings.count * 12);
+  if (postings) return postings;
+  postings = decodePostingsV2(bytes);
+  decodedCache.set(bytes, postings);
+  decodedBytes += sizeOf(bytes, postings);
+  for (const [oldBytes, old] of decodedCache) {
+    if (decodedBytes <= DECODED_BYTES) break;
+    decodedCache.delete(oldBytes);
+    decodedBytes -= sizeOf(oldBytes, old);
   }
   return postings;
+}
+
+/** What scoring one item of a term needs: its segment's score array and deletions, and its postings decoded (format 2). */
+interface LiveItem {
+  target: Float64Array;
+  deleted: Uint8Array | undefined;
+  norms: { lenBody: Int32Array; lenTitle: Int32Array };
+  postings: DecodedPostings;
 }
 
 export class SegmentScores {
@@ -71,45 +86,63 @@ export class SegmentScores {
 
   /** Adds `factor × tf-part` of each live posting (a term's idf and weight are in `factor`). */
   addPostings(items: Array<{ segNo: number; bytes: Uint8Array }>, factor: number): void {
-    this.visitLive(items, (target, local, tfBody, tfTitle, lenBody, lenTitle) => {
-      target[local]! += factor * this.tfPart(tfBody, tfTitle, lenBody, lenTitle);
-    });
+    const tfPart = this.tfPart;
+    for (const item of items) {
+      const live = this.liveItem(item, (target, local, tfBody, tfTitle, lenBody, lenTitle) => {
+        target[local]! += factor * tfPart(tfBody, tfTitle, lenBody, lenTitle);
+      });
+      if (!live) continue;
+      // Format 2, the hot path: one loop over the decoded arrays, no call per posting but tfPart's.
+      const { target, deleted, norms, postings } = live;
+      const { count, docs, tfBody, tfTitle } = postings;
+      for (let k = 0; k < count; k++) {
+        const local = docs[k]!;
+        if (local >= target.length || isDeleted(deleted, local)) continue;
+        target[local]! += factor * tfPart(tfBody[k]!, tfTitle[k]!, norms.lenBody[local]!, norms.lenTitle[local]!);
+      }
+    }
   }
 
   /** Adds `value` for each live posting: how much of an upper bound a chunk's seen terms account for. */
   addConstant(items: Array<{ segNo: number; bytes: Uint8Array }>, value: number): void {
-    this.visitLive(items, (target, local) => {
-      target[local]! += value;
-    });
-  }
-
-  private visitLive(
-    items: Array<{ segNo: number; bytes: Uint8Array }>,
-    visit: (target: Float64Array, local: number, tfBody: number, tfTitle: number, lenBody: number, lenTitle: number) => void,
-  ): void {
-    for (const { segNo, bytes } of items) {
-      const segment = this.segments.get(segNo);
-      if (!segment) continue;
-      let scores = this.arrays.get(segNo);
-      if (!scores) this.arrays.set(segNo, (scores = new Float64Array(segment.size)));
-      const { deleted, norms } = segment;
-      const target = scores;
-      const accept = (local: number, tfBody: number, tfTitle: number, lenBody: number, lenTitle: number) => {
-        if (isDeleted(deleted, local)) return;
-        if (local >= target.length) return; // a posting past the sealed size cannot happen; never write out of bounds
-        visit(target, local, tfBody, tfTitle, lenBody, lenTitle);
-      };
-      if (segment.format !== POSTINGS_FORMAT) {
-        forEachPosting(bytes, accept);
-        continue;
-      }
-      if (!norms) throw new Error(`segment ${segNo}: format-2 postings without norms`);
-      const { count, docs, tfBody, tfTitle } = decoded(bytes);
+    for (const item of items) {
+      const live = this.liveItem(item, (target, local) => {
+        target[local]! += value;
+      });
+      if (!live) continue;
+      const { target, deleted, postings } = live;
+      const { count, docs } = postings;
       for (let k = 0; k < count; k++) {
         const local = docs[k]!;
-        accept(local, tfBody[k]!, tfTitle[k]!, norms.lenBody[local]!, norms.lenTitle[local]!);
+        if (local >= target.length || isDeleted(deleted, local)) continue;
+        target[local]! += value;
       }
     }
+  }
+
+  /**
+   * One term's item of a live segment, with the segment's score array. Format-1 postings (older
+   * segments) are visited here, through `visitFormat1`, and leave nothing for the caller.
+   * Postings past the sealed size cannot happen; they are skipped so nothing writes out of bounds.
+   */
+  private liveItem(
+    { segNo, bytes }: { segNo: number; bytes: Uint8Array },
+    visitFormat1: (target: Float64Array, local: number, tfBody: number, tfTitle: number, lenBody: number, lenTitle: number) => void,
+  ): LiveItem | undefined {
+    const segment = this.segments.get(segNo);
+    if (!segment) return undefined;
+    let target = this.arrays.get(segNo);
+    if (!target) this.arrays.set(segNo, (target = new Float64Array(segment.size)));
+    const { deleted, norms } = segment;
+    if (segment.format !== POSTINGS_FORMAT) {
+      const scores = target;
+      forEachPosting(bytes, (local, tfBody, tfTitle, lenBody, lenTitle) => {
+        if (local < scores.length && !isDeleted(deleted, local)) visitFormat1(scores, local, tfBody, tfTitle, lenBody, lenTitle);
+      });
+      return undefined;
+    }
+    if (!norms) throw new Error(`segment ${segNo}: format-2 postings without norms`);
+    return { target, deleted, norms, postings: decoded(bytes) };
   }
 
   /** A segment's scores by position (undefined when no posting of it was added). */

@@ -1,17 +1,17 @@
 /**
  * A least-recently-used map bounded by the bytes its values hold (as the caller sizes them):
  * the search index's immutable items, kept between requests of one process (a Lambda instance,
- * the local server), and what is decoded from them.
+ * the local server).
  */
-export interface LruCache<V, K = string> {
-  get(key: K): V | undefined;
-  set(key: K, value: V, bytes: number): void;
+export interface LruCache<V> {
+  get(key: string): V | undefined;
+  set(key: string, value: V, bytes: number): void;
   readonly bytes: number;
 }
 
-export function lruCache<V, K = string>(maxBytes: number): LruCache<V, K> {
+export function lruCache<V>(maxBytes: number): LruCache<V> {
   // A Map iterates in insertion order: re-inserting on use keeps the least recent first.
-  const entries = new Map<K, { value: V; bytes: number }>();
+  const entries = new Map<string, { value: V; bytes: number }>();
   let total = 0;
   return {
     get(key) {
