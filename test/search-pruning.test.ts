@@ -11,7 +11,7 @@ import { DEFAULT_RANK_PARAMS } from '../shared/search/ranker';
 import { searchSource, type SearchRequest } from '../shared/search/search';
 import type { ScoredSegment } from '../shared/search/segment-scores';
 import { blockSortKey } from '../shared/store/keys';
-import { POSTINGS_FORMAT, type Posting } from '../shared/store/postings-codec';
+import { decodePostingsV2, type Posting, POSTINGS_FORMAT } from '../shared/store/postings-codec';
 import type { ChunkRecord, TermBlock, TermItems } from '../shared/store/search-index';
 import { call } from './helpers/http';
 import { newTenant, type TestTenant } from './helpers/tenant';
@@ -71,6 +71,7 @@ describe('pruned ranking over impact-ordered blocks, in memory', () => {
     },
     chunks: async (docNos) => new Map(docNos.map((n) => [n, chunks.get(n)!])),
     blockKey: blockSortKey,
+    postings: decodePostingsV2,
   };
   const live = () => new Map<number, ScoredSegment>([[0, { segNo: 0, span: SPAN, size: cisi.corpus.length, format: POSTINGS_FORMAT, norms: lengths }]]);
 

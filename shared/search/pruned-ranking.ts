@@ -1,4 +1,4 @@
-import { decodeDirectory, type Envelope } from '../store/postings-codec';
+import { decodeDirectory, type DecodedPostings, type Envelope } from '../store/postings-codec';
 import type { ChunkRecord, TermBlock, TermItems } from '../store/search-index';
 import { envelopeBound } from './impact-blocks';
 import { indexTuning } from './index-tuning';
@@ -28,6 +28,8 @@ export interface IndexReader {
   blocks(term: string, after: string | undefined, limit?: number): Promise<{ blocks: TermBlock[]; last?: string }>;
   chunks(docNos: number[]): Promise<Map<number, ChunkRecord>>;
   blockKey(block: { impact: number; segNo: number; index: number }): string;
+  /** Format-2 postings decoded (visited several times a query: the index keeps them decoded). */
+  postings(bytes: Uint8Array): DecodedPostings;
 }
 
 /** One weighted term of a query. */
@@ -161,8 +163,8 @@ export class PrunedRanker {
 
   /** L, S and M (see above) from what is read. */
   private evaluate(pass: Pass) {
-    const L = new SegmentScores(this.live, this.stats, this.params);
-    const S = new SegmentScores(this.live, this.stats, this.params);
+    const L = new SegmentScores(this.live, this.stats, this.params, this.reader.postings);
+    const S = new SegmentScores(this.live, this.stats, this.params, this.reader.postings);
     const open: Array<{ known: TermState['known']; bound: number; factor: number; unread: TermState['unread'] }> = [];
     /** Per term: what an unread block's tf-part is multiplied by (both passes' weights, scaled). */
     const factors = new Map<string, number>();
@@ -234,7 +236,7 @@ export class PrunedRanker {
   ): Array<{ doc: number }> {
     if (candidates.length === 0) return candidates;
     const seen = open.map(({ known }) => {
-      const marks = new SegmentScores(this.live, this.stats, this.params);
+      const marks = new SegmentScores(this.live, this.stats, this.params, this.reader.postings);
       marks.addConstant(known, 1);
       return marks;
     });

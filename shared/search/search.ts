@@ -166,6 +166,7 @@ async function rankSource(
     blocks: (term, after, limit) => index.readTermBlocks(scope, source.id, term, after, limit),
     chunks: (docNos) => index.getChunks(scope, source.id, docNos),
     blockKey: index.blockKey,
+    postings: index.decodedPostings,
   };
   const params = DEFAULT_RANK_PARAMS;
   const ranker = new PrunedRanker(reader, live, statsOf(segmentList), params, request.exhaustive);

@@ -26,33 +26,6 @@ export function postingsIn(segment: ScoredSegment, bytes: Uint8Array): number {
   return ends / 5; // five varints a posting
 }
 
-/**
- * Decoded postings by the bytes they came from, per process: a query visits a term's postings
- * several times (its scores, the bounds of what is unread, each pass of RM3) and the next query
- * visits the same cached bytes again; decoding was the largest part of a search's CPU. About 12
- * bytes a posting (the bytes hold one or two), so the budget is a quarter of the index cache's
- * default. The oldest go first (a lookup that reordered the map cost more than it saved); the
- * bytes stay reachable from here only as long as their decoding does.
- */
-const DECODED_BYTES = 16 * 1024 * 1024;
-const decodedCache = new Map<Uint8Array, DecodedPostings>();
-let decodedBytes = 0;
-const sizeOf = (bytes: Uint8Array, postings: DecodedPostings) => 64 + bytes.length + postings.count * 12;
-
-function decoded(bytes: Uint8Array): DecodedPostings {
-  let postings = decodedCache.get(bytes);
-  if (postings) return postings;
-  postings = decodePostingsV2(bytes);
-  decodedCache.set(bytes, postings);
-  decodedBytes += sizeOf(bytes, postings);
-  for (const [oldBytes, old] of decodedCache) {
-    if (decodedBytes <= DECODED_BYTES) break;
-    decodedCache.delete(oldBytes);
-    decodedBytes -= sizeOf(oldBytes, old);
-  }
-  return postings;
-}
-
 /** What scoring one item of a term needs: its segment's score array and deletions, and its postings decoded (format 2). */
 interface LiveItem {
   target: Float64Array;
@@ -69,6 +42,8 @@ export class SegmentScores {
     private readonly segments: Map<number, ScoredSegment>,
     private readonly stats: CorpusStats,
     params: RankParams,
+    /** Format-2 postings as arrays: the index's cache of them, or decoding each time. */
+    private readonly decoded: (bytes: Uint8Array) => DecodedPostings = decodePostingsV2,
   ) {
     this.tfPart = bm25fTermFrequency(params, stats);
   }
@@ -142,7 +117,7 @@ export class SegmentScores {
       return undefined;
     }
     if (!norms) throw new Error(`segment ${segNo}: format-2 postings without norms`);
-    return { target, deleted, norms, postings: decoded(bytes) };
+    return { target, deleted, norms, postings: this.decoded(bytes) };
   }
 
   /** A segment's scores by position (undefined when no posting of it was added). */

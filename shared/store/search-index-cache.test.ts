@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { scopeOf } from '../tenancy';
 import { lruCache } from './lru-cache';
+import { encodePostingsV2 } from './postings-codec';
 import { searchIndexCache } from './search-index-cache';
 
 const scope = scopeOf('ten_cache');
@@ -28,6 +29,24 @@ describe('the search index cache', () => {
     // Another source, another tenant: nothing shared.
     expect(cache.termItems(scope, 'ks_2', 'parcel', [0])).toBeUndefined();
     expect(cache.termItems(scopeOf('ten_other'), 'ks_1', 'parcel', [0])).toBeUndefined();
+  });
+
+  it('keeps postings decoded by the bytes they came from, the oldest going first past a quarter of its budget', () => {
+    const cache = searchIndexCache<ReturnType<typeof chunk>>((docNo) => Math.floor(docNo / SPAN), 40_000);
+    const termBytes = (n: number) => encodePostingsV2(Array.from({ length: n }, (_, i) => ({ doc: i * 3, tfBody: 1 + (i % 4), tfTitle: i % 2 })));
+    const first = termBytes(300);
+    const postings = cache.decodedPostings(first);
+    expect(postings.count).toBe(300);
+    expect([postings.docs[0], postings.docs[299], postings.tfBody[5], postings.tfTitle[5]]).toEqual([0, 897, 2, 1]);
+    expect(cache.decodedPostings(first)).toBe(postings); // the same bytes again: not decoded again
+    // About 3.9 KB each against a 10 KB quarter: two fit, the third pushes the first out.
+    const [second, third] = [termBytes(300), termBytes(300)];
+    const kept = cache.decodedPostings(second);
+    cache.decodedPostings(third);
+    expect(cache.decodedPostings(second)).toBe(kept);
+    const again = cache.decodedPostings(first);
+    expect(again).not.toBe(postings);
+    expect(again).toEqual(postings);
   });
 
   it('keeps chunks of settled segments only', () => {

@@ -650,7 +650,7 @@ export function searchIndexStore(db: Db, clock: Clock, cacheBytes?: number) {
     await batchWrite([deleteRequest(keys.segmentCounter(scope, sourceId))]);
   }
   // blockKey: where a term's posting block sorts, for a reader that skips blocks by their keys.
-  return { blockKey: blockSortKey, forgetDocumentHashes, beginSegment, segmentWriter, writeDocuments, sealSegment, tombstone, readSegments, readTermItems, readTermBlocks, readNorms, deleteSegmentPostings, readSegmentChunks, deleteChunks, deleteSegmentItems, beginCompaction, getCompaction, setCompactionState, swapSegments, getChunks, listDocuments, getDocuments, reserveSegments, deleteDocuments, purgeIndex };
+  return { blockKey: blockSortKey, decodedPostings: cache.decodedPostings, forgetDocumentHashes, beginSegment, segmentWriter, writeDocuments, sealSegment, tombstone, readSegments, readTermItems, readTermBlocks, readNorms, deleteSegmentPostings, readSegmentChunks, deleteChunks, deleteSegmentItems, beginCompaction, getCompaction, setCompactionState, swapSegments, getChunks, listDocuments, getDocuments, reserveSegments, deleteDocuments, purgeIndex };
 }
 
 export type SearchIndexStore = ReturnType<typeof searchIndexStore>;
