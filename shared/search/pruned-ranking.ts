@@ -29,7 +29,7 @@ export interface IndexReader {
   chunks(docNos: number[]): Promise<Map<number, ChunkRecord>>;
   blockKey(block: { impact: number; segNo: number; index: number }): string;
   /** Format-2 postings decoded (visited several times a query: the index keeps them decoded). */
-  postings(bytes: Uint8Array): DecodedPostings;
+  postings: (bytes: Uint8Array) => DecodedPostings;
 }
 
 /** One weighted term of a query. */

@@ -71,7 +71,7 @@ export function searchIndexCache<Chunk extends CachedChunk>(segmentOf: (docNo: n
   const decodedSize = (bytes: Uint8Array, postings: DecodedPostings) => 64 + bytes.length + postings.count * 12;
 
   return {
-    decodedPostings(bytes: Uint8Array): DecodedPostings {
+    decodedPostings: (bytes: Uint8Array): DecodedPostings => {
       let postings = decoded.get(bytes);
       if (postings) return postings;
       postings = decodePostingsV2(bytes);
