@@ -201,6 +201,8 @@ export interface RunnableResource<S extends BaseRecord> {
   label: string;
   /** The draft (a 404 when there is none). */
   draft(rt: Runtime, scope: TenantScope, id: string): Promise<S>;
+  /** The draft as a run takes it: possibly as this instance read it within a second (records' `getRecent`); `draft` when absent. */
+  runDraft?(rt: Runtime, scope: TenantScope, id: string): Promise<S>;
 }
 
 /**
@@ -212,7 +214,7 @@ export function resolverOf<S extends BaseRecord>(resource: RunnableResource<S>) 
   const releases = (rt: Runtime) => cachedReleases(rt, resource.kind, resource.shape, resource.label);
   return async (rt: Runtime, scope: TenantScope, id: string, target: { version?: number; alias?: string }, key: string, before?: number | typeof DRAFT): Promise<{ definition: S; version: number | typeof DRAFT }> => {
     if (target.version !== undefined) return { definition: (await releases(rt).version(scope, id, target.version)).snapshot, version: target.version };
-    if (target.alias === undefined || target.alias === DRAFT) return { definition: await resource.draft(rt, scope, id), version: DRAFT };
+    if (target.alias === undefined || target.alias === DRAFT) return { definition: await (resource.runDraft ?? resource.draft)(rt, scope, id), version: DRAFT };
     const alias = await releases(rt).alias(scope, id, target.alias);
     const version = versionForSession(alias.routing, key, typeof before === 'number' ? before : undefined);
     return { definition: (await releases(rt).version(scope, id, version)).snapshot, version };

@@ -29,6 +29,7 @@ const released = releasesOf({
   label: 'agent',
   idField: 'agentId',
   draft: (rt, scope, id) => agents.get(rt, scope, id),
+  runDraft: (rt, scope, id) => agents.getRecent(rt, scope, id),
   present: presentAgent,
   // The draft must validate as a PUT would now (an agent stored under older rules may not), and its knowledge sources must still exist.
   validate: async (rt, scope, draft) => {

@@ -3,7 +3,7 @@ import type { TenantScope } from '../tenancy';
 import type { ChatMessage, Passage } from '../models/types';
 import { searchSource } from '../search/search';
 import { z } from '@hono/zod-openapi';
-import { knowledgeSources, sourceLocation } from '../knowledge';
+import { isReady, knowledgeSources, sourceLocation } from '../knowledge';
 import type { Agent } from './agent-schema';
 
 /** Passages a grounded turn is given (the best of all the agent's sources). */
@@ -36,7 +36,7 @@ export async function ground(rt: Runtime, scope: TenantScope, agent: Agent, mess
   const skipped: Grounding['skipped'] = [];
   const found = await Promise.all(
     agent.knowledgeSourceIds.map(async (id) => {
-      const source = await knowledgeSources.find(rt, scope, id);
+      const source = await knowledgeSources.findRecent(rt, scope, id, isReady);
       if (!source || source.status !== 'ready') {
         skipped.push({ knowledgeSourceId: id, status: source?.status ?? 'deleted' });
         return [];

@@ -1,5 +1,5 @@
 import { assertSearchable, searchSource } from '../search/search';
-import { knowledgeSources } from '../knowledge';
+import { isReady, knowledgeSources } from '../knowledge';
 import type { KnowledgeSearchDefinition, ToolKind } from '../tools';
 
 /** `knowledge_search`: the agent's sources as a tool, so the model decides when and what to search. */
@@ -17,7 +17,7 @@ export const knowledgeSearchTool: ToolKind<KnowledgeSearchDefinition, KnowledgeS
         const topK = typeof args.topK === 'number' ? args.topK : 5;
         const found: Array<{ title: string; text: string; score: number; where: string }> = [];
         for (const id of agent?.knowledgeSourceIds ?? []) {
-          const source = await knowledgeSources.find(rt, scope, id);
+          const source = await knowledgeSources.findRecent(rt, scope, id, isReady);
           if (!source) continue;
           try {
             assertSearchable(source);

@@ -8,4 +8,4 @@ export { type FileBytes } from './file-contents';
 export { completeUpload, createUpload } from './file-uploads';
 export { handleIngestionMessage, setStatus } from './ingestion';
 export { compactionAccepted, connectInput, filePath, filesUpload, type FilesUpload, knowledgeSource, knowledgeSourceInput, MAX_SOURCE_BODY_BYTES, searchInput, searchResponse, sourceLocation, uploadInput, uploadTicket } from './source-schema';
-export { addFiles, createKnowledgeSource, deleteKnowledgeSource, filesOf, type KnowledgeSourceRecord, knowledgeSources, presentSource, publicSource, removeFile, replaceKnowledgeSource, searchKnowledgeSource, startSync } from './sources';
+export { addFiles, createKnowledgeSource, deleteKnowledgeSource, filesOf, isReady, type KnowledgeSourceRecord, knowledgeSources, presentSource, publicSource, removeFile, replaceKnowledgeSource, searchKnowledgeSource, startSync } from './sources';

@@ -269,8 +269,11 @@ export async function deleteKnowledgeSource(rt: Runtime, scope: TenantScope, id:
  * Searches one of the tenant's sources for a caller (counted as the source's usage, against the
  * caller's key); one that is not ready is a 409 naming its status.
  */
+/** Only a ready source is kept as read lately: one that becomes ready is searchable at once. */
+export const isReady = (source: { status: string }) => source.status === 'ready';
+
 export async function searchKnowledgeSource(rt: Runtime, scope: TenantScope, id: string, request: SearchRequest, caller: { keyId?: string } = {}) {
-  const source = await knowledgeSources.get(rt, scope, id);
+  const source = await knowledgeSources.getRecent(rt, scope, id, isReady);
   assertSearchable(source);
   const searched: SearchWork = { searches: 0, readUnits: 0 };
   const found = await meteringSearches(searched, () => searchSource(rt, scope, source, request));

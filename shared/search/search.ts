@@ -154,7 +154,7 @@ async function rankSource(
   const query = new Map([...frequencies].slice(0, MAX_QUERY_TERMS));
   if (query.size === 0) return { results: [], took: Math.round(performance.now() - started), scoringMs: 0, terms: 0, segments: 0, reads: { waves: 0, blocksRead: 0, blocksSkipped: 0, exactlyScored: 0 } };
 
-  const segmentList = await rt.store.searchIndex.readSegments(scope, source.id);
+  const segmentList = await rt.store.searchIndex.recentSegments(scope, source.id);
   const live = new Map<number, ScoredSegment>(
     segmentList.filter((s) => s.state === 'live').map((s) => [s.segNo, { segNo: s.segNo, span: SEGMENT_SPAN, deleted: s.deleted, size: s.chunks, format: s.format }]),
   );

@@ -8,6 +8,7 @@ import { ifConditionHolds } from './conditional';
 import type { Db } from './db';
 import { keys, type RecordKind } from './keys';
 import { readItem } from './item-shape';
+import { recentReads } from './recent-reads';
 import type { z } from 'zod';
 export type { RecordKind };
 
@@ -50,6 +51,13 @@ export interface Idempotency {
 }
 
 export function recordsStore(db: Db, clock: Clock) {
+  /** Raw items (parsed on each use, so no caller shares an object) of records read lately, for `getRecent`. */
+  const recent = recentReads<Record<string, unknown>>(1000);
+  const recentKey = (scope: TenantScope, kind: RecordKind, id: string) => {
+    const { pk, sk } = keys.record(scope, kind, id);
+    return `${pk}\u0000${sk}`;
+  };
+
   function referenceChecks(scope: TenantScope, references: Reference[]) {
     return references.map((ref) => ({
       ConditionCheck: {
@@ -75,12 +83,24 @@ export function recordsStore(db: Db, clock: Clock) {
   /** The records of one kind, read through the shape its room declares. */
   function table<T extends BaseRecord>(kind: RecordKind, shape: RecordShape<T>): RecordTable<T> {
     const read = (item: Record<string, unknown>): T => readItem(shape, item, NAMES[kind]);
+    /** Runs a write of the record, then forgets any recent read of it. */
+    const writing = async <R>(scope: TenantScope, id: string, write: () => Promise<R>): Promise<R> => {
+      try {
+        return await write();
+      } finally {
+        recent.forget(recentKey(scope, kind, id));
+      }
+    };
 
     /**
      * Creates a record. With references, the write happens only if every referenced record exists;
      * with an idempotency key, a retry of the same request returns the record the first one created.
      */
-    async function create(scope: TenantScope, record: T, options: { references?: Reference[]; idempotency?: Idempotency } = {}): Promise<{ record: T; replayed: boolean }> {
+    function create(scope: TenantScope, record: T, options: { references?: Reference[]; idempotency?: Idempotency } = {}): Promise<{ record: T; replayed: boolean }> {
+      return writing(scope, record.id, () => put(scope, record, options));
+    }
+
+    async function put(scope: TenantScope, record: T, options: { references?: Reference[]; idempotency?: Idempotency }): Promise<{ record: T; replayed: boolean }> {
       const references = options.references ?? [];
       const put = {
         TableName: db.table,
@@ -138,8 +158,22 @@ export function recordsStore(db: Db, clock: Clock) {
     }
 
     async function get(scope: TenantScope, id: string): Promise<T | undefined> {
-      const out = await db.client.send(new GetCommand({ TableName: db.table, Key: keys.record(scope, kind, id) }));
-      return out.Item ? read(out.Item) : undefined;
+      const item = await getItem(scope, id);
+      return item ? read(item) : undefined;
+    }
+
+    async function getItem(scope: TenantScope, id: string): Promise<Record<string, unknown> | undefined> {
+      return (await db.client.send(new GetCommand({ TableName: db.table, Key: keys.record(scope, kind, id) }))).Item;
+    }
+
+    /**
+     * The record as this instance read it within RECENT_MS (recent-reads.ts), for the hot paths
+     * that may take it that old; only records `keep` accepts are kept (a search keeps a ready
+     * source only, so one that just became ready is never answered as still syncing).
+     */
+    async function getRecent(scope: TenantScope, id: string, keep: (record: T) => boolean = () => true): Promise<T | undefined> {
+      const item = await recent.read(recentKey(scope, kind, id), () => getItem(scope, id), (raw) => keep(read(raw)));
+      return item ? read(item) : undefined;
     }
 
     /** Newest first. Reads one item more than asked so `hasMore` is exact, not a guess. */
@@ -158,7 +192,11 @@ export function recordsStore(db: Db, clock: Clock) {
      * Replaces a record if it still has `expectedVersion` (optimistic concurrency: two concurrent
      * PUTs cannot silently overwrite each other).
      */
-    async function replace(scope: TenantScope, record: T, expectedVersion: number, references: Reference[] = []): Promise<T> {
+    function replace(scope: TenantScope, record: T, expectedVersion: number, references: Reference[] = []): Promise<T> {
+      return writing(scope, record.id, () => replaceItem(scope, record, expectedVersion, references));
+    }
+
+    async function replaceItem(scope: TenantScope, record: T, expectedVersion: number, references: Reference[]): Promise<T> {
       const put = {
         TableName: db.table,
         Item: { ...keys.record(scope, kind, record.id), ...record },
@@ -200,7 +238,7 @@ export function recordsStore(db: Db, clock: Clock) {
 
     /** Deletes a record (at `expectedVersion`, when given); returns what was deleted, or undefined when nothing was. */
     async function remove(scope: TenantScope, id: string, expectedVersion?: number): Promise<T | undefined> {
-      const out = await ifConditionHolds(
+      const out = await writing(scope, id, () => ifConditionHolds(
         db.client.send(
           new DeleteCommand({
             TableName: db.table,
@@ -211,11 +249,11 @@ export function recordsStore(db: Db, clock: Clock) {
             ReturnValues: 'ALL_OLD',
           }),
         ),
-      );
+      ));
       return out?.Attributes ? read(out.Attributes) : undefined;
     }
 
-    return { create, get, list, containing, replace, update, remove };
+    return { create, get, getRecent, list, containing, replace, update, remove };
   }
 
   /** Whether a record exists, whatever its shape (a reference check before a read of another room's record). */
@@ -239,6 +277,8 @@ export type RecordsStore = ReturnType<typeof recordsStore>;
 export interface RecordTable<T extends BaseRecord> {
   create(scope: TenantScope, record: T, options?: { references?: Reference[]; idempotency?: Idempotency }): Promise<{ record: T; replayed: boolean }>;
   get(scope: TenantScope, id: string): Promise<T | undefined>;
+  /** `get`, or what this instance read within RECENT_MS (for hot paths; only records `keep` accepts are kept). */
+  getRecent(scope: TenantScope, id: string, keep?: (record: T) => boolean): Promise<T | undefined>;
   list(scope: TenantScope, page: { limit: number; cursor?: string }): Promise<Page<T>>;
   containing(scope: TenantScope, attribute: string, value: string): Promise<T[]>;
   replace(scope: TenantScope, record: T, expectedVersion: number, references?: Reference[]): Promise<T>;

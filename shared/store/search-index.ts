@@ -5,6 +5,7 @@ import type { TenantScope } from '../tenancy';
 import { deleteRequest, putRequest, batchOps, type WriteRequest } from './batch';
 import type { Db } from './db';
 import { BLOCK_PREFIX, blockSegment, blockSortKey, keys } from './keys';
+import { recentReads } from './recent-reads';
 import { searchIndexCache, type TermItems } from './search-index-cache';
 import { readItem } from './item-shape';
 import { z } from 'zod';
@@ -166,6 +167,15 @@ const TERMS_PAGE_CHARS = 300_000;
 export function searchIndexStore(db: Db, clock: Clock, cacheBytes?: number) {
   const { batchWrite, batchGet, queryAll } = batchOps(db);
   const cache = searchIndexCache<ChunkRecord>((docNo) => Math.floor(docNo / SEGMENT_SPAN), cacheBytes);
+  /** Sources' segment items as a search read them lately (`recentSegments`), forgotten when this instance changes them. */
+  const recentSegmentItems = recentReads<Array<Record<string, unknown>>>(1000);
+  const changingSegments = async <R>(scope: TenantScope, sourceId: string, write: () => Promise<R>): Promise<R> => {
+    try {
+      return await write();
+    } finally {
+      recentSegmentItems.forget(keys.segmentPartition(scope, sourceId));
+    }
+  };
   /** The update that makes a written segment live with its sums (a batch seals one, a compaction swaps several in). */
   const goLive = (scope: TenantScope, sourceId: string, sums: { segNo: number; chunks: number; lenBody: number; lenTitle: number }) => ({
     TableName: db.table,
@@ -353,14 +363,18 @@ export function searchIndexStore(db: Db, clock: Clock, cacheBytes?: number) {
     segNo: number,
     sums: { chunks: number; lenBody: number; lenTitle: number },
   ): Promise<void> {
-    await db.client.send(new UpdateCommand(goLive(scope, sourceId, { segNo, ...sums })));
+    await changingSegments(scope, sourceId, () => db.client.send(new UpdateCommand(goLive(scope, sourceId, { segNo, ...sums }))));
   }
 
   /**
    * Marks chunks deleted in their segments' bitmaps. Bits already set change nothing, so a repeated
    * call (a redelivered message) is harmless. Each segment is updated with optimistic concurrency.
    */
-  async function tombstone(scope: TenantScope, sourceId: string, chunks: ChunkRef[]): Promise<void> {
+  function tombstone(scope: TenantScope, sourceId: string, chunks: ChunkRef[]): Promise<void> {
+    return changingSegments(scope, sourceId, () => markDeleted(scope, sourceId, chunks));
+  }
+
+  async function markDeleted(scope: TenantScope, sourceId: string, chunks: ChunkRef[]): Promise<void> {
     const bySegment = new Map<number, typeof chunks>();
     for (const c of chunks) {
       const segNo = Math.floor(c.docNo / SEGMENT_SPAN);
@@ -415,7 +429,21 @@ export function searchIndexStore(db: Db, clock: Clock, cacheBytes?: number) {
   }
 
   async function readSegments(scope: TenantScope, sourceId: string): Promise<SegmentRecord[]> {
-    const segments = (await queryAll(keys.segmentPartition(scope, sourceId))).map(toSegment);
+    return segmentsOf(scope, sourceId, await queryAll(keys.segmentPartition(scope, sourceId)));
+  }
+
+  /**
+   * `readSegments` for searches, which may take the list as this instance read it within
+   * RECENT_MS (recent-reads.ts): a segment that went live or a chunk deleted on another instance
+   * is seen within it, on this one at once.
+   */
+  async function recentSegments(scope: TenantScope, sourceId: string): Promise<SegmentRecord[]> {
+    const pk = keys.segmentPartition(scope, sourceId);
+    return segmentsOf(scope, sourceId, (await recentSegmentItems.read(pk, () => queryAll(pk))) ?? []);
+  }
+
+  function segmentsOf(scope: TenantScope, sourceId: string, items: Array<Record<string, unknown>>): SegmentRecord[] {
+    const segments = items.map(toSegment);
     cache.observeLive(scope, sourceId, segments.filter((s) => s.state === 'live').map((s) => s.segNo), clock.now());
     return segments;
   }
@@ -487,7 +515,7 @@ export function searchIndexStore(db: Db, clock: Clock, cacheBytes?: number) {
   }
 
   async function deleteSegmentItems(scope: TenantScope, sourceId: string, segNos: number[]): Promise<void> {
-    await batchWrite(segNos.map((segNo) => deleteRequest(keys.segment(scope, sourceId, segNo))));
+    await changingSegments(scope, sourceId, () => batchWrite(segNos.map((segNo) => deleteRequest(keys.segment(scope, sourceId, segNo)))));
   }
 
   /** Saves a compaction's plan unless one with its id exists; returns the one that holds. */
@@ -518,12 +546,16 @@ export function searchIndexStore(db: Db, clock: Clock, cacheBytes?: number) {
    * items once, so it sees either all old segments or all new ones: the same live chunks.
    * Returns false when an old segment changed (the plan is stale).
    */
-  async function swapSegments(
+  function swapSegments(
     scope: TenantScope,
     sourceId: string,
     plan: CompactionRecord,
     sums: Array<{ segNo: number; chunks: number; lenBody: number; lenTitle: number }>,
   ): Promise<boolean> {
+    return changingSegments(scope, sourceId, () => swap(scope, sourceId, plan, sums));
+  }
+
+  async function swap(scope: TenantScope, sourceId: string, plan: CompactionRecord, sums: Array<{ segNo: number; chunks: number; lenBody: number; lenTitle: number }>): Promise<boolean> {
     try {
       await db.client.send(
         new TransactWriteCommand({
@@ -626,7 +658,11 @@ export function searchIndexStore(db: Db, clock: Clock, cacheBytes?: number) {
    * Removes a source's whole index: postings (found through the segments' term lists, and the
    * chunks' terms for segments older than term lists), chunks, documents, segments.
    */
-  async function purgeIndex(scope: TenantScope, sourceId: string): Promise<void> {
+  function purgeIndex(scope: TenantScope, sourceId: string): Promise<void> {
+    return changingSegments(scope, sourceId, () => purge(scope, sourceId));
+  }
+
+  async function purge(scope: TenantScope, sourceId: string): Promise<void> {
     const chunks = await queryAll(keys.chunkPartition(scope, sourceId));
     const terms = new Set<string>();
     for (const chunk of chunks) for (const pair of ((chunk.terms as string | undefined) ?? '').split(' ')) if (pair) terms.add(pair.slice(0, pair.lastIndexOf(':')));
@@ -650,7 +686,7 @@ export function searchIndexStore(db: Db, clock: Clock, cacheBytes?: number) {
     await batchWrite([deleteRequest(keys.segmentCounter(scope, sourceId))]);
   }
   // blockKey: where a term's posting block sorts, for a reader that skips blocks by their keys.
-  return { blockKey: blockSortKey, decodedPostings: cache.decodedPostings, forgetDocumentHashes, beginSegment, segmentWriter, writeDocuments, sealSegment, tombstone, readSegments, readTermItems, readTermBlocks, readNorms, deleteSegmentPostings, readSegmentChunks, deleteChunks, deleteSegmentItems, beginCompaction, getCompaction, setCompactionState, swapSegments, getChunks, listDocuments, getDocuments, reserveSegments, deleteDocuments, purgeIndex };
+  return { blockKey: blockSortKey, decodedPostings: cache.decodedPostings, forgetDocumentHashes, beginSegment, segmentWriter, writeDocuments, sealSegment, tombstone, readSegments, recentSegments, readTermItems, readTermBlocks, readNorms, deleteSegmentPostings, readSegmentChunks, deleteChunks, deleteSegmentItems, beginCompaction, getCompaction, setCompactionState, swapSegments, getChunks, listDocuments, getDocuments, reserveSegments, deleteDocuments, purgeIndex };
 }
 
 export type SearchIndexStore = ReturnType<typeof searchIndexStore>;

@@ -15,7 +15,7 @@ export type WorkflowVersionRef = number | typeof DRAFT;
 /** What an execution asks to run: a version, an alias, or neither (the draft). */
 export type WorkflowTarget = ReleaseTarget;
 
-const resolve = resolverOf({ kind: 'WORKFLOW', shape: storedWorkflow, label: 'workflow', draft: (rt, scope, id) => workflows.get(rt, scope, id) });
+const resolve = resolverOf({ kind: 'WORKFLOW', shape: storedWorkflow, label: 'workflow', draft: (rt, scope, id) => workflows.get(rt, scope, id), runDraft: (rt, scope, id) => workflows.getRecent(rt, scope, id) });
 
 /** The definition an execution runs, and which it is; under an alias, placed by weight from `key` (the execution's id). */
 export async function workflowForRun(rt: Runtime, scope: TenantScope, workflowId: string, target: WorkflowTarget, key: string): Promise<{ workflow: StoredWorkflow; workflowVersion: WorkflowVersionRef }> {
