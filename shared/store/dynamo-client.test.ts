@@ -102,28 +102,41 @@ class Sha256 {
 describe('the store’s DynamoDB client on the wire', () => {
   const credentials = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', sessionToken: 'session-token' };
 
-  it('signs exactly what it sends: the signature checks out from the headers and body the server received', async () => {
-    const server = await standIn([json(200, { Item: { pk: { S: 'a' } } })]);
-    const wire = createDynamoClient({ region: 'eu-west-1', endpoint: server.endpoint, credentials });
-    expect((await wire.send(new GetCommand({ TableName: 'table', Key: { pk: 'a', sk: 'ü' } }))).Item).toEqual({ pk: 'a' });
-    const [{ headers, body }] = server.seen as [{ headers: IncomingMessage['headers']; body: string }];
-    expect(headers['x-amz-target']).toBe('DynamoDB_20120810.GetItem');
-    expect(headers['content-type']).toBe('application/x-amz-json-1.0');
-    expect(headers['x-amz-security-token']).toBe('session-token');
-    expect(JSON.parse(body)).toMatchObject({ TableName: 'table', Key: { pk: { S: 'a' }, sk: { S: 'ü' } } });
-    // Re-sign the request as received, with the date it carries: the same Authorization results.
-    const auth = String(headers.authorization);
+  /** Re-signs a request as received, with the date it carries, by the SDK's own signer (told not to add a payload-hash header, which only S3 requires). */
+  async function resigned(received: { headers: IncomingMessage['headers']; body: string }, endpoint: string, creds: typeof credentials | Omit<typeof credentials, 'sessionToken'>) {
+    const auth = String(received.headers.authorization);
     const signedNames = /SignedHeaders=([^,]+)/.exec(auth)![1]!.split(';');
-    expect(signedNames).toEqual(expect.arrayContaining(['host', 'x-amz-date', 'x-amz-target', 'x-amz-security-token', 'content-type']));
-    const amzDate = String(headers['x-amz-date']);
+    const amzDate = String(received.headers['x-amz-date']);
     const signingDate = new Date(`${amzDate.slice(0, 4)}-${amzDate.slice(4, 6)}-${amzDate.slice(6, 8)}T${amzDate.slice(9, 11)}:${amzDate.slice(11, 13)}:${amzDate.slice(13, 15)}Z`);
-    const url = new URL(server.endpoint);
-    const received = Object.fromEntries(signedNames.filter((n) => !['x-amz-date', 'x-amz-security-token', 'x-amz-content-sha256'].includes(n)).map((n) => [n, String(headers[n])]));
-    const check = await new SignatureV4({ credentials, region: 'eu-west-1', service: 'dynamodb', sha256: Sha256 as never }).sign(
-      { method: 'POST', protocol: 'http:', hostname: url.hostname, port: Number(url.port), path: '/', query: {}, headers: received, body },
+    const url = new URL(endpoint);
+    const headers = Object.fromEntries(signedNames.filter((n) => !['x-amz-date', 'x-amz-security-token'].includes(n)).map((n) => [n, String(received.headers[n])]));
+    const check = await new SignatureV4({ credentials: creds, region: 'eu-west-1', service: 'dynamodb', sha256: Sha256 as never, applyChecksum: false }).sign(
+      { method: 'POST', protocol: 'http:', hostname: url.hostname, port: Number(url.port), path: '/', query: {}, headers, body: received.body },
       { signingDate },
     );
-    expect(check.headers.authorization).toBe(auth);
+    return { signedNames, auth, expected: check.headers.authorization };
+  }
+
+  it('signs exactly what it sends: the signature checks out from the headers and body the server received', async () => {
+    const server = await standIn([json(200, { Item: { pk: { S: 'a' } } }), json(200, {})]);
+    const wire = createDynamoClient({ region: 'eu-west-1', endpoint: server.endpoint, credentials });
+    expect((await wire.send(new GetCommand({ TableName: 'table', Key: { pk: 'a', sk: 'ü' } }))).Item).toEqual({ pk: 'a' });
+    const [first] = server.seen as Array<{ headers: IncomingMessage['headers']; body: string }>;
+    expect(first!.headers['x-amz-target']).toBe('DynamoDB_20120810.GetItem');
+    expect(first!.headers['content-type']).toBe('application/x-amz-json-1.0');
+    expect(first!.headers['x-amz-security-token']).toBe('session-token');
+    expect(JSON.parse(first!.body)).toMatchObject({ TableName: 'table', Key: { pk: { S: 'a' }, sk: { S: 'ü' } } });
+    const checked = await resigned(first!, server.endpoint, credentials);
+    expect(checked.signedNames).toEqual(expect.arrayContaining(['host', 'x-amz-date', 'x-amz-target', 'x-amz-security-token', 'content-type']));
+    expect(checked.auth).toBe(checked.expected);
+
+    // Other credentials (rotated, no session token): a signing key of their own, not the first one's.
+    const rotated = { accessKeyId: 'AKIDROTATED', secretAccessKey: 'another/secret+key' };
+    await createDynamoClient({ region: 'eu-west-1', endpoint: server.endpoint, credentials: rotated }).send(new GetCommand({ TableName: 'table', Key: { pk: 'b' } }));
+    const second = (server.seen as Array<{ headers: IncomingMessage['headers']; body: string }>)[1]!;
+    expect(second.headers['x-amz-security-token']).toBeUndefined();
+    const again = await resigned(second, server.endpoint, rotated);
+    expect(again.auth).toBe(again.expected);
   });
 
   it('retries throttling, server faults and dropped connections, as the SDK does, and not a refused request', async () => {

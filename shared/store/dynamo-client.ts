@@ -1,11 +1,10 @@
 import type { AwsCredentialIdentity } from '@smithy/types';
 import { marshall, unmarshall, type marshallOptions } from '@aws-sdk/util-dynamodb';
-import { SignatureV4 } from '@smithy/signature-v4';
 import { ConditionalCheckFailedException, DynamoDBServiceException, TransactionCanceledException, type DocumentCommand, type KeyNodes } from './dynamo-commands';
-import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { crc32 } from 'node:zlib';
+import { signRequest } from './sigv4';
 
 /**
  * DynamoDB's JSON protocol over keep-alive HTTP, signed by the SDK's own SigV4 signer, for the
@@ -91,24 +90,6 @@ function binaryFromBase64(key: string, value: unknown) {
   return value;
 }
 
-type SourceData = string | ArrayBuffer | ArrayBufferView;
-const bytesOf = (data: SourceData) =>
-  typeof data === 'string' ? data : ArrayBuffer.isView(data) ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : new Uint8Array(data);
-
-/** SHA-256 and its HMAC for the signer, from Node's crypto. */
-class NodeSha256 {
-  private readonly hash: Hash | Hmac;
-  constructor(secret?: SourceData) {
-    this.hash = secret === undefined ? createHash('sha256') : createHmac('sha256', bytesOf(secret));
-  }
-  update(data: SourceData) {
-    this.hash.update(bytesOf(data));
-  }
-  digest() {
-    return Promise.resolve(new Uint8Array(this.hash.digest()));
-  }
-}
-
 class ResponseError extends Error {
   constructor(
     readonly status: number,
@@ -137,12 +118,7 @@ export function createDynamoClient(options: DynamoClientOptions): DocumentSender
   const agent = secure ? new HttpsAgent({ keepAlive: true, maxSockets: 50 }) : new HttpAgent({ keepAlive: true, maxSockets: 50 });
   const send = secure ? httpsRequest : httpRequest;
   const port = url.port ? Number(url.port) : undefined;
-  const signer = new SignatureV4({
-    credentials: options.credentials ?? awsCredentials,
-    region: options.region,
-    service: 'dynamodb',
-    sha256: NodeSha256,
-  });
+  const credentials = options.credentials ? () => Promise.resolve(options.credentials!) : awsCredentials;
   const maxAttempts = options.maxAttempts ?? 4;
   // DynamoDB answers in milliseconds; a connection that went quiet is retried rather than waited
   // on until the Lambda's own timeout.
@@ -150,23 +126,21 @@ export function createDynamoClient(options: DynamoClientOptions): DocumentSender
   const around = options.around ?? ((_op, _input, call) => call());
 
   async function exchange(operation: string, body: string): Promise<string> {
-    const signed = await signer.sign({
-      method: 'POST',
-      protocol: url.protocol,
-      hostname: url.hostname,
-      port,
-      path: '/',
-      query: {},
+    const headers = signRequest({
+      credentials: await credentials(),
+      region: options.region,
+      service: 'dynamodb',
+      host: url.host,
       headers: {
-        host: url.host,
         'content-type': 'application/x-amz-json-1.0',
         'x-amz-target': `DynamoDB_20120810.${operation}`,
         'content-length': String(Buffer.byteLength(body)),
       },
       body,
+      now: new Date(),
     });
     return new Promise<string>((resolve, reject) => {
-      const req = send({ host: url.hostname, port, method: 'POST', path: '/', agent, headers: signed.headers }, (res: IncomingMessage) => {
+      const req = send({ host: url.hostname, port, method: 'POST', path: '/', agent, headers }, (res: IncomingMessage) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
         res.on('error', reject);
