@@ -4,7 +4,7 @@ import { ConditionalCheckFailedException, DynamoDBServiceException, TransactionC
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { crc32 } from 'node:zlib';
-import { signRequest } from './sigv4';
+import { sigV4Signer } from './sigv4';
 
 /**
  * DynamoDB's JSON protocol over keep-alive HTTP, signed by the SDK's own SigV4 signer, for the
@@ -119,6 +119,7 @@ export function createDynamoClient(options: DynamoClientOptions): DocumentSender
   const send = secure ? httpsRequest : httpRequest;
   const port = url.port ? Number(url.port) : undefined;
   const credentials = options.credentials ? () => Promise.resolve(options.credentials!) : awsCredentials;
+  const signRequest = sigV4Signer();
   const maxAttempts = options.maxAttempts ?? 4;
   // DynamoDB answers in milliseconds; a connection that went quiet is retried rather than waited
   // on until the Lambda's own timeout.

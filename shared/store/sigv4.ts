@@ -5,7 +5,8 @@ import type { AwsCredentialIdentity } from '@smithy/types';
  * AWS Signature Version 4 (https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_sigv-create-signed-request.html)
  * for the one request shape the store sends: a POST of a JSON body to `/` with no query string.
  * The SDK's general signer normalises and sorts arbitrary headers, escapes paths and queries and
- * awaits its hashes; this shape needs none of it, and the signing key is derived once a day.
+ * awaits its hashes; this shape needs none of it, and each signer (one per client) derives its
+ * signing key once a day.
  * `dynamo-client.test.ts` checks every signature against the SDK's signer.
  */
 export interface SignedRequest {
@@ -23,15 +24,18 @@ export interface SignedRequest {
 const sha256Hex = (data: string) => createHash('sha256').update(data).digest('hex');
 const hmac = (key: string | Buffer, data: string) => createHmac('sha256', key).update(data).digest();
 
-let signingKey: { id: string; key: Buffer } | undefined;
-function keyFor(secret: string, day: string, region: string, service: string): Buffer {
-  const id = `${day}/${region}/${service}/${secret}`;
-  if (signingKey?.id !== id) signingKey = { id, key: hmac(hmac(hmac(hmac(`AWS4${secret}`, day), region), service), 'aws4_request') };
-  return signingKey.key;
+/** A signer: the request's headers with host, x-amz-date, the session token if any, and Authorization. */
+export function sigV4Signer(): (request: SignedRequest) => Record<string, string> {
+  let signingKey: { id: string; key: Buffer } | undefined;
+  const keyFor = (secret: string, day: string, region: string, service: string): Buffer => {
+    const id = `${day}/${region}/${service}/${secret}`;
+    if (signingKey?.id !== id) signingKey = { id, key: hmac(hmac(hmac(hmac(`AWS4${secret}`, day), region), service), 'aws4_request') };
+    return signingKey.key;
+  };
+  return (request) => sign(request, keyFor);
 }
 
-/** The request's headers with host, x-amz-date, the session token if any, and Authorization. */
-export function signRequest({ credentials, region, service, host, headers, body, now }: SignedRequest): Record<string, string> {
+function sign({ credentials, region, service, host, headers, body, now }: SignedRequest, keyFor: (secret: string, day: string, region: string, service: string) => Buffer): Record<string, string> {
   const amzDate = now.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
   const day = amzDate.slice(0, 8);
   const all: Record<string, string> = { ...headers, host, 'x-amz-date': amzDate, ...(credentials.sessionToken ? { 'x-amz-security-token': credentials.sessionToken } : {}) };
