@@ -148,6 +148,21 @@ describe('rate limits', () => {
       expect(allowed).toBeGreaterThanOrEqual(300 - 2 * 3);
     });
 
+    it('lets the whole limit through when concurrent calls of one instance race for the last blocks', async () => {
+      const t = await newTenant('free');
+      const limits = { minute: 1000, hour: 10_000 }; // blocks of up to 10
+      const start = Math.floor(Date.now() / 3_600_000) * 3_600_000 + 3000;
+      const results: Array<{ allowed: boolean }> = [];
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: 32 }, async () => {
+          while (next < 1000) results.push(await testRt.store.rateCounters.consumeRequest(t.scope, t.keyId, 'agents', limits, start + next++));
+        }),
+      );
+      expect(results.filter((c) => c.allowed)).toHaveLength(1000);
+      expect((await testRt.store.rateCounters.consumeRequest(t.scope, t.keyId, 'agents', limits, start + 1000)).allowed).toBe(false);
+    });
+
     it('gives a minute’s unused requests back to the hour with the next minute’s first write', async () => {
       const t = await newTenant('free');
       const limits = { minute: 200, hour: 2000 }; // blocks of up to 2

@@ -92,6 +92,12 @@ export function rateCountersStore(db: Db, clock: Clock) {
       if (lease && giveBack && !taken?.allowed) lease.left += giveBack;
     }
     if (!taken!.allowed) {
+      // A concurrent call of this instance may have taken the last block meanwhile: its spare requests are this one's.
+      const pooled = leases.get(leaseKey);
+      if (pooled && pooled.window === window && pooled.left > 0) {
+        pooled.left--;
+        return { allowed: true, minute: pooled.minute - pooled.left, hour: pooled.hour - pooled.left };
+      }
       const counts = { allowed: false, minute: taken!.minute, hour: taken!.hour };
       forgetOld(refusals, window);
       refusals.set(leaseKey, { window, limits: { minute: limits.minute, hour: limits.hour }, counts });
