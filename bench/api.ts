@@ -152,7 +152,13 @@ async function main() {
   const helloTotal = TOTAL * 10;
   const FLOOR = 'DynamoDB Local alone (the store calls of a warm GET, no HTTP API)';
   await dynamoFloor(rt, scope, CONCURRENCY, Math.min(1000, TOTAL)); // warm-up, as the scenarios have
-  runs[`${FLOOR}, before`] = await dynamoFloor(rt, scope, CONCURRENCY, TOTAL);
+  // DynamoDB Local's own CPU per request, to set beside the API scenarios' (both share the machine's cores).
+  const floorRun = async () => {
+    const before = cpuMsOf(dynamo.pid);
+    const run = await dynamoFloor(rt, scope, CONCURRENCY, TOTAL);
+    return { ...run, dynamoCpuMsPerRequest: Math.round(((cpuMsOf(dynamo.pid) - before) / run.requests) * 1000) / 1000 };
+  };
+  runs[`${FLOOR}, before`] = await floorRun();
   await scenario('hello-world (bare Hono)', helloPort, () => ({ method: 'GET', path: '/hello' }), 200, helloTotal, hello);
   await scenario('GET /v1/agents/{id}', cairnPort, () => ({ method: 'GET', path: `/v1/agents/${agentId}`, headers: { 'x-api-key': getKey } }), 200);
   const postKey = await key();
@@ -168,7 +174,7 @@ async function main() {
     return { method: 'POST', path: `/v1/agents/${grounded.id}/converse`, headers: { 'x-api-key': converseKey, 'content-type': 'application/json' }, body };
   }, 200, TOTAL / 2);
   await scenario('hello-world again (drift check)', helloPort, () => ({ method: 'GET', path: '/hello' }), 200, helloTotal, hello);
-  runs[`${FLOOR}, after`] = await dynamoFloor(rt, scope, CONCURRENCY, TOTAL);
+  runs[`${FLOOR}, after`] = await floorRun();
   const floor = Math.min(runs[`${FLOOR}, before`]!.throughput, runs[`${FLOOR}, after`]!.throughput);
 
   // The baseline is the mean of the hello-world runs before and after, to cancel drift.
