@@ -7,6 +7,7 @@ import { parseInput } from '../validation';
 import { ID_PREFIXES, type IdKind } from '../ids';
 import { memoryOwner, type MemoryItem } from '../store/memory-graph';
 import type { Runtime } from '../runtime';
+import { unpackExecutionItem } from '../store/executions';
 import { rowLocations } from '../store/row-locations';
 import type { TenantScope } from '../tenancy';
 import type { FieldInfo } from './conditions';
@@ -318,7 +319,8 @@ const executionsTable: TableDef = {
   locate: (scope, v) => rowLocations.executions(scope, text(v, 'workflowId')),
   sortKey: (v) => text(v, 'id'),
   toRow: (item) => {
-    const { pk: _pk, sk: _sk, definition: _d, expiresAt: _e, keyId: _k, webhook, ...rest } = item;
+    // Large outputs are stored packed (executions.ts): rows show them as the executions API does.
+    const { pk: _pk, sk: _sk, definition: _d, expiresAt: _e, keyId: _k, webhook, ...rest } = unpackExecutionItem(item);
     // Its webhook's secret is shown only as set, as the executions API shows it.
     const stored = storedWebhook.safeParse(webhook);
     const shown = stored.success ? { webhook: showWebhook(stored.data) } : {};

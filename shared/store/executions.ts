@@ -7,6 +7,7 @@ import { keys } from './keys';
 import { ifConditionHolds } from './conditional';
 import { anObject, readItem } from './item-shape';
 import { z } from 'zod';
+import { gunzipSync, gzipSync } from 'node:zlib';
 
 /**
  * Workflow executions: one item each, steps as a map inside it, so every step transition is one
@@ -84,7 +85,32 @@ const executionShape = z.object({
 });
 export type ExecutionRecord = z.infer<typeof executionShape>;
 
-const strip = (item: Record<string, unknown>) => readItem(executionShape, item, 'execution');
+/**
+ * Every update of an execution rewrites its whole item, and DynamoDB bills a write by the item's
+ * size: the step outputs it accumulates (a search step's passages, a generation's text) and its
+ * definition made each step's transitions rewrite several KB. Such values of 512 bytes or more of
+ * JSON are stored gzipped, as binary (a step's output is JSON, never binary, so binary means packed);
+ * reads unpack them, and items written before read as they are.
+ */
+const PACK_FROM_BYTES = 512;
+const packed = (value: unknown): unknown => {
+  const json = JSON.stringify(value);
+  return json !== undefined && json.length >= PACK_FROM_BYTES ? gzipSync(json) : value;
+};
+const unpacked = (value: unknown): unknown => (value instanceof Uint8Array ? (JSON.parse(gunzipSync(value).toString('utf8')) as unknown) : value);
+
+/** An execution item with its packed values unpacked (the platform's db/ops reads raw items through it too). */
+export function unpackExecutionItem(item: Record<string, unknown>): Record<string, unknown> {
+  const steps = item.steps as Record<string, Record<string, unknown>> | undefined;
+  return {
+    ...item,
+    ...('definition' in item ? { definition: unpacked(item.definition) } : {}),
+    ...('output' in item ? { output: unpacked(item.output) } : {}),
+    ...(steps ? { steps: Object.fromEntries(Object.entries(steps).map(([id, step]) => [id, 'output' in step ? { ...step, output: unpacked(step.output) } : step])) } : {}),
+  };
+}
+
+const strip = (item: Record<string, unknown>) => readItem(executionShape, unpackExecutionItem(item), 'execution');
 
 export function executionsStore(db: Db, clock: Clock) {
   /**
@@ -108,7 +134,7 @@ export function executionsStore(db: Db, clock: Clock) {
     await db.client.send(
       new PutCommand({
         TableName: db.table,
-        Item: { ...keys.execution(scope, record.workflowId, record.id), ...record },
+        Item: { ...keys.execution(scope, record.workflowId, record.id), ...record, definition: packed(record.definition) },
         ConditionExpression: 'attribute_not_exists(pk)',
       }),
     );
@@ -219,7 +245,7 @@ export function executionsStore(db: Db, clock: Clock) {
     let update = 'SET steps.#s.#st = :status, steps.#s.finishedAt = :finished, steps.#s.durationMs = :duration REMOVE steps.#s.leaseUntil';
     if (result.output !== undefined) {
       update = update.replace(' REMOVE', ', steps.#s.#output = :output REMOVE');
-      values[':output'] = result.output;
+      values[':output'] = packed(result.output);
     }
     if (result.error) {
       update = update.replace(' REMOVE', ', steps.#s.#error = :error REMOVE');
@@ -284,7 +310,7 @@ export function executionsStore(db: Db, clock: Clock) {
           ':running': 'running',
           ':waiting': 'waiting',
           ':at': isoNow(clock),
-          ...(result.output !== undefined ? { ':output': result.output } : {}),
+          ...(result.output !== undefined ? { ':output': packed(result.output) } : {}),
           ...(result.error ? { ':error': result.error } : {}),
         },
         ReturnValues: 'ALL_NEW',
@@ -345,7 +371,7 @@ export function executionsStore(db: Db, clock: Clock) {
           ':at': now.toISOString(),
           ':duration': now.getTime() - Date.parse(result.startedAt),
           ':by': result.completedBy,
-          ...(result.output !== undefined ? { ':output': result.output } : {}),
+          ...(result.output !== undefined ? { ':output': packed(result.output) } : {}),
           ...(result.error ? { ':error': result.error } : {}),
         },
         ReturnValues: 'ALL_NEW',
