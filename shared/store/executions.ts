@@ -89,15 +89,17 @@ export type ExecutionRecord = z.infer<typeof executionShape>;
  * Every update of an execution rewrites its whole item, and DynamoDB bills a write by the item's
  * size: the step outputs it accumulates (a search step's passages, a generation's text) and its
  * definition made each step's transitions rewrite several KB. Such values of 512 bytes or more of
- * JSON are stored gzipped, as binary (a step's output is JSON, never binary, so binary means packed);
- * reads unpack them, and items written before read as they are.
+ * JSON are stored gzipped, as binary (a step's output is JSON: binary that starts as gzip does is
+ * packed); reads unpack them, and items written before read as they are.
  */
 const PACK_FROM_BYTES = 512;
 const packed = (value: unknown): unknown => {
   const json = JSON.stringify(value);
   return json !== undefined && json.length >= PACK_FROM_BYTES ? gzipSync(json) : value;
 };
-const unpacked = (value: unknown): unknown => (value instanceof Uint8Array ? (JSON.parse(gunzipSync(value).toString('utf8')) as unknown) : value);
+const GZIP_MAGIC = [0x1f, 0x8b];
+const unpacked = (value: unknown): unknown =>
+  value instanceof Uint8Array && value[0] === GZIP_MAGIC[0] && value[1] === GZIP_MAGIC[1] ? (JSON.parse(gunzipSync(value).toString('utf8')) as unknown) : value;
 
 /** An execution item with its packed values unpacked (the platform's db/ops reads raw items through it too). */
 export function unpackExecutionItem(item: Record<string, unknown>): Record<string, unknown> {
