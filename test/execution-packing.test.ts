@@ -7,6 +7,24 @@ import type { ExecutionRecord } from '../shared/store/executions';
 import { newTenant } from './helpers/tenant';
 import { testRt } from './helpers/runtime';
 
+/** A running execution of the given steps (each `pending`), defined as `definition` says. */
+function execution(steps: string[], definition: ExecutionRecord['definition']): ExecutionRecord {
+  const now = new Date().toISOString();
+  return {
+    id: newId('execution', Date.now()),
+    workflowId: newId('workflow', Date.now()),
+    workflowVersion: 'draft',
+    status: 'running',
+    input: 'my parcel arrived damaged',
+    parameters: {},
+    steps: Object.fromEntries(steps.map((id) => [id, { id, type: 'generation', status: 'pending' as const, attempt: 0 }])),
+    definition,
+    usage: { inputTokens: 0, outputTokens: 0 },
+    createdAt: now,
+    startedAt: now,
+  };
+}
+
 /** An execution's large values are stored gzipped (every update rewrites, and is billed for, the whole item). */
 describe('execution items', () => {
   const { executions, db } = testRt.store;
@@ -17,22 +35,10 @@ describe('execution items', () => {
     const { scope } = await newTenant();
     const now = new Date().toISOString();
     const passages = Array.from({ length: 20 }, (_, i) => ({ title: `Refunds ${i}`, text: 'A damaged parcel is refunded within five business days of its return. '.repeat(3) }));
-    const record: ExecutionRecord = {
-      id: newId('execution', Date.now()),
-      workflowId: newId('workflow', Date.now()),
-      workflowVersion: 'draft',
-      status: 'running',
-      input: 'my parcel arrived damaged',
-      parameters: {},
-      steps: { search: { id: 'search', type: 'search', status: 'pending', attempt: 0 }, label: { id: 'label', type: 'classification', status: 'pending', attempt: 0 } },
-      definition: [
-        { id: 'search', type: 'search', dependsOn: [], query: '{{input}}', notes: 'n'.repeat(600) },
-        { id: 'label', type: 'classification', dependsOn: [] },
-      ],
-      usage: { inputTokens: 0, outputTokens: 0 },
-      createdAt: now,
-      startedAt: now,
-    };
+    const record = execution(['search', 'label'], [
+      { id: 'search', type: 'search', dependsOn: [], query: '{{input}}', notes: 'n'.repeat(600) },
+      { id: 'label', type: 'classification', dependsOn: [] },
+    ]);
     await executions.createExecution(scope, record);
     for (const [stepId, output] of [['search', { passages }], ['label', { category: 'refund' }]] as const) {
       const claimed = await executions.claimStep(scope, record, stepId, 60_000);
@@ -60,21 +66,8 @@ describe('execution items', () => {
 
   it('read an item written before packing as it was', async () => {
     const { scope } = await newTenant();
-    const now = new Date().toISOString();
     const big = { text: 'x'.repeat(2000) };
-    const record: ExecutionRecord = {
-      id: newId('execution', Date.now()),
-      workflowId: newId('workflow', Date.now()),
-      workflowVersion: 'draft',
-      status: 'running',
-      input: 'hi',
-      parameters: {},
-      steps: { a: { id: 'a', type: 'generation', status: 'pending', attempt: 0 } },
-      definition: [{ id: 'a', type: 'generation', dependsOn: [] }],
-      usage: { inputTokens: 0, outputTokens: 0 },
-      createdAt: now,
-      startedAt: now,
-    };
+    const record = execution(['a'], [{ id: 'a', type: 'generation', dependsOn: [] }]);
     await executions.createExecution(scope, record);
     // As an earlier version wrote it: the output in the item as plain attributes.
     await db.client.send(
