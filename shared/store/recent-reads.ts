@@ -19,6 +19,10 @@ const monotonic = { now: () => performance.now() };
 export function recentReads<V>(maxEntries: number) {
   const kept = new BoundedCache<V>(monotonic, maxEntries, RECENT_MS);
   let writes = 0;
+  const forget = (key: string): void => {
+    writes++;
+    kept.forget(key);
+  };
   return {
     /** `load`'s value, or what it gave within `RECENT_MS`; kept only when `keep` says so. */
     async read(key: string, load: () => Promise<V | undefined>, keep: (value: V) => boolean = () => true): Promise<V | undefined> {
@@ -31,9 +35,15 @@ export function recentReads<V>(maxEntries: number) {
     },
 
     /** This instance wrote the key (call once the write is done, whatever its outcome). */
-    forget(key: string): void {
-      writes++;
-      kept.forget(key);
+    forget,
+
+    /** Runs a write of the key, then forgets it (whatever the write's outcome). */
+    async writing<R>(key: string, write: () => Promise<R>): Promise<R> {
+      try {
+        return await write();
+      } finally {
+        forget(key);
+      }
     },
   };
 }

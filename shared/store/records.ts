@@ -84,13 +84,7 @@ export function recordsStore(db: Db, clock: Clock) {
   function table<T extends BaseRecord>(kind: RecordKind, shape: RecordShape<T>): RecordTable<T> {
     const read = (item: Record<string, unknown>): T => readItem(shape, item, NAMES[kind]);
     /** Runs a write of the record, then forgets any recent read of it. */
-    const writing = async <R>(scope: TenantScope, id: string, write: () => Promise<R>): Promise<R> => {
-      try {
-        return await write();
-      } finally {
-        recent.forget(recentKey(scope, kind, id));
-      }
-    };
+    const writing = <R>(scope: TenantScope, id: string, write: () => Promise<R>): Promise<R> => recent.writing(recentKey(scope, kind, id), write);
 
     /**
      * Creates a record. With references, the write happens only if every referenced record exists;
@@ -172,8 +166,10 @@ export function recordsStore(db: Db, clock: Clock) {
      * source only, so one that just became ready is never answered as still syncing).
      */
     async function getRecent(scope: TenantScope, id: string, keep: (record: T) => boolean = () => true): Promise<T | undefined> {
-      const item = await recent.read(recentKey(scope, kind, id), () => getItem(scope, id), (raw) => keep(read(raw)));
-      return item ? read(item) : undefined;
+      // A fresh read is parsed once, for `keep` and the answer; a kept one is parsed on each use.
+      let fresh: T | undefined;
+      const item = await recent.read(recentKey(scope, kind, id), () => getItem(scope, id), (raw) => keep((fresh = read(raw))));
+      return item ? (fresh ?? read(item)) : undefined;
     }
 
     /** Newest first. Reads one item more than asked so `hasMore` is exact, not a guess. */

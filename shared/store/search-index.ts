@@ -169,13 +169,7 @@ export function searchIndexStore(db: Db, clock: Clock, cacheBytes?: number) {
   const cache = searchIndexCache<ChunkRecord>((docNo) => Math.floor(docNo / SEGMENT_SPAN), cacheBytes);
   /** Sources' segment items as a search read them lately (`recentSegments`), forgotten when this instance changes them. */
   const recentSegmentItems = recentReads<Array<Record<string, unknown>>>(1000);
-  const changingSegments = async <R>(scope: TenantScope, sourceId: string, write: () => Promise<R>): Promise<R> => {
-    try {
-      return await write();
-    } finally {
-      recentSegmentItems.forget(keys.segmentPartition(scope, sourceId));
-    }
-  };
+  const changingSegments = <R>(scope: TenantScope, sourceId: string, write: () => Promise<R>): Promise<R> => recentSegmentItems.writing(keys.segmentPartition(scope, sourceId), write);
   /** The update that makes a written segment live with its sums (a batch seals one, a compaction swaps several in). */
   const goLive = (scope: TenantScope, sourceId: string, sums: { segNo: number; chunks: number; lenBody: number; lenTitle: number }) => ({
     TableName: db.table,
