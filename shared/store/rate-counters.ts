@@ -73,10 +73,8 @@ export function rateCountersStore(db: Db, clock: Clock) {
     const window = Math.floor(now / 60_000);
     const leaseKey = `${scope.tenantId}\u0000${keyId}\u0000${area}`;
     const lease = leases.get(leaseKey);
-    if (lease && lease.window === window && lease.left > 0) {
-      lease.left--;
-      return { allowed: true, minute: lease.minute - lease.left, hour: lease.hour - lease.left };
-    }
+    const leased = spareOf(lease, window);
+    if (leased) return leased;
     const refused = refusals.get(leaseKey);
     if (refused && refused.window === window && refused.limits.minute === limits.minute && refused.limits.hour === limits.hour) return refused.counts;
     // Unused requests of this hour's earlier minute go back to the hour with the next write
@@ -93,11 +91,8 @@ export function rateCountersStore(db: Db, clock: Clock) {
     }
     if (!taken!.allowed) {
       // A concurrent call of this instance may have taken the last block meanwhile: its spare requests are this one's.
-      const pooled = leases.get(leaseKey);
-      if (pooled && pooled.window === window && pooled.left > 0) {
-        pooled.left--;
-        return { allowed: true, minute: pooled.minute - pooled.left, hour: pooled.hour - pooled.left };
-      }
+      const pooled = spareOf(leases.get(leaseKey), window);
+      if (pooled) return pooled;
       const counts = { allowed: false, minute: taken!.minute, hour: taken!.hour };
       forgetOld(refusals, window);
       refusals.set(leaseKey, { window, limits: { minute: limits.minute, hour: limits.hour }, counts });
@@ -153,6 +148,13 @@ export function rateCountersStore(db: Db, clock: Clock) {
     }
   }
   return { consumeRequest };
+}
+
+/** One request of a lease's spare ones in this minute, told its place in the windows as if counted one by one; undefined when it has none. */
+function spareOf(lease: Lease | undefined, window: number): WindowCounts | undefined {
+  if (!lease || lease.window !== window || lease.left <= 0) return undefined;
+  lease.left--;
+  return { allowed: true, minute: lease.minute - lease.left, hour: lease.hour - lease.left };
 }
 
 /** Bounded: past MAX_LEASES keys, an instance forgets those not seen this minute. */
