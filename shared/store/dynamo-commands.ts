@@ -52,6 +52,11 @@ const CONDITIONS = { Expected: { '*': { Value: SELF, AttributeValueList: ALL_MEM
 const WRITE_OUTPUT = { Attributes: ALL_VALUES, ItemCollectionMetrics: { ItemCollectionKey: ALL_VALUES } };
 const METRICS_BY_TABLE = { ItemCollectionMetrics: { '*': { '*': { ItemCollectionKey: ALL_VALUES } } } };
 const WRITE_REQUESTS = { '*': { '*': { PutRequest: { Item: ALL_VALUES }, DeleteRequest: { Key: ALL_VALUES } } } };
+/** A legacy filter's conditions (KeyConditions, QueryFilter, ScanFilter): each one's values. */
+const FILTER = { '*': { AttributeValueList: ALL_MEMBERS } };
+/** What a Query and a Scan share: where a page starts and the expression values, and a page of items. */
+const PAGE_INPUT = { ExclusiveStartKey: ALL_VALUES, ExpressionAttributeValues: ALL_VALUES };
+const PAGE_OUTPUT = { Items: { '*': ALL_VALUES }, LastEvaluatedKey: ALL_VALUES };
 
 /** A command: its input, the operation it calls and its item fields; `Output` is what sending it resolves to. */
 export abstract class DocumentCommand<Input, Output> {
@@ -84,13 +89,13 @@ export class DeleteCommand extends DocumentCommand<DeleteCommandInput, DeleteCom
 }
 export class QueryCommand extends DocumentCommand<QueryCommandInput, QueryCommandOutput> {
   readonly operation = 'Query';
-  readonly inputKeyNodes = { KeyConditions: { '*': { AttributeValueList: ALL_MEMBERS } }, QueryFilter: { '*': { AttributeValueList: ALL_MEMBERS } }, ExclusiveStartKey: ALL_VALUES, ExpressionAttributeValues: ALL_VALUES };
-  readonly outputKeyNodes = { Items: { '*': ALL_VALUES }, LastEvaluatedKey: ALL_VALUES };
+  readonly inputKeyNodes = { KeyConditions: FILTER, QueryFilter: FILTER, ...PAGE_INPUT };
+  readonly outputKeyNodes = PAGE_OUTPUT;
 }
 export class ScanCommand extends DocumentCommand<ScanCommandInput, ScanCommandOutput> {
   readonly operation = 'Scan';
-  readonly inputKeyNodes = { ScanFilter: { '*': { AttributeValueList: ALL_MEMBERS } }, ExclusiveStartKey: ALL_VALUES, ExpressionAttributeValues: ALL_VALUES };
-  readonly outputKeyNodes = { Items: { '*': ALL_VALUES }, LastEvaluatedKey: ALL_VALUES };
+  readonly inputKeyNodes = { ScanFilter: FILTER, ...PAGE_INPUT };
+  readonly outputKeyNodes = PAGE_OUTPUT;
 }
 export class BatchGetCommand extends DocumentCommand<BatchGetCommandInput, BatchGetCommandOutput> {
   readonly operation = 'BatchGetItem';
