@@ -1,5 +1,6 @@
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { config } from '../config';
+import { secretStringReader } from '../secrets/secrets-manager';
 
 /** API keys of model providers: from the environment, or (AWS) from one Secrets Manager secret. */
 export interface ProviderKeys {
@@ -37,15 +38,12 @@ const CACHE_MS = 5 * 60_000;
  */
 export function providerKeysLoader(client?: SecretsManagerClient): () => Promise<ProviderKeys> {
   let cached: { keys: ProviderKeys; until: number } | undefined;
+  const secretString = secretStringReader(client);
   return async () => {
     const fromEnv: ProviderKeys = { openai: config.openaiApiKey, anthropic: config.anthropicApiKey, cohere: config.cohereApiKey };
     if (!config.providerSecretsArn) return fromEnv;
     if (cached && cached.until > performance.now()) return cached.keys;
-    // Loaded here, on first use: most cold starts never need it.
-    const { GetSecretValueCommand, SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
-    const sm = client ?? new SecretsManagerClient({ region: config.region, ...(config.secretsManagerEndpoint ? { endpoint: config.secretsManagerEndpoint } : {}) });
-    const out = await sm.send(new GetSecretValueCommand({ SecretId: config.providerSecretsArn }));
-    const secret = JSON.parse(out.SecretString ?? '{}') as Record<string, unknown>;
+    const secret = JSON.parse((await secretString(config.providerSecretsArn)) ?? '{}') as Record<string, unknown>;
     const text = (name: string) => (typeof secret[name] === 'string' && secret[name] ? secret[name] : undefined);
     const providers = providerKeysOf(secret.MODEL_PROVIDERS);
     const keys = { openai: text('OPENAI_API_KEY') ?? fromEnv.openai, anthropic: text('ANTHROPIC_API_KEY') ?? fromEnv.anthropic, cohere: text('COHERE_API_KEY') ?? fromEnv.cohere, ...(providers ? { providers } : {}) };

@@ -1,6 +1,7 @@
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { timingSafeEqual, createHash } from 'node:crypto';
 import { config } from '../config';
+import { secretStringReader } from '../secrets/secrets-manager';
 
 /** The admin credential for provisioning tenants and the key that signs access tokens. */
 export interface PlatformSecrets {
@@ -17,6 +18,7 @@ const CACHE_MS = 5 * 60_000;
  */
 export function platformSecretsLoader(given?: PlatformSecrets, client?: SecretsManagerClient): () => Promise<PlatformSecrets> {
   let cached: { secrets: PlatformSecrets; until: number } | undefined;
+  const secretString = secretStringReader(client);
   return async () => {
     if (given) return given;
     if (config.platformAdminToken && config.platformTokenKey) {
@@ -26,11 +28,8 @@ export function platformSecretsLoader(given?: PlatformSecrets, client?: SecretsM
     const keyArn = config.platformTokenKeySecretArn;
     if (!adminArn || !keyArn) throw new Error('platform secrets are not configured (PLATFORM_ADMIN_TOKEN_SECRET_ARN, PLATFORM_TOKEN_KEY_SECRET_ARN)');
     if (cached && cached.until > performance.now()) return cached.secrets;
-    // Loaded here, on first use: most cold starts never need it.
-    const { GetSecretValueCommand, SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
-    const sm = client ?? new SecretsManagerClient({ region: config.region, ...(config.secretsManagerEndpoint ? { endpoint: config.secretsManagerEndpoint } : {}) });
     const read = async (arn: string) => {
-      const value = (await sm.send(new GetSecretValueCommand({ SecretId: arn }))).SecretString ?? '';
+      const value = (await secretString(arn)) ?? '';
       if (value.length < 32) throw new Error(`secret ${arn} holds fewer than 32 characters`);
       return value;
     };
