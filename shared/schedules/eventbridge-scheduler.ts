@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { config } from '../config';
+import { loadOnce } from '../load-once';
 import type { Scheduler } from '../runtime';
 import { awsCronOf } from './aws-cron';
 import { unconfiguredScheduler } from './scheduler';
@@ -20,13 +21,15 @@ export interface EventBridgeSchedulerOptions {
 
 export const scheduleName = (tenantId: string, workflowId: string, index: number) => `cairn-${createHash('sha256').update(`${tenantId}/${workflowId}`).digest('hex').slice(0, 32)}-${index}`;
 
+/** The SDK's Scheduler module, loaded with the first schedule a function writes, not at its cold start. */
+const sdk = loadOnce(() => import('@aws-sdk/client-scheduler'));
+
 export function eventBridgeScheduler(options: EventBridgeSchedulerOptions): Scheduler {
-  let made = options.client;
+  const made = loadOnce(async () => options.client ?? new (await sdk()).SchedulerClient({ region: config.region, ...(config.schedulerEndpoint ? { endpoint: config.schedulerEndpoint } : {}) }));
   return {
     async put(scope, workflowId, schedules, previous) {
-      // The SDK's module is loaded with the first schedule a function writes, not at its cold start.
-      const { ConflictException, CreateScheduleCommand, DeleteScheduleCommand, ResourceNotFoundException, SchedulerClient, UpdateScheduleCommand } = await import('@aws-sdk/client-scheduler');
-      const client = (made ??= new SchedulerClient({ region: config.region, ...(config.schedulerEndpoint ? { endpoint: config.schedulerEndpoint } : {}) }));
+      const { ConflictException, CreateScheduleCommand, DeleteScheduleCommand, ResourceNotFoundException, UpdateScheduleCommand } = await sdk();
+      const client = await made();
       for (const [index, schedule] of schedules.entries()) {
         const input = {
           Name: scheduleName(scope.tenantId, workflowId, index),
