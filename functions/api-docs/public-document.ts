@@ -5,6 +5,7 @@ import { createAgentsApp } from '../agents/app';
 import { createKnowledgeSourcesApp } from '../knowledge-sources/app';
 import { createMcpApp } from '../mcp/app';
 import { createWorkflowsApp } from '../workflows/app';
+import { documentStepFields } from '../../shared/workflows';
 
 type OpenApiDocument = ReturnType<ReturnType<typeof createAgentsApp>['getOpenAPI31Document']>;
 
@@ -32,5 +33,6 @@ export function publicApiDocument(rt: RuntimeWith<GivenPart> = routesOnlyRuntime
     ApiKeyAuth: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'The tenant’s API key (`cak_…`)' },
     BearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'Cairn API key', description: 'The same API key as `Authorization: Bearer cak_…`, as OpenAI and MCP clients send it (OpenAI-compatible routes, /mcp)' },
   };
+  documentStepFields(document);
   return completeDocument(document, { rateLimited: true, scopeHeaders: false });
 }

@@ -17,6 +17,7 @@ import { registerGuardrailsRoutes } from './guardrails-routes';
 import { registerModelsRoutes } from './models-routes';
 import { registerTenantRoutes } from './tenant-routes';
 import type { RuntimeWith } from '../../shared/runtime';
+import { documentStepFields } from '../../shared/workflows';
 
 const OPEN_PATHS = new Set(['/platform/openapi.json']);
 
@@ -78,6 +79,8 @@ export function platformDocument(app: ReturnType<typeof openApiApp>) {
       '`X-Tenant-Id` and `X-PG-Schema`, when sent, must match the token (else 403). Responses are `{data, meta}`; ' +
       'errors are `{error: {code, message, details}, meta}`.',
   };
-  return completeDocument(app.getOpenAPI31Document({ openapi: '3.1.0', info }), { rateLimited: false, scopeHeaders: true });
+  const document = app.getOpenAPI31Document({ openapi: '3.1.0', info });
+  documentStepFields(document);
+  return completeDocument(document, { rateLimited: false, scopeHeaders: true });
 }
 

@@ -3641,13 +3641,25 @@ export interface components {
                 /** @description Template; default {{input}} */
                 input?: string;
             };
+            /**
+             * @description `provider/model` (local, bedrock, openai, anthropic, or a provider MODEL_PROVIDERS names) or a bare name
+             * @example gpt-4
+             */
             model?: string;
+            /**
+             * @description Tried in order when the model before fails with a 429, a 5xx, a time-out or a lost connection (never on another 4xx); `local/extractive` may end the chain
+             * @example [
+             *       "anthropic/claude-3-5-haiku-latest",
+             *       "local/extractive"
+             *     ]
+             */
             fallbackModels?: string[];
             categories?: (string | {
                 name: string;
                 description?: string;
                 examples?: string[];
             })[];
+            /** @description Template; default {{input}} */
             input?: string;
         } | {
             /**
@@ -3677,6 +3689,7 @@ export interface components {
                 topK?: number;
             };
             knowledgeSourceId?: string;
+            /** @example {{user_message}} */
             query?: string;
             /** @default 5 */
             topK?: number;
@@ -3721,24 +3734,25 @@ export interface components {
                 instructions?: string;
                 responseFormat?: components["schemas"]["ResponseFormat"];
             };
+            /**
+             * @description `provider/model` (local, bedrock, openai, anthropic, or a provider MODEL_PROVIDERS names) or a bare name
+             * @example gpt-4
+             */
             model?: string;
+            /**
+             * @description Tried in order when the model before fails with a 429, a 5xx, a time-out or a lost connection (never on another 4xx); `local/extractive` may end the chain
+             * @example [
+             *       "anthropic/claude-3-5-haiku-latest",
+             *       "local/extractive"
+             *     ]
+             */
             fallbackModels?: string[];
+            /** @example Answer using the context: {{user_message}} */
             prompt?: string;
             temperature?: number;
             maxTokens?: number;
             instructions?: string;
-            responseFormat?: {
-                /** @constant */
-                type: "json_object";
-            } | {
-                /** @constant */
-                type: "json_schema";
-                /** @default reply */
-                name?: string;
-                schema: {
-                    [key: string]: unknown;
-                };
-            };
+            responseFormat?: components["schemas"]["ResponseFormat"];
         } | {
             /**
              * @description Stable step id; `step1`, `step2`… when omitted
@@ -3831,36 +3845,64 @@ export interface components {
              * @enum {string}
              */
             method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD";
+            /**
+             * @description Template; values placed after the start of the URL are URL-encoded
+             * @example https://shop.example/orders/{{parameters.orderId}}
+             */
             url?: string;
+            /** @description Values are templates */
             headers?: {
                 [key: string]: string;
             };
+            /** @description JSON whose strings are templates (a string that is exactly one template becomes its value); sent as application/json */
             body?: unknown;
+            /** @description Sealed when stored; responses show `{type, configured: true}` */
             auth?: {
-                /** @constant */
+                /** @enum {string} */
                 type: "bearer";
                 token?: string;
                 configured?: boolean;
             } | {
-                /** @constant */
+                /** @enum {string} */
                 type: "header";
                 name: string;
                 value?: string;
                 configured?: boolean;
             } | {
-                /** @constant */
+                /** @enum {string} */
                 type: "basic";
                 username: string;
                 password?: string;
                 configured?: boolean;
             };
+            /** @description Statuses that count as success (default: any 2xx) */
             expect?: number[];
             /** @default 65536 */
             maxResponseBytes?: number;
+            /**
+             * @description Rules on the request as agents’ tools have them, over arguments {method, url, body}: one that denies it (or would hold it for a person) fails the step for good
+             * @example [
+             *       {
+             *         "when": "arguments.amount > 1000",
+             *         "action": "deny",
+             *         "reason": "Refunds over 1,000 are refused"
+             *       },
+             *       {
+             *         "when": "arguments.amount > 100",
+             *         "action": "require_approval",
+             *         "reason": "Refunds over 100 need a person"
+             *       }
+             *     ]
+             */
             policy?: {
+                /**
+                 * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                 * @example arguments.amount > 1000
+                 */
                 when: string;
                 /** @enum {string} */
                 action: "allow" | "require_approval" | "deny";
+                /** @description Told to the model (and the person approving) when the rule applies */
                 reason?: string;
             }[];
         } | {
@@ -3869,6 +3911,7 @@ export interface components {
              * @example classify
              */
             id?: string;
+            /** @description Which of the definition’s tools to call: `<tool name>_<operationId>` (openapi) or `<tool name>_<server tool>` (mcp); default: its only one */
             name?: string;
             retry?: components["schemas"]["RetryPolicy"] & unknown;
             /** @description Limit of one attempt (default: MODEL_TIMEOUT_MS, 60 s) */
@@ -4123,19 +4166,33 @@ export interface components {
                     [key: string]: unknown;
                 };
             };
+            /** @description A tool definition as on agents (http, openapi or mcp); its auth is sealed when stored */
             tool?: {
-                /** @constant */
+                /** @enum {string} */
                 type: "http";
                 name: string;
                 description: string;
                 /**
+                 * @description JSON Schema (type object) of the arguments
                  * @default {
                  *       "type": "object",
                  *       "properties": {}
                  *     }
+                 * @example {
+                 *       "type": "object",
+                 *       "properties": {
+                 *         "orderId": {
+                 *           "type": "string",
+                 *           "pattern": "^[0-9]+$"
+                 *         }
+                 *       },
+                 *       "required": [
+                 *         "orderId"
+                 *       ]
+                 *     }
                  */
                 parameters?: {
-                    /** @constant */
+                    /** @enum {string} */
                     type: "object";
                     properties?: {
                         [key: string]: {
@@ -4151,108 +4208,197 @@ export interface components {
                  * @enum {string}
                  */
                 method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+                /**
+                 * @description {{name}} places a parameter (URL-encoded)
+                 * @example https://shop.example/orders/{{orderId}}
+                 */
                 url: string;
                 headers?: {
                     [key: string]: string;
                 };
+                /** @description JSON; a string "{{name}}" is replaced by the argument, other strings interpolate. Without it, a POST/PUT/PATCH sends the arguments */
                 body?: unknown;
-                /** @default false */
+                /**
+                 * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
+                 * @default false
+                 */
                 requireApproval?: boolean;
+                /**
+                 * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                 * @example [
+                 *       {
+                 *         "when": "arguments.amount > 1000",
+                 *         "action": "deny",
+                 *         "reason": "Refunds over 1,000 are refused"
+                 *       },
+                 *       {
+                 *         "when": "arguments.amount > 100",
+                 *         "action": "require_approval",
+                 *         "reason": "Refunds over 100 need a person"
+                 *       }
+                 *     ]
+                 */
                 policy?: {
+                    /**
+                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @example arguments.amount > 1000
+                     */
                     when: string;
                     /** @enum {string} */
                     action: "allow" | "require_approval" | "deny";
+                    /** @description Told to the model (and the person approving) when the rule applies */
                     reason?: string;
                 }[];
                 auth?: {
-                    /** @constant */
+                    /** @enum {string} */
                     type: "bearer";
                     token?: string;
                     configured?: boolean;
                 } | {
-                    /** @constant */
+                    /** @enum {string} */
                     type: "header";
                     name: string;
                     value?: string;
                     configured?: boolean;
                 } | {
-                    /** @constant */
+                    /** @enum {string} */
                     type: "basic";
                     username: string;
                     password?: string;
                     configured?: boolean;
                 };
             } | {
-                /** @constant */
+                /** @enum {string} */
                 type: "openapi";
+                /** @description Names the tools: each operation is the tool <name>_<operationId> */
                 name: string;
+                /** @description Where the document (JSON or YAML) is read from when the agent is written */
                 url?: string;
+                /** @description The OpenAPI 3.0/3.1 document itself (JSON) */
                 document?: {
                     [key: string]: unknown;
                 };
+                /** @description operationIds the agent may call (default: all, when there are at most 32) */
                 operations?: string[];
+                /** @description Where operations are called, instead of the document’s servers */
                 baseUrl?: string;
-                /** @default false */
+                /**
+                 * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
+                 * @default false
+                 */
                 requireApproval?: boolean;
+                /**
+                 * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                 * @example [
+                 *       {
+                 *         "when": "arguments.amount > 1000",
+                 *         "action": "deny",
+                 *         "reason": "Refunds over 1,000 are refused"
+                 *       },
+                 *       {
+                 *         "when": "arguments.amount > 100",
+                 *         "action": "require_approval",
+                 *         "reason": "Refunds over 100 need a person"
+                 *       }
+                 *     ]
+                 */
                 policy?: {
+                    /**
+                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @example arguments.amount > 1000
+                     */
                     when: string;
                     /** @enum {string} */
                     action: "allow" | "require_approval" | "deny";
+                    /** @description Told to the model (and the person approving) when the rule applies */
                     reason?: string;
                 }[];
                 auth?: {
-                    /** @constant */
+                    /** @enum {string} */
                     type: "bearer";
                     token?: string;
                     configured?: boolean;
                 } | {
-                    /** @constant */
+                    /** @enum {string} */
                     type: "header";
                     name: string;
                     value?: string;
                     configured?: boolean;
                 } | {
-                    /** @constant */
+                    /** @enum {string} */
                     type: "basic";
                     username: string;
                     password?: string;
                     configured?: boolean;
                 };
+                /** @description Read-only: ignored when sent */
                 exposes?: unknown;
             } | {
-                /** @constant */
+                /** @enum {string} */
                 type: "mcp";
+                /** @description Names the tools: each of the server’s tools is <name>_<tool> */
                 name: string;
+                /**
+                 * @description The server’s Streamable HTTP endpoint
+                 * @example https://mcp.example.com/mcp
+                 */
                 url: string;
+                /** @description The server’s tools the agent may call (default: all, the first 32) */
                 allowedTools?: string[];
-                /** @default false */
+                /**
+                 * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
+                 * @default false
+                 */
                 requireApproval?: boolean;
+                /**
+                 * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                 * @example [
+                 *       {
+                 *         "when": "arguments.amount > 1000",
+                 *         "action": "deny",
+                 *         "reason": "Refunds over 1,000 are refused"
+                 *       },
+                 *       {
+                 *         "when": "arguments.amount > 100",
+                 *         "action": "require_approval",
+                 *         "reason": "Refunds over 100 need a person"
+                 *       }
+                 *     ]
+                 */
                 policy?: {
+                    /**
+                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @example arguments.amount > 1000
+                     */
                     when: string;
                     /** @enum {string} */
                     action: "allow" | "require_approval" | "deny";
+                    /** @description Told to the model (and the person approving) when the rule applies */
                     reason?: string;
                 }[];
                 auth?: {
-                    /** @constant */
+                    /** @enum {string} */
                     type: "bearer";
                     token?: string;
                     configured?: boolean;
                 } | {
-                    /** @constant */
+                    /** @enum {string} */
                     type: "header";
                     name: string;
                     value?: string;
                     configured?: boolean;
                 } | {
-                    /** @constant */
+                    /** @enum {string} */
                     type: "basic";
                     username: string;
                     password?: string;
                     configured?: boolean;
                 };
             };
-            /** @default {} */
+            /**
+             * @description JSON whose strings are templates (a string that is exactly one template becomes its value)
+             * @default {}
+             */
             arguments?: {
                 [key: string]: unknown;
             };
@@ -4294,10 +4440,21 @@ export interface components {
                  */
                 fallbackModels?: string[];
             };
+            /** @example agt_01jd8x2k3m4n5p6q7r8s9t0v1w:live */
             agentId?: string;
+            /** @example Write a reply to the customer: {{input}} */
             message?: string;
+            /** @description Template: continue this session (letters, digits, _ or -); a new session each run when absent */
             sessionId?: string;
+            /** @description Template: whose memory the agent reads and writes */
             userId?: string;
+            /**
+             * @description Models tried in order when the agent’s model fails with a 429, a 5xx, a time-out or a lost connection; in place of the agent’s own fallbackModels for this step
+             * @example [
+             *       "anthropic/claude-3-5-haiku-latest",
+             *       "local/extractive"
+             *     ]
+             */
             fallbackModels?: string[];
         } | {
             /**
@@ -4326,6 +4483,10 @@ export interface components {
                  */
                 expression?: string;
             };
+            /**
+             * @description JSONata over `input`, `parameters`, `steps.<id>.output` (and `item`, `index` inside a map)
+             * @example { "total": $sum(steps.lookup.output.body.items.price), "customer": parameters.email }
+             */
             expression?: string;
         } | {
             /**
@@ -4364,10 +4525,20 @@ export interface components {
                  */
                 else?: string[];
             };
+            /**
+             * @description JSONata over `input`, `parameters` and `steps.<id>.output`; its value is read as JSONata’s $boolean does
+             * @example steps.lookup.output.body.amount > 500
+             */
             expression?: string;
-            /** @default [] */
+            /**
+             * @description Steps that run only when the expression is true (each must come after this step)
+             * @default []
+             */
             then?: string[];
-            /** @default [] */
+            /**
+             * @description Steps that run only when it is false
+             * @default []
+             */
             else?: string[];
         } | {
             /**
@@ -4414,306 +4585,25 @@ export interface components {
                  */
                 failurePolicy?: "failFast" | "collect";
             };
+            /**
+             * @description JSONata giving the array to run the steps for
+             * @example steps.lookup.output.body.orders
+             */
             items?: string;
-            steps?: ({
-                id: string;
-                name?: string;
-                timeoutSeconds?: number;
-                /** @constant */
-                type: "classification";
-                config?: {
-                    model?: string;
-                    fallbackModels?: string[];
-                    categories?: (string | {
-                        name: string;
-                        description?: string;
-                        examples?: string[];
-                    })[];
-                    input?: string;
-                };
-                model?: unknown;
-                fallbackModels?: unknown;
-                categories?: unknown;
-                input?: unknown;
-            } | {
-                id: string;
-                name?: string;
-                timeoutSeconds?: number;
-                /** @constant */
-                type: "search";
-                config?: {
-                    knowledgeSourceId?: string;
-                    query?: string;
-                    /** @default 5 */
-                    topK?: number;
-                };
-                knowledgeSourceId?: unknown;
-                query?: unknown;
-                topK?: unknown;
-            } | {
-                id: string;
-                name?: string;
-                timeoutSeconds?: number;
-                /** @constant */
-                type: "generation";
-                config?: {
-                    model?: string;
-                    fallbackModels?: string[];
-                    prompt?: string;
-                    temperature?: number;
-                    maxTokens?: number;
-                    instructions?: string;
-                    responseFormat?: {
-                        /** @constant */
-                        type: "json_object";
-                    } | {
-                        /** @constant */
-                        type: "json_schema";
-                        /** @default reply */
-                        name?: string;
-                        schema: {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-                model?: unknown;
-                fallbackModels?: unknown;
-                prompt?: unknown;
-                temperature?: unknown;
-                maxTokens?: unknown;
-                instructions?: unknown;
-                responseFormat?: unknown;
-            } | {
-                id: string;
-                name?: string;
-                timeoutSeconds?: number;
-                /** @constant */
-                type: "http";
-                config?: {
-                    /**
-                     * @default GET
-                     * @enum {string}
-                     */
-                    method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD";
-                    url?: string;
-                    headers?: {
-                        [key: string]: string;
-                    };
-                    body?: unknown;
-                    auth?: {
-                        /** @constant */
-                        type: "bearer";
-                        token?: string;
-                        configured?: boolean;
-                    } | {
-                        /** @constant */
-                        type: "header";
-                        name: string;
-                        value?: string;
-                        configured?: boolean;
-                    } | {
-                        /** @constant */
-                        type: "basic";
-                        username: string;
-                        password?: string;
-                        configured?: boolean;
-                    };
-                    expect?: number[];
-                    /** @default 65536 */
-                    maxResponseBytes?: number;
-                    policy?: {
-                        when: string;
-                        /** @enum {string} */
-                        action: "allow" | "require_approval" | "deny";
-                        reason?: string;
-                    }[];
-                };
-                method?: unknown;
-                url?: unknown;
-                headers?: unknown;
-                body?: unknown;
-                auth?: unknown;
-                expect?: unknown;
-                maxResponseBytes?: unknown;
-                policy?: unknown;
-            } | {
-                id: string;
-                name?: unknown;
-                timeoutSeconds?: number;
-                /** @constant */
-                type: "tool";
-                config?: {
-                    tool?: {
-                        /** @constant */
-                        type: "http";
-                        name: string;
-                        description: string;
-                        /**
-                         * @default {
-                         *       "type": "object",
-                         *       "properties": {}
-                         *     }
-                         */
-                        parameters?: {
-                            /** @constant */
-                            type: "object";
-                            properties?: {
-                                [key: string]: {
-                                    [key: string]: unknown;
-                                };
-                            };
-                            required?: string[];
-                        } & {
-                            [key: string]: unknown;
-                        };
-                        /**
-                         * @default GET
-                         * @enum {string}
-                         */
-                        method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
-                        url: string;
-                        headers?: {
-                            [key: string]: string;
-                        };
-                        body?: unknown;
-                        /** @default false */
-                        requireApproval?: boolean;
-                        policy?: {
-                            when: string;
-                            /** @enum {string} */
-                            action: "allow" | "require_approval" | "deny";
-                            reason?: string;
-                        }[];
-                        auth?: {
-                            /** @constant */
-                            type: "bearer";
-                            token?: string;
-                            configured?: boolean;
-                        } | {
-                            /** @constant */
-                            type: "header";
-                            name: string;
-                            value?: string;
-                            configured?: boolean;
-                        } | {
-                            /** @constant */
-                            type: "basic";
-                            username: string;
-                            password?: string;
-                            configured?: boolean;
-                        };
-                    } | {
-                        /** @constant */
-                        type: "openapi";
-                        name: string;
-                        url?: string;
-                        document?: {
-                            [key: string]: unknown;
-                        };
-                        operations?: string[];
-                        baseUrl?: string;
-                        /** @default false */
-                        requireApproval?: boolean;
-                        policy?: {
-                            when: string;
-                            /** @enum {string} */
-                            action: "allow" | "require_approval" | "deny";
-                            reason?: string;
-                        }[];
-                        auth?: {
-                            /** @constant */
-                            type: "bearer";
-                            token?: string;
-                            configured?: boolean;
-                        } | {
-                            /** @constant */
-                            type: "header";
-                            name: string;
-                            value?: string;
-                            configured?: boolean;
-                        } | {
-                            /** @constant */
-                            type: "basic";
-                            username: string;
-                            password?: string;
-                            configured?: boolean;
-                        };
-                        exposes?: unknown;
-                    } | {
-                        /** @constant */
-                        type: "mcp";
-                        name: string;
-                        url: string;
-                        allowedTools?: string[];
-                        /** @default false */
-                        requireApproval?: boolean;
-                        policy?: {
-                            when: string;
-                            /** @enum {string} */
-                            action: "allow" | "require_approval" | "deny";
-                            reason?: string;
-                        }[];
-                        auth?: {
-                            /** @constant */
-                            type: "bearer";
-                            token?: string;
-                            configured?: boolean;
-                        } | {
-                            /** @constant */
-                            type: "header";
-                            name: string;
-                            value?: string;
-                            configured?: boolean;
-                        } | {
-                            /** @constant */
-                            type: "basic";
-                            username: string;
-                            password?: string;
-                            configured?: boolean;
-                        };
-                    };
-                    name?: string;
-                    /** @default {} */
-                    arguments?: {
-                        [key: string]: unknown;
-                    };
-                };
-                tool?: unknown;
-                arguments?: unknown;
-            } | {
-                id: string;
-                name?: string;
-                timeoutSeconds?: number;
-                /** @constant */
-                type: "agent";
-                config?: {
-                    agentId?: string;
-                    message?: string;
-                    sessionId?: string;
-                    userId?: string;
-                    fallbackModels?: string[];
-                };
-                agentId?: unknown;
-                message?: unknown;
-                sessionId?: unknown;
-                userId?: unknown;
-                fallbackModels?: unknown;
-            } | {
-                id: string;
-                name?: string;
-                timeoutSeconds?: number;
-                /** @constant */
-                type: "transform";
-                config?: {
-                    expression?: string;
-                };
-                expression?: unknown;
-            })[];
-            /** @default 5 */
+            /** @description Run in order for each item; they read `{{item}}`, `{{index}}`, the steps before the map and the map’s own earlier steps */
+            steps?: components["schemas"]["MapStep"][];
+            /**
+             * @description Items running at once
+             * @default 5
+             */
             concurrency?: number;
-            /** @default 1000 */
+            /**
+             * @description More items than this fail the step
+             * @default 1000
+             */
             maxItems?: number;
             /**
+             * @description failFast: the first failed item fails the step; collect: failed items are reported and the step succeeds
              * @default failFast
              * @enum {string}
              */
@@ -4726,6 +4616,7 @@ export interface components {
             id?: string;
             name?: string;
             retry?: components["schemas"]["RetryPolicy"] & unknown;
+            /** @description How long to wait (at most 30 days; no limit when absent) */
             timeoutSeconds?: number;
             /** @description Steps that must finish first (default: the previous step); several steps may depend on one (fan-out) and one on several (fan-in) */
             dependsOn?: string[];
@@ -4777,10 +4668,26 @@ export interface components {
                     default?: unknown;
                 };
             };
+            /** @example Approve a refund of {{steps.lookup.output.body.amount}} for order {{parameters.orderId}}? */
             prompt?: string;
             /**
+             * @description JSON Schema of the input the person gives
              * @default {
              *       "type": "object"
+             *     }
+             * @example {
+             *       "type": "object",
+             *       "properties": {
+             *         "approved": {
+             *           "type": "boolean"
+             *         },
+             *         "note": {
+             *           "type": "string"
+             *         }
+             *       },
+             *       "required": [
+             *         "approved"
+             *       ]
              *     }
              */
             schema?: {
@@ -4788,10 +4695,14 @@ export interface components {
             } & {
                 [key: string]: unknown;
             };
+            /** @description Template: who should answer (free-form: an email, a team) */
             assignee?: string;
-            /** @default fail */
+            /**
+             * @description `fail`, or `{default: <input>}` to go on as if that had been given
+             * @default fail
+             */
             onTimeout?: "fail" | {
-                default: unknown;
+                default?: unknown;
             };
         };
         MapStep: {
@@ -4825,13 +4736,25 @@ export interface components {
                 /** @description Template; default {{input}} */
                 input?: string;
             };
+            /**
+             * @description `provider/model` (local, bedrock, openai, anthropic, or a provider MODEL_PROVIDERS names) or a bare name
+             * @example gpt-4
+             */
             model?: string;
+            /**
+             * @description Tried in order when the model before fails with a 429, a 5xx, a time-out or a lost connection (never on another 4xx); `local/extractive` may end the chain
+             * @example [
+             *       "anthropic/claude-3-5-haiku-latest",
+             *       "local/extractive"
+             *     ]
+             */
             fallbackModels?: string[];
             categories?: (string | {
                 name: string;
                 description?: string;
                 examples?: string[];
             })[];
+            /** @description Template; default {{input}} */
             input?: string;
         } | {
             /** @description Unique in the workflow; later steps of the map read its output */
@@ -4850,6 +4773,7 @@ export interface components {
                 topK?: number;
             };
             knowledgeSourceId?: string;
+            /** @example {{user_message}} */
             query?: string;
             /** @default 5 */
             topK?: number;
@@ -4883,24 +4807,25 @@ export interface components {
                 instructions?: string;
                 responseFormat?: components["schemas"]["ResponseFormat"];
             };
+            /**
+             * @description `provider/model` (local, bedrock, openai, anthropic, or a provider MODEL_PROVIDERS names) or a bare name
+             * @example gpt-4
+             */
             model?: string;
+            /**
+             * @description Tried in order when the model before fails with a 429, a 5xx, a time-out or a lost connection (never on another 4xx); `local/extractive` may end the chain
+             * @example [
+             *       "anthropic/claude-3-5-haiku-latest",
+             *       "local/extractive"
+             *     ]
+             */
             fallbackModels?: string[];
+            /** @example Answer using the context: {{user_message}} */
             prompt?: string;
             temperature?: number;
             maxTokens?: number;
             instructions?: string;
-            responseFormat?: {
-                /** @constant */
-                type: "json_object";
-            } | {
-                /** @constant */
-                type: "json_schema";
-                /** @default reply */
-                name?: string;
-                schema: {
-                    [key: string]: unknown;
-                };
-            };
+            responseFormat?: components["schemas"]["ResponseFormat"];
         } | {
             /** @description Unique in the workflow; later steps of the map read its output */
             id: string;
@@ -4982,41 +4907,70 @@ export interface components {
              * @enum {string}
              */
             method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD";
+            /**
+             * @description Template; values placed after the start of the URL are URL-encoded
+             * @example https://shop.example/orders/{{parameters.orderId}}
+             */
             url?: string;
+            /** @description Values are templates */
             headers?: {
                 [key: string]: string;
             };
+            /** @description JSON whose strings are templates (a string that is exactly one template becomes its value); sent as application/json */
             body?: unknown;
+            /** @description Sealed when stored; responses show `{type, configured: true}` */
             auth?: {
-                /** @constant */
+                /** @enum {string} */
                 type: "bearer";
                 token?: string;
                 configured?: boolean;
             } | {
-                /** @constant */
+                /** @enum {string} */
                 type: "header";
                 name: string;
                 value?: string;
                 configured?: boolean;
             } | {
-                /** @constant */
+                /** @enum {string} */
                 type: "basic";
                 username: string;
                 password?: string;
                 configured?: boolean;
             };
+            /** @description Statuses that count as success (default: any 2xx) */
             expect?: number[];
             /** @default 65536 */
             maxResponseBytes?: number;
+            /**
+             * @description Rules on the request as agents’ tools have them, over arguments {method, url, body}: one that denies it (or would hold it for a person) fails the step for good
+             * @example [
+             *       {
+             *         "when": "arguments.amount > 1000",
+             *         "action": "deny",
+             *         "reason": "Refunds over 1,000 are refused"
+             *       },
+             *       {
+             *         "when": "arguments.amount > 100",
+             *         "action": "require_approval",
+             *         "reason": "Refunds over 100 need a person"
+             *       }
+             *     ]
+             */
             policy?: {
+                /**
+                 * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                 * @example arguments.amount > 1000
+                 */
                 when: string;
                 /** @enum {string} */
                 action: "allow" | "require_approval" | "deny";
+                /** @description Told to the model (and the person approving) when the rule applies */
                 reason?: string;
             }[];
         } | {
             /** @description Unique in the workflow; later steps of the map read its output */
             id: string;
+            /** @description Which of the definition’s tools to call: `<tool name>_<operationId>` (openapi) or `<tool name>_<server tool>` (mcp); default: its only one */
             name?: string;
             /** @description Limit of one attempt (default: MODEL_TIMEOUT_MS, 60 s) */
             timeoutSeconds?: number;
@@ -5263,19 +5217,33 @@ export interface components {
                     [key: string]: unknown;
                 };
             };
+            /** @description A tool definition as on agents (http, openapi or mcp); its auth is sealed when stored */
             tool?: {
-                /** @constant */
+                /** @enum {string} */
                 type: "http";
                 name: string;
                 description: string;
                 /**
+                 * @description JSON Schema (type object) of the arguments
                  * @default {
                  *       "type": "object",
                  *       "properties": {}
                  *     }
+                 * @example {
+                 *       "type": "object",
+                 *       "properties": {
+                 *         "orderId": {
+                 *           "type": "string",
+                 *           "pattern": "^[0-9]+$"
+                 *         }
+                 *       },
+                 *       "required": [
+                 *         "orderId"
+                 *       ]
+                 *     }
                  */
                 parameters?: {
-                    /** @constant */
+                    /** @enum {string} */
                     type: "object";
                     properties?: {
                         [key: string]: {
@@ -5291,108 +5259,197 @@ export interface components {
                  * @enum {string}
                  */
                 method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+                /**
+                 * @description {{name}} places a parameter (URL-encoded)
+                 * @example https://shop.example/orders/{{orderId}}
+                 */
                 url: string;
                 headers?: {
                     [key: string]: string;
                 };
+                /** @description JSON; a string "{{name}}" is replaced by the argument, other strings interpolate. Without it, a POST/PUT/PATCH sends the arguments */
                 body?: unknown;
-                /** @default false */
+                /**
+                 * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
+                 * @default false
+                 */
                 requireApproval?: boolean;
+                /**
+                 * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                 * @example [
+                 *       {
+                 *         "when": "arguments.amount > 1000",
+                 *         "action": "deny",
+                 *         "reason": "Refunds over 1,000 are refused"
+                 *       },
+                 *       {
+                 *         "when": "arguments.amount > 100",
+                 *         "action": "require_approval",
+                 *         "reason": "Refunds over 100 need a person"
+                 *       }
+                 *     ]
+                 */
                 policy?: {
+                    /**
+                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @example arguments.amount > 1000
+                     */
                     when: string;
                     /** @enum {string} */
                     action: "allow" | "require_approval" | "deny";
+                    /** @description Told to the model (and the person approving) when the rule applies */
                     reason?: string;
                 }[];
                 auth?: {
-                    /** @constant */
+                    /** @enum {string} */
                     type: "bearer";
                     token?: string;
                     configured?: boolean;
                 } | {
-                    /** @constant */
+                    /** @enum {string} */
                     type: "header";
                     name: string;
                     value?: string;
                     configured?: boolean;
                 } | {
-                    /** @constant */
+                    /** @enum {string} */
                     type: "basic";
                     username: string;
                     password?: string;
                     configured?: boolean;
                 };
             } | {
-                /** @constant */
+                /** @enum {string} */
                 type: "openapi";
+                /** @description Names the tools: each operation is the tool <name>_<operationId> */
                 name: string;
+                /** @description Where the document (JSON or YAML) is read from when the agent is written */
                 url?: string;
+                /** @description The OpenAPI 3.0/3.1 document itself (JSON) */
                 document?: {
                     [key: string]: unknown;
                 };
+                /** @description operationIds the agent may call (default: all, when there are at most 32) */
                 operations?: string[];
+                /** @description Where operations are called, instead of the document’s servers */
                 baseUrl?: string;
-                /** @default false */
+                /**
+                 * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
+                 * @default false
+                 */
                 requireApproval?: boolean;
+                /**
+                 * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                 * @example [
+                 *       {
+                 *         "when": "arguments.amount > 1000",
+                 *         "action": "deny",
+                 *         "reason": "Refunds over 1,000 are refused"
+                 *       },
+                 *       {
+                 *         "when": "arguments.amount > 100",
+                 *         "action": "require_approval",
+                 *         "reason": "Refunds over 100 need a person"
+                 *       }
+                 *     ]
+                 */
                 policy?: {
+                    /**
+                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @example arguments.amount > 1000
+                     */
                     when: string;
                     /** @enum {string} */
                     action: "allow" | "require_approval" | "deny";
+                    /** @description Told to the model (and the person approving) when the rule applies */
                     reason?: string;
                 }[];
                 auth?: {
-                    /** @constant */
+                    /** @enum {string} */
                     type: "bearer";
                     token?: string;
                     configured?: boolean;
                 } | {
-                    /** @constant */
+                    /** @enum {string} */
                     type: "header";
                     name: string;
                     value?: string;
                     configured?: boolean;
                 } | {
-                    /** @constant */
+                    /** @enum {string} */
                     type: "basic";
                     username: string;
                     password?: string;
                     configured?: boolean;
                 };
+                /** @description Read-only: ignored when sent */
                 exposes?: unknown;
             } | {
-                /** @constant */
+                /** @enum {string} */
                 type: "mcp";
+                /** @description Names the tools: each of the server’s tools is <name>_<tool> */
                 name: string;
+                /**
+                 * @description The server’s Streamable HTTP endpoint
+                 * @example https://mcp.example.com/mcp
+                 */
                 url: string;
+                /** @description The server’s tools the agent may call (default: all, the first 32) */
                 allowedTools?: string[];
-                /** @default false */
+                /**
+                 * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
+                 * @default false
+                 */
                 requireApproval?: boolean;
+                /**
+                 * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                 * @example [
+                 *       {
+                 *         "when": "arguments.amount > 1000",
+                 *         "action": "deny",
+                 *         "reason": "Refunds over 1,000 are refused"
+                 *       },
+                 *       {
+                 *         "when": "arguments.amount > 100",
+                 *         "action": "require_approval",
+                 *         "reason": "Refunds over 100 need a person"
+                 *       }
+                 *     ]
+                 */
                 policy?: {
+                    /**
+                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @example arguments.amount > 1000
+                     */
                     when: string;
                     /** @enum {string} */
                     action: "allow" | "require_approval" | "deny";
+                    /** @description Told to the model (and the person approving) when the rule applies */
                     reason?: string;
                 }[];
                 auth?: {
-                    /** @constant */
+                    /** @enum {string} */
                     type: "bearer";
                     token?: string;
                     configured?: boolean;
                 } | {
-                    /** @constant */
+                    /** @enum {string} */
                     type: "header";
                     name: string;
                     value?: string;
                     configured?: boolean;
                 } | {
-                    /** @constant */
+                    /** @enum {string} */
                     type: "basic";
                     username: string;
                     password?: string;
                     configured?: boolean;
                 };
             };
-            /** @default {} */
+            /**
+             * @description JSON whose strings are templates (a string that is exactly one template becomes its value)
+             * @default {}
+             */
             arguments?: {
                 [key: string]: unknown;
             };
@@ -5423,10 +5480,21 @@ export interface components {
                  */
                 fallbackModels?: string[];
             };
+            /** @example agt_01jd8x2k3m4n5p6q7r8s9t0v1w:live */
             agentId?: string;
+            /** @example Write a reply to the customer: {{input}} */
             message?: string;
+            /** @description Template: continue this session (letters, digits, _ or -); a new session each run when absent */
             sessionId?: string;
+            /** @description Template: whose memory the agent reads and writes */
             userId?: string;
+            /**
+             * @description Models tried in order when the agent’s model fails with a 429, a 5xx, a time-out or a lost connection; in place of the agent’s own fallbackModels for this step
+             * @example [
+             *       "anthropic/claude-3-5-haiku-latest",
+             *       "local/extractive"
+             *     ]
+             */
             fallbackModels?: string[];
         } | {
             /** @description Unique in the workflow; later steps of the map read its output */
@@ -5444,6 +5512,10 @@ export interface components {
                  */
                 expression?: string;
             };
+            /**
+             * @description JSONata over `input`, `parameters`, `steps.<id>.output` (and `item`, `index` inside a map)
+             * @example { "total": $sum(steps.lookup.output.body.items.price), "customer": parameters.email }
+             */
             expression?: string;
         };
         Schedule: {

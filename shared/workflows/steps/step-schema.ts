@@ -57,6 +57,31 @@ export const innerCommon = {
   timeoutSeconds: policyFields.timeoutSeconds,
 };
 
+/** Marks, in the generated document, a field that may be given on the step itself instead of in its `config`. */
+const AS_IN_CONFIG = 'x-cairn-as-in-config';
+const givenOnTheStep = z.unknown().optional().openapi({ [AS_IN_CONFIG]: true } as object);
+
+type JsonSchema = { properties?: Record<string, JsonSchema & { [AS_IN_CONFIG]?: boolean }> };
+
+/**
+ * Documents each step field given on the step itself as the same field of its `config`, in a
+ * generated OpenAPI document. The document copies what the generator wrote for `config` once, when
+ * it is made, instead of every process rendering each field's JSON Schema as it starts.
+ */
+export function documentStepFields(node: unknown): void {
+  if (Array.isArray(node)) {
+    for (const item of node) documentStepFields(item);
+    return;
+  }
+  if (node === null || typeof node !== 'object') return;
+  const properties = (node as JsonSchema).properties;
+  const inConfig = properties?.config?.properties;
+  if (properties && inConfig) {
+    for (const [key, field] of Object.entries(properties)) if (field[AS_IN_CONFIG]) properties[key] = structuredClone(inConfig[key]!);
+  }
+  for (const value of Object.values(node)) documentStepFields(value);
+}
+
 /**
  * One kind of step as a request gives it: its config's fields in `config` or on the step itself
  * (the seed's samples do that), as the documented schema says; parsed into one shape, everything
@@ -64,14 +89,9 @@ export const innerCommon = {
  */
 export function stepOf<T extends string, C extends z.ZodObject, F extends z.ZodRawShape>(type: T, config: C, common: F) {
   const shape = config.shape as z.ZodRawShape;
-  // Documented as the config's own fields, checked only once moved into `config`, so an error
-  // names `config.<field>` wherever the field was given.
-  const onTheStep = Object.fromEntries(
-    Object.entries(shape).map(([key, field]) => {
-      const { $schema: _, ...documented } = z.toJSONSchema(field as z.ZodType, { io: 'input', unrepresentable: 'any' });
-      return [key, z.unknown().optional().openapi(documented as object)];
-    }),
-  );
+  // Checked only once moved into `config`, so an error names `config.<field>` wherever the field
+  // was given; documented as the config's own field (documentStepFields).
+  const onTheStep = Object.fromEntries(Object.keys(shape).map((key) => [key, givenOnTheStep]));
   const given = z.strictObject({
     ...common,
     type: z.literal(type),
