@@ -1,14 +1,18 @@
 /**
- * What each Lambda function costs before it serves anything: its bundle's size (minified, as the
- * CDK app bundles it: the runtime's AWS SDK left out, zod without its locales) and its cold import, the median of 7 fresh `node` processes that each time
- * only `import()` the bundle (Node's own start-up not counted). Writes bench/results/lambda.json.
- * Usage: npx tsx bench/lambda.ts
+ * What each Lambda function costs before it serves anything: its code's size (as the CDK app
+ * bundles it, `bundleFunction`: minified, split, the runtime's AWS SDK left out, zod without its
+ * locales) in all (`bytes`) and what a start reads (`startBytes`: the handler's file and its
+ * static imports; the rest loads on first use), and its cold import, the median of 7 fresh `node`
+ * processes that each time only `import()` the handler's file (Node's own start-up not counted):
+ * as deployed (`coldImportMs`: route sections and each kind of queued work load on first use) and
+ * with PRELOAD=true (`preloadedImportMs`: all of it at start, as before it was loaded on first use;
+ * what a first request adds lies between the two).
+ * Writes bench/results/lambda.json. Usage: npx tsx bench/lambda.ts
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { build } from 'esbuild';
-import { BUNDLE_EXTERNALS, ESBUILD_OPTIONS } from '../infra/constructs/app-function';
+import { BUNDLE_EXTERNALS, bundleFunction } from '../infra/constructs/function-bundle';
 import { runBench, writeResults } from './common';
 
 // Inside the project, so the AWS SDK the bundles leave out resolves as the runtime's would.
@@ -26,21 +30,28 @@ const LAMBDA_ENV = {
   PATH: process.env.PATH ?? '',
 };
 
-async function bundle(name: string, entry: string) {
-  const outfile = join(out, name, 'index.mjs');
-  await build({ ...ESBUILD_OPTIONS, entryPoints: [entry], external: BUNDLE_EXTERNALS, outfile });
-  return outfile;
+function bundle(name: string, entry: string) {
+  const files = bundleFunction(entry, join(out, name), { external: BUNDLE_EXTERNALS });
+  const sum = (list: typeof files) => list.reduce((total, file) => total + file.bytes, 0);
+  return { file: join(out, name, 'index.mjs'), bytes: sum(files), startBytes: sum(files.filter((f) => f.atStart)) };
 }
 
 /** The global Lambda's Node.js runtime gives response-streaming handlers (what the agents group exports). */
 const runtimeGlobals = join(out, 'lambda-runtime.mjs');
 writeFileSync(runtimeGlobals, 'globalThis.awslambda = { streamifyResponse: (f) => f, HttpResponseStream: { from: (s) => s } };\n');
 
-/** Milliseconds one fresh process takes to import the bundle. */
-function coldImport(file: string): number {
+/** Milliseconds one fresh process takes to import the bundle (with all it loads on first use when `preload`). */
+function coldImport(file: string, preload: boolean): number {
   const script = `const t = performance.now(); await import(${JSON.stringify(file)}); process.stdout.write(String(performance.now() - t));`;
-  const printed = execFileSync(process.execPath, ['--import', runtimeGlobals, '--input-type=module', '-e', script], { env: LAMBDA_ENV, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const env = { ...LAMBDA_ENV, PRELOAD: String(preload) };
+  const printed = execFileSync(process.execPath, ['--import', runtimeGlobals, '--input-type=module', '-e', script], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   return Number(printed);
+}
+
+/** The median of RUNS fresh imports, in ms to a tenth. */
+function medianImport(file: string, preload: boolean): number {
+  const times = Array.from({ length: RUNS }, () => coldImport(file, preload)).sort((a, b) => a - b);
+  return Math.round(times[Math.floor(RUNS / 2)]! * 10) / 10;
 }
 
 async function main() {
@@ -48,12 +59,13 @@ async function main() {
     .filter((d) => d.isDirectory())
     .map((d) => d.name)
     .filter((name) => statSync(join('functions', name, 'handler.ts'), { throwIfNoEntry: false }));
-  const results: Record<string, { bytes: number; coldImportMs: number }> = {};
+  const results: Record<string, { bytes: number; startBytes: number; coldImportMs: number; preloadedImportMs: number }> = {};
   for (const name of functions) {
-    const file = await bundle(name, join('functions', name, 'handler.ts'));
-    const times = Array.from({ length: RUNS }, () => coldImport(file)).sort((a, b) => a - b);
-    results[name] = { bytes: statSync(file).size, coldImportMs: Math.round(times[Math.floor(RUNS / 2)]! * 10) / 10 };
-    process.stdout.write(`${name}: ${results[name].bytes} bytes, cold import ${results[name].coldImportMs} ms\n`);
+    const { file, bytes, startBytes } = bundle(name, join('functions', name, 'handler.ts'));
+    const coldImportMs = medianImport(file, false);
+    const preloadedImportMs = medianImport(file, true);
+    results[name] = { bytes, startBytes, coldImportMs, preloadedImportMs };
+    process.stdout.write(`${name}: ${bytes} bytes (${startBytes} read at start), cold import ${coldImportMs} ms (${preloadedImportMs} ms preloaded)\n`);
   }
   if (!process.env.KEEP_BUNDLES) rmSync(out, { recursive: true, force: true });
   writeResults('lambda', { date: new Date().toISOString(), node: process.version, runs: RUNS, targets: { bytes: 1_000_000, coldImportMs: 80, except: ['ingestion'] }, functions: results });

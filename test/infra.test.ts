@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { App, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
@@ -377,6 +378,19 @@ describe('CDK app', () => {
       .flatMap((st) => [st.Action].flat())
       .filter((a) => a.startsWith('kms:'));
     expect([...new Set(kmsActions)].sort()).toEqual(['kms:Decrypt', 'kms:GenerateDataKey']);
+  });
+
+  it('ships each function its own code: the handler file and its chunks, the docs function with Swagger UI beside them', () => {
+    const functions = Object.values(api.findResources('AWS::Lambda::Function'));
+    const assetDirs = functions.map((fn) => join((built.api.node.root as App).outdir, `asset.${(fn.Properties.Code.S3Key as string).replace(/\.zip$/, '')}`));
+    // One bundling per entry (CDK would otherwise reuse the first one's for all).
+    expect(new Set(assetDirs).size).toBe(functions.length);
+    const handlers = assetDirs.map((dir) => readFileSync(join(dir, 'index.mjs'), 'utf8'));
+    expect(handlers.every((code) => /export\s*\{[^}]*\bas handler\b/.test(code))).toBe(true);
+    // What loads on first use is a file of its own, which a start does not read.
+    expect(assetDirs.filter((dir) => existsSync(join(dir, 'chunks'))).length).toBeGreaterThan(5);
+    const docs = assetDirs.filter((dir) => existsSync(join(dir, 'swagger-ui', 'swagger-ui-bundle.js')));
+    expect(docs).toHaveLength(1);
   });
 
   it('names every function’s service and the stack’s metrics namespace, which the dashboard and alarms read', () => {

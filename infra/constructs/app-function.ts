@@ -1,44 +1,12 @@
-import { AssetStaging, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { AssetHashType, DockerImage, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, LayerVersion, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat, type NodejsFunctionProps } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { Architecture, Code, Function as LambdaFunction, LayerVersion, Runtime, Tracing, type FunctionOptions } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays, type CfnLogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { fileURLToPath } from 'node:url';
+import { cpSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { BUNDLE_EXTERNALS, bundleFunction, PROJECT_ROOT } from './function-bundle';
 import { metricsNamespaceOf, serviceOf } from './metrics-names';
-
-export const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
-
-/** Bundle settings shared with the test that runs the bundles themselves. */
-export const BUNDLE_TARGET = 'node22';
-export const BUNDLE_MAIN_FIELDS = ['module', 'main'];
-/**
- * Packages the bundles take from elsewhere (paths from the project root, where bundling runs):
- * zod without its locales (see infra/bundling/zod/README.md), and no Ajv, which the MCP SDK
- * imports for a default validator Cairn never uses (infra/bundling/ajv/README.md).
- */
-export const BUNDLE_ALIAS = { zod: './infra/bundling/zod', 'zod-to-json-schema': './infra/bundling/zod-to-json-schema', ajv: './infra/bundling/ajv', 'ajv-formats': './infra/bundling/ajv-formats' };
-/** Left out of the bundles: the AWS SDK v3 the Node.js 22 runtime provides (what CDK leaves out by default, said here so the benchmark measures the same). */
-export const BUNDLE_EXTERNALS = ['@aws-sdk/*'];
-/** Some dependencies still call require(); give ESM bundles one. */
-export const ESM_REQUIRE_BANNER = "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);";
-
-/**
- * The same settings as esbuild's own options, for code that bundles a function itself (the bundle
- * test, the cold-start benchmark); they add the entry, the output and, where the AWS SDK must be left
- * out as the runtime provides it, `external: BUNDLE_EXTERNALS`.
- */
-export const ESBUILD_OPTIONS = {
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: BUNDLE_TARGET,
-  mainFields: BUNDLE_MAIN_FIELDS,
-  alias: BUNDLE_ALIAS,
-  minify: true,
-  banner: { js: ESM_REQUIRE_BANNER },
-  logLevel: 'silent',
-} as const;
 
 /**
  * Tracing, off by default: `cdk deploy -c tracing=true -c adotLayerArn=<the ADOT Node.js layer for
@@ -53,18 +21,44 @@ function tracingOf(scope: Construct, id: string): { layer: ReturnType<typeof Lay
   return { layer: LayerVersion.fromLayerVersionArn(scope, `${id}Adot`, arn) };
 }
 
-export interface AppFunctionProps extends NodejsFunctionProps {
+export interface AppFunctionProps extends FunctionOptions {
   /** Path of the handler module from the project root, e.g. `functions/agents/handler.ts`. */
   entry: string;
+  /** Files shipped beside the code: paths from the project root, copied to `to` in the function's directory. */
+  files?: Array<{ from: string; to: string }>;
 }
 
 /**
- * The defaults every Cairn function shares (ARM64, Node 22, ESM, minified with source maps, its
+ * The function's code: `bundleFunction` run here (esbuild is a dependency of the project), its
+ * output hashed so an unchanged bundle is not uploaded again. The Docker image is what CDK asks
+ * for in case local bundling declines, which it never does.
+ */
+function bundledCode(entry: string, files: AppFunctionProps['files'] = []) {
+  // From the entry's directory: CDK keeps one bundling per source path and options, and a
+  // function (tryBundle) is not part of those, so the project root would give every function the
+  // first one's code. Bundling reads from the project root whatever the path.
+  return Code.fromAsset(dirname(join(PROJECT_ROOT, entry)), {
+    assetHashType: AssetHashType.OUTPUT,
+    bundling: {
+      image: DockerImage.fromRegistry('public.ecr.aws/sam/build-nodejs22.x'),
+      local: {
+        tryBundle(outputDir) {
+          bundleFunction(entry, outputDir, { external: BUNDLE_EXTERNALS, sourcemap: true });
+          for (const file of files) cpSync(join(PROJECT_ROOT, file.from), join(outputDir, file.to), { recursive: true });
+          return true;
+        },
+      },
+    },
+  });
+}
+
+/**
+ * The defaults every Cairn function shares (ARM64, Node 22, its code split and minified with source maps, its
  * own log group with retention, a role that may only write its own logs, its service name and
  * metrics namespace for logs and EMF metrics). Caller props are merged over them, never replaced
  * wholesale.
  */
-export class AppFunction extends NodejsFunction {
+export class AppFunction extends LambdaFunction {
   constructor(scope: Construct, id: string, props: AppFunctionProps) {
     const logGroup = new LogGroup(scope, `${id}Logs`, {
       retention: RetentionDays.ONE_MONTH,
@@ -84,38 +78,25 @@ export class AppFunction extends NodejsFunction {
     if (tracing) {
       Validations.of(role).acknowledge({ id: 'AwsSolutions-IAM5[Resource::*]', reason: 'X-Ray accepts trace segments only on *: xray:PutTraceSegments and PutTelemetryRecords have no resource-level permissions.' });
     }
+    const { entry, files, ...options } = props;
     super(scope, id, {
       runtime: Runtime.NODEJS_22_X,
       architecture: Architecture.ARM_64,
       memorySize: 512,
       timeout: Duration.seconds(29),
-      projectRoot: PROJECT_ROOT,
-      depsLockFilePath: `${PROJECT_ROOT}package-lock.json`,
       logGroup,
       role,
-      ...props,
-      entry: `${PROJECT_ROOT}${props.entry}`,
+      ...options,
+      code: bundledCode(entry, files),
+      handler: 'index.handler',
       ...(tracing ? { tracing: Tracing.ACTIVE, layers: [tracing.layer, ...(props.layers ?? [])] } : {}),
       environment: {
         NODE_OPTIONS: '--enable-source-maps',
         LOG_LEVEL: 'info',
-        POWERTOOLS_SERVICE_NAME: serviceOf(props.entry),
+        POWERTOOLS_SERVICE_NAME: serviceOf(entry),
         METRICS_NAMESPACE: metricsNamespaceOf(scope),
         ...(tracing ? { AWS_LAMBDA_EXEC_WRAPPER: '/opt/otel-handler' } : {}),
         ...props.environment,
-      },
-      bundling: {
-        format: OutputFormat.ESM,
-        target: BUNDLE_TARGET,
-        minify: true,
-        sourceMap: true,
-        mainFields: BUNDLE_MAIN_FIELDS,
-        banner: ESM_REQUIRE_BANNER,
-        externalModules: BUNDLE_EXTERNALS,
-        esbuildArgs: { '--alias': Object.entries(BUNDLE_ALIAS).map(([name, path]) => `${name}=${path}`) },
-        // Docker bundling (when esbuild is not installed here) runs from the project root too, so the aliases resolve.
-        workingDirectory: AssetStaging.BUNDLING_INPUT_DIR,
-        ...props.bundling,
       },
     });
   }

@@ -442,16 +442,7 @@ export class ApiStack extends Stack {
   private docsFunction(): Omit<AppFunctionProps, 'entry'> {
     return {
       environment: { DOCS_ASSETS_DIR: '/var/task/swagger-ui' },
-      bundling: {
-        commandHooks: {
-          beforeBundling: () => [],
-          beforeInstall: () => [],
-          afterBundling: (inputDir: string, outputDir: string) => [
-            `mkdir -p ${outputDir}/swagger-ui`,
-            `cp ${inputDir}/node_modules/swagger-ui-dist/swagger-ui.css ${inputDir}/node_modules/swagger-ui-dist/swagger-ui-bundle.js ${outputDir}/swagger-ui/`,
-          ],
-        },
-      },
+      files: ['swagger-ui.css', 'swagger-ui-bundle.js'].map((name) => ({ from: `node_modules/swagger-ui-dist/${name}`, to: `swagger-ui/${name}` })),
     };
   }
 
