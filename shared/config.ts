@@ -80,6 +80,12 @@ const schema = z.object({
   METRICS_NAMESPACE: z.string().min(1).max(255).default('Cairn'),
   /** How long a Lambda instance trusts a resolved API key; revocation takes effect within it. */
   API_KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
+  /**
+   * `true`: a function loads as it starts what it otherwise loads on first use (its route
+   * sections, each kind of queued work): for provisioned concurrency, whose start is paid before
+   * any request.
+   */
+  PRELOAD: z.enum(['true', 'false']).default('false'),
   /** Hosts tools may call whatever they resolve to (comma-separated names or addresses). */
   TOOL_ALLOWED_HOSTS: z.string().default(''),
   /** Let tools call private, loopback and link-local addresses (tests and local demos only). */
@@ -197,6 +203,7 @@ function load() {
     metrics: env.METRICS ?? (env.AWS_LAMBDA_FUNCTION_NAME ? 'emf' : 'off'),
     metricsNamespace: env.METRICS_NAMESPACE,
     apiKeyCacheSeconds: env.API_KEY_CACHE_SECONDS,
+    preload: env.PRELOAD === 'true',
     searchCacheBytes: env.SEARCH_CACHE_MB * 1024 * 1024,
     toolAllowedHosts: env.TOOL_ALLOWED_HOSTS.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean),
     toolAllowPrivateNetworks: env.TOOL_ALLOW_PRIVATE_NETWORKS === 'true',

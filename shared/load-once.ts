@@ -13,3 +13,23 @@ export function loadOnce<T>(load: () => Promise<T>): () => Promise<T> {
     return loading;
   };
 }
+
+const firstUses: Array<() => Promise<unknown>> = [];
+
+/**
+ * Code a function loads when it first needs it (a route section, a kind of queued work), and
+ * keeps: as loadOnce, and listed for preloadAll.
+ */
+export function onFirstUse<T>(load: () => Promise<T>): () => Promise<T> {
+  const once = loadOnce(load);
+  firstUses.push(once);
+  return once;
+}
+
+/**
+ * Loads now all that onFirstUse would load later (PRELOAD=true): for provisioned concurrency,
+ * whose start is paid before any request arrives.
+ */
+export async function preloadAll(): Promise<void> {
+  await Promise.all(firstUses.map((use) => use()));
+}

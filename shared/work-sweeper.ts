@@ -3,8 +3,11 @@ import { errorFields, log } from './log';
 import type { Runtime, RuntimeWith } from './runtime';
 import type { UnfinishedWork } from './store/unfinished-work';
 import { scopeOf } from './tenancy';
-import { knowledgeSources, setStatus, startSync } from './knowledge';
-import { redriveExecution, finishExecution, sendSteps } from './workflows';
+import { onFirstUse } from './load-once';
+
+// Loaded when there is work of their kind to sweep: most sweeps find none.
+const knowledge = onFirstUse(() => import('./knowledge'));
+const workflows = onFirstUse(() => import('./workflows'));
 
 /**
  * The safety net under the queues: executions and syncs whose messages were lost (a process died
@@ -32,6 +35,7 @@ const LOST = 'Its work was lost and sending it again did not help';
 type Backlog = () => Promise<boolean>;
 
 async function sweepExecution(rt: Runtime, work: Extract<UnfinishedWork, { kind: 'execution' }>, now: number, afterMs: number, backlog: Backlog): Promise<SweepOutcome> {
+  const { finishExecution, redriveExecution, sendSteps } = await workflows();
   const scope = scopeOf(work.tenantId);
   const execution = await rt.store.executions.getExecution(scope, work.workflowId, work.id);
   if (!execution || (execution.status !== 'running' && execution.status !== 'waiting')) {
@@ -70,6 +74,7 @@ async function sweepExecution(rt: Runtime, work: Extract<UnfinishedWork, { kind:
 }
 
 async function sweepSync(rt: Runtime, work: Extract<UnfinishedWork, { kind: 'sync' }>, now: number, afterMs: number, backlog: Backlog): Promise<SweepOutcome> {
+  const { knowledgeSources, setStatus, startSync } = await knowledge();
   const scope = scopeOf(work.tenantId);
   const source = await knowledgeSources.find(rt, scope, work.id);
   if (!source || source.syncId !== work.syncId || source.status === 'ready' || source.status === 'failed') {

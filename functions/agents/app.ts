@@ -1,48 +1,25 @@
-import { agent, agentInput, agentReleases, agents, createAgent, deleteAgent, presentAgent, replaceAgent } from '../../shared/agents';
-import { OPENAI_PATHS } from '../../shared/http/error-handler';
 import { createGroupApp, DEFAULT_MAX_BODY_BYTES, type GroupOptions } from '../../shared/http/create-group-app';
-import { registerCrud } from '../../shared/http/crud-routes';
-import { commonErrors } from '../../shared/http/openapi-schemas';
-import { registerReleaseRoutes } from '../../shared/http/release-routes';
-import { registerChatCompletions } from './chat-completions';
-import { registerConversationRoutes } from './conversation-routes';
-import { registerModels } from './models';
-import { registerResponses } from './responses';
-import { registerTraces } from './trace-routes';
-import { registerUsage } from './usage-routes';
-import { EVAL_JSON_LINES_PATHS, registerEvalRoutes } from './eval-routes';
-import { registerEndUserRoutes } from './end-user-routes';
+import { OPENAI_PATHS } from '../../shared/http/error-handler';
+import { lazyRoutes } from '../../shared/http/lazy-routes';
 import type { RuntimeWith } from '../../shared/runtime';
 
-/** `/v1/agents` (CRUD, converse, sessions), the OpenAI-compatible `/v1/chat/completions` and `/v1/models`, and evaluations (`/v1/eval-datasets`). */
+/** The paths whose bodies may be JSON Lines (the group's body guard lets them through to the route: evaluation cases). */
+const EVAL_JSON_LINES_PATHS = /^\/v1\/eval-datasets\/[^/]+\/cases$/;
+
+/**
+ * `/v1/agents` (CRUD, versions, converse, sessions), the OpenAI-compatible `/v1/chat/completions`,
+ * `/v1/models` and `/v1/responses`, evaluations, usage, traces and end users' data. Each section's
+ * routes (and the code behind them) load when a request first reaches them (lazyRoutes).
+ */
 export function createAgentsApp(rt: RuntimeWith<'models' | 'secrets' | 'queues'>, options: Partial<GroupOptions> = {}) {
   const app = createGroupApp(rt, { area: 'agents', maxBodyBytes: DEFAULT_MAX_BODY_BYTES, openAiPaths: [...OPENAI_PATHS], jsonLinesPaths: EVAL_JSON_LINES_PATHS, ...options });
-  registerCrud(app, rt, {
-    basePath: '/v1/agents',
-    idParam: 'agentId',
-    tag: 'Agents',
-    noun: 'agent',
-    operationNoun: 'Agent',
-    input: agentInput,
-    output: agent,
-    create: createAgent,
-    get: async (rt, scope, id) => presentAgent(await agents.get(rt, scope, id)),
-    list: async (rt, scope, page) => {
-      const listed = await agents.list(rt, scope, page);
-      return { ...listed, items: listed.items.map(presentAgent) };
-    },
-    replace: replaceAgent,
-    remove: deleteAgent,
-  });
-  registerConversationRoutes(app, rt);
-  registerReleaseRoutes(app, rt, { ...agentReleases, basePath: '/v1/agents', operationNoun: 'Agent', security: [{ ApiKeyAuth: [] }], errors: commonErrors, scope: (c) => c.get('identity').scope });
-  registerChatCompletions(app, rt);
-  registerModels(app, rt);
-  registerResponses(app, rt);
-  registerUsage(app, rt);
-  registerTraces(app, rt);
-  registerEvalRoutes(app, rt);
-  registerEndUserRoutes(app, rt);
+  lazyRoutes(app, rt, ['/v1/agents'], async () => (await import('./agent-routes')).registerAgentRoutes);
+  lazyRoutes(app, rt, ['/v1/chat/completions'], async () => (await import('./chat-completions')).registerChatCompletions);
+  lazyRoutes(app, rt, ['/v1/models'], async () => (await import('./models')).registerModels);
+  lazyRoutes(app, rt, ['/v1/responses'], async () => (await import('./responses')).registerResponses);
+  lazyRoutes(app, rt, ['/v1/usage'], async () => (await import('./usage-routes')).registerUsage);
+  lazyRoutes(app, rt, ['/v1/traces'], async () => (await import('./trace-routes')).registerTraces);
+  lazyRoutes(app, rt, ['/v1/eval-datasets', '/v1/eval-runs'], async () => (await import('./eval-routes')).registerEvalRoutes);
+  lazyRoutes(app, rt, ['/v1/end-users'], async () => (await import('./end-user-routes')).registerEndUserRoutes);
   return app;
 }
-

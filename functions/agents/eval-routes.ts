@@ -14,9 +14,6 @@ const tags = ['Evaluations'];
 const security = [{ ApiKeyAuth: [] }];
 const params = z.object({ datasetId: z.string().min(1).max(200) });
 
-/** The paths whose bodies may be JSON Lines (the group's body guard lets them through to the route). */
-export const EVAL_JSON_LINES_PATHS = /^\/v1\/eval-datasets\/[^/]+\/cases$/;
-
 /** `/v1/eval-datasets`: datasets of evaluation cases, made, listed, read, deleted, and added to in JSON or JSON Lines. */
 export function registerEvalRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
   const scope = (c: Context<AppEnv>) => c.get('identity').scope;

@@ -37,8 +37,8 @@ export function createApiDocsApp(document: () => unknown) {
   app.use('*', requestContext(systemClock));
   app.onError(errorHandler);
   app.notFound(notFoundResponse);
-  let served: unknown;
-  app.get('/v1/openapi.json', (c) => c.json((served ??= document()) as object));
+  let served: Promise<unknown> | undefined;
+  app.get('/v1/openapi.json', async (c) => c.json((await (served ??= Promise.resolve(document()))) as object));
   app.get('/v1/docs', (c) => c.html(PAGE));
   app.get('/v1/docs/init.js', (c) => c.body(INIT, 200, { 'content-type': 'text/javascript; charset=utf-8' }));
   const cache = new Map<string, Buffer>();

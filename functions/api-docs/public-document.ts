@@ -1,6 +1,7 @@
 import { routesOnlyRuntime } from '../../shared/configured-runtime';
 import type { GivenPart, RuntimeWith } from '../../shared/runtime';
 import { completeDocument } from '../../shared/http/openapi-contract';
+import { routesDocument } from '../../shared/http/lazy-routes';
 import { createAgentsApp } from '../agents/app';
 import { createKnowledgeSourcesApp } from '../knowledge-sources/app';
 import { createMcpApp } from '../mcp/app';
@@ -11,9 +12,9 @@ type OpenApiDocument = ReturnType<ReturnType<typeof createAgentsApp>['getOpenAPI
 
 /**
  * One OpenAPI 3.1 document for the whole public API, from the same zod schemas that validate.
- * Building the apps only registers routes: the runtime is never called.
+ * Building the apps (lazily registered routes included) only registers routes: the runtime is never called.
  */
-export function publicApiDocument(rt: RuntimeWith<GivenPart> = routesOnlyRuntime()): OpenApiDocument {
+export async function publicApiDocument(rt: RuntimeWith<GivenPart> = routesOnlyRuntime()): Promise<OpenApiDocument> {
   const info = {
     title: 'Cairn public API',
     version: '1.0.0',
@@ -21,9 +22,7 @@ export function publicApiDocument(rt: RuntimeWith<GivenPart> = routesOnlyRuntime
       'Agents, knowledge sources and workflows, and an MCP endpoint (`/mcp`) over them. Every call needs the `X-API-Key` header. Responses are ' +
       '`{data, meta}`; errors are `{error: {code, message, details}, meta}`.',
   };
-  const parts = [createAgentsApp(rt), createKnowledgeSourcesApp(rt), createWorkflowsApp(rt), createMcpApp(rt)].map((a) =>
-    a.getOpenAPI31Document({ openapi: '3.1.0', info }),
-  );
+  const parts = await Promise.all([createAgentsApp(rt), createKnowledgeSourcesApp(rt), createWorkflowsApp(rt), createMcpApp(rt)].map((group) => routesDocument(group, info)));
   const document: OpenApiDocument = { openapi: '3.1.0', info, paths: {}, components: { schemas: {} } };
   for (const part of parts) {
     Object.assign(document.paths!, part.paths);

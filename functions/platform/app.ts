@@ -4,20 +4,12 @@ import type { AppEnv } from '../../shared/http/context';
 import { DEFAULT_MAX_BODY_BYTES } from '../../shared/http/create-group-app';
 import { errorHandler, notFoundResponse } from '../../shared/http/error-handler';
 import { openApiApp } from '../../shared/http/openapi-app';
+import { lazyRoutes, routesDocument } from '../../shared/http/lazy-routes';
 import { completeDocument } from '../../shared/http/openapi-contract';
 import { platformAdminAuth, platformTokenAuth } from '../../shared/http/middleware/platform-auth';
 import { requestContext } from '../../shared/http/middleware/request-context';
 import { cors } from '../../shared/http/middleware/cors';
-import { registerAgentRoutes } from './agent-routes';
-import { registerDbOpsRoutes } from './db-ops-routes';
-import { registerMemoryRoutes } from './memory-routes';
-import { registerResourceRoutes } from './resource-routes';
-import { registerUsageRoutes } from './usage-routes';
-import { registerGuardrailsRoutes } from './guardrails-routes';
-import { registerModelsRoutes } from './models-routes';
-import { registerTenantRoutes } from './tenant-routes';
 import type { RuntimeWith } from '../../shared/runtime';
-import { documentStepFields } from '../../shared/workflows';
 
 const OPEN_PATHS = new Set(['/platform/openapi.json']);
 
@@ -42,14 +34,15 @@ export function createPlatformApp(rt: RuntimeWith<'scheduler' | 'gateway' | 'pla
   app.onError(errorHandler);
   app.notFound(notFoundResponse);
 
-  registerTenantRoutes(app, rt);
-  registerDbOpsRoutes(app, rt);
-  registerAgentRoutes(app, rt);
-  registerMemoryRoutes(app, rt);
-  registerResourceRoutes(app, rt);
-  registerUsageRoutes(app, rt);
-  registerGuardrailsRoutes(app, rt);
-  registerModelsRoutes(app, rt);
+  // Each section's routes (and the code behind them) load when a request first reaches them.
+  lazyRoutes(app, rt, ['/platform/tenants', '/platform/login'], async () => (await import('./tenant-routes')).registerTenantRoutes);
+  lazyRoutes(app, rt, ['/platform/db'], async () => (await import('./db-ops-routes')).registerDbOpsRoutes);
+  lazyRoutes(app, rt, ['/platform/agent'], async () => (await import('./agent-routes')).registerAgentRoutes);
+  lazyRoutes(app, rt, ['/platform/memory'], async () => (await import('./memory-routes')).registerMemoryRoutes);
+  lazyRoutes(app, rt, ['/platform/knowledge', '/platform/workflow'], async () => (await import('./resource-routes')).registerResourceRoutes);
+  lazyRoutes(app, rt, ['/platform/usage'], async () => (await import('./usage-routes')).registerUsageRoutes);
+  lazyRoutes(app, rt, ['/platform/guardrails'], async () => (await import('./guardrails-routes')).registerGuardrailsRoutes);
+  lazyRoutes(app, rt, ['/platform/models'], async () => (await import('./models-routes')).registerModelsRoutes);
 
   // Two bearer schemes a generated client can tell apart: a tenant's access token and the admin token.
   app.openAPIRegistry.registerComponent('securitySchemes', 'PlatformToken', {
@@ -65,12 +58,12 @@ export function createPlatformApp(rt: RuntimeWith<'scheduler' | 'gateway' | 'pla
     description: 'The deployment’s PLATFORM_ADMIN_TOKEN (provisions tenants, issues and revokes their tokens)',
   });
   let document: ReturnType<typeof platformDocument> | undefined;
-  app.get('/platform/openapi.json', (c) => c.json((document ??= platformDocument(app)) as object));
+  app.get('/platform/openapi.json', async (c) => c.json((await (document ??= platformDocument(app))) as object));
   return app;
 }
 
 /** The platform API's OpenAPI document (served at /platform/openapi.json; `npm run openapi` writes it too). */
-export function platformDocument(app: ReturnType<typeof openApiApp>) {
+export async function platformDocument(app: ReturnType<typeof openApiApp>) {
   const info = {
     title: 'Cairn platform API',
     version: '1.0.0',
@@ -79,7 +72,7 @@ export function platformDocument(app: ReturnType<typeof openApiApp>) {
       '`X-Tenant-Id` and `X-PG-Schema`, when sent, must match the token (else 403). Responses are `{data, meta}`; ' +
       'errors are `{error: {code, message, details}, meta}`.',
   };
-  const document = app.getOpenAPI31Document({ openapi: '3.1.0', info });
+  const [document, { documentStepFields }] = await Promise.all([routesDocument(app, info), import('../../shared/workflows')]);
   documentStepFields(document);
   return completeDocument(document, { rateLimited: false, scopeHeaders: true });
 }

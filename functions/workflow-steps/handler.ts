@@ -1,13 +1,19 @@
 import { kmsSecretBoxFromConfig } from '../../shared/secrets/kms-secret-box';
-import { agentTurn } from '../../shared/agents';
 import { configuredRuntime } from '../../shared/configured-runtime';
+import { onFirstUse, preloadAll } from '../../shared/load-once';
+import { config } from '../../shared/config';
 import { modelResolver } from '../../shared/models/resolve-model';
 import { sqsQueuesFromConfig } from '../../shared/queue/sqs-queue';
 import { consumeStepsMessage } from '../../shared/steps-queue';
 import type { StepsQueueMessage } from '../../shared/queue/messages';
 import { sqsHandler } from '../../shared/queue/sqs-handler';
+import type { AgentTurn } from '../../shared/runtime';
 
-// Agent steps converse with agents (whose tools may run workflows): the turn is given here.
+// Agent steps converse with agents (whose tools may run workflows): the turn is given here, its
+// code loaded with the first agent step.
+const agents = onFirstUse(() => import('../../shared/agents'));
+const agentTurn: AgentTurn = async (...args) => (await agents()).agentTurn(...args);
 const rt = configuredRuntime({ models: modelResolver(), queues: sqsQueuesFromConfig(), secrets: kmsSecretBoxFromConfig(), agentTurn });
 // Evaluation cases travel on the same queue: they run agent turns too.
 export const handler = sqsHandler<StepsQueueMessage>((message, delivery) => consumeStepsMessage(rt, message, delivery));
+if (config.preload) await preloadAll();

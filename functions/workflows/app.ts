@@ -1,32 +1,16 @@
-import { workflow, workflowInput, workflowReleases, createWorkflow, getWorkflow, listWorkflows, removeWorkflow, replaceWorkflow } from '../../shared/workflows';
-import { commonErrors } from '../../shared/http/openapi-schemas';
-import { registerReleaseRoutes } from '../../shared/http/release-routes';
 import { createGroupApp, DEFAULT_MAX_BODY_BYTES, type GroupOptions } from '../../shared/http/create-group-app';
-import { registerCrud } from '../../shared/http/crud-routes';
-import { registerExecutionRoutes } from './execution-routes';
-import { hookAuth, registerHookRoutes } from './hook-routes';
+import { lazyRoutes } from '../../shared/http/lazy-routes';
 import type { RuntimeWith } from '../../shared/runtime';
+import { hookAuth } from './hook-auth';
 
-/** `/v1/workflows`: definitions, execution and execution records. */
+/**
+ * `/v1/workflows`: definitions, versions and aliases, executions and their records, hooks. Each
+ * section's routes (and the code behind them) load when a request first reaches them (lazyRoutes).
+ */
 export function createWorkflowsApp(rt: RuntimeWith<'scheduler' | 'queues' | 'secrets'>, options: Partial<GroupOptions> = {}) {
   const app = createGroupApp(rt, { area: 'workflows', maxBodyBytes: DEFAULT_MAX_BODY_BYTES, selfAuthenticated: { path: '/v1/hooks', auth: hookAuth(rt) }, ...options });
-  registerCrud(app, rt, {
-    basePath: '/v1/workflows',
-    idParam: 'workflowId',
-    tag: 'Workflows',
-    noun: 'workflow',
-    operationNoun: 'Workflow',
-    input: workflowInput,
-    output: workflow,
-    create: createWorkflow,
-    get: getWorkflow,
-    list: listWorkflows,
-    replace: replaceWorkflow,
-    remove: removeWorkflow,
-  });
-  registerReleaseRoutes(app, rt, { ...workflowReleases, basePath: '/v1/workflows', operationNoun: 'Workflow', security: [{ ApiKeyAuth: [] }], errors: commonErrors, scope: (c) => c.get('identity').scope });
-  registerExecutionRoutes(app, rt);
-  registerHookRoutes(app, rt);
+  lazyRoutes(app, rt, ['/v1/workflows'], async () => (await import('./workflow-routes')).registerWorkflowRoutes);
+  lazyRoutes(app, rt, ['/v1/workflows/:workflowId/execute', '/v1/workflows/:workflowId/executions', '/v1/executions'], async () => (await import('./execution-routes')).registerExecutionRoutes);
+  lazyRoutes(app, rt, ['/v1/workflows/:workflowId/hooks', '/v1/hooks'], async () => (await import('./hook-routes')).registerHookRoutes);
   return app;
 }
-

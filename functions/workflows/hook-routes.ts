@@ -1,26 +1,13 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import type { MiddlewareHandler } from 'hono';
-import { authenticateHook, createHook, deleteHook, hookInput, hookOutput, listHooks, receiveHook } from '../../shared/workflows';
+import { createHook, deleteHook, hookInput, hookOutput, listHooks, receiveHook } from '../../shared/workflows';
 import type { AppEnv } from '../../shared/http/context';
 import { ok } from '../../shared/http/envelope';
 import { commonErrors, envelope, jsonContent } from '../../shared/http/openapi-schemas';
-import { addLogContext } from '../../shared/log';
 import type { Runtime } from '../../shared/runtime';
 
 const security = [{ ApiKeyAuth: [] }];
 const workflowParams = z.object({ workflowId: z.string().min(1).max(200) });
 const hookParams = workflowParams.extend({ hookId: z.string().min(1).max(200) });
-
-/** Hooks' requests: their token or signature instead of an API key (the group app calls this for /v1/hooks). */
-export function hookAuth(rt: Runtime): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
-    const { identity, hook } = await authenticateHook(rt, { path: c.req.path, signature: c.req.header('cairn-signature'), body: () => c.req.text() });
-    c.set('identity', identity);
-    c.set('hook', hook);
-    addLogContext({ tenantId: identity.scope.tenantId, keyId: identity.keyId });
-    await next();
-  };
-}
 
 const accepted = z.object({ executionId: z.string(), workflowId: z.string(), status: z.string() }).openapi('HookAccepted');
 

@@ -17,6 +17,8 @@ export interface AppEnv {
     clock: Clock;
     /** `openai`: errors of this request are shaped as OpenAI's (the OpenAI-compatible routes). */
     errorStyle?: 'openai';
+    /** The route template a lazily built section matched (lazy-routes.ts), for the group's logs and metrics. */
+    route?: string;
   };
 }
 

@@ -7,5 +7,5 @@ export { connectSource, type ConnectRequest, type SourceLink } from './connect';
 export { type FileBytes } from './file-contents';
 export { completeUpload, createUpload } from './file-uploads';
 export { handleIngestionMessage, setStatus } from './ingestion';
-export { compactionAccepted, connectInput, filePath, filesUpload, type FilesUpload, knowledgeSource, knowledgeSourceInput, MAX_SOURCE_BODY_BYTES, searchInput, searchResponse, sourceLocation, uploadInput, uploadTicket } from './source-schema';
+export { compactionAccepted, connectInput, filePath, filesUpload, type FilesUpload, knowledgeSource, knowledgeSourceInput, searchInput, searchResponse, sourceLocation, uploadInput, uploadTicket } from './source-schema';
 export { addFiles, createKnowledgeSource, deleteKnowledgeSource, filesOf, isReady, type KnowledgeSourceRecord, knowledgeSources, presentSource, publicSource, removeFile, replaceKnowledgeSource, searchKnowledgeSource, startSync } from './sources';

@@ -9,8 +9,6 @@ export const SOURCE_STATUSES = ['created', 'pending', 'syncing', 'indexing', 're
 export const MAX_CONTENT_BYTES = 5 * 1024 * 1024;
 /** The largest file an upload may bring. */
 export const MAX_FILE_BYTES = 100 * 1024 * 1024;
-/** Raw body limit of the group: the content plus JSON escaping, under Lambda's 6 MB payload. */
-export const MAX_SOURCE_BODY_BYTES = 6 * 1024 * 1024 - 64 * 1024;
 
 const IDENT = '[A-Za-z_][A-Za-z0-9_$]{0,62}';
 const identifier = z

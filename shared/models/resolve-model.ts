@@ -1,5 +1,5 @@
 import type { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
-import { loadOnce } from '../load-once';
+import { loadOnce, onFirstUse } from '../load-once';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { config, type ProviderSettings } from '../config';
 import { AppError } from '../errors';
@@ -7,11 +7,13 @@ import { anthropicProvider } from './anthropic-provider';
 import { bedrockProvider } from './bedrock-provider';
 import { bedrockSdk } from './bedrock-sdk';
 import { embeddingModel, reranker, type ProviderSettings as RetrievalSettings } from './embeddings';
-import { localEngine } from './local-engine';
 import { BUILT_IN_PROVIDERS, knownProviders } from './model-name';
 import { openaiProvider } from './openai-provider';
 import { providerKeysLoader, type ProviderKeys } from './provider-keys';
 import type { ChatModel, ModelResolver, ProviderView } from './types';
+
+/** The built-in engine (its analyzers and word lists), loaded when a local model is first resolved. */
+const localEngine = onFirstUse(async () => (await import('./local-engine')).localEngine);
 
 /**
  * The providers of this runtime: the built-in openai, anthropic and bedrock from their own
@@ -109,7 +111,7 @@ export function modelResolver(options: { keys?: () => Promise<ProviderKeys>; pro
         throw new AppError('UNPROCESSABLE', `Model ${name} names provider ${provider}, which this deployment no longer has`, { field: 'model', model: name });
       }
       const settings = provider === 'local' ? undefined : providersOf(await keys(), declared)[provider];
-      if (!settings || !usable(settings)) return { name: 'local/extractive', model: 'extractive', engine: localEngine, timeoutMs: config.modelTimeoutMs };
+      if (!settings || !usable(settings)) return { name: 'local/extractive', model: 'extractive', engine: await localEngine(), timeoutMs: config.modelTimeoutMs };
       return { name: `${provider}/${model}`, model, engine: engineOf(provider, settings), timeoutMs: settings.timeoutMs ?? config.modelTimeoutMs };
     },
     async providers() {

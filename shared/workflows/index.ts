@@ -12,7 +12,7 @@ export { nextRunOf } from './schedule-schema';
 export { tickSchedules } from './schedules';
 export { deliverWebhook, webhookInput, webhookShown } from './webhooks';
 export { workflow, workflowInput, workflowInputExample } from './workflow-schema';
-export { documentStepFields } from './steps/step-schema';
+export { documentStepFields } from './steps/step-fields-document';
 export { workflowReleases } from './workflow-releases';
 export { showWebhook, storedWebhook } from './webhooks';
 export { compileDefinition, createWorkflow, getWorkflow, listWorkflows, presentWorkflow, removeWorkflow, replaceWorkflow, storedWorkflow, workflows } from './workflows';

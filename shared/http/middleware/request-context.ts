@@ -7,6 +7,7 @@ import { inSpan, SpanKind } from '../../telemetry';
 import type { AppEnv } from '../context';
 import type { Clock } from '../../clock';
 import { recordedPath } from '../recorded-path';
+import { matchedRoute } from '../matched-route';
 
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
@@ -34,7 +35,7 @@ export function requestContext(clock: Clock): MiddlewareHandler<AppEnv> {
         // The request's span is the root of its trace: the model, tool, search and queued work below it are its children.
         inSpan(`${c.req.method} ${path}`, { kind: SpanKind.SERVER, attributes: { 'http.request.method': c.req.method, 'url.path': path, 'cairn.request.id': requestId } }, async (span) => {
           await next();
-          route = [...c.req.matchedRoutes].reverse().find((r) => r.method !== 'ALL' && !r.path.endsWith('*'))?.path;
+          route = matchedRoute(c);
           if (route) span.updateName(`${c.req.method} ${route}`);
           const tenantId = (c.get('identity') ?? c.get('platformToken'))?.scope.tenantId;
           span.setAttributes({ 'http.response.status_code': c.res.status, ...(route ? { 'http.route': route } : {}), ...(tenantId ? { 'cairn.tenant.id': tenantId } : {}) });
