@@ -4,8 +4,8 @@ import type { Delivery } from './queue/queue';
 import type { RuntimeWith } from './runtime';
 
 // Each kind of work loads with its first message: a worker that only runs workflows never loads evaluations.
-const evals = onFirstUse(() => import('./evals'));
-const workflows = onFirstUse(() => import('./workflows'));
+const evals = onFirstUse(() => import('./eval-work'));
+const workflows = onFirstUse(() => import('./workflow-work'));
 
 /**
  * What the steps queue's worker does with a message: workflow work (steps, due schedules) or an

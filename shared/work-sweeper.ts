@@ -6,8 +6,8 @@ import { scopeOf } from './tenancy';
 import { onFirstUse } from './load-once';
 
 // Loaded when there is work of their kind to sweep: most sweeps find none.
-const knowledge = onFirstUse(() => import('./knowledge'));
-const workflows = onFirstUse(() => import('./workflows'));
+const knowledge = onFirstUse(() => import('./knowledge-work'));
+const workflows = onFirstUse(() => import('./workflow-work'));
 
 /**
  * The safety net under the queues: executions and syncs whose messages were lost (a process died

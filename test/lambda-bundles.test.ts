@@ -1,4 +1,4 @@
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -70,6 +70,15 @@ describe('Lambda bundles', () => {
     const listed = await invokeStreaming(handler, restEvent('GET', '/v1/agents', { apiKey: t.apiKey }));
     expect(listed.json.data.map((a: { name: string }) => a.name)).toEqual(['From the bundle']);
   }, 60_000);
+
+  it('ships every function but ingestion in under 1 MB, code it can load only (the limits bench/lambda.ts records)', () => {
+    const { targets } = JSON.parse(readFileSync('bench/results/lambda.json', 'utf8')) as { targets: { bytes: number; except: string[] } };
+    const groups = readdirSync('functions', { withFileTypes: true })
+      .filter((d) => d.isDirectory() && existsSync(join('functions', d.name, 'handler.ts')) && !targets.except.includes(d.name))
+      .map((d) => d.name);
+    expect(groups.length).toBeGreaterThanOrEqual(9);
+    for (const group of groups) expect(shipped(group).bytes, group).toBeLessThan(targets.bytes);
+  }, 120_000);
 
   it('bundles the MCP handler, which answers an MCP initialize and tools/list from API Gateway events', async () => {
     const file = bundle('mcp');

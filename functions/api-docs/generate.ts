@@ -2,7 +2,8 @@ import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { routesOnlyRuntime } from '../../shared/configured-runtime';
-import { createPlatformApp, platformDocument } from '../platform/app';
+import { createPlatformApp } from '../platform/app';
+import { platformDocument } from '../platform/platform-document';
 import { publicApiDocument } from './public-document';
 
 /**

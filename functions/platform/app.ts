@@ -4,8 +4,7 @@ import type { AppEnv } from '../../shared/http/context';
 import { DEFAULT_MAX_BODY_BYTES } from '../../shared/http/create-group-app';
 import { errorHandler, notFoundResponse } from '../../shared/http/error-handler';
 import { openApiApp } from '../../shared/http/openapi-app';
-import { lazyRoutes, routesDocument } from '../../shared/http/lazy-routes';
-import { completeDocument } from '../../shared/http/openapi-contract';
+import { lazyRoutes } from '../../shared/http/lazy-routes';
 import { platformAdminAuth, platformTokenAuth } from '../../shared/http/middleware/platform-auth';
 import { requestContext } from '../../shared/http/middleware/request-context';
 import { cors } from '../../shared/http/middleware/cors';
@@ -57,23 +56,8 @@ export function createPlatformApp(rt: RuntimeWith<'scheduler' | 'gateway' | 'pla
     bearerFormat: 'platform admin token',
     description: 'The deployment’s PLATFORM_ADMIN_TOKEN (provisions tenants, issues and revokes their tokens)',
   });
-  let document: ReturnType<typeof platformDocument> | undefined;
-  app.get('/platform/openapi.json', async (c) => c.json((await (document ??= platformDocument(app))) as object));
+  // Made when first asked for, from every section (which it builds).
+  let document: Promise<unknown> | undefined;
+  app.get('/platform/openapi.json', async (c) => c.json((await (document ??= import('./platform-document').then(({ platformDocument }) => platformDocument(app)))) as object));
   return app;
 }
-
-/** The platform API's OpenAPI document (served at /platform/openapi.json; `npm run openapi` writes it too). */
-export async function platformDocument(app: ReturnType<typeof openApiApp>) {
-  const info = {
-    title: 'Cairn platform API',
-    version: '1.0.0',
-    description:
-      'Tenant-scoped operations. Every call but /platform/tenants needs `Authorization: Bearer <access token>`; ' +
-      '`X-Tenant-Id` and `X-PG-Schema`, when sent, must match the token (else 403). Responses are `{data, meta}`; ' +
-      'errors are `{error: {code, message, details}, meta}`.',
-  };
-  const [document, { documentStepFields }] = await Promise.all([routesDocument(app, info), import('../../shared/workflows')]);
-  documentStepFields(document);
-  return completeDocument(document, { rateLimited: false, scopeHeaders: true });
-}
-

@@ -11,7 +11,7 @@ import type { AgentTurn } from '../../shared/runtime';
 
 // Agent steps converse with agents (whose tools may run workflows): the turn is given here, its
 // code loaded with the first agent step.
-const agents = onFirstUse(() => import('../../shared/agents'));
+const agents = onFirstUse(() => import('../../shared/agent-turn'));
 const agentTurn: AgentTurn = async (...args) => (await agents()).agentTurn(...args);
 const rt = configuredRuntime({ models: modelResolver(), queues: sqsQueuesFromConfig(), secrets: kmsSecretBoxFromConfig(), agentTurn });
 // Evaluation cases travel on the same queue: they run agent turns too.

@@ -5,7 +5,7 @@ import { addLogContext } from '../../shared/log';
 import type { Runtime } from '../../shared/runtime';
 
 /** What checks a hook's token or signature: the workflows room, loaded with the first hook request as the routes are. */
-const workflows = onFirstUse(() => import('../../shared/workflows'));
+const workflows = onFirstUse(() => import('./hook-check'));
 
 /** Hooks' requests: their token or signature instead of an API key (the group app calls this for /v1/hooks). */
 export function hookAuth(rt: Runtime): MiddlewareHandler<AppEnv> {
