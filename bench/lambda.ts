@@ -6,10 +6,11 @@
  * processes that each time only `import()` the handler's file (Node's own start-up not counted):
  * as deployed (`coldImportMs`: route sections and each kind of queued work load on first use) and
  * with PRELOAD=true (`preloadedImportMs`: all of it at start, as before it was loaded on first use;
- * what a first request adds lies between the two).
+ * what a first request adds lies between the two), and the instructions the import executes
+ * (`importInstructionsM`, under valgrind where it is installed: repeatable where milliseconds are not).
  * Writes bench/results/lambda.json. Usage: npx tsx bench/lambda.ts
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { BUNDLE_EXTERNALS, bundleFunction } from '../infra/constructs/function-bundle';
@@ -48,6 +49,18 @@ function coldImport(file: string, preload: boolean): number {
   return Number(printed);
 }
 
+/**
+ * Millions of instructions the import executes, counted by valgrind's callgrind (Node's own start
+ * subtracted): the same for the same bundle whatever else the machine is doing, where milliseconds
+ * on a shared machine move by half. Undefined where valgrind is not installed.
+ */
+function importInstructions(file: string | undefined): number | undefined {
+  const script = file ? `await import(${JSON.stringify(file)})` : 'await 0';
+  const { stderr } = spawnSync('valgrind', ['--tool=callgrind', '--callgrind-out-file=/dev/null', process.execPath, '--import', runtimeGlobals, '--input-type=module', '-e', script], { env: LAMBDA_ENV, encoding: 'utf8' });
+  const collected = /Collected : (\d+)/.exec(stderr ?? '')?.[1];
+  return collected === undefined ? undefined : Number(collected) / 1e6;
+}
+
 /** The median of RUNS fresh imports, in ms to a tenth. */
 function medianImport(file: string, preload: boolean): number {
   const times = Array.from({ length: RUNS }, () => coldImport(file, preload)).sort((a, b) => a - b);
@@ -59,13 +72,15 @@ async function main() {
     .filter((d) => d.isDirectory())
     .map((d) => d.name)
     .filter((name) => statSync(join('functions', name, 'handler.ts'), { throwIfNoEntry: false }));
-  const results: Record<string, { bytes: number; startBytes: number; coldImportMs: number; preloadedImportMs: number }> = {};
+  const results: Record<string, { bytes: number; startBytes: number; coldImportMs: number; preloadedImportMs: number; importInstructionsM?: number }> = {};
+  const nodeStart = importInstructions(undefined);
   for (const name of functions) {
     const { file, bytes, startBytes } = bundle(name, join('functions', name, 'handler.ts'));
     const coldImportMs = medianImport(file, false);
     const preloadedImportMs = medianImport(file, true);
-    results[name] = { bytes, startBytes, coldImportMs, preloadedImportMs };
-    process.stdout.write(`${name}: ${bytes} bytes (${startBytes} read at start), cold import ${coldImportMs} ms (${preloadedImportMs} ms preloaded)\n`);
+    const instructions = nodeStart === undefined ? undefined : importInstructions(file);
+    results[name] = { bytes, startBytes, coldImportMs, preloadedImportMs, ...(instructions === undefined ? {} : { importInstructionsM: Math.round(instructions - nodeStart!) }) };
+    process.stdout.write(`${name}: ${bytes} bytes (${startBytes} read at start), cold import ${coldImportMs} ms (${preloadedImportMs} ms preloaded)${instructions === undefined ? '' : `, ${results[name].importInstructionsM} M instructions`}\n`);
   }
   if (!process.env.KEEP_BUNDLES) rmSync(out, { recursive: true, force: true });
   writeResults('lambda', { date: new Date().toISOString(), node: process.version, runs: RUNS, targets: { bytes: 1_000_000, coldImportMs: 80, except: ['ingestion'] }, functions: results });
