@@ -2,9 +2,8 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { mcpJsonSchemaValidator } from '../../shared/tools';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { agentAddress, agents, converse } from '../../shared/agents';
-import { knowledgeSources, searchKnowledgeSource } from '../../shared/knowledge';
-import { executeAndWait, getExecution, listWorkflows } from '../../shared/workflows';
+import { onFirstUse } from '../../shared/load-once';
+import type { getExecution } from './tool-work';
 import { templateText } from '../../shared/templates';
 import { AppError } from '../../shared/errors';
 import { errorFields, log } from '../../shared/log';
@@ -19,6 +18,9 @@ import type { TenantScope } from '../../shared/tenancy';
 const LIST_LIMIT = 50;
 /** How long run_workflow waits for the execution before answering with its id (get_execution follows it). */
 const DEFAULT_WAIT_SECONDS = 20;
+
+/** The agents, knowledge and workflows code the tools call: loaded with the first tool call. */
+const work = onFirstUse(() => import('./tool-work'));
 
 const text = (value: string): CallToolResult => ({ content: [{ type: 'text', text: value }] });
 
@@ -72,7 +74,7 @@ export function cairnMcpServer(rt: Runtime, identity: { scope: TenantScope; keyI
       guarded(name, async ({ cursor }) => listing(await list({ limit: LIST_LIMIT, cursor }), noun, extra)),
     );
 
-  listTool('list_agents', 'agent', 'id, name, description', (page) => agents.list(rt, scope, page));
+  listTool('list_agents', 'agent', 'id, name, description', async (page) => (await work()).agents.list(rt, scope, page));
   server.registerTool(
     'ask_agent',
     {
@@ -85,6 +87,7 @@ export function cairnMcpServer(rt: Runtime, identity: { scope: TenantScope; keyI
       },
     },
     guarded('ask_agent', async ({ agentId: address, message, sessionId }) => {
+      const { agentAddress, converse } = await work();
       const { agentId, target } = agentAddress(address, 'agentId');
       const { data } = await converse(rt, scope, agentId, { message, sessionId, keyId, target });
       if (data.status === 'requires_action') {
@@ -94,7 +97,7 @@ export function cairnMcpServer(rt: Runtime, identity: { scope: TenantScope; keyI
       return text([data.reply, ...(sources.length ? ['', 'Sources:', ...sources] : []), '', `(session ${data.sessionId})`, `(agent version ${data.agentVersion})`].join('\n'));
     }),
   );
-  listTool('list_knowledge_sources', 'knowledge source', 'id, name, status', (page) => knowledgeSources.list(rt, scope, page), (source) => ` [${source.status}]`);
+  listTool('list_knowledge_sources', 'knowledge source', 'id, name, status', async (page) => (await work()).knowledgeSources.list(rt, scope, page), (source) => ` [${source.status}]`);
   server.registerTool(
     'search_knowledge',
     {
@@ -108,12 +111,12 @@ export function cairnMcpServer(rt: Runtime, identity: { scope: TenantScope; keyI
       annotations: readOnly,
     },
     guarded('search_knowledge', async ({ knowledgeSourceId, query, topK }) => {
-      const { results } = await searchKnowledgeSource(rt, scope, knowledgeSourceId, { query, topK: topK ?? 5 }, { keyId });
+      const { results } = await (await work()).searchKnowledgeSource(rt, scope, knowledgeSourceId, { query, topK: topK ?? 5 }, { keyId });
       if (results.length === 0) return text('No passage matched.');
       return text(results.map((r, i) => `[${i + 1}] ${r.title} (${r.path ?? r.rowKey ?? r.documentId}${whereIn(r.location)}, score ${r.score.toFixed(3)}):\n${r.text}`).join('\n\n'));
     }),
   );
-  listTool('list_workflows', 'workflow', 'id, name, description', (page) => listWorkflows(rt, scope, page));
+  listTool('list_workflows', 'workflow', 'id, name, description', async (page) => (await work()).listWorkflows(rt, scope, page));
   server.registerTool(
     'run_workflow',
     {
@@ -127,7 +130,7 @@ export function cairnMcpServer(rt: Runtime, identity: { scope: TenantScope; keyI
       },
     },
     guarded('run_workflow', async ({ workflowId, input, parameters, waitSeconds }) => {
-      const { execution, finished } = await executeAndWait(rt, scope, workflowId, { input, parameters: parameters ?? {}, keyId }, (waitSeconds ?? DEFAULT_WAIT_SECONDS) * 1000);
+      const { execution, finished } = await (await work()).executeAndWait(rt, scope, workflowId, { input, parameters: parameters ?? {}, keyId }, (waitSeconds ?? DEFAULT_WAIT_SECONDS) * 1000);
       return executionText(execution, finished);
     }),
   );
@@ -140,7 +143,7 @@ export function cairnMcpServer(rt: Runtime, identity: { scope: TenantScope; keyI
       annotations: readOnly,
     },
     guarded('get_execution', async ({ workflowId, executionId }) => {
-      const execution = await getExecution(rt, scope, workflowId, executionId);
+      const execution = await (await work()).getExecution(rt, scope, workflowId, executionId);
       return executionText(execution, execution.status !== 'running');
     }),
   );
