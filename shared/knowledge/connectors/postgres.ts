@@ -1,11 +1,15 @@
 import { createHash } from 'node:crypto';
-import pg from 'pg';
+import type pg from 'pg';
 import type { PostgresConfig } from '../source-schema';
 import { AppError, UpstreamError, ValidationError } from '../../errors';
 import { resolveAllowed, type OutboundPolicy } from '../../net/outbound';
 import { isIP } from 'node:net';
 import type { Block } from '../../search/extract';
 import { textOf } from '../../json-objects';
+import { loadOnce } from '../../load-once';
+
+/** The driver (with its protocol, pool and types), loaded with the first connection: most sources are not PostgreSQL. */
+const driver = loadOnce(async () => (await import('pg')).default);
 
 /**
  * Reads a PostgreSQL table as documents: one row, one document. Read-only transactions with a
@@ -91,8 +95,8 @@ async function addressOf(config: PostgresConfig, policy: OutboundPolicy): Promis
 }
 
 export async function connect(config: PostgresConfig, credentials: PgCredentials, policy: OutboundPolicy): Promise<pg.Client> {
-  const address = await addressOf(config, policy);
-  const client = new pg.Client({
+  const [address, { Client }] = await Promise.all([addressOf(config, policy), driver()]);
+  const client = new Client({
     host: address,
     port: config.port,
     database: config.database,
