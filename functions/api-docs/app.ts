@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Hono } from 'hono';
 import { config } from '../../shared/config';
+import { loadOnce } from '../../shared/load-once';
 import type { AppEnv } from '../../shared/http/context';
 import { errorHandler, notFoundResponse } from '../../shared/http/error-handler';
 import { requestContext } from '../../shared/http/middleware/request-context';
@@ -37,8 +38,8 @@ export function createApiDocsApp(document: () => unknown) {
   app.use('*', requestContext(systemClock));
   app.onError(errorHandler);
   app.notFound(notFoundResponse);
-  let served: Promise<unknown> | undefined;
-  app.get('/v1/openapi.json', async (c) => c.json((await (served ??= Promise.resolve(document()))) as object));
+  const served = loadOnce(async () => document());
+  app.get('/v1/openapi.json', async (c) => c.json((await served()) as object));
   app.get('/v1/docs', (c) => c.html(PAGE));
   app.get('/v1/docs/init.js', (c) => c.body(INIT, 200, { 'content-type': 'text/javascript; charset=utf-8' }));
   const cache = new Map<string, Buffer>();

@@ -5,6 +5,7 @@ import { DEFAULT_MAX_BODY_BYTES } from '../../shared/http/create-group-app';
 import { errorHandler, notFoundResponse } from '../../shared/http/error-handler';
 import { openApiApp } from '../../shared/http/openapi-app';
 import { lazyRoutes } from '../../shared/http/lazy-routes';
+import { loadOnce } from '../../shared/load-once';
 import { platformAdminAuth, platformTokenAuth } from '../../shared/http/middleware/platform-auth';
 import { requestContext } from '../../shared/http/middleware/request-context';
 import { cors } from '../../shared/http/middleware/cors';
@@ -57,7 +58,7 @@ export function createPlatformApp(rt: RuntimeWith<'scheduler' | 'gateway' | 'pla
     description: 'The deployment’s PLATFORM_ADMIN_TOKEN (provisions tenants, issues and revokes their tokens)',
   });
   // Made when first asked for, from every section (which it builds).
-  let document: Promise<unknown> | undefined;
-  app.get('/platform/openapi.json', async (c) => c.json((await (document ??= import('./platform-document').then(({ platformDocument }) => platformDocument(app)))) as object));
+  const document = loadOnce(async () => (await import('./platform-document')).platformDocument(app));
+  app.get('/platform/openapi.json', async (c) => c.json((await document()) as object));
   return app;
 }

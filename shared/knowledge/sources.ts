@@ -265,13 +265,13 @@ export async function deleteKnowledgeSource(rt: Runtime, scope: TenantScope, id:
   return removed;
 }
 
+/** Only a ready source is kept as read lately: one that becomes ready is searchable at once. */
+export const isReady = (source: { status: string }) => source.status === 'ready';
+
 /**
  * Searches one of the tenant's sources for a caller (counted as the source's usage, against the
  * caller's key); one that is not ready is a 409 naming its status.
  */
-/** Only a ready source is kept as read lately: one that becomes ready is searchable at once. */
-export const isReady = (source: { status: string }) => source.status === 'ready';
-
 export async function searchKnowledgeSource(rt: Runtime, scope: TenantScope, id: string, request: SearchRequest, caller: { keyId?: string } = {}) {
   const source = await knowledgeSources.getRecent(rt, scope, id, isReady);
   assertSearchable(source);

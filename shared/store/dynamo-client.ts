@@ -7,7 +7,7 @@ import { crc32 } from 'node:zlib';
 import { sigV4Signer } from './sigv4';
 
 /**
- * DynamoDB's JSON protocol over keep-alive HTTP, signed by the SDK's own SigV4 signer, for the
+ * DynamoDB's JSON protocol over keep-alive HTTP, signed with SigV4 (sigv4.ts), for the
  * document commands every store builds (dynamo-commands.ts: lib-dynamodb's, by name and shape).
  *
  * Why not the SDK's client: per call it resolves a middleware stack and runs serde, endpoint,
