@@ -6,11 +6,22 @@ import { z } from 'zod';
  */
 const plans = ['free', 'pro', 'enterprise', 'unlimited'] as const;
 
+/**
+ * One environment variable: its value when unset, and its schema, built only when it is set. Most
+ * are unset in any one deployment, and building all of their schemas at every cold start cost more
+ * than anything else a function does before its first request.
+ */
+interface Variable<T> {
+  fallback: T;
+  schema: () => z.ZodType<T>;
+}
+const optional = <T>(schema: () => z.ZodType<T>): Variable<T | undefined> => ({ fallback: undefined, schema });
+const withDefault = <T>(fallback: NoInfer<T>, schema: () => z.ZodType<T>): Variable<T> => ({ fallback, schema });
+
 /** A variable holding JSON, checked against `shape`. */
 function jsonOf<T extends z.ZodType>(shape: T) {
   return z
     .string()
-    .default('{}')
     .transform((text, ctx) => {
       try {
         return JSON.parse(text) as unknown;
@@ -22,142 +33,146 @@ function jsonOf<T extends z.ZodType>(shape: T) {
     .pipe(shape);
 }
 
-/** What a provider's calls may take before the next model of a chain is tried. */
-const timeoutMs = z.int().min(100).max(900_000).optional();
-/** Whether requests mark their stable prefix cacheable (default: where the provider and model support it). */
-const promptCaching = z.boolean().optional();
-/** Models to list for the platform admin (any model of the provider may be named). */
-const models = z.array(z.string().min(1).max(200)).max(100).optional();
-const providerSettings = z.discriminatedUnion('type', [
-  z.strictObject({ type: z.literal('openai-compatible'), baseUrl: z.url(), apiKey: z.string().min(1).optional(), timeoutMs, promptCaching, models }),
-  z.strictObject({ type: z.literal('anthropic'), baseUrl: z.url().default('https://api.anthropic.com'), apiKey: z.string().min(1).optional(), timeoutMs, promptCaching, models }),
-  z.strictObject({ type: z.literal('bedrock'), region: z.string().min(1), endpoint: z.url().optional(), timeoutMs, promptCaching, models }),
-]);
-export type ProviderSettings = z.infer<typeof providerSettings>;
 /** Provider names: lowercase, as they lead model names (`vllm/llama-3`); `local` is the built-in engine's. */
-export const PROVIDER_NAME = /^[a-z][a-z0-9-]{0,39}$/;
-const modelProviders = z.record(
-  z.string().regex(PROVIDER_NAME, 'names must be lowercase letters, digits and dashes').refine((n) => n !== 'local', 'local is the built-in engine'),
-  providerSettings,
-);
-export { providerSettings };
+const PROVIDER_NAME = /^[a-z][a-z0-9-]{0,39}$/;
 
-const schema = z.object({
-  TABLE_NAME: z.string().min(1).default('cairn'),
-  AWS_REGION: z.string().min(1).default('us-east-1'),
+function modelProviders() {
+  /** What a provider's calls may take before the next model of a chain is tried. */
+  const timeoutMs = z.int().min(100).max(900_000).optional();
+  /** Whether requests mark their stable prefix cacheable (default: where the provider and model support it). */
+  const promptCaching = z.boolean().optional();
+  /** Models to list for the platform admin (any model of the provider may be named). */
+  const models = z.array(z.string().min(1).max(200)).max(100).optional();
+  const providerSettings = z.discriminatedUnion('type', [
+    z.strictObject({ type: z.literal('openai-compatible'), baseUrl: z.url(), apiKey: z.string().min(1).optional(), timeoutMs, promptCaching, models }),
+    z.strictObject({ type: z.literal('anthropic'), baseUrl: z.url().default('https://api.anthropic.com'), apiKey: z.string().min(1).optional(), timeoutMs, promptCaching, models }),
+    z.strictObject({ type: z.literal('bedrock'), region: z.string().min(1), endpoint: z.url().optional(), timeoutMs, promptCaching, models }),
+  ]);
+  return z.record(
+    z.string().regex(PROVIDER_NAME, 'names must be lowercase letters, digits and dashes').refine((n) => n !== 'local', 'local is the built-in engine'),
+    providerSettings,
+  );
+}
+export type ProviderSettings = z.infer<ReturnType<typeof modelProviders>>[string];
+
+const variables = {
+  TABLE_NAME: withDefault('cairn', () => z.string().min(1)),
+  AWS_REGION: withDefault('us-east-1', () => z.string().min(1)),
   /** Megabytes of search-index items (postings, norms, chunks of live segments) a process keeps between searches; 0 turns it off. */
-  SEARCH_CACHE_MB: z.coerce.number().int().min(0).max(4096).default(64),
+  SEARCH_CACHE_MB: withDefault(64, () => z.coerce.number().int().min(0).max(4096)),
   /** Set for DynamoDB Local; unset in AWS. Local mode starts its own when unset. */
-  DYNAMODB_ENDPOINT: z.url().optional(),
+  DYNAMODB_ENDPOINT: optional(() => z.url()),
   /** 0 picks a free port (tests); the banner shows the one in use. */
-  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  PORT: withDefault(3000, () => z.coerce.number().int().min(0).max(65535)),
   /** Local mode: where DynamoDB Local and generated secrets persist; ':memory:' keeps nothing. */
-  DATA_DIR: z.string().min(1).default('.data'),
-  DEV_API_KEY: z.string().min(16, 'must be at least 16 characters').optional(),
-  DEV_API_KEY_PLAN: z.enum(plans).default('free'),
-  PLATFORM_ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  DATA_DIR: withDefault('.data', () => z.string().min(1)),
+  DEV_API_KEY: optional(() => z.string().min(16, 'must be at least 16 characters')),
+  DEV_API_KEY_PLAN: withDefault('free', () => z.enum(plans)),
+  PLATFORM_ADMIN_TOKEN: optional(() => z.string().min(16, 'must be at least 16 characters')),
   /** HMAC key that signs pagination cursors (local mode generates and keeps one; the CDK stack sets it). */
-  CURSOR_SIGNING_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
+  CURSOR_SIGNING_KEY: optional(() => z.string().min(32, 'must be at least 32 characters')),
   /** HMAC key that signs platform access tokens (local mode generates and keeps one). */
-  PLATFORM_TOKEN_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
+  PLATFORM_TOKEN_KEY: optional(() => z.string().min(32, 'must be at least 32 characters')),
   /** AWS: the Secrets Manager secrets holding the admin token and the token-signing key. */
-  PLATFORM_ADMIN_TOKEN_SECRET_ARN: z.string().min(1).optional(),
-  PLATFORM_TOKEN_KEY_SECRET_ARN: z.string().min(1).optional(),
+  PLATFORM_ADMIN_TOKEN_SECRET_ARN: optional(() => z.string().min(1)),
+  PLATFORM_TOKEN_KEY_SECRET_ARN: optional(() => z.string().min(1)),
   /** Lifetime of issued platform access tokens; 0 issues tokens that only revocation ends. */
-  PLATFORM_TOKEN_TTL_SECONDS: z.coerce.number().int().min(0).max(366 * 86400).default(30 * 86400),
+  PLATFORM_TOKEN_TTL_SECONDS: withDefault(30 * 86400, () => z.coerce.number().int().min(0).max(366 * 86400)),
   /** AWS: usage plans are named <prefix><plan>; provisioned tenants' keys join theirs so API Gateway accepts them. */
-  USAGE_PLAN_NAME_PREFIX: z.string().min(1).max(100).optional(),
+  USAGE_PLAN_NAME_PREFIX: optional(() => z.string().min(1).max(100)),
   /** An API Gateway control-plane-compatible endpoint (tests). */
-  API_GATEWAY_ENDPOINT: z.url().optional(),
-  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  API_GATEWAY_ENDPOINT: optional(() => z.url()),
+  LOG_LEVEL: withDefault('info', () => z.enum(['debug', 'info', 'warn', 'error', 'silent'])),
   /** The `service` of every log line and metric: the CDK names each function's route group; local mode is `cairn`. */
-  POWERTOOLS_SERVICE_NAME: z.string().min(1).max(100).default('cairn'),
+  POWERTOOLS_SERVICE_NAME: withDefault('cairn', () => z.string().min(1).max(100)),
   /** Set by Lambda: metrics default on there. */
-  AWS_LAMBDA_FUNCTION_NAME: z.string().min(1).optional(),
+  AWS_LAMBDA_FUNCTION_NAME: optional(() => z.string().min(1)),
   /** `emf`: CloudWatch metrics as Embedded Metric Format log lines (the default in Lambda); `off` (the default elsewhere). */
-  METRICS: z.enum(['emf', 'off']).optional(),
+  METRICS: optional(() => z.enum(['emf', 'off'])),
   /** The CloudWatch namespace of the metrics (the CDK sets one per stack, which its dashboard and alarms read). */
-  METRICS_NAMESPACE: z.string().min(1).max(255).default('Cairn'),
+  METRICS_NAMESPACE: withDefault('Cairn', () => z.string().min(1).max(255)),
   /** How long a Lambda instance trusts a resolved API key; revocation takes effect within it. */
-  API_KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(30),
+  API_KEY_CACHE_SECONDS: withDefault(30, () => z.coerce.number().int().min(0).max(3600)),
   /**
    * `true`: a function loads as it starts what it otherwise loads on first use (its route
    * sections, each kind of queued work): for provisioned concurrency, whose start is paid before
    * any request.
    */
-  PRELOAD: z.enum(['true', 'false']).default('false'),
+  PRELOAD: withDefault('false', () => z.enum(['true', 'false'])),
   /** Hosts tools may call whatever they resolve to (comma-separated names or addresses). */
-  TOOL_ALLOWED_HOSTS: z.string().default(''),
+  TOOL_ALLOWED_HOSTS: withDefault('', () => z.string()),
   /** Let tools call private, loopback and link-local addresses (tests and local demos only). */
-  TOOL_ALLOW_PRIVATE_NETWORKS: z.enum(['true', 'false']).default('false'),
+  TOOL_ALLOW_PRIVATE_NETWORKS: withDefault('false', () => z.enum(['true', 'false'])),
   /** Set by Lambda: its runtime API's host:port, which no tenant's URL may reach. */
-  AWS_LAMBDA_RUNTIME_API: z.string().optional(),
+  AWS_LAMBDA_RUNTIME_API: optional(() => z.string()),
   /** Browser origins allowed to call the API: a comma-separated list, or `*`; empty (the default): no browser access. */
-  CORS_ORIGINS: z.string().default(''),
+  CORS_ORIGINS: withDefault('', () => z.string()),
   /** SQS queue of ingestion work (AWS); unset: local mode's queue stored in the table. */
-  INGESTION_QUEUE_URL: z.url().optional(),
+  INGESTION_QUEUE_URL: optional(() => z.url()),
   /** SQS queue of workflow steps (AWS); unset: local mode's queue stored in the table. */
-  WORKFLOW_QUEUE_URL: z.url().optional(),
+  WORKFLOW_QUEUE_URL: optional(() => z.url()),
   /** SQS queue of completion webhook deliveries (AWS); unset: local mode's queue stored in the table. */
-  WEBHOOK_QUEUE_URL: z.url().optional(),
+  WEBHOOK_QUEUE_URL: optional(() => z.url()),
   /** Seconds before a failed webhook delivery's second attempt, doubled for each later one (at most 900). */
-  WEBHOOK_RETRY_BASE_SECONDS: z.coerce.number().int().min(0).max(900).default(10),
+  WEBHOOK_RETRY_BASE_SECONDS: withDefault(10, () => z.coerce.number().int().min(0).max(900)),
   /** EventBridge Scheduler group of workflows' schedules, the role it sends with and the steps queue's ARN (AWS; the stack sets them). */
-  SCHEDULE_GROUP_NAME: z.string().min(1).optional(),
-  SCHEDULER_ROLE_ARN: z.string().min(1).optional(),
-  WORKFLOW_QUEUE_ARN: z.string().min(1).optional(),
+  SCHEDULE_GROUP_NAME: optional(() => z.string().min(1)),
+  SCHEDULER_ROLE_ARN: optional(() => z.string().min(1)),
+  WORKFLOW_QUEUE_ARN: optional(() => z.string().min(1)),
   /** An EventBridge Scheduler-compatible endpoint (tests). */
-  SCHEDULER_ENDPOINT: z.url().optional(),
+  SCHEDULER_ENDPOINT: optional(() => z.url()),
   /** How long a synchronous execute waits before answering 202. */
-  WORKFLOW_SYNC_WAIT_MS: z.coerce.number().int().min(0).max(28_000).default(25_000),
+  WORKFLOW_SYNC_WAIT_MS: withDefault(25_000, () => z.coerce.number().int().min(0).max(28_000)),
   /** An SQS-compatible endpoint (tests); unset in AWS. */
-  SQS_ENDPOINT: z.url().optional(),
+  SQS_ENDPOINT: optional(() => z.url()),
   /** The bucket holding uploaded files' content (AWS: CairnData's; local mode: its own S3-compatible server). */
-  BLOB_BUCKET: z.string().min(3).max(63).optional(),
+  BLOB_BUCKET: optional(() => z.string().min(3).max(63)),
   /** An S3-compatible endpoint (local mode, tests); unset in AWS. */
-  S3_ENDPOINT: z.url().optional(),
+  S3_ENDPOINT: optional(() => z.url()),
   /** Buckets that `s3` knowledge sources may read (the CDK grants them from the context `s3SourceBuckets`); comma-separated. */
-  S3_SOURCE_BUCKETS: z.string().default(''),
+  S3_SOURCE_BUCKETS: withDefault('', () => z.string()),
   /** KMS key that wraps the data keys of stored secrets (AWS). */
-  SECRETS_KMS_KEY_ID: z.string().min(1).optional(),
-  OPENAI_API_KEY: z.string().min(1).optional(),
+  SECRETS_KMS_KEY_ID: optional(() => z.string().min(1)),
+  OPENAI_API_KEY: optional(() => z.string().min(1)),
   /** Any OpenAI-compatible server (Ollama, vLLM, …); default api.openai.com. */
-  OPENAI_BASE_URL: z.url().default('https://api.openai.com/v1'),
+  OPENAI_BASE_URL: withDefault('https://api.openai.com/v1', () => z.url()),
   /** Cohere's API (rerank models `cohere/…`). */
-  COHERE_API_KEY: z.string().min(1).optional(),
-  COHERE_BASE_URL: z.url().default('https://api.cohere.com'),
-  ANTHROPIC_API_KEY: z.string().min(1).optional(),
-  ANTHROPIC_BASE_URL: z.url().default('https://api.anthropic.com'),
+  COHERE_API_KEY: optional(() => z.string().min(1)),
+  COHERE_BASE_URL: withDefault('https://api.cohere.com', () => z.url()),
+  ANTHROPIC_API_KEY: optional(() => z.string().min(1)),
+  ANTHROPIC_BASE_URL: withDefault('https://api.anthropic.com', () => z.url()),
   /** Bedrock uses the Lambda role's credentials; set to enable `bedrock/…` models. */
-  BEDROCK_REGION: z.string().min(1).optional(),
+  BEDROCK_REGION: optional(() => z.string().min(1)),
   /** A Bedrock-compatible endpoint (tests). */
-  BEDROCK_ENDPOINT: z.url().optional(),
+  BEDROCK_ENDPOINT: optional(() => z.url()),
   /** AWS: a Secrets Manager secret holding {"OPENAI_API_KEY": …, "ANTHROPIC_API_KEY": …}. */
-  PROVIDER_SECRETS_ARN: z.string().min(1).optional(),
+  PROVIDER_SECRETS_ARN: optional(() => z.string().min(1)),
   /** A Secrets Manager-compatible endpoint (tests). */
-  SECRETS_MANAGER_ENDPOINT: z.url().optional(),
+  SECRETS_MANAGER_ENDPOINT: optional(() => z.url()),
   /**
    * How long work a worker took (a queued message, a workflow step, a sync's planning) stays its
    * own without a heartbeat: after a crash, others take it over this long after the last one.
    */
-  WORK_LEASE_SECONDS: z.coerce.number().int().min(1).max(900).default(60),
+  WORK_LEASE_SECONDS: withDefault(60, () => z.coerce.number().int().min(1).max(900)),
   /** The sweeper re-drives (then fails) executions and syncs that made no progress for this long. */
-  SWEEP_AFTER_SECONDS: z.coerce.number().int().min(1).max(86_400).default(900),
-  MODEL_TIMEOUT_MS: z.coerce.number().int().min(1000).max(900_000).default(60_000),
-  SESSION_TTL_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+  SWEEP_AFTER_SECONDS: withDefault(900, () => z.coerce.number().int().min(1).max(86_400)),
+  MODEL_TIMEOUT_MS: withDefault(60_000, () => z.coerce.number().int().min(1000).max(900_000)),
+  SESSION_TTL_DAYS: withDefault(30, () => z.coerce.number().int().min(1).max(3650)),
   /** Where the docs function finds Swagger UI's files (set in Lambda; locally from node_modules). */
-  DOCS_ASSETS_DIR: z.string().min(1).optional(),
+  DOCS_ASSETS_DIR: optional(() => z.string().min(1)),
   /** Where bare model names (`gpt-4`) go: local, bedrock, openai, anthropic or a provider of MODEL_PROVIDERS. */
-  DEFAULT_MODEL_PROVIDER: z.string().regex(PROVIDER_NAME).default('local'),
+  DEFAULT_MODEL_PROVIDER: withDefault('local', () => z.string().regex(PROVIDER_NAME)),
   /**
    * Prices for usage reports' cost estimates, USD per 1,000 tokens by `provider/model`:
    * {"openai/gpt-4o": {"input": 0.0025, "output": 0.01}}. Models not listed show no estimate;
    * the built-in engine (`local/…`) costs nothing.
    */
-  MODEL_PRICES: jsonOf(
-    z.record(
-      z.string().regex(/^[a-z][a-z0-9-]*\/.+$/, 'keys must be provider/model'),
-      z.strictObject({ input: z.number().min(0), output: z.number().min(0), cachedInput: z.number().min(0).optional(), cacheWrite: z.number().min(0).optional() }),
+  MODEL_PRICES: withDefault({}, () =>
+    jsonOf(
+      z.record(
+        z.string().regex(/^[a-z][a-z0-9-]*\/.+$/, 'keys must be provider/model'),
+        z.strictObject({ input: z.number().min(0), output: z.number().min(0), cachedInput: z.number().min(0).optional(), cacheWrite: z.number().min(0).optional() }),
+      ),
     ),
   ),
   /**
@@ -166,19 +181,39 @@ const schema = z.object({
    * `<name>/<model>` then resolves to it. In AWS the CDK context `modelProviders` sets it, and the
    * provider secret's MODEL_PROVIDERS adds to each provider by name (its apiKey).
    */
-  MODEL_PROVIDERS: jsonOf(modelProviders),
-});
+  MODEL_PROVIDERS: withDefault({}, () => jsonOf(modelProviders())),
+};
+
+type Environment = { [K in keyof typeof variables]: (typeof variables)[K] extends Variable<infer T> ? T : never };
+
+/** An issue's message; a record's bad key says what its key schema found, not only that it was bad. */
+const problem = (issue: z.core.$ZodIssue): string => (issue.code === 'invalid_key' ? issue.issues.map((i) => i.message).join('; ') : issue.message);
+
+/** The variables of `source`, each checked by its schema; every bad one is named in the error. */
+function readEnvironment(source: Record<string, string | undefined>): Environment {
+  const env: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const [name, variable] of Object.entries(variables) as Array<[string, Variable<unknown>]>) {
+    const value = source[name];
+    if (value === undefined) {
+      env[name] = variable.fallback;
+      continue;
+    }
+    // Parsed once: zod's compiled fast path would cost more to build than it saves.
+    const parsed = variable.schema().safeParse(value, { jitless: true });
+    if (parsed.success) env[name] = parsed.data;
+    else problems.push(...parsed.error.issues.map((i) => `  ${[name, ...i.path].join('.')}: ${problem(i)}`));
+  }
+  if (problems.length > 0) throw new Error(`Invalid configuration:\n${problems.join('\n')}`);
+  return env as Environment;
+}
 
 export type Plan = (typeof plans)[number];
 export const PLANS = plans;
 
-function load() {
-  const parsed = schema.safeParse(process.env);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
-    throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
-  }
-  const env = parsed.data;
+/** The configuration `source` (process.env) gives: checked, with defaults applied, frozen. */
+export function loadConfig(source: Record<string, string | undefined>) {
+  const env = readEnvironment(source);
   if (!['local', 'bedrock', 'openai', 'anthropic'].includes(env.DEFAULT_MODEL_PROVIDER) && !(env.DEFAULT_MODEL_PROVIDER in env.MODEL_PROVIDERS)) {
     throw new Error(`Invalid configuration:\n  DEFAULT_MODEL_PROVIDER: ${env.DEFAULT_MODEL_PROVIDER} is neither a built-in provider nor one of MODEL_PROVIDERS`);
   }
@@ -244,4 +279,4 @@ function load() {
   });
 }
 
-export const config = load();
+export const config = loadConfig(process.env);
