@@ -11,14 +11,14 @@ import { keys } from './keys';
  * each case's sort key is its position (numbered by the dataset record, which counts them), so
  * pages and runs read them in that order.
  */
-const caseShape = z.object({
+const caseShape = z.lazy(() => z.object({
   id: z.string(),
   position: z.number(),
   input: z.union([z.string(), z.array(z.object({ role: z.string(), content: z.string() }))]),
   expected: z.record(z.string(), z.unknown()).optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),
   createdAt: z.string(),
-});
+}));
 export type EvalCaseRecord = z.infer<typeof caseShape>;
 
 const positionKey = (position: number) => `C#${String(position).padStart(6, '0')}`;

@@ -11,7 +11,7 @@ import { keys } from './keys';
  * of the total) and one `R#<position>` item a case. A result and the count of it are one
  * transaction, so a case delivered twice is counted once and a crash between them loses nothing.
  */
-const resultShape = z.object({
+const resultShape = z.lazy(() => z.object({
   position: z.number(),
   caseId: z.string(),
   input: z.unknown(),
@@ -31,9 +31,9 @@ const resultShape = z.object({
   /** The llm_judge scorer's grading: why, by which model, at what cost (apart from the target's). */
   judge: z.object({ reasoning: z.string().optional(), model: z.string(), usage: z.object({ inputTokens: z.number(), outputTokens: z.number() }), costUsd: z.number().nullable() }).optional(),
   finishedAt: z.string(),
-});
+}));
 export type EvalResultRecord = z.infer<typeof resultShape>;
-const progressShape = z.object({ total: z.number(), done: z.number() });
+const progressShape = z.lazy(() => z.object({ total: z.number(), done: z.number() }));
 export type EvalProgress = z.infer<typeof progressShape>;
 
 const PROGRESS = 'PROGRESS';

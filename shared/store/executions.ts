@@ -13,35 +13,35 @@ import { gunzipSync, gzipSync } from 'node:zlib';
  * Workflow executions: one item each, steps as a map inside it, so every step transition is one
  * conditional update of one item (a duplicate or late message cannot move a step twice).
  */
-const stepStatus = z.enum(['pending', 'queued', 'running', 'retrying', 'waiting', 'succeeded', 'failed', 'skipped']);
+const stepStatus = z.lazy(() => z.enum(['pending', 'queued', 'running', 'retrying', 'waiting', 'succeeded', 'failed', 'skipped']));
 export type StepStatus = z.infer<typeof stepStatus>;
 /** `waiting`: nothing runs, and a `human` step waits for a person. */
-const executionStatus = z.enum(['running', 'waiting', 'succeeded', 'failed', 'canceled']);
+const executionStatus = z.lazy(() => z.enum(['running', 'waiting', 'succeeded', 'failed', 'canceled']));
 export type ExecutionStatus = z.infer<typeof executionStatus>;
-const failure = z.object({ code: z.string(), message: z.string() });
-const tokens = z.object({ inputTokens: z.number(), outputTokens: z.number() });
+const failure = z.lazy(() => z.object({ code: z.string(), message: z.string() }));
+const tokens = z.lazy(() => z.object({ inputTokens: z.number(), outputTokens: z.number() }));
 
 /** What a waiting `human` step asks for. */
-const humanRequestShape = z.object({
+const humanRequestShape = z.lazy(() => z.object({
   prompt: z.string(),
   schema: z.record(z.string(), z.unknown()),
   assignee: z.string().optional(),
   /** Epoch ms after which `onTimeout` applies. */
   expiresAt: z.number().optional(),
-});
+}));
 export type HumanRequest = z.infer<typeof humanRequestShape>;
 
 /** A running `map` step's progress (the items themselves are items of their own: map-items.ts). */
-const mapProgressShape = z.object({
+const mapProgressShape = z.lazy(() => z.object({
   total: z.number(),
   /** Items sent so far (the next to send is at this index). */
   started: z.number(),
   done: z.number(),
   failed: z.number(),
-});
+}));
 export type MapProgress = z.infer<typeof mapProgressShape>;
 
-const stepStateShape = z.object({
+const stepStateShape = z.lazy(() => z.object({
   id: z.string(),
   type: z.string(),
   status: stepStatus,
@@ -58,10 +58,10 @@ const stepStateShape = z.object({
   /** Who completed a human step: `api` or `timeout`. */
   completedBy: z.enum(['api', 'timeout']).optional(),
   map: mapProgressShape.optional(),
-});
+}));
 export type StepState = z.infer<typeof stepStateShape>;
 
-const executionShape = z.object({
+const executionShape = z.lazy(() => z.object({
   id: z.string(),
   workflowId: z.string(),
   /** The definition it ran: a release's version number, or `draft` (executions before releases: the record version then). */
@@ -82,7 +82,7 @@ const executionShape = z.object({
   createdAt: z.string(),
   startedAt: z.string(),
   finishedAt: z.string().optional(),
-});
+}));
 export type ExecutionRecord = z.infer<typeof executionShape>;
 
 /**

@@ -8,7 +8,7 @@ import { readItem } from './item-shape';
 import { z } from 'zod';
 
 /** What the store keeps of a file: its content is a blob (`blobKey`), or, for files written before blobs, parts in the table. */
-const fileShape = z.object({
+const fileShape = z.lazy(() => z.object({
   path: z.string(),
   size: z.number(),
   contentType: z.string(),
@@ -23,7 +23,7 @@ const fileShape = z.object({
   /** `s3` and `web` sources: what the origin said of the object (re-syncs compare it). */
   etag: z.string().optional(),
   lastModified: z.string().optional(),
-});
+}));
 export type StoredFile = z.infer<typeof fileShape>;
 
 const CONTENT_TYPES: Record<string, string> = {
@@ -48,7 +48,7 @@ export function contentTypeOf(path: string): string {
 const toStored = (item: Record<string, unknown>): StoredFile => readItem(fileShape, item, 'file');
 
 /** An upload: where the client PUTs the bytes, and what the file will be once it is completed. */
-const uploadShape = z.object({
+const uploadShape = z.lazy(() => z.object({
   uploadId: z.string(),
   path: z.string(),
   contentType: z.string(),
@@ -59,7 +59,7 @@ const uploadShape = z.object({
   expiresAt: z.number(),
   /** Set once completed: a repeated complete answers with the same file. */
   completed: z.object({ sha256: z.string(), versionId: z.string() }).optional(),
-});
+}));
 export type UploadRecord = z.infer<typeof uploadShape>;
 
 export function filesStore(db: Db) {

@@ -13,7 +13,7 @@ import { z } from 'zod';
  * what finds the tenant) and a pointer in the workflow's partition for listing. Token hooks keep
  * only the token's hash; signature hooks keep their secret sealed (the domain seals it).
  */
-const hookShape = z.object({
+const hookShape = z.lazy(() => z.object({
   id: z.string(),
   tenantId: z.string(),
   schema: z.string(),
@@ -27,10 +27,10 @@ const hookShape = z.object({
   /** The plan of the key that made it: the hook's requests are rate-limited as that key's. */
   plan: z.enum(PLANS),
   createdAt: z.string(),
-});
+}));
 export type HookRecord = z.infer<typeof hookShape>;
 /** What the workflow's partition keeps of a hook, for listing. */
-const hookPointerShape = hookShape.pick({ id: true, name: true, auth: true, alias: true, createdAt: true });
+const hookPointerShape = z.lazy(() => hookShape.unwrap().pick({ id: true, name: true, auth: true, alias: true, createdAt: true }));
 
 export function hooksStore(db: Db, clock: Clock) {
   async function putHook(scope: TenantScope, hook: HookRecord): Promise<void> {

@@ -14,7 +14,7 @@ import { z } from 'zod';
  * outputs), claimed and settled with conditional writes like steps, so a duplicate or late message
  * runs an item once.
  */
-const mapItemShape = z.object({
+const mapItemShape = z.lazy(() => z.object({
   index: z.number(),
   value: z.unknown(),
   status: z.enum(['pending', 'running', 'retrying', 'succeeded', 'failed']),
@@ -22,7 +22,7 @@ const mapItemShape = z.object({
   leaseUntil: z.number().optional(),
   output: z.unknown().optional(),
   error: z.object({ code: z.string(), message: z.string() }).optional(),
-});
+}));
 export type MapItem = z.infer<typeof mapItemShape>;
 export type MapItemStatus = MapItem['status'];
 const strip = (item: Record<string, unknown>) => readItem(mapItemShape, item, 'map item');

@@ -7,20 +7,20 @@ import { z } from 'zod';
 import type { TenantScope } from '../tenancy';
 
 /** Memory items as stored (and as the memory_* tables of db/ops show them). */
-const owned = { id: z.string(), agentId: z.string(), userId: z.string().nullable(), sessionId: z.string().nullable() };
-const nodeShape = z.object({
+const owned = () => ({ id: z.string(), agentId: z.string(), userId: z.string().nullable(), sessionId: z.string().nullable() });
+const nodeShape = z.lazy(() => z.object({
   kind: z.literal('node'),
-  ...owned,
+  ...owned(),
   type: z.string(),
   label: z.string(),
   norm: z.string(),
   mentions: z.number(),
   createdAt: z.string(),
   lastSeenAt: z.string(),
-});
-const edgeShape = z.object({
+}));
+const edgeShape = z.lazy(() => z.object({
   kind: z.literal('edge'),
-  ...owned,
+  ...owned(),
   from: z.string(),
   to: z.string(),
   toLabel: z.string(),
@@ -34,18 +34,18 @@ const edgeShape = z.object({
   expiredAt: z.string().nullable(),
   episodeId: z.string(),
   invalidatedBy: z.string().nullable(),
-});
-const episodeShape = z.object({
+}));
+const episodeShape = z.lazy(() => z.object({
   kind: z.literal('episode'),
-  ...owned,
+  ...owned(),
   sessionId: z.string(),
   text: z.string(),
   reply: z.string(),
   at: z.string(),
   entityIds: z.array(z.string()),
   factIds: z.array(z.string()),
-});
-const memoryItemShape = z.discriminatedUnion('kind', [nodeShape, edgeShape, episodeShape]);
+}));
+const memoryItemShape = z.lazy(() => z.discriminatedUnion('kind', [nodeShape, edgeShape, episodeShape]));
 export type MemoryNode = z.infer<typeof nodeShape>;
 export type MemoryEdge = z.infer<typeof edgeShape>;
 export type MemoryEpisode = z.infer<typeof episodeShape>;

@@ -14,7 +14,7 @@ import { z } from 'zod';
  * (one transaction: delete the key read, put it under its new visibility), so exactly one receiver
  * wins it and the key it was moved to is that receiver's receipt.
  */
-const messageShape = z.object({
+const messageShape = z.lazy(() => z.object({
   /** The receipt: the message's current key. Deleting or moving it needs this exact key. */
   sk: z.string(),
   messageId: z.string(),
@@ -24,7 +24,7 @@ const messageShape = z.object({
   receiveCount: z.number(),
   /** Taken by a receiver (its visibility is a lease), not given back. */
   leased: z.boolean().optional(),
-});
+}));
 export type StoredMessage = z.infer<typeof messageShape>;
 
 export function queueMessagesStore(db: Db, clock: Clock) {

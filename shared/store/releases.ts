@@ -23,10 +23,10 @@ export interface Route {
   weight: number;
 }
 
-const routeShape = z.object({ version: z.number(), weight: z.number() });
-const aliasShape = z.object({ name: z.string(), routing: z.array(routeShape), revision: z.number(), createdAt: z.string(), updatedAt: z.string() });
+const routeShape = z.lazy(() => z.object({ version: z.number(), weight: z.number() }));
+const aliasShape = z.lazy(() => z.object({ name: z.string(), routing: z.array(routeShape), revision: z.number(), createdAt: z.string(), updatedAt: z.string() }));
 export type AliasRecord = z.infer<typeof aliasShape>;
-const headShape = z.object({ latest: z.number(), count: z.number() });
+const headShape = z.lazy(() => z.object({ latest: z.number(), count: z.number() }));
 
 export interface VersionRecord<S> {
   version: number;

@@ -10,7 +10,7 @@ import { z } from 'zod';
  * Local mode's schedules (in AWS, EventBridge Scheduler holds them): one global item per workflow
  * schedule with its next time, and a marker per fired time so a schedule starts its workflow once.
  */
-const scheduleShape = z.object({
+const scheduleShape = z.lazy(() => z.object({
   tenantId: z.string(),
   workflowId: z.string(),
   index: z.number(),
@@ -18,7 +18,7 @@ const scheduleShape = z.object({
   timezone: z.string(),
   /** Epoch ms. */
   nextRunAt: z.number(),
-});
+}));
 export type StoredSchedule = z.infer<typeof scheduleShape>;
 
 const FIRED_DAYS = 3;

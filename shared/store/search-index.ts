@@ -24,13 +24,13 @@ import { z } from 'zod';
 export const SEGMENT_SPAN = 2 ** 20;
 
 /** Binary attributes come back as Uint8Array (an ArrayBuffer from some clients: made one too). */
-const bytes = z.union([z.custom<Uint8Array>((v) => v instanceof Uint8Array), z.instanceof(ArrayBuffer).transform((b): Uint8Array => new Uint8Array(b))]);
+const bytes = z.lazy(() => z.union([z.custom<Uint8Array>((v) => v instanceof Uint8Array), z.instanceof(ArrayBuffer).transform((b): Uint8Array => new Uint8Array(b))]));
 
 /** A chunk as its document remembers it: enough to delete it without reading it. */
-const chunkRefShape = z.object({ docNo: z.number(), lenBody: z.number(), lenTitle: z.number() });
+const chunkRefShape = z.lazy(() => z.object({ docNo: z.number(), lenBody: z.number(), lenTitle: z.number() }));
 export type ChunkRef = z.infer<typeof chunkRefShape>;
 
-const segmentShape = z.object({
+const segmentShape = z.lazy(() => z.object({
   segNo: z.number(),
   syncId: z.string(),
   state: z.enum(['writing', 'live']),
@@ -46,27 +46,27 @@ const segmentShape = z.object({
   version: z.number(),
   /** Postings format (postings-codec.ts): 2 keeps field lengths in the segment's norms; absent, format 1. */
   format: z.number().optional(),
-});
+}));
 export type SegmentRecord = z.infer<typeof segmentShape>;
 
 /**
  * A compaction: the live segments it merges, as they were when it began (a later tombstone makes
  * the swap fail rather than resurrect a chunk), and the segments it writes.
  */
-const compactionShape = z.object({
+const compactionShape = z.lazy(() => z.object({
   compactionId: z.string(),
   state: z.enum(['writing', 'swapped', 'cleanup', 'done', 'abandoned']),
   old: z.array(z.object({ segNo: z.number(), chunks: z.number(), version: z.number(), deleted: bytes.optional() })),
   segNos: z.array(z.number()),
   createdAt: z.string(),
-});
+}));
 export type CompactionRecord = z.infer<typeof compactionShape>;
 
 /** A chunk's embedding as stored with it: int8 components scaled by `s`, made by model `m`. */
-const storedVectorShape = z.object({ v: bytes, s: z.number(), m: z.string() });
+const storedVectorShape = z.lazy(() => z.object({ v: bytes, s: z.number(), m: z.string() }));
 export type StoredVector = z.infer<typeof storedVectorShape>;
 
-const chunkShape = z.object({
+const chunkShape = z.lazy(() => z.object({
   docNo: z.number(),
   chunkId: z.string(),
   documentId: z.string(),
@@ -82,10 +82,10 @@ const chunkShape = z.object({
   terms: z.string(),
   lenBody: z.number(),
   lenTitle: z.number(),
-});
+}));
 export type ChunkRecord = z.infer<typeof chunkShape>;
 
-const documentShape = z.object({
+const documentShape = z.lazy(() => z.object({
   documentKey: z.string(),
   documentId: z.string(),
   hash: z.string(),
@@ -97,7 +97,7 @@ const documentShape = z.object({
    */
   seg: z.number().optional(),
   replaced: z.array(chunkRefShape).optional(),
-});
+}));
 export type DocumentRecord = z.infer<typeof documentShape>;
 
 /** Whether a segment's deletion bitmap marks the chunk at `local`. */

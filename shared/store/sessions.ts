@@ -9,7 +9,7 @@ import { readItem } from './item-shape';
 import { z } from 'zod';
 
 /** One turn of a conversation as stored (and listed by the API). */
-const messageShape = z.object({
+const messageShape = z.lazy(() => z.object({
   id: z.string(),
   role: z.enum(['user', 'assistant']),
   content: z.string(),
@@ -25,7 +25,7 @@ const messageShape = z.object({
   agentVersion: z.union([z.number(), z.literal('draft')]).optional(),
   /** Assistant turns: what a person thought of the reply (the last rating given). */
   feedback: z.object({ rating: z.enum(['up', 'down']), comment: z.string().optional(), at: z.string() }).optional(),
-});
+}));
 export type SessionMessage = z.infer<typeof messageShape>;
 export type MessageFeedback = NonNullable<SessionMessage['feedback']>;
 

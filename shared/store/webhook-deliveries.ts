@@ -14,20 +14,20 @@ import { z } from 'zod';
  * more at most when a worker died mid-attempt (receivers get at-least-once, with the delivery id
  * to drop repeats).
  */
-const deliveryStatus = z.enum(['pending', 'delivering', 'retrying', 'delivered', 'failed']);
+const deliveryStatus = z.lazy(() => z.enum(['pending', 'delivering', 'retrying', 'delivered', 'failed']));
 export type DeliveryStatus = z.infer<typeof deliveryStatus>;
 
-const attemptShape = z.object({
+const attemptShape = z.lazy(() => z.object({
   attempt: z.number(),
   at: z.string(),
   durationMs: z.number(),
   /** The receiver's HTTP status, when it answered. */
   status: z.number().optional(),
   error: z.string().optional(),
-});
+}));
 export type DeliveryAttempt = z.infer<typeof attemptShape>;
 
-const deliveryShape = z.object({
+const deliveryShape = z.lazy(() => z.object({
   /** The idempotency id receivers see (`Cairn-Delivery-Id`): `<executionId>.<key>`. */
   id: z.string(),
   key: z.string(),
@@ -39,7 +39,7 @@ const deliveryShape = z.object({
   attempts: z.array(attemptShape),
   createdAt: z.string(),
   deliveredAt: z.string().optional(),
-});
+}));
 export type DeliveryRecord = z.infer<typeof deliveryShape>;
 const read = (item: Record<string, unknown>) => readItem(deliveryShape, item, 'webhook delivery');
 
