@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import type { READ_ONLY_FIELDS } from './read-only';
 import { isKnownProvider, isModelNameShaped, MODEL_NAME_REASON, unknownProviderReason } from './models/model-name';
 
 /** A number in [min, max] that says so when it is not. */
@@ -46,19 +47,8 @@ export const httpUrl = (maxLength = 2048) =>
     .refine((value) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol), { error: 'must be an http or https URL' })
     .refine((value) => !URL.canParse(value) || (new URL(value).username === '' && new URL(value).password === ''), { error: 'must not carry a user name or password (user:password@): use the auth settings' });
 
-export const readOnlyFields = {
-  id: z.unknown().optional().openapi({ description: 'read-only; ignored' }),
-  createdAt: z.unknown().optional().openapi({ description: 'read-only; ignored' }),
-  updatedAt: z.unknown().optional().openapi({ description: 'read-only; ignored' }),
-  status: z.unknown().optional().openapi({ description: 'read-only; ignored' }),
-  version: z.unknown().optional().openapi({ description: 'read-only; ignored' }),
-};
-
-export function withoutReadOnly<T extends Record<string, unknown>>(input: T, extra: string[] = []) {
-  const out: Record<string, unknown> = { ...input };
-  for (const key of [...Object.keys(readOnlyFields), ...extra]) delete out[key];
-  return out;
-}
+const readOnly = z.unknown().optional().openapi({ description: 'read-only; ignored' });
+export const readOnlyFields = { id: readOnly, createdAt: readOnly, updatedAt: readOnly, status: readOnly, version: readOnly } satisfies Record<(typeof READ_ONLY_FIELDS)[number], z.ZodType>;
 
 /** Fields every stored record carries. */
 export const recordFields = {

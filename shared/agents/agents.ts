@@ -6,7 +6,7 @@ import { parseInput } from '../validation';
 import { agentInput, storedAgent, type Agent, type AgentInput } from './agent-schema';
 import { prepareTools, presentTools } from './agent-tools';
 import { collection, type Precondition } from '../collection';
-import { withoutReadOnly } from '../schema-helpers';
+import { withoutReadOnly } from '../read-only';
 import type { Runtime } from '../runtime';
 
 export const agents = collection<Agent>('AGENT', 'agent', 'agent', storedAgent);

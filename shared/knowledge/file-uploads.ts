@@ -4,7 +4,8 @@ import { contentTypeOf, type StoredFile } from '../store/files';
 import type { Runtime } from '../runtime';
 import type { TenantScope } from '../tenancy';
 import { blobKeyOf, discardContents, fileEntry, newVersionId, sameContent } from './file-contents';
-import { MAX_FILE_BYTES, type UploadInput } from './source-schema';
+import { MAX_FILE_BYTES } from './source-limits';
+import type { UploadInput } from './source-schema';
 import { afterFilesChanged, assertFileCollection, knowledgeSources } from './sources';
 import { isoNow } from '../clock';
 

@@ -27,7 +27,7 @@ import { eachLimited } from '../each-limited';
 import { deleteAllFiles, readFileBytes } from './file-contents';
 import { readS3Object, refreshS3Entries } from './s3-source';
 import { refreshWebEntries } from './web-source';
-import { MAX_FILE_BYTES } from './source-schema';
+import { MAX_FILE_BYTES } from './source-limits';
 import type { StoredFile } from '../store/files';
 import { isoNow } from '../clock';
 

@@ -2,7 +2,7 @@ import { UpstreamError, ValidationError, BlobTooLargeError, DocumentError } from
 import type { Runtime } from '../runtime';
 import { contentTypeOf, type StoredFile } from '../store/files';
 import type { TenantScope } from '../tenancy';
-import { bucketRefusal } from './source-schema';
+import { bucketRefusal } from './source-limits';
 import { s3ConfigOf, type KnowledgeSourceRecord } from './sources';
 import { isoNow } from '../clock';
 

@@ -1,14 +1,7 @@
 import { z } from '@hono/zod-openapi';
-import { config } from '../config';
 import { httpUrl, integerBetween, readOnlyFields, recordFields, uniqueItems } from '../schema-helpers';
+import { bucketRefusal, SOURCE_STATUSES, SOURCE_TYPES, type SOURCE_READ_ONLY_EXTRA } from './source-limits';
 
-export const SOURCE_TYPES = ['postgresql', 'file-collection', 's3', 'web'] as const;
-export const SOURCE_STATUSES = ['created', 'pending', 'syncing', 'indexing', 'ready', 'failed'] as const;
-
-/** A file-collection create or file upload carries at most this much content (bytes, decoded); larger files go through uploads. */
-export const MAX_CONTENT_BYTES = 5 * 1024 * 1024;
-/** The largest file an upload may bring. */
-export const MAX_FILE_BYTES = 100 * 1024 * 1024;
 
 const IDENT = '[A-Za-z_][A-Za-z0-9_$]{0,62}';
 const identifier = z
@@ -58,13 +51,6 @@ const postgresConfigObject = z
   .openapi('PostgresConfig');
 
 export const postgresConfig = z.preprocess(flagCredentials, postgresConfigObject);
-
-/** Why a bucket may not be read by `s3` sources, or undefined when this deployment was granted it. */
-export function bucketRefusal(bucket: string): string | undefined {
-  if (config.s3SourceBuckets.includes(bucket)) return undefined;
-  const granted = config.s3SourceBuckets.length ? `granted: ${config.s3SourceBuckets.join(', ')}` : 'none is granted';
-  return `is not a bucket this deployment may read (${granted}); the deployer lists it in the CDK context s3SourceBuckets (S3_SOURCE_BUCKETS)`;
-}
 
 export const s3Config = z
   .strictObject({
@@ -148,8 +134,7 @@ const sourceReadOnly = {
   fileCount: z.unknown().optional().openapi({ description: 'read-only; ignored' }),
   totalBytes: z.unknown().optional().openapi({ description: 'read-only; ignored' }),
   crawl: z.unknown().optional().openapi({ description: 'read-only; ignored' }),
-};
-export const SOURCE_READ_ONLY_EXTRA = ['stats', 'error', 'fileCount', 'totalBytes', 'crawl'];
+} satisfies Record<(typeof SOURCE_READ_ONLY_EXTRA)[number], z.ZodType> & typeof readOnlyFields;
 
 export const chunkingSchema = z
   .strictObject({

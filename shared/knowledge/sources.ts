@@ -8,36 +8,38 @@ import { deleteFiles, readFileBytes, writeFiles, type FileBytes } from './file-c
 import type { TenantScope } from '../tenancy';
 import { deleteCredentials } from './source-credentials';
 import { collection, type Precondition } from '../collection';
+import { MAX_CONTENT_BYTES, SOURCE_READ_ONLY_EXTRA, SOURCE_STATUSES, SOURCE_TYPES } from './source-limits';
 import {
-  MAX_CONTENT_BYTES,
-  SOURCE_READ_ONLY_EXTRA,
   type FileInput,
   type KnowledgeSourceInput,
   type PostgresConfig,
   type S3Config,
   type WebConfig,
 } from './source-schema';
-import { recordFields as storedRecordFields, withoutReadOnly } from '../schema-helpers';
+import { withoutReadOnly } from '../read-only';
 import type { Runtime } from '../runtime';
 import { assertSearchable, searchSource, type SearchRequest } from '../search/search';
 import { meteringSearches, type SearchWork } from '../search/search-meter';
 import { recordUsage } from '../usage';
 
-const sourceStatus = z.enum(['created', 'pending', 'syncing', 'indexing', 'ready', 'failed']);
+const sourceStatus = z.lazy(() => z.enum(SOURCE_STATUSES));
 export type SourceStatus = z.infer<typeof sourceStatus>;
 
 /** Its type's config (read through `pgConfigOf` and its siblings, by `type`); credentials sealed. */
-const sourceConfig = z.custom<PostgresConfig | S3Config | WebConfig>((v) => typeof v === 'object' && v !== null && !Array.isArray(v), { message: 'must be an object' });
+const sourceConfig = z.lazy(() => z.custom<PostgresConfig | S3Config | WebConfig>((v) => typeof v === 'object' && v !== null && !Array.isArray(v), { message: 'must be an object' }));
 
 /**
  * The stored record, declared once and parsed when read (structural: an older record still reads).
  * File contents live beside it in the store, not in it.
  */
-const storedSource = z.object({
-  ...storedRecordFields,
+const storedSource = z.lazy(() => z.object({
+  id: z.string(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  version: z.number(),
   name: z.string(),
   description: z.string().default(''),
-  type: z.enum(['postgresql', 'file-collection', 's3', 'web']),
+  type: z.enum(SOURCE_TYPES),
   status: sourceStatus,
   config: sourceConfig.optional(),
   chunking: z.object({ size: z.number(), overlap: z.number() }).optional(),
@@ -56,7 +58,7 @@ const storedSource = z.object({
     .optional(),
   /** A compaction holding the source until it swaps its segments in (syncs wait for it). */
   compaction: z.object({ id: z.string(), startedAt: z.string(), until: z.string() }).optional(),
-});
+}));
 export type KnowledgeSourceRecord = z.infer<typeof storedSource>;
 
 /** A source's config as its type has it (the record holds one of them, chosen by `type`). */

@@ -23,13 +23,16 @@ export type PlatformToken = TokenClaims & { scope: TenantScope };
 const PREFIX = 'cpt_v1.';
 const TOKEN_SHAPE = /^cpt_v1\.([A-Za-z0-9_-]{10,1000})\.([A-Za-z0-9_-]{43})$/;
 
-const payload = z.strictObject({
-  t: z.string().regex(TENANT_ID_PATTERN),
-  s: z.string().min(1).max(100),
-  j: z.string().regex(/^tok_[0-9a-z]{26}$/),
-  i: z.int().nonnegative(),
-  e: z.int().positive().optional(),
-});
+/** Built at the first token read, not at every start of the functions that import this. */
+const payload = z.lazy(() =>
+  z.strictObject({
+    t: z.string().regex(TENANT_ID_PATTERN),
+    s: z.string().min(1).max(100),
+    j: z.string().regex(/^tok_[0-9a-z]{26}$/),
+    i: z.int().nonnegative(),
+    e: z.int().positive().optional(),
+  }),
+);
 
 const sign = (key: string, body: string) => createHmac('sha256', key).update(PREFIX + body).digest('base64url');
 

@@ -1,14 +1,12 @@
 import { createHmac } from 'node:crypto';
-import { z } from '@hono/zod-openapi';
 import { config } from '../config';
 import { AppError, isRetryable, ValidationError } from '../errors';
 import { errorFields, log } from '../log';
 import { outboundRequest, urlRefusal } from '../net/outbound';
-import { httpUrl } from '../schema-helpers';
+import type { StoredWebhook, WebhookEvent, WebhookInput, WebhookShown } from './webhook-schema';
 import type { WebhookMessage } from '../queue/messages';
 import type { Delivery } from '../queue/queue';
 import type { Runtime, RuntimeWith } from '../runtime';
-import { isPlainObject } from '../json-objects';
 import type { SealedSecret } from '../secrets/secret-box';
 import type { ExecutionRecord } from '../store/executions';
 import type { DeliveryRecord } from '../store/webhook-deliveries';
@@ -22,36 +20,8 @@ import { scopeOf, type TenantScope } from '../tenancy';
  * is recorded; receivers get at-least-once, with `Cairn-Delivery-Id` to drop repeats. The URL goes
  * through the outbound guard like every tenant-given URL.
  */
-export const WEBHOOK_EVENTS = ['succeeded', 'failed', 'canceled', 'waiting'] as const;
-export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 /** Attempts in all before a delivery is given up. */
 export const MAX_DELIVERY_ATTEMPTS = 8;
-
-const webhookUrl = httpUrl(2000);
-
-export const webhookInput = z
-  .strictObject({
-    url: webhookUrl.openapi({ example: 'https://hooks.example.com/cairn' }),
-    secret: z
-      .string()
-      .min(16, { error: 'must be at least 16 characters' })
-      .max(256)
-      .optional()
-      .openapi({ description: 'Signs each delivery (HMAC-SHA256); stored sealed, never returned. Required unless one is stored (a client sending back what it read keeps it)' }),
-    events: z.array(z.enum(WEBHOOK_EVENTS)).min(1).max(4).default(['succeeded', 'failed', 'canceled']),
-    configured: z.boolean().optional().openapi({ description: 'Read-only: ignored when sent' }),
-  })
-  .openapi('WebhookInput');
-export type WebhookInput = z.infer<typeof webhookInput>;
-
-/**
- * A completion webhook as stored on a workflow or an execution: its secret sealed. (The store's
- * execution shape declares it structurally: the store knows nothing of sealing.)
- */
-export const storedWebhook = z.object({ url: z.string(), events: z.array(z.enum(WEBHOOK_EVENTS)), sealed: z.custom<SealedSecret>(isPlainObject, { message: 'must be a sealed secret' }) });
-export type StoredWebhook = z.infer<typeof storedWebhook>;
-
-export const webhookShown = z.object({ url: z.string(), events: z.array(z.enum(WEBHOOK_EVENTS)), configured: z.literal(true) }).openapi('Webhook');
 
 const sealContext = (scope: TenantScope) => ({ tenantId: scope.tenantId, tool: 'webhook', purpose: 'workflow-webhook' });
 
@@ -67,7 +37,7 @@ export async function sealWebhook(rt: Runtime, scope: TenantScope, input: Webhoo
   return { url: input.url, events: input.events, sealed };
 }
 
-export const showWebhook = (webhook: Pick<StoredWebhook, 'url' | 'events'>): z.infer<typeof webhookShown> => ({ url: webhook.url, events: webhook.events, configured: true });
+export const showWebhook = (webhook: Pick<StoredWebhook, 'url' | 'events'>): WebhookShown => ({ url: webhook.url, events: webhook.events, configured: true });
 
 /** The signature of a body sent at `timestamp` (unix seconds): the HMAC-SHA256 of "<t>.<body>" (hooks check callers' with it too). */
 export const signatureOf = (secret: string, timestamp: number, body: string): Buffer => createHmac('sha256', secret).update(`${timestamp}.${body}`).digest();

@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { collection } from '../collection';
 import { recordFields } from '../schema-helpers';
-import { storedWebhook } from './webhooks';
+import { storedWebhook } from './webhook-schema';
 
 /**
  * The tenant's workflow records (kept apart from workflows.ts, whose steps' code starting an

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { readOnlyFields, recordFields } from '../schema-helpers';
-import { webhookInput, webhookShown } from './webhooks';
+import { webhookInput, webhookShown } from './webhook-schema';
 import { MAX_SCHEDULES, scheduleInput } from './schedule-schema';
 import { STEP_KINDS, STEP_TYPES } from './steps';
 import { retryPolicy, stepCommon, stepOf } from './steps/step-schema';

@@ -6,7 +6,7 @@ import { stepKind } from './steps';
 import type { StepLike } from './steps/step-kind';
 import { compileWorkflow } from './compiler';
 import { sealWebhook, showWebhook } from './webhooks';
-import { withoutReadOnly } from '../schema-helpers';
+import { withoutReadOnly } from '../read-only';
 import { workflowInput, type Workflow, type WorkflowInput } from './workflow-schema';
 import { parseInput } from '../validation';
 import type { Runtime } from '../runtime';
