@@ -2,7 +2,7 @@
  * The layering rules of the product code (`npm run lint`). Each top-level folder's README says
  * what lives there and what it may import.
  */
-const KERNEL = '^shared/(config|errors|ids|tenancy|log|json-objects|json-guard|plans|validation|each-limited|templates|jsonata-expression|clock|bounded-cache|work-frame)[.]ts$';
+const KERNEL = '^shared/(config|errors|ids|tenancy|log|json-objects|json-guard|plans|validation|each-limited|templates|jsonata-expression|clock|bounded-cache|work-frame|source-stack)[.]ts$';
 /** Folders of `shared/` with a front door (`index.ts`): the three products and what they share. */
 const ROOMS = 'agents|knowledge|workflows|tools|usage|evals|guardrails';
 /** Tests and benchmarks may reach inside a room: they exercise its parts one by one. */

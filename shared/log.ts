@@ -1,5 +1,6 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { config } from './config';
+import { sourceStack } from './source-stack';
 import { frameSlot, slotValue, withSlot } from './work-frame';
 
 /**
@@ -28,8 +29,8 @@ export function addLogContext(fields: Record<string, unknown>): void {
   if (current) Object.assign(current, fields);
 }
 
-/** Error fields safe to log: name, message and stack, never request data. */
+/** Error fields safe to log: name, message and stack (in the source's terms), never request data. */
 export function errorFields(error: unknown): Record<string, unknown> {
-  if (error instanceof Error) return { error: { name: error.name, message: error.message, stack: error.stack } };
+  if (error instanceof Error) return { error: { name: error.name, message: error.message, stack: error.stack && sourceStack(error.stack) } };
   return { error: String(error) };
 }

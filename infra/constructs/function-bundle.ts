@@ -53,6 +53,7 @@ export function bundleFunction(entry: string, outdir: string, options: { externa
     // character makes V8 read the whole file as UTF-16).
     charset: 'ascii',
     sourcemap: options.sourcemap ?? false,
+    sourcesContent: false,
     outExtension: { '.js': '.mjs' },
     chunkNames: 'chunks/[name]-[hash]',
     banner: { js: ESM_REQUIRE_BANNER },
