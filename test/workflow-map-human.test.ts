@@ -51,6 +51,15 @@ const start = async (id: string, body: unknown) => {
 const get = async (id: string, executionId: string) => (await call(app, 'GET', `/v1/workflows/${id}/executions/${executionId}`, { key: t.apiKey })).body.data;
 /** One step of an execution as the API shows it (JSON of any shape: the response body's type). */
 const stepOf = (execution: TestResponse['body'], id: string): TestResponse['body'] => (execution.steps as Array<{ id: string }>).find((s) => s.id === id);
+/** The execution once its human step asks (an async execution reaches it in the background). */
+async function whenAsked(id: string, executionId: string, stepId: string) {
+  for (let tries = 0; tries < 400; tries++) {
+    const execution = await get(id, executionId);
+    if (stepOf(execution, stepId)?.request) return execution;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`step ${stepId} of ${executionId} never asked`);
+}
 
 describe('map steps', () => {
   beforeAll(async () => {
@@ -217,7 +226,7 @@ describe('human steps', () => {
     const fail = await create(approval({ timeoutSeconds: 1 }));
     const a = await start(goOn, { parameters: { amount: 5 } });
     const b = await start(fail, { parameters: { amount: 5 } });
-    expect(stepOf(await get(goOn, a), 'approve').request.expiresAt).toBeDefined();
+    expect(stepOf(await whenAsked(goOn, a, 'approve'), 'approve').request.expiresAt).toBeDefined();
     // The queue holds the timeout's delayed message until the time is up; draining waits for it.
     await testLocal.workflowSteps!.drain();
     const timedOut = await get(goOn, a);
