@@ -21,18 +21,35 @@ mkdirSync('node_modules/.cache', { recursive: true });
 const out = resolve(mkdtempSync(join('node_modules/.cache', 'cairn-lambda-bench-')));
 const RUNS = 7;
 
-/** The environment a deployed function starts with (no endpoints are called at import). */
+/**
+ * The environment a deployed function starts with: what Lambda sets and what the stack gives the
+ * functions (the union of all of theirs, so no function's start is flattered; configuration builds
+ * the schema of each variable that is set). No endpoint is called at import.
+ */
 const LAMBDA_ENV = {
   AWS_REGION: 'us-east-1',
   AWS_LAMBDA_FUNCTION_NAME: 'bench',
+  AWS_LAMBDA_RUNTIME_API: '127.0.0.1:9001',
   TABLE_NAME: 'cairn',
   LOG_LEVEL: 'silent',
+  POWERTOOLS_SERVICE_NAME: 'agents',
+  METRICS_NAMESPACE: 'Cairn/bench',
+  CURSOR_SIGNING_KEY: 'k'.repeat(64),
+  INGESTION_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/ingestion',
+  WORKFLOW_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/workflow-steps',
+  WEBHOOK_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/123456789012/webhooks',
+  WORKFLOW_QUEUE_ARN: 'arn:aws:sqs:us-east-1:123456789012:workflow-steps',
+  SECRETS_KMS_KEY_ID: 'arn:aws:kms:us-east-1:123456789012:key/bench',
+  BLOB_BUCKET: 'cairn-bench-data',
+  PROVIDER_SECRETS_ARN: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:providers',
+  SCHEDULE_GROUP_NAME: 'cairn-bench',
+  SCHEDULER_ROLE_ARN: 'arn:aws:iam::123456789012:role/scheduler',
   AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   PATH: process.env.PATH ?? '',
 };
 
 function bundle(name: string, entry: string) {
-  const files = bundleFunction(entry, join(out, name), { external: BUNDLE_EXTERNALS });
+  const files = bundleFunction(entry, join(out, name), { external: BUNDLE_EXTERNALS, sourcemap: true });
   const sum = (list: typeof files) => list.reduce((total, file) => total + file.bytes, 0);
   return { file: join(out, name, 'index.mjs'), bytes: sum(files), startBytes: sum(files.filter((f) => f.atStart)) };
 }
