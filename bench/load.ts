@@ -29,9 +29,11 @@ export async function load(options: {
   const one = (i: number) =>
     new Promise<void>((resolve) => {
       const spec = options.make(i);
+      // A body's length is declared, as fetch, curl and the SDKs declare it (not sent chunked).
+      const headers = spec.body === undefined ? spec.headers : { 'content-length': String(Buffer.byteLength(spec.body)), ...spec.headers };
       const started = performance.now();
       const req = request(
-        { host: '127.0.0.1', port: options.port, method: spec.method, path: spec.path, headers: spec.headers, agent },
+        { host: '127.0.0.1', port: options.port, method: spec.method, path: spec.path, headers, agent },
         (res) => {
           res.resume();
           res.on('end', () => {
