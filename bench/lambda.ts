@@ -8,6 +8,8 @@
  * with PRELOAD=true (`preloadedImportMs`: all of it at start, as before it was loaded on first use;
  * what a first request adds lies between the two), and the instructions the import executes
  * (`importInstructionsM`, under valgrind where it is installed: repeatable where milliseconds are not).
+ * The baseline of the run is a bare Hono app behind the Lambda adapter, bundled the same way
+ * (`coldImportVsHello`); the runs go round by round over all the bundles.
  * Writes bench/results/lambda.json. Usage: npx tsx bench/lambda.ts
  */
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -78,10 +80,17 @@ function importInstructions(file: string | undefined): number | undefined {
   return collected === undefined ? undefined : Number(collected) / 1e6;
 }
 
-/** The median of RUNS fresh imports, in ms to a tenth. */
-function medianImport(file: string, preload: boolean): number {
-  const times = Array.from({ length: RUNS }, () => coldImport(file, preload)).sort((a, b) => a - b);
-  return Math.round(times[Math.floor(RUNS / 2)]! * 10) / 10;
+/** The median of a function's fresh imports, in ms to a tenth. */
+function median(times: number[]): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  return Math.round(sorted[Math.floor(sorted.length / 2)]! * 10) / 10;
+}
+
+/** A bare Hono app behind the Lambda adapter, bundled the same way: the baseline of the run. */
+function helloEntry(): string {
+  const entry = join(out, 'hello-handler.ts');
+  writeFileSync(entry, "import { Hono } from 'hono';\nimport { handle } from 'hono/aws-lambda';\n\nexport const handler = handle(new Hono().get('/hello', (c) => c.text('hello')));\n");
+  return entry;
 }
 
 async function main() {
@@ -89,18 +98,36 @@ async function main() {
     .filter((d) => d.isDirectory())
     .map((d) => d.name)
     .filter((name) => statSync(join('functions', name, 'handler.ts'), { throwIfNoEntry: false }));
-  const results: Record<string, { bytes: number; startBytes: number; coldImportMs: number; preloadedImportMs: number; importInstructionsM?: number }> = {};
+  const bundles = [...functions.map((name) => ({ name, ...bundle(name, join('functions', name, 'handler.ts')) })), { name: 'hello', ...bundle('hello', helloEntry()) }];
+  // Round by round, every bundle once a round: a noisy spell of the machine then falls on all of
+  // them alike instead of on the seven runs of one.
+  const times = new Map(bundles.map((b) => [b.name, { cold: [] as number[], preloaded: [] as number[] }]));
+  for (let round = 0; round < RUNS; round++) {
+    for (const b of bundles) {
+      times.get(b.name)!.cold.push(coldImport(b.file, false));
+      times.get(b.name)!.preloaded.push(coldImport(b.file, true));
+    }
+  }
   const nodeStart = importInstructions(undefined);
-  for (const name of functions) {
-    const { file, bytes, startBytes } = bundle(name, join('functions', name, 'handler.ts'));
-    const coldImportMs = medianImport(file, false);
-    const preloadedImportMs = medianImport(file, true);
-    const instructions = nodeStart === undefined ? undefined : importInstructions(file);
-    results[name] = { bytes, startBytes, coldImportMs, preloadedImportMs, ...(instructions === undefined ? {} : { importInstructionsM: Math.round(instructions - nodeStart!) }) };
-    process.stdout.write(`${name}: ${bytes} bytes (${startBytes} read at start), cold import ${coldImportMs} ms (${preloadedImportMs} ms preloaded)${instructions === undefined ? '' : `, ${results[name].importInstructionsM} M instructions`}\n`);
+  const measured = (b: (typeof bundles)[number]) => {
+    const instructions = nodeStart === undefined ? undefined : importInstructions(b.file);
+    return {
+      bytes: b.bytes,
+      startBytes: b.startBytes,
+      coldImportMs: median(times.get(b.name)!.cold),
+      preloadedImportMs: median(times.get(b.name)!.preloaded),
+      ...(instructions === undefined ? {} : { importInstructionsM: Math.round(instructions - nodeStart!) }),
+    };
+  };
+  const hello = measured(bundles.at(-1)!);
+  const results: Record<string, ReturnType<typeof measured> & { coldImportVsHello: number }> = {};
+  for (const b of bundles.slice(0, -1)) {
+    const m = measured(b);
+    results[b.name] = { ...m, coldImportVsHello: Math.round((m.coldImportMs / hello.coldImportMs) * 100) / 100 };
+    process.stdout.write(`${b.name}: ${m.bytes} bytes (${m.startBytes} read at start), cold import ${m.coldImportMs} ms (${results[b.name]!.coldImportVsHello}× bare Hono's ${hello.coldImportMs} ms; ${m.preloadedImportMs} ms preloaded)${m.importInstructionsM === undefined ? '' : `, ${m.importInstructionsM} M instructions`}\n`);
   }
   if (!process.env.KEEP_BUNDLES) rmSync(out, { recursive: true, force: true });
-  writeResults('lambda', { date: new Date().toISOString(), node: process.version, runs: RUNS, targets: { bytes: 1_000_000, coldImportMs: 80, except: ['ingestion'] }, functions: results });
+  writeResults('lambda', { date: new Date().toISOString(), node: process.version, runs: RUNS, targets: { bytes: 1_000_000, coldImportMs: 80, except: ['ingestion'] }, baseline: { 'bare Hono (hono/aws-lambda)': hello }, functions: results });
 }
 
 runBench(main);
