@@ -1,5 +1,6 @@
 import type { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { loadOnce, onFirstUse } from '../load-once';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { config, type ProviderSettings } from '../config';
 import { AppError } from '../errors';
 import { anthropicProvider } from './anthropic-provider';
@@ -65,17 +66,14 @@ export function modelResolver(options: { keys?: () => Promise<ProviderKeys>; pro
   const keys = options.keys ?? providerKeysLoader();
   const declared = options.providers ?? config.modelProviders;
   // Clients and engines per provider, made once per instance and again only when its settings change (a rotated key).
-  // The SDK's module (and its HTTP/1.1 handler) is loaded with the first Bedrock call, not at a cold start.
+  // The SDK's module is loaded with the first Bedrock call, not at a cold start.
   const bedrockClients = new Map<string, () => Promise<BedrockRuntimeClient>>();
   const bedrockClient = (region: string, endpoint?: string) => {
     const key = `${region} ${endpoint ?? ''}`;
     let client = bedrockClients.get(key);
     if (!client) {
       // HTTP/1.1: Converse needs no HTTP/2 (the client's default, for bidirectional streams).
-      client = loadOnce(async () => {
-        const [{ BedrockRuntimeClient }, { NodeHttpHandler }] = await Promise.all([bedrockSdk(), import('@smithy/node-http-handler')]);
-        return new BedrockRuntimeClient({ region, requestHandler: new NodeHttpHandler(), ...(endpoint ? { endpoint } : {}) });
-      });
+      client = loadOnce(async () => new (await bedrockSdk()).BedrockRuntimeClient({ region, requestHandler: new NodeHttpHandler(), ...(endpoint ? { endpoint } : {}) }));
       bedrockClients.set(key, client);
     }
     return client;
