@@ -5,18 +5,18 @@ import { fileURLToPath } from 'node:url';
 
 export const PROJECT_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-export const BUNDLE_TARGET = 'node22';
-export const BUNDLE_MAIN_FIELDS = ['module', 'main'];
+const BUNDLE_TARGET = 'node22';
+const BUNDLE_MAIN_FIELDS = ['module', 'main'];
 /**
  * Packages the bundles take from elsewhere (paths from the project root, where bundling runs):
  * zod without its locales (see infra/bundling/zod/README.md), and no Ajv, which the MCP SDK
  * imports for a default validator Cairn never uses (infra/bundling/ajv/README.md).
  */
-export const BUNDLE_ALIAS = { zod: './infra/bundling/zod', 'zod-to-json-schema': './infra/bundling/zod-to-json-schema', ajv: './infra/bundling/ajv', 'ajv-formats': './infra/bundling/ajv-formats' };
+const BUNDLE_ALIAS = { zod: './infra/bundling/zod', 'zod-to-json-schema': './infra/bundling/zod-to-json-schema', ajv: './infra/bundling/ajv', 'ajv-formats': './infra/bundling/ajv-formats' };
 /** Left out of the bundles: the AWS SDK v3 the Node.js 22 runtime provides. */
 export const BUNDLE_EXTERNALS = ['@aws-sdk/*'];
 /** Some dependencies still call require(); give ESM bundles one. */
-export const ESM_REQUIRE_BANNER = "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);";
+const ESM_REQUIRE_BANNER = "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);";
 
 export interface BundledFile {
   /** Path from the output directory: `index.mjs` (the handler's), `chunks/…`. */
