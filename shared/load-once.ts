@@ -1,3 +1,5 @@
+import { config } from './config';
+
 /**
  * A module (or anything costly) loaded on first use and kept: `const sdk = loadOnce(() => import('@aws-sdk/client-sqs'))`.
  * Each AWS SDK client is 80-170 ms of imports at a cold start; a function that never sends to a
@@ -32,4 +34,9 @@ export function onFirstUse<T>(load: () => Promise<T>): () => Promise<T> {
  */
 export async function preloadAll(): Promise<void> {
   await Promise.all(firstUses.map((use) => use()));
+}
+
+/** Where a function starts: preloadAll when PRELOAD=true, else nothing (all loads on first use). */
+export async function preloadIfConfigured(): Promise<void> {
+  if (config.preload) await preloadAll();
 }

@@ -1,7 +1,6 @@
 import { streamHandle } from 'hono/aws-lambda';
-import { config } from '../../shared/config';
 import { configuredRuntime } from '../../shared/configured-runtime';
-import { preloadAll } from '../../shared/load-once';
+import { preloadIfConfigured } from '../../shared/load-once';
 import { modelResolver } from '../../shared/models/resolve-model';
 import { sqsQueuesFromConfig } from '../../shared/queue/sqs-queue';
 import { kmsSecretBoxFromConfig } from '../../shared/secrets/kms-secret-box';
@@ -11,4 +10,4 @@ import { createAgentsApp } from './app';
 // stream their server-sent events; every other answer is streamed in one piece. Agents' tools need
 // the secret box (sealed auth) and the workflow queue (workflow tools).
 export const handler = streamHandle(createAgentsApp(configuredRuntime({ models: modelResolver(), secrets: kmsSecretBoxFromConfig(), queues: sqsQueuesFromConfig() })));
-if (config.preload) await preloadAll();
+await preloadIfConfigured();

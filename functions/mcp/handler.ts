@@ -1,7 +1,6 @@
 import { handle } from 'hono/aws-lambda';
-import { config } from '../../shared/config';
 import { configuredRuntime } from '../../shared/configured-runtime';
-import { preloadAll } from '../../shared/load-once';
+import { preloadIfConfigured } from '../../shared/load-once';
 import { modelResolver } from '../../shared/models/resolve-model';
 import { sqsQueuesFromConfig } from '../../shared/queue/sqs-queue';
 import { kmsSecretBoxFromConfig } from '../../shared/secrets/kms-secret-box';
@@ -9,4 +8,4 @@ import { createMcpApp } from './app';
 
 // Asking an agent calls models and its tools (sealed auth, workflow tools); run_workflow sends steps.
 export const handler = handle(createMcpApp(configuredRuntime({ models: modelResolver(), secrets: kmsSecretBoxFromConfig(), queues: sqsQueuesFromConfig() })));
-if (config.preload) await preloadAll();
+await preloadIfConfigured();

@@ -1,7 +1,6 @@
 import type { ScheduledEvent } from 'aws-lambda';
-import { config } from '../../shared/config';
 import { configuredRuntime } from '../../shared/configured-runtime';
-import { preloadAll } from '../../shared/load-once';
+import { preloadIfConfigured } from '../../shared/load-once';
 import { sweep } from '../../shared/work-sweeper';
 import { log } from '../../shared/log';
 import { sqsQueuesFromConfig } from '../../shared/queue/sqs-queue';
@@ -13,4 +12,4 @@ export const handler = async (_event: ScheduledEvent): Promise<void> => {
   const report = await sweep(rt);
   log.info('sweep done', { checked: report.checked, ...report.outcomes });
 };
-if (config.preload) await preloadAll();
+await preloadIfConfigured();

@@ -1,7 +1,6 @@
 import { kmsSecretBoxFromConfig } from '../../shared/secrets/kms-secret-box';
 import { configuredRuntime } from '../../shared/configured-runtime';
-import { onFirstUse, preloadAll } from '../../shared/load-once';
-import { config } from '../../shared/config';
+import { onFirstUse, preloadIfConfigured } from '../../shared/load-once';
 import { modelResolver } from '../../shared/models/resolve-model';
 import { sqsQueuesFromConfig } from '../../shared/queue/sqs-queue';
 import { consumeStepsMessage } from '../../shared/steps-queue';
@@ -16,4 +15,4 @@ const agentTurn: AgentTurn = async (...args) => (await agents()).agentTurn(...ar
 const rt = configuredRuntime({ models: modelResolver(), queues: sqsQueuesFromConfig(), secrets: kmsSecretBoxFromConfig(), agentTurn });
 // Evaluation cases travel on the same queue: they run agent turns too.
 export const handler = sqsHandler<StepsQueueMessage>((message, delivery) => consumeStepsMessage(rt, message, delivery));
-if (config.preload) await preloadAll();
+await preloadIfConfigured();
