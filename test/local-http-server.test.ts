@@ -41,6 +41,22 @@ describe('the local server over real connections', () => {
     agent.destroy();
   });
 
+  it('sends a section’s JSON answer with its length and the headers the group’s middleware set before and after the route', async () => {
+    const { headers, text } = await new Promise<{ headers: Record<string, string | string[] | undefined>; text: string }>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port, path: '/v1/agents?limit=1', headers: { 'x-api-key': t.apiKey } }, (res) => {
+        let out = '';
+        res.on('data', (chunk: Buffer) => (out += chunk.toString()));
+        res.on('end', () => resolve({ headers: res.headers, text: out }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(headers['transfer-encoding']).toBeUndefined();
+    expect(headers['content-length']).toBe(String(Buffer.byteLength(text)));
+    expect(headers['x-ratelimit-limit']).toMatch(/^\d+$/);
+    expect(headers['x-request-id']).toBe((JSON.parse(text) as { meta: { requestId: string } }).meta.requestId);
+  });
+
   it('answers requests Node’s parser refuses with the API’s error body, not a bare 400', async () => {
     for (const raw of ['FOO / HTTP/1.1\r\nHost: x\r\n\r\n', 'GET /v1/agents\xff HTTP/1.1\r\nHost: x\r\n\r\n']) {
       const text = await new Promise<string>((resolve, reject) => {

@@ -26,6 +26,9 @@ export function requestContext(clock: Clock): MiddlewareHandler<AppEnv> {
     const given = c.req.header('x-request-id');
     const requestId = given && CLIENT_REQUEST_ID.test(given) ? given : newId('request', clock.now());
     c.set('requestId', requestId);
+    // Set before the route, it is part of the response the route builds. Hono rebuilds a finished
+    // response for each header set on it (on the Node server, from a string body into a web stream).
+    c.header('X-Request-Id', requestId);
     const lambdaRequestId = (c.env as LambdaEnv)?.lambdaContext?.awsRequestId;
     const started = performance.now();
     let route: string | undefined;
@@ -57,6 +60,7 @@ export function requestContext(clock: Clock): MiddlewareHandler<AppEnv> {
         { Requests: { value: 1, unit: 'count' }, ClientErrors: { value: status >= 400 && status < 500 ? 1 : 0, unit: 'count' }, ServerErrors: { value: status >= 500 ? 1 : 0, unit: 'count' }, Latency: { value: durationMs, unit: 'ms' } },
       );
     });
-    c.header('X-Request-Id', requestId);
+    // A response made without the context (a raw `Response`, an HTTPException's own) lacks it.
+    if (!c.res.headers.has('X-Request-Id')) c.header('X-Request-Id', requestId);
   };
 }
