@@ -1,5 +1,5 @@
 import { isoNow, type Clock } from '../clock';
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactionCanceledException, TransactWriteCommand } from './dynamo-commands';
 import type { Plan } from '../config';
 import { newId } from '../ids';
@@ -28,8 +28,9 @@ export interface ApiKeySummary {
 /** Printable ASCII: anything else cannot be a key, and is refused without a read. */
 export const API_KEY_PATTERN = /^[\x21-\x7e]{16,256}$/;
 
+/** Every request hashes its key: one-shot, as a Hash object per call costs more than the digest. */
 export function hashApiKey(apiKey: string): string {
-  return createHash('sha256').update(apiKey, 'utf8').digest('hex');
+  return hash('sha256', apiKey, 'hex');
 }
 
 /** 32 random bytes: the key is a bearer secret, so it must be unguessable. */

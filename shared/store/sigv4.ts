@@ -1,4 +1,4 @@
-import { createHash, createHmac } from 'node:crypto';
+import { createHmac, hash } from 'node:crypto';
 import type { AwsCredentialIdentity } from '@smithy/types';
 
 /**
@@ -21,7 +21,8 @@ export interface SignedRequest {
   now: Date;
 }
 
-const sha256Hex = (data: string) => createHash('sha256').update(data).digest('hex');
+// One-shot: a Hash object per digest cost more than the digest of a request this size.
+const sha256Hex = (data: string) => hash('sha256', data, 'hex');
 const hmac = (key: string | Buffer, data: string) => createHmac('sha256', key).update(data).digest();
 
 /** A signer: the request's headers with host, x-amz-date, the session token if any, and Authorization. */
@@ -32,18 +33,33 @@ export function sigV4Signer(): (request: SignedRequest) => Record<string, string
     if (signingKey?.id !== id) signingKey = { id, key: hmac(hmac(hmac(hmac(`AWS4${secret}`, day), region), service), 'aws4_request') };
     return signingKey.key;
   };
-  return (request) => sign(request, keyFor);
+  // The signature's time is to the second: a busy instance signs many requests in the same one.
+  let stamp = { second: NaN, amzDate: '' };
+  const amzDateOf = (now: Date): string => {
+    const second = Math.floor(now.getTime() / 1000);
+    if (stamp.second !== second) stamp = { second, amzDate: now.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '') };
+    return stamp.amzDate;
+  };
+  return (request) => sign(request, amzDateOf(request.now), keyFor);
 }
 
-function sign({ credentials, region, service, host, headers, body, now }: SignedRequest, keyFor: (secret: string, day: string, region: string, service: string) => Buffer): Record<string, string> {
-  const amzDate = now.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+function sign(
+  { credentials, region, service, host, headers, body }: SignedRequest,
+  amzDate: string,
+  keyFor: (secret: string, day: string, region: string, service: string) => Buffer,
+): Record<string, string> {
   const day = amzDate.slice(0, 8);
-  const all: Record<string, string> = { ...headers, host, 'x-amz-date': amzDate, ...(credentials.sessionToken ? { 'x-amz-security-token': credentials.sessionToken } : {}) };
+  const all: Record<string, string> = { ...headers, host, 'x-amz-date': amzDate };
+  if (credentials.sessionToken) all['x-amz-security-token'] = credentials.sessionToken;
   const names = Object.keys(all).sort();
-  const canonical = ['POST', '/', '', ...names.map((n) => `${n}:${all[n]!.trim()}`), '', names.join(';'), sha256Hex(body)].join('\n');
+  let canonical = 'POST\n/\n\n';
+  for (const name of names) canonical += `${name}:${all[name]!.trim()}\n`;
+  const signedHeaders = names.join(';');
+  canonical += `\n${signedHeaders}\n${sha256Hex(body)}`;
   const scope = `${day}/${region}/${service}/aws4_request`;
   const signature = createHmac('sha256', keyFor(credentials.secretAccessKey, day, region, service))
     .update(`AWS4-HMAC-SHA256\n${amzDate}\n${scope}\n${sha256Hex(canonical)}`)
     .digest('hex');
-  return { ...all, authorization: `AWS4-HMAC-SHA256 Credential=${credentials.accessKeyId}/${scope}, SignedHeaders=${names.join(';')}, Signature=${signature}` };
+  all.authorization = `AWS4-HMAC-SHA256 Credential=${credentials.accessKeyId}/${scope}, SignedHeaders=${signedHeaders}, Signature=${signature}`;
+  return all;
 }
