@@ -21,6 +21,7 @@ const STOP_WORDS = new Set(
 );
 
 const TOKEN = /[\p{L}\p{N}]+(?:['’][\p{L}]+)*/gu;
+const ASCII = /^[\x00-\x7f]*$/;
 const MAX_TOKEN_LENGTH = 64;
 
 /** Where an identifier's words meet: `setErrorHandler` → set|Error|Handler, `XMLParser` → XML|Parser. */
@@ -66,8 +67,10 @@ function identifierTerms(word: string): string[] {
  */
 export function analyze(text: string): string[] {
   const terms: string[] = [];
-  for (const match of text.normalize('NFKD').replace(/\p{M}+/gu, '').matchAll(TOKEN)) {
-    const raw = match[0];
+  // ASCII is all NFKD leaves as it is, with no marks to strip: most text skips both passes.
+  const folded = ASCII.test(text) ? text : text.normalize('NFKD').replace(/\p{M}+/gu, '');
+  // `match` gives the tokens as strings; `matchAll` would build a match object for each.
+  for (const raw of folded.match(TOKEN) ?? []) {
     let found = tokenTerms.get(raw);
     if (found === undefined) {
       found = termsOfToken(raw);
