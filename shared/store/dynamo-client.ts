@@ -84,6 +84,14 @@ function binaryAsBase64(this: Record<string, unknown>, key: string, value: unkno
   const raw = this[key];
   return raw instanceof Uint8Array ? Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('base64') : value;
 }
+/** Whether a request holds binary values: most hold none, and JSON.stringify is twice as fast without a replacer. */
+function hasBinary(value: unknown): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  if (value instanceof Uint8Array) return true;
+  if (Array.isArray(value)) return value.some(hasBinary);
+  for (const key in value) if (hasBinary((value as Record<string, unknown>)[key])) return true;
+  return false;
+}
 function binaryFromBase64(key: string, value: unknown) {
   if (key === 'B' && typeof value === 'string') return Buffer.from(value, 'base64');
   if (key === 'BS' && Array.isArray(value)) return value.map((v: string) => Buffer.from(v, 'base64'));
@@ -199,7 +207,8 @@ export function createDynamoClient(options: DynamoClientOptions): DocumentSender
     send: (async (command: DocumentCommand<Record<string, unknown>, unknown>) => {
       const { operation } = command;
       return around(operation, command.input, async () => {
-        const body = JSON.stringify(convert(command.input, command.inputKeyNodes, (v) => marshall(v, MARSHALL)), binaryAsBase64);
+        const input = convert(command.input, command.inputKeyNodes, (v) => marshall(v, MARSHALL));
+        const body = hasBinary(input) ? JSON.stringify(input, binaryAsBase64) : JSON.stringify(input);
         const text = await call(operation, body);
         const output = JSON.parse(text, text.includes('"B') ? binaryFromBase64 : undefined) as Record<string, unknown>;
         return convert(output, command.outputKeyNodes, (v) => unmarshall(v as never, UNMARSHALL));
