@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalApp } from '../local/local-app';
 import { analyze, termFrequencies } from '../shared/search/analyzer';
 import { layoutTerm } from '../shared/search/impact-blocks';
-import { analyzeChunk, allTerms } from '../shared/search/indexing';
+import { analyzeChunk, allTerms, storedFrequencies } from '../shared/search/indexing';
 import { indexTuning } from '../shared/search/index-tuning';
 import { PrunedRanker, type IndexReader, type Pass } from '../shared/search/pruned-ranking';
 import { DEFAULT_RANK_PARAMS } from '../shared/search/ranker';
@@ -72,6 +72,7 @@ describe('pruned ranking over impact-ordered blocks, in memory', () => {
     chunks: async (docNos) => new Map(docNos.map((n) => [n, chunks.get(n)!])),
     blockKey: blockSortKey,
     postings: decodePostingsV2,
+    terms: storedFrequencies,
   };
   const live = () => new Map<number, ScoredSegment>([[0, { segNo: 0, span: SPAN, size: cisi.corpus.length, format: POSTINGS_FORMAT, norms: lengths }]]);
 

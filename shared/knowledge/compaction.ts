@@ -1,7 +1,7 @@
 import { ConflictError, NotFoundError } from '../errors';
 import { newId } from '../ids';
 import { log } from '../log';
-import { fieldFrequencies } from '../search/indexing';
+import { storedFrequencies } from '../search/indexing';
 import { layoutTerm } from '../search/impact-blocks';
 import { indexTuning } from '../search/index-tuning';
 import { isDeleted, SEGMENT_SPAN, type AnalyzedChunkRecord, type CompactionRecord, type SegmentRecord } from '../store/search-index';
@@ -147,7 +147,8 @@ async function writeMerged(rt: Runtime, scope: TenantScope, sourceId: string, pl
         await rt.store.searchIndex.beginSegment(scope, sourceId, { segNo, syncId: plan.compactionId });
         writer = { segNo, write: rt.store.searchIndex.segmentWriter(scope, sourceId, segNo, layoutTerm) };
       }
-      moved.push({ ...chunk, docNo, ...fieldFrequencies(chunk) });
+      const { titleTf, bodyTf } = storedFrequencies(chunk);
+      moved.push({ ...chunk, docNo, titleTf, bodyTf });
     }
     await writer?.write.add(moved);
   }

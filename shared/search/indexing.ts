@@ -3,8 +3,8 @@ import type { Chunk } from './chunker';
 
 /** A chunk analysed for the index: per-field term frequencies and lengths. */
 export interface AnalyzedChunk {
-  titleTf: Map<string, number>;
-  bodyTf: Map<string, number>;
+  titleTf: ReadonlyMap<string, number>;
+  bodyTf: ReadonlyMap<string, number>;
   lenTitle: number;
   lenBody: number;
 }
@@ -23,7 +23,7 @@ export function allTerms(chunk: AnalyzedChunk): Map<string, number> {
 }
 
 /** A chunk's stored `term:tf` pairs (what `allTerms` gave, written space-separated) as a map. */
-export function parseTerms(terms: string): Map<string, number> {
+function parseTerms(terms: string): Map<string, number> {
   const all = new Map<string, number>();
   for (const pair of terms.split(' ')) {
     const at = pair.lastIndexOf(':');
@@ -32,16 +32,25 @@ export function parseTerms(terms: string): Map<string, number> {
   return all;
 }
 
+/** A stored chunk's terms: all of them with their frequency in both fields together, and per field. */
+export interface StoredFrequencies {
+  all: ReadonlyMap<string, number>;
+  titleTf: ReadonlyMap<string, number>;
+  bodyTf: ReadonlyMap<string, number>;
+}
+
 /**
- * A stored chunk's per-field frequencies as indexing computed them: its title analysed again, the
- * rest of each term's frequency is body (compaction re-indexes chunks, exact scoring scores one).
+ * A stored chunk's frequencies as indexing computed them: its title analysed again, the rest of
+ * each term's frequency is body (compaction re-indexes chunks, ranking scores them and reads
+ * their terms for RM3's feedback; the search index cache keeps its parse of a kept chunk).
  */
-export function fieldFrequencies(chunk: { title: string; terms: string }): { titleTf: Map<string, number>; bodyTf: Map<string, number> } {
+export function storedFrequencies(chunk: { title: string; terms: string }): StoredFrequencies {
+  const all = parseTerms(chunk.terms);
   const titleTf = termFrequencies(analyze(chunk.title));
   const bodyTf = new Map<string, number>();
-  for (const [term, tf] of parseTerms(chunk.terms)) {
+  for (const [term, tf] of all) {
     const body = tf - (titleTf.get(term) ?? 0);
     if (body > 0) bodyTf.set(term, body);
   }
-  return { titleTf, bodyTf };
+  return { all, titleTf, bodyTf };
 }

@@ -2,7 +2,7 @@ import { decodeDirectory, type DecodedPostings, type Envelope } from '../store/p
 import type { ChunkRecord, TermBlock, TermItems } from '../store/search-index';
 import { envelopeBound } from './impact-blocks';
 import { indexTuning } from './index-tuning';
-import { fieldFrequencies } from './indexing';
+import type { StoredFrequencies } from './indexing';
 import { bm25fTermFrequency, termIdf, type CorpusStats, type RankParams } from './ranker';
 import { postingsIn, SegmentScores, type ScoredSegment } from './segment-scores';
 
@@ -30,6 +30,8 @@ export interface IndexReader {
   blockKey(block: { impact: number; segNo: number; index: number }): string;
   /** Format-2 postings decoded (visited several times a query: the index keeps them decoded). */
   postings: (bytes: Uint8Array) => DecodedPostings;
+  /** A chunk's stored terms parsed (read by every search that ranks it: the index keeps them parsed). */
+  terms: (chunk: ChunkRecord) => StoredFrequencies;
 }
 
 /** One weighted term of a query. */
@@ -307,7 +309,7 @@ export class PrunedRanker {
   private exactScore(pass: Pass, doc: number, lower: number): number {
     const chunk = this.chunks.get(doc);
     if (!chunk) return lower; // removed meanwhile: what was read is all there is
-    const { titleTf, bodyTf } = fieldFrequencies(chunk);
+    const { titleTf, bodyTf } = this.reader.terms(chunk);
     let score = 0;
     const stage = (entries: Entry[]) => {
       for (const { term, weight } of entries) {

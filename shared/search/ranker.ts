@@ -105,7 +105,7 @@ export function topDocs(scores: Map<number, number>, k: number): Array<{ doc: nu
 /** A chunk's terms with their frequencies (both fields), for feedback. */
 export interface TermVector {
   doc: number;
-  terms: Map<string, number>;
+  terms: ReadonlyMap<string, number>;
   length: number;
 }
 

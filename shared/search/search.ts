@@ -5,7 +5,7 @@ import { countSearch } from './search-meter';
 import { SEGMENT_SPAN, type ChunkRecord, type SegmentRecord } from '../store/search-index';
 import type { TenantScope } from '../tenancy';
 import { analyze, termFrequencies } from './analyzer';
-import { parseTerms } from './indexing';
+import { storedFrequencies } from './indexing';
 import { DEFAULT_RANK_PARAMS, rm3, type CorpusStats, type TermVector } from './ranker';
 import { PrunedRanker, type IndexReader, type Pass } from './pruned-ranking';
 import type { ScoredSegment } from './segment-scores';
@@ -66,8 +66,7 @@ export interface SearchResult {
 /** Longer queries keep their first distinct terms: bounds the requests a search makes. */
 export const MAX_QUERY_TERMS = 64;
 
-function parseTermVector(doc: number, chunk: ChunkRecord): TermVector {
-  const terms = parseTerms(chunk.terms);
+function termVector(doc: number, terms: ReadonlyMap<string, number>): TermVector {
   let length = 0;
   for (const tf of terms.values()) length += tf;
   return { doc, terms, length: length || 1 };
@@ -167,6 +166,7 @@ async function rankSource(
     chunks: (docNos) => index.getChunks(scope, source.id, docNos),
     blockKey: index.blockKey,
     postings: index.decodedPostings,
+    terms: (chunk) => index.parsedChunk(chunk, storedFrequencies),
   };
   const params = DEFAULT_RANK_PARAMS;
   const ranker = new PrunedRanker(reader, live, statsOf(segmentList), params, request.exhaustive);
@@ -189,7 +189,7 @@ async function rankSource(
     if (first.length > 0) {
       await ranker.fetch(first.map((d) => d.doc));
       const expansion = timed(() => {
-        const vectors = new Map(first.filter((d) => ranker.chunks.has(d.doc)).map((d) => [d.doc, parseTermVector(d.doc, ranker.chunks.get(d.doc)!)]));
+        const vectors = new Map(first.filter((d) => ranker.chunks.has(d.doc)).map((d) => [d.doc, termVector(d.doc, reader.terms(ranker.chunks.get(d.doc)!).all)]));
         return rm3(query, first, vectors, params);
       });
       // Expanded query = scale × original + feedback terms, scored as the exhaustive scorer does it.

@@ -123,8 +123,8 @@ function toDocument(item: Record<string, unknown>): DocumentRecord {
 }
 
 export interface AnalyzedChunkRecord extends ChunkRecord {
-  titleTf: Map<string, number>;
-  bodyTf: Map<string, number>;
+  titleTf: ReadonlyMap<string, number>;
+  bodyTf: ReadonlyMap<string, number>;
 }
 
 /** A term's directory items, one per segment that contains it. */
@@ -680,7 +680,7 @@ export function searchIndexStore(db: Db, clock: Clock, cacheBytes?: number) {
     await batchWrite([deleteRequest(keys.segmentCounter(scope, sourceId))]);
   }
   // blockKey: where a term's posting block sorts, for a reader that skips blocks by their keys.
-  return { blockKey: blockSortKey, decodedPostings: cache.decodedPostings, forgetDocumentHashes, beginSegment, segmentWriter, writeDocuments, sealSegment, tombstone, readSegments, recentSegments, readTermItems, readTermBlocks, readNorms, deleteSegmentPostings, readSegmentChunks, deleteChunks, deleteSegmentItems, beginCompaction, getCompaction, setCompactionState, swapSegments, getChunks, listDocuments, getDocuments, reserveSegments, deleteDocuments, purgeIndex };
+  return { blockKey: blockSortKey, decodedPostings: cache.decodedPostings, parsedChunk: cache.parsedChunk, forgetDocumentHashes, beginSegment, segmentWriter, writeDocuments, sealSegment, tombstone, readSegments, recentSegments, readTermItems, readTermBlocks, readNorms, deleteSegmentPostings, readSegmentChunks, deleteChunks, deleteSegmentItems, beginCompaction, getCompaction, setCompactionState, swapSegments, getChunks, listDocuments, getDocuments, reserveSegments, deleteDocuments, purgeIndex };
 }
 
 export type SearchIndexStore = ReturnType<typeof searchIndexStore>;
