@@ -80,8 +80,19 @@ export function recordsStore(db: Db, clock: Clock) {
     return error;
   }
 
+  // Each kind's table is built once: its room asks for it on every request.
+  const tables = new Map<RecordKind, { shape: RecordShape<BaseRecord>; table: RecordTable<BaseRecord> }>();
+
   /** The records of one kind, read through the shape its room declares. */
   function table<T extends BaseRecord>(kind: RecordKind, shape: RecordShape<T>): RecordTable<T> {
+    const built = tables.get(kind);
+    if (built?.shape === shape) return built.table as unknown as RecordTable<T>;
+    const made = buildTable(kind, shape);
+    tables.set(kind, { shape, table: made });
+    return made;
+  }
+
+  function buildTable<T extends BaseRecord>(kind: RecordKind, shape: RecordShape<T>): RecordTable<T> {
     const read = (item: Record<string, unknown>): T => readItem(shape, item, NAMES[kind]);
     /** Runs a write of the record, then forgets any recent read of it. */
     const writing = <R>(scope: TenantScope, id: string, write: () => Promise<R>): Promise<R> => recent.writing(recentKey(scope, kind, id), write);
