@@ -33,6 +33,8 @@ const sourceConfig = z.lazy(() => z.custom<PostgresConfig | S3Config | WebConfig
  * File contents live beside it in the store, not in it.
  */
 const storedSource = z.lazy(() => z.object({
+  // Every record's fields, as schema-helpers' `recordFields` declares them for the API; not spread
+  // from there, which would make the ingestion worker build the API's schemas at its start.
   id: z.string(),
   createdAt: z.string(),
   updatedAt: z.string(),
