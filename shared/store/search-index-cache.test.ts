@@ -10,6 +10,20 @@ const chunk = (docNo: number) => ({ docNo, title: 't', text: `chunk ${docNo}`, t
 const posting = (segNo: number) => ({ segNo, bytes: new Uint8Array([segNo, 1, 2]) });
 
 describe('the search index cache', () => {
+  it('parses a kept chunk once, and again only for another parse or another chunk object', () => {
+    const cache = searchIndexCache<ReturnType<typeof chunk>>((docNo) => Math.floor(docNo / SPAN));
+    let parses = 0;
+    const terms = (c: ReturnType<typeof chunk>) => ({ parse: ++parses, terms: c.terms });
+    const kept = chunk(1);
+    const first = cache.parsedChunk(kept, terms);
+    expect(cache.parsedChunk(kept, terms)).toBe(first);
+    expect(parses).toBe(1);
+    // The same chunk read again is another object: parsed anew.
+    expect(cache.parsedChunk(chunk(1), terms)).toEqual({ parse: 2, terms: 'a:1' });
+    // Another parse of the kept chunk is not given the first one's result.
+    expect(cache.parsedChunk(kept, (c) => c.title)).toBe('t');
+  });
+
   it('serves a term from memory only for segments seen live before the read, and reads again when a segment went live since', () => {
     const cache = searchIndexCache<ReturnType<typeof chunk>>((docNo) => Math.floor(docNo / SPAN));
     cache.observeLive(scope, 'ks_1', [0, 1], 1_000);

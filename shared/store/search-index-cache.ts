@@ -73,14 +73,15 @@ export function searchIndexCache<Chunk extends CachedChunk>(segmentOf: (docNo: n
   // What ranking parses of a kept chunk (its stored term frequencies), kept beside it: a kept chunk
   // serves many searches, and each that ranks it read its terms again (RM3's feedback, exact
   // scoring: 7% of a search's CPU). Weakly held: it goes when the chunk does.
-  const parsedChunks = new WeakMap<Chunk, unknown>();
+  const parsedChunks = new WeakMap<Chunk, { parse: unknown; parsed: unknown }>();
 
   return {
-    /** `parse(chunk)`, once per chunk object (one parse per chunk: ranking's). */
+    /** `parse(chunk)`, once per chunk object (the last parse asked for: ranking asks for one). */
     parsedChunk: <T>(chunk: Chunk, parse: (chunk: Chunk) => T): T => {
-      if (parsedChunks.has(chunk)) return parsedChunks.get(chunk) as T;
+      const kept = parsedChunks.get(chunk);
+      if (kept?.parse === parse) return kept.parsed as T;
       const parsed = parse(chunk);
-      parsedChunks.set(chunk, parsed);
+      parsedChunks.set(chunk, { parse, parsed });
       return parsed;
     },
 
