@@ -13,7 +13,7 @@ import { AppError, ConflictError, ValidationError } from '../errors';
 import { meteringSearches } from '../search/search-meter';
 import { converseSource, ground, type ConverseSource, type Grounding } from './grounding';
 import { citedOnly } from './citations';
-import { rememberTurn } from './turn-memory';
+import { turnMemory } from './turn-memory';
 import type { AgentTurn, Runtime } from '../runtime';
 import { DRAFT } from '../releases';
 import { addSpanEvent, withSpanLabels } from '../telemetry';
@@ -156,6 +156,11 @@ interface Turn extends Omit<PausedTurn, 'pendingCalls'> {
   guard?: Guard;
   /** The caller keeps the history but asked for this exchange to be stored too (OpenAI `store: true`), so it can be rated. */
   store: boolean;
+  /**
+   * The session begins with this turn and its id has not been given out yet: nothing else can
+   * have written to it, so its index entry (and an anonymous session's memory) is put, not updated.
+   */
+  fresh: boolean;
   skipped: Grounding['skipped'];
 }
 
@@ -275,6 +280,7 @@ async function newTurn(rt: Runtime, scope: TenantScope, agentId: string, input: 
     skipped: grounded?.skipped ?? [],
     persist: input.history === undefined,
     store: input.store === true,
+    fresh: input.sessionId === undefined,
     receivedAt: rt.clock.now(),
     userId: input.userId,
     keyId: input.keyId,
@@ -343,6 +349,7 @@ async function resumedTurn(rt: Runtime, scope: TenantScope, agentId: string, inp
     budget: resolved.budget,
     persist: true,
     store: false,
+    fresh: false,
     skipped: [],
     // Counted against the key that resumes it (the one that started it, when resumed without one).
     keyId: input.keyId ?? kept.keyId,
@@ -438,7 +445,7 @@ async function endTurn(rt: Runtime, scope: TenantScope, turn: Turn, ending: Endi
   const model = turn.answeredBy ?? resolved.name;
   if ('pause' in ending) {
     await billTurn(rt, scope, turn);
-    const { agent: _a, tools: _t, clientTools: _c, sessionId: _s, resolved: _r, budget: _b, persist: _p, store: _s2, guard, skipped: _k, ...kept } = turn;
+    const { agent: _a, tools: _t, clientTools: _c, sessionId: _s, resolved: _r, budget: _b, persist: _p, store: _s2, fresh: _f, guard, skipped: _k, ...kept } = turn;
     // Under guardrails the waiting turn is kept as the session is: values tokenized (the vault saved) or masked.
     const paused: PausedTurn = guard ? guardedPause(guard, { ...kept, pendingCalls: ending.pause }) : { ...kept, pendingCalls: ending.pause };
     if (!(await rt.store.pausedTurns.pause(scope, agent.id, sessionId, paused))) throw new ConflictError('A turn of this session is already waiting for tool approval');
@@ -472,27 +479,33 @@ async function endTurn(rt: Runtime, scope: TenantScope, turn: Turn, ending: Endi
   try {
     if (stored) {
       const question = keep(turn.request.messages[turn.request.messages.length - 1]!.content);
-      await rt.store.sessions.appendMessages(scope, agent.id, sessionId, [
-        { id: newId('message', asked), role: 'user', content: question, createdAt: new Date(asked).toISOString(), agentVersion: turn.agentVersion },
-        {
-          id: messageId!,
-          role: 'assistant',
-          content: keep(reply),
-          createdAt: new Date(answered).toISOString(),
-          sources,
-          model,
-          agentVersion: turn.agentVersion,
-          ...(result.finishReason === 'interrupted' ? { interrupted: true } : {}),
-          ...(toolCalls.length > 0 ? { toolCalls: guard ? guard.storedJson(toolCalls) : toolCalls } : {}),
-        },
+      const touch = { agentId: agent.id, sessionId, userId: turn.userId, at: new Date(answered).toISOString(), messages: 2 };
+      // A refused turn is not remembered (remembering may ask the model, which a refusal never does).
+      const memory = guard?.blocked
+        ? undefined
+        : await turnMemory(rt, scope, { agentId: agent.id, sessionId, userId: turn.userId, text: question, reply: keep(reply), at: new Date(asked) }, resolved, { newOwner: turn.fresh && !turn.userId });
+      // One batch: the exchange, a new session's index entry and what memory puts.
+      await rt.store.writeBatch([
+        ...rt.store.sessions.messageWrites(scope, agent.id, sessionId, [
+          { id: newId('message', asked), role: 'user', content: question, createdAt: new Date(asked).toISOString(), agentVersion: turn.agentVersion },
+          {
+            id: messageId!,
+            role: 'assistant',
+            content: keep(reply),
+            createdAt: new Date(answered).toISOString(),
+            sources,
+            model,
+            agentVersion: turn.agentVersion,
+            ...(result.finishReason === 'interrupted' ? { interrupted: true } : {}),
+            ...(toolCalls.length > 0 ? { toolCalls: guard ? guard.storedJson(toolCalls) : toolCalls } : {}),
+          },
+        ]),
+        ...(turn.fresh ? [rt.store.sessions.openingWrite(scope, touch)] : []),
+        ...(memory?.puts ?? []),
       ]);
       if (guard?.vaultChanged) await saveVault(rt, scope, agent.id, sessionId, guard.vault());
-      // Independent writes: the session's index entry and the memory of the turn.
-      await Promise.all([
-        rt.store.sessions.touchSession(scope, { agentId: agent.id, sessionId, userId: turn.userId, at: new Date(answered).toISOString(), messages: 2 }),
-        // A refused turn is not remembered (remembering may ask the model, which a refusal never does).
-        guard?.blocked ? undefined : rememberTurn(rt, scope, { agentId: agent.id, sessionId, userId: turn.userId, text: question, reply: keep(reply), at: new Date(asked) }, resolved),
-      ]);
+      // Independent writes: the index entry of a session that had turns before, and memory's updates.
+      await Promise.all([turn.fresh ? undefined : rt.store.sessions.touchSession(scope, touch), memory?.finish()]);
     }
   } finally {
     // The reply's usage is the whole turn's (its rounds and any repair): progress takes it over.
@@ -617,6 +630,8 @@ export async function converseStream(rt: Runtime, scope: TenantScope, agentId: s
   // A resumed turn's approved calls run before the stream starts; their events lead it.
   const early: TurnEvent[] = [];
   const turn = await openTurn(rt, scope, agentId, input, options.signal, (event) => early.push(event));
+  // The session's id goes out before the turn ends: a second turn of it may be under way by then.
+  turn.fresh = false;
   return {
     agentId: turn.agent.id,
     agentVersion: turn.agentVersion,

@@ -5,6 +5,7 @@ import { extractMemory, FUNCTIONAL_RELATIONS, headNoun, normaliseLabel, OPPOSITE
 import { isCurrent, memoryOwner, type MemoryEdge, type MemoryEpisode } from '../store/memory-graph';
 import type { Runtime } from '../runtime';
 import { isoNow } from '../clock';
+import type { WriteRequest } from '../store/batch';
 
 /** The same entity mentioned again is the same node: its id derives from agent, owner and label. */
 export function nodeIdOf(agentId: string, userKey: string, norm: string): string {
@@ -48,13 +49,27 @@ export interface Turn {
   at: Date;
 }
 
+/** What recording a turn writes, planned by `episodeWrites`. */
+export interface EpisodeWrites {
+  /** Puts (new edges, the episode, the memory index; nodes too for a new memory), for one `writeBatch` with whatever else the caller stores. */
+  puts: WriteRequest[];
+  /** Updates of items that may exist already: node mentions, ended facts (nothing for a new memory). */
+  update: () => Promise<void>;
+  episode: MemoryEpisode;
+  nodes: number;
+  facts: number;
+  invalidated: number;
+}
+
 /**
- * Records one converse turn: the episode, the entities it mentions (as nodes) and the facts it
- * states (as edges from the user node). A fact that contradicts a current one invalidates it
- * (invalidAt = when the new one became valid, expiredAt = now) instead of deleting it; a fact
- * stated again only counts another mention.
+ * Plans the recording of one converse turn: the episode, the entities it mentions (as nodes) and
+ * the facts it states (as edges from the user node). A fact that contradicts a current one
+ * invalidates it (invalidAt = when the new one became valid, expiredAt = now) instead of deleting
+ * it; a fact stated again only counts another mention. `newOwner`: the owner's memory cannot hold
+ * anything yet (an anonymous session that begins with this turn), so nothing is read and nodes
+ * are put rather than updated.
  */
-export async function recordEpisode(rt: Runtime, scope: TenantScope, turn: Turn, extraction: Extraction = extractMemory(turn.text)) {
+export async function episodeWrites(rt: Runtime, scope: TenantScope, turn: Turn, extraction: Extraction, options: { newOwner?: boolean } = {}): Promise<EpisodeWrites> {
   const owner = memoryOwner(turn);
   const at = turn.at.toISOString();
   const episodeId = newId('episode', turn.at.getTime());
@@ -68,7 +83,7 @@ export async function recordEpisode(rt: Runtime, scope: TenantScope, turn: Turn,
   const nodes = [userNode, ...entityNodes];
   // Only a turn that states facts needs the current ones (to skip repeats and find contradictions).
   const current =
-    extraction.facts.length === 0
+    extraction.facts.length === 0 || options.newOwner
       ? []
       : ((await rt.store.memoryGraph.loadMemory(scope, owner.userKey, turn.agentId, 'edge')) as MemoryEdge[]).filter(isCurrent);
 
@@ -115,10 +130,25 @@ export async function recordEpisode(rt: Runtime, scope: TenantScope, turn: Turn,
     factIds: newEdges.map((e) => e.id),
   };
   const now = isoNow(rt.clock);
-  await Promise.all([
-    ...nodes.map((n) => rt.store.memoryGraph.upsertNode(scope, owner.userKey, n)),
-    ...invalidations.map(({ edge, by }) => rt.store.memoryGraph.invalidateEdge(scope, owner.userKey, edge, { invalidAt: at, expiredAt: now, by })),
-    rt.store.memoryGraph.putMemoryItems(scope, owner.userKey, [...newEdges, episode], [turn.agentId]),
-  ]);
-  return { episode, nodes: nodes.length, facts: newEdges.length, invalidated: invalidations.length };
+  const { memoryGraph } = rt.store;
+  return {
+    puts: [...(options.newOwner ? memoryGraph.newNodeWrites(scope, owner.userKey, nodes) : []), ...memoryGraph.memoryItemWrites(scope, owner.userKey, [...newEdges, episode], [turn.agentId])],
+    update: async () => {
+      await Promise.all([
+        ...(options.newOwner ? [] : nodes.map((n) => memoryGraph.upsertNode(scope, owner.userKey, n))),
+        ...invalidations.map(({ edge, by }) => memoryGraph.invalidateEdge(scope, owner.userKey, edge, { invalidAt: at, expiredAt: now, by })),
+      ]);
+    },
+    episode,
+    nodes: nodes.length,
+    facts: newEdges.length,
+    invalidated: invalidations.length,
+  };
+}
+
+/** Records one converse turn (see `episodeWrites`): its puts and updates, all at once. */
+export async function recordEpisode(rt: Runtime, scope: TenantScope, turn: Turn, extraction: Extraction = extractMemory(turn.text)) {
+  const { puts, update, episode, nodes, facts, invalidated } = await episodeWrites(rt, scope, turn, extraction);
+  await Promise.all([rt.store.writeBatch(puts), update()]);
+  return { episode, nodes, facts, invalidated };
 }

@@ -1,6 +1,7 @@
 import type { Clock } from '../clock';
 import { config } from '../config';
 import { apiKeysStore } from './api-keys';
+import { batchOps, type WriteRequest } from './batch';
 import { appRecordsStore } from './app-records';
 import type { Db } from './db';
 import { evalCasesStore } from './eval-cases';
@@ -33,8 +34,15 @@ import { webhookDeliveriesStore } from './webhook-deliveries';
  * server, test) and passed in; nothing else holds a client.
  */
 export function createStore(db: Db, clock: Clock) {
+  const { batchWrite } = batchOps(db);
   return {
     db,
+    /**
+     * Puts and deletes of any kinds in as few BatchWriteItem calls as DynamoDB allows (25 items
+     * each): what a converse turn stores (its messages, the session's index, its memory) goes out
+     * as one call, not one per kind. Not atomic: each item is written or retried on its own.
+     */
+    writeBatch: (requests: WriteRequest[]) => batchWrite(requests),
     records: recordsStore(db, clock),
     releases: releasesStore(db, clock),
     sessions: sessionsStore(db, clock),

@@ -1,5 +1,5 @@
 import { ConditionalCheckFailedException, GetCommand, QueryCommand, UpdateCommand } from './dynamo-commands';
-import { deleteRequest, putRequest, batchOps } from './batch';
+import { deleteRequest, putRequest, batchOps, type WriteRequest } from './batch';
 import type { Db } from './db';
 import { keys } from './keys';
 import { readItem } from './item-shape';
@@ -131,11 +131,27 @@ export function memoryGraphStore(db: Db) {
     }
   }
 
-  async function putMemoryItems(scope: TenantScope, userKey: string, items: Array<MemoryEdge | MemoryEpisode>, agentIds: string[]): Promise<void> {
-    await batchWrite([
+  /** Puts of edges and episodes, and of the index entries that say which agents remember this user, for `writeBatch`. */
+  function memoryItemWrites(scope: TenantScope, userKey: string, items: Array<MemoryEdge | MemoryEpisode>, agentIds: string[]): WriteRequest[] {
+    return [
       ...items.map((item) => putRequest({ ...keys.memoryItem(scope, userKey, item.agentId, item.kind, item.id), ...item })),
       ...agentIds.map((agentId) => putRequest({ ...keys.memoryIndex(scope, agentId, userKey), agentId, userKey })),
-    ]);
+    ];
+  }
+
+  /**
+   * Puts of nodes, as `upsertNode` would make them of nothing (one mention each time a node is
+   * named), for `writeBatch`: only for a memory no one else can have written yet, since a put
+   * replaces what is there.
+   */
+  function newNodeWrites(scope: TenantScope, userKey: string, nodes: Array<Omit<MemoryNode, 'mentions' | 'lastSeenAt'>>): WriteRequest[] {
+    const first = new Map<string, MemoryNode>();
+    for (const node of nodes) {
+      const seen = first.get(node.id);
+      if (seen) seen.mentions++;
+      else first.set(node.id, { ...node, mentions: 1, lastSeenAt: node.createdAt });
+    }
+    return [...first.values()].map((node) => putRequest({ ...keys.memoryItem(scope, userKey, node.agentId, 'node', node.id), ...node }));
   }
 
   /**
@@ -168,7 +184,7 @@ export function memoryGraphStore(db: Db) {
     await batchWrite(doomed.map((d) => deleteRequest(keys.memoryItem(scope, userKey, d.agentId, d.kind, d.id))));
     return doomed.length;
   }
-  return { loadMemory, getMemoryItem, rememberedUsers, everyRememberedUser, upsertNode, invalidateEdge, putMemoryItems, deleteMemoryOf, deleteMemoryItem, memoryOf };
+  return { loadMemory, getMemoryItem, rememberedUsers, everyRememberedUser, upsertNode, invalidateEdge, memoryItemWrites, newNodeWrites, deleteMemoryOf, deleteMemoryItem, memoryOf };
 }
 
 export type MemoryGraphStore = ReturnType<typeof memoryGraphStore>;

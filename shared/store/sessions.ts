@@ -2,7 +2,7 @@ import type { Clock } from '../clock';
 import { ConditionalCheckFailedException, GetCommand, QueryCommand, UpdateCommand } from './dynamo-commands';
 import { config } from '../config';
 import type { TenantScope } from '../tenancy';
-import { batchOps, deleteRequest, putRequest, readPage } from './batch';
+import { batchOps, deleteRequest, putRequest, readPage, type WriteRequest } from './batch';
 import type { Db } from './db';
 import { keys } from './keys';
 import { readItem } from './item-shape';
@@ -41,20 +41,36 @@ export interface SessionSummary {
 
 const strip = (item: Record<string, unknown>) => readItem(messageShape, item, 'session message');
 
+/** A turn's mark on its session's index: when, by whom, how many messages it added. */
+export interface SessionTouch {
+  agentId: string;
+  sessionId: string;
+  userId?: string;
+  at: string;
+  messages: number;
+}
+
 export function sessionsStore(db: Db, clock: Clock) {
   const { batchWrite, queryAll } = batchOps(db);
-  /** Appends turns; each expires SESSION_TTL_DAYS after it was written. */
-  async function appendMessages(scope: TenantScope, agentId: string, sessionId: string, messages: SessionMessage[]): Promise<void> {
+  /** Writes that append turns (each expires SESSION_TTL_DAYS after it was written), for `writeBatch`. */
+  function messageWrites(scope: TenantScope, agentId: string, sessionId: string, messages: SessionMessage[]): WriteRequest[] {
     const pk = keys.sessionPartition(scope, agentId, sessionId);
     const expiresAt = Math.floor(clock.now() / 1000) + config.sessionTtlDays * 86400;
-    await batchWrite(messages.map((m) => putRequest({ pk, sk: m.id, ...m, expiresAt })));
+    return messages.map((m) => putRequest({ pk, sk: m.id, ...m, expiresAt }));
   }
 
-  /** Keeps the session's index item current; it expires with the session's last turn. */
-  async function touchSession(
-    scope: TenantScope,
-    s: { agentId: string; sessionId: string; userId?: string; at: string; messages: number },
-  ): Promise<void> {
+  /** The session index item's fields at a turn: it expires with the session's last turn. */
+  const indexValues = (s: SessionTouch) => ({
+    agentId: s.agentId,
+    sessionId: s.sessionId,
+    userId: s.userId ?? null,
+    at: s.at,
+    expiresAt: Math.floor(Date.parse(s.at) / 1000) + config.sessionTtlDays * 86400,
+  });
+
+  /** Keeps the session's index item current after a turn of a session that may have others. */
+  async function touchSession(scope: TenantScope, s: SessionTouch): Promise<void> {
+    const v = indexValues(s);
     await db.client.send(
       new UpdateCommand({
         TableName: db.table,
@@ -62,16 +78,19 @@ export function sessionsStore(db: Db, clock: Clock) {
         UpdateExpression:
           'SET agentId = :agentId, sessionId = :sessionId, userId = if_not_exists(userId, :userId), createdAt = if_not_exists(createdAt, :at), ' +
           'lastMessageAt = :at, expiresAt = :expiresAt ADD messages :n',
-        ExpressionAttributeValues: {
-          ':agentId': s.agentId,
-          ':sessionId': s.sessionId,
-          ':userId': s.userId ?? null,
-          ':at': s.at,
-          ':expiresAt': Math.floor(Date.parse(s.at) / 1000) + config.sessionTtlDays * 86400,
-          ':n': s.messages,
-        },
+        ExpressionAttributeValues: { ':agentId': v.agentId, ':sessionId': v.sessionId, ':userId': v.userId, ':at': v.at, ':expiresAt': v.expiresAt, ':n': s.messages },
       }),
     );
+  }
+
+  /**
+   * The index item of a session whose first turn this is, as `touchSession` would make it, as a
+   * write for `writeBatch`: only for a session no one else can have written yet (its id not yet
+   * given out), since a put replaces what is there.
+   */
+  function openingWrite(scope: TenantScope, s: SessionTouch): WriteRequest {
+    const v = indexValues(s);
+    return putRequest({ ...keys.sessionIndex(scope, s.agentId, s.sessionId), agentId: v.agentId, sessionId: v.sessionId, userId: v.userId, createdAt: v.at, lastMessageAt: v.at, expiresAt: v.expiresAt, messages: s.messages });
   }
 
   /** The last `count` turns, oldest first: the window a model is given. */
@@ -195,7 +214,7 @@ export function sessionsStore(db: Db, clock: Clock) {
     ]);
     return items.length;
   }
-  return { appendMessages, touchSession, recentMessages, listMessages, listSessions, sessionsOf, deleteSession, getMessage, messageBefore, setFeedback, getVault, putVault, sessionsOfUser, allMessages };
+  return { messageWrites, touchSession, openingWrite, recentMessages, listMessages, listSessions, sessionsOf, deleteSession, getMessage, messageBefore, setFeedback, getVault, putVault, sessionsOfUser, allMessages };
 }
 
 export type SessionsStore = ReturnType<typeof sessionsStore>;
