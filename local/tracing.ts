@@ -1,6 +1,6 @@
-import { context, propagation, ROOT_CONTEXT, SpanStatusCode, trace, type Context, type ContextManager } from '@opentelemetry/api';
+import { context, propagation, ROOT_CONTEXT, SpanStatusCode, trace, TraceFlags, type Context, type ContextManager } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { BasicTracerProvider, SimpleSpanProcessor, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { BasicTracerProvider, type ReadableSpan, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { TraceStore, TraceView } from '../shared/runtime';
 import { frameSlot, slotValue, withSlot } from '../shared/work-frame';
 
@@ -8,33 +8,39 @@ const REQUEST_ID = 'cairn.request.id';
 const TENANT_ID = 'cairn.tenant.id';
 
 /**
- * Local mode's traces: an exporter that keeps the most recent traces in memory, so that the
- * `X-Request-Id` of any response leads to its trace (`GET /v1/traces/{requestId}`).
+ * Local mode's traces: a span processor that keeps the most recent traces in memory, so that the
+ * `X-Request-Id` of any response leads to its trace (`GET /v1/traces/{requestId}`). It keeps each
+ * span as it ends: the SDK's SimpleSpanProcessor would hand it to an exporter through two promises
+ * and a context switch per span, for an exporter that only stores it.
  */
-class RecentTraces implements SpanExporter, TraceStore {
+class RecentTraces implements SpanProcessor, TraceStore {
   private readonly traces = new Map<string, ReadableSpan[]>();
   private readonly byRequest = new Map<string, string>();
 
   constructor(private readonly max: number) {}
 
-  export(spans: ReadableSpan[], done: (result: { code: number }) => void): void {
-    for (const span of spans) {
-      const traceId = span.spanContext().traceId;
-      const kept = this.traces.get(traceId) ?? [];
-      if (kept.length === 0) {
-        this.traces.set(traceId, kept);
-        // Oldest first out: a Map iterates in insertion order.
-        if (this.traces.size > this.max) {
-          const [oldest] = this.traces.keys();
-          this.traces.delete(oldest!);
-        }
+  onStart(): void {}
+
+  onEnd(span: ReadableSpan): void {
+    if ((span.spanContext().traceFlags & TraceFlags.SAMPLED) === 0) return;
+    const traceId = span.spanContext().traceId;
+    const kept = this.traces.get(traceId) ?? [];
+    if (kept.length === 0) {
+      this.traces.set(traceId, kept);
+      // Oldest first out: a Map iterates in insertion order.
+      if (this.traces.size > this.max) {
+        const [oldest] = this.traces.keys();
+        this.traces.delete(oldest!);
       }
-      if (kept.length < 2000) kept.push(span);
-      const requestId = span.attributes[REQUEST_ID];
-      if (typeof requestId === 'string' && span.parentSpanContext === undefined) this.byRequest.set(requestId, traceId);
     }
+    if (kept.length < 2000) kept.push(span);
+    const requestId = span.attributes[REQUEST_ID];
+    if (typeof requestId === 'string' && span.parentSpanContext === undefined) this.byRequest.set(requestId, traceId);
     if (this.byRequest.size > this.max * 2) for (const [requestId, traceId] of this.byRequest) if (!this.traces.has(traceId)) this.byRequest.delete(requestId);
-    done({ code: 0 });
+  }
+
+  forceFlush(): Promise<void> {
+    return Promise.resolve();
   }
 
   shutdown(): Promise<void> {
@@ -104,7 +110,7 @@ export function startLocalTracing(max = 1000): TraceStore {
   const global = globalThis as { [REGISTERED]?: Registered };
   if (global[REGISTERED]) return global[REGISTERED].recent;
   const recent = new RecentTraces(max);
-  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(recent)] });
+  const provider = new BasicTracerProvider({ spanProcessors: [recent] });
   global[REGISTERED] = { recent, provider };
   setLocalTracing(true);
   return recent;
