@@ -1,4 +1,4 @@
-import { Logger } from '@aws-lambda-powertools/logger';
+import { Logger, LogLevelThreshold } from '@aws-lambda-powertools/logger';
 import { config } from './config';
 import { sourceStack } from './source-stack';
 import { frameSlot, slotValue, withSlot } from './work-frame';
@@ -14,7 +14,14 @@ const logger = new Logger({ serviceName: config.serviceName, logLevel: LEVELS[co
 const fieldsSlot = frameSlot<Record<string, unknown>>('log fields');
 
 type Level = 'debug' | 'info' | 'warn' | 'error';
-const write = (level: Level) => (msg: string, fields: Record<string, unknown> = {}) => logger[level](msg, { ...slotValue(fieldsSlot), ...fields });
+const THRESHOLDS = { debug: LogLevelThreshold.DEBUG, info: LogLevelThreshold.INFO, warn: LogLevelThreshold.WARN, error: LogLevelThreshold.ERROR } as const;
+// A line below the logger's level (its current one: sampling may lower it) is not built at all:
+// Powertools would merge its fields and read the environment before it finds out (every
+// request's access line, at LOG_LEVEL=warn).
+const write = (level: Level) => (msg: string, fields: Record<string, unknown> = {}) => {
+  if (THRESHOLDS[level] < logger.level) return;
+  logger[level](msg, { ...slotValue(fieldsSlot), ...fields });
+};
 
 export const log = { debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error') };
 
