@@ -424,12 +424,14 @@ async function billTurn(rt: Runtime, scope: TenantScope, turn: Turn): Promise<vo
   };
   const bucket = { keyId: turn.keyId, subject: { kind: 'agent' as const, id: turn.agent.id }, release: turn.agentVersion };
   const models = [...new Set([answeredBy, ...Object.keys(byModel)])];
-  await Promise.all(models.map((model) => recordUsage(rt, scope, { ...bucket, model, ...byModel[model], ...(model === answeredBy ? turnCounts : {}) })));
+  // Marked counted before the writes, so what the turn uses meanwhile (a model extracting its
+  // memory while it is billed) is left for the next call to count.
+  progress.billed = { toolCalls: progress.toolCalls.length, searches: progress.searches, readUnits: progress.readUnits, guardrailFindings: findings.length, models: structuredClone(progress.models) };
   // Each finding on the turn's span too: what kind, what was done, where (never the value).
   for (const f of findings.slice(billed.guardrailFindings)) {
     addSpanEvent('cairn.guardrail', { 'cairn.guardrail.type': f.type, 'cairn.guardrail.action': f.action, 'cairn.guardrail.where': f.where, 'cairn.guardrail.enforced': f.enforced, ...(f.entity ? { 'cairn.guardrail.entity': f.entity } : {}), ...(f.name ? { 'cairn.guardrail.name': f.name } : {}) });
   }
-  progress.billed = { toolCalls: progress.toolCalls.length, searches: progress.searches, readUnits: progress.readUnits, guardrailFindings: findings.length, models: structuredClone(progress.models) };
+  await Promise.all(models.map((model) => recordUsage(rt, scope, { ...bucket, model, ...byModel[model], ...(model === answeredBy ? turnCounts : {}) })));
 }
 
 /** How a turn ends: answered (text, maybe a structured output or calls for the caller), or paused for a person. */
@@ -476,6 +478,10 @@ async function endTurn(rt: Runtime, scope: TenantScope, turn: Turn, ending: Endi
   const answered = Math.max(rt.clock.now(), asked + 1);
   const stored = turn.persist || turn.store;
   const messageId = stored ? newId('message', answered) : undefined;
+  // The reply's usage is the whole turn's (its rounds and any repair): progress takes it over. It
+  // is billed while the turn is stored, one round trip fewer (a failure waits for the end).
+  progress.usage = result.usage;
+  const billing = billTurn(rt, scope, turn).then(() => undefined, (error: unknown) => ({ error }));
   try {
     if (stored) {
       const question = keep(turn.request.messages[turn.request.messages.length - 1]!.content);
@@ -508,9 +514,10 @@ async function endTurn(rt: Runtime, scope: TenantScope, turn: Turn, ending: Endi
       await Promise.all([turn.fresh ? undefined : rt.store.sessions.touchSession(scope, touch), memory?.finish()]);
     }
   } finally {
-    // The reply's usage is the whole turn's (its rounds and any repair): progress takes it over.
-    progress.usage = result.usage;
+    const failed = await billing;
+    // What storing used is counted too (a configured model extracts the turn's memory).
     await billTurn(rt, scope, turn);
+    if (failed) throw failed.error;
   }
   return {
     agentId: agent.id,
