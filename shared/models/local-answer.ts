@@ -24,6 +24,8 @@ export interface Unit {
 
 const ABBREVIATIONS = /\b(?:e\.g|i\.e|etc|vs|cf|approx|incl|no|fig|ca|dr|mr|mrs|ms|st)\.$/i;
 
+const BACKTICK = '`'.charCodeAt(0);
+
 /**
  * Sentences of a paragraph: cut after . ! ? followed by white space and a sentence start (not a
  * lower-case word), never inside `inline code` (so `fastify.listen()` stays whole) or after e.g.
@@ -32,10 +34,14 @@ export function sentencesOf(paragraph: string): string[] {
   const out: string[] = [];
   let start = 0;
   let inCode = false;
-  for (let i = 0; i < paragraph.length; i++) {
-    const c = paragraph[i]!;
-    if (c === '`') inCode = !inCode;
-    if (inCode || (c !== '.' && c !== '!' && c !== '?')) continue;
+  // From one mark to the next (the regex engine skips the text between): this runs over every
+  // passage of every grounded turn.
+  const marks = /[.!?`]/g;
+  while (marks.test(paragraph)) {
+    const i = marks.lastIndex - 1;
+    const backtick = paragraph.charCodeAt(i) === BACKTICK;
+    if (backtick) inCode = !inCode;
+    if (inCode || backtick) continue;
     const rest = paragraph.slice(i + 1);
     const gap = /^["')\]]*\s+(\S)/.exec(rest);
     if (!gap || /\p{Ll}/u.test(gap[1]!)) continue;
@@ -279,38 +285,40 @@ export function gatherEvidence(question: string, passages: Passage[], words: Set
   // A how-to names a task in several words, and the section that covers more of them is the one
   // that does it: its rare words weigh less than in a factoid, where one rare name decides.
   const idf = (t: string) => Math.log(1 + sentences.length / (df.get(t) ?? sentences.length));
-  const weight = howTo ? (t: string) => Math.sqrt(idf(t)) : idf;
-  const total = [...asked].reduce((s, t) => s + weight(t), 0);
+  const weights = new Map([...asked].map((t) => [t, howTo ? Math.sqrt(idf(t)) : idf(t)]));
+  const total = [...weights.values()].reduce((s, w) => s + w, 0);
   const wants = howTo ? undefined : expectedAnswer(question);
   // The names a factoid question asks about ("…the director of Harbour of Salt"): the passages about them come first.
   const askedNames = howTo ? [] : namesIn(question).filter((name) => [...name].every((t) => asked.has(t)));
   const aboutAsked = passages.map((p, i) => askedNames.length > 0 && askedNames.some((name) => [...name].every((t) => headingTerms[i]!.has(t))));
-  const ranked = sentences
-    .map((unit, i) => {
-      const terms = termsOf[i]!;
-      let own = 0;
-      let fromHeadings = 0;
-      const covers = new Set<string>();
-      for (const t of asked) {
-        if (terms.has(t)) own += weight(t);
-        else if (headingTerms[unit.passage]!.has(t)) fromHeadings += weight(t);
-        else continue;
-        covers.add(t);
-      }
-      const coverage = (own + 0.7 * fromHeadings) / total;
-      // A how-to is best answered from a section that shows how: one with a code example.
-      const shows = howTo ? (units[unit.passage]!.some((u) => u.kind === 'code') ? 0.05 : 0) : 0;
-      // "Where…" is answered by a sentence that names a place the question does not (and so on for when, how many, who).
-      const fits = wants && bearsAnswer(unit.text, wants, question) ? ANSWER_FIT : 0;
-      // Headings make a sentence's case stronger, but are no evidence without a word of its own.
-      const about = aboutAsked[unit.passage] || (askedNames.length > 0 && askedNames.some((name) => [...name].every((t) => terms.has(t)))) ? NAMED_FIT : 0;
-      const against = titledAgainst[unit.passage] ? RULED_OUT : 0;
-      const score = own > 0 ? coverage + shows + fits + about - against - terms.size * 0.002 - unit.passage * 0.01 - unit.position * 1e-5 : 0;
-      return { ...unit, score, terms, named: covers.size, covers };
-    })
-    .filter((u) => u.score > 0)
-    .sort((a, b) => b.score - a.score);
-  return { ranked, units, best: ranked[0]?.score ?? 0, named: ranked[0]?.named ?? 0, asked: asked.size, weights: new Map([...asked].map((t) => [t, weight(t)])) };
+  // A how-to is best answered from a section that shows how: one with a code example.
+  const shows = units.map((passage) => (howTo && passage.some((u) => u.kind === 'code') ? 0.05 : 0));
+  // Only sentences with a word of the question score (headings make a sentence's case stronger,
+  // but are no evidence without a word of its own): only those are worked out and kept.
+  const ranked: Scored[] = [];
+  sentences.forEach((unit, i) => {
+    const terms = termsOf[i]!;
+    let own = 0;
+    let fromHeadings = 0;
+    const covers = new Set<string>();
+    for (const [t, w] of weights) {
+      if (terms.has(t)) own += w;
+      else if (headingTerms[unit.passage]!.has(t)) fromHeadings += w;
+      else continue;
+      covers.add(t);
+    }
+    if (own === 0) return;
+    const coverage = (own + 0.7 * fromHeadings) / total;
+    // "Where…" is answered by a sentence that names a place the question does not (and so on for when, how many, who).
+    const fits = wants && bearsAnswer(unit.text, wants, question) ? ANSWER_FIT : 0;
+    const about = aboutAsked[unit.passage] || (askedNames.length > 0 && askedNames.some((name) => [...name].every((t) => terms.has(t)))) ? NAMED_FIT : 0;
+    const against = titledAgainst[unit.passage] ? RULED_OUT : 0;
+    const score = coverage + shows[unit.passage]! + fits + about - against - terms.size * 0.002 - unit.passage * 0.01 - unit.position * 1e-5;
+    if (score > 0) ranked.push({ kind: unit.kind, text: unit.text, passage: unit.passage, position: unit.position, score, terms, named: covers.size, covers });
+  });
+  // Stable: equal scores keep the passages' order.
+  ranked.sort((a, b) => b.score - a.score);
+  return { ranked, units, best: ranked[0]?.score ?? 0, named: ranked[0]?.named ?? 0, asked: asked.size, weights };
 }
 
 const MAX_CODE_LINES = 15;
