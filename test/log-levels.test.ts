@@ -12,7 +12,7 @@ streams.forEach((stream, i) => {
   stream.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
     if (String(chunk).startsWith('{')) written.push(String(chunk));
     return (realWrites[i] as (...args: unknown[]) => boolean)(chunk, ...rest);
-  }) as typeof stream.write;
+  });
 });
 afterAll(() => {
   streams.forEach((stream, i) => (stream.write = realWrites[i]!));
