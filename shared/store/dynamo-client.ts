@@ -13,12 +13,13 @@ import { sigV4Signer } from './sigv4';
  * Why not the SDK's client: per call it resolves a middleware stack and runs serde, endpoint,
  * retry, user-agent and logging middleware, about 0.25 ms of CPU where the HTTP exchange itself
  * costs 0.04 (`npx tsx bench/dynamo-client.ts`), and the document client marshals its input a
- * second time around that. A GET of the API makes a call, a converse turn nine: in Lambda that is
- * billed time on every request. Here each command's input is marshalled once (util-dynamodb,
- * with lib-dynamodb's own map of which fields hold items) and its output unmarshalled once; errors
- * carry the SDK's names and fields (`ConditionalCheckFailedException` with its `Item`…); throttling,
- * server faults and dropped connections are retried as the SDK's standard mode does (4 attempts,
- * jittered exponential backoff).
+ * second time around that. A GET of the API makes a call, a converse turn about seven
+ * (docs/capacity.md): in Lambda that is billed time on every request. Here each command's input
+ * is marshalled once (util-dynamodb, with lib-dynamodb's own map of which fields hold items) and
+ * its output unmarshalled once; errors carry the SDK's names and fields
+ * (`ConditionalCheckFailedException` with its `Item`…); throttling, server faults and dropped
+ * connections are retried as the SDK's standard mode does (4 attempts, jittered exponential
+ * backoff).
  */
 export interface DocumentSender {
   send<Output>(command: DocumentCommand<unknown, Output>): Promise<Output>;
