@@ -13,9 +13,8 @@ export function modelDeadline(): AbortSignal {
   return AbortSignal.timeout(config.modelTimeoutMs);
 }
 
-/** With a real provider configured, the model extracts memory; the rules when it cannot. */
-async function extractionOf(text: string, resolved: ResolvedModel): Promise<Extraction> {
-  if (resolved.engine.provider === 'local') return extractMemory(text);
+/** A configured model extracts memory; the rules when it cannot. */
+async function modelExtraction(text: string, resolved: ResolvedModel): Promise<Extraction> {
   try {
     return await extractWithModel(resolved, text, modelDeadline());
   } catch (error) {
@@ -25,26 +24,24 @@ async function extractionOf(text: string, resolved: ResolvedModel): Promise<Extr
 }
 
 /**
- * Adds a finished turn to the memory graph. The conversation is already stored and answered: a
- * memory failure is logged, never turned into a failed turn.
- */
-export async function rememberTurn(rt: Runtime, scope: TenantScope, turn: Turn, resolved: ResolvedModel): Promise<void> {
-  try {
-    await recordEpisode(rt, scope, turn, await extractionOf(turn.text, resolved));
-  } catch (error) {
-    log.error('memory not recorded', { tenantId: scope.tenantId, agentId: turn.agentId, sessionId: turn.sessionId, ...errorFields(error) });
-  }
-}
-
-/**
  * The memory of a finished turn, for the turn's end to store. The rules extract at once (the
  * built-in engine), so their puts go out in the same batch as the exchange, and `finish` makes
  * the updates; a model's extraction is a call the stored exchange is not kept waiting on, so it
- * all happens in `finish`, after. Either way a memory failure is logged, never the turn's.
+ * all happens in `finish`, after. The conversation is stored and answered either way: a memory
+ * failure is logged, never turned into a failed turn.
  */
 export async function turnMemory(rt: Runtime, scope: TenantScope, turn: Turn, resolved: ResolvedModel, options: { newOwner: boolean }): Promise<{ puts: WriteRequest[]; finish: () => Promise<void> }> {
-  if (resolved.engine.provider !== 'local') return { puts: [], finish: () => rememberTurn(rt, scope, turn, resolved) };
   const failed = (error: unknown) => log.error('memory not recorded', { tenantId: scope.tenantId, agentId: turn.agentId, sessionId: turn.sessionId, ...errorFields(error) });
+  if (resolved.engine.provider !== 'local') {
+    const finish = async () => {
+      try {
+        await recordEpisode(rt, scope, turn, await modelExtraction(turn.text, resolved));
+      } catch (error) {
+        failed(error);
+      }
+    };
+    return { puts: [], finish };
+  }
   try {
     const { puts, update } = await episodeWrites(rt, scope, turn, extractMemory(turn.text), options);
     return { puts, finish: () => update().catch(failed) };
