@@ -50,6 +50,54 @@ describe('the stored queue (local mode)', () => {
     expect(seen[0]! - sent).toBeGreaterThanOrEqual(1000);
   });
 
+  it('sleeps while idle: it wakes for a message sent through it and when a delayed one becomes visible, not on a fixed poll', async () => {
+    const at = where();
+    let peeks = 0;
+    const counted = { ...store, peek: (...args: Parameters<typeof store.peek>) => (peeks++, store.peek(...args)) };
+    const seen: number[] = [];
+    const queue = storedQueue<{ n: number }>(counted, at, async () => void seen.push(Date.now()), { visibilityMs: 5000, pollMs: 60_000 });
+    await queue.start();
+    await new Promise((r) => setTimeout(r, 600));
+    expect(peeks).toBe(1); // an empty queue was read once, then left alone
+
+    const sent = Date.now();
+    await queue.send([{ n: 1 }], { delaySeconds: 1 });
+    await waitFor(() => seen.length === 1, 'the delayed message', 5000);
+    expect(seen[0]! - sent).toBeGreaterThanOrEqual(1000);
+    expect(peeks).toBeLessThanOrEqual(6); // woken by the send, asleep until it was due, then a read after the take and after the work
+    await queue.stop();
+  });
+
+  it('does not sleep through a message sent while it was reading the queue', async () => {
+    const at = where();
+    // Each read answers 300 ms late: the send below lands after the first read, before its answer.
+    const slow = { ...store, peek: async (...args: Parameters<typeof store.peek>) => {
+      const read = await store.peek(...args);
+      await new Promise((r) => setTimeout(r, 300));
+      return read;
+    } };
+    const got: number[] = [];
+    const queue = storedQueue<{ n: number }>(slow, at, async (m) => void got.push(m.n), { visibilityMs: 5000, pollMs: 60_000 });
+    await queue.start();
+    await new Promise((r) => setTimeout(r, 50));
+    await queue.send([{ n: 4 }]);
+    await waitFor(() => got.length === 1, 'the message', 5000);
+    await queue.stop();
+    expect(got).toEqual([4]);
+  });
+
+  it('sees a message another process put in the table within its longest sleep', async () => {
+    const at = where();
+    const got: number[] = [];
+    const queue = storedQueue<{ n: number }>(store, at, async (m) => void got.push(m.n), { visibilityMs: 5000, pollMs: 200 });
+    await queue.start();
+    await new Promise((r) => setTimeout(r, 50));
+    await store.send(at.namespace, at.name, [JSON.stringify({ n: 3 })], Date.now());
+    await waitFor(() => got.length === 1, 'the message', 5000);
+    await queue.stop();
+    expect(got).toEqual([3]);
+  });
+
   it('keeps a message it works on longer than the visibility timeout (heartbeat): no second delivery', async () => {
     const at = where();
     let deliveries = 0;
@@ -68,7 +116,7 @@ describe('the stored queue (local mode)', () => {
     const at = where();
     await store.send(at.namespace, at.name, [JSON.stringify({ n: 7 })], Date.now());
     // A receiver takes it and dies: no heartbeat, no acknowledgement.
-    const [message] = await store.peek(at.namespace, at.name, Date.now(), 1);
+    const { visible: [message] } = await store.peek(at.namespace, at.name, Date.now(), 1);
     expect(await store.move(at.namespace, at.name, message!, Date.now() + 800, { received: true, leased: true })).toBeDefined();
     const got: Delivery[] = [];
     const queue = storedQueue<{ n: number }>(store, at, async (_m, d) => void got.push(d), { visibilityMs: 5000 });
@@ -81,7 +129,7 @@ describe('the stored queue (local mode)', () => {
 
     // On a restart that owns the data, a message still taken is released at once.
     await store.send(at.namespace, at.name, [JSON.stringify({ n: 8 })], Date.now());
-    const [again] = await store.peek(at.namespace, at.name, Date.now(), 1);
+    const { visible: [again] } = await store.peek(at.namespace, at.name, Date.now(), 1);
     await store.move(at.namespace, at.name, again!, Date.now() + 60_000, { received: true, leased: true });
     const restarted = storedQueue<{ n: number }>(store, at, async (_m, d) => void got.push(d), { visibilityMs: 5000 });
     await restarted.start({ releaseTaken: true });
@@ -92,7 +140,7 @@ describe('the stored queue (local mode)', () => {
   it('lets exactly one of two receivers take a message', async () => {
     const at = where();
     await store.send(at.namespace, at.name, [JSON.stringify({ n: 1 })], Date.now());
-    const [message] = await store.peek(at.namespace, at.name, Date.now(), 1);
+    const { visible: [message] } = await store.peek(at.namespace, at.name, Date.now(), 1);
     const both = await Promise.all([1, 2].map(() => store.move(at.namespace, at.name, message!, Date.now() + 5000, { received: true, leased: true })));
     expect(both.filter((m) => m !== undefined)).toHaveLength(1);
   });

@@ -27,7 +27,11 @@ export interface StoredQueueOptions {
   visibilityMs: number;
   /** The first redelivery's delay after a failure; it doubles with each receive. */
   retryDelayMs?: number;
-  /** How often an idle receiver looks for messages sent by other processes or become visible. */
+  /**
+   * The longest an idle receiver sleeps: it wakes at once for a message sent through this queue
+   * and when the next message it read becomes visible, so this only bounds how late it sees a
+   * message another process sent.
+   */
   pollMs?: number;
 }
 
@@ -42,20 +46,27 @@ export function storedQueue<M>(
   const { namespace, name } = where;
   const concurrency = options.concurrency ?? 2;
   const retryDelayMs = options.retryDelayMs ?? 200;
-  const pollMs = options.pollMs ?? 250;
+  // An idle local server must not keep DynamoDB Local busy: three receivers polling every 250 ms
+  // cost it a tenth of a core.
+  const pollMs = options.pollMs ?? 2000;
   const inHand = new Set<Promise<void>>();
   let running = false;
   let loop: Promise<void> | undefined;
   let wake: (() => void) | undefined;
 
+  // Counted, so that a send or a finished message during a read is not missed by the sleep after it.
+  let pokes = 0;
   const poke = () => {
+    pokes++;
     wake?.();
     wake = undefined;
   };
-  const idle = () =>
+  /** Sleeps until `until` (at most pollMs, at least a few ms: a test's fixed clock never gets there) or a poke. */
+  const idle = (until: number | undefined) =>
     new Promise<void>((resolve) => {
       wake = resolve;
-      setTimeout(resolve, pollMs).unref();
+      const ms = until === undefined ? pollMs : Math.min(pollMs, Math.max(20, until - store.clock.now()));
+      setTimeout(resolve, ms).unref();
     });
 
   async function handle(taken: StoredMessage): Promise<void> {
@@ -91,11 +102,15 @@ export function storedQueue<M>(
   async function receive(): Promise<void> {
     while (running) {
       const free = concurrency - inHand.size;
+      const pokesBefore = pokes;
       let took = 0;
+      let nextVisibleAt: number | undefined;
       if (free > 0) {
         try {
           const now = store.clock.now();
-          for (const message of await store.peek(namespace, name, now, free)) {
+          const peeked = await store.peek(namespace, name, now, free);
+          nextVisibleAt = peeked.nextVisibleAt;
+          for (const message of peeked.visible) {
             const taken = await store.move(namespace, name, message, now + options.visibilityMs, { received: true, leased: true });
             if (!taken) continue; // another receiver took it first
             took++;
@@ -109,7 +124,7 @@ export function storedQueue<M>(
           log.warn('queue receive failed', { queue: name, ...errorFields(error) });
         }
       }
-      if (took === 0 || inHand.size >= concurrency) await idle();
+      if ((took === 0 || inHand.size >= concurrency) && pokes === pokesBefore) await idle(nextVisibleAt);
     }
   }
 

@@ -195,6 +195,7 @@ export const keys = {
     sk: `${pad(visibleAt)}#${messageId}`,
   }),
   queueVisibleBefore: (at: number) => pad(at),
+  queueVisibleAt: (sk: string) => parseInt(sk.slice(0, sk.indexOf('#')), 36),
   deadLetterPartition: (namespace: string, queue: string) => `QUEUE#${namespace}#${queue}#DEAD`,
   deadLetter: (namespace: string, queue: string, messageId: string): ItemKey => ({ pk: keys.deadLetterPartition(namespace, queue), sk: messageId }),
 

@@ -39,18 +39,25 @@ export function queueMessagesStore(db: Db, clock: Clock) {
     );
   }
 
-  /** Up to `limit` messages visible at `now`, oldest visibility first (not yet taken). */
-  async function peek(namespace: string, queue: string, now: number, limit: number): Promise<StoredMessage[]> {
+  /**
+   * Up to `limit` messages visible at `now`, oldest visibility first, and when the first message
+   * not yet visible in that read becomes visible (a receiver sleeps until then, not a fixed poll).
+   */
+  async function peek(namespace: string, queue: string, now: number, limit: number): Promise<{ visible: StoredMessage[]; nextVisibleAt?: number }> {
     const out = await db.client.send(
       new QueryCommand({
         TableName: db.table,
-        KeyConditionExpression: 'pk = :pk AND sk < :before',
-        ExpressionAttributeValues: { ':pk': keys.queuePartition(namespace, queue), ':before': keys.queueVisibleBefore(now + 1) },
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': keys.queuePartition(namespace, queue) },
         Limit: limit,
         ConsistentRead: true,
       }),
     );
-    return readItems(messageShape, out.Items, 'queue message');
+    const messages = readItems(messageShape, out.Items, 'queue message');
+    const upTo = keys.queueVisibleBefore(now + 1);
+    const later = messages.findIndex((m) => m.sk >= upTo);
+    if (later === -1) return { visible: messages };
+    return { visible: messages.slice(0, later), nextVisibleAt: keys.queueVisibleAt(messages[later]!.sk) };
   }
 
   /**
