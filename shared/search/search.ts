@@ -9,7 +9,7 @@ import { storedFrequencies } from './indexing';
 import { DEFAULT_RANK_PARAMS, rm3, type CorpusStats, type TermVector } from './ranker';
 import { PrunedRanker, type IndexReader, type Pass } from './pruned-ranking';
 import type { ScoredSegment } from './segment-scores';
-import { decodeNorms, POSTINGS_FORMAT } from '../store/postings-codec';
+import { POSTINGS_FORMAT } from '../store/postings-codec';
 import type { Runtime } from '../runtime';
 import { fuseCandidates, HYBRID_CANDIDATES, type EmbeddingSettings, type RerankSettings } from './hybrid';
 
@@ -157,7 +157,7 @@ async function rankSource(
   const live = new Map<number, ScoredSegment>(
     segmentList.filter((s) => s.state === 'live').map((s) => [s.segNo, { segNo: s.segNo, span: SEGMENT_SPAN, deleted: s.deleted, size: s.chunks, format: s.format }]),
   );
-  const withNorms = segmentList.filter((s) => s.state === 'live' && s.format === POSTINGS_FORMAT).map((s) => s.segNo);
+  const withNorms = segmentList.filter((s) => s.state === 'live' && s.format === POSTINGS_FORMAT).map((s) => ({ segNo: s.segNo, size: s.chunks }));
   const liveSegments = [...live.keys()];
   const index = rt.store.searchIndex;
   const reader: IndexReader = {
@@ -176,11 +176,10 @@ async function rankSource(
 
   // The norms (format-2 segments' field lengths) come in the same round trip as the query's terms.
   const [norms] = await Promise.all([index.readNorms(scope, source.id, withNorms), ranker.load(original.map((e) => e.term))]);
-  for (const segNo of withNorms) {
-    const bytes = norms.get(segNo);
-    if (!bytes) throw new Error(`search index: segment ${segNo} of ${source.id} has no norms`);
-    const segment = live.get(segNo)!;
-    segment.norms = decodeNorms(bytes, segment.size);
+  for (const { segNo } of withNorms) {
+    const segmentNorms = norms.get(segNo);
+    if (!segmentNorms) throw new Error(`search index: segment ${segNo} of ${source.id} has no norms`);
+    live.get(segNo)!.norms = segmentNorms;
   }
 
   if (params.feedbackDocs > 0 && request.feedback !== false) {

@@ -1,4 +1,4 @@
-import { countPostingsV2, decodePostingsV2, forEachPosting, POSTINGS_FORMAT, type DecodedPostings } from '../store/postings-codec';
+import { countPostingsV2, decodePostingsV2, forEachPosting, POSTINGS_FORMAT, type DecodedPostings, type SegmentNorms } from '../store/postings-codec';
 import { isDeleted } from '../store/search-index';
 import { bm25fTermFrequency, termIdf, type CorpusStats, type RankParams } from './ranker';
 
@@ -15,7 +15,7 @@ export interface ScoredSegment {
   /** Postings format (postings-codec.ts); absent, format 1. */
   format?: number;
   /** Format 2: the chunks' field lengths, which its postings leave out. */
-  norms?: { lenBody: Int32Array; lenTitle: Int32Array };
+  norms?: SegmentNorms;
 }
 
 /** Postings in one term's bytes of a segment (format 2 counts them in its header). */
@@ -30,7 +30,7 @@ export function postingsIn(segment: ScoredSegment, bytes: Uint8Array): number {
 interface LiveItem {
   target: Float64Array;
   deleted: Uint8Array | undefined;
-  norms: { lenBody: Int32Array; lenTitle: Int32Array };
+  norms: SegmentNorms;
   postings: DecodedPostings;
 }
 

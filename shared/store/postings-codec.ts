@@ -270,7 +270,13 @@ export function encodeNorms(lengths: Array<{ lenBody: number; lenTitle: number }
   return Uint8Array.from(out);
 }
 
-export function decodeNorms(bytes: Uint8Array, size: number): { lenBody: Int32Array; lenTitle: Int32Array } {
+/** A format-2 segment's field lengths by position (read-only once decoded: searches share them). */
+export interface SegmentNorms {
+  lenBody: Int32Array;
+  lenTitle: Int32Array;
+}
+
+export function decodeNorms(bytes: Uint8Array, size: number): SegmentNorms {
   const lenBody = new Int32Array(size);
   const lenTitle = new Int32Array(size);
   const read = varints(bytes);

@@ -1,6 +1,6 @@
 import type { TenantScope } from '../tenancy';
 import { lruCache } from './lru-cache';
-import { decodePostingsV2, type DecodedPostings } from './postings-codec';
+import { decodePostingsV2, type DecodedPostings, type SegmentNorms } from './postings-codec';
 
 /**
  * One term's directory items, one per segment that has the term: its postings inline, or (with
@@ -37,7 +37,7 @@ interface TermEntry {
 }
 
 export function searchIndexCache<Chunk extends CachedChunk>(segmentOf: (docNo: number) => number, maxBytes = MAX_BYTES) {
-  const cache = lruCache<TermEntry | Chunk | Map<number, number> | Uint8Array>(maxBytes);
+  const cache = lruCache<TermEntry | Chunk | Map<number, number> | SegmentNorms>(maxBytes);
   const source = (scope: TenantScope, sourceId: string) => `${scope.tenantId}#${scope.schema}#${sourceId}`;
 
   /** When this process first saw each of the source's segments live. */
@@ -120,14 +120,17 @@ export function searchIndexCache<Chunk extends CachedChunk>(segmentOf: (docNo: n
       cache.set(`T#${source(scope, sourceId)}#${term}`, { items: kept, complete }, bytes);
     },
 
-    /** A live segment's norms (they never change once it is live). */
-    norms(scope: TenantScope, sourceId: string, segNo: number): Uint8Array | undefined {
-      return cache.get(`N#${source(scope, sourceId)}#${segNo}`) as Uint8Array | undefined;
+    /**
+     * A live segment's norms (they never change once it is live), decoded: every search of the
+     * source needs all of them, and decoding a large segment's each time cost more than scoring.
+     */
+    norms(scope: TenantScope, sourceId: string, segNo: number): SegmentNorms | undefined {
+      return cache.get(`N#${source(scope, sourceId)}#${segNo}`) as SegmentNorms | undefined;
     },
 
-    keepNorms(scope: TenantScope, sourceId: string, segNo: number, bytes: Uint8Array, issuedAt: number) {
+    keepNorms(scope: TenantScope, sourceId: string, segNo: number, norms: SegmentNorms, issuedAt: number) {
       if (!settledFor(scope, sourceId, segNo, issuedAt)) return;
-      cache.set(`N#${source(scope, sourceId)}#${segNo}`, bytes, 64 + bytes.length);
+      cache.set(`N#${source(scope, sourceId)}#${segNo}`, norms, 64 + norms.lenBody.byteLength + norms.lenTitle.byteLength);
     },
 
     chunk(scope: TenantScope, sourceId: string, docNo: number): Chunk | undefined {

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock';
 import { ConditionalCheckFailedException, GetCommand, PutCommand, QueryCommand, TransactionCanceledException, TransactWriteCommand, UpdateCommand } from './dynamo-commands';
-import { decodeChunkRefs, decodeDirectory, encodeChunkRefs, encodeNorms, POSTINGS_FORMAT, type Posting } from './postings-codec';
+import { decodeChunkRefs, decodeDirectory, decodeNorms, encodeChunkRefs, encodeNorms, POSTINGS_FORMAT, type Posting, type SegmentNorms } from './postings-codec';
 import type { TenantScope } from '../tenancy';
 import { deleteRequest, putRequest, batchOps, type WriteRequest } from './batch';
 import type { Db } from './db';
@@ -579,25 +579,27 @@ export function searchIndexStore(db: Db, clock: Clock, cacheBytes?: number) {
   }
 
   /** The norms of the given live segments (format 2), from the cache where it has them. */
-  async function readNorms(scope: TenantScope, sourceId: string, segNos: number[]): Promise<Map<number, Uint8Array>> {
-    const found = new Map<number, Uint8Array>();
-    const missing = segNos.filter((segNo) => {
+  /** Format-2 segments' norms, decoded (from the cache where it has them). */
+  async function readNorms(scope: TenantScope, sourceId: string, segments: Array<{ segNo: number; size: number }>): Promise<Map<number, SegmentNorms>> {
+    const found = new Map<number, SegmentNorms>();
+    const missing = segments.filter(({ segNo }) => {
       const cached = cache.norms(scope, sourceId, segNo);
       if (cached) found.set(segNo, cached);
       return !cached;
     });
     if (missing.length === 0) return found;
     const issuedAt = clock.now();
-    const firsts = await batchGet(missing.map((segNo) => keys.norms(scope, sourceId, segNo)));
+    const firsts = await batchGet(missing.map(({ segNo }) => keys.norms(scope, sourceId, segNo)));
     // The parts after the first, of segments whose norms outgrew one item.
     const laterParts = (item: Record<string, unknown>) => Array.from({ length: Number(item.parts ?? 1) - 1 }, (_, i) => keys.norms(scope, sourceId, Number(item.segNo), i + 1));
     const later = new Map((await batchGet(firsts.flatMap(laterParts), { withKeys: true })).map((item) => [String(item.sk), toBytes(item.n)!]));
+    const sizes = new Map(missing.map(({ segNo, size }) => [segNo, size]));
     for (const item of firsts) {
       const segNo = Number(item.segNo);
       const pieces = [toBytes(item.n)!, ...laterParts(item).map((key) => later.get(key.sk)!)];
-      const bytes = pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces);
-      found.set(segNo, bytes);
-      cache.keepNorms(scope, sourceId, segNo, bytes, issuedAt);
+      const norms = decodeNorms(pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces), sizes.get(segNo)!);
+      found.set(segNo, norms);
+      cache.keepNorms(scope, sourceId, segNo, norms, issuedAt);
     }
     return found;
   }
