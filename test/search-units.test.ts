@@ -152,6 +152,31 @@ describe('segment score arrays', () => {
   });
 });
 
+describe('kept tf-parts', () => {
+  it('are reused only under the statistics they were computed with, and score as computing them afresh does', async () => {
+    const { SegmentScores } = await import('../shared/search/segment-scores');
+    const { DEFAULT_RANK_PARAMS } = await import('../shared/search/ranker');
+    const { encodePostingsV2, decodePostingsV2, POSTINGS_FORMAT } = await import('../shared/store/postings-codec');
+    const bytes = encodePostingsV2(Array.from({ length: 40 }, (_, i) => ({ doc: i, tfBody: 1 + (i % 4), tfTitle: i % 2 })));
+    const norms = { lenBody: Int32Array.from({ length: 40 }, (_, i) => 20 + i * 3), lenTitle: Int32Array.from({ length: 40 }, (_, i) => i % 5) };
+    const segments = new Map([[0, { segNo: 0, span: 2 ** 20, size: 40, format: POSTINGS_FORMAT, norms }]]);
+    // As the index cache does: the same bytes, the same decoded object (which keeps the tf-parts).
+    const kept = new Map<Uint8Array, ReturnType<typeof decodePostingsV2>>();
+    const cached = (b: Uint8Array) => kept.get(b) ?? kept.set(b, decodePostingsV2(b)).get(b)!;
+    const scores = (stats: { documents: number; totalBodyLength: number; totalTitleLength: number }, decoded: typeof decodePostingsV2) => {
+      const scorer = new SegmentScores(segments, stats, DEFAULT_RANK_PARAMS, decoded);
+      scorer.addTerm([{ segNo: 0, bytes }], 1.5);
+      return scorer.top(40);
+    };
+    const stats = { documents: 40, totalBodyLength: 2_900, totalTitleLength: 80 };
+    const grown = { documents: 90, totalBodyLength: 12_000, totalTitleLength: 150 };
+    expect(scores(stats, cached)).toEqual(scores(stats, decodePostingsV2)); // computed and kept
+    expect(scores(stats, cached)).toEqual(scores(stats, decodePostingsV2)); // kept, reused
+    expect(scores(grown, cached)).toEqual(scores(grown, decodePostingsV2)); // other statistics: computed again
+    expect(scores(grown, cached)).not.toEqual(scores(stats, decodePostingsV2));
+  });
+});
+
 describe('the built-in engine', () => {
   it('classifies by lexical similarity to category names, descriptions and examples', async () => {
     const { classifyLocally } = await import('../shared/models/local-engine');

@@ -1,6 +1,6 @@
 import { countPostingsV2, decodePostingsV2, forEachPosting, POSTINGS_FORMAT, type DecodedPostings, type SegmentNorms } from '../store/postings-codec';
 import { isDeleted } from '../store/search-index';
-import { bm25fTermFrequency, termIdf, type CorpusStats, type RankParams } from './ranker';
+import { bm25fTermFrequency, termFrequencyKey, termIdf, type CorpusStats, type RankParams } from './ranker';
 
 /**
  * The fast path of ranking over stored segments: postings are decoded straight from their bytes
@@ -37,6 +37,7 @@ interface LiveItem {
 export class SegmentScores {
   private readonly arrays = new Map<number, Float64Array>();
   private readonly tfPart: ReturnType<typeof bm25fTermFrequency>;
+  private readonly tfKey: string;
 
   constructor(
     private readonly segments: Map<number, ScoredSegment>,
@@ -46,6 +47,7 @@ export class SegmentScores {
     private readonly decoded: (bytes: Uint8Array) => DecodedPostings = decodePostingsV2,
   ) {
     this.tfPart = bm25fTermFrequency(params, stats);
+    this.tfKey = termFrequencyKey(params, stats);
   }
 
   /** Adds `weight × idf × tf-part` of each live posting of one term (deleted chunks count in its df, as in Lucene). */
@@ -67,15 +69,35 @@ export class SegmentScores {
         target[local]! += factor * tfPart(tfBody, tfTitle, lenBody, lenTitle);
       });
       if (!live) continue;
-      // Format 2, the hot path: one loop over the decoded arrays, no call per posting but tfPart's.
+      // Format 2, the hot path: one loop over the decoded arrays and their kept tf-parts.
       const { target, deleted, norms, postings } = live;
-      const { count, docs, tfBody, tfTitle } = postings;
+      const { count, docs } = postings;
+      const parts = this.tfPartsOf(postings, norms);
       for (let k = 0; k < count; k++) {
         const local = docs[k]!;
         if (local >= target.length || isDeleted(deleted, local)) continue;
-        target[local]! += factor * tfPart(tfBody[k]!, tfTitle[k]!, norms.lenBody[local]!, norms.lenTitle[local]!);
+        target[local]! += factor * parts[k]!;
       }
     }
+  }
+
+  /**
+   * Each posting's tf-part under this ranking's statistics, kept on the decoded postings: the index
+   * keeps those between queries, and a term's tf-parts change only when the source's statistics
+   * do, while computing them was most of scoring's time. The same arithmetic, so the same scores.
+   */
+  private tfPartsOf(postings: DecodedPostings, norms: SegmentNorms): Float64Array {
+    if (postings.tfParts?.key === this.tfKey) return postings.tfParts.values;
+    const { count, docs, tfBody, tfTitle } = postings;
+    const { lenBody, lenTitle } = norms;
+    const values = new Float64Array(count);
+    for (let k = 0; k < count; k++) {
+      const local = docs[k]!;
+      // A posting past the sealed size is skipped by every caller; it has no norms to score with.
+      if (local < lenBody.length) values[k] = this.tfPart(tfBody[k]!, tfTitle[k]!, lenBody[local]!, lenTitle[local]!);
+    }
+    postings.tfParts = { key: this.tfKey, values };
+    return values;
   }
 
   /** Adds `value` for each live posting: how much of an upper bound a chunk's seen terms account for. */

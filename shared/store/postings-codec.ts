@@ -185,6 +185,8 @@ export interface DecodedPostings {
   docs: Int32Array;
   tfBody: Int32Array;
   tfTitle: Int32Array;
+  /** Each posting's BM25F tf-part under the statistics `key` names, kept by ranking (segment-scores.ts). */
+  tfParts?: { key: string; values: Float64Array };
 }
 
 /**

@@ -46,14 +46,14 @@ describe('the search index cache', () => {
   });
 
   it('keeps postings decoded by the bytes they came from, the oldest going first past a quarter of its budget', () => {
-    const cache = searchIndexCache<ReturnType<typeof chunk>>((docNo) => Math.floor(docNo / SPAN), 40_000);
+    const cache = searchIndexCache<ReturnType<typeof chunk>>((docNo) => Math.floor(docNo / SPAN), 64_000);
     const termBytes = (n: number) => encodePostingsV2(Array.from({ length: n }, (_, i) => ({ doc: i * 3, tfBody: 1 + (i % 4), tfTitle: i % 2 })));
     const first = termBytes(300);
     const postings = cache.decodedPostings(first);
     expect(postings.count).toBe(300);
     expect([postings.docs[0], postings.docs[299], postings.tfBody[5], postings.tfTitle[5]]).toEqual([0, 897, 2, 1]);
     expect(cache.decodedPostings(first)).toBe(postings); // the same bytes again: not decoded again
-    // About 3.9 KB each against a 10 KB quarter: two fit, the third pushes the first out.
+    // About 6.4 KB each (the tf-parts ranking keeps beside them counted) against a 16 KB quarter: two fit, the third pushes the first out.
     const [second, third] = [termBytes(300), termBytes(300)];
     const kept = cache.decodedPostings(second);
     cache.decodedPostings(third);

@@ -63,12 +63,13 @@ export function searchIndexCache<Chunk extends CachedChunk>(segmentOf: (docNo: n
 
   // Decoded postings, by the bytes they came from: a query visits a term's postings several times
   // (its scores, the bounds of what is unread, each pass of RM3) and the next query the same
-  // cached bytes; decoding was the largest part of a search's CPU. About 12 bytes a posting
-  // where the bytes hold one or two, so a quarter of the budget; the oldest go first (reordering
-  // the map on every hit cost more than it saved).
+  // cached bytes; decoding was the largest part of a search's CPU. About 20 bytes a posting
+  // (12 decoded, 8 of the tf-parts ranking keeps beside them) where the bytes hold one or two, so
+  // a quarter of the budget; the oldest go first (reordering the map on every hit cost more than
+  // it saved).
   const decoded = new Map<Uint8Array, DecodedPostings>();
   let decodedBytes = 0;
-  const decodedSize = (bytes: Uint8Array, postings: DecodedPostings) => 64 + bytes.length + postings.count * 12;
+  const decodedSize = (bytes: Uint8Array, postings: DecodedPostings) => 64 + bytes.length + postings.count * 20;
 
   // What ranking parses of a kept chunk (its stored term frequencies), kept beside it: a kept chunk
   // serves many searches, and each that ranks it read its terms again (RM3's feedback, exact
