@@ -55,14 +55,14 @@ export function termIdf(stats: CorpusStats, df: number): number {
 /** Query term → weight (repeated query terms count more, as in Lucene). */
 export type WeightedQuery = Map<string, number>;
 
-/**
- * The BM25F contribution of one posting, before the term's idf and query weight: field
- * frequencies normalised by field length, combined, then saturated.
- */
 /** What `bm25fTermFrequency`'s values depend on besides a posting's own numbers: equal keys, equal tf-parts. */
 export const termFrequencyKey = (params: RankParams, stats: CorpusStats): string =>
   `${params.k1}|${params.bBody}|${params.bTitle}|${params.titleWeight}|${stats.documents}|${stats.totalBodyLength}|${stats.totalTitleLength}`;
 
+/**
+ * The BM25F contribution of one posting, before the term's idf and query weight: field
+ * frequencies normalised by field length, combined, then saturated.
+ */
 export function bm25fTermFrequency(
   params: RankParams,
   stats: CorpusStats,
