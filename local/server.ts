@@ -4,6 +4,7 @@ import { createDb } from '../shared/store/db';
 import { localCredentials, localSecretsKey } from './credentials';
 import { ensureDevTenant } from './dev-tenant';
 import { startHttpServer } from './http-server';
+import { freePort } from './free-port';
 import { createLocalApp } from './local-app';
 import { localRuntime } from './local-runtime';
 import { openLocalStore } from './local-store';
@@ -25,13 +26,15 @@ async function main() {
   });
   // Files' content goes to S3: a configured endpoint and bucket, else an S3-compatible server of our own.
   const s3 = config.s3Endpoint && config.blobBucket ? undefined : await startS3Local({ dataDir, buckets: [LOCAL_BUCKET] });
+  // The API's own port is known before the runtime is made (PORT=0 picks one now), so the guard refuses it too.
+  const port = config.port || (await freePort());
   const local = localRuntime({
     blobs: s3 ? blobsFromConfig({ endpoint: s3.endpoint, bucket: LOCAL_BUCKET }) : blobsFromConfig(),
     db: createDb({ endpoint: store.endpoint, cursorKey: credentials.cursorKey }),
     secretsKey: localSecretsKey(dataDir),
     platformSecrets: { adminToken: credentials.platformAdminToken, tokenKey: credentials.platformTokenKey },
-    // The DynamoDB Local and S3 this process started: no tenant's URL may reach them, whatever the allow-list says.
-    ownServices: [store.endpoint, ...(s3 ? [s3.endpoint] : [])],
+    // This server, and the DynamoDB Local and S3 it started: no tenant's URL may reach them, whatever the allow-list says.
+    ownServices: [`localhost:${port}`, store.endpoint, ...(s3 ? [s3.endpoint] : [])],
   });
   const { rt } = local;
   await ensureDevTenant(rt, credentials.devApiKey, config.devApiKeyPlan);
@@ -39,9 +42,7 @@ async function main() {
   // the data, so messages still taken were taken by a dead run and need not wait for their leases.
   await local.start({ releaseTaken: !config.dynamodbEndpoint, sweepEveryMs: Math.min(60_000, config.sweepAfterMs), scheduleEveryMs: 1_000 });
 
-  const server = await startHttpServer(createLocalApp(rt).fetch, { port: config.port, hostname: '0.0.0.0', clock: rt.clock });
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : config.port;
+  const server = await startHttpServer(createLocalApp(rt).fetch, { port, hostname: '0.0.0.0', clock: rt.clock });
   const base = `http://localhost:${port}`;
   process.stdout.write(
     [

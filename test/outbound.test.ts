@@ -1,7 +1,8 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
+import { networkInterfaces } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../shared/errors';
-import { addressAllowed, outboundFetch, outboundPolicyFromConfig, outboundRequest, resolveAllowed, type OutboundPolicy } from '../shared/net/outbound';
+import { addressAllowed, endpointOf, isThisMachine, outboundFetch, outboundPolicyFromConfig, outboundRequest, resolveAllowed, type OutboundPolicy } from '../shared/net/outbound';
 import { config } from '../shared/config';
 
 /**
@@ -138,5 +139,48 @@ describe('the outbound guard', () => {
     // A body past the bound errors the stream instead of filling memory.
     const big = await guarded(`http://localhost:${port}/big`);
     await expect(big.text()).rejects.toThrow();
+  });
+
+  it('reads an own service given as host:port (localhost:3000) as that host and port, not as a URL scheme', () => {
+    expect(endpointOf('localhost:3000')).toEqual({ host: 'localhost', port: 3000 });
+    expect(endpointOf('127.0.0.1:9001')).toEqual({ host: '127.0.0.1', port: 9001 });
+    expect(endpointOf('http://[::1]:8000/')).toEqual({ host: '::1', port: 8000 });
+    expect(endpointOf('https://dynamodb.internal')).toEqual({ host: 'dynamodb.internal', port: 443 });
+  });
+
+  it('refuses the server’s own port given as localhost:<port>, on loopback by every spelling, with localhost allowed', async () => {
+    const ownPort: OutboundPolicy = { allowedHosts: new Set(['localhost', '127.0.0.1', '::1', '0.0.0.0']), allowPrivateNetworks: true, ownServices: [endpointOf(`localhost:${port}`)!] };
+    const before = seen.length;
+    for (const url of [`http://localhost:${port}/`, `http://127.0.0.1:${port}/`, `http://127.0.0.2:${port}/`, `http://[::1]:${port}/`, `http://0.0.0.0:${port}/`, `http://[::ffff:127.0.0.1]:${port}/`]) {
+      const error = await refusal(outboundRequest(url, {}, ownPort));
+      expect(error.message, url).toMatch(/own services/);
+    }
+    expect(await resolveAllowed('localhost', port, ownPort).then(() => 'allowed', (e: AppError) => e.message)).toMatch(/own services/);
+    expect(seen.length).toBe(before);
+  });
+
+  it('counts every address of this machine’s interfaces as this machine, and refuses an own service on each of them', async () => {
+    const mine = Object.values(networkInterfaces()).flatMap((list) => list ?? []).map((i) => i.address);
+    expect(mine.length).toBeGreaterThan(0);
+    for (const address of [...mine, '127.0.0.1', '127.1.2.3', '::1', '0.0.0.0', '::', '::ffff:127.0.0.1']) expect(isThisMachine(address), address).toBe(true);
+    for (const address of ['8.8.8.8', '10.255.255.254', 'fd12:3456::1', 'not-an-ip']) expect(isThisMachine(address), address).toBe(false);
+    // Whatever the operator allows, an own service is refused on every one of them (connect is never tried).
+    const loose: OutboundPolicy = { allowedHosts: new Set(mine.map((a) => a.split('%')[0]!)), allowPrivateNetworks: true, ownServices: [endpointOf('http://127.0.0.1:8000')!] };
+    for (const address of mine) {
+      expect(await resolveAllowed(address, 8000, loose).then(() => 'allowed', (e: AppError) => e.message), address).toMatch(/own services/);
+      expect(await resolveAllowed(address, 8001, loose), address).toBeTruthy();
+    }
+  });
+
+  it('names the setting that would allow a refused host, and says when none would', async () => {
+    const private10 = await refusal(outboundRequest('http://10.0.0.1:5432/', {}, strict));
+    expect(private10.message).toContain('TOOL_ALLOWED_HOSTS=10.0.0.1:5432');
+    expect(private10.message).toContain('TOOL_ALLOW_PRIVATE_NETWORKS=true');
+    expect(await resolveAllowed('::1', 5432, strict).then(() => '', (e: AppError) => e.message)).toContain('TOOL_ALLOWED_HOSTS=[::1]:5432');
+    const metadata = await refusal(outboundRequest('http://169.254.169.254/', {}, privateOk));
+    expect(metadata.message).toMatch(/never called, whatever TOOL_ALLOWED_HOSTS or TOOL_ALLOW_PRIVATE_NETWORKS allow/);
+    // The bracketed host:port a refusal names is one the operator can write.
+    const v6: OutboundPolicy = { allowedHosts: new Set(['[::1]:' + port]), allowPrivateNetworks: false };
+    expect(await resolveAllowed('::1', port, v6)).toBe('::1');
   });
 });

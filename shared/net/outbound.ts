@@ -1,6 +1,7 @@
 import { lookup as dnsLookup, promises as dnsPromises, type LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
+import { networkInterfaces } from 'node:os';
 import type { IncomingMessage } from 'node:http';
 import { Readable, Transform } from 'node:stream';
 import ipaddr from 'ipaddr.js';
@@ -28,10 +29,14 @@ export interface OutboundPolicy {
   ownServices?: ReadonlyArray<{ host: string; port: number }>;
 }
 
-/** `host:port` of a URL or of a `host:port` pair, for the own-services list. */
-function endpointOf(value: string): { host: string; port: number } | undefined {
-  const url = URL.canParse(value) ? new URL(value) : URL.canParse(`http://${value}`) ? new URL(`http://${value}`) : undefined;
-  if (!url) return undefined;
+/**
+ * `host:port` of a URL or of a `host:port` pair, for the own-services list. Only `scheme://…` is
+ * read as a URL: `localhost:3000` is a host and a port, not the scheme `localhost:`.
+ */
+export function endpointOf(value: string): { host: string; port: number } | undefined {
+  const text = value.includes('://') ? value : `http://${value}`;
+  if (!URL.canParse(text)) return undefined;
+  const url = new URL(text);
   const port = Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
   return { host: url.hostname.replace(/^\[|\]$/g, '').toLowerCase(), port };
 }
@@ -46,28 +51,69 @@ export const outboundPolicyFromConfig = (ownServices: string[] = []): OutboundPo
     .filter((e) => e !== undefined),
 });
 
-const LOOPBACK_NAMES = new Set(['localhost', '0.0.0.0', '::']);
-const isLoopbackish = (address: string) => ipaddr.isValid(address) && ['loopback', 'unspecified'].includes(ipaddr.process(address).range());
+const THIS_MACHINE_NAMES = new Set(['localhost', 'localhost.', 'ip6-localhost', 'ip6-loopback']);
+
+/** An address without its IPv6 zone (`fe80::1%eth0`), IPv4-mapped IPv6 as IPv4, in one spelling. */
+const plainAddress = (address: string) => ipaddr.process(address.split('%')[0]!).toNormalizedString();
 
 /**
- * Whether an address and port are one of the server's own services. An own service on loopback is
- * every loopback address on its port; one named otherwise (a container's name) is every address
- * that is not public on its port: wider than the service, never narrower.
+ * Whether an address reaches this machine: loopback and unspecified (0.0.0.0, ::) addresses, any
+ * address of any of its interfaces (IPv4 and IPv6, read at each check, so an interface that comes
+ * up later counts), and an IPv6 address carrying one of those. A service listening on every
+ * interface answers on all of them, so an own service is refused on all of them.
+ */
+export function isThisMachine(address: string): boolean {
+  const bare = address.split('%')[0]!;
+  if (!ipaddr.isValid(bare)) return false;
+  const parsed = ipaddr.process(bare);
+  if (['loopback', 'unspecified'].includes(parsed.range())) return true;
+  if (parsed.kind() === 'ipv6' && embeddedIPv4(parsed as ipaddr.IPv6).some((v4) => isThisMachine(v4.toString()))) return true;
+  const plain = parsed.toNormalizedString();
+  return Object.values(networkInterfaces()).some((list) => list?.some((i) => ipaddr.isValid(i.address.split('%')[0]!) && plainAddress(i.address) === plain));
+}
+
+/**
+ * Whether an address and port are one of the server's own services. One on this machine (named
+ * localhost, or at one of its addresses) is every address of this machine on its port; one at
+ * another machine's address is that address; one named otherwise (a container's name) is every
+ * address of this machine and every address that is not public, on its port: wider than the
+ * service, never narrower.
  */
 function isOwnService(address: string, port: number, policy: OutboundPolicy): boolean {
   return (policy.ownServices ?? []).some((s) => {
     if (s.port !== port) return false;
-    if (ipaddr.isValid(s.host) && !isLoopbackish(s.host)) return ipaddr.process(s.host).toString() === ipaddr.process(address).toString();
-    if (LOOPBACK_NAMES.has(s.host) || isLoopbackish(s.host)) return isLoopbackish(address);
-    return !addressAllowed(address, { allowedHosts: new Set(), allowPrivateNetworks: false });
+    if (THIS_MACHINE_NAMES.has(s.host) || isThisMachine(s.host)) return isThisMachine(address);
+    if (ipaddr.isValid(s.host)) return plainAddress(s.host) === plainAddress(address);
+    return isThisMachine(address) || !addressAllowed(address, { allowedHosts: new Set(), allowPrivateNetworks: false });
   });
+}
+
+/** `host:port` as TOOL_ALLOWED_HOSTS spells it (an IPv6 address in brackets). */
+const hostPort = (host: string, port: number) => (host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`);
+
+/** Whether the operator allowed this host by name, on any port or on this one. */
+const allowedByName = (host: string, port: number, policy: OutboundPolicy) =>
+  policy.allowedHosts.has(host) || policy.allowedHosts.has(hostPort(host, port)) || policy.allowedHosts.has(`${host}:${port}`);
+
+/**
+ * Why `host`, resolved to `address`, may not be called on `port`; undefined when it may. A refusal
+ * names the setting that would allow it, or says that none does.
+ */
+function refusalOf(host: string, address: string, port: number, policy: OutboundPolicy): string | undefined {
+  const what = address === host ? host : `${host} resolves to ${address}, which`;
+  const never = neverCalled(address, port, policy);
+  if (never) return `${what} is not a public address (${never}: never called, whatever TOOL_ALLOWED_HOSTS or TOOL_ALLOW_PRIVATE_NETWORKS allow)`;
+  if (allowedByName(host, port, policy) || addressAllowed(address, policy)) return undefined;
+  const privateRange = addressAllowed(address, { ...policy, allowPrivateNetworks: true });
+  return `${what} is not a public address (an operator may allow it with TOOL_ALLOWED_HOSTS=${hostPort(host, port)}${privateRange ? ' or TOOL_ALLOW_PRIVATE_NETWORKS=true' : ''})`;
 }
 
 /** Why the address and port may not be called at all, allowed name or not; undefined when they may. */
 function neverCalled(address: string, port: number, policy: OutboundPolicy): string | undefined {
-  if (!ipaddr.isValid(address)) return undefined;
-  const plain = ipaddr.process(address).toString();
-  if (METADATA.has(plain) || METADATA.has(ipaddr.parse(address).toNormalizedString())) return 'the cloud metadata service';
+  const bare = address.split('%')[0]!;
+  if (!ipaddr.isValid(bare)) return undefined;
+  const plain = ipaddr.process(bare).toString();
+  if (METADATA.has(plain) || METADATA.has(ipaddr.parse(bare).toNormalizedString())) return 'the cloud metadata service';
   if (isOwnService(address, port, policy)) return 'one of this server’s own services';
   return undefined;
 }
@@ -145,7 +191,6 @@ export function addressAllowed(address: string, policy: OutboundPolicy): boolean
  */
 export async function resolveAllowed(host: string, port: number, policy: OutboundPolicy): Promise<string> {
   const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
-  const allowedName = policy.allowedHosts.has(bare) || policy.allowedHosts.has(`${bare}:${port}`);
   let addresses: string[];
   if (ipaddr.isValid(bare)) addresses = [ipaddr.parse(bare).toString()];
   else {
@@ -157,9 +202,8 @@ export async function resolveAllowed(host: string, port: number, policy: Outboun
     }
   }
   for (const address of addresses) {
-    const never = neverCalled(address, port, policy);
-    if (never) throw outboundError('refused', `${address === bare ? host : `${host} resolves to ${address}, which`} is not a public address (${never})`, host);
-    if (!allowedName && !addressAllowed(address, policy)) throw outboundError('refused', address === bare ? `${host} is not a public address` : `${host} resolves to ${address}, which is not a public address`, host);
+    const refusal = refusalOf(bare, address, port, policy);
+    if (refusal) throw outboundError('refused', refusal, host);
   }
   return addresses[0]!;
 }
@@ -185,13 +229,12 @@ export async function urlRefusal(target: string, policy: OutboundPolicy): Promis
 const CREDENTIALS_REFUSED = 'must not carry a user name or password (user:password@): use the auth settings';
 
 /** A resolver for the socket that fails when the name resolves to an address the policy refuses. */
-function guardedLookup(policy: OutboundPolicy, port: number, allowedName: boolean): typeof dnsLookup {
+function guardedLookup(policy: OutboundPolicy, port: number): typeof dnsLookup {
   return ((hostname: string, options: { all?: boolean }, callback: (error: Error | null, address: string | LookupAddress[], family?: number) => void) => {
     dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, []);
       for (const a of addresses) {
-        const never = neverCalled(a.address, port, policy);
-        const reason = never ? `${hostname} resolves to ${a.address}, which is not a public address (${never})` : !allowedName && !addressAllowed(a.address, policy) ? `${hostname} resolves to ${a.address}, which is not a public address` : undefined;
+        const reason = refusalOf(hostname.toLowerCase(), a.address, port, policy);
         if (reason) return callback(Object.assign(new Error(reason), { code: 'EREFUSED_ADDRESS' }), []);
       }
       if (options.all) return callback(null, addresses);
@@ -200,20 +243,30 @@ function guardedLookup(policy: OutboundPolicy, port: number, allowedName: boolea
   }) as typeof dnsLookup;
 }
 
+const agents = new WeakMap<OutboundPolicy, { http: http.Agent; https: https.Agent }>();
+
+/**
+ * Connection pools of one policy. A kept-alive socket is reused without a lookup, so a pool shared
+ * across policies would carry a connection one policy allowed to a call another refuses.
+ */
+function agentsOf(policy: OutboundPolicy) {
+  let pair = agents.get(policy);
+  if (!pair) agents.set(policy, (pair = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) }));
+  return pair;
+}
+
 /** Opens one exchange; the response streams (the caller reads or drains it). */
 function once(url: URL, request: OutboundRequest, policy: OutboundPolicy, signal: AbortSignal): Promise<IncomingMessage> {
   const host = url.hostname.replace(/^\[|\]$/g, '');
   const port = Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
-  const allowedName = policy.allowedHosts.has(host) || policy.allowedHosts.has(url.host);
   if (ipaddr.isValid(host)) {
-    const never = neverCalled(host, port, policy);
-    if (never) return Promise.reject(outboundError('refused', `${host} is not a public address (${never})`, host));
-    if (!allowedName && !addressAllowed(host, policy)) return Promise.reject(outboundError('refused', `${host} is not a public address`, host));
+    const refusal = refusalOf(host, host, port, policy);
+    if (refusal) return Promise.reject(outboundError('refused', refusal, host));
   }
   const client = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
     // Allowed names are resolved through the guard too: the metadata service and the server's own services stay out of reach.
-    const req = client.request(url, { method: request.method ?? 'GET', headers: request.headers, signal, lookup: guardedLookup(policy, port, allowedName) }, resolve);
+    const req = client.request(url, { method: request.method ?? 'GET', headers: request.headers, signal, agent: agentsOf(policy)[url.protocol === 'https:' ? 'https' : 'http'], lookup: guardedLookup(policy, port) }, resolve);
     req.on('error', (error: Error & { code?: string }) => {
       if (signal.aborted) reject(outboundError('timeout', `${url.host} did not answer in time`, host, error));
       else if (error.code === 'EREFUSED_ADDRESS') reject(outboundError('refused', error.message, host, error));
