@@ -18,6 +18,7 @@ import {
 } from './source-schema';
 import { withoutReadOnly } from '../read-only';
 import type { Runtime } from '../runtime';
+import { hostRefusal, urlRefusal } from '../net/outbound';
 import { assertSearchable, searchSource, type SearchRequest } from '../search/search';
 import { meteringSearches, type SearchWork } from '../search/search-meter';
 import { recordUsage } from '../usage';
@@ -114,6 +115,25 @@ async function assertRetrievalModels(rt: Runtime, input: KnowledgeSourceInput): 
   if (rerank) await check('rerank.model', rt.models.reranker && (() => rt.models.reranker!(rerank.model)));
 }
 
+/**
+ * The addresses a source calls, checked when it is written as webhooks are: a database host or a
+ * page the outbound guard refuses is a 400 naming the field and the setting that would allow it,
+ * not a failed sync later (every sync checks again).
+ */
+async function assertReachable(rt: Runtime, input: KnowledgeSourceInput): Promise<void> {
+  if (input.type === 'postgresql') {
+    const refusal = await hostRefusal(input.config.host, input.config.port, rt.outbound);
+    if (refusal) throw new ValidationError('config.host', `refers to ${refusal}`);
+  }
+  if (input.type === 'web') {
+    const urls: Array<[string, string]> = [...input.config.startUrls.map((url, i): [string, string] => [`config.startUrls[${i}]`, url]), ...(input.config.sitemap ? [['config.sitemap', input.config.sitemap] as [string, string]] : [])];
+    for (const [field, url] of urls) {
+      const refusal = await urlRefusal(url, rt.outbound);
+      if (refusal) throw new ValidationError(field, refusal);
+    }
+  }
+}
+
 export async function createKnowledgeSource(
   rt: Runtime,
   scope: TenantScope,
@@ -123,6 +143,7 @@ export async function createKnowledgeSource(
   const files = input.type === 'file-collection' ? filesOf(input.files) : [];
   assertContentSize(files);
   await assertRetrievalModels(rt, input);
+  await assertReachable(rt, input);
   const created = await knowledgeSources.create(rt, 
     scope,
     { ...recordFields(input), status: 'created' } as Omit<KnowledgeSourceRecord, 'id' | 'createdAt' | 'updatedAt' | 'version'>,
@@ -144,6 +165,7 @@ export async function replaceKnowledgeSource(rt: Runtime, scope: TenantScope, id
   const files = input.type === 'file-collection' ? filesOf(input.files) : [];
   assertContentSize(files);
   await assertRetrievalModels(rt, input);
+  await assertReachable(rt, input);
   let embeddingChanged = false;
   const replaced = await knowledgeSources.replace(rt, scope, id, (current) => {
     embeddingChanged = JSON.stringify(current.embedding ?? null) !== JSON.stringify(input.embedding ?? null);

@@ -218,10 +218,16 @@ export async function urlRefusal(target: string, policy: OutboundPolicy): Promis
   const url = new URL(target);
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must be an http or https URL';
   if (url.username || url.password) return CREDENTIALS_REFUSED;
+  const refusal = await hostRefusal(url.hostname, Number(url.port) || (url.protocol === 'https:' ? 443 : 80), policy);
+  return refusal && `refers to ${refusal}`;
+}
+
+/** Why connecting to a tenant-given host and port would be refused (a database's, when it is written); undefined as for `urlRefusal`. */
+export async function hostRefusal(host: string, port: number, policy: OutboundPolicy): Promise<string | undefined> {
   try {
-    await resolveAllowed(url.hostname, Number(url.port) || (url.protocol === 'https:' ? 443 : 80), policy);
+    await resolveAllowed(host, port, policy);
   } catch (error) {
-    if ((error as { details?: { reason?: string } }).details?.reason === 'refused') return `refers to ${(error as Error).message}`;
+    if ((error as { details?: { reason?: string } }).details?.reason === 'refused') return (error as Error).message;
   }
   return undefined;
 }

@@ -89,7 +89,7 @@ async function addressOf(config: PostgresConfig, policy: OutboundPolicy): Promis
   try {
     return await resolveAllowed(config.host, config.port, policy);
   } catch (error) {
-    if (error instanceof AppError && (error.details as { reason?: string } | undefined)?.reason === 'refused') throw new ValidationError('config.host', `${error.message}: Cairn connects only to public addresses (or hosts the deployment allows)`);
+    if (error instanceof AppError && (error.details as { reason?: string } | undefined)?.reason === 'refused') throw new ValidationError('config.host', `refers to ${error.message}`);
     throw classifyPgError({ code: 'ENOTFOUND' }, config);
   }
 }
