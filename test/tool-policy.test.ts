@@ -107,6 +107,42 @@ describe('tool-call policy', () => {
     expect(bad.body.error.message).toContain('tools[0].policy[0].when');
   });
 
+  it('refuses a rule that reads a field no call has, naming the rule and the field: a deny that can never match is not written', async () => {
+    for (const [when, field] of [
+      ['amount > 1000', 'amount'],
+      ['arguments.amonut > 1000', 'arguments.amonut'],
+      ['user.email = "a@b.c"', 'user.email'],
+      ['arguments.amount > 10 and $exists(customer)', 'customer'],
+      ['tool.name = "refund"', 'tool.name'],
+    ]) {
+      const bad = await api('POST', '/v1/agents', { name: 'Bad', model: 'openai/gpt-4o', tools: [tool('lookup', undefined), tool('refund', [{ when: 'tool = "refund"', action: 'allow' }, { when, action: 'deny' }])] });
+      expect(bad.status, when).toBe(400);
+      expect(bad.body.error.details.field, when).toBe('tools[1].policy[1].when');
+      expect(bad.body.error.details.reason, when).toContain(`reads ${field}`);
+    }
+    const hinted = await api('POST', '/v1/agents', { name: 'Bad', model: 'openai/gpt-4o', tools: [tool('refund', [{ when: 'amount > 1000', action: 'deny' }])] });
+    expect(hinted.body.error.details.reason).toContain('the argument is arguments.amount');
+    // What a call has is accepted, filters and variables included.
+    const good = await api('POST', '/v1/agents', {
+      name: 'Good',
+      model: 'openai/gpt-4o',
+      tools: [tool('refund', [{ when: '$.arguments.amount > 1000 and user.id != null and tenant.id and agent.version != "draft" and tool = "refund" and ($a := arguments.amount; $a > 5)', action: 'deny' }])],
+    });
+    expect(good.status, JSON.stringify(good.body)).toBe(201);
+    // A workflow step's call has no agent, and an http step's arguments are method, url and body.
+    for (const [policy, field] of [
+      [[{ when: 'arguments.amount > 100', action: 'deny' }], 'steps[0].config.policy[0].when'],
+      [[{ when: 'agent.id = "x"', action: 'deny' }], 'steps[0].config.policy[0].when'],
+    ] as const) {
+      const wf = await api('POST', '/v1/workflows', { name: 'Refund', steps: [{ id: 'pay', type: 'http', config: { method: 'POST', url: `${shopUrl}/refund`, body: {}, policy } }] });
+      expect(wf.status, policy[0].when).toBe(400);
+      expect(wf.body.error.details.field).toBe(field);
+    }
+    const toolStep = await api('POST', '/v1/workflows', { name: 'Refund', steps: [{ id: 'pay', type: 'tool', config: { tool: tool('refund', [{ when: 'agent.id = "x"', action: 'deny' }]) } }] });
+    expect(toolStep.status).toBe(400);
+    expect(toolStep.body.error.details.field).toBe('steps[0].config.tool.policy[0].when');
+  });
+
   it('fails a workflow http step its policy denies, for good, naming the rule', async () => {
     const wf = await api('POST', '/v1/workflows', {
       name: 'Refund',

@@ -2,7 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { isId } from '../ids';
 import { checkable, httpUrl } from '../schema-helpers';
 import { authInput, authShown, type StoredAuth } from './tool-auth';
-import { policyInput, type PolicyRule } from './tool-policy';
+import { policyInput, policyIssues, type PolicyRule, type PolicyScope } from './tool-policy';
 
 /**
  * What an agent's tool definitions look like, kind by kind: validated when the agent is written
@@ -35,6 +35,17 @@ const argumentsSchema = z
       if (!(key in (schema.properties ?? {}))) ctx.addIssue({ code: 'custom', path: ['required', i], message: `names ${key}, which is not in properties` });
     }
   });
+
+/** The argument names a tool's JSON Schema declares; undefined where it takes any (additionalProperties). */
+export const declaredArguments = (parameters: { properties?: Record<string, unknown>; additionalProperties?: unknown }): string[] | undefined =>
+  parameters.additionalProperties ? undefined : Object.keys(parameters.properties ?? {});
+
+/** A tool's policy rules read only what its calls' context holds (an agent's tool: the agent too). */
+export const checkPolicy =
+  (scopeOf: (tool: { policy?: PolicyRule[] }) => PolicyScope) =>
+  (tool: { policy?: PolicyRule[] }, ctx: z.RefinementCtx) => {
+    for (const issue of policyIssues(tool.policy, scopeOf(tool))) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+  };
 
 /** `{{name}}` placeholders of an http tool: each names one of its parameters. */
 export const PLACEHOLDER = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g;
@@ -78,6 +89,7 @@ export const httpInput = z.strictObject({ ...httpFields, auth: authInput.optiona
     /* reported below */
   }
   if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) ctx.addIssue({ code: 'custom', path: ['url'], message: 'must be an http or https URL' });
+  checkPolicy(() => ({ arguments: declaredArguments(tool.parameters), agent: true }))(tool, ctx);
 });
 const httpOutput = z.object({ ...httpFields, auth: authShown.optional() });
 
@@ -108,6 +120,8 @@ export const openApiInput = z
   .superRefine((tool, ctx) => {
   if ((tool.url === undefined) === (tool.document === undefined)) ctx.addIssue({ code: 'custom', path: ['document'], message: 'give the document, or its url: exactly one of them' });
   if (tool.document && Buffer.byteLength(JSON.stringify(tool.document)) > MAX_STORED_BYTES) ctx.addIssue({ code: 'custom', path: ['document'], message: `is larger than ${MAX_STORED_BYTES} bytes: give its url instead` });
+  // Each operation takes its own arguments: only the roots can be checked here.
+  checkPolicy(() => ({ agent: true }))(tool, ctx);
 });
 const openApiOutput = z.object({
   ...openApiFields,
@@ -129,7 +143,8 @@ const mcpFields = {
   requireApproval,
   policy: policyInput.optional(),
 };
-export const mcpInput = z.strictObject({ ...mcpFields, auth: authInput.optional() });
+// The server's tools and their arguments are known only when it is called: only the roots can be checked here.
+export const mcpInput = z.strictObject({ ...mcpFields, auth: authInput.optional() }).superRefine(checkPolicy(() => ({ agent: true })));
 const mcpOutput = z.object({ ...mcpFields, auth: authShown.optional() });
 
 // ── knowledge_search: the agent's sources, searched when the model decides ──
@@ -139,7 +154,7 @@ export const knowledgeSearchInput = z.strictObject({
   description: toolDescription.default('Searches the knowledge sources of this agent; give it a query.'),
   requireApproval,
   policy: policyInput.optional(),
-});
+}).superRefine(checkPolicy(() => ({ arguments: ['query', 'topK'], agent: true })));
 
 // ── workflow: one of the tenant's workflows ──
 export const workflowInput = z.strictObject({
@@ -149,7 +164,7 @@ export const workflowInput = z.strictObject({
   workflowId: z.string().refine((id) => isId('workflow', id), { error: 'must be a workflow id (wf_…)' }),
   requireApproval,
   policy: policyInput.optional(),
-});
+}).superRefine(checkPolicy(() => ({ arguments: ['input', 'parameters'], agent: true })));
 
 export type HttpDefinition = z.infer<typeof httpInput>;
 export type OpenApiDefinition = z.infer<typeof openApiInput>;

@@ -7,5 +7,5 @@ export { REMOTE_TOOL_KINDS, remoteKindOf } from './remote-tools';
 export { authHeaders, authInput, hasSecret, sealAuth, showAuth, type StoredAuth } from './tool-auth';
 export { prepareTool, presentTool, runTool, type ToolCallOptions, toolContext, type ToolOutcome, toolsOf } from './tool-calls';
 export { type CallableTool, type ToolContext, type ToolKind } from './tool-kind';
-export { assertCallAllowed, type CallContext, type CallDecision, decideCall, policyInput, type PolicyRule } from './tool-policy';
+export { assertCallAllowed, type CallContext, type CallDecision, decideCall, policyInput, policyIssues, type PolicyRule } from './tool-policy';
 export { mcpJsonSchemaValidator } from './mcp-validator';

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { AppError } from '../errors';
-import { evaluateExpression, expressionError } from '../jsonata-expression';
+import { evaluateExpression, expressionError, rootPaths } from '../jsonata-expression';
 
 /**
  * Rules on what a tool call may do, by what it asks: each a JSONata condition over the call (its
@@ -35,6 +35,47 @@ export const policyInput = z
     ],
   });
 export type PolicyRule = z.infer<typeof policyInput>[number];
+
+/** The fields of a call's context below its roots (`arguments` is the tool's own). */
+const CONTEXT_FIELDS: Record<string, readonly string[]> = { user: ['id'], tenant: ['id'], agent: ['id', 'version'] };
+
+/** What a rule may read: the tool's argument names where it declares them (undefined: known only at call time), and whether an agent makes the call. */
+export interface PolicyScope {
+  arguments?: readonly string[];
+  agent: boolean;
+}
+
+export interface PolicyIssue {
+  path: Array<string | number>;
+  /** The context root the rule reads wrongly. */
+  root: string;
+  message: string;
+}
+
+const shown = (name: string) => (name.length > 60 ? `${name.slice(0, 60)}…` : name);
+
+/**
+ * Each rule's paths against what a call's context holds: a rule that reads a field the call does not
+ * have never matches, so a `deny` written as `amount > 1000` would let every refund through. Such a
+ * rule is refused when it is written, naming the field.
+ */
+export function policyIssues(policy: PolicyRule[] | undefined, scope: PolicyScope): PolicyIssue[] {
+  const roots = ['arguments', 'user', 'tenant', ...(scope.agent ? ['agent'] : []), 'tool'];
+  const issues: PolicyIssue[] = [];
+  for (const [j, rule] of (policy ?? []).entries()) {
+    const problem = (root: string, message: string) => issues.push({ path: ['policy', j, 'when'], root, message });
+    for (const [root, field] of rootPaths(rule.when) ?? []) {
+      if (!roots.includes(root!)) {
+        const argument = scope.arguments?.includes(root!) ? ` (the argument is arguments.${root})` : '';
+        problem(root!, `reads ${shown(root!)}, which a call does not have${argument}: a rule reads ${roots.join(', ')}`);
+      } else if (field === undefined) continue;
+      else if (root === 'tool') problem(root, `reads tool.${shown(field)}: tool is the called tool's name, a string`);
+      else if (root === 'arguments' && scope.arguments && !scope.arguments.includes(field)) problem(root, `reads arguments.${shown(field)}, which is not one of the tool's parameters (${scope.arguments.join(', ') || 'it has none'})`);
+      else if (CONTEXT_FIELDS[root!] && !CONTEXT_FIELDS[root!]!.includes(field)) problem(root!, `reads ${root}.${shown(field)}: ${root} has ${CONTEXT_FIELDS[root!]!.join(', ')}`);
+    }
+  }
+  return issues;
+}
 
 /** What a call is judged on. */
 export interface CallContext {

@@ -2,7 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { UpstreamError } from '../../errors';
 import { outboundRequest } from '../../net/outbound';
 import { integerBetween } from '../../schema-helpers';
-import { assertCallAllowed, authHeaders, authInput, policyInput, sealAuth, showAuth, type StoredAuth } from '../../tools';
+import { assertCallAllowed, authHeaders, authInput, policyInput, policyIssues, sealAuth, showAuth, type StoredAuth } from '../../tools';
 import { renderDeep, renderTemplate, TEMPLATE, templateText, type TemplateScope } from '../../templates';
 import type { WorkKind } from './step-kind';
 
@@ -29,6 +29,7 @@ const config = z
     // A URL that starts with a template is only known at run time (the guard checks it then).
     if (!cfg.url.startsWith('{{') && (!url || (url.protocol !== 'http:' && url.protocol !== 'https:'))) ctx.addIssue({ code: 'custom', path: ['url'], message: 'must be an http or https URL' });
     if (cfg.body !== undefined && (cfg.method === 'GET' || cfg.method === 'HEAD')) ctx.addIssue({ code: 'custom', path: ['body'], message: `cannot be sent with ${cfg.method}` });
+    for (const issue of policyIssues(cfg.policy, { arguments: ['method', 'url', 'body'], agent: false })) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
   });
 
 type Config = z.infer<typeof config>;

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { AppError, UpstreamError, ValidationError } from '../../errors';
-import { assertCallAllowed, httpInput, mcpInput, openApiInput, type StoredTool, remoteKindOf, prepareTool, presentTool, runTool, toolContext, toolsOf } from '../../tools';
+import { assertCallAllowed, httpInput, policyIssues, mcpInput, openApiInput, type StoredTool, remoteKindOf, prepareTool, presentTool, runTool, toolContext, toolsOf } from '../../tools';
 import { renderDeep } from '../../templates';
 import type { WorkKind } from './step-kind';
 
@@ -13,6 +13,9 @@ const config = z.strictObject({
     .optional()
     .openapi({ description: 'Which of the definition’s tools to call: `<tool name>_<operationId>` (openapi) or `<tool name>_<server tool>` (mcp); default: its only one' }),
   arguments: z.record(z.string(), z.unknown()).default({}).openapi({ description: 'JSON whose strings are templates (a string that is exactly one template becomes its value)' }),
+}).superRefine((cfg, ctx) => {
+  // The definition checked its rules as an agent's tool; a step's call has no agent to read.
+  for (const issue of policyIssues(cfg.tool.policy, { agent: false })) if (issue.root === 'agent') ctx.addIssue({ code: 'custom', path: ['tool', ...issue.path], message: issue.message });
 });
 
 type Config = z.infer<typeof config>;
