@@ -49,17 +49,35 @@ const statusOf: Record<ErrorCode, number> = {
 
 export type ErrorDetails = Record<string, unknown>;
 
+/** Characters of a rejected value an error quotes: a megabyte sent is not a megabyte answered. */
+export const QUOTED_CHARS = 100;
+
+/** A value as an error quotes it: whole when short, else its start and its length. */
+export const quote = (value: string, max = QUOTED_CHARS) => (value.length <= max ? value : `${value.slice(0, max)}… (${value.length} characters)`);
+
+/** An error's own text, whatever it quotes, stays this short (a backstop for quotes not cut where they are made). */
+const MAX_ERROR_TEXT = 1000;
+
+function bounded(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return quote(value, MAX_ERROR_TEXT);
+  if (depth > 3 || !value || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.slice(0, 20).map((v) => bounded(v, depth + 1));
+  return Object.fromEntries(Object.entries(value).slice(0, 50).map(([k, v]) => [quote(k), bounded(v, depth + 1)]));
+}
+
 export class AppError extends Error {
   readonly statusCode: number;
   /** Whether the same request may succeed later; by default the server-side (5xx) failures. */
   readonly retryable: boolean;
+  readonly details?: ErrorDetails;
   constructor(
     readonly code: ErrorCode,
     message: string,
-    readonly details?: ErrorDetails,
+    details?: ErrorDetails,
     options?: { cause?: unknown; retryable?: boolean },
   ) {
-    super(message, options);
+    super(quote(message, MAX_ERROR_TEXT), options);
+    if (details) this.details = bounded(details) as ErrorDetails;
     this.name = 'AppError';
     this.statusCode = statusOf[code];
     this.retryable = options?.retryable ?? this.statusCode >= 500;
@@ -83,7 +101,7 @@ export class ValidationError extends AppError {
 
 export class NotFoundError extends AppError {
   constructor(resource: string, id: string) {
-    super('NOT_FOUND', `${resource} ${id} not found`, { resource, id });
+    super('NOT_FOUND', `${resource} ${quote(id)} not found`, { resource, id: quote(id) });
   }
 }
 

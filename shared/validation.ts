@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { ValidationError } from './errors';
+import { quote, ValidationError } from './errors';
 
 /**
  * Validation reasons in the API's own words ("must be between 0 and 2"), given to each parse (no
@@ -50,7 +50,7 @@ export function fieldPath(path: ReadonlyArray<PropertyKey>): string {
   let out = '';
   for (const part of path) {
     if (typeof part === 'number') out += `[${part}]`;
-    else out += out ? `.${String(part)}` : String(part);
+    else out += out ? `.${quote(String(part))}` : quote(String(part));
   }
   return out;
 }

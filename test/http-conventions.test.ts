@@ -66,6 +66,26 @@ describe('HTTP conventions', () => {
     }
   });
 
+  it('quotes at most ~100 characters of a rejected value: a megabyte sent is not a megabyte answered', async () => {
+    const t = await newTenant();
+    const huge = 'x'.repeat(1000 * 1000); // just under the body limit
+    const cases = [
+      await call(app, 'POST', '/v1/chat/completions', { key: t.apiKey, body: { model: huge, messages: [{ role: 'user', content: 'hi' }] } }),
+      await call(app, 'POST', '/v1/chat/completions', { key: t.apiKey, body: { model: `agt_${huge}`, messages: [{ role: 'user', content: 'hi' }] } }),
+      await call(app, 'POST', '/v1/agents', { key: t.apiKey, body: { name: 'x', model: 'gpt-4', tools: [{ type: 'http', name: 't', description: 'd', url: 'https://example.com', parameters: { type: 'object', properties: {}, required: [huge] } }] } }),
+      await call(app, 'POST', '/v1/agents', { key: t.apiKey, body: { name: 'x', model: 'gpt-4', [huge]: 1 } }),
+      await call(app, 'POST', '/v1/agents', { key: t.apiKey, body: { name: 'x', model: huge } }),
+      await call(app, 'POST', '/v1/agents', { key: t.apiKey, body: { name: 'x', model: 'gpt-4', tools: [{ type: 'http', name: 't', description: 'd', url: 'https://example.com', policy: [{ when: huge.slice(0, 1900), action: 'deny' }] }] } }),
+    ];
+    for (const [i, res] of cases.entries()) {
+      expect(res.status, `case ${i}`).toBeGreaterThanOrEqual(400);
+      expect(res.status, `case ${i}`).toBeLessThan(500);
+      const size = JSON.stringify(res.body).length;
+      expect(size, `case ${i}: ${JSON.stringify(res.body).slice(0, 300)}`).toBeLessThan(3000);
+      expect(JSON.stringify(res.body), `case ${i}`).not.toContain('x'.repeat(1001));
+    }
+  });
+
   it('answers 413 for a body over the group limit', async () => {
     const t = await newTenant();
     const res = await call(app, 'POST', '/v1/agents', { key: t.apiKey, body: { name: 'x', model: 'gpt-4', instructions: 'y'.repeat(1024 * 1024) } });

@@ -1,4 +1,5 @@
 import { z } from '@hono/zod-openapi';
+import { quote } from '../errors';
 import { isId } from '../ids';
 import { checkable, httpUrl } from '../schema-helpers';
 import { authInput, authShown, type StoredAuth } from './tool-auth';
@@ -32,7 +33,7 @@ const argumentsSchema = z
   .superRefine((schema, ctx) => {
     checkable('arguments')(schema, ctx);
     for (const [i, key] of (schema.required ?? []).entries()) {
-      if (!(key in (schema.properties ?? {}))) ctx.addIssue({ code: 'custom', path: ['required', i], message: `names ${key}, which is not in properties` });
+      if (!(key in (schema.properties ?? {}))) ctx.addIssue({ code: 'custom', path: ['required', i], message: `names ${quote(key)}, which is not in properties` });
     }
   });
 
