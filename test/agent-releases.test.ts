@@ -185,6 +185,23 @@ describe('agent versions and aliases', () => {
     expect(res.body.error.details.field).toBe('temperature');
   });
 
+  it('gives each of 12 publishes at once its own number, for agents, workflows and the platform API alike', async () => {
+    const tenant = await provision(app, platformTestSecrets().adminToken, {});
+    const agent = (await api('POST', '/v1/agents', { name: 'Burst', model: 'local/extractive' })).body.data.id as string;
+    const workflow = (await api('POST', '/v1/workflows', { name: 'Burst', steps: [{ id: 'a', type: 'transform', expression: '1' }] })).body.data.id as string;
+    const platformAgent = (await pcall(app, 'POST', '/platform/agent', tenant.accessToken, { body: { name: 'Burst', model: 'local/extractive' } })).body.data.id as string;
+    const bursts = {
+      agent: () => api('POST', `/v1/agents/${agent}/versions`),
+      workflow: () => api('POST', `/v1/workflows/${workflow}/versions`),
+      platform: () => pcall(app, 'POST', `/platform/agent/${platformAgent}/versions`, tenant.accessToken, { body: {} }),
+    };
+    for (const [what, publish] of Object.entries(bursts)) {
+      const answers = await Promise.all(Array.from({ length: 12 }, () => publish()));
+      expect(answers.map((a) => a.status), what).toEqual(Array(12).fill(201));
+      expect(answers.map((a) => a.body.data.version as number).sort((a, b) => a - b), what).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+    }
+  }, 60_000);
+
   it('serves the same versions and aliases through the platform API', async () => {
     const tenant = await provision(app, platformTestSecrets().adminToken, {});
     const token = tenant.accessToken;

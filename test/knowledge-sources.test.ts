@@ -126,6 +126,19 @@ describe('knowledge sources', () => {
     expect(res.body.error.code).toBe('PAYLOAD_TOO_LARGE');
   });
 
+  it('takes 12 uploads of distinct files at once, before and after the source is connected: each answers 2xx and every file counts', async () => {
+    const id = (await call(app, 'POST', '/v1/knowledge-sources', { key: t.apiKey, body: { name: 'burst', type: 'file-collection', files: [files[0]] } })).body.data.id as string;
+    const burst = (round: string) =>
+      Promise.all(Array.from({ length: 12 }, (_, i) => call(app, 'POST', `/v1/knowledge-sources/${id}/files`, { key: t.apiKey, body: { files: [{ path: `${round}/${i}.md`, content: `File ${i} of ${round}.` }] } })));
+    const before = await burst('created');
+    expect(before.map((r) => r.status)).toEqual(Array(12).fill(200));
+    expect((await call(app, 'GET', `/v1/knowledge-sources/${id}`, { key: t.apiKey })).body.data.fileCount).toBe(13);
+    expect((await call(app, 'POST', `/v1/knowledge-sources/${id}/connect`, { key: t.apiKey, body: {} })).status).toBe(202);
+    const after = await burst('connected');
+    expect(after.map((r) => r.status)).toEqual(Array(12).fill(200));
+    expect((await call(app, 'GET', `/v1/knowledge-sources/${id}`, { key: t.apiKey })).body.data.fileCount).toBe(25);
+  }, 60_000);
+
   it('adds, replaces and removes files by path', async () => {
     const id = (await call(app, 'POST', '/v1/knowledge-sources', {
       key: t.apiKey,

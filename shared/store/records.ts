@@ -2,6 +2,7 @@ import { isoNow, type Clock } from '../clock';
 import { ConditionalCheckFailedException, DeleteCommand, GetCommand, PutCommand, TransactionCanceledException, TransactWriteCommand, type TransactWriteCommandInput } from './dynamo-commands';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { ConflictError, NotFoundError, ValidationError } from '../errors';
+import { backOff, CONTENDED_ATTEMPTS } from './contention';
 import type { TenantScope } from '../tenancy';
 import { batchOps, readPage } from './batch';
 import { ifConditionHolds } from './conditional';
@@ -230,7 +231,7 @@ export function recordsStore(db: Db, clock: Clock) {
     }
 
     /** Applies `change` to a record, re-reading and retrying when another writer got there first. */
-    async function update(scope: TenantScope, id: string, change: (current: T) => T, attempts = 5): Promise<T | undefined> {
+    async function update(scope: TenantScope, id: string, change: (current: T) => T, attempts = CONTENDED_ATTEMPTS): Promise<T | undefined> {
       for (let attempt = 1; ; attempt++) {
         const current = await get(scope, id);
         if (!current) return undefined;
@@ -239,6 +240,7 @@ export function recordsStore(db: Db, clock: Clock) {
           return await replace(scope, next, current.version);
         } catch (error) {
           if (!(error instanceof ConflictError) || attempt >= attempts) throw error;
+          await backOff(attempt);
         }
       }
     }

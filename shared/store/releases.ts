@@ -4,6 +4,7 @@ import { isoNow, type Clock } from '../clock';
 import { ConflictError, NotFoundError, ValidationError } from '../errors';
 import type { TenantScope } from '../tenancy';
 import { batchOps, deleteRequest, readPage } from './batch';
+import { backOff, CONTENDED_ATTEMPTS } from './contention';
 import type { Db } from './db';
 import { readItem } from './item-shape';
 import { keys, type RecordKind } from './keys';
@@ -40,6 +41,7 @@ export interface VersionRecord<S> {
 const versionKey = (n: number) => `V#${String(n).padStart(6, '0')}`;
 const aliasKey = (name: string) => `A#${name}`;
 const HEAD = 'HEAD';
+
 
 export function releasesStore(db: Db, clock: Clock) {
   const { batchWrite, queryAll } = batchOps(db);
@@ -85,7 +87,10 @@ export function releasesStore(db: Db, clock: Clock) {
           );
           return record;
         } catch (error) {
-          if (!(error instanceof TransactionCanceledException) || attempt >= 5) throw error;
+          if (!(error instanceof TransactionCanceledException)) throw error;
+          // Another publish took this number first.
+          if (attempt >= CONTENDED_ATTEMPTS) throw new ConflictError(`${label} ${id} is being published by many requests at once: retry this one`);
+          await backOff(attempt);
         }
       }
     }
@@ -211,7 +216,10 @@ export function releasesStore(db: Db, clock: Clock) {
           );
           return true;
         } catch (error) {
-          if (!(error instanceof TransactionCanceledException) || attempt >= 5) throw error;
+          if (!(error instanceof TransactionCanceledException)) throw error;
+          // Another publish took this number first.
+          if (attempt >= CONTENDED_ATTEMPTS) throw new ConflictError(`${label} ${id} is being published by many requests at once: retry this one`);
+          await backOff(attempt);
         }
       }
     }
