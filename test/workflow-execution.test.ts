@@ -225,17 +225,19 @@ describe('workflow steps under at-least-once delivery', () => {
     expect(failed.error.message).toContain('step1');
   });
 
-  it('cancels a running execution; its pending steps never run', async () => {
-    const { id, exe } = await started([{ type: 'generation', model: 'gpt-4', prompt: 'a' }]);
+  it('cancels a running execution: every step that had not finished is canceled, and never runs', async () => {
+    const { id, exe } = await started([{ type: 'generation', model: 'gpt-4', prompt: 'a' }, { type: 'transform', expression: '1' }]);
     const canceled = await call(app, 'POST', `/v1/workflows/${id}/executions/${exe.id}/cancel`, { key: t.apiKey });
     expect(canceled.body.data.status).toBe('canceled');
+    expect(canceled.body.data.steps.map((s: { status: string }) => s.status)).toEqual(['canceled', 'canceled']);
+    expect(canceled.body.data.steps.every((s: { finishedAt?: string }) => s.finishedAt === canceled.body.data.finishedAt)).toBe(true);
     const again = await call(app, 'POST', `/v1/workflows/${id}/executions/${exe.id}/cancel`, { key: t.apiKey });
     expect(again.status).toBe(409);
     const spy = vi.spyOn(localEngine, 'generate');
     await handleStepMessage(rt, sent.shift()!, delivery());
     expect(spy).not.toHaveBeenCalled();
     spy.mockRestore();
-    expect((await get(id, exe.id)).steps[0].status).toBe('queued');
+    expect((await get(id, exe.id)).steps.map((s: { status: string }) => s.status)).toEqual(['canceled', 'canceled']);
   });
 });
 

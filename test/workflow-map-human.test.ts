@@ -221,6 +221,48 @@ describe('human steps', () => {
     expect((await call(app, 'GET', '/v1/executions?status=waiting', { key: t.apiKey })).body.data.map((e: { id: string }) => e.id)).not.toContain(executionId);
   });
 
+  it('waits when a person’s step is all it has to do: listed, notified and answered at once, as when a step comes before it', async () => {
+    const hooks: string[] = [];
+    const receiver = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        hooks.push((JSON.parse(body) as { event: string }).event);
+        res.end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://localhost:${(receiver.address() as { port: number }).port}/hook`;
+      const id = await create({
+        name: 'ask first',
+        webhook: { url, secret: 'whsec_0123456789abcdef', events: ['waiting', 'succeeded'] },
+        steps: [
+          { id: 'approve', type: 'human', prompt: 'Go ahead?', schema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] } },
+        ],
+      });
+      const started = Date.now();
+      const res = await call(app, 'POST', `/v1/workflows/${id}/execute`, { key: t.apiKey, body: {} });
+      expect(res.status).toBe(202);
+      expect(Date.now() - started).toBeLessThan(10_000); // not held until the sync wait runs out
+      const executionId = res.body.data.id as string;
+      const waiting = await whenAsked(id, executionId, 'approve');
+      await testLocal.workflowSteps!.drain();
+      expect((await get(id, executionId)).status).toBe('waiting');
+      expect(stepOf(waiting, 'approve').status).toBe('waiting');
+      expect((await call(app, 'GET', '/v1/executions?status=waiting', { key: t.apiKey })).body.data.map((e: { id: string }) => e.id)).toContain(executionId);
+      await testLocal.webhooks!.drain();
+      expect(hooks).toEqual(['waiting']);
+      const done = await call(app, 'POST', `/v1/workflows/${id}/executions/${executionId}/steps/approve/complete`, { key: t.apiKey, body: { input: { ok: true } } });
+      expect(done.status).toBe(200);
+      await testLocal.workflowSteps!.drain();
+      expect((await get(id, executionId)).status).toBe('succeeded');
+    } finally {
+      receiver.closeAllConnections();
+      await new Promise<void>((resolve) => receiver.close(() => resolve()));
+    }
+  });
+
   it('completes with the default input when its time runs out, or fails', async () => {
     const goOn = await create(approval({ timeoutSeconds: 1, onTimeout: { default: { approved: false } } }));
     const fail = await create(approval({ timeoutSeconds: 1 }));

@@ -1035,7 +1035,7 @@ export interface paths {
         };
         /**
          * Follow an execution as server-sent events
-         * @description `snapshot` (the execution as GET shows it), then `step.started`, `step.retrying`, `step.waiting` (with the request), `step.progress` (a map’s items), `step.succeeded`, `step.failed`, `step.skipped`, `execution.waiting`, and `execution.finished`, after which the stream ends. A stream lasts at most 10 minutes: follow it again for longer.
+         * @description `snapshot` (the execution as GET shows it), then `step.started`, `step.retrying`, `step.waiting` (with the request), `step.progress` (a map’s items), `step.succeeded`, `step.failed`, `step.skipped`, `step.canceled` (each step left when the execution is canceled), `execution.waiting`, and `execution.finished`, after which the stream ends. A stream lasts at most 10 minutes: follow it again for longer.
          */
         get: operations["streamExecutionEvents"];
         put?: never;

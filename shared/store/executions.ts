@@ -13,8 +13,10 @@ import { gunzipSync, gzipSync } from 'node:zlib';
  * Workflow executions: one item each, steps as a map inside it, so every step transition is one
  * conditional update of one item (a duplicate or late message cannot move a step twice).
  */
-const stepStatus = z.lazy(() => z.enum(['pending', 'queued', 'running', 'retrying', 'waiting', 'succeeded', 'failed', 'skipped']));
+const stepStatus = z.lazy(() => z.enum(['pending', 'queued', 'running', 'retrying', 'waiting', 'succeeded', 'failed', 'skipped', 'canceled']));
 export type StepStatus = z.infer<typeof stepStatus>;
+/** A step in one of these is done: nothing moves it again. */
+const FINAL_STEP_STATUSES = new Set<StepStatus>(['succeeded', 'failed', 'skipped', 'canceled']);
 /** `waiting`: nothing runs, and a `human` step waits for a person. */
 const executionStatus = z.lazy(() => z.enum(['running', 'waiting', 'succeeded', 'failed', 'canceled']));
 export type ExecutionStatus = z.infer<typeof executionStatus>;
@@ -320,15 +322,36 @@ export function executionsStore(db: Db, clock: Clock) {
     );
   }
 
-  function cancelExecution(scope: TenantScope, e: { workflowId: string; id: string }) {
+  /**
+   * Cancels a running or waiting execution, and with it every step that has not finished — only
+   * while those steps are as `seen` says, so a step that settles meanwhile is not called canceled
+   * (undefined then: read again and retry; also when the execution has ended).
+   */
+  function cancelExecution(scope: TenantScope, e: { workflowId: string; id: string; steps: Record<string, StepState> }) {
+    const at = isoNow(clock);
+    const names: Record<string, string> = { '#status': 'status' };
+    const values: Record<string, unknown> = { ':canceled': 'canceled', ':running': 'running', ':waiting': 'waiting', ':at': at };
+    const sets = ['#status = :canceled', 'finishedAt = :at'];
+    const removes: string[] = [];
+    const conditions = ['#status IN (:running, :waiting)'];
+    Object.values(e.steps)
+      .filter((step) => !FINAL_STEP_STATUSES.has(step.status))
+      .forEach((step, i) => {
+        names[`#s${i}`] = step.id;
+        names['#st'] = 'status';
+        values[`:was${i}`] = step.status;
+        sets.push(`steps.#s${i}.#st = :canceled`, `steps.#s${i}.finishedAt = :at`);
+        removes.push(`steps.#s${i}.leaseUntil`);
+        conditions.push(`steps.#s${i}.#st = :was${i}`);
+      });
     return conditional(
       new UpdateCommand({
         TableName: db.table,
         Key: key(scope, e),
-        UpdateExpression: 'SET #status = :canceled, finishedAt = :at',
-        ConditionExpression: '#status IN (:running, :waiting)',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':canceled': 'canceled', ':running': 'running', ':waiting': 'waiting', ':at': isoNow(clock) },
+        UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
+        ConditionExpression: conditions.join(' AND '),
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
         ReturnValues: 'ALL_NEW',
       }),
     );
@@ -388,10 +411,13 @@ export function executionsStore(db: Db, clock: Clock) {
   function markWaiting(scope: TenantScope, e: { workflowId: string; id: string }, seen: Record<string, StepState>) {
     const names: Record<string, string> = { '#st': 'status', '#status': 'status' };
     const conditions = ['#status = :running'];
+    const others = { ':pending': 'pending', ':succeeded': 'succeeded', ':failed': 'failed', ':skipped': 'skipped' };
     Object.values(seen).forEach((step, i) => {
       names[`#s${i}`] = step.id;
-      conditions.push(step.status === 'waiting' ? `steps.#s${i}.#st = :waiting` : `steps.#s${i}.#st IN (:pending, :succeeded, :failed, :skipped)`);
+      conditions.push(step.status === 'waiting' ? `steps.#s${i}.#st = :waiting` : `steps.#s${i}.#st IN (${Object.keys(others).join(', ')})`);
     });
+    // DynamoDB refuses a value the expression does not use: the others' statuses only when a step is not waiting.
+    const usesOthers = Object.values(seen).some((step) => step.status !== 'waiting');
     return conditional(
       new UpdateCommand({
         TableName: db.table,
@@ -399,7 +425,7 @@ export function executionsStore(db: Db, clock: Clock) {
         UpdateExpression: 'SET #status = :waiting',
         ConditionExpression: conditions.join(' AND '),
         ExpressionAttributeNames: names,
-        ExpressionAttributeValues: { ':running': 'running', ':waiting': 'waiting', ':pending': 'pending', ':succeeded': 'succeeded', ':failed': 'failed', ':skipped': 'skipped' },
+        ExpressionAttributeValues: { ':running': 'running', ':waiting': 'waiting', ...(usesOthers ? others : {}) },
         ReturnValues: 'ALL_NEW',
       }),
     );

@@ -24,6 +24,7 @@ const STEP_EVENTS: Partial<Record<StepState['status'], string>> = {
   succeeded: 'step.succeeded',
   failed: 'step.failed',
   skipped: 'step.skipped',
+  canceled: 'step.canceled',
 };
 
 /** What changed from `before` to `after`, as events. */

@@ -126,8 +126,14 @@ export async function listExecutions(rt: Runtime, scope: TenantScope, workflowId
 
 /** Cancels a running execution; one that already finished is a 409. */
 export async function cancelExecution(rt: Runtime, scope: TenantScope, workflowId: string, executionId: string): Promise<ExecutionRecord> {
-  const current = await getExecution(rt, scope, workflowId, executionId);
-  const canceled = await rt.store.executions.cancelExecution(scope, current);
+  let current = await getExecution(rt, scope, workflowId, executionId);
+  let canceled = await rt.store.executions.cancelExecution(scope, current);
+  // A step settled between the read and the write: read again, until the execution has ended.
+  while (!canceled && !FINISHED.has(current.status)) {
+    current = await getExecution(rt, scope, workflowId, executionId);
+    if (FINISHED.has(current.status)) break;
+    canceled = await rt.store.executions.cancelExecution(scope, current);
+  }
   await rt.store.unfinishedWork.remove({ kind: 'execution', tenantId: scope.tenantId, id: executionId });
   await rt.store.executions.removeWaiting(scope, executionId);
   if (!canceled) throw new ConflictError(`Execution ${executionId} is already ${current.status}`, { status: current.status });

@@ -151,7 +151,7 @@ function applyStepEvent(exe: Execution, event: string, e: StepEvent): Execution 
       if (e.durationMs !== undefined) next.durationMs = e.durationMs;
       if (e.error) next.error = e.error;
       if (e.request) next.request = e.request;
-      if (event === 'step.succeeded' || event === 'step.failed' || event === 'step.skipped') next.finishedAt = at;
+      if (event === 'step.succeeded' || event === 'step.failed' || event === 'step.skipped' || event === 'step.canceled') next.finishedAt = at;
       return next;
     }),
   };
