@@ -1,5 +1,5 @@
 import { buildSync, type Metafile } from 'esbuild';
-import { rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -84,7 +84,26 @@ function keepReachable(metafile: Metafile, outdir: string): BundledFile[] {
       rmSync(join(outdir, path));
       continue;
     }
-    if (path.endsWith('.mjs')) files.push({ path, bytes: output.bytes, atStart: atStart.has(path) });
+    if (path.endsWith('.mjs')) files.push({ path, bytes: withoutUnusedRequire(join(outdir, path)) ?? output.bytes, atStart: atStart.has(path) });
   }
   return files;
+}
+
+/**
+ * The banner goes on every file, but only the file holding esbuild's `require` shim calls it (every
+ * other file's CJS code goes through that shim): elsewhere it is taken off, with the line its source
+ * map gave it. Returns the file's new size, or undefined when it keeps the banner.
+ */
+function withoutUnusedRequire(file: string): number | undefined {
+  const text = readFileSync(file, 'utf8');
+  const rest = text.startsWith(`${ESM_REQUIRE_BANNER}\n`) ? text.slice(ESM_REQUIRE_BANNER.length + 1) : undefined;
+  if (rest === undefined || /\brequire\b/.test(rest)) return undefined;
+  writeFileSync(file, rest);
+  const map = `${file}.map`;
+  if (existsSync(map)) {
+    const parsed = JSON.parse(readFileSync(map, 'utf8')) as { mappings: string };
+    // One generated line fewer: the first line's (empty) mappings go.
+    writeFileSync(map, JSON.stringify({ ...parsed, mappings: parsed.mappings.replace(/^[^;]*;/, '') }));
+  }
+  return Buffer.byteLength(rest);
 }
