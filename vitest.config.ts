@@ -1,5 +1,9 @@
 import { defineConfig } from 'vitest/config';
 
+// The global setup (DynamoDB Local, S3) runs in this process, where `test.env` does not apply: the
+// SDK's notice that it will need Node 22 in 2027 is turned off here too.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+
 export default defineConfig({
   test: {
     // Tests live in test/, and middleware is tested beside itself (shared/http/middleware/).

@@ -22,16 +22,22 @@ const written: Line[] = [];
 const realWrite = process.stdout.write.bind(process.stdout);
 
 beforeAll(() => {
+  // Lines this test reads are kept, not printed: the test run's output stays the reporter's.
   process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+    const others: string[] = [];
     for (const text of String(chunk).split('\n')) {
-      if (!text.startsWith('{')) continue;
       try {
-        written.push(JSON.parse(text) as Line);
+        if (text.startsWith('{')) {
+          written.push(JSON.parse(text) as Line);
+          continue;
+        }
       } catch {
         // not one of ours
       }
+      others.push(text);
     }
-    return (realWrite as (...args: unknown[]) => boolean)(chunk, ...rest);
+    const unread = others.join('\n');
+    return unread.trim() === '' ? true : (realWrite as (...args: unknown[]) => boolean)(unread, ...rest);
   });
 });
 afterAll(() => {
