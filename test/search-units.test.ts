@@ -192,4 +192,16 @@ describe('the built-in engine', () => {
     expect(billing.confidence).toBe(billing.scores.billing);
     expect(classifyLocally('Why was my card charged twice for one invoice?', categories)).toEqual(billing); // deterministic
   });
+
+  it('answers the catch-all category (or the one named fallback), with a guess’s confidence, when no category has evidence', async () => {
+    const { classifyLocally } = await import('../shared/models/local-engine');
+    const plain = ['billing', 'shipping', 'other'].map((name) => ({ name }));
+    const peru = classifyLocally('What is the capital of Peru?', plain);
+    expect(peru.category).toBe('other');
+    expect(peru.confidence).toBeCloseTo(1 / 3, 9);
+    expect(classifyLocally('What is the capital of Peru?', [{ name: 'billing' }, { name: 'Misc' }, { name: 'shipping' }]).category).toBe('Misc');
+    expect(classifyLocally('What is the capital of Peru?', plain, 'shipping').category).toBe('shipping');
+    // Evidence still wins over the fallback.
+    expect(classifyLocally('My shipping is late', plain, 'billing').category).toBe('shipping');
+  });
 });

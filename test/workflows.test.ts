@@ -69,6 +69,7 @@ describe('workflows', () => {
     ['steps[0].type', { steps: [{ type: 'teleport' }] }],
     ['steps[0].config.categories', { steps: [{ type: 'classification', model: 'gpt-4', categories: ['only'] }] }],
     ['steps[0].config.categories[1]', { steps: [{ type: 'classification', model: 'gpt-4', categories: ['a', 'A'] }] }],
+    ['steps[0].config.fallbackCategory', { steps: [{ type: 'classification', model: 'gpt-4', categories: ['a', 'b'], fallbackCategory: 'c' }] }],
     ['steps[0].config.model', { steps: [{ type: 'generation', prompt: 'x' }] }],
     ['steps[0].config.prompt', { steps: [{ type: 'generation', model: 'gpt-4', prompt: '  ' }] }],
     ['steps[0].config.knowledgeSourceId', { steps: [{ type: 'search', knowledgeSourceId: 'nope', query: 'q' }] }],

@@ -1690,6 +1690,8 @@ export interface components {
                 })[];
                 /** @description Template; default {{input}} */
                 input?: string;
+                /** @description The category of an input with no evidence for any (default: a category named other, misc, general or unknown, else the first) */
+                fallbackCategory?: string;
             };
             /**
              * @description `provider/model` (local, bedrock, openai, anthropic, or a provider MODEL_PROVIDERS names) or a bare name
@@ -1711,6 +1713,8 @@ export interface components {
             })[];
             /** @description Template; default {{input}} */
             input?: string;
+            /** @description The category of an input with no evidence for any (default: a category named other, misc, general or unknown, else the first) */
+            fallbackCategory?: string;
         } | {
             /**
              * @description Stable step id; `step1`, `step2`… when omitted
@@ -2798,6 +2802,8 @@ export interface components {
                 })[];
                 /** @description Template; default {{input}} */
                 input?: string;
+                /** @description The category of an input with no evidence for any (default: a category named other, misc, general or unknown, else the first) */
+                fallbackCategory?: string;
             };
             /**
              * @description `provider/model` (local, bedrock, openai, anthropic, or a provider MODEL_PROVIDERS names) or a bare name
@@ -2819,6 +2825,8 @@ export interface components {
             })[];
             /** @description Template; default {{input}} */
             input?: string;
+            /** @description The category of an input with no evidence for any (default: a category named other, misc, general or unknown, else the first) */
+            fallbackCategory?: string;
         } | {
             /** @description Unique in the workflow; later steps of the map read its output */
             id: string;

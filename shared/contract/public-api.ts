@@ -3640,6 +3640,8 @@ export interface components {
                 })[];
                 /** @description Template; default {{input}} */
                 input?: string;
+                /** @description The category of an input with no evidence for any (default: a category named other, misc, general or unknown, else the first) */
+                fallbackCategory?: string;
             };
             /**
              * @description `provider/model` (local, bedrock, openai, anthropic, or a provider MODEL_PROVIDERS names) or a bare name
@@ -3661,6 +3663,8 @@ export interface components {
             })[];
             /** @description Template; default {{input}} */
             input?: string;
+            /** @description The category of an input with no evidence for any (default: a category named other, misc, general or unknown, else the first) */
+            fallbackCategory?: string;
         } | {
             /**
              * @description Stable step id; `step1`, `step2`… when omitted
@@ -4735,6 +4739,8 @@ export interface components {
                 })[];
                 /** @description Template; default {{input}} */
                 input?: string;
+                /** @description The category of an input with no evidence for any (default: a category named other, misc, general or unknown, else the first) */
+                fallbackCategory?: string;
             };
             /**
              * @description `provider/model` (local, bedrock, openai, anthropic, or a provider MODEL_PROVIDERS names) or a bare name
@@ -4756,6 +4762,8 @@ export interface components {
             })[];
             /** @description Template; default {{input}} */
             input?: string;
+            /** @description The category of an input with no evidence for any (default: a category named other, misc, general or unknown, else the first) */
+            fallbackCategory?: string;
         } | {
             /** @description Unique in the workflow; later steps of the map read its output */
             id: string;

@@ -92,12 +92,17 @@ export function localAnswer(request: ChatRequest): string {
 /** CATEGORY_WORDS by the analyzed form of their key, as a category's own terms are. */
 const RELATED_WORDS = new Map(Object.entries(CATEGORY_WORDS).map(([word, related]) => [analyze(word)[0] ?? word, related]));
 
+/** Names a catch-all category goes by: without evidence for any category, the input is one of these. */
+const CATCH_ALL = new Set(['other', 'others', 'misc', 'miscellaneous', 'general', 'unknown', 'none', 'unclassified']);
+
 /**
  * Lexical classification for workflows: the category whose name, description and examples share
  * most with the input, a category's name also standing for the words people use for it
- * (`category-words.ts`, weighed less than its own).
+ * (`category-words.ts`, weighed less than its own). Without evidence for any, the `fallback`
+ * category (else one named as a catch-all, e.g. `other`; else the first) with the low confidence
+ * of a guess among all.
  */
-export function classifyLocally(input: string, categories: Array<{ name: string; description?: string; examples?: string[] }>) {
+export function classifyLocally(input: string, categories: Array<{ name: string; description?: string; examples?: string[] }>, fallback?: string) {
   const asked = new Set(analyze(input));
   const raw = categories.map((c) => {
     const own = new Set(analyze([c.name, c.description ?? '', ...(c.examples ?? [])].join(' ')));
@@ -108,7 +113,7 @@ export function classifyLocally(input: string, categories: Array<{ name: string;
   });
   const total = raw.reduce((s, c) => s + c.score, 0);
   const scores = Object.fromEntries(raw.map((c) => [c.name, total > 0 ? c.score / total : 1 / raw.length]));
-  const winner = raw.reduce((a, b) => (b.score > a.score ? b : a));
+  const winner = total > 0 ? raw.reduce((a, b) => (b.score > a.score ? b : a)) : (raw.find((c) => c.name === fallback) ?? raw.find((c) => CATCH_ALL.has(c.name.toLowerCase())) ?? raw[0]!);
   return { category: winner.name, confidence: scores[winner.name]!, scores };
 }
 

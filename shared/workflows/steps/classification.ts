@@ -23,6 +23,10 @@ const config = z.strictObject({
     .max(50)
     .superRefine(uniqueItems((c) => (typeof c === 'string' ? c : c.name).toLowerCase(), 'category')),
   input: z.string().trim().min(1).max(10_000).optional().openapi({ description: 'Template; default {{input}}' }),
+  fallbackCategory: z.string().trim().min(1).max(100).optional().openapi({ description: 'The category of an input with no evidence for any (default: a category named other, misc, general or unknown, else the first)' }),
+}).superRefine((cfg, ctx) => {
+  const names = cfg.categories.map((c) => (typeof c === 'string' ? c : c.name));
+  if (cfg.fallbackCategory !== undefined && !names.includes(cfg.fallbackCategory)) ctx.addIssue({ code: 'custom', path: ['fallbackCategory'], message: `must be one of the categories (${names.join(', ')})` });
 });
 
 /**
@@ -47,7 +51,7 @@ export const classification: WorkKind<typeof config> = {
     const categories = cfg.categories.map((c) => (typeof c === 'string' ? { name: c } : c));
     const models: ModelTallies = {};
     const resolved = tallied(await resolveForTenant(rt, scope, cfg.model, cfg.fallbackModels, keyId), () => models);
-    if (resolved.engine.provider === 'local') return { output: classifyLocally(input, categories) };
+    if (resolved.engine.provider === 'local') return { output: classifyLocally(input, categories, cfg.fallbackCategory) };
     const names = categories.map((c) => c.name);
     const result = await resolved.engine.generate(
       {
@@ -63,7 +67,7 @@ export const classification: WorkKind<typeof config> = {
     const chosen = names.find((n) => answer === n.toLowerCase()) ?? names.find((n) => answer.includes(n.toLowerCase()));
     const output = chosen
       ? { category: chosen, confidence: 1, scores: Object.fromEntries(names.map((n) => [n, n === chosen ? 1 : 0])) }
-      : classifyLocally(input, categories);
+      : classifyLocally(input, categories, cfg.fallbackCategory);
     return { output, usage: result.usage, model: result.model ?? resolved.name, models };
   },
 };
