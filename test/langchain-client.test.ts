@@ -51,4 +51,30 @@ describe('LangChain’s ChatOpenAI against Cairn', () => {
     const second = await withTools.invoke([ask, first, new ToolMessage({ tool_call_id: first.tool_calls![0]!.id!, content: '{"city":"Rome","sky":"cloudy"}' })]);
     expect(second.text).toContain('sky: cloudy');
   });
+
+  it('fills a structured output asked as a forced function call: every required argument, of its type', async () => {
+    const schema = {
+      title: 'Person',
+      description: 'A person the text is about',
+      type: 'object',
+      properties: {
+        name: { type: 'string' },
+        age: { type: 'integer' },
+        mood: { type: 'string', enum: ['happy', 'sad', 'neutral'] },
+        verified: { type: 'boolean' },
+        address: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+        tags: { type: 'array', items: { type: 'string' } },
+        nickname: { type: 'string' },
+      },
+      required: ['name', 'age', 'mood', 'verified', 'address', 'tags'],
+    };
+    const structured = model.withStructuredOutput(schema, { method: 'functionCalling' });
+    const person = (await structured.invoke('Ada is 36 years old and seems happy today.')) as Record<string, unknown>;
+    expect(person).toMatchObject({ age: 36, mood: 'happy', verified: false, tags: [], address: { city: expect.any(String) } });
+    expect(typeof person.name).toBe('string');
+    expect(person).not.toHaveProperty('nickname'); // optional: given only when the message gives it
+    // The JSON Schema way gives an object of the same shape.
+    const viaJsonSchema = (await model.withStructuredOutput({ ...schema, properties: { answer: { type: 'string' } }, required: ['answer'] }, { method: 'jsonSchema' }).invoke('Ada is 36.')) as Record<string, unknown>;
+    expect(typeof viaJsonSchema.answer).toBe('string');
+  });
 });

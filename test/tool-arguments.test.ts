@@ -106,8 +106,8 @@ describe('choosing the tool', () => {
     expect(ask('I want to find flights with IndiGo', [flights])).toEqual({ ask: expect.stringContaining('departure date') });
   });
 
-  it('honours tool_choice: required always calls (with what it found), a named function is that one', () => {
-    expect(callOf(ask('Write me a poem about autumn', [weather], 'required'))).toEqual({ name: 'get_weather', arguments: {} });
+  it('honours tool_choice: required always calls (a required argument the message does not give filled with its type), a named function is that one', () => {
+    expect(callOf(ask('Write me a poem about autumn', [weather], 'required'))).toEqual({ name: 'get_weather', arguments: { city: 'Write me a poem about autumn' } });
     expect(callOf(ask('Weather in Paris please', [weather, convert], { name: 'convert_currency' }))).toMatchObject({ name: 'convert_currency' });
   });
 });

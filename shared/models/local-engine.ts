@@ -137,7 +137,7 @@ function result(request: ChatRequest, answer: string): ChatResult {
 function toolStep(request: ChatRequest): ChatResult | undefined {
   if (!request.tools?.length) return undefined;
   if (request.toolRounds?.length) return result(request, answerFromTools(request));
-  const decision = decideToolCall(request);
+  const decision = decideToolCall(request, () => localAnswer(request));
   if (!decision) return undefined;
   if ('ask' in decision) return result(request, decision.ask);
   return { text: '', usage: { inputTokens: approximateTokens(request.messages.map((m) => m.content).join(' ')), outputTokens: 0 }, finishReason: 'tool_calls', toolCalls: decision.calls };

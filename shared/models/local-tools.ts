@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { analyze } from '../search/analyzer';
 import { enumMentions, fillArguments, listedValues, nameWords, stem } from './argument-filling';
+import { typedValue, type PropertySchema } from './schema-filling';
 import type { ChatRequest, ToolCall, ToolSpec } from './types';
 
 /**
@@ -14,11 +15,6 @@ export type ToolDecision = { calls: ToolCall[] } | { ask: string } | undefined;
 
 const QUERY_NAMES = new Set(['query', 'q', 'question', 'text', 'input', 'search', 'message']);
 const words = (name: string) => nameWords(name).join(' ');
-
-/** The first of a schema's enum values the text names as a word (any case). */
-export function mentionedValue(values: unknown[], text: string): unknown {
-  return values.find((v) => typeof v === 'string' && new RegExp(`\\b${v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`, 'i').test(text));
-}
 
 /** Words people use for what a tool does, beside the tool's own ("raining" asks for the weather). */
 const SYNONYMS: Record<string, string[]> = {
@@ -81,10 +77,10 @@ const callId = (name: string, args: Record<string, unknown>) => `call_${createHa
 
 /**
  * The call to make, a question for what is missing, or nothing (no tool fits). `toolChoice`:
- * `required` always calls (the best tool, with the arguments it could find), a named function
- * is always that one.
+ * `required` always calls (the best tool), a named function is always that one; told to call, a
+ * required argument the message does not give is filled with a value of its type.
  */
-export function decideToolCall(request: ChatRequest): ToolDecision {
+export function decideToolCall(request: ChatRequest, answer: () => string = () => ''): ToolDecision {
   const tools = request.tools ?? [];
   const message = request.messages[request.messages.length - 1]?.content ?? '';
   if (tools.length === 0 || !message.trim()) return undefined;
@@ -103,6 +99,13 @@ export function decideToolCall(request: ChatRequest): ToolDecision {
         : (searchTool ?? (choice === 'required' ? scored[0]!.tool : undefined));
   if (!best) return undefined;
   const { args, missing } = argumentsFor(best, message);
+  // Told to call, it fills what the message does not give with values of their types: the call
+  // matches the schema a client parses it with (a structured output asked as a function call).
+  if (forced && missing.length > 0) {
+    const properties = (best.parameters.properties ?? {}) as Record<string, PropertySchema>;
+    const said = { question: message, answer: answer() };
+    for (const name of missing) if (properties[name]) args[name] = typedValue(name, properties[name], said);
+  }
   // Asked to call, it calls with what it found; otherwise it asks for what is missing, naming it.
   if (missing.length > 0 && !forced) {
     const properties = (best.parameters.properties ?? {}) as Record<string, { description?: string }>;

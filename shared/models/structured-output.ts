@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AppError, UpstreamError } from '../errors';
-import { mentionedValue } from './local-tools';
+import { valueFromAnswer, type PropertySchema } from './schema-filling';
 import { addUsage, formatInstruction, type ChatRequest, type ChatResult, type ResolvedModel, type ResponseFormat } from './types';
 
 /**
@@ -49,8 +49,6 @@ export async function inFormat(model: ResolvedModel, request: ChatRequest, resul
   return { ...repaired, usage: addUsage(result.usage, repaired.usage), output: second.value };
 }
 
-const ANSWER_NAMES = /^(answer|reply|response|text|summary|content|message|result)$/i;
-
 /**
  * The built-in engine's structured reply: each property filled from its answer where it can be —
  * answer-like strings with the answer, enums with a value the question or answer names, numbers
@@ -59,7 +57,7 @@ const ANSWER_NAMES = /^(answer|reply|response|text|summary|content|message|resul
  */
 export function fillSchema(request: ChatRequest, answer: string, format: ResponseFormat): unknown {
   if (format.type === 'json_object') return { answer };
-  const schema = format.schema as { type?: string; properties?: Record<string, { type?: string; enum?: unknown[] }>; required?: string[] };
+  const schema = format.schema as PropertySchema;
   if (schema.type !== 'object') {
     if (schema.type === 'string' || schema.type === undefined) return answer;
     throw new AppError('UNPROCESSABLE', 'The built-in engine can fill a JSON object or a string, not this schema', { field: 'responseFormat.schema' });
@@ -69,15 +67,7 @@ export function fillSchema(request: ChatRequest, answer: string, format: Respons
   const out: Record<string, unknown> = {};
   const missing: string[] = [];
   for (const [name, property] of Object.entries(schema.properties ?? {})) {
-    let value: unknown;
-    if (property.enum) value = mentionedValue(property.enum, haystack);
-    else if ((property.type === 'string' || property.type === undefined) && ANSWER_NAMES.test(name)) value = answer;
-    else if (property.type === 'number' || property.type === 'integer') {
-      const number = /-?\d+(?:\.\d+)?/.exec(answer)?.[0];
-      value = number === undefined ? undefined : property.type === 'integer' ? Math.round(Number(number)) : Number(number);
-    } else if (property.type === 'boolean') {
-      value = /^\s*(yes|yeah|correct|true)\b/i.test(answer) ? true : /^\s*(no|not|false)\b/i.test(answer) ? false : undefined;
-    } else if (property.type === 'array' && ANSWER_NAMES.test(name.replace(/s$/, ''))) value = answer.split(/(?<=[.!?])\s+/).filter(Boolean);
+    const value = valueFromAnswer(name, property, haystack, answer);
     if (value !== undefined) out[name] = value;
     else if (schema.required?.includes(name)) missing.push(name);
   }
