@@ -14,6 +14,7 @@ describe('the OpenAI-compatible surface', () => {
   let t: TestTenant;
   let client: OpenAI;
   let agentId: string;
+  const call_ = (path: string) => call(app, 'GET', path, { key: t.apiKey });
   beforeAll(async () => {
     t = await newTenant();
     client = clientFor(t.apiKey);
@@ -33,7 +34,7 @@ describe('the OpenAI-compatible surface', () => {
 
   it('continues a stored response with previous_response_id; a response kept with store: false cannot be continued', async () => {
     const first = await client.responses.create({ model: agentId, input: 'My parcel number is 4417 and it left Lyon on Monday.' });
-    expect(first.id).toMatch(/^resp_[0-9a-z]{26}_[0-9a-z]{26}$/);
+    expect(first.id).toMatch(/^resp_[0-9a-z]{26}_[0-9a-z]{26}_[0-9a-z]{26}$/);
     const second = await client.responses.create({ model: agentId, previous_response_id: first.id, input: 'What is my parcel number?' });
     expect(second.output_text).toContain('4417');
     expect(second.id).not.toBe(first.id);
@@ -47,6 +48,52 @@ describe('the OpenAI-compatible surface', () => {
     const unstored = await client.responses.create({ model: agentId, input: 'Remember 99.', store: false });
     await expect(client.responses.create({ model: agentId, previous_response_id: unstored.id, input: 'What number?' })).rejects.toMatchObject({ status: 400, param: 'previous_response_id' });
     await expect(client.responses.create({ model: agentId, previous_response_id: 'resp_nope', input: 'x' })).rejects.toMatchObject({ status: 400, param: 'previous_response_id' });
+  });
+
+  it('runs the standard tool loop by id: a function_call answered with previous_response_id and its function_call_output', async () => {
+    const tools = [{ type: 'function' as const, name: 'get_weather', description: 'Current weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }, strict: false }];
+    const asked = await client.responses.create({ model: agentId, input: 'What is the weather in "Rome"?', tools });
+    const call = asked.output.find((item) => item.type === 'function_call')!;
+    expect(call).toMatchObject({ type: 'function_call', name: 'get_weather', arguments: '{"city":"Rome"}' });
+    const answered = await client.responses.create({
+      model: agentId,
+      previous_response_id: asked.id,
+      input: [{ type: 'function_call_output', call_id: call.call_id, output: '{"city":"Rome","sky":"cloudy","celsius":18}' }],
+      tools,
+    });
+    expect(answered.output_text).toContain('cloudy');
+    // The conversation goes on from the answer: its question is stored once, then both replies.
+    const { sessionId } = (answered as unknown as { cairn: { sessionId: string } }).cairn;
+    const messages = (await call_(`/v1/agents/${agentId}/sessions/${sessionId}/messages`)).body.data as Array<{ role: string; content: string; clientToolCalls?: unknown[] }>;
+    expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'assistant']);
+    expect(messages[1]!.clientToolCalls).toEqual([{ id: call.call_id, name: 'get_weather', arguments: { city: 'Rome' } }]);
+    // Outputs that do not answer the previous response's calls are refused, naming the item.
+    await expect(client.responses.create({ model: agentId, previous_response_id: asked.id, input: [{ type: 'function_call_output', call_id: 'call_other', output: 'x' }], tools })).rejects.toMatchObject({ status: 400, param: 'input[0].call_id' });
+    await expect(client.responses.create({ model: agentId, previous_response_id: answered.id, input: [{ type: 'function_call_output', call_id: call.call_id, output: 'x' }], tools })).rejects.toMatchObject({ status: 400, param: 'input[0].call_id' });
+  });
+
+  it('retrieves and deletes a stored response by its id; a reply has one id (its message’s is cairn.messageId)', async () => {
+    const stored = await client.responses.create({ model: agentId, input: 'My parcel number is 4417.' });
+    const cairn = (stored as unknown as { cairn: { messageId: string; sessionId: string } }).cairn;
+    expect(stored.output[0]!.id).toBe(cairn.messageId);
+    const again = await client.responses.retrieve(stored.id);
+    expect(again).toMatchObject({ id: stored.id, object: 'response', status: 'completed', output: stored.output, usage: stored.usage });
+    expect(again.created_at).toBe(stored.created_at);
+    // Streamed, the message's id is the stored reply's from the first event on.
+    const events = [];
+    for await (const e of await client.responses.create({ model: agentId, previous_response_id: stored.id, input: 'And its number again?', stream: true })) events.push(e);
+    const added = events.find((e) => e.type === 'response.output_item.added') as { item: { id: string } };
+    const completed = events.find((e) => e.type === 'response.completed') as { response: { cairn: { messageId: string } } };
+    expect(added.item.id).toBe(completed.response.cairn.messageId);
+    expect(await client.responses.delete(stored.id)).toMatchObject({ id: stored.id, object: 'response', deleted: true });
+    await expect(client.responses.retrieve(stored.id)).rejects.toMatchObject({ status: 404 });
+    const listed = (await call_(`/v1/agents/${agentId}/sessions/${cairn.sessionId}/messages`)).body.data as Array<{ content: string }>;
+    expect(listed.map((m) => m.content)).not.toContain('My parcel number is 4417.');
+    const unstored = await client.responses.create({ model: agentId, input: 'Nothing kept.', store: false });
+    await expect(client.responses.retrieve(unstored.id)).rejects.toMatchObject({ status: 404 });
+    await expect(client.responses.retrieve('resp_nope')).rejects.toMatchObject({ status: 404 });
+    const other = clientFor((await newTenant()).apiKey);
+    await expect(other.responses.retrieve(again.id)).rejects.toMatchObject({ status: 404 });
   });
 
   it('honours max_tokens, max_completion_tokens and stop', async () => {

@@ -111,6 +111,12 @@ const message = z
     toolCalls: z.array(toolCall).optional(),
     agentVersion: z.union([z.int(), z.literal(DRAFT)]).optional().openapi({ description: 'The definition the turn ran (absent on turns stored before versions existed)' }),
     feedback: messageFeedback.optional(),
+    clientToolCalls: z
+      .array(z.object({ id: z.string(), name: z.string(), arguments: z.record(z.string(), z.unknown()).optional() }))
+      .optional()
+      .openapi({ description: 'A turn that ended calling the caller’s own tools (OpenAI-style): the calls it handed over' }),
+    usage: z.object({ inputTokens: z.int(), outputTokens: z.int(), cachedInputTokens: z.int().optional() }).optional().openapi({ description: 'Assistant turns: the tokens the whole turn used' }),
+    finishReason: z.string().optional().openapi({ description: 'Present when the reply did not end as the model chose (`length`: cut at the token limit)' }),
   })
   .openapi('SessionMessage');
 

@@ -1,7 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { checkableSchema } from '../../shared/models/response-format';
-import { agentAddress, converse, converseStream, type ConverseResult } from '../../shared/agents';
-import { ValidationError } from '../../shared/errors';
+import { agentAddress, continuedExchange, converse, converseStream, type ConverseResult, deleteExchange, type ExchangeAddress, sessionHasTurns, storedReply, type StoredReply } from '../../shared/agents';
+import { NotFoundError, ValidationError } from '../../shared/errors';
 import type { AppEnv } from '../../shared/http/context';
 import { openAiErrorBody } from '../../shared/http/error-handler';
 import { sseResponse } from '../../shared/http/sse';
@@ -14,14 +14,37 @@ import { addResult, assertAnswered, textOf } from './openai-turns';
 import { responseObject, storedAs } from './openai-shapes';
 import { newId } from '../../shared/ids';
 
-/** A response's id: its session's and its own (a later request's previous_response_id continues that session). */
-const RESPONSE_ID = /^resp_([0-9a-z]{26})_([0-9a-z]{26})$/;
+/**
+ * A response's id names where it is kept: its agent, session and reply (`resp_<agent>_<session>_<reply>`,
+ * each without its prefix), so a stored one is read back, continued and deleted by it, and its
+ * message's id is the stored reply's (`cairn.messageId`). Ids given before carried the session and a
+ * turn only: they still continue their conversation.
+ */
+const RESPONSE_ID = /^resp_([0-9a-z]{26})_([0-9a-z]{26})_([0-9a-z]{26})$/;
+const EARLIER_RESPONSE_ID = /^resp_([0-9a-z]{26})_([0-9a-z]{26})$/;
+
+const responseIdOf = (a: ExchangeAddress) => `resp_${a.agentId.slice(4)}_${a.sessionId.slice(4)}_${a.replyId.slice(4)}`;
+
+/** Where a response id says its exchange is kept; undefined for an id of another shape. */
+function addressOf(id: string): ExchangeAddress | undefined {
+  const parts = RESPONSE_ID.exec(id);
+  return parts ? { agentId: `agt_${parts[1]}`, sessionId: `ses_${parts[2]}`, replyId: `msg_${parts[3]}` } : undefined;
+}
+
+/** The session a previous response continues (an earlier id's too), checked to be the agent's own. */
+function previousSession(id: string, agentId: string): { sessionId: string; address?: ExchangeAddress } {
+  const address = addressOf(id);
+  if (address && address.agentId !== agentId) throw new ValidationError('previous_response_id', `names a response of another agent (${address.agentId})`);
+  return address ? { sessionId: address.sessionId, address } : { sessionId: `ses_${EARLIER_RESPONSE_ID.exec(id)![1]}` };
+}
 
 
 /**
- * OpenAI's Responses API (`POST /v1/responses`), the default of the AI SDK's OpenAI provider:
- * text and function tools, streamed or whole, over a Cairn agent (`model` is its id). Stateless
- * like chat completions: the caller sends the conversation (`previous_response_id` is refused).
+ * OpenAI's Responses API (`/v1/responses`), the default of the AI SDK's OpenAI provider: text and
+ * function tools, streamed or whole, over a Cairn agent (`model` is its id). A response is stored
+ * (unless `store: false`) as an exchange of a session: `previous_response_id` continues the
+ * conversation — with a new message, or with the outputs of the function calls it ended with —
+ * and `GET`/`DELETE /v1/responses/{id}` read it back and delete it.
  */
 const textPart = z.looseObject({ type: z.string(), text: z.string().optional() });
 const inputItem = z.looseObject({
@@ -69,7 +92,7 @@ const responsesInput = z
       .nullish(),
     previous_response_id: z
       .string()
-      .regex(RESPONSE_ID, { error: 'must be the id of an earlier stored response (resp_…)' })
+      .refine((id) => RESPONSE_ID.test(id) || EARLIER_RESPONSE_ID.test(id), { error: 'must be the id of an earlier stored response (resp_…)' })
       .nullish()
       .openapi({ description: 'Continues the conversation of an earlier stored response: its session’s history goes to the model, and input holds only what is new' }),
   })
@@ -107,8 +130,58 @@ function turnOf(items: Array<z.infer<typeof inputItem>>) {
 
 const functionCallItem = (call: ToolCall) => ({ type: 'function_call' as const, id: `fc_${call.id}`, call_id: call.id, name: call.name, arguments: JSON.stringify(call.arguments ?? {}), status: 'completed' as const });
 const usageOf = (u: TokenUsage) => ({ input_tokens: u.inputTokens, output_tokens: u.outputTokens, total_tokens: u.inputTokens + u.outputTokens, input_tokens_details: { cached_tokens: u.cachedInputTokens ?? 0 }, output_tokens_details: { reasoning_tokens: 0 } });
+const messageItem = (id: string, text: string) => ({ type: 'message' as const, id, status: 'completed' as const, role: 'assistant' as const, content: [{ type: 'output_text' as const, text, annotations: [] as unknown[] }] });
+
+/** A response object of what a turn gave (or a stored reply kept), in OpenAI's shape. */
+function responseBody(r: { id: string; createdAt: number; model: string; replyId: string; reply: string; calls: ToolCall[]; incomplete: boolean; usage: TokenUsage; cairn: Record<string, unknown> & { model: string; agentVersion: number | 'draft' } }) {
+  return {
+    id: r.id,
+    object: 'response' as const,
+    created_at: r.createdAt,
+    status: r.incomplete ? ('incomplete' as const) : ('completed' as const),
+    incomplete_details: r.incomplete ? { reason: 'max_output_tokens' } : null,
+    error: null,
+    model: r.model,
+    output: [...(r.reply ? [messageItem(r.replyId, r.reply)] : []), ...r.calls.map(functionCallItem)],
+    usage: usageOf(r.usage),
+    cairn: r.cairn,
+  };
+}
+
+/** A stored reply as the response it was. */
+const storedResponse = (id: string, address: ExchangeAddress, reply: StoredReply) =>
+  responseBody({
+    id,
+    createdAt: Math.floor(Date.parse(reply.createdAt) / 1000),
+    model: address.agentId,
+    replyId: reply.id,
+    reply: reply.content,
+    calls: reply.clientToolCalls ?? [],
+    incomplete: reply.finishReason === 'length',
+    usage: reply.usage ?? { inputTokens: 0, outputTokens: 0 },
+    cairn: { model: reply.model ?? '', agentVersion: reply.agentVersion ?? 'draft', sessionId: address.sessionId, messageId: reply.id },
+  });
+
+/**
+ * A request whose input only answers the previous response's function calls (the standard tool
+ * loop: `{previous_response_id, input: [{type: "function_call_output", call_id, output}]}`). The
+ * function_call items themselves may be sent back too (they are the previous response's).
+ */
+function callOutputsOnly(input: z.infer<typeof responsesInput>['input']) {
+  if (typeof input === 'string' || input.some((item) => item.role === 'user' || item.role === 'assistant')) return undefined;
+  const outputs = input.flatMap((item, i) => (item.type === 'function_call_output' ? [{ callId: item.call_id ?? '', output: typeof item.output === 'string' ? item.output : JSON.stringify(item.output ?? ''), field: `input[${i}].call_id` }] : []));
+  return outputs.length > 0 ? { outputs, instructions: input.filter((item) => item.role === 'system' || item.role === 'developer').map((item) => textOf(item.content)).join('\n') } : undefined;
+}
 
 export function registerResponses(app: OpenAPIHono<AppEnv>, rt: Runtime) {
+  const responseParams = z.object({ responseId: z.string().openapi({ param: { name: 'responseId', in: 'path' }, example: 'resp_01jd8x2k3m4n5p6q7r8s9t0v1w_01jd8x2k3m4n5p6q7r8s9t0v1x_01jd8x2k3m4n5p6q7r8s9t0v1y' }) });
+  /** The stored exchange a response id names, or the 404 a response that was never stored gets. */
+  const storedAt = (responseId: string): ExchangeAddress => {
+    const address = addressOf(responseId);
+    if (!address) throw new NotFoundError('response', responseId);
+    return address;
+  };
+
   app.openapi(
     createRoute({
       method: 'post',
@@ -126,14 +199,33 @@ export function registerResponses(app: OpenAPIHono<AppEnv>, rt: Runtime) {
     async (c) => {
       const scope = c.get('identity').scope;
       const body = c.req.valid('json');
-      const turn = typeof body.input === 'string' ? { message: body.input, history: [], instructions: '', toolRounds: [] } : turnOf(body.input);
-      // Continued: the session keeps the history (what input holds before its last message is added to it as said).
-      const previous = body.previous_response_id ? `ses_${RESPONSE_ID.exec(body.previous_response_id)![1]}` : undefined;
+      const { agentId, target } = agentAddress(body.model);
+      const previous = body.previous_response_id ? previousSession(body.previous_response_id, agentId) : undefined;
+      if (previous && !(await sessionHasTurns(rt, scope, agentId, previous.sessionId))) {
+        throw new ValidationError('previous_response_id', 'names a response that was not stored (store: false), or whose conversation expired or was deleted');
+      }
+      // The reply's id is chosen now, so a stream's first event names the message its last does, and
+      // the stored reply (cairn.messageId) has the same id.
+      const now = rt.clock.now();
+      const questionId = newId('message', now);
+      const replyId = newId('message', now + 1);
+      const outputsOnly = previous ? callOutputsOnly(body.input) : undefined;
+      let turn: { message: string; history: ChatMessage[]; instructions: string; toolRounds: ToolRound[] };
+      let continues = false;
+      let continuedQuestion: string | undefined;
+      if (outputsOnly) {
+        if (!previous!.address) throw new ValidationError('previous_response_id', 'names a response given before function calls could be continued by id: send the conversation with the function calls instead');
+        const continued = await continuedExchange(rt, scope, previous!.address, outputsOnly.outputs);
+        turn = { message: continued.question.content, history: [], instructions: outputsOnly.instructions, toolRounds: continued.rounds };
+        continues = true;
+        continuedQuestion = continued.question.id;
+      } else turn = typeof body.input === 'string' ? { message: body.input, history: [], instructions: '', toolRounds: [] } : turnOf(body.input);
       const format = body.text?.format;
       const choice = body.tool_choice;
       const input = {
         message: turn.message,
-        ...(previous ? { sessionId: previous } : { history: turn.history }),
+        // Continued: the session keeps the history (what input holds before its last message is added to it as said).
+        ...(previous ? { sessionId: previous.sessionId } : { history: turn.history }),
         instructions: [body.instructions ?? '', turn.instructions].filter(Boolean).join('\n') || undefined,
         toolRounds: turn.toolRounds,
         clientTools: (body.tools ?? []).map((t) => ({ name: t.name, description: t.description ?? '', parameters: t.parameters ?? { type: 'object', properties: {} } })),
@@ -145,34 +237,23 @@ export function registerResponses(app: OpenAPIHono<AppEnv>, rt: Runtime) {
         },
         // Stored with their session unless store: false, as OpenAI's Responses API stores them.
         store: body.store !== false,
+        exchange: continues ? { questionId: continuedQuestion!, replyId, continues: true } : { questionId, replyId },
         ...(format?.type === 'json_object' ? { responseFormat: { type: 'json_object' as const } } : {}),
         ...(format?.type === 'json_schema' ? { responseFormat: { type: 'json_schema' as const, name: format.name, schema: format.schema } } : {}),
       };
-      const createdAt = Math.floor(rt.clock.now() / 1000);
-      const { agentId, target } = agentAddress(body.model);
-      if (previous && (await rt.store.sessions.recentMessages(scope, agentId, previous, 1)).length === 0) {
-        throw new ValidationError('previous_response_id', 'names a response that was not stored (store: false), or whose conversation expired or was deleted');
-      }
-      // Known before the model answers, so a stream's first event carries the id its last does.
-      const turnId = newId('request', rt.clock.now()).slice(4);
-      const idOf = (sessionId: string) => `resp_${sessionId.slice(4)}_${turnId}`;
-      const responseOf = (done: ConverseResult) => {
-        const clientCalls = 'clientToolCalls' in done ? (done.clientToolCalls ?? []) : [];
-        const message = { type: 'message' as const, id: `msg_${turnId}`, status: 'completed' as const, role: 'assistant' as const, content: [{ type: 'output_text' as const, text: done.reply, annotations: [] }] };
-        const incomplete = done.finishReason === 'length';
-        return {
-          id: idOf(done.sessionId),
-          object: 'response' as const,
-          created_at: createdAt,
-          status: incomplete ? ('incomplete' as const) : ('completed' as const),
-          incomplete_details: incomplete ? { reason: 'max_output_tokens' } : null,
-          error: null,
+      const createdAt = Math.floor(now / 1000);
+      const responseOf = (done: ConverseResult) =>
+        responseBody({
+          id: responseIdOf({ agentId, sessionId: done.sessionId, replyId }),
+          createdAt,
           model: body.model,
-          output: [...(done.reply ? [message] : []), ...clientCalls.map(functionCallItem)],
-          usage: usageOf(done.usage),
+          replyId,
+          reply: done.reply,
+          calls: 'clientToolCalls' in done ? (done.clientToolCalls ?? []) : [],
+          incomplete: done.finishReason === 'length',
+          usage: done.usage,
           cairn: { model: done.model, agentVersion: done.agentVersion, ...storedAs(done) },
-        };
-      };
+        });
       if (!body.stream) {
         const { data: done, budget } = await converse(rt, scope, agentId, { ...input, target, keyId: c.get('identity').keyId }, { signal: c.req.raw.signal });
         setUsageHeaders(c, budget);
@@ -180,14 +261,14 @@ export function registerResponses(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       }
       const streamed = await converseStream(rt, scope, agentId, { ...input, target, keyId: c.get('identity').keyId }, { signal: c.req.raw.signal });
       setUsageHeaders(c, streamed.budget);
-      const id = idOf(streamed.sessionId);
+      const id = responseIdOf({ agentId, sessionId: streamed.sessionId, replyId });
       let sequence = 0;
       const event = (type: string, data: Record<string, unknown>) => ({ event: type, data: { type, sequence_number: sequence++, ...data } });
       return sseResponse(
         c,
         async (send) => {
           await send(event('response.created', { response: { id, object: 'response', created_at: createdAt, status: 'in_progress', model: body.model, output: [] } }));
-          const itemId = `msg_${turnId}`;
+          const itemId = replyId;
           let text = '';
           let opened = false;
           const deltas = streamed.deltas();
@@ -222,6 +303,47 @@ export function registerResponses(app: OpenAPIHono<AppEnv>, rt: Runtime) {
         },
         (error) => [event('error', openAiErrorBody(error).error)],
       );
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/v1/responses/{responseId}',
+      operationId: 'getResponse',
+      tags: ['OpenAI-compatible'],
+      summary: 'A stored response (OpenAI Responses API)',
+      description: 'The response as it was answered, from its stored exchange; one given with `store: false`, deleted, or whose conversation expired is a 404.',
+      security: openAiSecurity,
+      request: { params: responseParams },
+      responses: { 200: { description: 'The response', content: { 'application/json': { schema: responseObject } } }, ...openAiErrors },
+    }),
+    async (c) => {
+      const { responseId } = c.req.valid('param');
+      const address = storedAt(responseId);
+      return c.json(storedResponse(responseId, address, await storedReply(rt, c.get('identity').scope, address, responseId)), 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'delete',
+      path: '/v1/responses/{responseId}',
+      operationId: 'deleteResponse',
+      tags: ['OpenAI-compatible'],
+      summary: 'Delete a stored response (OpenAI Responses API)',
+      description: 'Deletes the stored reply, and its question unless another reply answers it (the one that continued it with function call outputs).',
+      security: openAiSecurity,
+      request: { params: responseParams },
+      responses: {
+        200: { description: 'Deleted', content: { 'application/json': { schema: z.object({ id: z.string(), object: z.literal('response'), deleted: z.literal(true) }).openapi('DeletedResponse') } } },
+        ...openAiErrors,
+      },
+    }),
+    async (c) => {
+      const { responseId } = c.req.valid('param');
+      await deleteExchange(rt, c.get('identity').scope, storedAt(responseId), responseId);
+      return c.json({ id: responseId, object: 'response' as const, deleted: true as const }, 200);
     },
   );
 }

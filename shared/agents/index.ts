@@ -4,7 +4,8 @@
  */
 export { agent, type Agent, agentInput, storedAgent } from './agent-schema';
 export { agents, createAgent, deleteAgent, patchAgent, presentAgent, replaceAgent } from './agents';
-export { agentTurn, converse, type ConverseInput, type ConverseResult, converseStream } from './turn';
+export { agentTurn, converse, type ConverseInput, type ConverseResult, converseStream, type Exchange } from './turn';
+export { continuedExchange, deleteExchange, type ExchangeAddress, sessionHasTurns, storedReply, type StoredReply } from './exchanges';
 export { converseSource } from './grounding';
 export { agentAddress, agentReleases } from './agent-releases';
 export { connectKnowledgeSource, removeKnowledgeSource } from './knowledge-links';

@@ -1,5 +1,6 @@
 import { NotFoundError } from '../errors';
 import type { Runtime } from '../runtime';
+import type { SessionMessage } from '../store/sessions';
 import type { TenantScope } from '../tenancy';
 import { agents } from './agents';
 import { openVault, restoreTokens } from '../guardrails';
@@ -11,9 +12,14 @@ import { openVault, restoreTokens } from '../guardrails';
 export async function listSessionMessages(rt: Runtime, scope: TenantScope, agentId: string, sessionId: string, page: { limit: number; cursor?: string }) {
   await agents.get(rt, scope, agentId);
   const listed = await rt.store.sessions.listMessages(scope, agentId, sessionId, page);
-  if (!listed.items.some((m) => TOKENIZED.test(m.content))) return listed;
+  return { ...listed, items: await shownMessages(rt, scope, agentId, sessionId, listed.items) };
+}
+
+/** A session's messages as the person gave them: values the guardrails tokenized restored from the session's vault. */
+export async function shownMessages(rt: Runtime, scope: TenantScope, agentId: string, sessionId: string, messages: SessionMessage[]): Promise<SessionMessage[]> {
+  if (!messages.some((m) => TOKENIZED.test(m.content))) return messages;
   const vault = await openVault(rt, scope, agentId, sessionId);
-  return { ...listed, items: listed.items.map((m) => ({ ...m, content: restoreTokens(m.content, vault) })) };
+  return messages.map((m) => ({ ...m, content: restoreTokens(m.content, vault) }));
 }
 
 const TOKENIZED = /<[A-Z_]+_\d+>/;

@@ -72,6 +72,18 @@ export interface ConverseInput {
   fallbackModels?: string[];
   /** With `history`: store this exchange under `sessionId` anyway (OpenAI's `store: true`), so its reply can be rated. */
   store?: boolean;
+  /**
+   * The stored exchange's message ids, chosen by the caller (OpenAI's Responses API names its reply
+   * before the model answers). `continues`: the question is stored already and the caller's tool
+   * results continue its exchange: the history stops before it, and only the new reply is written.
+   */
+  exchange?: Exchange;
+}
+
+export interface Exchange {
+  questionId: string;
+  replyId: string;
+  continues?: boolean;
 }
 
 export interface ToolApproval {
@@ -162,6 +174,7 @@ interface Turn extends Omit<PausedTurn, 'pendingCalls'> {
    */
   fresh: boolean;
   skipped: Grounding['skipped'];
+  exchange?: Exchange;
 }
 
 /** The session's paused turn, checked; undefined when there is none. */
@@ -236,7 +249,10 @@ const pending = (calls: ToolCall[]) => calls.map((c) => ({ id: c.id, tool: c.nam
 async function newTurn(rt: Runtime, scope: TenantScope, agentId: string, input: ConverseInput, progress: Progress): Promise<Turn> {
   const sessionId = input.sessionId ?? newId('session', rt.clock.now());
   // A new session has no history to read; a continued one says which version its last turn ran.
-  const stored = input.history === undefined && input.sessionId ? await rt.store.sessions.recentMessages(scope, agentId, sessionId, HISTORY_WINDOW) : [];
+  const window = input.history === undefined && input.sessionId ? await rt.store.sessions.recentMessages(scope, agentId, sessionId, HISTORY_WINDOW) : [];
+  // A continued exchange's question is this turn's message: the history is what came before it.
+  const continued = input.exchange?.continues ? input.exchange.questionId : undefined;
+  const stored = continued ? window.filter((m) => m.id < continued) : window;
   const before = [...stored].reverse().find((m) => m.role === 'assistant')?.agentVersion;
   const { agent, agentVersion } = await agentForTurn(rt, scope, agentId, input.target ?? {}, { id: sessionId, before });
   const history = input.history ?? stored.map((m) => ({ role: m.role, content: m.content }));
@@ -281,6 +297,7 @@ async function newTurn(rt: Runtime, scope: TenantScope, agentId: string, input: 
     persist: input.history === undefined,
     store: input.store === true,
     fresh: input.sessionId === undefined,
+    ...(input.exchange ? { exchange: input.exchange } : {}),
     receivedAt: rt.clock.now(),
     userId: input.userId,
     keyId: input.keyId,
@@ -477,23 +494,25 @@ async function endTurn(rt: Runtime, scope: TenantScope, turn: Turn, ending: Endi
   const asked = turn.receivedAt;
   const answered = Math.max(rt.clock.now(), asked + 1);
   const stored = turn.persist || turn.store;
-  const messageId = stored ? newId('message', answered) : undefined;
+  const { exchange } = turn;
+  const messageId = stored ? (exchange?.replyId ?? newId('message', answered)) : undefined;
   // The reply's usage is the whole turn's (its rounds and any repair): progress takes it over. It
   // is billed while the turn is stored, one round trip fewer (a failure waits for the end).
   progress.usage = result.usage;
   const billing = billTurn(rt, scope, turn).then(() => undefined, (error: unknown) => ({ error }));
+  const clientToolCalls = result.finishReason === 'tool_calls' && result.toolCalls?.length ? result.toolCalls : undefined;
   try {
     if (stored) {
       const question = keep(turn.request.messages[turn.request.messages.length - 1]!.content);
-      const touch = { agentId: agent.id, sessionId, userId: turn.userId, at: new Date(answered).toISOString(), messages: 2 };
-      // A refused turn is not remembered (remembering may ask the model, which a refusal never does).
-      const memory = guard?.blocked
+      const touch = { agentId: agent.id, sessionId, userId: turn.userId, at: new Date(answered).toISOString(), messages: exchange?.continues ? 1 : 2 };
+      // A refused turn is not remembered (remembering may ask the model, which a refusal never does); a continued exchange was, with its question.
+      const memory = guard?.blocked || exchange?.continues
         ? undefined
         : await turnMemory(rt, scope, { agentId: agent.id, sessionId, userId: turn.userId, text: question, reply: keep(reply), at: new Date(asked) }, resolved, { newOwner: turn.fresh && !turn.userId });
       // One batch: the exchange, a new session's index entry and what memory puts.
       await rt.store.writeBatch([
         ...rt.store.sessions.messageWrites(scope, agent.id, sessionId, [
-          { id: newId('message', asked), role: 'user', content: question, createdAt: new Date(asked).toISOString(), agentVersion: turn.agentVersion },
+          ...(exchange?.continues ? [] : [{ id: exchange?.questionId ?? newId('message', asked), role: 'user' as const, content: question, createdAt: new Date(asked).toISOString(), agentVersion: turn.agentVersion }]),
           {
             id: messageId!,
             role: 'assistant',
@@ -504,6 +523,9 @@ async function endTurn(rt: Runtime, scope: TenantScope, turn: Turn, ending: Endi
             agentVersion: turn.agentVersion,
             ...(result.finishReason === 'interrupted' ? { interrupted: true } : {}),
             ...(toolCalls.length > 0 ? { toolCalls: guard ? guard.storedJson(toolCalls) : toolCalls } : {}),
+            ...(clientToolCalls ? { clientToolCalls: guard ? guard.storedJson(clientToolCalls) : clientToolCalls } : {}),
+            usage: result.usage,
+            ...(result.finishReason === 'length' ? { finishReason: result.finishReason } : {}),
           },
         ]),
         ...(turn.fresh ? [rt.store.sessions.openingWrite(scope, touch)] : []),
@@ -535,7 +557,7 @@ async function endTurn(rt: Runtime, scope: TenantScope, turn: Turn, ending: Endi
     ...(result.output !== undefined ? { output: result.output } : {}),
     ...(toolCalls.length > 0 ? { toolCalls } : {}),
     // Calls of the caller's own tools, for the caller to run (OpenAI-style).
-    ...(result.finishReason === 'tool_calls' && result.toolCalls?.length ? { clientToolCalls: result.toolCalls } : {}),
+    ...(clientToolCalls ? { clientToolCalls } : {}),
   };
 }
 

@@ -25,6 +25,12 @@ const messageShape = z.lazy(() => z.object({
   agentVersion: z.union([z.number(), z.literal('draft')]).optional(),
   /** Assistant turns: what a person thought of the reply (the last rating given). */
   feedback: z.object({ rating: z.enum(['up', 'down']), comment: z.string().optional(), at: z.string() }).optional(),
+  /** Assistant turns that ended calling the caller's own tools (OpenAI-style): the calls, for the caller's results to continue. */
+  clientToolCalls: z.array(z.object({ id: z.string(), name: z.string(), arguments: z.record(z.string(), z.unknown()).optional() })).optional(),
+  /** Assistant turns: the tokens the whole turn used (turns stored before this was kept: absent). */
+  usage: z.object({ inputTokens: z.number(), outputTokens: z.number(), cachedInputTokens: z.number().optional() }).optional(),
+  /** Assistant turns that did not end as the model chose to (`length`: cut at the token limit). */
+  finishReason: z.string().optional(),
 }));
 export type SessionMessage = z.infer<typeof messageShape>;
 export type MessageFeedback = NonNullable<SessionMessage['feedback']>;
@@ -203,6 +209,25 @@ export function sessionsStore(db: Db, clock: Clock) {
     await db.client.send(new UpdateCommand({ TableName: db.table, Key: keys.sessionIndex(scope, agentId, sessionId), UpdateExpression: 'SET vault = :vault', ExpressionAttributeValues: { ':vault': sealed } }));
   }
 
+  /** Deletes these turns of a session (its index entry stays). */
+  async function deleteMessages(scope: TenantScope, agentId: string, sessionId: string, messageIds: string[]): Promise<void> {
+    const pk = keys.sessionPartition(scope, agentId, sessionId);
+    await batchWrite(messageIds.map((id) => deleteRequest({ pk, sk: id })));
+  }
+
+  /** The turn just after `messageId`, or undefined. */
+  async function messageAfter(scope: TenantScope, agentId: string, sessionId: string, messageId: string): Promise<SessionMessage | undefined> {
+    const out = await db.client.send(
+      new QueryCommand({
+        TableName: db.table,
+        KeyConditionExpression: 'pk = :pk AND sk > :sk',
+        ExpressionAttributeValues: { ':pk': keys.sessionPartition(scope, agentId, sessionId), ':sk': messageId },
+        Limit: 1,
+      }),
+    );
+    return out.Items?.[0] ? strip(out.Items[0]) : undefined;
+  }
+
   /** Deletes every turn; returns how many there were. */
   async function deleteSession(scope: TenantScope, agentId: string, sessionId: string): Promise<number> {
     const pk = keys.sessionPartition(scope, agentId, sessionId);
@@ -214,7 +239,7 @@ export function sessionsStore(db: Db, clock: Clock) {
     ]);
     return items.length;
   }
-  return { messageWrites, touchSession, openingWrite, recentMessages, listMessages, listSessions, sessionsOf, deleteSession, getMessage, messageBefore, setFeedback, getVault, putVault, sessionsOfUser, allMessages };
+  return { messageWrites, touchSession, openingWrite, recentMessages, listMessages, listSessions, sessionsOf, deleteSession, deleteMessages, getMessage, messageBefore, messageAfter, setFeedback, getVault, putVault, sessionsOfUser, allMessages };
 }
 
 export type SessionsStore = ReturnType<typeof sessionsStore>;
