@@ -83,7 +83,7 @@ describe('the OpenAI-compatible surface', () => {
     const events = [];
     for await (const e of await client.responses.create({ model: agentId, previous_response_id: stored.id, input: 'And its number again?', stream: true })) events.push(e);
     const added = events.find((e) => e.type === 'response.output_item.added') as { item: { id: string } };
-    const completed = events.find((e) => e.type === 'response.completed') as { response: { cairn: { messageId: string } } };
+    const completed = events.find((e) => e.type === 'response.completed') as unknown as { response: { cairn: { messageId: string } } };
     expect(added.item.id).toBe(completed.response.cairn.messageId);
     expect(await client.responses.delete(stored.id)).toMatchObject({ id: stored.id, object: 'response', deleted: true });
     await expect(client.responses.retrieve(stored.id)).rejects.toMatchObject({ status: 404 });
