@@ -148,6 +148,22 @@ describe.skipIf(!runnable)('the console in Chromium', { timeout: 90_000 }, () =>
     await checkPage('knowledge-source');
   }, 180_000);
 
+  it('shows a PostgreSQL source by its table and columns, not by files', async () => {
+    const created = await fetch(`${base}/v1/knowledge-sources`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Orders DB', type: 'postgresql', config: { host: 'localhost', port: 5432, database: 'shop', table: 'public.articles', textColumns: ['title', 'body'], titleColumn: 'title' } }),
+    });
+    expect(created.status).toBe(201);
+    await nav('Knowledge');
+    await page.getByRole('link', { name: 'Orders DB' }).click();
+    await page.getByRole('heading', { name: 'Table' }).waitFor();
+    const table = (await page.locator('dl.facts').textContent()) ?? '';
+    for (const shown of ['localhost:5432', 'shop', 'public.articles', 'title, body', 'the primary key']) expect(table).toContain(shown);
+    expect(await page.locator('dl.stats').textContent()).not.toContain('Files');
+    await checkPage('knowledge-postgres');
+  });
+
   it('shows the API’s validation message at the field, then creates an agent with an approval-gated tool', async () => {
     await nav('Agents');
     await page.getByRole('link', { name: 'Create your first agent' }).click();

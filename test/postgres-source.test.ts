@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createLocalApp } from '../local/local-app';
-import { connect, readOnly } from '../shared/knowledge/connectors/postgres';
+import { connect, readOnly, rowToDocument } from '../shared/knowledge/connectors/postgres';
 import { call } from './helpers/http';
 import { newTenant, type TestTenant } from './helpers/tenant';
 import { testRt, testLocal } from './helpers/runtime';
@@ -98,6 +98,32 @@ describe(`PostgreSQL sources (${target.kind})`, () => {
     const long = await call(app, 'POST', `/v1/knowledge-sources/${id}/search`, { key: t.apiKey, body: { query: 'chain oil every month' } });
     expect(long.body.data.results[0]).toMatchObject({ rowKey: '5' });
     expect(long.body.data.results[0].text).toContain('The chain needs oil');
+  });
+
+  it('reads a row as its values, and cites it by its title (or the start of its first text)', async () => {
+    const express = (await call(app, 'POST', `/v1/knowledge-sources/${id}/search`, { key: t.apiKey, body: { query: 'express parcels next working day' } })).body.data.results[0];
+    expect(express).toMatchObject({ rowKey: '2', title: 'Express shipping', text: 'Express parcels arrive the next working day.' });
+    const untitled = (await call(app, 'POST', `/v1/knowledge-sources/${id}/search`, { key: t.apiKey, body: { query: 'row without a title' } })).body.data.results[0];
+    expect(untitled).toMatchObject({ rowKey: '6', title: 'A row without a title still becomes a document.' });
+    // A source may name the column its rows are cited by.
+    const own = await newTenant();
+    const named = await connectSource(own, { name: 'By body', type: 'postgresql', config: { ...config, textColumns: ['body'], titleColumn: 'title' } });
+    expect(named.connected.status).toBe(202);
+    await settle();
+    const hit = (await call(app, 'POST', `/v1/knowledge-sources/${named.id}/search`, { key: own.apiKey, body: { query: 'returned within 30 days' } })).body.data.results[0];
+    expect(hit).toMatchObject({ rowKey: '1', title: 'Returns policy', text: 'Items can be returned within 30 days of delivery.' });
+    const missing = await connectSource(own, { name: 'x', type: 'postgresql', config: { ...config, titleColumn: 'headline' } });
+    expect(missing.connected.status).toBe(400);
+    expect(missing.connected.body.error.details.field).toBe('config.titleColumn');
+  });
+
+  it('names a column before a value only where the value means little alone', () => {
+    const shape = { schema: 'public', table: 'orders', idColumn: 'id', textColumns: ['summary', 'status', 'currency'], metadataColumns: [] };
+    const row = rowToDocument({ id: 7, summary: 'Two bicycles ordered for the shop in Lyon, paid by card.', status: 'shipped', currency: 'EUR' }, shape);
+    expect(row.blocks.map((b) => b.text)).toEqual(['Two bicycles ordered for the shop in Lyon, paid by card.', 'status: shipped', 'currency: EUR']);
+    expect(row.title).toBe('Two bicycles ordered for the shop in Lyon, paid by card.');
+    // One text column: its value is the document, whatever its length.
+    expect(rowToDocument({ id: 8, status: 'pending' }, { ...shape, textColumns: ['status'] }).blocks).toEqual([{ headings: [], text: 'pending' }]);
   });
 
   it('stores credentials sealed, never in clear', async () => {

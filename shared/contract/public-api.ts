@@ -3169,6 +3169,8 @@ export interface components {
             /** @description Default: every text-like column */
             textColumns?: string[];
             metadataColumns?: string[];
+            /** @description The column a row is cited by (default: one named title, name, subject, headline or heading, else the start of the first text column) */
+            titleColumn?: string;
             /** @description Enables incremental re-sync */
             updatedAtColumn?: string;
             /** @default false */

@@ -45,6 +45,7 @@ const postgresConfigObject = z
     idColumn: identifier.optional().openapi({ description: 'Default: the primary key' }),
     textColumns: z.array(identifier).min(1).max(100).optional().openapi({ description: 'Default: every text-like column' }),
     metadataColumns: z.array(identifier).max(100).optional(),
+    titleColumn: identifier.optional().openapi({ description: 'The column a row is cited by (default: one named title, name, subject, headline or heading, else the start of the first text column)' }),
     updatedAtColumn: identifier.optional().openapi({ description: 'Enables incremental re-sync' }),
     ssl: z.boolean().default(false),
   })

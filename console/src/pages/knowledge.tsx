@@ -212,10 +212,11 @@ export function KnowledgeDetail({ id }: { id: string }) {
           ['Status', s.status],
           ['Documents', s.stats?.documents ?? 0],
           ['Chunks', s.stats?.chunks ?? 0],
-          ['Files', `${s.fileCount ?? s.files?.length ?? 0} (${formatBytes(s.totalBytes)})`],
+          ...(s.type === 'postgresql' ? [] : [['Files', `${s.fileCount ?? s.files?.length ?? 0} (${formatBytes(s.totalBytes)})`] as [string, string]]),
           ['Last synced', formatDate(s.stats?.lastSyncedAt)],
         ]}
       />
+      {s.type === 'postgresql' && s.config ? <TableSource config={s.config as Schemas['PostgresConfig']} /> : null}
       {s.status === 'failed' && s.error ? <ErrorBox error={new Error(typeof s.error === 'string' ? s.error : `${s.error.code ?? 'FAILED'}: ${s.error.message ?? ''}`)} /> : null}
       <ErrorBox error={error} />
       <div class="row">
@@ -301,6 +302,36 @@ export function KnowledgeDetail({ id }: { id: string }) {
       ) : null}
       <SearchBox id={id} ready={s.status === 'ready'} />
     </section>
+  );
+}
+
+/** A PostgreSQL source: where its rows come from and which columns make its documents (defaults as ingestion takes them). */
+function TableSource({ config }: { config: Schemas['PostgresConfig'] }) {
+  const list = (columns: string[] | undefined, fallback: string) => (columns && columns.length > 0 ? columns.join(', ') : fallback);
+  return (
+    <>
+      <h2>Table</h2>
+      <dl class="facts" aria-label="Table">
+        <dt>Host</dt>
+        <dd>{`${config.host}:${config.port ?? 5432}`}</dd>
+        <dt>Database</dt>
+        <dd>{config.database}</dd>
+        <dt>Table</dt>
+        <dd>{config.table}</dd>
+        <dt>Row key</dt>
+        <dd>{config.idColumn ?? 'the primary key'}</dd>
+        <dt>Text columns</dt>
+        <dd>{list(config.textColumns, 'every text column')}</dd>
+        <dt>Title column</dt>
+        <dd>{config.titleColumn ?? 'title, name, subject… (else the start of the first text)'}</dd>
+        <dt>Metadata columns</dt>
+        <dd>{list(config.metadataColumns, 'none')}</dd>
+        <dt>Changes since</dt>
+        <dd>{config.updatedAtColumn ?? 'every sync reads every row'}</dd>
+        <dt>TLS</dt>
+        <dd>{config.ssl ? 'required' : 'off'}</dd>
+      </dl>
+    </>
   );
 }
 

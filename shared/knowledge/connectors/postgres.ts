@@ -181,7 +181,7 @@ export async function inspectTable(client: pg.Client, config: PostgresConfig): P
     textColumns,
     metadataColumns: (config.metadataColumns ?? []).map((c, i) => column(c, `config.metadataColumns[${i}]`)!),
     updatedAtColumn: column(config.updatedAtColumn, 'config.updatedAtColumn'),
-    titleColumn: textColumns.find((c) => TITLE_NAMES.includes(c.toLowerCase())),
+    titleColumn: column(config.titleColumn, 'config.titleColumn') ?? textColumns.find((c) => TITLE_NAMES.includes(c.toLowerCase())),
   };
 }
 
@@ -222,7 +222,7 @@ export async function readRows(
   limit: number,
 ): Promise<{ rows: Record<string, unknown>[]; last?: string }> {
   const id = quoteIdent(shape.idColumn);
-  const wanted = [...new Set([shape.idColumn, ...shape.textColumns, ...shape.metadataColumns])].map(quoteIdent).join(', ');
+  const wanted = [...new Set([shape.idColumn, ...shape.textColumns, ...shape.metadataColumns, ...(shape.titleColumn ? [shape.titleColumn] : [])])].map(quoteIdent).join(', ');
   const conditions: string[] = [];
   const values: unknown[] = [];
   if (range.after !== undefined) conditions.push(`${id} > $${values.push(range.after)}`);
@@ -252,23 +252,36 @@ function jsonSafe(value: unknown): unknown {
   return value;
 }
 
+/** Characters of the first text value a row without a title column is cited by. */
+const ROW_TITLE_CHARS = 80;
+
 /**
- * A row as a document: the title column (if any) as title; each text value a block (short values
- * prefixed with their column name, which gives them meaning); metadata columns kept as values.
+ * Whether a value means little without its column's name: a few words ("shipped", "EUR", "3"),
+ * where a sentence speaks for itself. Such values are written `column: value`.
+ */
+const needsLabel = (text: string) => !/\p{L}/u.test(text) || text.split(/\s+/).length <= 3;
+
+/**
+ * A row as a document: each text value a block, as it reads (a short value, which needs it, after
+ * its column's name); metadata columns kept as values. Its title — what its citation shows — is
+ * the title column's value (`titleColumn`, else a column named title, name, subject…), else the
+ * start of its first text value.
  */
 export function rowToDocument(row: Record<string, unknown>, shape: TableShape): RowDocument {
   const blocks: Block[] = [];
+  const labelled = shape.textColumns.filter((c) => c !== shape.titleColumn).length > 1;
   for (const column of shape.textColumns) {
     if (column === shape.titleColumn) continue;
     const text = display(row[column]);
-    if (text) blocks.push({ headings: [], text: text.length <= 120 ? `${column}: ${text}` : text });
+    if (text) blocks.push({ headings: [], text: labelled && needsLabel(text) ? `${column}: ${text}` : text });
   }
   const metadata: Record<string, unknown> = {};
   for (const column of shape.metadataColumns) {
     const value = jsonSafe(row[column]);
     if (value !== undefined) metadata[column] = value;
   }
-  const title = shape.titleColumn ? display(row[shape.titleColumn]) : undefined;
+  const first = shape.textColumns.map((c) => display(row[c])).find((t) => t !== undefined);
+  const title = (shape.titleColumn ? display(row[shape.titleColumn]) : undefined) ?? (first && (first.length <= ROW_TITLE_CHARS ? first : `${first.slice(0, ROW_TITLE_CHARS).replace(/\s+\S*$/, '')}…`));
   const hash = createHash('sha256').update(JSON.stringify([title, blocks, metadata])).digest('hex');
   return { key: String(display(row[shape.idColumn]) ?? ''), hash, title, blocks, metadata };
 }
