@@ -21,7 +21,7 @@ outer: for (const article of squad.data) {
     for (const qa of paragraph.qas) {
       if (asked >= limit) break outer;
       asked++;
-      const reply = localAnswer({ model: 'x', messages: [{ role: 'user', content: qa.question }], passages: [{ title: article.title.replace(/_/g, ' '), text: paragraph.context }], temperature: 0, maxTokens: 1024 });
+      const reply = localAnswer({ model: 'x', now: Date.now(), messages: [{ role: 'user', content: qa.question }], passages: [{ title: article.title.replace(/_/g, ' '), text: paragraph.context }], temperature: 0, maxTokens: 1024 });
       const clean = reply.replace(/\[\d+\]/g, '').toLowerCase();
       const first = clean.split(/(?<=[.!?])\s+(?=[A-Z`*"(\d])/i)[0] ?? '';
       const gold = qa.answers.map((a) => a.text.toLowerCase());

@@ -49,7 +49,7 @@ async function main() {
   // 1. The added latency of a fallback: the chain's own work, with engines that answer and fail at
   // once in this process (so nothing else is timed), then the same over HTTP to the stand-in.
   const { providerError } = await import('../shared/models/provider-error');
-  const request = { model: '', messages: [{ role: 'user' as const, content: 'How long can I return it?' }], temperature: 0, maxTokens: 64 };
+  const request = { model: '', now: Date.now(), messages: [{ role: 'user' as const, content: 'How long can I return it?' }], temperature: 0, maxTokens: 64 };
   // A signal per call, as each request has its own (one signal shared by every call would gather them all as dependents).
   const signal = () => new AbortController().signal;
   const time = async (fn: () => Promise<unknown>) => {

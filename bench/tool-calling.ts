@@ -45,7 +45,7 @@ interface Case {
 
 async function main() {
   const cases = readFileSync('bench/datasets/tool-calls.jsonl', 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Case);
-  const request = (c: Case) => ({ model: 'local', messages: [{ role: 'user' as const, content: c.message }], temperature: 0, maxTokens: 256, tools: c.tools.map((t) => (typeof t === 'string' ? TOOLS[t]! : t)) });
+  const request = (c: Case) => ({ model: 'local', now: Date.now(), messages: [{ role: 'user' as const, content: c.message }], temperature: 0, maxTokens: 256, tools: c.tools.map((t) => (typeof t === 'string' ? TOOLS[t]! : t)) });
   const misses: string[] = [];
   let right = 0;
   for (const c of cases) {

@@ -191,7 +191,8 @@ async function evalRun(args: string[], env: Record<string, string | undefined>, 
   io.err(`run ${runId}: ${scorers.join(', ')} on ${started.data.total} cases\n`);
 
   const sleep = io.sleep ?? ((ms: number) => new Promise((resolve) => setTimeout(resolve, ms)));
-  const deadline = Date.now() + timeoutMs;
+  // A duration, not a time of day: measured on the monotonic clock.
+  const deadline = performance.now() + timeoutMs;
   let shown = -1;
   for (;;) {
     const answer = await api.call<Run>('GET', `/v1/eval-runs/${runId}`);
@@ -205,7 +206,7 @@ async function evalRun(args: string[], env: Record<string, string | undefined>, 
       io.out(`${values.json ? JSON.stringify(run, null, 2) : report(run)}\n`);
       return run.status === 'completed' && run.summary?.passed ? 0 : 1;
     }
-    if (Date.now() > deadline) {
+    if (performance.now() > deadline) {
       io.err(`run ${runId} did not finish within ${timeoutMs / 1000} s (it goes on; GET /v1/eval-runs/${runId})\n`);
       return 1;
     }

@@ -6,7 +6,7 @@ import { chunkBlocks } from '../shared/search/chunker';
 import { extractMarkdown } from '../shared/search/extract';
 
 /** The built-in engine reading documentation: units, question kinds, and the replies it composes. */
-const ask = (question: string, passages: Array<{ title: string; text: string }>) => localAnswer({ model: 'x', messages: [{ role: 'user', content: question }], passages, temperature: 0, maxTokens: 1024 });
+const ask = (question: string, passages: Array<{ title: string; text: string }>) => localAnswer({ model: 'x', now: Date.now(), messages: [{ role: 'user', content: question }], passages, temperature: 0, maxTokens: 1024 });
 
 /** A documentation page as search would hand it to the engine: extracted and chunked. */
 function passagesOf(markdown: string) {

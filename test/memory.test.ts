@@ -66,7 +66,7 @@ describe('memory extraction by a configured model', () => {
 
   it('reads entities and facts from the model’s JSON, even inside a code fence', async () => {
     reply = 'Here you go:\n```json\n{"entities":[{"label":"Lisbon","type":"place"}],"facts":[{"relation":"moved_to","object":{"label":"Lisbon","type":"place"}},{"relation":"likes","object":{"label":"surfing","type":"hobby"},"negated":true}]}\n```';
-    const out = await extractWithModel(resolved, 'We moved to Lisbon; I gave up surfing.', AbortSignal.timeout(5000));
+    const out = await extractWithModel(resolved, 'We moved to Lisbon; I gave up surfing.', AbortSignal.timeout(5000), Date.now());
     expect(out.facts).toEqual([
       { subject: 'user', relation: 'moved_to', object: { label: 'Lisbon', type: 'place' }, negated: false },
       { subject: 'user', relation: 'likes', object: { label: 'surfing', type: 'concept' }, negated: true },
@@ -75,15 +75,15 @@ describe('memory extraction by a configured model', () => {
   });
 
   it('gives a real provider the remembered facts in its system prompt', () => {
-    const prompt = systemPrompt({ model: 'm', messages: [{ role: 'user', content: 'hi' }], memory: ['user prefers express shipping', "user's name is Dana"], temperature: 0, maxTokens: 10 });
+    const prompt = systemPrompt({ model: 'm', now: Date.now(), messages: [{ role: 'user', content: 'hi' }], memory: ['user prefers express shipping', "user's name is Dana"], temperature: 0, maxTokens: 10 });
     expect(prompt).toBe("What you remember about the user from earlier conversations (use it when relevant):\n- user prefers express shipping\n- user's name is Dana");
   });
 
   it('refuses an answer that is not the asked-for JSON, so the rules are used instead', async () => {
     reply = 'Sure! The user likes Lisbon.';
-    await expect(extractWithModel(resolved, 'I like Lisbon.', AbortSignal.timeout(5000))).rejects.toThrow(/JSON/);
+    await expect(extractWithModel(resolved, 'I like Lisbon.', AbortSignal.timeout(5000), Date.now())).rejects.toThrow(/JSON/);
     reply = '{"facts":[{"relation":"DROP TABLE","object":{"label":"x","type":"concept"}}]}';
-    await expect(extractWithModel(resolved, 'I like Lisbon.', AbortSignal.timeout(5000))).rejects.toThrow();
+    await expect(extractWithModel(resolved, 'I like Lisbon.', AbortSignal.timeout(5000), Date.now())).rejects.toThrow();
   });
 });
 

@@ -254,6 +254,7 @@ afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
 const request: ChatRequest = {
   model: 'the-model',
+  now: Date.now(),
   messages: [
     { role: 'user', content: 'My order is 12.' },
     { role: 'assistant', content: 'Noted.' },

@@ -14,7 +14,7 @@ const tool = (name: string, description: string, properties: Record<string, unkn
   parameters: { type: 'object', properties, required },
 });
 const ask = (message: string, tools: ToolSpec[], toolChoice?: ChatRequest['toolChoice']) =>
-  decideToolCall({ model: 'x', messages: [{ role: 'user', content: message }], temperature: 0, maxTokens: 100, tools, ...(toolChoice ? { toolChoice } : {}) });
+  decideToolCall({ model: 'x', now: Date.now(), messages: [{ role: 'user', content: message }], temperature: 0, maxTokens: 100, tools, ...(toolChoice ? { toolChoice } : {}) });
 const callOf = (decision: ReturnType<typeof decideToolCall>) => (decision && 'calls' in decision ? { name: decision.calls[0]!.name, arguments: decision.calls[0]!.arguments } : decision);
 
 const weather = tool('get_weather', 'Current weather for a city', { city: { type: 'string', description: 'The city' } });
@@ -44,24 +44,24 @@ describe('the built-in engine reads arguments from sentences', () => {
 
   it('numbers: digits, words, units and currency signs, each to the parameter whose words stand nearest', () => {
     const triangle = tool('calculate_triangle_area', 'Area of a triangle', { base: { type: 'number' }, height: { type: 'number' } });
-    expect(fillArguments(triangle, 'Find the area of a triangle with a height of 5 units and a base of 10 units').args).toEqual({ base: 10, height: 5 });
+    expect(fillArguments(triangle, 'Find the area of a triangle with a height of 5 units and a base of 10 units', new Date()).args).toEqual({ base: 10, height: 5 });
     const pack = tool('ship', 'Ships a parcel', { weightKg: { type: 'number' }, count: { type: 'integer' } });
-    expect(fillArguments(pack, 'ship twenty parcels of 3 kg each').args).toEqual({ count: 20, weightKg: 3 });
+    expect(fillArguments(pack, 'ship twenty parcels of 3 kg each', new Date()).args).toEqual({ count: 20, weightKg: 3 });
     const tip = tool('tip', 'Tip on a bill', { bill: { type: 'number' }, percent: { type: 'number' } });
-    expect(fillArguments(tip, 'Tip 15% on a bill of $40').args).toEqual({ bill: 40, percent: 15 });
+    expect(fillArguments(tip, 'Tip 15% on a bill of $40', new Date()).args).toEqual({ bill: 40, percent: 15 });
   });
 
   it('quoted values and identifiers go to the parameter named beside them', () => {
     const listener = tool('add_listener', 'Adds an event listener', { element: { type: 'string' }, event: { type: 'string' }, callback: { type: 'string' } });
-    expect(fillArguments(listener, "Add a 'click' event listener to the button element 'myButton' that calls handleClick").args).toEqual({ event: 'click', element: 'myButton', callback: 'handleClick' });
-    expect(fillArguments(tool('change_food', 'Changes a dish', { food_item: { type: 'string' } }), "I'd like the dish called 'chicken dish' extra spicy").args).toEqual({ food_item: 'chicken dish' });
+    expect(fillArguments(listener, "Add a 'click' event listener to the button element 'myButton' that calls handleClick", new Date()).args).toEqual({ event: 'click', element: 'myButton', callback: 'handleClick' });
+    expect(fillArguments(tool('change_food', 'Changes a dish', { food_item: { type: 'string' } }), "I'd like the dish called 'chicken dish' extra spicy", new Date()).args).toEqual({ food_item: 'chicken dish' });
   });
 
   it('booleans from phrasing, with negation; optional parameters only when the message gives them', () => {
     const star = tool('github_star', 'Star history of repositories', { repos: { type: 'string' }, aligned: { type: 'boolean' } }, ['repos']);
-    expect(fillArguments(star, 'Star history of octo/hello with the timelines aligned').args).toEqual({ repos: 'octo/hello', aligned: true });
-    expect(fillArguments(star, 'Star history of octo/hello, not aligned').args).toEqual({ repos: 'octo/hello', aligned: false });
-    expect(fillArguments(star, 'Star history of octo/hello').args).toEqual({ repos: 'octo/hello' });
+    expect(fillArguments(star, 'Star history of octo/hello with the timelines aligned', new Date()).args).toEqual({ repos: 'octo/hello', aligned: true });
+    expect(fillArguments(star, 'Star history of octo/hello, not aligned', new Date()).args).toEqual({ repos: 'octo/hello', aligned: false });
+    expect(fillArguments(star, 'Star history of octo/hello', new Date()).args).toEqual({ repos: 'octo/hello' });
   });
 
   it('dates said in words, by the parameter’s format', () => {
@@ -74,13 +74,13 @@ describe('the built-in engine reads arguments from sentences', () => {
     const aircon = tool('set_aircon', 'Controls the air conditioner', {
       body: { type: 'object', properties: { mode: { type: 'string', enum: ['COOL', 'AIR_DRY', 'AIR_CLEAN'] }, windStrength: { type: 'string', enum: ['LOW', 'MID', 'HIGH'] }, targetTemperature: { type: 'integer' } } },
     });
-    expect(fillArguments(aircon, 'Switch the air conditioner to air dry mode with a medium wind strength').args).toEqual({ body: { mode: 'AIR_DRY', windStrength: 'MID' } });
-    expect(fillArguments(aircon, 'Set it to cool mode with a target temperature of 22 degrees').args).toEqual({ body: { mode: 'COOL', targetTemperature: 22 } });
+    expect(fillArguments(aircon, 'Switch the air conditioner to air dry mode with a medium wind strength', new Date()).args).toEqual({ body: { mode: 'AIR_DRY', windStrength: 'MID' } });
+    expect(fillArguments(aircon, 'Set it to cool mode with a target temperature of 22 degrees', new Date()).args).toEqual({ body: { mode: 'COOL', targetTemperature: 22 } });
   });
 
   it('lists: every name said together', () => {
     const forecast = tool('forecast', 'Weather forecast for cities', { cities: { type: 'array', items: { type: 'string' }, description: 'Cities' } });
-    expect(fillArguments(forecast, 'Forecast for Paris and London').args).toEqual({ cities: ['Paris', 'London'] });
+    expect(fillArguments(forecast, 'Forecast for Paris and London', new Date()).args).toEqual({ cities: ['Paris', 'London'] });
   });
 });
 

@@ -1,7 +1,5 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { keyBudgetOf, setKeyBudget, setTokenBudget, tokenBudgetOf, usageBetween, usageQuery, usageReport } from '../../shared/usage';
-import { NotFoundError } from '../../shared/errors';
-import type { TenantScope } from '../../shared/tenancy';
 import type { AppEnv } from '../../shared/http/context';
 import { ok } from '../../shared/http/envelope';
 import { envelope, errorResponse, jsonContent } from '../../shared/http/openapi-schemas';
@@ -46,10 +44,6 @@ const keyBudgetInput = z
   .openapi('KeyBudgetInput', { example: { monthlyUsd: 20 } });
 const keyParams = z.object({ keyId: z.string().min(1).max(100).openapi({ param: { name: 'keyId', in: 'path' }, example: 'key_01jd8x2k3m' }) });
 
-/** The key must be one of the tenant's (another tenant's key is a 404, as any other id). */
-async function ownKey(rt: Runtime, scope: TenantScope, keyId: string): Promise<void> {
-  if (!(await rt.store.apiKeys.listApiKeys(scope)).some((k) => k.keyId === keyId)) throw new NotFoundError('API key', keyId);
-}
 
 /** `/platform/usage`: the token's tenant's usage, as `/v1/usage` reports it to its keys, and its token budget. */
 export function registerUsageRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
@@ -104,7 +98,6 @@ export function registerUsageRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
     }),
     async (c) => {
       const { scope } = c.get('platformToken');
-      await ownKey(rt, scope, c.req.valid('param').keyId);
       return ok(c, await keyBudgetOf(rt, scope, c.req.valid('param').keyId));
     },
   );
@@ -121,7 +114,6 @@ export function registerUsageRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
     }),
     async (c) => {
       const { scope } = c.get('platformToken');
-      await ownKey(rt, scope, c.req.valid('param').keyId);
       return ok(c, await setKeyBudget(rt, scope, c.req.valid('param').keyId, c.req.valid('json')));
     },
   );

@@ -13,7 +13,7 @@ export { toolOutput, toolsInput, type StoredTool, type ToolInput } from '../tool
 
 /** Every kind of agent tool, by type. */
 const TOOL_KINDS = { ...REMOTE_TOOL_KINDS, knowledge_search: knowledgeSearchTool, workflow: workflowTool } as const;
-const kindOf = (type: string) => TOOL_KINDS[type as keyof typeof TOOL_KINDS] as unknown as ToolKind<ToolInput, StoredTool>;
+const kindOf = (type: string): ToolKind<ToolInput, StoredTool> => TOOL_KINDS[type as keyof typeof TOOL_KINDS];
 
 /**
  * Makes a request's tools ready to store: each kind prepares its own (an OpenAPI document read into

@@ -14,9 +14,9 @@ export function modelDeadline(): AbortSignal {
 }
 
 /** A configured model extracts memory; the rules when it cannot. */
-async function modelExtraction(text: string, resolved: ResolvedModel): Promise<Extraction> {
+async function modelExtraction(text: string, resolved: ResolvedModel, now: number): Promise<Extraction> {
   try {
-    return await extractWithModel(resolved, text, modelDeadline());
+    return await extractWithModel(resolved, text, modelDeadline(), now);
   } catch (error) {
     log.warn('model memory extraction failed; using the rules', { model: resolved.name, ...errorFields(error) });
     return extractMemory(text);
@@ -35,7 +35,7 @@ export async function turnMemory(rt: Runtime, scope: TenantScope, turn: Turn, re
   if (resolved.engine.provider !== 'local') {
     const finish = async () => {
       try {
-        await recordEpisode(rt, scope, turn, await modelExtraction(turn.text, resolved));
+        await recordEpisode(rt, scope, turn, await modelExtraction(turn.text, resolved, rt.clock.now()));
       } catch (error) {
         failed(error);
       }

@@ -101,6 +101,7 @@ const toolCallRecordShape = z.object({ id: z.string(), tool: z.string(), argumen
 const chatRequestShape = z.object({
   model: z.string(),
   messages: z.array(z.object({ role: z.enum(['user', 'assistant']), content: z.string() })),
+  now: z.number(),
   instructions: z.string().optional(),
   passages: z.array(z.object({ title: z.string(), text: z.string() })).optional(),
   temperature: z.number(),
@@ -126,7 +127,13 @@ const progressShape = z.object({
   /** What usage accounting already counted (when the turn paused): a resumed turn counts the rest. */
   billed: z.object({ toolCalls: z.number(), searches: z.number().default(0), readUnits: z.number().default(0), guardrailFindings: z.number().default(0), models: z.record(z.string(), modelTally).default({}) }).optional(),
 });
-const pausedTurnShape = z.object({
+const pausedTurnShape = z.preprocess(
+  // Turns paused before requests carried their time were asked when they were received.
+  (raw) => {
+    const paused = raw as { request?: { now?: number }; receivedAt?: number } | undefined;
+    return paused?.request && paused.request.now === undefined ? { ...paused, request: { ...paused.request, now: paused.receivedAt } } : raw;
+  },
+  z.object({
   keyId: z.string().optional(),
   request: chatRequestShape,
   sources: z.array(converseSource),
@@ -137,7 +144,8 @@ const pausedTurnShape = z.object({
   progress: progressShape,
   /** The definition the turn runs (turns paused before versions existed ran the draft). */
   agentVersion: agentVersionRef.default(DRAFT),
-});
+}),
+);
 
 /** A tool call of a turn, as stored and answered: what was asked, what came back, how long it took. */
 export type ToolCallRecord = z.infer<typeof toolCallRecordShape>;
@@ -306,6 +314,7 @@ async function newTurn(rt: Runtime, scope: TenantScope, agentId: string, input: 
     request: {
       model: resolved.model,
       messages: [...history, { role: 'user', content: input.message }],
+      now: rt.clock.now(),
       instructions: [agent.instructions, input.instructions].filter(Boolean).join('\n\n') || undefined,
       passages: grounded?.passages,
       ...(memory && memory.length > 0 ? { memory } : {}),

@@ -45,7 +45,7 @@ export interface Judgement extends Score {
 }
 
 /** Grades one reply. A judge whose reply is not a verdict (after one repair) leaves the case unscored, saying so. */
-export async function judgeReply(model: ResolvedModel, judge: Judge, question: string, expected: Expected & { rubric?: string }, observed: Observed, signal: AbortSignal): Promise<Judgement> {
+export async function judgeReply(model: ResolvedModel, judge: Judge, question: string, expected: Expected & { rubric?: string }, observed: Observed, signal: AbortSignal, now: number): Promise<Judgement> {
   const answers = expected.answer === undefined ? [] : Array.isArray(expected.answer) ? expected.answer : [expected.answer];
   const prompt = [
     `Rubric:\n${judge.rubric}${expected.rubric ? `\n${expected.rubric}` : ''}`,
@@ -57,6 +57,7 @@ export async function judgeReply(model: ResolvedModel, judge: Judge, question: s
     model: model.model,
     instructions: INSTRUCTIONS,
     messages: [{ role: 'user', content: prompt }],
+    now,
     temperature: 0,
     maxTokens: 400,
     responseFormat: { type: 'json_schema', name: 'verdict', schema: verdict },

@@ -357,7 +357,7 @@ async function runCase(rt: RuntimeWith<'agentTurn' | 'queues'>, scope: TenantSco
 async function judgeCase(rt: Runtime, run: StoredRun, question: string, expected: Record<string, unknown>, observed: Observed): Promise<Judgement> {
   try {
     const model = await judgeModel(rt, run.judge!);
-    return await judgeReply(model, run.judge!, question, expected, observed, AbortSignal.timeout(120_000));
+    return await judgeReply(model, run.judge!, question, expected, observed, AbortSignal.timeout(120_000), rt.clock.now());
   } catch (error) {
     if (!(error instanceof AppError) || error.retryable) throw error;
     return { score: null, skipped: `the judge could not grade: ${error.message}`, model: run.judge!.model, usage: { inputTokens: 0, outputTokens: 0 } };

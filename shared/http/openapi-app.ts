@@ -49,7 +49,8 @@ export function openApiApp(): OpenAPIHono<AppEnv> {
         ((result) => {
           if (result.success) return undefined;
           // The validator hands the hook the raw input too (its typings leave it out of failures).
-          const { target, data } = result as unknown as { target: Target; data: unknown };
+          const { target } = result;
+          const { data } = result as { data?: unknown };
           const schema = schemaOf(route.request as RouteRequest | undefined, target);
           if (schema) parseInput(schema, data);
           throw new Error(`request ${target} failed validation without a schema to name the field`);

@@ -42,9 +42,9 @@ function firstObject(text: string): unknown {
  * Memory extraction by the agent's configured model. Throws on anything but a well-formed
  * answer, so the caller can fall back to the rules rather than store a model's garbage.
  */
-export async function extractWithModel(resolved: ResolvedModel, text: string, signal: AbortSignal): Promise<Extraction> {
+export async function extractWithModel(resolved: ResolvedModel, text: string, signal: AbortSignal, now: number): Promise<Extraction> {
   const result = await resolved.engine.generate(
-    { model: resolved.model, instructions: PROMPT, messages: [{ role: 'user', content: text.slice(0, 8000) }], temperature: 0, maxTokens: 800 },
+    { model: resolved.model, instructions: PROMPT, messages: [{ role: 'user', content: text.slice(0, 8000) }], now, temperature: 0, maxTokens: 800 },
     signal,
   );
   const parsed = answer.parse(firstObject(result.text));

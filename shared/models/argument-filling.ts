@@ -412,7 +412,7 @@ function runAround(c: Candidate, others: Candidate[], tokens: Token[], message: 
  * The arguments for `tool` from `message`: the filled ones, and the required ones it could not
  * find (by name). `now` reads dates said in words.
  */
-export function fillArguments(tool: { name: string; description: string; parameters: Record<string, unknown> }, message: string, now = new Date()): { args: Record<string, unknown>; missing: string[] } {
+export function fillArguments(tool: { name: string; description: string; parameters: Record<string, unknown> }, message: string, now: Date): { args: Record<string, unknown>; missing: string[] } {
   const properties = (tool.parameters.properties ?? {}) as Record<string, PropertySchema>;
   const required = new Set((tool.parameters.required ?? []) as string[]);
   const tokens = tokenize(message);

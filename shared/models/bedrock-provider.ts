@@ -91,7 +91,7 @@ export function bedrockProvider(client: () => Promise<BedrockRuntimeClient>, opt
     if (error instanceof AppError) return error;
     if (signal.aborted) return providerError(provider, 'timeout');
     const { $metadata, $response } = error as { $metadata?: { httpStatusCode?: number }; $response?: { headers?: Record<string, string> } };
-    return providerError(provider, $metadata?.httpStatusCode ?? 'network', (error as Error).message, retryAfterOf($response?.headers?.['retry-after'], Date.now()));
+    return providerError(provider, $metadata?.httpStatusCode ?? 'network', (error as Error).message, retryAfterOf($response?.headers?.['retry-after'], $response?.headers?.date));
   };
   const generate = async (request: ChatRequest, signal: AbortSignal): Promise<ChatResult> => {
     try {

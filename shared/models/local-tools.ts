@@ -98,12 +98,12 @@ export function decideToolCall(request: ChatRequest, answer: () => string = () =
         ? scored[0]!.tool
         : (searchTool ?? (choice === 'required' ? scored[0]!.tool : undefined));
   if (!best) return undefined;
-  const { args, missing } = argumentsFor(best, message);
+  const { args, missing } = argumentsFor(best, message, new Date(request.now));
   // Told to call, it fills what the message does not give with values of their types: the call
   // matches the schema a client parses it with (a structured output asked as a function call).
   if (forced && missing.length > 0) {
     const properties = (best.parameters.properties ?? {}) as Record<string, PropertySchema>;
-    const said = { question: message, answer: answer() };
+    const said = { question: message, answer: answer(), now: new Date(request.now) };
     for (const name of missing) if (properties[name]) args[name] = typedValue(name, properties[name], said);
   }
   // Asked to call, it calls with what it found; otherwise it asks for what is missing, naming it.
@@ -121,8 +121,8 @@ export function decideToolCall(request: ChatRequest, answer: () => string = () =
 }
 
 /** The arguments for a tool: a query-like parameter takes the whole message; the rest are read from it. */
-function argumentsFor(tool: ToolSpec, message: string): { args: Record<string, unknown>; missing: string[] } {
-  const filled = fillArguments(tool, message);
+function argumentsFor(tool: ToolSpec, message: string, now: Date): { args: Record<string, unknown>; missing: string[] } {
+  const filled = fillArguments(tool, message, now);
   for (const name of Object.keys(tool.parameters.properties ?? {})) {
     if (QUERY_NAMES.has(name.toLowerCase()) && !(name in filled.args)) {
       filled.args[name] = message;

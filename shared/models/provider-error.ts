@@ -32,15 +32,18 @@ export async function providerFetch(provider: string, url: string, init: Request
     } catch {
       // no JSON body
     }
-    throw providerError(provider, response.status, detail, retryAfterOf(response.headers.get('retry-after'), Date.now()));
+    throw providerError(provider, response.status, detail, retryAfterOf(response.headers.get('retry-after'), response.headers.get('date')));
   }
   return response;
 }
 
-/** A Retry-After header's wait in seconds (it gives seconds or an HTTP date); undefined when absent or unreadable. */
-export function retryAfterOf(header: string | null | undefined, now: number): number | undefined {
+/**
+ * A Retry-After header's wait in seconds (it gives seconds, or an HTTP date: counted from the
+ * response's own Date, the provider's clock, not this machine's); undefined when absent or unreadable.
+ */
+export function retryAfterOf(header: string | null | undefined, answeredAt: string | null | undefined): number | undefined {
   if (!header) return undefined;
-  const seconds = /^\s*\d+(?:\.\d+)?\s*$/.test(header) ? Number(header) : (Date.parse(header) - now) / 1000;
+  const seconds = /^\s*\d+(?:\.\d+)?\s*$/.test(header) ? Number(header) : (Date.parse(header) - Date.parse(answeredAt ?? '')) / 1000;
   return Number.isFinite(seconds) ? Math.max(0, Math.ceil(seconds)) : undefined;
 }
 
@@ -48,19 +51,25 @@ export function retryAfterOf(header: string | null | undefined, now: number): nu
 export async function* sseData(body: ReadableStream<Uint8Array>): AsyncGenerator<{ event?: string; data: string }> {
   const decoder = new TextDecoder();
   let buffer = '';
-  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
-    buffer += decoder.decode(chunk, { stream: true });
-    let end: number;
-    while ((end = buffer.search(/\r?\n\r?\n/)) >= 0) {
-      const raw = buffer.slice(0, end);
-      buffer = buffer.slice(end).replace(/^\r?\n\r?\n/, '');
-      let event: string | undefined;
-      const data: string[] = [];
-      for (const line of raw.split(/\r?\n/)) {
-        if (line.startsWith('event:')) event = line.slice(6).trim();
-        else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+  const reader = body.getReader();
+  try {
+    for (let read = await reader.read(); !read.done; read = await reader.read()) {
+      buffer += decoder.decode(read.value, { stream: true });
+      let end: number;
+      while ((end = buffer.search(/\r?\n\r?\n/)) >= 0) {
+        const raw = buffer.slice(0, end);
+        buffer = buffer.slice(end).replace(/^\r?\n\r?\n/, '');
+        let event: string | undefined;
+        const data: string[] = [];
+        for (const line of raw.split(/\r?\n/)) {
+          if (line.startsWith('event:')) event = line.slice(6).trim();
+          else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+        }
+        if (data.length > 0) yield { event, data: data.join('\n') };
       }
-      if (data.length > 0) yield { event, data: data.join('\n') };
     }
+  } finally {
+    // A caller that stops reading (the turn was cancelled) closes the connection, as a for-await over the stream would.
+    await reader.cancel().catch(() => undefined);
   }
 }

@@ -49,7 +49,7 @@ export function valueFromAnswer(name: string, property: PropertySchema, haystack
  * can be, else the question itself for a string, the question's first number (or the minimum, or
  * 0), the first enum value, false, an empty list, an object with its own required properties filled.
  */
-export function typedValue(name: string, property: PropertySchema, said: { question: string; answer: string }, depth = 0): unknown {
+export function typedValue(name: string, property: PropertySchema, said: { question: string; answer: string; now: Date }, depth = 0): unknown {
   const haystack = `${said.question}\n${said.answer}`;
   if (property.const !== undefined) return property.const;
   const read = valueFromAnswer(name, property, haystack, said.answer);
@@ -79,6 +79,6 @@ export function typedValue(name: string, property: PropertySchema, said: { quest
       return out;
     }
     default:
-      return property.format === 'date' ? new Date().toISOString().slice(0, 10) : said.question;
+      return property.format === 'date' ? said.now.toISOString().slice(0, 10) : said.question;
   }
 }

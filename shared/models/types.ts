@@ -47,6 +47,8 @@ export interface ChatRequest {
   model: string;
   /** The conversation, oldest first, ending with the user's message. */
   messages: ChatMessage[];
+  /** When it is asked (epoch ms, the runtime's clock): the day "tomorrow" means to the built-in engine. */
+  now: number;
   instructions?: string;
   passages?: Passage[];
   temperature: number;

@@ -147,6 +147,7 @@ export function createDynamoClient(options: DynamoClientOptions): DocumentSender
         'content-length': String(Buffer.byteLength(body)),
       },
       body,
+      // The wall clock, not the runtime's: AWS refuses a signature more than five minutes off real time.
       now: new Date(),
     });
     return new Promise<string>((resolve, reject) => {

@@ -82,12 +82,13 @@ export function recordsStore(db: Db, clock: Clock) {
   }
 
   // Each kind's table is built once: its room asks for it on every request.
-  const tables = new Map<RecordKind, { shape: RecordShape<BaseRecord>; table: RecordTable<BaseRecord> }>();
+  const tables = new Map<RecordKind, { shape: unknown; table: unknown }>();
 
   /** The records of one kind, read through the shape its room declares. */
   function table<T extends BaseRecord>(kind: RecordKind, shape: RecordShape<T>): RecordTable<T> {
     const built = tables.get(kind);
-    if (built?.shape === shape) return built.table as unknown as RecordTable<T>;
+    // The table was built from this very shape, so it is this shape's.
+    if (built?.shape === shape) return built.table as RecordTable<T>;
     const made = buildTable(kind, shape);
     tables.set(kind, { shape, table: made });
     return made;

@@ -7,4 +7,4 @@ import type { ToolKind } from './tool-kind';
 /** The kinds of tool that call out to a URL (agents have them; workflow `tool` steps call them). */
 export const REMOTE_TOOL_KINDS = { http: httpTool, openapi: openApiTool, mcp: mcpTool } as const;
 
-export const remoteKindOf = (type: string) => REMOTE_TOOL_KINDS[type as keyof typeof REMOTE_TOOL_KINDS] as unknown as ToolKind<ToolInput, StoredTool>;
+export const remoteKindOf = (type: string): ToolKind<ToolInput, StoredTool> => REMOTE_TOOL_KINDS[type as keyof typeof REMOTE_TOOL_KINDS];

@@ -1,4 +1,4 @@
-import { AppError } from '../errors';
+import { AppError, NotFoundError } from '../errors';
 import { approximateTokens, type ChatModel, type ChatRequest, type ChatResult, type ResolvedModel } from '../models/types';
 import { monthlyTokensFor } from '../plans';
 import type { Runtime } from '../runtime';
@@ -81,15 +81,26 @@ export async function setTokenBudget(rt: Runtime, scope: TenantScope, change: { 
   return tokenBudgetOf(rt, scope);
 }
 
+/** The key must be one of the tenant's (another tenant's key is a 404, as any other id). */
+async function assertOwnKey(rt: Runtime, scope: TenantScope, keyId: string): Promise<void> {
+  if (!(await rt.store.apiKeys.listApiKeys(scope)).some((k) => k.keyId === keyId)) throw new NotFoundError('API key', keyId);
+}
+
 export async function keyBudgetOf(rt: Runtime, scope: TenantScope, keyId: string): Promise<KeyBudget> {
+  await assertOwnKey(rt, scope, keyId);
+  return budgetOfKey(rt, scope, keyId);
+}
+
+async function budgetOfKey(rt: Runtime, scope: TenantScope, keyId: string): Promise<KeyBudget> {
   const now = rt.clock.now();
   const [limits, used] = await Promise.all([rt.store.tokenBudgets.limitsOf(scope, { keyId }), rt.store.tokenBudgets.used(scope, { keyId }, monthOf(now))]);
   return { keyId, ...limits, usedTokens: used.tokens, usedUsd: dollars(used.microUsd), resetAt: nextMonth(now).toISOString() };
 }
 
 export async function setKeyBudget(rt: Runtime, scope: TenantScope, keyId: string, change: { monthlyTokens?: number | null; monthlyUsd?: number | null }): Promise<KeyBudget> {
+  await assertOwnKey(rt, scope, keyId);
   await rt.store.tokenBudgets.setLimits(scope, { keyId }, change);
-  return keyBudgetOf(rt, scope, keyId);
+  return budgetOfKey(rt, scope, keyId);
 }
 
 /** One budget a call is held to: whose, in what, and how much a month (tokens, or millionths of a dollar). */

@@ -57,6 +57,7 @@ export const classification: WorkKind<typeof config> = {
       {
         model: resolved.model,
         messages: [{ role: 'user', content: input }],
+        now: rt.clock.now(),
         instructions: `Classify the user's message into exactly one of these categories and answer with the category name only: ${categories.map((c) => `${c.name}${c.description ? ` (${c.description})` : ''}`).join('; ')}.`,
         temperature: 0,
         maxTokens: 20,

@@ -34,6 +34,7 @@ export const generation: WorkKind<typeof config> = {
     const request: ChatRequest = {
       model: resolved.model,
       messages: [{ role: 'user', content: renderTemplate(cfg.prompt, vars) }],
+      now: rt.clock.now(),
       instructions: cfg.instructions !== undefined ? renderTemplate(cfg.instructions, vars) : undefined,
       passages,
       temperature: cfg.temperature ?? 0.7,
