@@ -19,13 +19,15 @@ export interface RouteGroupSpec {
 export const ROUTE_GROUPS = {
   agents: {
     constructId: 'Agents',
-    paths: ['/v1/agents', '/v1/usage', '/v1/traces', '/v1/eval-datasets', '/v1/eval-runs', '/v1/end-users'],
+    paths: ['/v1/agents', '/v1/usage', '/v1/traces', '/v1/end-users'],
     apiKeyRequired: true,
     // OpenAI clients send the key as `Authorization: Bearer`, which API Gateway's key check does
     // not read: the app authenticates and rate-limits that route itself.
     appAuthenticatedPaths: ['/v1/chat/completions', '/v1/models', '/v1/responses'],
     streaming: true,
   },
+  // Evaluation datasets and runs: the agents area's rate limits, their own function.
+  evals: { constructId: 'Evals', paths: ['/v1/eval-datasets', '/v1/eval-runs'], apiKeyRequired: true },
   'knowledge-sources': { constructId: 'KnowledgeSources', paths: ['/v1/knowledge-sources'], apiKeyRequired: true },
   // Streams execution events (server-sent events) with response streaming. Inbound hooks carry no
   // key (their token or signature is checked by the app).

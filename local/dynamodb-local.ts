@@ -3,7 +3,6 @@ import { mkdirSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { log } from '../shared/log';
 import { killWithThisProcess, startWatchdog, stopChild, waitUntilReady } from './child-services';
 import { freePort } from './free-port';
 
@@ -53,7 +52,8 @@ export async function startDynamoDbLocal(options: { dataDir?: string } = {}): Pr
     return await launch(javaArguments(release, true, serverArgs), port);
   } catch (error) {
     if (!(error instanceof LauncherUnavailable)) throw error;
-    log.warn('DynamoDB Local listens on every interface: this Java runtime has no compiler module (jdk.compiler) to run the launcher that binds it to 127.0.0.1; tenants still cannot reach it through Cairn (the outbound guard refuses its port on every address), but other machines on the network can. Install a full JDK to bind it to loopback.', { port });
+    // Not through the product's logger: this module is imported before the configuration it reads is set (tests, benchmarks).
+    process.stderr.write(`DynamoDB Local (port ${port}) listens on every interface: this Java runtime has no compiler module (jdk.compiler) to run the launcher that binds it to 127.0.0.1. Tenants still cannot reach it through Cairn (the outbound guard refuses its port on every address), but other machines on the network can: install a full JDK to bind it to loopback.\n`);
     return launch(javaArguments(release, false, serverArgs), port);
   }
 }

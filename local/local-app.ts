@@ -1,6 +1,7 @@
 import { Hono } from 'hono';
 import { createAgentsApp } from '../functions/agents/app';
 import { createApiDocsApp } from '../functions/api-docs/app';
+import { createEvalsApp } from '../functions/evals/app';
 import { createMcpApp } from '../functions/mcp/app';
 import { createPlatformApp } from '../functions/platform/app';
 import { createKnowledgeSourcesApp } from '../functions/knowledge-sources/app';
@@ -25,6 +26,7 @@ interface Fetchable {
 export function createLocalApp(rt: Runtime, options: Partial<GroupOptions> = {}) {
   const apps: Record<RouteGroupName, Fetchable> = {
     agents: createAgentsApp(rt, options),
+    evals: createEvalsApp(rt, options),
     'knowledge-sources': createKnowledgeSourcesApp(rt, options),
     workflows: createWorkflowsApp(rt, options),
     'api-docs': createApiDocsApp(() => publicApiDocument(rt)),

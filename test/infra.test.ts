@@ -63,7 +63,7 @@ describe('CDK app', () => {
 
   it('runs one ARM64 Node 22 function per route group, ESM-bundled, with the table name', () => {
     const functions = api.findResources('AWS::Lambda::Function');
-    expect(Object.keys(functions)).toHaveLength(10); // six route groups, three workers and the sweeper
+    expect(Object.keys(functions)).toHaveLength(11); // seven route groups, three workers and the sweeper
     for (const fn of Object.values(functions)) {
       expect(fn.Properties.Runtime).toBe('nodejs22.x');
       expect(fn.Properties.Architectures).toEqual(['arm64']);
@@ -72,14 +72,14 @@ describe('CDK app', () => {
       expect(fn.Properties.Environment.Variables.NODE_OPTIONS).toBeUndefined();
     }
     const withTable = Object.values(functions).filter((f) => f.Properties.Environment.Variables.TABLE_NAME);
-    expect(withTable).toHaveLength(9); // the docs function has no data access
+    expect(withTable).toHaveLength(10); // the docs function has no data access
   });
 
   it('grants table data access on the table only, never dynamodb:* or DeleteTable', () => {
     const policies = Object.values(api.findResources('AWS::IAM::Policy'));
     const statements = policies.flatMap((p) => p.Properties.PolicyDocument.Statement as Array<{ Action: string | string[]; Resource: unknown }>);
     const dynamo = statements.filter((s) => [s.Action].flat().some((a) => a.startsWith('dynamodb:')));
-    expect(dynamo.filter((s) => [s.Action].flat().includes('dynamodb:PutItem'))).toHaveLength(9);
+    expect(dynamo.filter((s) => [s.Action].flat().includes('dynamodb:PutItem'))).toHaveLength(10);
     for (const s of dynamo) {
       const actions = [s.Action].flat();
       expect(actions).not.toContain('dynamodb:*');
@@ -154,7 +154,7 @@ describe('CDK app', () => {
   it('gives every group that lists the cursor-signing key as a deploy-time reference, never a value', () => {
     const functions = Object.values(api.findResources('AWS::Lambda::Function'));
     const withKey = functions.filter((f) => f.Properties.Environment?.Variables?.CURSOR_SIGNING_KEY);
-    expect(withKey).toHaveLength(5); // agents, knowledge sources, workflows, platform, mcp
+    expect(withKey).toHaveLength(6); // agents, evals, knowledge sources, workflows, platform, mcp
     for (const f of withKey) expect(JSON.stringify(f.Properties.Environment.Variables.CURSOR_SIGNING_KEY)).toContain('{{resolve:secretsmanager:');
     expect(functions.find((f) => f.Properties.Environment?.Variables?.DOCS_ASSETS_DIR)?.Properties.Environment.Variables.CURSOR_SIGNING_KEY).toBeUndefined();
   });
@@ -162,9 +162,9 @@ describe('CDK app', () => {
   it('streams the agents group (converse, chat completions) and the workflows group (execution events) with response streaming', () => {
     const methods = Object.values(api.findResources('AWS::ApiGateway::Method'));
     const streaming = methods.filter((m) => m.Properties.Integration.ResponseTransferMode === 'STREAM');
-    // /v1/agents, /v1/usage, /v1/traces, /v1/eval-datasets, /v1/eval-runs and /v1/end-users and below (ANY and OPTIONS each); /v1/chat/completions,
+    // /v1/agents, /v1/usage, /v1/traces and /v1/end-users and below (ANY and OPTIONS each); /v1/chat/completions,
     // /v1/models and /v1/responses (and below); /v1/workflows and /v1/executions and below (ANY and OPTIONS each), /v1/hooks and below (ANY, no key)
-    expect(streaming).toHaveLength(40);
+    expect(streaming).toHaveLength(32);
     for (const m of streaming) expect(JSON.stringify(m.Properties.Integration.Uri)).toContain('response-streaming-invocations');
   });
 
@@ -177,7 +177,7 @@ describe('CDK app', () => {
     expect(withModels[0]!.Properties.Environment.Variables.BEDROCK_REGION).toEqual({ Ref: 'AWS::Region' });
     // The platform reads the keys too (its admin listing says which providers have one), and calls no model.
     const withKeys = functions.filter((f) => f.Properties.Environment.Variables.PROVIDER_SECRETS_ARN);
-    expect(withKeys.map((f) => f.Properties.Environment.Variables.POWERTOOLS_SERVICE_NAME).sort()).toEqual(['agents', 'ingestion', 'knowledge-sources', 'mcp', 'platform', 'workflow-steps']);
+    expect(withKeys.map((f) => f.Properties.Environment.Variables.POWERTOOLS_SERVICE_NAME).sort()).toEqual(['agents', 'evals', 'ingestion', 'knowledge-sources', 'mcp', 'platform', 'workflow-steps']);
     const statements = Object.values(api.findResources('AWS::IAM::Policy')).flatMap((p) => p.Properties.PolicyDocument.Statement as Array<{ Action: string | string[]; Resource: unknown }>);
     const bedrock = statements.filter((st) => [st.Action].flat().some((a) => a.startsWith('bedrock:')));
     expect(bedrock).toHaveLength(5);
@@ -219,7 +219,7 @@ describe('CDK app', () => {
   it('feeds the workflow steps worker from its queue with partial batch failure reporting', () => {
     api.hasResourceProperties('AWS::Lambda::EventSourceMapping', { BatchSize: 5, FunctionResponseTypes: ['ReportBatchItemFailures'] });
     const senders = Object.values(api.findResources('AWS::Lambda::Function')).filter((f) => f.Properties.Environment.Variables.WORKFLOW_QUEUE_URL);
-    expect(senders).toHaveLength(5); // the workflows API, the worker, the sweeper, agents (workflow tools) and MCP (run_workflow)
+    expect(senders).toHaveLength(6); // the workflows API, the worker, the sweeper, agents (workflow tools), MCP (run_workflow) and evals (runs' cases)
   });
 
   it('serves /mcp from its own function, authenticated in the app (API Gateway asks no key: MCP clients send it as Bearer too)', () => {

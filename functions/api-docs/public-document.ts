@@ -3,6 +3,7 @@ import type { GivenPart, RuntimeWith } from '../../shared/runtime';
 import { completeDocument } from '../../shared/http/openapi-contract';
 import { routesDocument } from '../../shared/http/lazy-routes';
 import { createAgentsApp } from '../agents/app';
+import { createEvalsApp } from '../evals/app';
 import { createKnowledgeSourcesApp } from '../knowledge-sources/app';
 import { createMcpApp } from '../mcp/app';
 import { createWorkflowsApp } from '../workflows/app';
@@ -22,7 +23,7 @@ export async function publicApiDocument(rt: RuntimeWith<GivenPart> = routesOnlyR
       'Agents, knowledge sources and workflows, and an MCP endpoint (`/mcp`) over them. Every call needs the `X-API-Key` header. Responses are ' +
       '`{data, meta}`; errors are `{error: {code, message, details}, meta}`.',
   };
-  const parts = await Promise.all([createAgentsApp(rt), createKnowledgeSourcesApp(rt), createWorkflowsApp(rt), createMcpApp(rt)].map((group) => routesDocument(group, info)));
+  const parts = await Promise.all([createAgentsApp(rt), createEvalsApp(rt), createKnowledgeSourcesApp(rt), createWorkflowsApp(rt), createMcpApp(rt)].map((group) => routesDocument(group, info)));
   const document: OpenApiDocument = { openapi: '3.1.0', info, paths: {}, components: { schemas: {} } };
   for (const part of parts) {
     Object.assign(document.paths!, part.paths);

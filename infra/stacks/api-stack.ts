@@ -78,6 +78,7 @@ export class ApiStack extends Stack {
     // Every group of the route manifest; what differs per group is in its function's settings.
     const functions: Record<RouteGroupName, Omit<AppFunctionProps, 'entry'>> = {
       agents: {},
+      evals: {},
       'knowledge-sources': {},
       // Execution event streams follow an execution for up to 10 minutes (streaming allows 15).
       workflows: { timeout: Duration.minutes(11) },
@@ -272,14 +273,21 @@ export class ApiStack extends Stack {
    * the platform function seals the auth of tools on the agents it writes.
    */
   private toolAccess(props: ApiStackProps) {
-    // The MCP endpoint asks agents (their tools included) and runs workflows, as the agents group does;
-    // the agents group also starts evaluation runs, whose cases go to the steps queue.
+    // The MCP endpoint asks agents (their tools included) and runs workflows, as the agents group does.
     for (const fn of [this.groups.agents!.fn, this.groups.mcp!.fn]) {
       fn.addEnvironment('SECRETS_KMS_KEY_ID', props.secretsKey.keyArn);
       props.secretsKey.grant(fn, 'kms:GenerateDataKey', 'kms:Decrypt');
       fn.addEnvironment('WORKFLOW_QUEUE_URL', props.workflowSteps.queue.queueUrl);
       props.workflowSteps.queue.grantSendMessages(fn);
     }
+    // Evaluation runs start here: their cases go to the steps queue (the worker runs them), and a
+    // judge's model is checked against the deployment's providers (whether its key is there).
+    const evals = this.groups.evals!.fn;
+    evals.addEnvironment('WORKFLOW_QUEUE_URL', props.workflowSteps.queue.queueUrl);
+    props.workflowSteps.queue.grantSendMessages(evals);
+    for (const [name, value] of Object.entries(this.modelSettings().env)) evals.addEnvironment(name, value);
+    evals.addEnvironment('PROVIDER_SECRETS_ARN', props.providerKeys.secretArn);
+    props.providerKeys.grantRead(evals);
     const platform = this.groups.platform!.fn;
     platform.addEnvironment('SECRETS_KMS_KEY_ID', props.secretsKey.keyArn);
     props.secretsKey.grant(platform, 'kms:GenerateDataKey');
