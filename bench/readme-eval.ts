@@ -1,21 +1,23 @@
 /**
- * `npm run bench` (dogfood): Cairn evaluates its own built-in engine on its own README with its own
- * CLI. The README is a knowledge source; version 1 of an agent answers from it, version 2 is a
+ * `npm run bench` (dogfood): Cairn evaluates its own built-in engine on its own README and manual
+ * (docs/) with its own CLI. They are a knowledge source; version 1 of an agent answers from it, version 2 is a
  * deliberate regression (it no longer searches it). `npx cairn eval import` loads
  * bench/datasets/readme.jsonl, `npx cairn eval run` gates version 1 (expected: exit 0) and then
  * version 2 against it (expected: exit 1, with the regressions named). Writes
  * bench/results/readme-eval.json: each run's scores and the CLI's exit codes.
  */
 import { serve } from '@hono/node-server';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { benchApp, runBench, startBenchServices, writeResults } from './common';
 
 /**
- * The gate: a little under what version 1 reaches on the built-in engine (contains 0.89 and
- * citations 1.0 on 2026-11-26), so a change to the engine or the index that loses answers fails it.
+ * The gate: a little under what version 1 reaches on the built-in engine, so a change to the engine
+ * or the index that loses answers fails it. Since the manual moved into docs/ (2026-11-28) each case
+ * expects the page its answer is on, among 18: citations F1 measures something now (0.59; it was
+ * 1.0 when the README was the only file there was to cite), contains 0.84 (0.89 with one file).
  */
-const THRESHOLDS = ['contains=0.8', 'citations=0.95'];
+const THRESHOLDS = ['contains=0.8', 'citations=0.5'];
 
 async function main() {
   const services = await startBenchServices('cairn-bench-readme');
@@ -32,7 +34,9 @@ async function main() {
     return { code, out, err };
   };
 
-  const source = await call('POST', '/v1/knowledge-sources', { name: 'Cairn README', type: 'file-collection', files: [{ path: 'README.md', content: readFileSync('README.md', 'utf8') }] });
+  // The README and the manual it leads to (docs/): what the questions are about.
+  const pages = ['README.md', ...readdirSync('docs').filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+  const source = await call('POST', '/v1/knowledge-sources', { name: 'Cairn README', type: 'file-collection', files: pages.map((path) => ({ path, content: readFileSync(path, 'utf8') })) });
   await call('POST', `/v1/knowledge-sources/${source.data.id}/connect`, {});
   await local.ingestion!.drain();
   const agent = await call('POST', '/v1/agents', { name: 'Cairn docs', model: 'local/extractive', capabilities: ['chat', 'document-search'], knowledgeSourceIds: [source.data.id] });
