@@ -71,7 +71,7 @@ describe('what a converse turn writes', () => {
     const turn = (sessionId: string) => ({ agentId, sessionId, text: 'Berlin and berlin', reply: 'ok', at: new Date() });
     const extraction = { entities: [{ label: 'Berlin', type: 'place' as const }, { label: 'berlin', type: 'place' as const }], facts: [] };
     const planned = await episodeWrites(testRt, t.scope, turn('twice-new'), extraction, { newOwner: true });
-    await Promise.all([testRt.store.writeBatch(planned.puts), planned.update()]);
+    await Promise.all([testRt.store.writeBatch([...planned.puts, ...planned.episodePut]), planned.update()]);
     await recordEpisode(testRt, t.scope, turn('twice-updated'), extraction);
     const put = comparable(await memoryOf('s:twice-new'));
     expect(put).toEqual(comparable(await memoryOf('s:twice-updated')));

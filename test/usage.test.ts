@@ -140,10 +140,10 @@ describe('usage', () => {
       const agent = (await call(one, 'POST', '/v1/agents', { key: t.apiKey, body: { name: 'Paid', model: 'gpt-4o' } })).body.data.id as string;
       const turns = await Promise.all(Array.from({ length: 16 }, (_, i) => call(i % 2 ? two : one, 'POST', `/v1/agents/${agent}/converse`, { key: t.apiKey, body: { message: `Question ${i}` } })));
       for (const turn of turns) expect(turn.status).toBe(200);
-      // Each turn's answer, and the extraction of its memory (a configured model does it): both are spent, both count.
-      expect(reported.calls).toBe(32);
+      // Each turn's answer, one call each: memory is the built-in rules' unless the agent chooses a model.
+      expect(reported.calls).toBe(16);
       const { totals } = (await call(two, 'GET', '/v1/usage?groupBy=model', { key: t.apiKey })).body.data;
-      expect(totals).toMatchObject({ inputTokens: reported.input, outputTokens: reported.output, requests: 32 });
+      expect(totals).toMatchObject({ inputTokens: reported.input, outputTokens: reported.output, requests: 16 });
       // The API rounds costs to micro-dollars, so the exact price may differ from it by half of one.
       const price = (reported.input / 1000) * 0.0025 + (reported.output / 1000) * 0.01;
       expect(Math.abs(totals.estimatedCostUsd - price)).toBeLessThanOrEqual(0.6e-6);

@@ -40,6 +40,14 @@ const agentFields = {
     .optional()
     .openapi({ description: 'How the agent searches its sources: hybrid (default) adds vectors and the reranker where a source has them; lexical is BM25F alone' }),
   guardrails: guardrailsInput.optional().openapi({ description: 'Personal data kept from the model provider, denied topics, blocked words: checked on the message, the reply and tool results' }),
+  memory: z
+    .strictObject({
+      mode: z.enum(['off', 'rules', 'model']).openapi({ description: '`off`: nothing is remembered; `rules`: the built-in extraction (no model call, free); `model`: a model extracts, as work on the queue after the turn has answered' }),
+      model: modelName.optional().openapi({ description: 'With mode `model`: the model that extracts (default: the agent’s own; a cheaper one is welcome)' }),
+    })
+    .refine((m) => m.model === undefined || m.mode === 'model', { error: 'is only for mode model', path: ['model'] })
+    .default({ mode: 'rules' })
+    .openapi('MemorySettings', { description: 'What the agent remembers of its users (context.userId) from their turns. A model’s extraction is a second call each turn, billed as usage of the operation `memory`: a choice, so the default is `rules`' }),
 };
 
 /** The body of POST and PUT: PUT replaces, so both are validated alike. */
@@ -97,5 +105,7 @@ export const storedAgent = z.object({
   searchMode: z.enum(['lexical', 'hybrid']).optional(),
   guardrails: z.custom<Guardrails>((v) => typeof v === 'object' && v !== null).optional(),
   tools: z.array(storedTool).optional(),
+  // Agents stored before the setting remember by the rules, as before.
+  memory: z.object({ mode: z.enum(['off', 'rules', 'model']), model: z.string().optional() }).default({ mode: 'rules' }),
 });
 export type Agent = z.infer<typeof storedAgent>;

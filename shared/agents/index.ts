@@ -7,6 +7,7 @@ export { agents, createAgent, deleteAgent, patchAgent, presentAgent, replaceAgen
 export { agentTurn, converse, type ConverseInput, type ConverseResult, converseStream, type Exchange } from './turn';
 export { continuedExchange, deleteExchange, type ExchangeAddress, sessionHasTurns, storedReply, type StoredReply } from './exchanges';
 export { converseSource } from './grounding';
+export { consumeMemoryMessage } from './turn-memory';
 export { agentAddress, agentReleases } from './agent-releases';
 export { connectKnowledgeSource, removeKnowledgeSource } from './knowledge-links';
 export { deleteAgentSession, listAgentSessions, listSessionMessages } from './sessions';

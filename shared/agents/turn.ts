@@ -276,7 +276,7 @@ async function newTurn(rt: Runtime, scope: TenantScope, agentId: string, input: 
       ? ground(rt, scope, agent, input.message, history)
       : undefined,
     resolveForTenant(rt, scope, agent.model, input.fallbackModels ?? agent.fallbackModels, input.keyId),
-    input.userId && input.history === undefined ? rememberedFacts(rt, scope, agent.id, input.userId) : Promise.resolve(undefined),
+    input.userId && input.history === undefined && agent.memory.mode !== 'off' ? rememberedFacts(rt, scope, agent.id, input.userId) : Promise.resolve(undefined),
     // Listing an MCP server's tools is a network call: only when the model may call tools this turn.
     tools.length > 0 && input.toolChoice !== 'none' ? callableTools(toolContext(rt, scope, agent)) : [],
     guardOf(rt, scope, agent, sessionId, input.sessionId !== undefined && input.history === undefined),
@@ -517,7 +517,10 @@ async function endTurn(rt: Runtime, scope: TenantScope, turn: Turn, ending: Endi
       // A refused turn is not remembered (remembering may ask the model, which a refusal never does); a continued exchange was, with its question.
       const memory = guard?.blocked || exchange?.continues
         ? undefined
-        : await turnMemory(rt, scope, { agentId: agent.id, sessionId, userId: turn.userId, text: question, reply: keep(reply), at: new Date(asked) }, resolved, { newOwner: turn.fresh && !turn.userId });
+        : await turnMemory(rt, scope, { agentId: agent.id, sessionId, userId: turn.userId, text: question, reply: keep(reply), at: new Date(asked) }, agent, {
+            newOwner: turn.fresh && !turn.userId,
+            queued: { messageId: messageId!, ...(turn.keyId ? { keyId: turn.keyId } : {}), release: turn.agentVersion },
+          });
       // One batch: the exchange, a new session's index entry and what memory puts.
       await rt.store.writeBatch([
         ...rt.store.sessions.messageWrites(scope, agent.id, sessionId, [
@@ -541,13 +544,11 @@ async function endTurn(rt: Runtime, scope: TenantScope, turn: Turn, ending: Endi
         ...(memory?.puts ?? []),
       ]);
       if (guard?.vaultChanged) await saveVault(rt, scope, agent.id, sessionId, guard.vault());
-      // Independent writes: the index entry of a session that had turns before, and memory's updates.
+      // Independent writes: the index entry of a session that had turns before, and memory's updates (or its queued extraction).
       await Promise.all([turn.fresh ? undefined : rt.store.sessions.touchSession(scope, touch), memory?.finish()]);
     }
   } finally {
     const failed = await billing;
-    // What storing used is counted too (a configured model extracts the turn's memory).
-    await billTurn(rt, scope, turn);
     if (failed) throw failed.error;
   }
   return {

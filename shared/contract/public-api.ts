@@ -1209,6 +1209,18 @@ export interface components {
              */
             searchMode?: "lexical" | "hybrid";
             guardrails?: components["schemas"]["Guardrails"];
+            memory: {
+                /**
+                 * @description `off`: nothing is remembered; `rules`: the built-in extraction (no model call, free); `model`: a model extracts, as work on the queue after the turn has answered
+                 * @enum {string}
+                 */
+                mode: "off" | "rules" | "model";
+                /**
+                 * @description With mode `model`: the model that extracts (default: the agent’s own; a cheaper one is welcome)
+                 * @example gpt-4
+                 */
+                model?: string;
+            };
             tools: ({
                 /** @enum {string} */
                 type: "http";
@@ -1661,6 +1673,7 @@ export interface components {
              */
             searchMode?: "lexical" | "hybrid";
             guardrails?: components["schemas"]["Guardrails"];
+            memory?: components["schemas"]["MemorySettings"];
             /**
              * @description Tools the agent may call (http, openapi, mcp, knowledge_search, workflow)
              * @default []
@@ -1978,6 +1991,24 @@ export interface components {
             status?: unknown;
             /** @description read-only; ignored */
             version?: unknown;
+        };
+        /**
+         * @description What the agent remembers of its users (context.userId) from their turns. A model’s extraction is a second call each turn, billed as usage of the operation `memory`: a choice, so the default is `rules`
+         * @default {
+         *       "mode": "rules"
+         *     }
+         */
+        MemorySettings: {
+            /**
+             * @description `off`: nothing is remembered; `rules`: the built-in extraction (no model call, free); `model`: a model extracts, as work on the queue after the turn has answered
+             * @enum {string}
+             */
+            mode: "off" | "rules" | "model";
+            /**
+             * @description With mode `model`: the model that extracts (default: the agent’s own; a cheaper one is welcome)
+             * @example gpt-4
+             */
+            model?: string;
         };
         PageMeta: components["schemas"]["Meta"] & {
             pagination: {
@@ -2643,9 +2674,9 @@ export interface components {
             from: string;
             to: string;
             /** @enum {string} */
-            groupBy: "day" | "agent" | "agentVersion" | "workflow" | "knowledgeSource" | "model" | "key";
+            groupBy: "day" | "agent" | "agentVersion" | "workflow" | "knowledgeSource" | "model" | "key" | "operation";
             rows: {
-                /** @description The day, agent id, `<agentId>:<version|draft>`, workflow id, knowledge source id, model (`-`: work no model did) or API key id */
+                /** @description The day, agent id, `<agentId>:<version|draft>`, workflow id, knowledge source id, model (`-`: work no model did), API key id or operation */
                 group: string;
                 inputTokens: number;
                 outputTokens: number;
@@ -10064,8 +10095,8 @@ export interface operations {
                 from?: string;
                 /** @description Last day (UTC), default: today */
                 to?: string;
-                /** @description day, agent, agentVersion (`<agentId>:<version|draft>`), workflow, knowledgeSource (these four: only that kind of subject’s rows), model or key */
-                groupBy?: "day" | "agent" | "agentVersion" | "workflow" | "knowledgeSource" | "model" | "key";
+                /** @description day, agent, agentVersion (`<agentId>:<version|draft>`), workflow, knowledgeSource (these four: only that kind of subject’s rows), model, key, or operation (`memory`: agents’ memory extraction by a model; `request`: everything else) */
+                groupBy?: "day" | "agent" | "agentVersion" | "workflow" | "knowledgeSource" | "model" | "key" | "operation";
             };
             header?: never;
             path?: never;

@@ -51,8 +51,10 @@ export interface Turn {
 
 /** What recording a turn writes, planned by `episodeWrites`. */
 export interface EpisodeWrites {
-  /** Puts (new edges, the episode, the memory index; nodes too for a new memory), for one `writeBatch` with whatever else the caller stores. */
+  /** Puts (new edges, the memory index; nodes too for a new memory), for one `writeBatch` with whatever else the caller stores. */
   puts: WriteRequest[];
+  /** The episode's put: what says the turn was recorded (written with the rest, or after it). */
+  episodePut: WriteRequest[];
   /** Updates of items that may exist already: node mentions, ended facts (nothing for a new memory). */
   update: () => Promise<void>;
   episode: MemoryEpisode;
@@ -69,10 +71,10 @@ export interface EpisodeWrites {
  * anything yet (an anonymous session that begins with this turn), so nothing is read and nodes
  * are put rather than updated.
  */
-export async function episodeWrites(rt: Runtime, scope: TenantScope, turn: Turn, extraction: Extraction, options: { newOwner?: boolean } = {}): Promise<EpisodeWrites> {
+export async function episodeWrites(rt: Runtime, scope: TenantScope, turn: Turn, extraction: Extraction, options: { newOwner?: boolean; episodeId?: string } = {}): Promise<EpisodeWrites> {
   const owner = memoryOwner(turn);
   const at = turn.at.toISOString();
-  const episodeId = newId('episode', turn.at.getTime());
+  const episodeId = options.episodeId ?? newId('episode', turn.at.getTime());
   const base = { agentId: turn.agentId, userId: owner.userId, sessionId: owner.sessionId };
 
   const userNode = { ...base, kind: 'node' as const, id: nodeIdOf(turn.agentId, owner.userKey, USER_NORM), type: 'user', label: turn.userId ?? 'user', norm: USER_NORM, createdAt: at };
@@ -132,7 +134,8 @@ export async function episodeWrites(rt: Runtime, scope: TenantScope, turn: Turn,
   const now = isoNow(rt.clock);
   const { memoryGraph } = rt.store;
   return {
-    puts: [...(options.newOwner ? memoryGraph.newNodeWrites(scope, owner.userKey, nodes) : []), ...memoryGraph.memoryItemWrites(scope, owner.userKey, [...newEdges, episode], [turn.agentId])],
+    puts: [...(options.newOwner ? memoryGraph.newNodeWrites(scope, owner.userKey, nodes) : []), ...memoryGraph.memoryItemWrites(scope, owner.userKey, newEdges, [turn.agentId])],
+    episodePut: memoryGraph.memoryItemWrites(scope, owner.userKey, [episode], []),
     update: async () => {
       await Promise.all([
         ...(options.newOwner ? [] : nodes.map((n) => memoryGraph.upsertNode(scope, owner.userKey, n))),
@@ -146,9 +149,13 @@ export async function episodeWrites(rt: Runtime, scope: TenantScope, turn: Turn,
   };
 }
 
-/** Records one converse turn (see `episodeWrites`): its puts and updates, all at once. */
-export async function recordEpisode(rt: Runtime, scope: TenantScope, turn: Turn, extraction: Extraction = extractMemory(turn.text)) {
-  const { puts, update, episode, nodes, facts, invalidated } = await episodeWrites(rt, scope, turn, extraction);
+/**
+ * Records one converse turn (see `episodeWrites`): its puts and updates, the episode last, so an
+ * episode found means the turn was recorded whole (a queued extraction's redelivery checks it).
+ */
+export async function recordEpisode(rt: Runtime, scope: TenantScope, turn: Turn, extraction: Extraction = extractMemory(turn.text), options: { episodeId?: string } = {}) {
+  const { puts, episodePut, update, episode, nodes, facts, invalidated } = await episodeWrites(rt, scope, turn, extraction, options);
   await Promise.all([rt.store.writeBatch(puts), update()]);
+  await rt.store.writeBatch(episodePut);
   return { episode, nodes, facts, invalidated };
 }

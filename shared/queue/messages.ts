@@ -52,8 +52,32 @@ export interface EvalCaseMessage {
   requestId?: string;
 }
 
-/** What the steps queue carries: workflow work, and evaluation cases. */
-export type StepsQueueMessage = WorkflowMessage | EvalCaseMessage;
+/**
+ * An exchange's memory, extracted by a model after the turn answered (an agent with
+ * `memory.mode: model`). Its reply's id makes it once-only: a redelivery finds the episode.
+ */
+export interface MemoryMessage {
+  type: 'memory';
+  tenantId: string;
+  agentId: string;
+  sessionId: string;
+  userId?: string;
+  /** The stored reply the exchange ended with. */
+  messageId: string;
+  /** The user's message as stored (guardrails applied), cut to what extraction reads. */
+  text: string;
+  reply: string;
+  /** When the message was asked (epoch ms). */
+  at: number;
+  /** The model that extracts (`provider/model`, or a bare name). */
+  model: string;
+  keyId?: string;
+  /** The agent release the turn ran, for usage. */
+  release: number | 'draft';
+}
+
+/** What the steps queue carries: workflow work, evaluation cases and memory extraction. */
+export type StepsQueueMessage = WorkflowMessage | EvalCaseMessage | MemoryMessage;
 
 /** Workflow steps: run one step of one execution. */
 export interface StepMessage {

@@ -212,9 +212,10 @@ export const keys = {
   /** One item per key, area and clock hour holds the hour's count and each minute's count. */
   /** Usage counters of a tenant: one partition per month, an item per day × key × subject × model. */
   usagePartition: (scope: TenantScope, month: string) => `${scoped(scope)}#USAGE#${month}`,
-  usage: (scope: TenantScope, bucket: { day: string; keyId: string; subject: string; model: string; release?: string }): ItemKey => ({
+  usage: (scope: TenantScope, bucket: { day: string; keyId: string; subject: string; model: string; release?: string; operation?: string }): ItemKey => ({
     pk: keys.usagePartition(scope, bucket.day.slice(0, 7)),
-    sk: `${bucket.day}#${bucket.keyId}#${bucket.subject}#${bucket.model}${bucket.release !== undefined ? `#${bucket.release}` : ''}`,
+    // An operation counted apart (memory) has a bucket of its own; buckets without one keep their keys.
+    sk: `${bucket.day}#${bucket.keyId}#${bucket.subject}#${bucket.model}${bucket.release !== undefined ? `#${bucket.release}` : ''}${bucket.operation !== undefined ? `#op:${bucket.operation}` : ''}`,
   }),
 
   /** A tenant's token budget: its own limit, and per month the tokens spent and reserved. */

@@ -42,6 +42,8 @@ export interface UsageBucket {
   model: string;
   /** Which release of the subject did the work: a version number or `draft` (absent: not versioned, or counted before versions existed). */
   release?: string;
+  /** Work counted apart from the subject's requests (`memory`); absent for the requests themselves. */
+  operation?: string;
 }
 
 export type UsageRow = UsageBucket & UsageCounts;
@@ -82,8 +84,8 @@ export function usageStore(db: Db) {
       new UpdateCommand({
         TableName: db.table,
         Key: keys.usage(scope, bucket),
-        UpdateExpression: `ADD ${added.map((c) => `#${c} :${c}`).join(', ')} SET #day = :day, #keyId = :keyId, #subject = :subject, #model = :model${bucket.release !== undefined ? ', #release = :release' : ''}`,
-        ExpressionAttributeNames: Object.fromEntries([...added, 'day', 'keyId', 'subject', 'model', ...(bucket.release !== undefined ? ['release'] : [])].map((n) => [`#${n}`, n])),
+        UpdateExpression: `ADD ${added.map((c) => `#${c} :${c}`).join(', ')} SET #day = :day, #keyId = :keyId, #subject = :subject, #model = :model${bucket.release !== undefined ? ', #release = :release' : ''}${bucket.operation !== undefined ? ', #operation = :operation' : ''}`,
+        ExpressionAttributeNames: Object.fromEntries([...added, 'day', 'keyId', 'subject', 'model', ...(bucket.release !== undefined ? ['release'] : []), ...(bucket.operation !== undefined ? ['operation'] : [])].map((n) => [`#${n}`, n])),
         ExpressionAttributeValues: {
           ...Object.fromEntries(added.map((c) => [`:${c}`, counts[c]])),
           ':day': bucket.day,
@@ -91,6 +93,7 @@ export function usageStore(db: Db) {
           ':subject': bucket.subject,
           ':model': bucket.model,
           ...(bucket.release !== undefined ? { ':release': bucket.release } : {}),
+          ...(bucket.operation !== undefined ? { ':operation': bucket.operation } : {}),
         },
       }),
     );
@@ -113,6 +116,7 @@ export function usageStore(db: Db) {
         subject: String(item.subject),
         model: String(item.model),
         ...(typeof item.release === 'string' ? { release: item.release } : {}),
+        ...(typeof item.operation === 'string' ? { operation: item.operation } : {}),
         ...usageCounts((c) => Number(item[c] ?? 0)),
       }));
   }

@@ -9,7 +9,7 @@ import { costOfTokens, totalCost } from './usage';
  * Usage reports: a tenant's counts between two days, grouped by day, subject, model or key. Apart
  * from recording (usage.ts), which every function does and which needs none of these schemas.
  */
-const GROUPS = ['day', 'agent', 'agentVersion', 'workflow', 'knowledgeSource', 'model', 'key'] as const;
+const GROUPS = ['day', 'agent', 'agentVersion', 'workflow', 'knowledgeSource', 'model', 'key', 'operation'] as const;
 type UsageGroup = (typeof GROUPS)[number];
 const MAX_DAYS = 366;
 
@@ -18,7 +18,7 @@ const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, { error: 'must be a date (YY
 export const usageQuery = z.object({
   from: day.optional().openapi({ description: 'First day (UTC), default: the first of this month', example: '2026-11-01' }),
   to: day.optional().openapi({ description: 'Last day (UTC), default: today', example: '2026-11-30' }),
-  groupBy: z.enum(GROUPS).default('day').openapi({ description: 'day, agent, agentVersion (`<agentId>:<version|draft>`), workflow, knowledgeSource (these four: only that kind of subject’s rows), model or key' }),
+  groupBy: z.enum(GROUPS).default('day').openapi({ description: 'day, agent, agentVersion (`<agentId>:<version|draft>`), workflow, knowledgeSource (these four: only that kind of subject’s rows), model, key, or operation (`memory`: agents’ memory extraction by a model; `request`: everything else)' }),
 });
 
 const counts = {
@@ -44,7 +44,7 @@ export const usageReport = z
     from: z.string(),
     to: z.string(),
     groupBy: z.enum(GROUPS),
-    rows: z.array(z.object({ group: z.string().openapi({ description: 'The day, agent id, `<agentId>:<version|draft>`, workflow id, knowledge source id, model (`-`: work no model did) or API key id' }), ...counts })),
+    rows: z.array(z.object({ group: z.string().openapi({ description: 'The day, agent id, `<agentId>:<version|draft>`, workflow id, knowledge source id, model (`-`: work no model did), API key id or operation' }), ...counts })),
     totals: z.object(counts),
   })
   .openapi('UsageReport');
@@ -68,6 +68,7 @@ const groupOf: Record<UsageGroup, (row: UsageRow) => string | undefined> = {
   knowledgeSource: (row) => (row.subject.startsWith('knowledge-source:') ? row.subject.slice(17) : undefined),
   model: (row) => row.model,
   key: (row) => row.keyId,
+  operation: (row) => row.operation ?? 'request',
 };
 
 /** The tenant's usage between two days, grouped; totals cover every row of the period. */

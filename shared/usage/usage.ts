@@ -19,6 +19,8 @@ export interface UsageEvent extends Partial<UsageCounts> {
   model?: string;
   /** The subject's release that did the work: a version number, or draft. */
   release?: number | 'draft';
+  /** Work apart from the subject's own requests, counted apart (`memory`: an agent's memory extraction). */
+  operation?: 'memory';
 }
 
 /**
@@ -29,8 +31,15 @@ export async function recordUsage(rt: Runtime, scope: TenantScope, event: UsageE
   if (USAGE_COUNTS.every((c) => !event[c])) return;
   const day = new Date(rt.clock.now()).toISOString().slice(0, 10);
   try {
-    const bucket = { day, keyId: event.keyId ?? '-', subject: `${event.subject.kind}:${event.subject.id}`, model: event.model ?? '-' };
-    await rt.store.usage.add(scope, event.release === undefined ? bucket : { ...bucket, release: String(event.release) }, event);
+    const bucket = {
+      day,
+      keyId: event.keyId ?? '-',
+      subject: `${event.subject.kind}:${event.subject.id}`,
+      model: event.model ?? '-',
+      ...(event.release === undefined ? {} : { release: String(event.release) }),
+      ...(event.operation ? { operation: event.operation } : {}),
+    };
+    await rt.store.usage.add(scope, bucket, event);
   } catch (error) {
     log.error('usage not recorded', { tenantId: scope.tenantId, subject: event.subject, model: event.model, ...errorFields(error) });
   }

@@ -83,7 +83,7 @@ const toolDraft = (tool: Record<string, unknown>): ToolDraft => {
 export function AgentEditor({ id }: { id?: string }) {
   const existing = useLoad((signal) => (id ? api<Agent>('GET', `/v1/agents/${id}`, undefined, signal) : Promise.resolve(undefined)), [id]);
   const sources = useLoad(() => apiAll<KnowledgeSource>('/v1/knowledge-sources'), []);
-  const [form, setForm] = useState({ name: '', description: '', model: 'gpt-4', fallbackModels: '', instructions: '', temperature: '0.7', maxTokens: '1024', maxToolSteps: '5' });
+  const [form, setForm] = useState({ name: '', description: '', model: 'gpt-4', fallbackModels: '', instructions: '', temperature: '0.7', maxTokens: '1024', maxToolSteps: '5', memoryMode: 'rules', memoryModel: '' });
   const [capabilities, setCapabilities] = useState<string[]>(['chat']);
   const [sourceIds, setSourceIds] = useState<string[]>([]);
   const [tools, setTools] = useState<ToolDraft[]>([]);
@@ -103,6 +103,8 @@ export function AgentEditor({ id }: { id?: string }) {
       temperature: String(a.temperature),
       maxTokens: String(a.maxTokens),
       maxToolSteps: String(a.maxToolSteps),
+      memoryMode: a.memory.mode,
+      memoryModel: a.memory.model ?? '',
     });
     setCapabilities(a.capabilities);
     setSourceIds(a.knowledgeSourceIds);
@@ -134,6 +136,7 @@ export function AgentEditor({ id }: { id?: string }) {
       temperature: Number(form.temperature),
       maxTokens: Number(form.maxTokens),
       maxToolSteps: Number(form.maxToolSteps),
+      memory: { mode: form.memoryMode as 'off' | 'rules' | 'model', ...(form.memoryMode === 'model' && form.memoryModel ? { model: form.memoryModel } : {}) },
       capabilities,
       knowledgeSourceIds: sourceIds,
       tools: parsed.map((tool, i) => ({ ...(tool as object), requireApproval: tools[i]!.requireApproval })),
@@ -216,6 +219,18 @@ export function AgentEditor({ id }: { id?: string }) {
           {input('temperature', 'Temperature (0–2)', { inputMode: 'decimal' })}
           {input('maxTokens', 'Max tokens', { inputMode: 'numeric' })}
           {input('maxToolSteps', 'Max tool rounds', { inputMode: 'numeric' })}
+        </div>
+        <div class="grid-2">
+          <div class="field">
+            <label for="agent-memoryMode">Memory of its users</label>
+            <select id="agent-memoryMode" value={form.memoryMode} onChange={set('memoryMode')}>
+              <option value="rules">Rules: built-in extraction, no model call</option>
+              <option value="model">Model: a model extracts after each turn (billed as usage)</option>
+              <option value="off">Off: remember nothing</option>
+            </select>
+            <FieldError error={error} field="memory.mode" />
+          </div>
+          {form.memoryMode === 'model' ? input('memoryModel', 'Memory model (default: the agent’s model)', { list: 'models', placeholder: 'openai/gpt-4o-mini' }) : <div />}
         </div>
         <fieldset>
           <legend>Capabilities</legend>
