@@ -24,6 +24,7 @@ export const ID_PREFIXES = {
   evalDataset: 'eds_',
   evalCase: 'evc_',
   evalRun: 'evr_',
+  run: 'run_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -7,6 +7,7 @@ import type { RuntimeWith } from './runtime';
 const evals = onFirstUse(() => import('./eval-work'));
 const workflows = onFirstUse(() => import('./workflow-work'));
 const memory = onFirstUse(() => import('./memory-work'));
+const runs = onFirstUse(() => import('./run-work'));
 
 /**
  * What the steps queue's worker does with a message: workflow work (steps, due schedules), an
@@ -15,5 +16,6 @@ const memory = onFirstUse(() => import('./memory-work'));
 export async function consumeStepsMessage(rt: RuntimeWith<'models' | 'queues' | 'secrets' | 'agentTurn'>, message: StepsQueueMessage, delivery: Delivery): Promise<void> {
   if (message.type === 'eval-case') return (await evals()).consumeEvalCase(rt, message, delivery);
   if (message.type === 'memory') return (await memory()).consumeMemoryMessage(rt, message, delivery);
+  if (message.type === 'run') return (await runs()).consumeRunMessage(rt, message, delivery);
   return (await workflows()).consumeWorkflowMessage(rt, message, delivery);
 }

@@ -8,9 +8,10 @@ import { onFirstUse } from './load-once';
 // Loaded when there is work of their kind to sweep: most sweeps find none.
 const knowledge = onFirstUse(() => import('./knowledge-work'));
 const workflows = onFirstUse(() => import('./workflow-work'));
+const runs = onFirstUse(() => import('./run-work'));
 
 /**
- * The safety net under the queues: executions and syncs whose messages were lost (a process died
+ * The safety net under the queues: executions, syncs and runs whose messages were lost (a process died
  * between saving the work and sending its message, a message was dead-lettered) would otherwise
  * stay `running` / `indexing` forever. The sweeper looks at every unfinished one; one that made
  * no progress for SWEEP_AFTER_SECONDS, and that no live lease says someone is working on, is sent
@@ -105,6 +106,33 @@ async function sweepSync(rt: Runtime, work: Extract<UnfinishedWork, { kind: 'syn
   return 'redriven';
 }
 
+async function sweepRun(rt: Runtime, work: Extract<UnfinishedWork, { kind: 'run' }>, now: number, afterMs: number, backlog: Backlog): Promise<SweepOutcome> {
+  const { sendRunStep, failLostRun } = await runs();
+  const scope = scopeOf(work.tenantId);
+  const run = await rt.store.runs.getRun(scope, work.agentId, work.id);
+  if (!run || ['completed', 'failed', 'cancelled', 'expired'].includes(run.status)) {
+    await rt.store.unfinishedWork.remove(work);
+    return 'finished';
+  }
+  // Waiting for a person is not being stuck (a run past its time is expired by its next message).
+  if (run.status === 'requires_action' && now <= run.deadline) return 'waiting';
+  const seen = JSON.stringify([run.step, run.phase, run.seq, run.status]);
+  if (seen !== work.seen) {
+    await rt.store.unfinishedWork.put({ ...work, seen, seenAt: now, redrives: 0 });
+    return 'progressing';
+  }
+  // A step on a live lease is being worked on; messages may be behind others in the queue.
+  if (now - work.seenAt < afterMs || (run.leaseUntil ?? 0) > now || (await backlog())) return 'waiting';
+  if (work.redrives >= MAX_REDRIVES) {
+    await failLostRun(rt, scope, run, `The run stopped making progress. ${LOST}.`);
+    return 'failed';
+  }
+  await sendRunStep(rt, scope, run);
+  await rt.store.unfinishedWork.put({ ...work, seenAt: now, redrives: work.redrives + 1 });
+  log.warn('sweeper: run re-driven', { tenantId: work.tenantId, runId: work.id, step: run.step, phase: run.phase, redrive: work.redrives + 1 });
+  return 'redriven';
+}
+
 /** One pass over the unfinished work (of one tenant, when given). */
 export async function sweep(rt: RuntimeWith<'queues'>, options: { afterMs?: number; tenantId?: string } = {}): Promise<SweepReport> {
   const now = rt.clock.now();
@@ -120,7 +148,8 @@ export async function sweep(rt: RuntimeWith<'queues'>, options: { afterMs?: numb
     if (options.tenantId && work.tenantId !== options.tenantId) continue;
     report.checked++;
     try {
-      const outcome = work.kind === 'execution' ? await sweepExecution(rt, work, now, afterMs, steps) : await sweepSync(rt, work, now, afterMs, ingestion);
+      const outcome =
+        work.kind === 'execution' ? await sweepExecution(rt, work, now, afterMs, steps) : work.kind === 'run' ? await sweepRun(rt, work, now, afterMs, steps) : await sweepSync(rt, work, now, afterMs, ingestion);
       report.outcomes[outcome]++;
     } catch (error) {
       log.error('sweeper: could not check work', { kind: work.kind, tenantId: work.tenantId, id: work.id, ...errorFields(error) });

@@ -1,5 +1,5 @@
 import { mkdtempSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,10 +20,36 @@ const provider = createServer((req, res) => {
   let body = '';
   req.on('data', (d: Buffer) => (body += d.toString()));
   req.on('end', () => {
+    if (body.includes('rounds: ')) return scriptRounds(body, res);
     requests.push(body);
     if (requests.length === 1) return; // never answered: the server is killed meanwhile
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ id: 'c', object: 'chat.completion', model: 'gpt-4o-mini', choices: [{ index: 0, message: { role: 'assistant', content: 'Recovered answer' }, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 2 } }));
+  });
+});
+
+/** A background run's model: a call of the `record` tool per round until the message's number of rounds, then the answer. */
+function scriptRounds(raw: string, res: ServerResponse) {
+  const body = JSON.parse(raw) as { messages: Array<{ role: string; content: string | null }>; tools?: unknown[] };
+  const asked = Number(/rounds: (\d+)/.exec(body.messages.find((m) => m.role === 'user')?.content ?? '')?.[1] ?? 0);
+  const done = body.messages.filter((m) => m.role === 'tool').length;
+  const message =
+    done < asked && body.tools?.length
+      ? { role: 'assistant', content: null, tool_calls: [{ id: `call_${done}`, type: 'function', function: { name: 'record', arguments: JSON.stringify({ n: done }) } }] }
+      : { role: 'assistant', content: `Done after ${done} rounds.` };
+  res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: 'c', object: 'chat.completion', model: 'gpt-4o-mini', choices: [{ index: 0, message, finish_reason: done < asked ? 'tool_calls' : 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 2 } }));
+}
+
+/** The run's tool: records each call with its Idempotency-Key; holds round 5 open the first time (the server is killed meanwhile). */
+const recorded: Array<{ n: number; key: string }> = [];
+const tool = createServer((req, res) => {
+  let raw = '';
+  req.on('data', (d: Buffer) => (raw += d.toString()));
+  req.on('end', () => {
+    const n = (JSON.parse(raw) as { n: number }).n;
+    recorded.push({ n, key: String(req.headers['idempotency-key']) });
+    if (n === 5 && recorded.filter((r) => r.n === 5).length === 1) return;
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ recorded: n }));
   });
 });
 
@@ -37,6 +63,8 @@ async function startServer() {
     DEV_API_KEY_PLAN: 'unlimited',
     OPENAI_API_KEY: 'sk-test',
     OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`,
+    // The run's tool is on this machine (by name: its address itself stays refused).
+    TOOL_ALLOWED_HOSTS: 'localhost',
   });
   running.push(server);
   await waitFor(() => /DEV_API_KEY=\S+/.test(server.output()) || server.child.exitCode !== null, 'the server banner');
@@ -61,8 +89,11 @@ async function kill(server: Started) {
 
 beforeAll(async () => {
   await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => tool.listen(0, '127.0.0.1', resolve));
 });
 afterAll(async () => {
+  tool.closeAllConnections();
+  await new Promise<void>((resolve) => tool.close(() => resolve()));
   for (const s of running) if (s.child.exitCode === null) s.child.kill('SIGKILL');
   provider.closeAllConnections();
   await new Promise<void>((resolve) => provider.close(() => resolve()));
@@ -125,4 +156,35 @@ describe('local mode killed with SIGKILL mid-work', () => {
     expect(found.status).toBe(200);
     expect(found.body.data.results[0]!.path).toBe('notes/1034.md');
   }, 200_000);
+
+  it('finishes a background run that was in a tool call when the process died: every round reaches the tool, a retried call with the same Idempotency-Key', async () => {
+    const server = running[running.length - 1]!;
+    const toolUrl = `http://localhost:${(tool.address() as { port: number }).port}/record`;
+    const agent = await api('POST', '/v1/agents', {
+      name: 'Recorder',
+      model: 'openai/gpt-4o-mini',
+      tools: [{ type: 'http', name: 'record', description: 'Records an item', method: 'POST', url: toolUrl, parameters: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] } }],
+    });
+    const started = await api('POST', `/v1/agents/${agent.body.data.id}/runs`, { message: 'rounds: 12' });
+    expect(started.status).toBe(202);
+    const runPath = `/v1/agents/${agent.body.data.id}/runs/${started.body.data.id}`;
+    await waitFor(() => recorded.some((r) => r.n === 5), 'the run to reach its sixth round');
+    await kill(server);
+
+    await startServer();
+    let run = (await api('GET', runPath)).body.data;
+    const deadline = Date.now() + 60_000;
+    while (run.status !== 'completed' && run.status !== 'failed' && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 250));
+      run = (await api('GET', runPath)).body.data;
+    }
+    expect(run).toMatchObject({ status: 'completed', reply: 'Done after 12 rounds.' });
+    expect([...new Set(recorded.map((r) => r.n))]).toEqual([...Array(12).keys()]);
+    // Only the call in flight when the process died was made twice, with one key.
+    const fifth = recorded.filter((r) => r.n === 5);
+    expect(fifth).toHaveLength(2);
+    expect(fifth[0]!.key).toBe(fifth[1]!.key);
+    expect(recorded.filter((r) => r.n !== 5).every((r, i, all) => all.filter((o) => o.n === r.n).length === 1)).toBe(true);
+    expect(new Set(recorded.map((r) => r.key)).size).toBe(12);
+  }, 120_000);
 });

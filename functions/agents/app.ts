@@ -12,6 +12,7 @@ import type { RuntimeWith } from '../../shared/runtime';
 export function createAgentsApp(rt: RuntimeWith<'models' | 'secrets' | 'queues'>, options: Partial<GroupOptions> = {}) {
   const app = createGroupApp(rt, { area: 'agents', maxBodyBytes: DEFAULT_MAX_BODY_BYTES, openAiPaths: [...OPENAI_PATHS], ...options });
   lazyRoutes(app, rt, ['/v1/agents'], async () => (await import('./agent-routes')).registerAgentRoutes);
+  lazyRoutes(app, rt, ['/v1/agents/:agentId/runs'], async () => (await import('./run-routes')).registerRunRoutes);
   lazyRoutes(app, rt, ['/v1/chat/completions'], async () => (await import('./chat-completions')).registerChatCompletions);
   lazyRoutes(app, rt, ['/v1/models'], async () => (await import('./models')).registerModels);
   lazyRoutes(app, rt, ['/v1/responses'], async () => (await import('./responses')).registerResponses);

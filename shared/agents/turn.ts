@@ -127,25 +127,33 @@ const progressShape = z.object({
   /** What usage accounting already counted (when the turn paused): a resumed turn counts the rest. */
   billed: z.object({ toolCalls: z.number(), searches: z.number().default(0), readUnits: z.number().default(0), guardrailFindings: z.number().default(0), models: z.record(z.string(), modelTally).default({}) }).optional(),
 });
-const pausedTurnShape = z.preprocess(
-  // Turns paused before requests carried their time were asked when they were received.
-  (raw) => {
-    const paused = raw as { request?: { now?: number }; receivedAt?: number } | undefined;
-    return paused?.request && paused.request.now === undefined ? { ...paused, request: { ...paused.request, now: paused.receivedAt } } : raw;
-  },
-  z.object({
+/** A turn between its steps: everything needed to continue it, from any instance. */
+const turnStateShape = z.object({
   keyId: z.string().optional(),
   request: chatRequestShape,
   sources: z.array(converseSource),
   receivedAt: z.number(),
   userId: z.string().optional(),
-  /** The calls a person decides on. */
-  pendingCalls: z.array(toolCallShape).min(1),
   progress: progressShape,
   /** The definition the turn runs (turns paused before versions existed ran the draft). */
   agentVersion: agentVersionRef.default(DRAFT),
-}),
+});
+// Turns kept before requests carried their time were asked when they were received.
+const withRequestTime = (raw: unknown) => {
+  const kept = raw as { request?: { now?: number }; receivedAt?: number } | undefined;
+  return kept?.request && kept.request.now === undefined ? { ...kept, request: { ...kept.request, now: kept.receivedAt } } : raw;
+};
+const pausedTurnShape = z.preprocess(
+  withRequestTime,
+  turnStateShape.extend({
+    /** The calls a person decides on. */
+    pendingCalls: z.array(toolCallShape).min(1),
+  }),
 );
+const checkpointShape = z.preprocess(withRequestTime, turnStateShape);
+
+/** A turn between two of its steps, as a background run keeps it (values tokenized under the agent's guardrails). */
+export type TurnCheckpoint = z.infer<typeof checkpointShape>;
 
 /** A tool call of a turn, as stored and answered: what was asked, what came back, how long it took. */
 export type ToolCallRecord = z.infer<typeof toolCallRecordShape>;
@@ -154,11 +162,26 @@ type Progress = z.infer<typeof progressShape>;
 /** A turn waiting for a person: everything needed to continue it, from any instance. */
 type PausedTurn = z.infer<typeof pausedTurnShape>;
 
+/** A checkpoint read back (from a run's record), checked; a 500 naming the run when it cannot be read. */
+export function checkpointFrom(raw: unknown, runId: string): TurnCheckpoint {
+  const parsed = checkpointShape.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  log.error('run checkpoint unreadable', { runId, issues: parsed.error.issues.slice(0, 5) });
+  throw new AppError('INTERNAL_ERROR', `The state of run ${runId} could not be read`);
+}
+
+/** What continues a turn after its last step: what a pause keeps, values tokenized under guardrails. */
+export function checkpointOf(turn: Turn): TurnCheckpoint {
+  const { keyId, request, sources, receivedAt, userId, progress, agentVersion, guard } = turn;
+  const state: TurnCheckpoint = { ...(keyId ? { keyId } : {}), request, sources, receivedAt, ...(userId ? { userId } : {}), progress, agentVersion };
+  return guard ? { ...state, request: { ...request, messages: guard.storedJson(request.messages), ...(request.memory ? { memory: guard.storedJson(request.memory) } : {}), ...(request.toolRounds ? { toolRounds: guard.storedJson(request.toolRounds) } : {}) }, progress: { ...progress, toolCalls: guard.storedJson(progress.toolCalls) } } : state;
+}
+
 /** What a streamed turn yields: the reply's text as it comes, and its tool calls as they happen. */
 export type TurnEvent = { type: 'delta'; text: string } | { type: 'tool_call'; call: Omit<ToolCallRecord, 'result' | 'error' | 'durationMs'> } | { type: 'tool_result'; call: ToolCallRecord };
 
 /** A turn as it runs: the part a pause keeps, and what is looked up again from the agent. */
-interface Turn extends Omit<PausedTurn, 'pendingCalls'> {
+export interface Turn extends Omit<PausedTurn, 'pendingCalls'> {
   agent: Agent;
   /** What the model may call this turn (the agent's tools, expanded: one per operation or MCP tool). */
   tools: CallableTool[];
@@ -245,7 +268,7 @@ async function decisionOf(scope: TenantScope, turn: Pick<Turn, 'agent' | 'agentV
   });
 }
 /** Each call's judgement, by call id. */
-async function decisionsOf(scope: TenantScope, turn: Pick<Turn, 'agent' | 'agentVersion' | 'tools' | 'userId'>, calls: ToolCall[]): Promise<Map<string, CallDecision>> {
+export async function decisionsOf(scope: TenantScope, turn: Pick<Turn, 'agent' | 'agentVersion' | 'tools' | 'userId'>, calls: ToolCall[]): Promise<Map<string, CallDecision>> {
   return new Map(await Promise.all(calls.map(async (c) => [c.id, await decisionOf(scope, turn, c)] as const)));
 }
 const pending = (calls: ToolCall[]) => calls.map((c) => ({ id: c.id, tool: c.name, arguments: c.arguments }));
@@ -361,15 +384,27 @@ async function resumedTurn(rt: Runtime, scope: TenantScope, agentId: string, inp
   const taken = pausedTurnOf(await rt.store.pausedTurns.take(scope, agent.id, input.sessionId), input.sessionId);
   if (!taken) throw nothingWaits();
   const { pendingCalls, ...kept } = taken;
-  // The resumed turn's guard is new: its findings are counted from none.
+  // Counted against the key that resumes it (the one that started it, when resumed without one).
+  const turn = await continuedTurn(rt, scope, { agent, tools, guard }, { ...kept, ...(input.keyId ? { keyId: input.keyId } : {}) }, input.sessionId);
+  return { turn, pendingCalls: restored(pendingCalls), approvals, decided };
+}
+
+/**
+ * A turn continued from what it kept (a paused turn, or a background run's checkpoint), on its
+ * definition, tools and guard as looked up again now; its model resolved again (budgets as they
+ * stand now).
+ */
+async function continuedTurn(rt: Runtime, scope: TenantScope, parts: { agent: Agent; tools: CallableTool[]; guard: Guard | undefined }, kept: TurnCheckpoint, sessionId: string): Promise<Turn> {
+  const { agent, tools, guard } = parts;
+  // The continued turn's guard is new: its findings are counted from none.
   if (kept.progress.billed) kept.progress.billed.guardrailFindings = 0;
-  const resolved = await resolveForTenant(rt, scope, agent.model, agent.fallbackModels, input.keyId ?? kept.keyId);
-  const turn: Turn = {
+  const resolved = await resolveForTenant(rt, scope, agent.model, agent.fallbackModels, kept.keyId);
+  return {
     ...kept,
     agent,
     tools,
     clientTools: new Set(),
-    sessionId: input.sessionId,
+    sessionId,
     resolved: turnModel(resolved, kept.progress, guard, turnLabels(agent.id, kept.agentVersion)),
     ...(guard ? { guard } : {}),
     budget: resolved.budget,
@@ -377,10 +412,24 @@ async function resumedTurn(rt: Runtime, scope: TenantScope, agentId: string, inp
     store: false,
     fresh: false,
     skipped: [],
-    // Counted against the key that resumes it (the one that started it, when resumed without one).
-    keyId: input.keyId ?? kept.keyId,
   };
-  return { turn, pendingCalls: restored(pendingCalls), approvals, decided };
+}
+
+/** A background run's turn from its checkpoint: the run's definition, its tools and guard (the session's vault) looked up again. */
+export async function turnFromCheckpoint(rt: Runtime, scope: TenantScope, agentId: string, sessionId: string, checkpoint: TurnCheckpoint): Promise<Turn> {
+  const { agent } = await agentForTurn(rt, scope, agentId, checkpoint.agentVersion === DRAFT ? {} : { version: checkpoint.agentVersion }, { id: sessionId });
+  const [tools, guard] = await Promise.all([callableTools(toolContext(rt, scope, agent)), guardOf(rt, scope, agent, sessionId, true)]);
+  return continuedTurn(rt, scope, { agent, tools, guard }, checkpoint, sessionId);
+}
+
+/** A new turn of a background run: nothing is resumed, nothing streamed yet. */
+export function startTurn(rt: Runtime, scope: TenantScope, agentId: string, input: ConverseInput): Promise<Turn> {
+  return openTurn(rt, scope, agentId, input, undefined, () => undefined);
+}
+
+/** The session's token vault, saved when the turn's guard added to it (a run's checkpoint keeps tokens only). */
+export async function saveTurnVault(rt: Runtime, scope: TenantScope, turn: Turn): Promise<void> {
+  if (turn.guard?.vaultChanged) await saveVault(rt, scope, turn.agent.id, turn.sessionId, turn.guard.vault());
 }
 
 /** A new turn, or the resumption of a paused one (its approved calls run first). */
@@ -400,7 +449,7 @@ async function openTurn(rt: Runtime, scope: TenantScope, agentId: string, input:
  * any searches they made) to the turn's progress, and reports each call; a failing or unknown tool
  * is an error the model is told about, and so is a call a person rejected.
  */
-async function runToolRound(rt: Runtime, scope: TenantScope, turn: Turn, calls: ToolCall[], signal: AbortSignal | undefined, emit: (event: TurnEvent) => void, decided: Map<string, CallDecision>, approvals?: Map<string, ToolApproval>): Promise<void> {
+export async function runToolRound(rt: Runtime, scope: TenantScope, turn: Turn, calls: ToolCall[], signal: AbortSignal | undefined, emit: (event: TurnEvent) => void, decided: Map<string, CallDecision>, approvals?: Map<string, ToolApproval>, idempotencyKeyOf?: (call: ToolCall) => string): Promise<ToolCallRecord[]> {
   for (const call of calls) emit({ type: 'tool_call', call: { id: call.id, tool: call.name, arguments: call.arguments } });
   const records = await meteringSearches(turn.progress, () =>
     withSpanLabels(turnLabels(turn.agent.id, turn.agentVersion), () => Promise.all(
@@ -417,7 +466,7 @@ async function runToolRound(rt: Runtime, scope: TenantScope, turn: Turn, calls: 
               ? { ok: false as const, error: 'This call needs a person’s approval, which could not be asked for here' }
               : approval && !approval.approved
                 ? { ok: false as const, error: `A person rejected this call${approval.reason ? `: ${approval.reason}` : ''}` }
-                : await runTool(tool, call.arguments, toolContext(rt, scope, turn.agent, { signal, keyId: turn.keyId }), call.id);
+                : await runTool(tool, call.arguments, toolContext(rt, scope, turn.agent, { signal, keyId: turn.keyId, ...(idempotencyKeyOf ? { idempotencyKey: idempotencyKeyOf(call) } : {}) }), call.id);
         const record = { id: call.id, tool: call.name, arguments: call.arguments, ...(outcome.ok ? { result: outcome.result } : { error: outcome.error }), durationMs: Math.round(performance.now() - started) };
         emit({ type: 'tool_result', call: record });
         return record;
@@ -429,6 +478,7 @@ async function runToolRound(rt: Runtime, scope: TenantScope, turn: Turn, calls: 
     { calls, results: records.map((r) => ({ id: r.id, name: r.tool, content: r.result ?? r.error ?? '', isError: r.error !== undefined })) },
   ];
   turn.progress.toolCalls.push(...records);
+  return records;
 }
 
 /**
@@ -436,7 +486,7 @@ async function runToolRound(rt: Runtime, scope: TenantScope, turn: Turn, calls: 
  * the rest when it finishes or fails), and marks it counted: each model's tokens and calls apart,
  * the turn's tool calls and searches with the model that answered.
  */
-async function billTurn(rt: Runtime, scope: TenantScope, turn: Turn): Promise<void> {
+export async function billTurn(rt: Runtime, scope: TenantScope, turn: Turn): Promise<void> {
   const { progress } = turn;
   const billed = progress.billed ?? { toolCalls: 0, searches: 0, readUnits: 0, guardrailFindings: 0, models: {} };
   const findings = turn.guard?.findings ?? [];
@@ -614,29 +664,43 @@ const stepLimitReply = (result: ChatResult, steps: number): ChatResult => ({
 /** The model call ends as soon as the caller goes away (`signal`); each model of the chain has its own time limit. */
 const modelSignal = (signal: AbortSignal | undefined): AbortSignal => signal ?? new AbortController().signal;
 
+/** What a model step leads to: the turn ended, a round of the agent's own tools to run (each call judged once), or calls a person must decide on. */
+export type StepOutcome = { ended: ConverseResult } | { round: ToolCall[]; decided: Map<string, CallDecision> } | { approval: ToolCall[] };
+
 /**
- * What follows a model step: the turn ends (answered, its calls handed to the caller, or paused for
- * approval), or its tool calls run and the loop goes on (undefined). `streamed`: the text a
- * streamed turn has sent so far. Events (tool calls, a checked structured reply) go to `emit`.
+ * What follows a model step: the turn ends (answered, or its calls handed to the caller), its tool
+ * calls are to run, or they wait for a person. `streamed`: the text a streamed turn has sent so far;
+ * `maxSteps`: the rounds it may take (the agent's, or a background run's own). Events (a checked
+ * structured reply) go to `emit`.
  */
-async function afterStep(rt: Runtime, scope: TenantScope, turn: Turn, result: ChatResult, streamed: string, signal: AbortSignal | undefined, emit: (event: TurnEvent) => void): Promise<ConverseResult | undefined> {
+export async function stepOutcome(rt: Runtime, scope: TenantScope, turn: Turn, result: ChatResult, options: { streamed?: string; signal?: AbortSignal; emit?: (event: TurnEvent) => void; maxSteps?: number } = {}): Promise<StepOutcome> {
   const { progress } = turn;
+  const maxSteps = options.maxSteps ?? stepsOf(turn.agent);
+  const streamed = options.streamed ?? '';
   progress.usage = addUsage(progress.usage, result.usage);
   turn.answeredBy = result.model ?? turn.resolved.name;
-  if (result.finishReason !== 'tool_calls' || !result.toolCalls?.length || progress.step >= stepsOf(turn.agent)) {
-    const limited = result.finishReason === 'tool_calls' ? stepLimitReply(result, stepsOf(turn.agent)) : result;
-    const final = await inFormat(turn.resolved, turn.request, { ...limited, usage: progress.usage }, modelSignal(signal));
+  if (result.finishReason !== 'tool_calls' || !result.toolCalls?.length || progress.step >= maxSteps) {
+    const limited = result.finishReason === 'tool_calls' ? stepLimitReply(result, maxSteps) : result;
+    const final = await inFormat(turn.resolved, turn.request, { ...limited, usage: progress.usage }, modelSignal(options.signal));
     // A reply in a required format is checked whole before it is sent: it comes as one delta.
-    if (turn.request.responseFormat) emit({ type: 'delta', text: final.text });
-    return endTurn(rt, scope, turn, { answer: { ...final, text: streamed || final.text } });
+    if (turn.request.responseFormat) options.emit?.({ type: 'delta', text: final.text });
+    return { ended: await endTurn(rt, scope, turn, { answer: { ...final, text: streamed || final.text } }) };
   }
   const forCaller = result.toolCalls.filter((c) => turn.clientTools.has(c.name));
-  if (forCaller.length > 0) return endTurn(rt, scope, turn, { answer: { ...result, text: streamed || result.text, toolCalls: forCaller, usage: progress.usage } });
+  if (forCaller.length > 0) return { ended: await endTurn(rt, scope, turn, { answer: { ...result, text: streamed || result.text, toolCalls: forCaller, usage: progress.usage } }) };
   // Each call judged once: the judgement decides the pause and, after it, how the call runs.
   const decided = await decisionsOf(scope, turn, result.toolCalls);
-  if (turn.persist && [...decided.values()].some((d) => d.action === 'require_approval')) return endTurn(rt, scope, turn, { pause: result.toolCalls });
-  await runToolRound(rt, scope, turn, result.toolCalls, signal, emit, decided);
-  progress.step++;
+  if (turn.persist && [...decided.values()].some((d) => d.action === 'require_approval')) return { approval: result.toolCalls };
+  return { round: result.toolCalls, decided };
+}
+
+/** A converse turn's step: it ends (a pause for approval kept with the session), or its round runs and the loop goes on (undefined). */
+async function afterStep(rt: Runtime, scope: TenantScope, turn: Turn, result: ChatResult, streamed: string, signal: AbortSignal | undefined, emit: (event: TurnEvent) => void): Promise<ConverseResult | undefined> {
+  const outcome = await stepOutcome(rt, scope, turn, result, { streamed, signal, emit });
+  if ('ended' in outcome) return outcome.ended;
+  if ('approval' in outcome) return endTurn(rt, scope, turn, { pause: outcome.approval });
+  await runToolRound(rt, scope, turn, outcome.round, signal, emit, outcome.decided);
+  turn.progress.step++;
   return undefined;
 }
 
@@ -656,7 +720,7 @@ export async function converse(rt: Runtime, scope: TenantScope, agentId: string,
 }
 
 /** A turn that failed is counted for what it used, its failed model calls included (a failure to count is logged, not thrown over the turn's). */
-async function billFailed(rt: Runtime, scope: TenantScope, turn: Turn): Promise<void> {
+export async function billFailed(rt: Runtime, scope: TenantScope, turn: Turn): Promise<void> {
   await billTurn(rt, scope, turn).catch((error: unknown) => log.error('failed turn not counted', { agentId: turn.agent.id, ...errorFields(error) }));
 }
 

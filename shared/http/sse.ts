@@ -8,6 +8,8 @@ export interface SseEvent {
   event?: string;
   /** Sent as JSON, or as is when a string. */
   data: unknown;
+  /** The event's id: a client that reconnects sends the last it saw as Last-Event-ID. */
+  id?: string;
 }
 
 /**
@@ -20,7 +22,7 @@ export function sseResponse(
   onError: (error: AppError) => SseEvent[],
 ): Response {
   return streamSSE(c, async (stream) => {
-    const send = (e: SseEvent) => stream.writeSSE({ ...(e.event ? { event: e.event } : {}), data: typeof e.data === 'string' ? e.data : JSON.stringify(e.data) });
+    const send = (e: SseEvent) => stream.writeSSE({ ...(e.event ? { event: e.event } : {}), ...(e.id ? { id: e.id } : {}), data: typeof e.data === 'string' ? e.data : JSON.stringify(e.data) });
     try {
       await run(send);
     } catch (error) {

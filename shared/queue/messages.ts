@@ -76,8 +76,19 @@ export interface MemoryMessage {
   release: number | 'draft';
 }
 
-/** What the steps queue carries: workflow work, evaluation cases and memory extraction. */
-export type StepsQueueMessage = WorkflowMessage | EvalCaseMessage | MemoryMessage;
+/** One step of an agent's background run: a model call, or the round of tool calls the model asked for. */
+export interface RunMessage {
+  type: 'run';
+  tenantId: string;
+  agentId: string;
+  runId: string;
+  /** The run's position the step is for: a message for another position is a duplicate, or late. */
+  step: number;
+  phase: 'model' | 'tools';
+}
+
+/** What the steps queue carries: workflow work, evaluation cases, memory extraction and background runs' steps. */
+export type StepsQueueMessage = WorkflowMessage | EvalCaseMessage | MemoryMessage | RunMessage;
 
 /** Workflow steps: run one step of one execution. */
 export interface StepMessage {

@@ -19,6 +19,7 @@ import { rateCountersStore } from './rate-counters';
 import { recordsStore } from './records';
 import { releasesStore } from './releases';
 import { revokedTokensStore } from './revoked-tokens';
+import { runsStore } from './runs';
 import { searchIndexStore } from './search-index';
 import { sessionsStore } from './sessions';
 import { sourceSecretsStore } from './source-secrets';
@@ -47,6 +48,7 @@ export function createStore(db: Db, clock: Clock) {
     releases: releasesStore(db, clock),
     sessions: sessionsStore(db, clock),
     executions: executionsStore(db, clock),
+    runs: runsStore(db, clock),
     mapItems: mapItemsStore(db, clock),
     files: filesStore(db),
     apiKeys: apiKeysStore(db, clock),

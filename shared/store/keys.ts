@@ -150,6 +150,12 @@ export const keys = {
     sk: executionId,
   }),
 
+  /** An agent's background runs, by id (time-ordered); each run's events by number. */
+  runPartition: (scope: TenantScope, agentId: string) => `${scoped(scope)}#RUNS#${agentId}`,
+  run: (scope: TenantScope, agentId: string, runId: string): ItemKey => ({ pk: keys.runPartition(scope, agentId), sk: runId }),
+  runEventPartition: (scope: TenantScope, runId: string) => `${scoped(scope)}#RUN#${runId}#EVENTS`,
+  runEvent: (scope: TenantScope, runId: string, seq: number): ItemKey => ({ pk: keys.runEventPartition(scope, runId), sk: pad(seq) }),
+
   /** A `map` step's items: one each, by position. */
   mapItemPartition: (scope: TenantScope, executionId: string, stepId: string) => `${scoped(scope)}#MAP#${executionId}#${stepId}`,
   mapItem: (scope: TenantScope, executionId: string, stepId: string, index: number): ItemKey => ({
@@ -204,7 +210,7 @@ export const keys = {
    * one item per execution or per source.
    */
   unfinishedPartitions: ['WORK#0', 'WORK#1', 'WORK#2', 'WORK#3'] as const,
-  unfinished: (tenantId: string, kind: 'execution' | 'sync', id: string): ItemKey => ({
+  unfinished: (tenantId: string, kind: 'execution' | 'sync' | 'run', id: string): ItemKey => ({
     pk: `WORK#${[...id].reduce((h, c) => (h * 31 + c.charCodeAt(0)) >>> 0, 0) % 4}`,
     sk: `${kind}#${tenantId}#${id}`,
   }),

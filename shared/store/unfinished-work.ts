@@ -5,13 +5,14 @@ import { keys } from './keys';
 import { ifConditionHolds } from './conditional';
 
 /**
- * Executions and syncs in progress, across tenants, for the sweeper: registered before their
+ * Executions, syncs and background runs in progress, across tenants, for the sweeper: registered before their
  * first message is sent and removed when they finish. An entry left behind by a crash is harmless
  * (the sweeper finds the work finished and removes it); work without an entry cannot exist.
  */
 export type UnfinishedWork =
   | { kind: 'execution'; tenantId: string; id: string; workflowId: string; seen?: string; seenAt: number; redrives: number }
-  | { kind: 'sync'; tenantId: string; id: string; syncId: string; seen?: string; seenAt: number; redrives: number };
+  | { kind: 'sync'; tenantId: string; id: string; syncId: string; seen?: string; seenAt: number; redrives: number }
+  | { kind: 'run'; tenantId: string; id: string; agentId: string; seen?: string; seenAt: number; redrives: number };
 
 export function unfinishedWorkStore(db: Db) {
   const ops = batchOps(db);

@@ -5,7 +5,7 @@ import { ifConditionHolds } from './conditional';
 import { claimLeased } from './leased-claim';
 import type { Db } from './db';
 import { keys } from './keys';
-import { readItem, readItems } from './item-shape';
+import { anObject, readItem, readItems } from './item-shape';
 import { z } from 'zod';
 
 /**
@@ -39,6 +39,9 @@ const deliveryShape = z.lazy(() => z.object({
   attempts: z.array(attemptShape),
   createdAt: z.string(),
   deliveredAt: z.string().optional(),
+  /** A delivery that carries what it sends (a background run's): the body, and the sealed signing secret. */
+  body: z.string().optional(),
+  sealed: anObject.optional(),
 }));
 export type DeliveryRecord = z.infer<typeof deliveryShape>;
 const read = (item: Record<string, unknown>) => readItem(deliveryShape, item, 'webhook delivery');

@@ -35,8 +35,8 @@ function renderBody(template: unknown, args: Record<string, unknown>): unknown {
 }
 
 /** Sends one tool request through the guard; an answer outside 2xx is a failure the model reads. */
-export async function sendToolRequest(url: string, init: { method: string; headers: Record<string, string>; body?: unknown }, context: Pick<ToolContext, 'timeoutMs' | 'maxResultBytes' | 'signal' | 'policy'>): Promise<string> {
-  const headers: Record<string, string> = { accept: 'application/json, text/plain;q=0.9, */*;q=0.5', ...init.headers };
+export async function sendToolRequest(url: string, init: { method: string; headers: Record<string, string>; body?: unknown }, context: Pick<ToolContext, 'timeoutMs' | 'maxResultBytes' | 'signal' | 'policy' | 'idempotencyKey'>): Promise<string> {
+  const headers: Record<string, string> = { accept: 'application/json, text/plain;q=0.9, */*;q=0.5', ...(context.idempotencyKey ? { 'idempotency-key': context.idempotencyKey } : {}), ...init.headers };
   if (init.body !== undefined) headers['content-type'] = 'application/json';
   const response = await outboundRequest(
     url,

@@ -45,10 +45,12 @@ export interface ToolCallOptions {
   policy?: OutboundPolicy;
   /** The API key of the turn. */
   keyId?: string;
+  /** Sent as `Idempotency-Key` (see ToolContext). */
+  idempotencyKey?: string;
 }
 
 export function toolContext(rt: Runtime, scope: TenantScope, agent: CallingAgent | undefined, options: ToolCallOptions = {}): ToolContext {
-  return { rt, scope, agent, policy: options.policy ?? rt.outbound, timeoutMs: options.timeoutMs ?? 10_000, maxResultBytes: options.maxResultBytes ?? 16_384, signal: options.signal, keyId: options.keyId };
+  return { rt, scope, agent, policy: options.policy ?? rt.outbound, timeoutMs: options.timeoutMs ?? 10_000, maxResultBytes: options.maxResultBytes ?? 16_384, signal: options.signal, keyId: options.keyId, ...(options.idempotencyKey ? { idempotencyKey: options.idempotencyKey } : {}) };
 }
 
 /** A tool's outcome: what it returned, or the error the model is told about. */

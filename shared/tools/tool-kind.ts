@@ -41,6 +41,11 @@ export interface ToolContext {
   signal?: AbortSignal;
   /** The API key of the turn, for usage accounting of what the tool runs (a workflow). */
   keyId?: string;
+  /**
+   * The same on every attempt of one call (a background run's call retried after a crash): sent as
+   * the `Idempotency-Key` header, so the service called can do it once.
+   */
+  idempotencyKey?: string;
 }
 
 /** One tool as the model sees it, and how a call of it runs (its arguments already checked against `parameters`). */

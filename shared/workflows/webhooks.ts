@@ -80,6 +80,22 @@ export async function notifyWebhook(rt: Runtime, scope: TenantScope, execution: 
   }
 }
 
+/**
+ * Records and sends a delivery that carries its own body (a background run's), signed with the
+ * sealed secret given; `ownerId` (the run's id) keeps its deliveries apart, once per key.
+ */
+export async function notifyWith(rt: Runtime, scope: TenantScope, ownerId: string, webhook: { url: string; sealed: object }, event: string, payload: Record<string, unknown>): Promise<void> {
+  try {
+    const id = `${ownerId}.${event}`;
+    const createdAt = new Date(rt.clock.now()).toISOString();
+    const body = JSON.stringify({ id, event, createdAt, ...payload });
+    const created = await rt.store.webhookDeliveries.createDelivery(scope, ownerId, { id, key: event, event, url: webhook.url, status: 'pending', attempt: 0, attempts: [], createdAt, body, sealed: webhook.sealed });
+    if (created) await rt.queues.webhooks.send([{ type: 'deliver', tenantId: scope.tenantId, workflowId: '-', executionId: ownerId, delivery: event }]);
+  } catch (error) {
+    log.error('webhook delivery not queued', { tenantId: scope.tenantId, ownerId, event, ...errorFields(error) });
+  }
+}
+
 const backoffSeconds = (attempt: number) => Math.min(900, config.webhookRetryBaseSeconds * 2 ** (attempt - 1));
 
 /** One attempt of one delivery; a failed attempt is retried through the queue until MAX_DELIVERY_ATTEMPTS. */
@@ -87,11 +103,13 @@ export async function deliverWebhook(rt: RuntimeWith<'queues' | 'secrets'>, mess
   const scope = scopeOf(message.tenantId);
   const claimed = await rt.store.webhookDeliveries.claimDelivery(scope, message.executionId, message.delivery, 30_000);
   if (!claimed) return; // delivered, given up, or being attempted
-  const execution = await rt.store.executions.getExecution(scope, message.workflowId, message.executionId);
-  const webhook = execution?.webhook;
+  // A delivery that carries its body and secret (a background run's) is sent as it is.
+  const own = claimed.body !== undefined && claimed.sealed ? { webhook: { url: claimed.url, sealed: claimed.sealed }, body: claimed.body } : undefined;
+  const execution = own ? undefined : await rt.store.executions.getExecution(scope, message.workflowId, message.executionId);
+  const webhook = own?.webhook ?? execution?.webhook;
   const started = rt.clock.now();
   const record = (outcome: { status?: number; error?: string }) => ({ attempt: claimed.attempt, at: new Date(started).toISOString(), durationMs: rt.clock.now() - started, ...outcome });
-  if (!execution || !webhook) {
+  if (!webhook || (!own && !execution)) {
     await rt.store.webhookDeliveries.settleDelivery(scope, message.executionId, message.delivery, claimed.attempt, 'failed', record({ error: 'the execution or its webhook no longer exists' }));
     return;
   }
@@ -99,7 +117,7 @@ export async function deliverWebhook(rt: RuntimeWith<'queues' | 'secrets'>, mess
   let retryable = true;
   try {
     const secret = await rt.secrets.open(webhook.sealed as SealedSecret, sealContext(scope));
-    const body = JSON.stringify({ id: claimed.id, event: claimed.event, createdAt: claimed.createdAt, execution: summaryOf(execution) });
+    const body = own?.body ?? JSON.stringify({ id: claimed.id, event: claimed.event, createdAt: claimed.createdAt, execution: summaryOf(execution!) });
     const response = await outboundRequest(
       webhook.url,
       {

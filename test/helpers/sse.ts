@@ -5,7 +5,8 @@ export function parseSse(text: string) {
     .filter((block) => block.trim())
     .map((block) => {
       const event = /^event: (.*)$/m.exec(block)?.[1];
+      const id = /^id: (.*)$/m.exec(block)?.[1];
       const data = block.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n');
-      return { event, data };
+      return { event, data, ...(id !== undefined ? { id } : {}) };
     });
 }

@@ -1,0 +1,188 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { localRuntime } from '../local/local-runtime';
+import { createLocalApp } from '../local/local-app';
+import { openaiProvider } from '../shared/models/openai-provider';
+import { createDb } from '../shared/store/db';
+import { call } from './helpers/http';
+import { testPlatformSecrets, testRt } from './helpers/runtime';
+import { parseSse } from './helpers/sse';
+import { newTenant, type TestTenant } from './helpers/tenant';
+
+/**
+ * Background runs against the real queue and store: an OpenAI-compatible stand-in at the wire
+ * scripts as many tool rounds as the message asks for ("rounds: 30"), each a call of an http tool
+ * on a local server that records what reached it, then answers. Runs outlive their request, are
+ * taken a step at a time by the steps worker, and can be followed, cancelled and approved.
+ */
+const reached: Array<{ n: number; headers: IncomingHttpHeaders }> = [];
+let toolDelayMs = 0;
+const tools = createServer((req, res) => {
+  let raw = '';
+  req.on('data', (c: Buffer) => (raw += c.toString()));
+  req.on('end', () => {
+    const body = JSON.parse(raw || '{}') as { n?: number };
+    reached.push({ n: body.n ?? -1, headers: req.headers });
+    setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ recorded: body.n })), toolDelayMs);
+  });
+});
+
+const provider = createServer((req, res) => {
+  let raw = '';
+  req.on('data', (c: Buffer) => (raw += c.toString()));
+  req.on('end', () => {
+    const body = JSON.parse(raw) as { messages: Array<{ role: string; content: string | null }>; tools?: unknown[] };
+    const asked = Number(/rounds: (\d+)/.exec(body.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '')?.[1] ?? 0);
+    const done = body.messages.filter((m) => m.role === 'tool').length;
+    const message =
+      done < asked && body.tools?.length
+        ? { role: 'assistant', content: null, tool_calls: [{ id: `call_${done}`, type: 'function', function: { name: 'record', arguments: JSON.stringify({ n: done }) } }] }
+        : { role: 'assistant', content: `Done after ${done} rounds.` };
+    res.writeHead(200, { 'content-type': 'application/json' }).end(
+      JSON.stringify({ id: 'c', object: 'chat.completion', created: 1764115200, model: 'gpt-4o', choices: [{ index: 0, message, finish_reason: 'tool_calls' in message ? 'tool_calls' : 'stop' }], usage: { prompt_tokens: 50, completion_tokens: 10, total_tokens: 60 } }),
+    );
+  });
+});
+
+let local: ReturnType<typeof localRuntime>;
+let t: TestTenant;
+let agentId = '';
+const app = () => createLocalApp(local.rt);
+const api = (method: string, path: string, body?: unknown, headers?: Record<string, string>) => call(app(), method, path, { key: t.apiKey, ...(body === undefined ? {} : { body }), ...(headers ? { headers } : {}) });
+const recordTool = (extra: Record<string, unknown> = {}) => ({
+  type: 'http',
+  name: 'record',
+  description: 'Records an item',
+  method: 'POST',
+  url: `http://localhost:${(tools.address() as AddressInfo).port}/record`,
+  parameters: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] },
+  ...extra,
+});
+
+beforeAll(async () => {
+  await new Promise<void>((resolve) => tools.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
+  const engine = openaiProvider({ baseUrl: `http://127.0.0.1:${(provider.address() as AddressInfo).port}/v1`, apiKey: 'sk-test' });
+  local = localRuntime({
+    db: createDb(),
+    secretsKey: randomBytes(32),
+    platformSecrets: testPlatformSecrets,
+    queueNamespace: randomBytes(6).toString('hex'),
+    models: { ...testRt.models, resolve: async (name) => (name.startsWith('openai/') ? { name, model: name.slice(7), engine } : testRt.models.resolve(name)) },
+  });
+  await local.start();
+  t = await newTenant('unlimited');
+  agentId = (await api('POST', '/v1/agents', { name: 'Worker', model: 'openai/gpt-4o', tools: [recordTool()] })).body.data.id as string;
+});
+afterAll(async () => {
+  await local.stop();
+  await new Promise<void>((resolve) => tools.close(() => resolve()));
+  await new Promise<void>((resolve) => provider.close(() => resolve()));
+});
+
+describe('background runs', () => {
+  it('runs 30 tool rounds through the queue, one step at a time, and stores the exchange in its session', async () => {
+    reached.length = 0;
+    const started = await api('POST', `/v1/agents/${agentId}/runs`, { message: 'rounds: 30', maxToolSteps: 40 });
+    expect(started.status).toBe(202);
+    expect(started.body.data).toMatchObject({ id: expect.stringMatching(/^run_/), status: 'queued', agentId });
+    expect(started.headers.get('location')).toBe(`/v1/agents/${agentId}/runs/${started.body.data.id}`);
+    await local.workflowSteps!.drain();
+    const run = (await api('GET', `/v1/agents/${agentId}/runs/${started.body.data.id}`)).body.data;
+    expect(run).toMatchObject({ status: 'completed', reply: 'Done after 30 rounds.', step: 30, usage: { inputTokens: 31 * 50, outputTokens: 31 * 10 } });
+    expect(run.steps.filter((s: { kind: string }) => s.kind === 'model')).toHaveLength(31);
+    expect(run.steps.filter((s: { kind: string }) => s.kind === 'tool').map((s: { result: string }) => JSON.parse(s.result).recorded)).toEqual([...Array(30).keys()]);
+    // Every call reached the tool once, each with its own Idempotency-Key.
+    expect(reached.map((r) => r.n)).toEqual([...Array(30).keys()]);
+    expect(new Set(reached.map((r) => r.headers['idempotency-key'])).size).toBe(30);
+    // Its exchange is in its session: converse there continues it.
+    const messages = (await api('GET', `/v1/agents/${agentId}/sessions/${run.sessionId}/messages`)).body.data;
+    expect(messages.map((m: { role: string; content: string }) => [m.role, m.content])).toEqual([['user', 'rounds: 30'], ['assistant', 'Done after 30 rounds.']]);
+    expect(run.messageId).toBe(messages[1].id);
+  });
+
+  it('replays a finished run’s events with ids, and resumes after Last-Event-ID with nothing lost or repeated', async () => {
+    const started = (await api('POST', `/v1/agents/${agentId}/runs`, { message: 'rounds: 2' })).body.data;
+    await local.workflowSteps!.drain();
+    const all = parseSse(await (await app().request(`/v1/agents/${agentId}/runs/${started.id}/events`, { headers: { 'x-api-key': t.apiKey } })).text());
+    expect(all.at(-1)!.event).toBe('done');
+    expect(JSON.parse(all.at(-1)!.data)).toMatchObject({ status: 'completed', reply: 'Done after 2 rounds.' });
+    const ids = all.map((e) => Number(e.id));
+    expect(ids).toEqual([...Array(ids.length).keys()].map((i) => i + 1));
+    expect(all.map((e) => e.event)).toEqual(expect.arrayContaining(['status', 'step', 'delta', 'done']));
+    const rest = parseSse(await (await app().request(`/v1/agents/${agentId}/runs/${started.id}/events`, { headers: { 'x-api-key': t.apiKey, 'last-event-id': String(ids[2]) } })).text());
+    expect(rest.map((e) => Number(e.id))).toEqual(ids.slice(3));
+    // A malformed Last-Event-ID is ignored.
+    const again = parseSse(await (await app().request(`/v1/agents/${agentId}/runs/${started.id}/events`, { headers: { 'x-api-key': t.apiKey, 'last-event-id': 'nonsense' } })).text());
+    expect(again).toHaveLength(all.length);
+  });
+
+  it('asks for a final answer without tools at maxToolSteps, and fails at its token budget', async () => {
+    const limited = (await api('POST', `/v1/agents/${agentId}/runs`, { message: 'rounds: 10', maxToolSteps: 3 })).body.data;
+    const budgeted = (await api('POST', `/v1/agents/${agentId}/runs`, { message: 'rounds: 10', budget: { maxTokens: 200 } })).body.data;
+    await local.workflowSteps!.drain();
+    expect((await api('GET', `/v1/agents/${agentId}/runs/${limited.id}`)).body.data).toMatchObject({ status: 'completed', step: 3, reply: 'Done after 3 rounds.' });
+    expect((await api('GET', `/v1/agents/${agentId}/runs/${budgeted.id}`)).body.data).toMatchObject({ status: 'failed', error: { code: 'QUOTA_EXCEEDED' } });
+  });
+
+  it('waits for a person on a call that needs approval, and goes on once they decide', async () => {
+    const gated = (await api('POST', '/v1/agents', { name: 'Gated', model: 'openai/gpt-4o', tools: [recordTool({ requireApproval: true })] })).body.data.id as string;
+    const started = (await api('POST', `/v1/agents/${gated}/runs`, { message: 'rounds: 1' })).body.data;
+    await local.workflowSteps!.drain();
+    const waiting = (await api('GET', `/v1/agents/${gated}/runs/${started.id}`)).body.data;
+    expect(waiting).toMatchObject({ status: 'requires_action', pendingToolCalls: [{ id: 'call_0', tool: 'record', arguments: { n: 0 } }] });
+    expect((await api('POST', `/v1/agents/${gated}/runs/${started.id}/approvals`, { toolApprovals: [{ id: 'other', approved: true }] })).status).toBe(400);
+    const resumed = await api('POST', `/v1/agents/${gated}/runs/${started.id}/approvals`, { toolApprovals: [{ id: 'call_0', approved: true }] });
+    expect(resumed.status).toBe(200);
+    await local.workflowSteps!.drain();
+    expect((await api('GET', `/v1/agents/${gated}/runs/${started.id}`)).body.data).toMatchObject({ status: 'completed', reply: 'Done after 1 rounds.' });
+    expect((await api('POST', `/v1/agents/${gated}/runs/${started.id}/approvals`, { toolApprovals: [{ id: 'call_0', approved: true }] })).status).toBe(409);
+  });
+
+  it('cancels: nothing starts after it, a second cancel is a 409; lists runs by status and session; refuses bad settings', async () => {
+    toolDelayMs = 300;
+    try {
+      const started = (await api('POST', `/v1/agents/${agentId}/runs`, { message: 'rounds: 20' })).body.data;
+      await expect.poll(async () => (await api('GET', `/v1/agents/${agentId}/runs/${started.id}`)).body.data.step, { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
+      const cancelled = await api('POST', `/v1/agents/${agentId}/runs/${started.id}/cancel`);
+      expect(cancelled.status).toBe(200);
+      expect(cancelled.body.data.status).toBe('cancelled');
+      await local.workflowSteps!.drain();
+      const after = (await api('GET', `/v1/agents/${agentId}/runs/${started.id}`)).body.data;
+      expect(after.status).toBe('cancelled');
+      expect(after.step).toBeLessThan(20);
+      expect((await api('POST', `/v1/agents/${agentId}/runs/${started.id}/cancel`)).status).toBe(409);
+      const listed = (await api('GET', `/v1/agents/${agentId}/runs?status=cancelled`)).body.data.map((r: { id: string }) => r.id);
+      expect(listed).toContain(started.id);
+      expect((await api('GET', `/v1/agents/${agentId}/runs?sessionId=${started.sessionId}`)).body.data.map((r: { id: string }) => r.id)).toEqual([started.id]);
+    } finally {
+      toolDelayMs = 0;
+    }
+    for (const [body, field] of [
+      [{ message: 'x', maxToolSteps: 101 }, 'maxToolSteps'],
+      [{ message: 'x', maxDurationSeconds: 86_401 }, 'maxDurationSeconds'],
+      [{}, 'message'],
+    ] as const) {
+      const refused = await api('POST', `/v1/agents/${agentId}/runs`, body);
+      expect(refused.status).toBe(400);
+      expect(refused.body.error.details.field).toBe(field);
+    }
+    expect((await api('GET', `/v1/agents/${agentId}/runs/run_01m8nothere000000000000000`)).status).toBe(404);
+    const other = await newTenant();
+    expect((await call(app(), 'GET', `/v1/agents/${agentId}/runs`, { key: other.apiKey })).status).toBe(404);
+  });
+
+  it('completes 50 concurrent runs of 10 rounds each, nothing lost', async () => {
+    reached.length = 0;
+    const started = await Promise.all(Array.from({ length: 50 }, () => api('POST', `/v1/agents/${agentId}/runs`, { message: 'rounds: 10' })));
+    expect(started.map((s) => s.status)).toEqual(Array(50).fill(202));
+    await local.workflowSteps!.drain();
+    const runs = await Promise.all(started.map(async (s) => (await api('GET', `/v1/agents/${agentId}/runs/${s.body.data.id}`)).body.data));
+    expect(runs.map((r) => r.status)).toEqual(Array(50).fill('completed'));
+    expect(runs.every((r) => r.reply === 'Done after 10 rounds.' && r.steps.filter((s: { kind: string }) => s.kind === 'tool').length === 10)).toBe(true);
+    expect(reached).toHaveLength(500);
+    expect(new Set(reached.map((r) => r.headers['idempotency-key'])).size).toBe(500);
+  }, 180_000);
+});
