@@ -51,7 +51,7 @@ describe('the /mcp endpoint', () => {
       const client = await connect(headers);
       expect(client.getServerVersion()?.name).toBe('cairn');
       const { tools } = await client.listTools();
-      expect(tools.map((tool) => tool.name).sort()).toEqual(['ask_agent', 'get_execution', 'list_agents', 'list_knowledge_sources', 'list_workflows', 'run_workflow', 'search_knowledge']);
+      expect(tools.map((tool) => tool.name).sort()).toEqual(['ask_agent', 'get_execution', 'get_run', 'list_agents', 'list_knowledge_sources', 'list_workflows', 'run_agent', 'run_workflow', 'search_knowledge']);
       expect(tools.find((tool) => tool.name === 'ask_agent')!.inputSchema).toMatchObject({ properties: { agentId: { type: 'string' }, message: { type: 'string' } }, required: ['agentId', 'message'] });
       await client.close();
     }
@@ -81,6 +81,12 @@ describe('the /mcp endpoint', () => {
     expect(found).toMatch(/^\[1\] .*returns\.md.*\n.*within 30 days/s);
     // A passage of a PDF is cited with its page.
     expect(textOf(await client.callTool({ name: 'search_knowledge', arguments: { knowledgeSourceId: sourceId, query: 'warranty years', topK: 1 } }))).toMatch(/^\[1\] .*\(warranty\.pdf p\. 2, score/);
+
+    // A job in the background: started, then followed to its reply.
+    const started = textOf(await client.callTool({ name: 'run_agent', arguments: { agentId, message: 'How long do I have to return an item?' } }));
+    const runId = /Run (run_\w+)/.exec(started)![1]!;
+    await testLocal.workflowSteps!.drain();
+    expect(textOf(await client.callTool({ name: 'get_run', arguments: { agentId, runId } }))).toContain('30 days');
 
     const ran = textOf(await client.callTool({ name: 'run_workflow', arguments: { workflowId, input: 'hello there' } }));
     const executionId = /\(execution (exe_\w+)\)/.exec(ran)![1]!;

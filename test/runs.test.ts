@@ -185,4 +185,38 @@ describe('background runs', () => {
     expect(reached).toHaveLength(500);
     expect(new Set(reached.map((r) => r.headers['idempotency-key'])).size).toBe(500);
   }, 180_000);
+
+  it('expires a run past its maxDurationSeconds with its steps so far, and posts the finished run to its webhook, signed', async () => {
+    const received: Array<{ headers: IncomingHttpHeaders; body: string }> = [];
+    const receiver = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        received.push({ headers: req.headers, body });
+        res.end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    toolDelayMs = 1500;
+    try {
+      const secret = 'whsec_0123456789abcdef';
+      const started = (await api('POST', `/v1/agents/${agentId}/runs`, { message: 'rounds: 5', maxDurationSeconds: 1, webhook: { url: `http://localhost:${(receiver.address() as AddressInfo).port}/hook`, secret } })).body.data;
+      expect(started.webhook).toEqual({ url: expect.stringContaining('/hook'), configured: true });
+      expect(JSON.stringify(started)).not.toContain(secret);
+      await local.workflowSteps!.drain();
+      const run = (await api('GET', `/v1/agents/${agentId}/runs/${started.id}`)).body.data;
+      expect(run).toMatchObject({ status: 'expired', error: { code: 'EXPIRED' } });
+      expect(run.steps.length).toBeGreaterThanOrEqual(1);
+      await local.webhooks!.drain();
+      expect(received).toHaveLength(1);
+      const posted = JSON.parse(received[0]!.body) as { event: string; run: { id: string; status: string } };
+      expect(posted).toMatchObject({ event: 'run.expired', run: { id: started.id, status: 'expired' } });
+      const [, t, v1] = /^t=(\d+),v1=([0-9a-f]+)$/.exec(String(received[0]!.headers['cairn-signature']))!;
+      const { createHmac } = await import('node:crypto');
+      expect(v1).toBe(createHmac('sha256', secret).update(`${t}.${received[0]!.body}`).digest('hex'));
+    } finally {
+      toolDelayMs = 0;
+      await new Promise<void>((resolve) => receiver.close(() => resolve()));
+    }
+  }, 30_000);
 });

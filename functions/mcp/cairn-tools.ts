@@ -97,6 +97,42 @@ export function cairnMcpServer(rt: Runtime, identity: { scope: TenantScope; keyI
       return text([data.reply, ...(sources.length ? ['', 'Sources:', ...sources] : []), '', `(session ${data.sessionId})`, `(agent version ${data.agentVersion})`].join('\n'));
     }),
   );
+  server.registerTool(
+    'run_agent',
+    {
+      title: 'Start a background run of an agent',
+      description: 'Gives one of the tenant’s agents a job of many tool rounds or minutes: it runs in the background, and get_run tells its status and, once it is done, its reply.',
+      inputSchema: {
+        agentId: z.string().min(1).max(200).describe('The agent’s id (agt_…), with `:<alias>` or `:<version>` after it to run a release'),
+        message: z.string().min(1).max(32_000),
+        sessionId: z.string().max(200).optional().describe('Continues an earlier conversation'),
+        maxToolSteps: z.int().min(1).max(100).optional().describe('Rounds of tool calls before a final answer (default 20)'),
+      },
+    },
+    guarded('run_agent', async ({ agentId: address, message, sessionId, maxToolSteps }) => {
+      const { agentAddress, createRun } = await work();
+      const { agentId, target } = agentAddress(address, 'agentId');
+      const run = await createRun(rt, scope, agentId, { converse: { message, sessionId, keyId, target }, maxToolSteps: maxToolSteps ?? 20, maxDurationSeconds: 900 });
+      return text(`Run ${run.id} of agent ${run.agentId} is ${run.status}: ask get_run for its status and reply (session ${run.sessionId}).`);
+    }),
+  );
+  server.registerTool(
+    'get_run',
+    {
+      title: 'Get a background run',
+      description: 'The status of a run run_agent started, with its steps so far; once it is done, its reply.',
+      inputSchema: { agentId: z.string().min(1).max(200), runId: z.string().min(1).max(100) },
+      annotations: readOnly,
+    },
+    guarded('get_run', async ({ agentId: address, runId }) => {
+      const { agentAddress, getRun } = await work();
+      const run = await getRun(rt, scope, agentAddress(address, 'agentId').agentId, runId);
+      if (run.status === 'completed') return text(`${run.reply ?? ''}\n\n(run ${run.id}, ${run.step} tool rounds, session ${run.sessionId})`);
+      if (run.status === 'failed' || run.status === 'expired' || run.status === 'cancelled') return { content: [{ type: 'text', text: `Run ${run.id} ${run.status}${run.error ? `: ${run.error.message}` : ''}` }], isError: true };
+      const waiting = run.status === 'requires_action' ? `; it waits for a person to approve ${(run.round ?? []).map((c) => c.name).join(', ')} (POST /v1/agents/${run.agentId}/runs/${run.id}/approvals)` : '';
+      return text(`Run ${run.id} is ${run.status} after ${run.step} tool rounds${waiting}; ask again later.`);
+    }),
+  );
   listTool('list_knowledge_sources', 'knowledge source', 'id, name, status', async (page) => (await work()).knowledgeSources.list(rt, scope, page), (source) => ` [${source.status}]`);
   server.registerTool(
     'search_knowledge',

@@ -19,7 +19,7 @@ export function registerMcpRoutes(app: OpenAPIHono<AppEnv>, rt: RuntimeWith<'mod
       summary: 'The MCP endpoint (Streamable HTTP): the tenant’s agents, knowledge search and workflows as MCP tools',
       description:
         'JSON-RPC 2.0 as the Model Context Protocol defines it; point an MCP client at this URL with the API key as `X-API-Key` or `Authorization: Bearer`. ' +
-        'Tools: list_agents, ask_agent, list_knowledge_sources, search_knowledge, list_workflows, run_workflow, get_execution. Send `Accept: application/json, text/event-stream`.',
+        'Tools: list_agents, ask_agent, run_agent, get_run, list_knowledge_sources, search_knowledge, list_workflows, run_workflow, get_execution. Send `Accept: application/json, text/event-stream`.',
       security: [{ ApiKeyAuth: [] }, { BearerAuth: [] }],
       request: {
         body: {
