@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localRuntime } from '../local/local-runtime';
 import { createLocalApp } from '../local/local-app';
@@ -219,4 +220,47 @@ describe('background runs', () => {
       await new Promise<void>((resolve) => receiver.close(() => resolve()));
     }
   }, 30_000);
+
+  it('serves OpenAI background responses to the official client: create, retrieve, stream resumed after a sequence number, cancel', async () => {
+    const client = new OpenAI({ apiKey: t.apiKey, baseURL: 'http://cairn.test/v1', maxRetries: 0, fetch: async (url: string | URL | Request, init?: RequestInit) => app().request(url instanceof Request ? url : url.toString(), init) });
+    const queued = await client.responses.create({ model: agentId, input: 'rounds: 3', background: true });
+    expect(queued).toMatchObject({ object: 'response', status: 'queued', background: true, output: [] });
+    await local.workflowSteps!.drain();
+    const done = await client.responses.retrieve(queued.id);
+    expect(done).toMatchObject({ id: queued.id, status: 'completed', output_text: 'Done after 3 rounds.' });
+    expect(done.usage).toMatchObject({ input_tokens: 200, output_tokens: 40 });
+
+    // Streamed in the background: every event numbered; retrieving with starting_after goes on from there.
+    const events: Array<{ type: string; sequence_number: number }> = [];
+    const stream = await client.responses.create({ model: agentId, input: 'rounds: 2', background: true, stream: true });
+    const first = await stream[Symbol.asyncIterator]().next();
+    events.push(first.value as { type: string; sequence_number: number });
+    expect(events[0]).toMatchObject({ type: 'response.created', sequence_number: 0 });
+    const id = (first.value as { response: { id: string } }).response.id;
+    await local.workflowSteps!.drain();
+    const resumed = await client.responses.retrieve(id, { stream: true, starting_after: 0 });
+    for await (const event of resumed) events.push(event);
+    expect(events.map((e) => e.sequence_number)).toEqual([...events.keys()]);
+    expect(events.map((e) => e.type)).toEqual(['response.created', 'response.queued', 'response.in_progress', 'response.output_item.added', 'response.content_part.added', 'response.output_text.delta', 'response.output_text.done', 'response.content_part.done', 'response.output_item.done', 'response.completed']);
+    const replayed: number[] = [];
+    for await (const event of await client.responses.retrieve(id, { stream: true, starting_after: 7 })) replayed.push((event as { sequence_number: number }).sequence_number);
+    expect(replayed).toEqual([8, 9]);
+
+    // Cancelled while it runs.
+    toolDelayMs = 300;
+    try {
+      const long = await client.responses.create({ model: agentId, input: 'rounds: 20', background: true });
+      await expect.poll(async () => (await client.responses.retrieve(long.id)).status, { timeout: 10_000 }).toBe('in_progress');
+      const cancelled = await client.responses.cancel(long.id);
+      expect(cancelled.status).toBe('cancelled');
+      await local.workflowSteps!.drain();
+      expect((await client.responses.retrieve(long.id)).status).toBe('cancelled');
+      await expect(client.responses.cancel(long.id)).rejects.toMatchObject({ status: 400 });
+      // A response answered in the foreground cannot be cancelled.
+      await expect(client.responses.cancel(done.id)).rejects.toMatchObject({ status: 400 });
+    } finally {
+      toolDelayMs = 0;
+    }
+    await expect(client.responses.create({ model: agentId, input: 'x', background: true, store: false })).rejects.toMatchObject({ status: 400, param: 'store' });
+  }, 60_000);
 });

@@ -63,9 +63,10 @@ export const responseObject = z
     id: z.string().openapi({ example: 'resp_01jq…' }),
     object: z.literal('response'),
     created_at: z.int().openapi({ description: 'Unix seconds' }),
-    status: z.enum(['completed', 'incomplete', 'in_progress']),
+    status: z.enum(['completed', 'incomplete', 'in_progress', 'queued', 'cancelled', 'failed']).openapi({ description: 'queued, in_progress and cancelled: a background response (`background: true`)' }),
+    background: z.boolean().optional(),
     incomplete_details: z.object({ reason: z.string() }).nullable(),
-    error: z.null(),
+    error: z.object({ code: z.string(), message: z.string() }).nullable(),
     model: z.string().openapi({ description: 'As requested: the agent id' }),
     output: z.array(
       z.discriminatedUnion('type', [
@@ -73,13 +74,15 @@ export const responseObject = z
         z.object({ type: z.literal('function_call'), id: z.string(), call_id: z.string(), name: z.string(), arguments: z.string(), status: z.literal('completed') }),
       ]),
     ),
-    usage: z.object({
-      input_tokens: z.int(),
-      output_tokens: z.int(),
-      total_tokens: z.int(),
-      input_tokens_details: z.object({ cached_tokens: z.int() }),
-      output_tokens_details: z.object({ reasoning_tokens: z.int() }),
-    }),
+    usage: z
+      .object({
+        input_tokens: z.int(),
+        output_tokens: z.int(),
+        total_tokens: z.int(),
+        input_tokens_details: z.object({ cached_tokens: z.int() }),
+        output_tokens_details: z.object({ reasoning_tokens: z.int() }),
+      })
+      .nullable(),
     cairn: z
       .object({ model: z.string(), agentVersion: z.union([z.int(), z.literal('draft')]).openapi({ description: 'The agent definition that answered: a version number, or draft' }), ...stored })
       .openapi({ description: 'Cairn’s additions' }),

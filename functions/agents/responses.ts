@@ -1,8 +1,10 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { checkableSchema } from '../../shared/models/response-format';
-import { agentAddress, continuedExchange, converse, converseStream, type ConverseResult, deleteExchange, type ExchangeAddress, sessionHasTurns, storedReply, type StoredReply } from '../../shared/agents';
+import { agentAddress, cancelRun, continuedExchange, converse, converseStream, type ConverseResult, createRun, deleteExchange, type ExchangeAddress, followRun, getRun, type Run, runOfResponse, sessionHasTurns, storedReply, type StoredReply } from '../../shared/agents';
 import { NotFoundError, ValidationError } from '../../shared/errors';
+import type { Context } from 'hono';
 import type { AppEnv } from '../../shared/http/context';
+import type { TenantScope } from '../../shared/tenancy';
 import { openAiErrorBody } from '../../shared/http/error-handler';
 import { sseResponse } from '../../shared/http/sse';
 import { setUsageHeaders } from '../../shared/http/usage-headers';
@@ -63,6 +65,7 @@ const responsesInput = z
     input: z.union([z.string().min(1), z.array(inputItem).min(1)]),
     instructions: z.string().max(20_000).nullish(),
     stream: z.boolean().nullish(),
+    background: z.boolean().nullish().openapi({ description: 'Run in the background: answered at once (status queued), retrieved, streamed (resumable with starting_after) and cancelled by id' }),
     store: z.boolean().nullish().openapi({ description: 'Keep this exchange in a Cairn session so the reply can be rated (cairn.sessionId, cairn.messageId). Unlike OpenAI, Cairn stores nothing unless asked' }),
     max_output_tokens: z.int().min(1).max(200_000).nullish(),
     temperature: z.number().min(0).max(2).nullish(),
@@ -132,20 +135,88 @@ const functionCallItem = (call: ToolCall) => ({ type: 'function_call' as const, 
 const usageOf = (u: TokenUsage) => ({ input_tokens: u.inputTokens, output_tokens: u.outputTokens, total_tokens: u.inputTokens + u.outputTokens, input_tokens_details: { cached_tokens: u.cachedInputTokens ?? 0 }, output_tokens_details: { reasoning_tokens: 0 } });
 const messageItem = (id: string, text: string) => ({ type: 'message' as const, id, status: 'completed' as const, role: 'assistant' as const, content: [{ type: 'output_text' as const, text, annotations: [] as unknown[] }] });
 
-/** A response object of what a turn gave (or a stored reply kept), in OpenAI's shape. */
-function responseBody(r: { id: string; createdAt: number; model: string; replyId: string; reply: string; calls: ToolCall[]; incomplete: boolean; usage: TokenUsage; cairn: Record<string, unknown> & { model: string; agentVersion: number | 'draft' } }) {
+type ResponseStatus = 'completed' | 'incomplete' | 'in_progress' | 'queued' | 'cancelled' | 'failed';
+
+/** A response object of what a turn gave (or a stored reply kept, or a background run so far), in OpenAI's shape. */
+function responseBody(r: {
+  id: string;
+  createdAt: number;
+  model: string;
+  replyId: string;
+  reply: string;
+  calls: ToolCall[];
+  incomplete: boolean;
+  usage: TokenUsage | null;
+  cairn: Record<string, unknown> & { model: string; agentVersion: number | 'draft' };
+  status?: ResponseStatus;
+  background?: boolean;
+  error?: { code: string; message: string };
+  incompleteReason?: string;
+}) {
   return {
     id: r.id,
     object: 'response' as const,
     created_at: r.createdAt,
-    status: r.incomplete ? ('incomplete' as const) : ('completed' as const),
-    incomplete_details: r.incomplete ? { reason: 'max_output_tokens' } : null,
-    error: null,
+    status: r.status ?? (r.incomplete ? ('incomplete' as const) : ('completed' as const)),
+    ...(r.background ? { background: true } : {}),
+    incomplete_details: r.incompleteReason ? { reason: r.incompleteReason } : r.incomplete ? { reason: 'max_output_tokens' } : null,
+    error: r.error ?? null,
     model: r.model,
     output: [...(r.reply ? [messageItem(r.replyId, r.reply)] : []), ...r.calls.map(functionCallItem)],
-    usage: usageOf(r.usage),
+    usage: r.usage ? usageOf(r.usage) : null,
     cairn: r.cairn,
   };
+}
+
+/** A background response as its run stands: queued or in progress with no output yet, or as it ended. */
+function runResponse(id: string, address: ExchangeAddress, run: Run, model: string) {
+  const statuses: Record<Run['status'], ResponseStatus> = { queued: 'queued', in_progress: 'in_progress', requires_action: 'in_progress', completed: 'completed', failed: 'failed', cancelled: 'cancelled', expired: 'incomplete' };
+  const status = statuses[run.status];
+  return responseBody({
+    id,
+    createdAt: Math.floor(Date.parse(run.createdAt) / 1000),
+    model,
+    replyId: address.replyId,
+    reply: run.status === 'completed' ? (run.reply ?? '') : '',
+    calls: [],
+    incomplete: false,
+    usage: run.status === 'completed' ? run.usage : null,
+    cairn: { model: run.model ?? '', agentVersion: run.agentVersion ?? 'draft', sessionId: run.sessionId, ...(run.messageId ? { messageId: run.messageId } : {}), runId: run.id },
+    status,
+    background: true,
+    ...(run.status === 'failed' && run.error ? { error: run.error } : {}),
+    ...(run.status === 'expired' ? { incompleteReason: 'max_duration' } : {}),
+  });
+}
+
+/**
+ * A background response's stream, derived from its run's events alone — so the same events always
+ * get the same sequence numbers, and a stream resumed with starting_after goes on where it left:
+ * created and queued, in_progress once a step ran, and at the end the reply's message and
+ * response.completed (response.failed, or response.incomplete for an expired or cancelled run).
+ */
+function backgroundEvents(runEvents: Array<{ type: string; data: Record<string, unknown> }>, base: ReturnType<typeof runResponse>, final: ReturnType<typeof runResponse> | undefined) {
+  const out: Array<{ type: string; data: Record<string, unknown> }> = [];
+  const emit = (type: string, data: Record<string, unknown>) => out.push({ type, data });
+  emit('response.created', { response: { ...base, status: 'queued', output: [], usage: null } });
+  emit('response.queued', { response: { ...base, status: 'queued', output: [], usage: null } });
+  if (runEvents.some((e) => e.type === 'step' || e.type === 'done')) emit('response.in_progress', { response: { ...base, status: 'in_progress', output: [], usage: null } });
+  if (!final) return out;
+  if (final.status === 'completed') {
+    const item = final.output[0];
+    if (item?.type === 'message') {
+      const text = item.content[0]!.text;
+      const part = { type: 'output_text', text: '', annotations: [] };
+      emit('response.output_item.added', { output_index: 0, item: { ...item, status: 'in_progress', content: [] } });
+      emit('response.content_part.added', { item_id: item.id, output_index: 0, content_index: 0, part });
+      emit('response.output_text.delta', { item_id: item.id, output_index: 0, content_index: 0, delta: text, logprobs: [] });
+      emit('response.output_text.done', { item_id: item.id, output_index: 0, content_index: 0, text });
+      emit('response.content_part.done', { item_id: item.id, output_index: 0, content_index: 0, part: { ...part, text } });
+      emit('response.output_item.done', { output_index: 0, item });
+    }
+    emit('response.completed', { response: final });
+  } else emit(final.status === 'failed' ? 'response.failed' : 'response.incomplete', { response: final });
+  return out;
 }
 
 /** A stored reply as the response it was. */
@@ -171,6 +242,49 @@ function callOutputsOnly(input: z.infer<typeof responsesInput>['input']) {
   if (typeof input === 'string' || input.some((item) => item.role === 'user' || item.role === 'assistant')) return undefined;
   const outputs = input.flatMap((item, i) => (item.type === 'function_call_output' ? [{ callId: item.call_id ?? '', output: typeof item.output === 'string' ? item.output : JSON.stringify(item.output ?? ''), field: `input[${i}].call_id` }] : []));
   return outputs.length > 0 ? { outputs, instructions: input.filter((item) => item.role === 'system' || item.role === 'developer').map((item) => textOf(item.content)).join('\n') } : undefined;
+}
+
+/** How long a background response may run (then it is incomplete). */
+const BACKGROUND_SECONDS = 3600;
+/** A stream lasts at most this long: retrieve it again with starting_after for longer. */
+const STREAM_MAX_MS = 10 * 60_000;
+
+/** A background response's events after `startingAfter`, as its run records them, until it ends or the caller goes away. */
+function backgroundStream(c: Context<AppEnv>, rt: Runtime, scope: TenantScope, run: Run, base: ReturnType<typeof runResponse>, startingAfter: number) {
+  const address = addressOf(base.id)!;
+  return sseResponse(
+    c,
+    async (send) => {
+      const seen: Array<{ type: string; data: Record<string, unknown> }> = [];
+      let sent = -1;
+      const flush = async (final?: ReturnType<typeof runResponse>) => {
+        const events = backgroundEvents(seen, base, final);
+        for (let sequence = sent + 1; sequence < events.length; sequence++) {
+          if (sequence > startingAfter) await send({ event: events[sequence]!.type, data: { type: events[sequence]!.type, sequence_number: sequence, ...events[sequence]!.data } });
+        }
+        sent = events.length - 1;
+      };
+      await flush();
+      await followRun(
+        rt,
+        scope,
+        run,
+        0,
+        async (event) => {
+          if (event.event === 'ping') return;
+          seen.push({ type: event.event, data: event.data });
+          if (event.event !== 'done') return flush();
+          const ended = await getRun(rt, scope, run.agentId, run.id);
+          return flush(runResponse(base.id, address, ended, base.model));
+        },
+        { signal: c.req.raw.signal, maxMs: STREAM_MAX_MS },
+      );
+    },
+    (error) => {
+      const { message, param, code } = openAiErrorBody(error).error;
+      return [{ event: 'error', data: { type: 'error', message, param, code } }];
+    },
+  );
 }
 
 export function registerResponses(app: OpenAPIHono<AppEnv>, rt: Runtime) {
@@ -242,6 +356,16 @@ export function registerResponses(app: OpenAPIHono<AppEnv>, rt: Runtime) {
         ...(format?.type === 'json_schema' ? { responseFormat: { type: 'json_schema' as const, name: format.name, schema: format.schema } } : {}),
       };
       const createdAt = Math.floor(now / 1000);
+      if (body.background) {
+        if (body.store === false) throw new ValidationError('store', 'must not be false with background: a background response is stored, to be retrieved');
+        if (body.tools?.length) throw new ValidationError('tools', 'function tools are not supported with background: the agent’s own tools run in it');
+        if (outputsOnly) throw new ValidationError('input', 'function call outputs continue a response in the foreground: send them without background');
+        const { clientTools: _c, toolRounds: _r, store: _s, exchange: _e, ...asked } = input;
+        const run = await createRun(rt, scope, agentId, { converse: { ...asked, target, keyId: c.get('identity').keyId }, maxToolSteps: 20, maxDurationSeconds: BACKGROUND_SECONDS, exchange: { questionId, replyId }, responseId: replyId });
+        const address = { agentId: run.agentId, sessionId: run.sessionId, replyId };
+        const response = runResponse(responseIdOf(address), address, run, body.model);
+        return body.stream ? backgroundStream(c, rt, scope, run, response, -1) : c.json(response, 200);
+      }
       const responseOf = (done: ConverseResult) =>
         responseBody({
           id: responseIdOf({ agentId, sessionId: done.sessionId, replyId }),
@@ -313,15 +437,50 @@ export function registerResponses(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       operationId: 'getResponse',
       tags: ['OpenAI-compatible'],
       summary: 'A stored response (OpenAI Responses API)',
-      description: 'The response as it was answered, from its stored exchange; one given with `store: false`, deleted, or whose conversation expired is a 404.',
+      description:
+        'The response as it was answered, from its stored exchange, or a background response as its run stands (queued, in_progress, then as it ended); one given with `store: false`, deleted, or whose conversation expired is a 404. `stream=true` follows a background response as events, after `starting_after` (a sequence number).',
       security: openAiSecurity,
-      request: { params: responseParams },
-      responses: { 200: { description: 'The response', content: { 'application/json': { schema: responseObject } } }, ...openAiErrors },
+      request: { params: responseParams, query: z.object({ stream: z.enum(['true', 'false']).optional(), starting_after: z.coerce.number().int().min(-1).optional() }) },
+      responses: { 200: { description: 'The response, or its events', content: { 'application/json': { schema: responseObject }, 'text/event-stream': { schema: z.string() } } }, ...openAiErrors },
     }),
     async (c) => {
       const { responseId } = c.req.valid('param');
+      const { stream, starting_after: startingAfter } = c.req.valid('query');
+      const scope = c.get('identity').scope;
       const address = storedAt(responseId);
-      return c.json(storedResponse(responseId, address, await storedReply(rt, c.get('identity').scope, address, responseId)), 200);
+      const run = await runOfResponse(rt, scope, address.agentId, address.sessionId, address.replyId);
+      if (run) {
+        const response = runResponse(responseId, address, run, address.agentId);
+        return stream === 'true' ? backgroundStream(c, rt, scope, run, response, startingAfter ?? -1) : c.json(response, 200);
+      }
+      if (stream === 'true') throw new ValidationError('stream', 'is only for background responses: this one was answered whole');
+      return c.json(storedResponse(responseId, address, await storedReply(rt, scope, address, responseId)), 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/v1/responses/{responseId}/cancel',
+      operationId: 'cancelResponse',
+      tags: ['OpenAI-compatible'],
+      summary: 'Cancel a background response (OpenAI Responses API)',
+      description: 'Cancels its run: nothing starts after this (a tool call already running finishes). One that has ended, or was not a background response, is a 400 as OpenAI answers.',
+      security: openAiSecurity,
+      request: { params: responseParams },
+      responses: { 200: { description: 'The cancelled response', content: { 'application/json': { schema: responseObject } } }, ...openAiErrors },
+    }),
+    async (c) => {
+      const { responseId } = c.req.valid('param');
+      const scope = c.get('identity').scope;
+      const address = storedAt(responseId);
+      const run = await runOfResponse(rt, scope, address.agentId, address.sessionId, address.replyId);
+      if (!run) {
+        await storedReply(rt, scope, address, responseId); // a 404 when there is no such response at all
+        throw new ValidationError('response_id', 'names a response that was not created in the background: only background responses can be cancelled');
+      }
+      if (['completed', 'failed', 'cancelled', 'expired'].includes(run.status)) throw new ValidationError('response_id', `names a background response that has already ended (${run.status})`);
+      return c.json(runResponse(responseId, address, await cancelRun(rt, scope, run.agentId, run.id), address.agentId), 200);
     },
   );
 
@@ -342,7 +501,13 @@ export function registerResponses(app: OpenAPIHono<AppEnv>, rt: Runtime) {
     }),
     async (c) => {
       const { responseId } = c.req.valid('param');
-      await deleteExchange(rt, c.get('identity').scope, storedAt(responseId), responseId);
+      const scope = c.get('identity').scope;
+      const address = storedAt(responseId);
+      // A background response still running is cancelled first: nothing it would store comes after.
+      const run = await runOfResponse(rt, scope, address.agentId, address.sessionId, address.replyId);
+      if (run && !['completed', 'failed', 'cancelled', 'expired'].includes(run.status)) await cancelRun(rt, scope, run.agentId, run.id).catch(() => undefined);
+      if (run && run.status !== 'completed') return c.json({ id: responseId, object: 'response' as const, deleted: true as const }, 200);
+      await deleteExchange(rt, scope, address, responseId);
       return c.json({ id: responseId, object: 'response' as const, deleted: true as const }, 200);
     },
   );

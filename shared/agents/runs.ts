@@ -17,6 +17,8 @@ import { checkpointOf, startTurn, type ConverseInput, type ToolApproval } from '
  * outcome written before the next is sent. Its history is a numbered list of events.
  */
 export { RUN_STATUSES };
+/** A run as the store keeps it (for the protocol adapters that shape it: the Responses API's background mode). */
+export type Run = RunRecord;
 export const MAX_RUN_TOOL_STEPS = 100;
 export const MAX_RUN_SECONDS = 86_400;
 
@@ -95,6 +97,16 @@ export async function createRun(rt: Runtime, scope: TenantScope, agentId: string
   const created = await rt.store.runs.createRun(scope, run, [{ type: 'status', data: { status: 'queued' } }]);
   await sendRunStep(rt, scope, created);
   return created;
+}
+
+/** The background run answering an OpenAI response (in the response's session), if there is one. */
+export async function runOfResponse(rt: Runtime, scope: TenantScope, agentId: string, sessionId: string, responseId: string): Promise<RunRecord | undefined> {
+  for (let cursor: string | undefined; ; ) {
+    const page = await rt.store.runs.listRuns(scope, agentId, { limit: 100, sessionId, ...(cursor ? { cursor } : {}) });
+    const found = page.items.find((r) => r.responseId === responseId);
+    if (found || !page.nextCursor) return found;
+    cursor = page.nextCursor;
+  }
 }
 
 /** A run of the tenant's agent, or a 404 (another tenant's, or an id of another shape). */

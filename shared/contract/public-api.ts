@@ -448,7 +448,7 @@ export interface paths {
         };
         /**
          * A stored response (OpenAI Responses API)
-         * @description The response as it was answered, from its stored exchange; one given with `store: false`, deleted, or whose conversation expired is a 404.
+         * @description The response as it was answered, from its stored exchange, or a background response as its run stands (queued, in_progress, then as it ended); one given with `store: false`, deleted, or whose conversation expired is a 404. `stream=true` follows a background response as events, after `starting_after` (a sequence number).
          */
         get: operations["getResponse"];
         put?: never;
@@ -458,6 +458,26 @@ export interface paths {
          * @description Deletes the stored reply, and its question unless another reply answers it (the one that continued it with function call outputs).
          */
         delete: operations["deleteResponse"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/responses/{responseId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a background response (OpenAI Responses API)
+         * @description Cancels its run: nothing starts after this (a tool call already running finishes). One that has ended, or was not a background response, is a 400 as OpenAI answers.
+         */
+        post: operations["cancelResponse"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1254,7 +1274,7 @@ export interface paths {
         put?: never;
         /**
          * The MCP endpoint (Streamable HTTP): the tenant’s agents, knowledge search and workflows as MCP tools
-         * @description JSON-RPC 2.0 as the Model Context Protocol defines it; point an MCP client at this URL with the API key as `X-API-Key` or `Authorization: Bearer`. Tools: list_agents, ask_agent, list_knowledge_sources, search_knowledge, list_workflows, run_workflow, get_execution. Send `Accept: application/json, text/event-stream`.
+         * @description JSON-RPC 2.0 as the Model Context Protocol defines it; point an MCP client at this URL with the API key as `X-API-Key` or `Authorization: Bearer`. Tools: list_agents, ask_agent, run_agent, get_run, list_knowledge_sources, search_knowledge, list_workflows, run_workflow, get_execution. Send `Accept: application/json, text/event-stream`.
          */
         post: operations["mcp"];
         delete?: never;
@@ -2770,12 +2790,19 @@ export interface components {
             object: "response";
             /** @description Unix seconds */
             created_at: number;
-            /** @enum {string} */
-            status: "completed" | "incomplete" | "in_progress";
+            /**
+             * @description queued, in_progress and cancelled: a background response (`background: true`)
+             * @enum {string}
+             */
+            status: "completed" | "incomplete" | "in_progress" | "queued" | "cancelled" | "failed";
+            background?: boolean;
             incomplete_details: {
                 reason: string;
             } | null;
-            error: null;
+            error: {
+                code: string;
+                message: string;
+            } | null;
             /** @description As requested: the agent id */
             model: string;
             output: ({
@@ -2812,7 +2839,7 @@ export interface components {
                 output_tokens_details: {
                     reasoning_tokens: number;
                 };
-            };
+            } | null;
             /** @description Cairn’s additions */
             cairn: {
                 model: string;
@@ -2856,6 +2883,8 @@ export interface components {
             })[];
             instructions?: string | null;
             stream?: boolean | null;
+            /** @description Run in the background: answered at once (status queued), retrieved, streamed (resumable with starting_after) and cancelled by id */
+            background?: boolean | null;
             /** @description Keep this exchange in a Cairn session so the reply can be rated (cairn.sessionId, cairn.messageId). Unlike OpenAI, Cairn stores nothing unless asked */
             store?: boolean | null;
             max_output_tokens?: number | null;
@@ -10968,7 +10997,10 @@ export interface operations {
     };
     getResponse: {
         parameters: {
-            query?: never;
+            query?: {
+                stream?: "true" | "false";
+                starting_after?: number | null;
+            };
             header?: never;
             path: {
                 responseId: string;
@@ -10977,7 +11009,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The response */
+            /** @description The response, or its events */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10988,6 +11020,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Response"];
+                    "text/event-stream": string;
                 };
             };
             /** @description Invalid request: param names the parameter */
@@ -11130,6 +11163,148 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DeletedResponse"];
+                };
+            };
+            /** @description Invalid request: param names the parameter */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Missing, unknown or revoked key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description No such agent (code model_not_found) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Request headers over 16 KB (local mode’s server; in AWS, API Gateway’s own header limit applies) */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Briefly unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+        };
+    };
+    cancelResponse: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                responseId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The cancelled response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Response"];
                 };
             };
             /** @description Invalid request: param names the parameter */
