@@ -43,10 +43,13 @@ function modelProviders() {
   const promptCaching = z.boolean().optional();
   /** Models to list for the platform admin (any model of the provider may be named). */
   const models = z.array(z.string().min(1).max(200)).max(100).optional();
+  /** The models' context window in tokens (default: known windows of common models, else 8,192), and per model. */
+  const contextWindow = z.int().min(1024).max(10_000_000).optional();
+  const contextWindows = z.record(z.string().min(1).max(200), z.int().min(1024).max(10_000_000)).optional();
   const providerSettings = z.discriminatedUnion('type', [
-    z.strictObject({ type: z.literal('openai-compatible'), baseUrl: z.url(), apiKey: z.string().min(1).optional(), timeoutMs, promptCaching, models }),
-    z.strictObject({ type: z.literal('anthropic'), baseUrl: z.url().default('https://api.anthropic.com'), apiKey: z.string().min(1).optional(), timeoutMs, promptCaching, models }),
-    z.strictObject({ type: z.literal('bedrock'), region: z.string().min(1), endpoint: z.url().optional(), timeoutMs, promptCaching, models }),
+    z.strictObject({ type: z.literal('openai-compatible'), baseUrl: z.url(), apiKey: z.string().min(1).optional(), timeoutMs, promptCaching, models, contextWindow, contextWindows }),
+    z.strictObject({ type: z.literal('anthropic'), baseUrl: z.url().default('https://api.anthropic.com'), apiKey: z.string().min(1).optional(), timeoutMs, promptCaching, models, contextWindow, contextWindows }),
+    z.strictObject({ type: z.literal('bedrock'), region: z.string().min(1), endpoint: z.url().optional(), timeoutMs, promptCaching, models, contextWindow, contextWindows }),
   ]);
   return z.record(
     z.string().regex(PROVIDER_NAME, 'names must be lowercase letters, digits and dashes').refine((n) => n !== 'local', 'local is the built-in engine'),

@@ -30,3 +30,8 @@ export function slotValue<T>(slot: FrameSlot<T>): T | undefined {
 export function withSlot<T, R>(slot: FrameSlot<T>, value: T, fn: () => R): R {
   return storage.run({ ...storage.getStore(), [slot.key]: value }, fn);
 }
+
+/** Runs `fn` as work of its own, outside the current one (a queued message taken at once by the process that sent it). */
+export function detached<R>(fn: () => R): R {
+  return storage.run({}, fn);
+}

@@ -4,7 +4,7 @@ import type { Context } from 'hono';
 import { converse, converseSource, converseStream, type ConverseInput, deleteAgentSession, feedbackInput, listAgentSessions, listSessionMessages, rateMessage } from '../../shared/agents';
 import type { AppEnv } from '../../shared/http/context';
 import { ok, okList } from '../../shared/http/envelope';
-import { commonErrors, envelope, jsonContent, listEnvelope } from '../../shared/http/openapi-schemas';
+import { commonErrors, envelope, jsonContent, listEnvelope, paginationMeta } from '../../shared/http/openapi-schemas';
 import { paginationQuery } from '../../shared/http/pagination';
 import { sseResponse } from '../../shared/http/sse';
 import { setUsageHeaders } from '../../shared/http/usage-headers';
@@ -120,6 +120,20 @@ const message = z
   })
   .openapi('SessionMessage');
 
+const messagePage = z
+  .object({
+    data: z.array(message),
+    meta: paginationMeta.extend({
+      compactedThrough: z.string().optional().openapi({
+        description: 'Present once the session was compacted: the last message its summary covers. Every message is still listed; turns after this one reach the model whole, those through it as `summary`.',
+      }),
+      summary: z.string().optional().openapi({ description: 'The summary later turns are given in place of the messages through compactedThrough' }),
+      summarizedBy: z.string().optional().openapi({ description: 'The model that wrote the summary (`provider/model`), or `extractive` (the built-in engine’s)' }),
+      compactedAt: z.string().optional(),
+    }),
+  })
+  .openapi('SessionMessagePage');
+
 const sessionSummary = z
   .object({
     sessionId: z.string(),
@@ -232,14 +246,14 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime
       summary: 'A session’s messages, oldest first',
       security,
       request: { params: sessionParams, query: paginationQuery },
-      responses: { 200: jsonContent(listEnvelope(message), 'A page of messages'), ...commonErrors },
+      responses: { 200: jsonContent(messagePage, 'A page of messages'), ...commonErrors },
     }),
     async (c) => {
       const scope = c.get('identity').scope;
       const { agentId, sessionId } = c.req.valid('param');
       const page = c.req.valid('query');
       const result = await listSessionMessages(rt, scope, agentId, sessionId, page);
-      return okList(c, result.items, { limit: page.limit, nextCursor: result.nextCursor });
+      return okList(c, result.items, { limit: page.limit, nextCursor: result.nextCursor }, result.compaction ?? {});
     },
   );
 

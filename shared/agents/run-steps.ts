@@ -8,6 +8,7 @@ import type { RunMessage } from '../queue/messages';
 import type { Delivery } from '../queue/queue';
 import { checkBackSeconds, whileLeased } from '../queue/work-lease';
 import type { Runtime } from '../runtime';
+import { shortenedResult } from '../models/context-window';
 import { CHECKPOINT_BYTES, ENDED_RUN_STATUSES, packedSize, type NewRunEvent, type RunRecord } from '../store/runs';
 import { inSpan, SpanKind } from '../telemetry';
 import { scopeOf, type TenantScope } from '../tenancy';
@@ -39,7 +40,7 @@ function checkpointOfRun(run: RunRecord): RunCheckpoint {
 /** The run's turn as its checkpoint left it. */
 async function turnOf(rt: Runtime, scope: TenantScope, run: RunRecord): Promise<{ turn: Turn; kept: RunCheckpoint }> {
   const kept = checkpointOfRun(run);
-  const turn = await turnFromCheckpoint(rt, scope, run.agentId, run.sessionId, kept.turn);
+  const turn = await turnFromCheckpoint(rt, scope, run.agentId, run.sessionId, kept.turn, { model: run.phase === 'model' });
   Object.assign(turn, { persist: kept.persist, store: kept.store, exchange: kept.exchange });
   return { turn, kept };
 }
@@ -50,10 +51,22 @@ function compacted(turn: Turn, kept: RunCheckpoint): RunCheckpoint {
   const rounds = turn.request.toolRounds ?? [];
   for (let upTo = 0; packedSize(checkpoint) > CHECKPOINT_BYTES && upTo < rounds.length; upTo++) {
     const round = rounds[upTo]!;
-    round.results = round.results.map((r) => (r.content.length > 1000 ? { ...r, content: `${r.content.slice(0, 1000)}… [${r.content.length - 1000} more characters, compacted]` } : r));
+    round.results = round.results.map((r) => ({ ...r, content: shortenedResult(r.content) }));
     checkpoint = { ...kept, turn: checkpointOf(turn) };
   }
   return checkpoint;
+}
+
+/**
+ * A step's record, written while its usage is: the two are independent writes (a step done again
+ * after a crash between them is billed again either way), and together they take one round trip.
+ */
+async function recordedAfter(billing: Promise<void>, recording: Promise<RunRecord | undefined>): Promise<RunRecord | undefined> {
+  const [billed, recorded] = await Promise.allSettled([billing, recording]);
+  if (recorded.status === 'rejected') throw recorded.reason;
+  // The step is recorded: the run goes on (a step done again would repeat its effects for a count).
+  if (billed.status === 'rejected') log.error('run step usage not counted', { runId: recorded.value?.id, ...errorFields(billed.reason) });
+  return recorded.value;
 }
 
 /** The same key on every attempt of one call of one round of one run. */
@@ -104,16 +117,20 @@ async function modelStep(rt: Runtime, scope: TenantScope, claimed: RunRecord, si
         events,
       );
     }
-    await billTurn(rt, scope, turn);
+    // Billing marks what it counts in the turn at once: the checkpoint after it says so.
+    const billed = billTurn(rt, scope, turn);
     const checkpoint = compacted(turn, kept);
     if ('approval' in outcome) {
       const pending = turn.guard ? turn.guard.storedJson(outcome.approval) : outcome.approval;
-      return rt.store.runs.recordStep(scope, claimed, { status: 'requires_action', round: pending, checkpoint, usage: usageOf(turn) }, [
-        ...events,
-        { type: 'requires_action', data: { pendingToolCalls: pending.map((c) => ({ id: c.id, tool: c.name, arguments: c.arguments })) } },
-      ]);
+      return recordedAfter(
+        billed,
+        rt.store.runs.recordStep(scope, claimed, { status: 'requires_action', round: pending, checkpoint, usage: usageOf(turn) }, [
+          ...events,
+          { type: 'requires_action', data: { pendingToolCalls: pending.map((c) => ({ id: c.id, tool: c.name, arguments: c.arguments })) } },
+        ]),
+      );
     }
-    return rt.store.runs.recordStep(scope, claimed, { phase: 'tools', round: turn.guard ? turn.guard.storedJson(outcome.round) : outcome.round, checkpoint, usage: usageOf(turn) }, events);
+    return recordedAfter(billed, rt.store.runs.recordStep(scope, claimed, { phase: 'tools', round: turn.guard ? turn.guard.storedJson(outcome.round) : outcome.round, checkpoint, usage: usageOf(turn) }, events));
   } catch (error) {
     await billFailed(rt, scope, turn);
     throw error;
@@ -130,11 +147,12 @@ async function toolStep(rt: Runtime, scope: TenantScope, claimed: RunRecord, sig
   const approvals = new Map((claimed.approvals ?? []).map((a) => [a.id, a]));
   const records = await runToolRound(rt, scope, turn, calls, signal, () => undefined, decided, approvals, (call) => idempotencyKeyOf(claimed, call));
   turn.progress.step++;
-  await billTurn(rt, scope, turn);
+  // The vault first: the checkpoint may hold tokens only it restores.
   await saveTurnVault(rt, scope, turn);
+  const billed = billTurn(rt, scope, turn);
   const shown = turn.guard ? turn.guard.storedJson(records) : records;
   const events: NewRunEvent[] = shown.map((r) => ({ type: 'step', data: { step: claimed.step, kind: 'tool', id: r.id, tool: r.tool, arguments: r.arguments, ...(r.error !== undefined ? { error: r.error } : { result: r.result }), durationMs: r.durationMs } }));
-  return rt.store.runs.recordStep(scope, claimed, { phase: 'model', step: claimed.step + 1, round: undefined, approvals: undefined, checkpoint: compacted(turn, kept), usage: usageOf(turn) }, events);
+  return recordedAfter(billed, rt.store.runs.recordStep(scope, claimed, { phase: 'model', step: claimed.step + 1, round: undefined, approvals: undefined, checkpoint: compacted(turn, kept), usage: usageOf(turn) }, events));
 }
 
 /** Ends a run whose step this delivery holds: its final fields and the done event, then its webhook. */
@@ -163,18 +181,20 @@ export function consumeRunMessage(rt: Runtime, message: RunMessage, delivery: De
 
 async function runStep(rt: Runtime, message: RunMessage, delivery: Delivery): Promise<void> {
   const scope = scopeOf(message.tenantId);
-  const run = await rt.store.runs.getRun(scope, message.agentId, message.runId);
-  if (!run || ENDED_RUN_STATUSES.has(run.status) || run.status === 'requires_action') return;
-  // A duplicate, or a message late for a position the run has left.
-  if (run.step !== message.step || run.phase !== message.phase) return;
   const now = rt.clock.now();
-  if (now > run.deadline) return expire(rt, scope, run);
-  const claimed = await rt.store.runs.claimStep(scope, run, message, config.workLeaseMs);
+  // The step is claimed at once; only a claim that fails reads the run to see why.
+  const claimed = await rt.store.runs.claimStep(scope, { agentId: message.agentId, id: message.runId }, message, config.workLeaseMs);
   if (!claimed) {
+    const run = await rt.store.runs.getRun(scope, message.agentId, message.runId);
+    if (!run || ENDED_RUN_STATUSES.has(run.status) || run.status === 'requires_action') return;
+    // A duplicate, or a message late for a position the run has left.
+    if (run.step !== message.step || run.phase !== message.phase) return;
+    if (now > run.deadline) return expire(rt, scope, run);
     // Another delivery runs it; if that worker died its lease runs out: look again just after.
     if (run.leaseUntil !== undefined && run.leaseUntil > now) await sendRunStep(rt, scope, run, checkBackSeconds(run.leaseUntil, now));
     return;
   }
+  const run = claimed;
   // No call outlives the run's time (nor the model's own limit).
   const signal = AbortSignal.timeout(Math.max(1, Math.min(run.deadline - now, claimed.phase === 'model' ? config.modelTimeoutMs * 3 : config.workLeaseMs * 20)));
   let next: RunRecord | undefined;

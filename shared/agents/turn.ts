@@ -3,6 +3,7 @@ import { newId } from '../ids';
 import { addUsage, approximateTokens, type ChatMessage, type ChatRequest, type ChatResult, type ResolvedModel, type ResponseFormat, type ToolCall, type ToolRound, type ToolSpec } from '../models/types';
 import { inFormat } from '../models/structured-output';
 import { errorFields, log } from '../log';
+import { compactedHistory, sessionHistory, type SessionHistory } from './session-compaction';
 import { rememberedFacts } from '../memory/query-memory';
 import type { TenantScope } from '../tenancy';
 import type { Agent } from './agent-schema';
@@ -28,9 +29,6 @@ const agentVersionRef = z.union([z.number(), z.literal(DRAFT)]);
  * must approve a call — and ends once, answered or paused; every ending is billed in the same
  * place (a paused turn is billed for what it used so far, the rest when it finishes).
  */
-
-/** Turns of the session a model is given (the newest). */
-export const HISTORY_WINDOW = 20;
 
 /** Tool rounds a turn may take before it must answer, for agents stored before the setting existed. */
 export const MAX_TOOL_STEPS = 5;
@@ -101,6 +99,7 @@ const toolCallRecordShape = z.object({ id: z.string(), tool: z.string(), argumen
 const chatRequestShape = z.object({
   model: z.string(),
   messages: z.array(z.object({ role: z.enum(['user', 'assistant']), content: z.string() })),
+  summary: z.string().optional(),
   now: z.number(),
   instructions: z.string().optional(),
   passages: z.array(z.object({ title: z.string(), text: z.string() })).optional(),
@@ -137,6 +136,8 @@ const turnStateShape = z.object({
   progress: progressShape,
   /** The definition the turn runs (turns paused before versions existed ran the draft). */
   agentVersion: agentVersionRef.default(DRAFT),
+  /** The model that gave the last answer, when it was not the agent's own (a fallback). */
+  answeredBy: z.string().optional(),
 });
 // Turns kept before requests carried their time were asked when they were received.
 const withRequestTime = (raw: unknown) => {
@@ -172,9 +173,9 @@ export function checkpointFrom(raw: unknown, runId: string): TurnCheckpoint {
 
 /** What continues a turn after its last step: what a pause keeps, values tokenized under guardrails. */
 export function checkpointOf(turn: Turn): TurnCheckpoint {
-  const { keyId, request, sources, receivedAt, userId, progress, agentVersion, guard } = turn;
-  const state: TurnCheckpoint = { ...(keyId ? { keyId } : {}), request, sources, receivedAt, ...(userId ? { userId } : {}), progress, agentVersion };
-  return guard ? { ...state, request: { ...request, messages: guard.storedJson(request.messages), ...(request.memory ? { memory: guard.storedJson(request.memory) } : {}), ...(request.toolRounds ? { toolRounds: guard.storedJson(request.toolRounds) } : {}) }, progress: { ...progress, toolCalls: guard.storedJson(progress.toolCalls) } } : state;
+  const { keyId, request, sources, receivedAt, userId, progress, agentVersion, guard, answeredBy } = turn;
+  const state: TurnCheckpoint = { ...(keyId ? { keyId } : {}), request, sources, receivedAt, ...(userId ? { userId } : {}), progress, agentVersion, ...(answeredBy ? { answeredBy } : {}) };
+  return guard ? { ...state, request: { ...request, messages: guard.storedJson(request.messages), ...(request.summary ? { summary: guard.storedJson(request.summary) } : {}), ...(request.memory ? { memory: guard.storedJson(request.memory) } : {}), ...(request.toolRounds ? { toolRounds: guard.storedJson(request.toolRounds) } : {}) }, progress: { ...progress, toolCalls: guard.storedJson(progress.toolCalls) } } : state;
 }
 
 /** What a streamed turn yields: the reply's text as it comes, and its tool calls as they happen. */
@@ -280,13 +281,13 @@ const pending = (calls: ToolCall[]) => calls.map((c) => ({ id: c.id, tool: c.nam
 async function newTurn(rt: Runtime, scope: TenantScope, agentId: string, input: ConverseInput, progress: Progress): Promise<Turn> {
   const sessionId = input.sessionId ?? newId('session', rt.clock.now());
   // A new session has no history to read; a continued one says which version its last turn ran.
-  const window = input.history === undefined && input.sessionId ? await rt.store.sessions.recentMessages(scope, agentId, sessionId, HISTORY_WINDOW) : [];
+  const read: SessionHistory = input.history === undefined && input.sessionId ? await sessionHistory(rt, scope, agentId, sessionId) : { messages: [] };
   // A continued exchange's question is this turn's message: the history is what came before it.
   const continued = input.exchange?.continues ? input.exchange.questionId : undefined;
-  const stored = continued ? window.filter((m) => m.id < continued) : window;
-  const before = [...stored].reverse().find((m) => m.role === 'assistant')?.agentVersion;
+  const stored = continued ? { ...read, messages: read.messages.filter((m) => m.id < continued) } : read;
+  const before = [...stored.messages].reverse().find((m) => m.role === 'assistant')?.agentVersion;
   const { agent, agentVersion } = await agentForTurn(rt, scope, agentId, input.target ?? {}, { id: sessionId, before });
-  const history = input.history ?? stored.map((m) => ({ role: m.role, content: m.content }));
+  const asked = input.history ?? stored.messages.map((m) => ({ role: m.role, content: m.content }));
   const tools = agent.tools ?? [];
   // A paused turn must be resumed (or the session deleted) before the conversation goes on.
   if (input.sessionId && input.history === undefined && tools.some((t) => t.requireApproval || t.policy?.some((r) => r.action === 'require_approval'))) {
@@ -296,7 +297,7 @@ async function newTurn(rt: Runtime, scope: TenantScope, agentId: string, input: 
   // With a knowledge_search tool the model decides when to search; without, every turn is grounded.
   const [grounded, resolved, memory, callables, guard] = await Promise.all([
     agent.capabilities.includes('document-search') && agent.knowledgeSourceIds.length > 0 && !tools.some((t) => t.type === 'knowledge_search')
-      ? ground(rt, scope, agent, input.message, history)
+      ? ground(rt, scope, agent, input.message, asked)
       : undefined,
     resolveForTenant(rt, scope, agent.model, input.fallbackModels ?? agent.fallbackModels, input.keyId),
     input.userId && input.history === undefined && agent.memory.mode !== 'off' ? rememberedFacts(rt, scope, agent.id, input.userId) : Promise.resolve(undefined),
@@ -315,12 +316,17 @@ async function newTurn(rt: Runtime, scope: TenantScope, agentId: string, input: 
   if (tools.length + (input.clientTools?.length ?? 0) > 0 && !resolved.engine.supportsTools) {
     throw new AppError('UNPROCESSABLE', `Agent ${agent.id} has tools, and its model ${resolved.name} cannot call tools: choose a model that can, or remove the tools`, { field: 'tools', model: resolved.name });
   }
+  const labels = turnLabels(agent.id, agentVersion);
+  // Stored turns hold what the guardrails let through (values tokenized): their summary needs no guard, and must not trip the turn's.
+  const summarizer = labelledModel(tallied(resolved, () => progress.models), labels);
+  const kept = input.history === undefined ? await compactedHistory(rt, scope, { agentId, sessionId }, stored, summarizer, modelSignal(undefined)) : stored;
+  const history = input.history ?? kept.messages.map((m) => ({ role: m.role, content: m.content }));
   return {
     agent,
     agentVersion,
     tools: callables,
     sessionId,
-    resolved: turnModel(resolved, progress, guard, turnLabels(agent.id, agentVersion)),
+    resolved: turnModel(resolved, progress, guard, labels),
     ...(guard ? { guard } : {}),
     clientTools: new Set((input.clientTools ?? []).map((t) => t.name)),
     sources: grounded?.sources ?? [],
@@ -339,6 +345,7 @@ async function newTurn(rt: Runtime, scope: TenantScope, agentId: string, input: 
       messages: [...history, { role: 'user', content: input.message }],
       now: rt.clock.now(),
       instructions: [agent.instructions, input.instructions].filter(Boolean).join('\n\n') || undefined,
+      ...(kept.compaction ? { summary: kept.compaction.summary } : {}),
       passages: grounded?.passages,
       ...(memory && memory.length > 0 ? { memory } : {}),
       temperature: input.settings?.temperature ?? agent.temperature,
@@ -394,11 +401,18 @@ async function resumedTurn(rt: Runtime, scope: TenantScope, agentId: string, inp
  * definition, tools and guard as looked up again now; its model resolved again (budgets as they
  * stand now).
  */
-async function continuedTurn(rt: Runtime, scope: TenantScope, parts: { agent: Agent; tools: CallableTool[]; guard: Guard | undefined }, kept: TurnCheckpoint, sessionId: string): Promise<Turn> {
+async function continuedTurn(
+  rt: Runtime,
+  scope: TenantScope,
+  parts: { agent: Agent; tools: CallableTool[]; guard: Guard | undefined },
+  kept: TurnCheckpoint,
+  sessionId: string,
+  options: { model: boolean } = { model: true },
+): Promise<Turn> {
   const { agent, tools, guard } = parts;
   // The continued turn's guard is new: its findings are counted from none.
   if (kept.progress.billed) kept.progress.billed.guardrailFindings = 0;
-  const resolved = await resolveForTenant(rt, scope, agent.model, agent.fallbackModels, kept.keyId);
+  const resolved: ResolvedModel & { budget?: TokenBudget } = options.model ? await resolveForTenant(rt, scope, agent.model, agent.fallbackModels, kept.keyId) : noModel(kept.answeredBy ?? agent.model);
   return {
     ...kept,
     agent,
@@ -415,12 +429,24 @@ async function continuedTurn(rt: Runtime, scope: TenantScope, parts: { agent: Ag
   };
 }
 
-/** A background run's turn from its checkpoint: the run's definition, its tools and guard (the session's vault) looked up again. */
-export async function turnFromCheckpoint(rt: Runtime, scope: TenantScope, agentId: string, sessionId: string, checkpoint: TurnCheckpoint): Promise<Turn> {
+/**
+ * A background run's turn from its checkpoint: the run's definition, its tools and guard (the
+ * session's vault) looked up again. A step that runs tools calls no model (`model: false`): its
+ * model (and the budgets a model call is held to) is not looked up.
+ */
+export async function turnFromCheckpoint(rt: Runtime, scope: TenantScope, agentId: string, sessionId: string, checkpoint: TurnCheckpoint, options: { model: boolean } = { model: true }): Promise<Turn> {
   const { agent } = await agentForTurn(rt, scope, agentId, checkpoint.agentVersion === DRAFT ? {} : { version: checkpoint.agentVersion }, { id: sessionId });
   const [tools, guard] = await Promise.all([callableTools(toolContext(rt, scope, agent)), guardOf(rt, scope, agent, sessionId, true)]);
-  return continuedTurn(rt, scope, { agent, tools, guard }, checkpoint, sessionId);
+  return continuedTurn(rt, scope, { agent, tools, guard }, checkpoint, sessionId, options);
 }
+
+/** The model of a step that calls none: named (usage is counted under it), never called. */
+const noModel = (name: string): ResolvedModel => {
+  const refuse = () => {
+    throw new AppError('INTERNAL_ERROR', 'A tool step called its model');
+  };
+  return { name, model: name.slice(name.indexOf('/') + 1), engine: { provider: 'none', supportsTools: true, generate: async () => refuse(), stream: async function* () { return refuse(); } } };
+};
 
 /** A new turn of a background run: nothing is resumed, nothing streamed yet. */
 export function startTurn(rt: Runtime, scope: TenantScope, agentId: string, input: ConverseInput): Promise<Turn> {

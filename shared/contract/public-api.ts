@@ -2278,6 +2278,18 @@ export interface components {
             /** @description Messages written (user and assistant) */
             messages: number;
         };
+        SessionMessagePage: {
+            data: components["schemas"]["SessionMessage"][];
+            meta: components["schemas"]["PageMeta"] & {
+                /** @description Present once the session was compacted: the last message its summary covers. Every message is still listed; turns after this one reach the model whole, those through it as `summary`. */
+                compactedThrough?: string;
+                /** @description The summary later turns are given in place of the messages through compactedThrough */
+                summary?: string;
+                /** @description The model that wrote the summary (`provider/model`), or `extractive` (the built-in engine’s) */
+                summarizedBy?: string;
+                compactedAt?: string;
+            };
+        };
         SessionMessage: {
             id: string;
             /** @enum {string} */
@@ -7354,10 +7366,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["SessionMessage"][];
-                        meta: components["schemas"]["PageMeta"];
-                    };
+                    "application/json": components["schemas"]["SessionMessagePage"];
                 };
             };
             /** @description Invalid request: details.field names the field */

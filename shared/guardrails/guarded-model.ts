@@ -19,6 +19,7 @@ export function guardedModel(resolved: ResolvedModel, guard: Guard): ResolvedMod
     return {
       ...request,
       messages,
+      ...(request.summary ? { summary: guard.protect(request.summary, 'input') } : {}),
       ...(request.memory ? { memory: request.memory.map((fact) => guard.protect(fact, 'input')) } : {}),
       ...(request.toolRounds
         ? {

@@ -19,9 +19,10 @@ export function ok<T, S extends ContentfulStatusCode = 200>(c: Context<AppEnv>, 
   return c.json({ data, meta: { ...meta(c), ...extraMeta } }, status);
 }
 
-export function okList<T>(c: Context<AppEnv>, items: T[], page: { limit: number; nextCursor: string | null }) {
+/** A page of a list; `about` adds what the list says of itself (a session's compaction) to its meta. */
+export function okList<T>(c: Context<AppEnv>, items: T[], page: { limit: number; nextCursor: string | null }, about: Record<string, unknown> = {}) {
   const pagination = { limit: page.limit, nextCursor: page.nextCursor, hasMore: page.nextCursor !== null };
-  return c.json({ data: items, meta: { ...meta(c), pagination } }, 200);
+  return c.json({ data: items, meta: { ...meta(c), ...about, pagination } }, 200);
 }
 
 export function errorBody(c: Context<AppEnv>, error: Pick<AppError, 'code' | 'message' | 'details'>) {

@@ -27,11 +27,18 @@ function secondPerson(fact: string): string {
   return `you ${VERBS[verb] ?? verb} ${rest.join(' ')}`;
 }
 
+/** What the user said in the summary of a compacted session: its `User:` lines, or the whole of a summary a model wrote. */
+const summarizedSaying = (summary: string | undefined) =>
+  (summary ?? '')
+    .split('\n')
+    .filter((line) => line.trim() && !line.startsWith('Assistant: '))
+    .map((line) => line.replace(/^User: /, ''));
+
 /** What the user said earlier in the session, and the facts remembered about them, as sentences a reply can use. */
 function remembered(request: ChatRequest): Array<{ text: string; remembered: boolean }> {
-  const earlier = request.messages.slice(0, -1).filter((m) => m.role === 'user');
+  const earlier = [...summarizedSaying(request.summary), ...request.messages.slice(0, -1).filter((m) => m.role === 'user').map((m) => m.content)];
   return [
-    ...earlier.flatMap((m) => sentencesOf(m.content.replace(/\s+/g, ' ')).map((text) => ({ text, remembered: false }))),
+    ...earlier.flatMap((said) => sentencesOf(said.replace(/\s+/g, ' ')).map((text) => ({ text, remembered: false }))),
     ...(request.memory ?? []).map((fact) => ({ text: secondPerson(fact), remembered: true })),
   ];
 }

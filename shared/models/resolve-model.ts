@@ -112,7 +112,8 @@ export function modelResolver(options: { keys?: () => Promise<ProviderKeys>; pro
       }
       const settings = provider === 'local' ? undefined : providersOf(await keys(), declared)[provider];
       if (!settings || !usable(settings)) return { name: 'local/extractive', model: 'extractive', engine: await localEngine(), timeoutMs: config.modelTimeoutMs };
-      return { name: `${provider}/${model}`, model, engine: engineOf(provider, settings), timeoutMs: settings.timeoutMs ?? config.modelTimeoutMs };
+      const contextWindow = settings.contextWindows?.[model] ?? settings.contextWindow;
+      return { name: `${provider}/${model}`, model, engine: engineOf(provider, settings), timeoutMs: settings.timeoutMs ?? config.modelTimeoutMs, ...(contextWindow ? { contextWindow } : {}) };
     },
     async providers() {
       const providers = providersOf(await keys(), declared);

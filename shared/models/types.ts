@@ -47,6 +47,8 @@ export interface ChatRequest {
   model: string;
   /** The conversation, oldest first, ending with the user's message. */
   messages: ChatMessage[];
+  /** The conversation before `messages`, summarized (a long session compacted, or a request fitted to its model's window). */
+  summary?: string;
   /** When it is asked (epoch ms, the runtime's clock): the day "tomorrow" means to the built-in engine. */
   now: number;
   instructions?: string;
@@ -129,6 +131,8 @@ export function systemParts(request: ChatRequest): { stable?: string; context?: 
   const stable: string[] = [];
   if (request.instructions) stable.push(request.instructions);
   if (request.responseFormat) stable.push(formatInstruction(request.responseFormat));
+  // The summary changes only when a session is compacted again: it belongs with what stays.
+  if (request.summary) stable.push(`Earlier in this conversation (summarized):\n${request.summary}`);
   const context: string[] = [];
   if (request.memory && request.memory.length > 0) {
     context.push(`What you remember about the user from earlier conversations (use it when relevant):\n${request.memory.map((f) => `- ${f}`).join('\n')}`);
@@ -166,6 +170,8 @@ export interface ResolvedModel {
   engine: ChatModel;
   /** How long one call may take (the provider's `timeoutMs`, else MODEL_TIMEOUT_MS) before a chain tries the next model. */
   timeoutMs?: number;
+  /** The model's context window in tokens, as its provider entry sets it (else a known default: context-window.ts). */
+  contextWindow?: number;
 }
 
 /** A provider as the platform admin's listing shows it (never its key). */

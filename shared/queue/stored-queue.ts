@@ -1,3 +1,4 @@
+import { detached } from '../work-frame';
 import { errorFields, log } from '../log';
 import { traceCarrier } from '../telemetry';
 import type { QueueMessagesStore, StoredMessage } from '../store/queue-messages';
@@ -69,7 +70,23 @@ export function storedQueue<M>(
       setTimeout(resolve, ms).unref();
     });
 
-  async function handle(taken: StoredMessage): Promise<void> {
+  /**
+   * Handles a taken message, then wakes the receiver when it may have work it could not take: a
+   * message given back to retry, or the slot of a full receiver freed. (A message handled while
+   * others waited for nothing costs no read of the queue.)
+   */
+  function handled(taken: StoredMessage): Promise<void> {
+    const work: Promise<void> = handle(taken).then((retry) => {
+      const wasFull = inHand.size >= concurrency;
+      inHand.delete(work);
+      if (retry || wasFull) poke();
+    });
+    inHand.add(work);
+    return work;
+  }
+
+  /** Delivers a taken message and settles it; true when it was given back to be retried. */
+  async function handle(taken: StoredMessage): Promise<boolean> {
     let receipt = taken;
     // The heartbeat and the final acknowledgement must not overlap: each needs the current receipt
     // (withHeartbeat waits for the last beat).
@@ -85,8 +102,11 @@ export function storedQueue<M>(
       failure = error ?? new Error('consumer failed');
     }
     try {
-      if (failure === undefined) await store.remove(namespace, name, receipt);
-      else if (receipt.receiveCount >= MAX_RECEIVES) {
+      if (failure === undefined) {
+        await store.remove(namespace, name, receipt);
+        return false;
+      }
+      if (receipt.receiveCount >= MAX_RECEIVES) {
         log.error('message dead-lettered', { queue: name, messageId: receipt.messageId, ...errorFields(failure) });
         await store.deadLetter(namespace, name, receipt, failure instanceof Error ? failure.message : JSON.stringify(failure));
       } else {
@@ -97,6 +117,7 @@ export function storedQueue<M>(
       // The message stays where it is and comes back when its lease runs out.
       log.warn('queue settle failed', { queue: name, messageId: receipt.messageId, ...errorFields(error) });
     }
+    return failure !== undefined;
   }
 
   async function receive(): Promise<void> {
@@ -114,11 +135,7 @@ export function storedQueue<M>(
             const taken = await store.move(namespace, name, message, now + options.visibilityMs, { received: true, leased: true });
             if (!taken) continue; // another receiver took it first
             took++;
-            const work: Promise<void> = handle(taken).finally(() => {
-              inHand.delete(work);
-              poke();
-            });
-            inHand.add(work);
+            void handled(taken);
           }
         } catch (error) {
           log.warn('queue receive failed', { queue: name, ...errorFields(error) });
@@ -131,8 +148,18 @@ export function storedQueue<M>(
   return {
     async send(messages, sendOptions = {}) {
       const delayMs = Math.min(900, Math.max(0, sendOptions.delaySeconds ?? 0)) * 1000;
-      await store.send(namespace, name, messages.map((m) => JSON.stringify(m)), store.clock.now() + delayMs, traceCarrier());
-      poke();
+      const bodies = messages.map((m) => JSON.stringify(m));
+      // What this process's receiver has room for now is taken as it is written: no read, no move.
+      const handed = running && delayMs === 0 ? bodies.slice(0, Math.max(0, concurrency - inHand.size)) : [];
+      const rest = bodies.slice(handed.length);
+      const carrier = traceCarrier();
+      const now = store.clock.now();
+      const [taken] = await Promise.all([
+        handed.length > 0 ? store.send(namespace, name, handed, now + options.visibilityMs, carrier, true) : [],
+        rest.length > 0 ? store.send(namespace, name, rest, now + delayMs, carrier) : [],
+      ]);
+      for (const message of taken) void detached(() => handled(message));
+      if (rest.length > 0) poke();
     },
     async pending() {
       return (await store.pending(namespace, name)).length;

@@ -104,6 +104,8 @@ export const keys = {
   sessionPartition: (scope: TenantScope, agentId: string, sessionId: string) => `${scoped(scope)}#SESSION#${agentId}#${sessionId}`,
   /** A conversation's turn paused for a person to approve tool calls (at most one). */
   pausedTurn: (scope: TenantScope, agentId: string, sessionId: string): ItemKey => ({ pk: `${scoped(scope)}#PAUSED#${agentId}#${sessionId}`, sk: 'TURN' }),
+  /** A conversation's summary of its older turns, which later turns are given in their place (at most one). */
+  sessionCompaction: (scope: TenantScope, agentId: string, sessionId: string): ItemKey => ({ pk: `${scoped(scope)}#COMPACTED#${agentId}#${sessionId}`, sk: 'SUMMARY' }),
 
   /**
    * The memory graph of one user (or of one anonymous session): nodes, edges and episodes of

@@ -30,13 +30,17 @@ export type StoredMessage = z.infer<typeof messageShape>;
 export function queueMessagesStore(db: Db, clock: Clock) {
   const ops = batchOps(db);
 
-  async function send(namespace: string, queue: string, bodies: string[], visibleAt: number, attributes?: Record<string, string>): Promise<void> {
-    await ops.batchWrite(
-      bodies.map((body) => {
-        const messageId = newId('message', clock.now());
-        return putRequest({ ...keys.queueMessage(namespace, queue, visibleAt, messageId), messageId, body, ...(attributes ? { attributes } : {}), receiveCount: 0 });
-      }),
-    );
+  /**
+   * Queues messages visible from `visibleAt`; `taken`: received at once by the sender's own
+   * receiver (leased until `visibleAt`, as a receive would leave them), one write instead of three.
+   */
+  async function send(namespace: string, queue: string, bodies: string[], visibleAt: number, attributes?: Record<string, string>, taken = false): Promise<StoredMessage[]> {
+    const messages = bodies.map((body) => {
+      const messageId = newId('message', clock.now());
+      return { ...keys.queueMessage(namespace, queue, visibleAt, messageId), messageId, body, ...(attributes ? { attributes } : {}), receiveCount: taken ? 1 : 0, ...(taken ? { leased: true } : {}) };
+    });
+    await ops.batchWrite(messages.map((m) => putRequest(m)));
+    return messages;
   }
 
   /**

@@ -145,10 +145,11 @@ export function runsStore(db: Db, clock: Clock) {
 
   /**
    * Takes the run's next step (`step`, `phase`) on a lease: only while the run is queued or in
-   * progress at that position, and no live lease holds it (a worker that died lets it go when its
-   * lease runs out). Undefined: another delivery has it, or the run moved on or ended.
+   * progress at that position, within its deadline, and no live lease holds it (a worker that died
+   * lets it go when its lease runs out). Undefined: another delivery has it, or the run moved on,
+   * ended or ran out of time.
    */
-  async function claimStep(scope: TenantScope, run: RunRecord, position: { step: number; phase: 'model' | 'tools' }, leaseMs: number): Promise<RunRecord | undefined> {
+  async function claimStep(scope: TenantScope, run: { agentId: string; id: string }, position: { step: number; phase: 'model' | 'tools' }, leaseMs: number): Promise<RunRecord | undefined> {
     const now = clock.now();
     const out = await ifConditionHolds(
       db.client.send(
@@ -156,7 +157,7 @@ export function runsStore(db: Db, clock: Clock) {
           TableName: db.table,
           Key: key(scope, run),
           UpdateExpression: 'SET #status = :progress, leaseUntil = :until, attempt = attempt + :one, updatedAt = :at, startedAt = if_not_exists(startedAt, :at)',
-          ConditionExpression: '#status IN (:queued, :progress) AND step = :step AND phase = :phase AND (attribute_not_exists(leaseUntil) OR leaseUntil < :now)',
+          ConditionExpression: '#status IN (:queued, :progress) AND step = :step AND phase = :phase AND deadline >= :now AND (attribute_not_exists(leaseUntil) OR leaseUntil < :now)',
           ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: { ':progress': 'in_progress', ':queued': 'queued', ':until': now + leaseMs, ':one': 1, ':at': new Date(now).toISOString(), ':step': position.step, ':phase': position.phase, ':now': now },
           ReturnValues: 'ALL_NEW',

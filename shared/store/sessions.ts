@@ -1,5 +1,5 @@
 import type { Clock } from '../clock';
-import { ConditionalCheckFailedException, GetCommand, QueryCommand, UpdateCommand } from './dynamo-commands';
+import { ConditionalCheckFailedException, GetCommand, PutCommand, QueryCommand, UpdateCommand } from './dynamo-commands';
 import { config } from '../config';
 import type { TenantScope } from '../tenancy';
 import { batchOps, deleteRequest, putRequest, readPage, type WriteRequest } from './batch';
@@ -34,6 +34,17 @@ const messageShape = z.lazy(() => z.object({
 }));
 export type SessionMessage = z.infer<typeof messageShape>;
 export type MessageFeedback = NonNullable<SessionMessage['feedback']>;
+
+/** A session's older turns summarized: turns after `through` are given the summary in their place. */
+export interface SessionCompaction {
+  /** The last message the summary covers. */
+  through: string;
+  summary: string;
+  /** Who wrote it: a model (`provider/model`), or `extractive` (the built-in engine's summary). */
+  by: string;
+  at: string;
+}
+const compactionShape = z.object({ through: z.string(), summary: z.string(), by: z.string(), at: z.string() });
 
 /** A conversation as the session index keeps it. */
 export interface SessionSummary {
@@ -209,6 +220,31 @@ export function sessionsStore(db: Db, clock: Clock) {
     await db.client.send(new UpdateCommand({ TableName: db.table, Key: keys.sessionIndex(scope, agentId, sessionId), UpdateExpression: 'SET vault = :vault', ExpressionAttributeValues: { ':vault': sealed } }));
   }
 
+  async function getCompaction(scope: TenantScope, agentId: string, sessionId: string): Promise<SessionCompaction | undefined> {
+    const out = await db.client.send(new GetCommand({ TableName: db.table, Key: keys.sessionCompaction(scope, agentId, sessionId) }));
+    return out.Item ? readItem(compactionShape, out.Item, 'session compaction') : undefined;
+  }
+
+  /**
+   * Keeps a newer summary: turns that compact at once each write theirs, and the one that covers
+   * more of the session stays. Expires with the session's turns.
+   */
+  async function putCompaction(scope: TenantScope, agentId: string, sessionId: string, compaction: SessionCompaction): Promise<void> {
+    try {
+      await db.client.send(
+        new PutCommand({
+          TableName: db.table,
+          Item: { ...keys.sessionCompaction(scope, agentId, sessionId), ...compaction, expiresAt: Math.floor(clock.now() / 1000) + config.sessionTtlDays * 86400 },
+          ConditionExpression: 'attribute_not_exists(pk) OR #through < :through',
+          ExpressionAttributeNames: { '#through': 'through' },
+          ExpressionAttributeValues: { ':through': compaction.through },
+        }),
+      );
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    }
+  }
+
   /** Deletes these turns of a session (its index entry stays). */
   async function deleteMessages(scope: TenantScope, agentId: string, sessionId: string, messageIds: string[]): Promise<void> {
     const pk = keys.sessionPartition(scope, agentId, sessionId);
@@ -236,10 +272,11 @@ export function sessionsStore(db: Db, clock: Clock) {
       ...items.map((item) => deleteRequest({ pk, sk: String(item.sk) })),
       deleteRequest(keys.sessionIndex(scope, agentId, sessionId)),
       deleteRequest(keys.pausedTurn(scope, agentId, sessionId)),
+      deleteRequest(keys.sessionCompaction(scope, agentId, sessionId)),
     ]);
     return items.length;
   }
-  return { messageWrites, touchSession, openingWrite, recentMessages, listMessages, listSessions, sessionsOf, deleteSession, deleteMessages, getMessage, messageBefore, messageAfter, setFeedback, getVault, putVault, sessionsOfUser, allMessages };
+  return { messageWrites, touchSession, openingWrite, recentMessages, listMessages, listSessions, sessionsOf, deleteSession, deleteMessages, getMessage, messageBefore, messageAfter, setFeedback, getVault, putVault, getCompaction, putCompaction, sessionsOfUser, allMessages };
 }
 
 export type SessionsStore = ReturnType<typeof sessionsStore>;

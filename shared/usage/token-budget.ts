@@ -7,6 +7,7 @@ import type { TenantScope } from '../tenancy';
 import { aroundEachCall } from '../models/around-each-call';
 import { modelChain } from '../models/model-chain';
 import { observedModel } from '../models/observed-model';
+import { windowed } from '../models/context-window';
 import { costOfTokens, hasPrice } from './usage';
 
 /**
@@ -182,7 +183,7 @@ async function metersOf(rt: Runtime, scope: TenantScope, keyId: string | undefin
 export async function resolveForTenant(rt: Runtime, scope: TenantScope, name: string, fallbacks: readonly string[] = [], keyId?: string): Promise<ResolvedModel & { budget?: TokenBudget }> {
   const resolved = await Promise.all([name, ...fallbacks].map((n) => rt.models.resolve(n)));
   // Names that resolve alike (providers without credentials all go to the built-in engine) are tried once.
-  const chain = resolved.filter((r, i) => resolved.findIndex((o) => o.name === r.name) === i).map(observedModel);
+  const chain = resolved.filter((r, i) => resolved.findIndex((o) => o.name === r.name) === i).map((r) => windowed(observedModel(r)));
   if (chain.every((r) => r.engine.provider === 'local')) return modelChain(chain, rt.caches.modelBreakers);
   const { budget, meters } = await metersOf(rt, scope, keyId);
   const first = chain[0]!;
