@@ -1,7 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { oneRelease, releaseFields } from '../../shared/releases';
 import { config } from '../../shared/config';
-import { cancelExecution, executeAndWait, getExecution, listExecutions, presentExecution, completeHumanStep, listWaitingExecutions, listDeliveries, webhookInput, webhookShown, followExecution } from '../../shared/workflows';
+import { cancelExecution, rerunExecution, executeAndWait, getExecution, listExecutions, presentExecution, completeHumanStep, listWaitingExecutions, listDeliveries, webhookInput, webhookShown, followExecution } from '../../shared/workflows';
 import { sseResponse } from '../../shared/http/sse';
 import type { AppEnv } from '../../shared/http/context';
 import { ok, okList } from '../../shared/http/envelope';
@@ -27,6 +27,16 @@ const executeInput = z
   })
   .superRefine(oneRelease)
   .openapi('ExecuteRequest', { example: { input: 'I was charged twice for my order', parameters: { orderId: '1042', amount: 129.9 } } });
+
+const rerunInput = z
+  .strictObject({
+    fromStep: z.string().min(1).max(64).openapi({ description: 'The step to run again; it and every step after it (by dependsOn) run, the others keep their outputs' }),
+    input: z.string().max(100_000).optional().openapi({ description: 'The original’s input when not given' }),
+    parameters: z.record(z.string(), z.unknown()).optional().openapi({ description: 'The original’s parameters when not given' }),
+    ...releaseFields('Run the version this alias routes to; without version or alias, the definition the original ran'),
+  })
+  .superRefine(oneRelease)
+  .openapi('RerunExecutionRequest', { example: { fromStep: 'answer' } });
 
 const delivery = z
   .object({
@@ -73,10 +83,12 @@ const execution = z
           .openapi({ description: 'A human step’s request: what to answer, and the JSON Schema of the input' }),
         completedBy: z.enum(['api', 'timeout']).optional(),
         map: z.object({ total: z.int(), started: z.int(), done: z.int(), failed: z.int() }).optional().openapi({ description: 'A map step’s progress' }),
+        reused: z.boolean().optional().openapi({ description: 'A re-run took this step’s output from the execution it re-runs; it did not run again' }),
       }),
     ),
     usage: z.object({ inputTokens: z.number(), outputTokens: z.number() }),
     webhook: webhookShown.optional().openapi({ description: 'Where its completion webhook goes (the execute request’s, else the workflow’s); the secret is never shown' }),
+    rerunOf: z.object({ executionId: z.string(), fromStep: z.string() }).optional().openapi({ description: 'The execution this one re-runs, and the step it re-ran from' }),
     startedAt: z.string(),
     finishedAt: z.string().optional(),
   })
@@ -167,6 +179,32 @@ export function registerExecutionRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       const scope = c.get('identity').scope;
       const { workflowId, executionId } = c.req.valid('param');
       return ok(c, presentExecution(await cancelExecution(rt, scope, workflowId, executionId)));
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/v1/workflows/{workflowId}/executions/{executionId}/rerun',
+      operationId: 'rerunExecution',
+      tags: ['Workflows'],
+      summary: 'Re-run a finished execution from a step',
+      description:
+        'A new execution (`rerunOf`) that reuses the outputs of the steps that succeeded before `fromStep` — they do not run again, so none of their effects repeat — and runs `fromStep`, every step depending on it, and any step that had not succeeded. For succeeded, failed and canceled executions (409 otherwise); a step the definition does not have is a 400 naming `fromStep`. Answers 202 with Location, as an async execute does.',
+      security,
+      request: { params: executionParams, body: { content: { 'application/json': { schema: rerunInput } }, required: true } },
+      responses: {
+        202: jsonContent(envelope(execution), 'The new execution, running; see Location'),
+        409: jsonContent(commonErrors[400].content['application/json'].schema, 'The execution has not finished'),
+        ...commonErrors,
+      },
+    }),
+    async (c) => {
+      const { workflowId, executionId } = c.req.valid('param');
+      const { alias, version, ...body } = c.req.valid('json');
+      const record = await rerunExecution(rt, c.get('identity').scope, workflowId, executionId, { ...body, target: { alias, version }, keyId: c.get('identity').keyId });
+      c.header('Location', `/v1/workflows/${workflowId}/executions/${record.id}`);
+      return ok(c, presentExecution(record), 202);
     },
   );
 

@@ -60,6 +60,8 @@ const stepStateShape = z.lazy(() => z.object({
   /** Who completed a human step: `api` or `timeout`. */
   completedBy: z.enum(['api', 'timeout']).optional(),
   map: mapProgressShape.optional(),
+  /** Taken over from the execution this one re-runs: its output, not run again. */
+  reused: z.boolean().optional(),
 }));
 export type StepState = z.infer<typeof stepStateShape>;
 
@@ -81,6 +83,8 @@ const executionShape = z.lazy(() => z.object({
   keyId: z.string().optional(),
   /** Where its completion webhooks go (the execute request's, else the workflow's); the domain seals the secret, the store keeps it as is. */
   webhook: z.object({ url: z.string(), events: z.array(z.enum(['succeeded', 'failed', 'canceled', 'waiting'])), sealed: anObject }).optional(),
+  /** The execution this one re-runs, and from which step. */
+  rerunOf: z.object({ executionId: z.string(), fromStep: z.string() }).optional(),
   createdAt: z.string(),
   startedAt: z.string(),
   finishedAt: z.string().optional(),
@@ -138,7 +142,13 @@ export function executionsStore(db: Db, clock: Clock) {
     await db.client.send(
       new PutCommand({
         TableName: db.table,
-        Item: { ...keys.execution(scope, record.workflowId, record.id), ...record, definition: packed(record.definition) },
+        // A re-run's steps start with the outputs they reuse.
+        Item: {
+          ...keys.execution(scope, record.workflowId, record.id),
+          ...record,
+          definition: packed(record.definition),
+          steps: Object.fromEntries(Object.entries(record.steps).map(([id, step]) => [id, step.output !== undefined ? { ...step, output: packed(step.output) } : step])),
+        },
         ConditionExpression: 'attribute_not_exists(pk)',
       }),
     );

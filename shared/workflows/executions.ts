@@ -1,4 +1,4 @@
-import { ConflictError, NotFoundError } from '../errors';
+import { ConflictError, NotFoundError, ValidationError } from '../errors';
 import { isId, newId } from '../ids';
 import type { Runtime } from '../runtime';
 import { type ExecutionRecord, type ExecutionStatus, type StepState } from '../store/executions';
@@ -26,31 +26,103 @@ export async function startExecution(
   const { workflow, workflowVersion } = await workflowForRun(rt, scope, workflowId, request.target ?? {}, id);
   // The request's webhook over the workflow's, pinned like the definition.
   const webhook = request.webhook ? await sealWebhook(rt, scope, request.webhook, undefined, 'webhook') : workflow.webhook;
-  const deps = dependenciesOf(workflow.steps);
-  const definition = workflow.steps.map((s, i) => ({ ...s, dependsOn: deps[i]! })) as Definition;
+  return launch(rt, scope, { id, workflowId, workflowVersion, definition: definitionOf(workflow.steps), input: request.input, parameters: request.parameters, keyId: request.keyId, webhook });
+}
+
+/** Steps with their dependencies spelled out, as an execution keeps them. */
+const definitionOf = (steps: Array<{ id: string; type: string; dependsOn?: string[] }>): Definition => {
+  const deps = dependenciesOf(steps);
+  return steps.map((s, i) => ({ ...s, dependsOn: deps[i]! }));
+};
+
+/** Writes a new execution (its steps pending but those given) and sends the steps that are ready. */
+async function launch(
+  rt: Runtime,
+  scope: TenantScope,
+  start: Pick<ExecutionRecord, 'id' | 'workflowId' | 'workflowVersion' | 'definition' | 'input' | 'parameters' | 'keyId' | 'webhook' | 'rerunOf'> & { reused?: Record<string, StepState> },
+): Promise<ExecutionRecord> {
+  const { reused = {}, keyId, webhook, rerunOf, ...fields } = start;
   const now = isoNow(rt.clock);
   const execution: ExecutionRecord = {
-    id,
-    workflowId,
-    workflowVersion,
+    ...fields,
     status: 'running',
-    input: request.input,
-    parameters: request.parameters,
-    steps: Object.fromEntries(definition.map((s) => [s.id, { id: s.id, type: s.type, status: 'pending', attempt: 0 } satisfies StepState])),
-    definition,
+    steps: Object.fromEntries(fields.definition.map((s) => [s.id, reused[s.id] ?? ({ id: s.id, type: s.type, status: 'pending', attempt: 0 } satisfies StepState)])),
     usage: { inputTokens: 0, outputTokens: 0 },
-    ...(request.keyId ? { keyId: request.keyId } : {}),
+    ...(keyId ? { keyId } : {}),
     ...(webhook ? { webhook } : {}),
+    ...(rerunOf ? { rerunOf } : {}),
     createdAt: now,
     startedAt: now,
   };
   // Registered first, so that no running execution can escape the sweeper (work-sweeper.ts).
-  await rt.store.unfinishedWork.put({ kind: 'execution', tenantId: scope.tenantId, id: execution.id, workflowId, seenAt: rt.clock.now(), redrives: 0 });
+  await rt.store.unfinishedWork.put({ kind: 'execution', tenantId: scope.tenantId, id: execution.id, workflowId: execution.workflowId, seenAt: rt.clock.now(), redrives: 0 });
   await rt.store.executions.createExecution(scope, execution);
-  const ready = readySteps(definition, execution.steps);
+  const ready = readySteps(execution.definition, execution.steps);
   await sendSteps(rt, scope, execution, ready);
   await rt.store.executions.markQueued(scope, execution, ready);
   return execution;
+}
+
+export interface RerunRequest {
+  fromStep: string;
+  /** The original's when not given. */
+  input?: string;
+  parameters?: Record<string, unknown>;
+  keyId?: string;
+  /** A version or alias to run; without either, the definition the original ran. */
+  target?: WorkflowTarget;
+}
+
+/**
+ * A new execution of a finished one from `fromStep`: the steps that succeeded (or were skipped)
+ * and do not depend on `fromStep`, directly or through others, keep their outputs and are not run
+ * again, so none of their effects repeat; `fromStep`, what follows from it, and whatever had not
+ * succeeded, run.
+ */
+export async function rerunExecution(rt: Runtime, scope: TenantScope, workflowId: string, executionId: string, request: RerunRequest): Promise<ExecutionRecord> {
+  const original = await getExecution(rt, scope, workflowId, executionId);
+  if (!FINISHED.has(original.status)) throw new ConflictError(`Execution ${executionId} is ${original.status}; only a finished execution can be re-run`, { status: original.status });
+  const id = newId('execution', rt.clock.now());
+  const chosen = request.target?.version !== undefined || request.target?.alias !== undefined ? await workflowForRun(rt, scope, workflowId, request.target, id) : undefined;
+  const definition = chosen ? definitionOf(chosen.workflow.steps) : original.definition;
+  if (!definition.some((s) => s.id === request.fromStep)) {
+    throw new ValidationError('fromStep', `is not a step of this workflow${chosen ? `'s version ${String(chosen.workflowVersion)}` : ' as the execution ran it'} (steps: ${definition.map((s) => s.id).join(', ')})`);
+  }
+  const again = dependentsOf(definition, request.fromStep);
+  const reused: Record<string, StepState> = {};
+  for (const step of definition) {
+    const before = original.steps[step.id];
+    if (again.has(step.id) || !before || before.type !== step.type || (before.status !== 'succeeded' && before.status !== 'skipped')) continue;
+    const { leaseUntil: _lease, ...kept } = before;
+    reused[step.id] = { ...kept, reused: true };
+  }
+  return launch(rt, scope, {
+    id,
+    workflowId,
+    workflowVersion: chosen?.workflowVersion ?? original.workflowVersion,
+    definition,
+    input: request.input ?? original.input,
+    parameters: request.parameters ?? original.parameters,
+    keyId: request.keyId ?? original.keyId,
+    webhook: original.webhook,
+    rerunOf: { executionId, fromStep: request.fromStep },
+    reused,
+  });
+}
+
+/** A step and every step that depends on it, directly or through others. */
+function dependentsOf(definition: Definition, stepId: string): Set<string> {
+  const found = new Set([stepId]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const s of definition) {
+      if (!found.has(s.id) && s.dependsOn.some((d) => found.has(d))) {
+        found.add(s.id);
+        grew = true;
+      }
+    }
+  }
+  return found;
 }
 
 export interface ExecuteRequest {

@@ -4,7 +4,7 @@
  */
 export { followExecution } from './execution-events';
 export { consumeWorkflowMessage, redriveExecution } from './execution';
-export { cancelExecution, executeAndWait, FINISHED as FINISHED_EXECUTION, getExecution, listDeliveries, listExecutions, presentExecution, startExecution } from './executions';
+export { cancelExecution, executeAndWait, FINISHED as FINISHED_EXECUTION, getExecution, listDeliveries, listExecutions, presentExecution, rerunExecution, startExecution } from './executions';
 export { authenticateHook, createHook, deleteHook, hookInput, hookOutput, listHooks, receiveHook } from './hooks';
 export { completeHumanStep, listWaitingExecutions } from './human';
 export { finishExecution, sendSteps } from './progress';
