@@ -175,6 +175,44 @@ describe('background runs', () => {
     expect((await call(app(), 'GET', `/v1/agents/${agentId}/runs`, { key: other.apiKey })).status).toBe(404);
   });
 
+  it('re-runs an ended run from a model step: earlier rounds are reused, not sent again, and the exchange goes to a copy of the session', async () => {
+    const first = (await api('POST', `/v1/agents/${agentId}/runs`, { message: 'rounds: 4' })).body.data;
+    await local.workflowSteps!.drain();
+    const original = (await api('GET', `/v1/agents/${agentId}/runs/${first.id}`)).body.data;
+    expect(original).toMatchObject({ status: 'completed', reply: 'Done after 4 rounds.' });
+    reached.length = 0;
+    const res = await api('POST', `/v1/agents/${agentId}/runs/${first.id}/rerun`, { fromStep: 2 });
+    expect(res.status, JSON.stringify(res.body)).toBe(202);
+    expect(res.headers.get('location')).toBe(`/v1/agents/${agentId}/runs/${res.body.data.id}`);
+    expect(res.body.data).toMatchObject({ status: 'queued', rerunOf: { runId: first.id, fromStep: 2 }, step: 2 });
+    await local.workflowSteps!.drain();
+    const rerun = (await api('GET', `/v1/agents/${agentId}/runs/${res.body.data.id}`)).body.data;
+    expect(rerun).toMatchObject({ status: 'completed', reply: 'Done after 4 rounds.', step: 4, usage: { inputTokens: 3 * 50 } });
+    // Rounds 0 and 1 were not sent again; the model was asked from step 2 on.
+    expect(reached.map((r) => r.n)).toEqual([2, 3]);
+    const reused = rerun.steps.filter((s: { reused?: boolean }) => s.reused);
+    expect(reused.map((s: { step: number; kind: string }) => `${s.kind}${s.step}`)).toEqual(['model0', 'tool0', 'model1', 'tool1']);
+    expect(rerun.steps.filter((s: { reused?: boolean; kind: string }) => !s.reused && s.kind === 'model')).toHaveLength(3);
+    // The original session keeps its answer; the re-run's exchange is in a session of its own.
+    expect(rerun.sessionId).not.toBe(original.sessionId);
+    const messages = async (session: string) => (await api('GET', `/v1/agents/${agentId}/sessions/${session}/messages`)).body.data.map((m: { role: string; content: string }) => `${m.role}: ${m.content}`);
+    expect(await messages(rerun.sessionId)).toEqual(['user: rounds: 4', 'assistant: Done after 4 rounds.']);
+    expect(await messages(original.sessionId)).toEqual(['user: rounds: 4', 'assistant: Done after 4 rounds.']);
+
+    const past = await api('POST', `/v1/agents/${agentId}/runs/${first.id}/rerun`, { fromStep: 5 });
+    expect(past.status).toBe(400);
+    expect(past.body.error.details.field).toBe('fromStep');
+    const negative = await api('POST', `/v1/agents/${agentId}/runs/${first.id}/rerun`, { fromStep: -1 });
+    expect(negative.status).toBe(400);
+    expect((await api('POST', `/v1/agents/${agentId}/runs/run_01jd8x2k3m4n5p6q7r8s9t0v1w/rerun`, { fromStep: 0 })).status).toBe(404);
+    const gated = (await api('POST', '/v1/agents', { name: 'Gated again', model: 'openai/gpt-4o', tools: [recordTool({ requireApproval: true })] })).body.data.id as string;
+    const waiting = (await api('POST', `/v1/agents/${gated}/runs`, { message: 'rounds: 1' })).body.data;
+    await local.workflowSteps!.drain();
+    const early = await api('POST', `/v1/agents/${gated}/runs/${waiting.id}/rerun`, { fromStep: 0 });
+    expect(early.status).toBe(409);
+    expect(early.body.error.details.status).toBe('requires_action');
+  });
+
   it('completes 50 concurrent runs of 10 rounds each, nothing lost', async () => {
     reached.length = 0;
     const started = await Promise.all(Array.from({ length: 50 }, () => api('POST', `/v1/agents/${agentId}/runs`, { message: 'rounds: 10' })));

@@ -1,7 +1,7 @@
 import { responseFormatInput } from '../../shared/models/response-format';
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { converse, converseSource, converseStream, type ConverseInput, deleteAgentSession, feedbackInput, listAgentSessions, listSessionMessages, rateMessage } from '../../shared/agents';
+import { converse, converseSource, converseStream, type ConverseInput, deleteAgentSession, feedbackInput, forkSession, listAgentSessions, listSessionMessages, rateMessage } from '../../shared/agents';
 import type { AppEnv } from '../../shared/http/context';
 import { ok, okList } from '../../shared/http/envelope';
 import { commonErrors, envelope, jsonContent, listEnvelope, paginationMeta } from '../../shared/http/openapi-schemas';
@@ -13,6 +13,15 @@ import type { Runtime } from '../../shared/runtime';
 
 const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
 const security = [{ ApiKeyAuth: [] }];
+
+const forkInput = z.strictObject({ atMessageId: z.string().min(1).max(200).openapi({ description: 'The last message the new session keeps', example: 'msg_01jd8x2k3m4n5p6q7r8s9t0v1w' }) }).openapi('ForkSessionRequest');
+const forkedSession = z
+  .object({
+    sessionId: z.string(),
+    forkedFrom: z.object({ sessionId: z.string(), messageId: z.string() }),
+    messages: z.int().openapi({ description: 'Messages the new session starts with' }),
+  })
+  .openapi('ForkedSession');
 
 const converseInput = z
   .strictObject({
@@ -273,6 +282,27 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime
     async (c) => {
       const identity = c.get('identity');
       return ok(c, await rateMessage(rt, identity.scope, c.req.valid('param'), c.req.valid('json'), identity.keyId));
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/v1/agents/{agentId}/sessions/{sessionId}/fork',
+      operationId: 'forkSession',
+      tags: ['Agents'],
+      summary: 'Fork a session at a message',
+      description:
+        'A new session holding this session’s messages up to and including `atMessageId` (same ids, ratings left behind), its guardrails vault sealed again for the new session, its summary when it covers only those messages, and — for a session without a userId — what the agent remembered in it up to then. Converse with the new sessionId to go on from there; the original is unchanged. A message of another session is a 404.',
+      security,
+      request: { params: sessionParams, body: { content: { 'application/json': { schema: forkInput } }, required: true } },
+      responses: { 201: jsonContent(envelope(forkedSession), 'The new session; Location lists its messages'), ...commonErrors },
+    }),
+    async (c) => {
+      const { agentId, sessionId } = c.req.valid('param');
+      const forked = await forkSession(rt, c.get('identity').scope, agentId, sessionId, c.req.valid('json').atMessageId);
+      c.header('Location', `/v1/agents/${agentId}/sessions/${forked.sessionId}/messages`);
+      return ok(c, forked, 201);
     },
   );
 

@@ -1,5 +1,5 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { approveRun, cancelRun, createRun, followRun, getRun, lastUserMessage, listRuns, presentRun, RUN_STATUSES, runSettings, runSteps } from '../../shared/agents';
+import { approveRun, cancelRun, createRun, rerunRun, followRun, getRun, lastUserMessage, listRuns, presentRun, RUN_STATUSES, runSettings, runSteps } from '../../shared/agents';
 import type { AppEnv } from '../../shared/http/context';
 import { ok, okList } from '../../shared/http/envelope';
 import { commonErrors, envelope, errorResponse, jsonContent, listEnvelope, locationHeader } from '../../shared/http/openapi-schemas';
@@ -52,6 +52,7 @@ const runStep = z
     result: z.string().optional(),
     error: z.string().optional(),
     durationMs: z.int(),
+    reused: z.boolean().optional().openapi({ description: 'A re-run took this step from the run it re-runs; it was not done again' }),
   })
   .openapi('RunStep');
 
@@ -82,8 +83,13 @@ const run = z
     startedAt: z.string().optional(),
     finishedAt: z.string().optional(),
     expiresAt: z.string().openapi({ description: 'When the run expires if it has not finished (maxDurationSeconds after it was created)' }),
+    rerunOf: z.object({ runId: z.string(), fromStep: z.int() }).optional().openapi({ description: 'The run this one re-runs, and the model step it re-ran from' }),
   })
   .openapi('Run');
+
+const rerunInput = z
+  .strictObject({ fromStep: z.int().min(0).max(1000).openapi({ description: 'The model step to take again: the rounds of tool calls before it keep their results' }) })
+  .openapi('RerunRunRequest', { example: { fromStep: 2 } });
 
 const agentParams = z.object({ agentId: z.string().min(1).max(200) });
 const runParams = agentParams.extend({ runId: z.string().min(1).max(100) });
@@ -181,6 +187,27 @@ export function registerRunRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
     async (c) => {
       const { agentId, runId } = c.req.valid('param');
       return ok(c, presentRun(await cancelRun(rt, c.get('identity').scope, agentId, runId)));
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/v1/agents/{agentId}/runs/{runId}/rerun',
+      operationId: 'rerunRun',
+      tags,
+      summary: 'Re-run an ended run from a model step',
+      description:
+        'A new run (`rerunOf`) that keeps the rounds of tool calls before model step `fromStep` — listed as reused steps, not run again, so none of their effects repeat — and asks the model again from there, with the same limits and webhook. Its exchange goes to a new session holding the original’s history before the run’s question. For completed, failed, cancelled and expired runs (409 otherwise); a step past the rounds the run recorded is a 400 naming `fromStep`.',
+      security,
+      request: { params: runParams, body: { content: { 'application/json': { schema: rerunInput } }, required: true } },
+      responses: { 202: { ...jsonContent(envelope(run), 'Queued'), headers: { Location: locationHeader } }, 409: conflict, ...commonErrors },
+    }),
+    async (c) => {
+      const { agentId, runId } = c.req.valid('param');
+      const rerun = await rerunRun(rt, c.get('identity').scope, agentId, runId, { fromStep: c.req.valid('json').fromStep, keyId: c.get('identity').keyId });
+      c.header('Location', `/v1/agents/${rerun.agentId}/runs/${rerun.id}`);
+      return ok(c, presentRun(rerun), 202);
     },
   );
 

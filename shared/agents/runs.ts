@@ -8,7 +8,8 @@ import { ENDED_RUN_STATUSES, RUN_STATUSES, type NewRunEvent, type RunEvent, type
 import type { TenantScope } from '../tenancy';
 import { notifyWith, sealWebhook } from '../workflows';
 import { agents } from './agents';
-import { checkpointOf, startTurn, type ConverseInput, type ToolApproval } from './turn';
+import { copySession } from './session-fork';
+import { checkpointFrom, checkpointOf, startTurn, type ConverseInput, type ToolApproval } from './turn';
 
 /**
  * Background runs: an agent's turn that outlives any one request. The run's turn is opened when it
@@ -98,6 +99,71 @@ export async function createRun(rt: Runtime, scope: TenantScope, agentId: string
   await sendRunStep(rt, scope, created);
   return created;
 }
+
+/**
+ * A new run of an ended one from model step `fromStep`: the rounds of tool calls before it keep
+ * their results (listed as reused steps) and are not run again, so none of their effects repeat;
+ * the model is asked again from there. Its exchange goes to a copy of the session as it was before
+ * the run's question, so the original conversation keeps its own answer.
+ */
+export async function rerunRun(rt: Runtime, scope: TenantScope, agentId: string, runId: string, request: { fromStep: number; keyId?: string }): Promise<RunRecord> {
+  const original = await getRun(rt, scope, agentId, runId);
+  if (!ENDED_RUN_STATUSES.has(original.status)) throw new ConflictError(`Run ${runId} is ${original.status}; only a run that has ended can be re-run`, { status: original.status });
+  const kept = original.checkpoint as { turn: unknown; exchange: { questionId: string; replyId: string }; persist: boolean; store: boolean } | undefined;
+  if (!kept) throw new ConflictError(`Run ${runId} kept no state to re-run from`);
+  const turn = checkpointFrom(kept.turn, runId);
+  const rounds = turn.request.toolRounds ?? [];
+  if (request.fromStep > rounds.length) throw new ValidationError('fromStep', `must be at most ${rounds.length}: run ${runId} recorded ${rounds.length} round${rounds.length === 1 ? '' : 's'} of tool calls`);
+  const now = rt.clock.now();
+  const reusedRounds = rounds.slice(0, request.fromStep);
+  const reusedCalls = new Set(reusedRounds.flatMap((r) => r.calls.map((c) => c.id)));
+  const { answeredBy: _answeredBy, ...rest } = turn;
+  const restarted = {
+    ...rest,
+    request: { ...turn.request, ...(reusedRounds.length > 0 ? { toolRounds: reusedRounds } : { toolRounds: undefined }) },
+    progress: { toolCalls: turn.progress.toolCalls.filter((c) => reusedCalls.has(c.id)), usage: { inputTokens: 0, outputTokens: 0 }, step: request.fromStep, searches: 0, readUnits: 0, models: {} },
+    ...(request.keyId ? { keyId: request.keyId } : {}),
+  };
+  const { sessionId } = await copySession(rt, scope, original.agentId, original.sessionId, { before: kept.exchange.questionId, until: original.createdAt });
+  const reusedSteps = (await allEvents(rt, scope, runId)).filter((e) => e.type === 'step' && typeof e.data.step === 'number' && e.data.step < request.fromStep);
+  const at = new Date(now).toISOString();
+  const run: RunRecord = {
+    ...original,
+    id: newId('run', now),
+    sessionId,
+    status: 'queued',
+    createdAt: at,
+    updatedAt: at,
+    deadline: now + (original.deadline - Date.parse(original.createdAt)),
+    ...(request.keyId ? { keyId: request.keyId } : {}),
+    step: request.fromStep,
+    phase: 'model',
+    seq: 0,
+    attempt: 0,
+    checkpoint: { ...kept, turn: restarted, exchange: { questionId: newId('message', now), replyId: newId('message', now + 1) } },
+    usage: { inputTokens: 0, outputTokens: 0 },
+    rerunOf: { runId, fromStep: request.fromStep },
+    startedAt: undefined,
+    finishedAt: undefined,
+    leaseUntil: undefined,
+    round: undefined,
+    approvals: undefined,
+    reply: undefined,
+    sources: undefined,
+    output: undefined,
+    model: undefined,
+    messageId: undefined,
+    error: undefined,
+    responseId: undefined,
+  };
+  await rt.store.unfinishedWork.put({ kind: 'run', tenantId: scope.tenantId, id: run.id, agentId: run.agentId, seenAt: now, redrives: 0 });
+  const created = await rt.store.runs.createRun(scope, withoutUndefined(run), [...reusedSteps.map((e) => ({ type: 'step', data: { ...e.data, reused: true } })), { type: 'status', data: { status: 'queued' } }]);
+  await sendRunStep(rt, scope, created);
+  return created;
+}
+
+/** A record without the fields set to undefined (DynamoDB's marshaller refuses them). */
+const withoutUndefined = <T extends object>(record: T): T => Object.fromEntries(Object.entries(record).filter(([, v]) => v !== undefined)) as T;
 
 /** The background run answering an OpenAI response (in the response's session), if there is one. */
 export async function runOfResponse(rt: Runtime, scope: TenantScope, agentId: string, sessionId: string, responseId: string): Promise<RunRecord | undefined> {

@@ -169,6 +169,17 @@ export function memoryGraphStore(db: Db) {
     return items.length;
   }
 
+  /**
+   * Copies what one agent remembers of one owner to another that has nothing yet (a forked
+   * anonymous session): `keep` says which items go, as what (their owner fields rewritten).
+   */
+  async function copyMemory(scope: TenantScope, from: string, to: string, agentId: string, keep: (item: MemoryItem) => MemoryItem | undefined): Promise<number> {
+    const items = (await loadMemory(scope, from, agentId)).map(keep).filter((item) => item !== undefined);
+    if (items.length === 0) return 0;
+    await batchWrite([...items.map((item) => putRequest({ ...keys.memoryItem(scope, to, agentId, item.kind, item.id), ...item })), putRequest({ ...keys.memoryIndex(scope, agentId, to), agentId, userKey: to })]);
+    return items.length;
+  }
+
   /** Everything every agent remembers of one user (or anonymous session). */
   async function memoryOf(scope: TenantScope, userKey: string): Promise<MemoryItem[]> {
     return (await queryAll(keys.memoryPartition(scope, userKey))).map(strip);
@@ -184,7 +195,7 @@ export function memoryGraphStore(db: Db) {
     await batchWrite(doomed.map((d) => deleteRequest(keys.memoryItem(scope, userKey, d.agentId, d.kind, d.id))));
     return doomed.length;
   }
-  return { loadMemory, getMemoryItem, rememberedUsers, everyRememberedUser, upsertNode, invalidateEdge, memoryItemWrites, newNodeWrites, deleteMemoryOf, deleteMemoryItem, memoryOf };
+  return { copyMemory, loadMemory, getMemoryItem, rememberedUsers, everyRememberedUser, upsertNode, invalidateEdge, memoryItemWrites, newNodeWrites, deleteMemoryOf, deleteMemoryItem, memoryOf };
 }
 
 export type MemoryGraphStore = ReturnType<typeof memoryGraphStore>;

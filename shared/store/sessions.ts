@@ -205,6 +205,14 @@ export function sessionsStore(db: Db, clock: Clock) {
     return items.map((item) => ({ agentId: String(item.agentId), sessionId: String(item.sessionId) }));
   }
 
+  /** A session's index entry: who it is with, when it began. */
+  async function getSession(scope: TenantScope, agentId: string, sessionId: string): Promise<SessionSummary | undefined> {
+    const out = await db.client.send(new GetCommand({ TableName: db.table, Key: keys.sessionIndex(scope, agentId, sessionId), ProjectionExpression: 'sessionId, userId, createdAt, lastMessageAt, messages' }));
+    if (!out.Item) return undefined;
+    const { userId, ...rest } = out.Item as SessionSummary & { userId?: string | null };
+    return { ...rest, ...(userId ? { userId } : {}) };
+  }
+
   /** Every message of a session, oldest first. */
   async function allMessages(scope: TenantScope, agentId: string, sessionId: string): Promise<SessionMessage[]> {
     return (await queryAll(keys.sessionPartition(scope, agentId, sessionId))).map(strip);
@@ -276,7 +284,7 @@ export function sessionsStore(db: Db, clock: Clock) {
     ]);
     return items.length;
   }
-  return { messageWrites, touchSession, openingWrite, recentMessages, listMessages, listSessions, sessionsOf, deleteSession, deleteMessages, getMessage, messageBefore, messageAfter, setFeedback, getVault, putVault, getCompaction, putCompaction, sessionsOfUser, allMessages };
+  return { messageWrites, touchSession, openingWrite, recentMessages, listMessages, listSessions, sessionsOf, deleteSession, deleteMessages, getMessage, messageBefore, messageAfter, setFeedback, getVault, putVault, getCompaction, putCompaction, sessionsOfUser, allMessages, getSession };
 }
 
 export type SessionsStore = ReturnType<typeof sessionsStore>;
