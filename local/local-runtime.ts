@@ -4,7 +4,7 @@ import type { Blobs } from '../shared/blobs/blobs';
 import { startLocalTracing } from './tracing';
 import { configuredRuntime } from '../shared/configured-runtime';
 import { handleIngestionMessage } from '../shared/knowledge';
-import { agentTurn } from '../shared/agents';
+import { agentRuns, agentTurn } from '../shared/agents';
 import { deliverWebhook, tickSchedules, nextRunOf } from '../shared/workflows';
 import { consumeStepsMessage } from '../shared/steps-queue';
 import { storedScheduler } from '../shared/schedules/scheduler';
@@ -69,6 +69,7 @@ export function localRuntime(parts: { db: Db; secretsKey: Buffer; platformSecret
     platformSecrets: platformSecretsLoader(parts.platformSecrets),
     traces: startLocalTracing(),
     agentTurn,
+    agentRuns,
     clock,
     scheduler: storedScheduler(store, nextRunOf, () => clock.now()),
     gateway: noGateway,

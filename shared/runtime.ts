@@ -95,6 +95,25 @@ export interface AgentTurnResult {
  */
 export type AgentTurn = (rt: Runtime, scope: TenantScope, agentId: string, input: AgentTurnInput, signal: AbortSignal) => Promise<AgentTurnResult>;
 
+/** What a background `agent` step starts: a run whose end sends the step's message again (`parent`). */
+export interface AgentRunInput extends AgentTurnInput {
+  fallbackModels?: string[];
+  parent: { workflowId: string; executionId: string; stepId: string };
+}
+
+/** A run as a waiting step sees it: still going, or ended with a turn's result or an error. */
+export type AgentRunState =
+  | { ended: false; status: string }
+  | { ended: true; status: 'completed'; result: AgentTurnResult & { runId: string } }
+  | { ended: true; status: string; error: { code: string; message: string } };
+
+/** Background runs, for `agent` steps with `background: true` (passed in as agentTurn is). */
+export interface AgentRuns {
+  start(rt: Runtime, scope: TenantScope, agentId: string, input: AgentRunInput): Promise<{ agentId: string; runId: string; sessionId: string }>;
+  state(rt: Runtime, scope: TenantScope, agentId: string, runId: string): Promise<AgentRunState>;
+  cancel(rt: Runtime, scope: TenantScope, agentId: string, runId: string): Promise<void>;
+}
+
 /** A workflow's schedule as the scheduler keeps it. */
 export interface ScheduleSpec {
   cron: string;
@@ -138,12 +157,14 @@ export interface Runtime {
   readonly scheduler: Scheduler;
   /** Agent turns, where workflow steps run (the steps worker, local mode). */
   readonly agentTurn?: AgentTurn;
+  /** Background runs, where workflow steps run (the steps worker, local mode). */
+  readonly agentRuns?: AgentRuns;
   /** What tenant-given URLs and hosts may be called (the deployment's rules, and the server's own services, which never may). */
   readonly outbound: OutboundPolicy;
 }
 
 /** The parts an adapter gives a function; the store, the clock and the caches every runtime has. */
-export type GivenPart = 'queues' | 'blobs' | 'secrets' | 'platformSecrets' | 'models' | 'gateway' | 'scheduler' | 'agentTurn' | 'traces';
+export type GivenPart = 'queues' | 'blobs' | 'secrets' | 'platformSecrets' | 'models' | 'gateway' | 'scheduler' | 'agentTurn' | 'agentRuns' | 'traces';
 
 /** Only a type: which parts a runtime was given. */
 declare const givenParts: unique symbol;

@@ -47,7 +47,14 @@ async function sweepExecution(rt: Runtime, work: Extract<UnfinishedWork, { kind:
   if (execution.status === 'waiting') {
     // Waiting for a person is not being stuck; a timeout whose message was lost is sent again.
     const overdue = steps.filter((s) => s.status === 'waiting' && s.request?.expiresAt !== undefined && s.request.expiresAt + afterMs < now).map((s) => s.id);
-    await sendSteps(rt, scope, execution, overdue);
+    await sendSteps(rt, scope, execution, [...overdue, ...steps.filter((s) => s.status === 'waiting' && s.run).map((s) => s.id)]);
+    return 'waiting';
+  }
+  // A step waiting for a background run is not stuck while the run works (the run has its own
+  // sweeping); its check is sent again in case the run's end was lost on the way.
+  const awaiting = steps.filter((s) => s.status === 'waiting' && s.run).map((s) => s.id);
+  if (awaiting.length > 0 && !steps.some((s) => s.status === 'queued' || s.status === 'retrying' || s.status === 'running')) {
+    if (now - work.seenAt >= afterMs) await sendSteps(rt, scope, execution, awaiting);
     return 'waiting';
   }
   const seen = JSON.stringify(steps.map((s) => [s.id, s.status, s.attempt, s.map?.done ?? null]));

@@ -213,6 +213,78 @@ describe('background runs', () => {
     expect(early.body.error.details.status).toBe('requires_action');
   });
 
+  it('runs a workflow agent step in the background: the step waits on the run, holding no worker, and settles when it ends', async () => {
+    const gated = (await api('POST', '/v1/agents', { name: 'Gated step', model: 'openai/gpt-4o', tools: [recordTool({ requireApproval: true })] })).body.data.id as string;
+    const wf = await api('POST', '/v1/workflows', {
+      name: 'long job',
+      steps: [
+        { id: 'work', type: 'agent', agentId, message: 'rounds: {{parameters.rounds}}', background: true },
+        { id: 'check', type: 'agent', agentId: gated, message: 'rounds: 1', background: true },
+        { id: 'sum', type: 'transform', expression: '{"first": steps.work.output.reply, "second": steps.check.output.reply}' },
+      ],
+    });
+    expect(wf.status, JSON.stringify(wf.body)).toBe(201);
+    reached.length = 0;
+    const started = await api('POST', `/v1/workflows/${wf.body.data.id}/execute`, { parameters: { rounds: 3 }, mode: 'async' });
+    expect(started.status).toBe(202);
+    await local.workflowSteps!.drain();
+    const read = async () => (await api('GET', `/v1/workflows/${wf.body.data.id}/executions/${started.body.data.id}`)).body.data;
+    const paused = await read();
+    // The first run completed and settled its step; the second waits for a person's approval on its run.
+    const work = paused.steps.find((s: { id: string }) => s.id === 'work');
+    expect(work).toMatchObject({ status: 'succeeded', completedBy: 'run', output: { reply: 'Done after 3 rounds.', runId: work.run.runId } });
+    expect(reached.map((r) => r.n)).toEqual([0, 1, 2]);
+    const check = paused.steps.find((s: { id: string }) => s.id === 'check');
+    expect(check).toMatchObject({ status: 'waiting', run: { agentId: gated } });
+    // Waiting on a run is work in progress, not waiting for a person.
+    expect(paused.status).toBe('running');
+    const run = (await api('GET', `/v1/agents/${gated}/runs/${check.run.runId}`)).body.data;
+    expect(run.status).toBe('requires_action');
+    expect((await api('POST', `/v1/agents/${gated}/runs/${run.id}/approvals`, { toolApprovals: [{ id: 'call_0', approved: true }] })).status).toBe(200);
+    await local.workflowSteps!.drain();
+    const done = await read();
+    expect(done).toMatchObject({ status: 'succeeded', output: { first: 'Done after 3 rounds.', second: 'Done after 1 rounds.' } });
+
+    const inMap = await api('POST', '/v1/workflows', { name: 'bad', steps: [{ id: 'each', type: 'map', items: '[1,2]', steps: [{ id: 'a', type: 'agent', agentId, message: 'x', background: true }] }] });
+    expect(inMap.status).toBe(400);
+    expect(inMap.body.error.details.field).toContain('background');
+  });
+
+  it('keeps an execution waiting on a run from the sweeper’s failure, and settles the step when the run’s end was lost on the way', async () => {
+    const { sweep, MAX_REDRIVES } = await import('../shared/work-sweeper');
+    const gated = (await api('POST', '/v1/agents', { name: 'Gated sweep', model: 'openai/gpt-4o', tools: [recordTool({ requireApproval: true })] })).body.data.id as string;
+    const wf = (await api('POST', '/v1/workflows', { name: 'waits', steps: [{ id: 'check', type: 'agent', agentId: gated, message: 'rounds: 1', background: true }] })).body.data.id as string;
+    const started = (await api('POST', `/v1/workflows/${wf}/execute`, { mode: 'async' })).body.data;
+    await local.workflowSteps!.drain();
+    const only = { afterMs: 0, tenantId: t.scope.tenantId };
+    for (let i = 0; i < MAX_REDRIVES + 2; i++) expect((await sweep(local.rt, only)).outcomes.failed).toBe(0);
+    await local.workflowSteps!.drain();
+    const waiting = (await api('GET', `/v1/workflows/${wf}/executions/${started.id}`)).body.data;
+    expect(waiting.status).toBe('running');
+    const { runId } = waiting.steps[0].run;
+    // The run ends without waking the step (as if its message were lost); the sweeper's check settles it.
+    const run = (await local.rt.store.runs.getRun(t.scope, gated, runId))!;
+    await local.rt.store.runs.changeRun(t.scope, run, ['requires_action'], { status: 'cancelled', finishedAt: new Date().toISOString() }, []);
+    await sweep(local.rt, only);
+    await local.workflowSteps!.drain();
+    const ended = (await api('GET', `/v1/workflows/${wf}/executions/${started.id}`)).body.data;
+    expect(ended.status).toBe('failed');
+    expect(ended.steps[0]).toMatchObject({ status: 'failed', completedBy: 'run' });
+    expect(ended.steps[0].error.message).toContain(`run ${runId} cancelled`);
+  });
+
+  it('cancels the run a background step waits for when its execution is cancelled', async () => {
+    const gated = (await api('POST', '/v1/agents', { name: 'Gated cancel', model: 'openai/gpt-4o', tools: [recordTool({ requireApproval: true })] })).body.data.id as string;
+    const wf = (await api('POST', '/v1/workflows', { name: 'cancelled', steps: [{ id: 'check', type: 'agent', agentId: gated, message: 'rounds: 1', background: true }] })).body.data.id as string;
+    const started = (await api('POST', `/v1/workflows/${wf}/execute`, { mode: 'async' })).body.data;
+    await local.workflowSteps!.drain();
+    const { runId } = (await api('GET', `/v1/workflows/${wf}/executions/${started.id}`)).body.data.steps[0].run;
+    expect((await api('POST', `/v1/workflows/${wf}/executions/${started.id}/cancel`)).status).toBe(200);
+    expect((await api('GET', `/v1/agents/${gated}/runs/${runId}`)).body.data.status).toBe('cancelled');
+    await local.workflowSteps!.drain();
+    expect((await api('GET', `/v1/workflows/${wf}/executions/${started.id}`)).body.data.status).toBe('canceled');
+  });
+
   it('completes 50 concurrent runs of 10 rounds each, nothing lost', async () => {
     reached.length = 0;
     const started = await Promise.all(Array.from({ length: 50 }, () => api('POST', `/v1/agents/${agentId}/runs`, { message: 'rounds: 10' })));

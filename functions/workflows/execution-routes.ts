@@ -81,7 +81,8 @@ const execution = z
           .object({ prompt: z.string(), schema: z.record(z.string(), z.unknown()), assignee: z.string().optional(), expiresAt: z.string().optional() })
           .optional()
           .openapi({ description: 'A human step’s request: what to answer, and the JSON Schema of the input' }),
-        completedBy: z.enum(['api', 'timeout']).optional(),
+        completedBy: z.enum(['api', 'timeout', 'run']).optional().openapi({ description: 'What ended a waiting step: a person (api), its timeout, or the background run it waited for' }),
+        run: z.object({ agentId: z.string(), runId: z.string(), sessionId: z.string() }).optional().openapi({ description: 'A background agent step: the run it waits for (GET /v1/agents/{agentId}/runs/{runId})' }),
         map: z.object({ total: z.int(), started: z.int(), done: z.int(), failed: z.int() }).optional().openapi({ description: 'A map step’s progress' }),
         reused: z.boolean().optional().openapi({ description: 'A re-run took this step’s output from the execution it re-runs; it did not run again' }),
       }),

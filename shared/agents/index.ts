@@ -14,5 +14,6 @@ export { agentAddress, agentReleases } from './agent-releases';
 export { connectKnowledgeSource, removeKnowledgeSource } from './knowledge-links';
 export { deleteAgentSession, listAgentSessions, listSessionMessages } from './sessions';
 export { forkSession } from './session-fork';
+export { agentRuns } from './step-runs';
 export { assistantMessage, feedbackInput, rateMessage } from './feedback';
 export { END_USER_ID, endUserErased, endUserExport, eraseEndUser, exportEndUser } from './end-users';

@@ -6,7 +6,7 @@ import type { Runtime } from '../runtime';
 import { integerBetween } from '../schema-helpers';
 import { ENDED_RUN_STATUSES, RUN_STATUSES, type NewRunEvent, type RunEvent, type RunRecord, type RunStatus } from '../store/runs';
 import type { TenantScope } from '../tenancy';
-import { notifyWith, sealWebhook } from '../workflows';
+import { notifyWith, sealWebhook, sendSteps } from '../workflows';
 import { agents } from './agents';
 import { copySession } from './session-fork';
 import { checkpointFrom, checkpointOf, startTurn, type ConverseInput, type ToolApproval } from './turn';
@@ -43,6 +43,8 @@ export interface RunInput {
   responseId?: string;
   /** The stored exchange's ids (the Responses API names its reply before it is made). */
   exchange?: { questionId: string; replyId: string };
+  /** The workflow step that waits for this run. */
+  parent?: RunRecord['parent'];
 }
 
 /** The last user message of a conversation given whole (`messages`), and the history before it. */
@@ -92,6 +94,7 @@ export async function createRun(rt: Runtime, scope: TenantScope, agentId: string
     usage: { inputTokens: 0, outputTokens: 0 },
     agentVersion: turn.agentVersion,
     ...(input.responseId ? { responseId: input.responseId } : {}),
+    ...(input.parent ? { parent: input.parent } : {}),
   };
   // On the sweeper's list before its first message: a crash between the two leaves it re-driven, not lost.
   await rt.store.unfinishedWork.put({ kind: 'run', tenantId: scope.tenantId, id, agentId: run.agentId, seenAt: now, redrives: 0 });
@@ -155,6 +158,7 @@ export async function rerunRun(rt: Runtime, scope: TenantScope, agentId: string,
     messageId: undefined,
     error: undefined,
     responseId: undefined,
+    parent: undefined,
   };
   await rt.store.unfinishedWork.put({ kind: 'run', tenantId: scope.tenantId, id: run.id, agentId: run.agentId, seenAt: now, redrives: 0 });
   const created = await rt.store.runs.createRun(scope, withoutUndefined(run), [...reusedSteps.map((e) => ({ type: 'step', data: { ...e.data, reused: true } })), { type: 'status', data: { status: 'queued' } }]);
@@ -255,9 +259,10 @@ export function doneEvent(run: Pick<RunRecord, 'status' | 'reply' | 'usage' | 'e
   return { type: 'done', data: { status: run.status, ...(run.reply !== undefined ? { reply: run.reply } : {}), usage: run.usage, ...(run.model ? { model: run.model } : {}), ...(run.messageId ? { messageId: run.messageId } : {}), ...(run.error ? { error: run.error } : {}) } };
 }
 
-/** What follows a run's end: off the sweeper's list, its webhook notified. */
+/** What follows a run's end: off the sweeper's list, the workflow step waiting for it woken, its webhook notified. */
 export async function afterRunEnded(rt: Runtime, scope: TenantScope, run: RunRecord): Promise<void> {
   await rt.store.unfinishedWork.remove({ kind: 'run', tenantId: scope.tenantId, id: run.id });
+  if (run.parent) await sendSteps(rt, scope, { id: run.parent.executionId, workflowId: run.parent.workflowId }, [run.parent.stepId]);
   if (run.webhook) await notifyWith(rt, scope, run.id, run.webhook, `run.${run.status}`, { run: presentRun(run) });
 }
 

@@ -2524,6 +2524,8 @@ export interface components {
                  *     ]
                  */
                 fallbackModels?: string[];
+                /** @description Run the turn as a background run (up to 20 tool rounds, 15 minutes) and wait for it without holding a worker; the output adds runId. A run that waits for a tool approval keeps the step waiting until a person decides (POST …/runs/{runId}/approvals). Not inside a map. */
+                background?: boolean;
             };
             /** @example agt_01jd8x2k3m4n5p6q7r8s9t0v1w:live */
             agentId?: string;
@@ -2541,6 +2543,8 @@ export interface components {
              *     ]
              */
             fallbackModels?: string[];
+            /** @description Run the turn as a background run (up to 20 tool rounds, 15 minutes) and wait for it without holding a worker; the output adds runId. A run that waits for a tool approval keeps the step waiting until a person decides (POST …/runs/{runId}/approvals). Not inside a map. */
+            background?: boolean;
         } | {
             /**
              * @description Stable step id; `step1`, `step2`… when omitted
@@ -3581,6 +3585,8 @@ export interface components {
                  *     ]
                  */
                 fallbackModels?: string[];
+                /** @description Run the turn as a background run (up to 20 tool rounds, 15 minutes) and wait for it without holding a worker; the output adds runId. A run that waits for a tool approval keeps the step waiting until a person decides (POST …/runs/{runId}/approvals). Not inside a map. */
+                background?: boolean;
             };
             /** @example agt_01jd8x2k3m4n5p6q7r8s9t0v1w:live */
             agentId?: string;
@@ -3598,6 +3604,8 @@ export interface components {
              *     ]
              */
             fallbackModels?: string[];
+            /** @description Run the turn as a background run (up to 20 tool rounds, 15 minutes) and wait for it without holding a worker; the output adds runId. A run that waits for a tool approval keeps the step waiting until a person decides (POST …/runs/{runId}/approvals). Not inside a map. */
+            background?: boolean;
         } | {
             /** @description Unique in the workflow; later steps of the map read its output */
             id: string;

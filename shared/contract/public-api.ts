@@ -4902,6 +4902,8 @@ export interface components {
                  *     ]
                  */
                 fallbackModels?: string[];
+                /** @description Run the turn as a background run (up to 20 tool rounds, 15 minutes) and wait for it without holding a worker; the output adds runId. A run that waits for a tool approval keeps the step waiting until a person decides (POST …/runs/{runId}/approvals). Not inside a map. */
+                background?: boolean;
             };
             /** @example agt_01jd8x2k3m4n5p6q7r8s9t0v1w:live */
             agentId?: string;
@@ -4919,6 +4921,8 @@ export interface components {
              *     ]
              */
             fallbackModels?: string[];
+            /** @description Run the turn as a background run (up to 20 tool rounds, 15 minutes) and wait for it without holding a worker; the output adds runId. A run that waits for a tool approval keeps the step waiting until a person decides (POST …/runs/{runId}/approvals). Not inside a map. */
+            background?: boolean;
         } | {
             /**
              * @description Stable step id; `step1`, `step2`… when omitted
@@ -5946,6 +5950,8 @@ export interface components {
                  *     ]
                  */
                 fallbackModels?: string[];
+                /** @description Run the turn as a background run (up to 20 tool rounds, 15 minutes) and wait for it without holding a worker; the output adds runId. A run that waits for a tool approval keeps the step waiting until a person decides (POST …/runs/{runId}/approvals). Not inside a map. */
+                background?: boolean;
             };
             /** @example agt_01jd8x2k3m4n5p6q7r8s9t0v1w:live */
             agentId?: string;
@@ -5963,6 +5969,8 @@ export interface components {
              *     ]
              */
             fallbackModels?: string[];
+            /** @description Run the turn as a background run (up to 20 tool rounds, 15 minutes) and wait for it without holding a worker; the output adds runId. A run that waits for a tool approval keeps the step waiting until a person decides (POST …/runs/{runId}/approvals). Not inside a map. */
+            background?: boolean;
         } | {
             /** @description Unique in the workflow; later steps of the map read its output */
             id: string;
@@ -6113,8 +6121,17 @@ export interface components {
                     assignee?: string;
                     expiresAt?: string;
                 };
-                /** @enum {string} */
-                completedBy?: "api" | "timeout";
+                /**
+                 * @description What ended a waiting step: a person (api), its timeout, or the background run it waited for
+                 * @enum {string}
+                 */
+                completedBy?: "api" | "timeout" | "run";
+                /** @description A background agent step: the run it waits for (GET /v1/agents/{agentId}/runs/{runId}) */
+                run?: {
+                    agentId: string;
+                    runId: string;
+                    sessionId: string;
+                };
                 /** @description A map step’s progress */
                 map?: {
                     total: number;

@@ -57,13 +57,17 @@ const stepStateShape = z.lazy(() => z.object({
   leaseUntil: z.number().optional(),
   /** A waiting human step's request (kept after it is completed). */
   request: humanRequestShape.optional(),
-  /** Who completed a human step: `api` or `timeout`. */
-  completedBy: z.enum(['api', 'timeout']).optional(),
+  /** Who completed a waiting step: `api` or `timeout` (a person's), `run` (a background agent step's run ended). */
+  completedBy: z.enum(['api', 'timeout', 'run']).optional(),
+  /** A background agent step's run, which the step waits for. */
+  run: z.object({ agentId: z.string(), runId: z.string(), sessionId: z.string() }).optional(),
   map: mapProgressShape.optional(),
   /** Taken over from the execution this one re-runs: its output, not run again. */
   reused: z.boolean().optional(),
 }));
 export type StepState = z.infer<typeof stepStateShape>;
+/** The run a background agent step waits for. */
+export type AwaitedRun = NonNullable<StepState['run']>;
 
 const executionShape = z.lazy(() => z.object({
   id: z.string(),
@@ -367,15 +371,17 @@ export function executionsStore(db: Db, clock: Clock) {
     );
   }
   /** A human step's attempt stops and waits for a person (its lease goes: nobody works on it). */
-  function pauseStep(scope: TenantScope, e: { workflowId: string; id: string }, stepId: string, attempt: number, request: HumanRequest) {
+  /** A running step starts waiting: for a person (`request`), or for a background run (`run`). */
+  function pauseStep(scope: TenantScope, e: { workflowId: string; id: string }, stepId: string, attempt: number, wait: { request: HumanRequest } | { run: AwaitedRun }) {
+    const [field, value] = 'request' in wait ? ['request', wait.request] : ['run', wait.run];
     return conditional(
       new UpdateCommand({
         TableName: db.table,
         Key: key(scope, e),
-        UpdateExpression: 'SET steps.#s.#st = :waiting, steps.#s.#request = :request REMOVE steps.#s.leaseUntil',
+        UpdateExpression: 'SET steps.#s.#st = :waiting, steps.#s.#wait = :wait REMOVE steps.#s.leaseUntil',
         ConditionExpression: 'steps.#s.#st = :running AND steps.#s.attempt = :attempt',
-        ExpressionAttributeNames: { '#s': stepId, '#st': 'status', '#request': 'request' },
-        ExpressionAttributeValues: { ':waiting': 'waiting', ':running': 'running', ':attempt': attempt, ':request': request },
+        ExpressionAttributeNames: { '#s': stepId, '#st': 'status', '#wait': field },
+        ExpressionAttributeValues: { ':waiting': 'waiting', ':running': 'running', ':attempt': attempt, ':wait': value },
         ReturnValues: 'ALL_NEW',
       }),
     );
@@ -389,7 +395,7 @@ export function executionsStore(db: Db, clock: Clock) {
     scope: TenantScope,
     e: { workflowId: string; id: string },
     stepId: string,
-    result: { status: 'succeeded' | 'failed'; output?: unknown; error?: { code: string; message: string }; completedBy: 'api' | 'timeout'; startedAt: string },
+    result: { status: 'succeeded' | 'failed'; output?: unknown; error?: { code: string; message: string }; completedBy: 'api' | 'timeout' | 'run'; startedAt: string },
   ) {
     const now = new Date(clock.now());
     return conditional(

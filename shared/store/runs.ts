@@ -67,6 +67,8 @@ const runShape = z.lazy(() =>
     error: z.object({ code: z.string(), message: z.string() }).optional(),
     /** Set by the OpenAI Responses API's background mode: the response this run answers. */
     responseId: z.string().optional(),
+    /** The workflow step waiting for this run (a background agent step): its message goes again when the run ends. */
+    parent: z.object({ workflowId: z.string(), executionId: z.string(), stepId: z.string() }).optional(),
     /** The run this one re-runs, and the model step it re-ran from. */
     rerunOf: z.object({ runId: z.string(), fromStep: z.number() }).optional(),
   }),

@@ -8,7 +8,7 @@ import { startScheduled } from './schedules';
 import { stepKind } from './steps';
 import { modelUsageOf, type StepResult } from './steps/step-kind';
 import { checkBackSeconds, whileLeased } from '../queue/work-lease';
-import { checkWaitingStep, pauseStep } from './human';
+import { awaitRun, checkWaitingStep, pauseStep } from './human';
 import { handleItem, redriveItems, startFanOut } from './fan-out';
 import { afterSettle, finishExecution, readySteps, sendSteps, SETTLED } from './progress';
 import { failedAttempt, runScopeOf, runStep, type DefinedStep, type RunScope } from './step-run';
@@ -45,8 +45,9 @@ function isSkipped(execution: ExecutionRecord, step: DefinedStep): boolean {
 
 /** What a claimed step gives: a result, or nothing yet (its items were sent, a person asked). */
 async function runClaimed(rt: Runtime, scope: TenantScope, execution: ExecutionRecord, step: DefinedStep, attempt: number, run: RunScope): Promise<StepResult | undefined> {
-  const outcome = await runStep(rt, scope, step, run, execution.keyId);
+  const outcome = await runStep(rt, scope, step, run, execution.keyId, { workflowId: execution.workflowId, executionId: execution.id, stepId: step.id });
   if ('pause' in outcome) await pauseStep(rt, scope, execution, step, attempt, outcome.pause);
+  else if ('awaitRun' in outcome) await awaitRun(rt, scope, execution, step, attempt, outcome.awaitRun);
   else if ('fanOut' in outcome) await startFanOut(rt, scope, execution, step, attempt, outcome.fanOut);
   else return outcome;
   return undefined;

@@ -209,6 +209,10 @@ export async function cancelExecution(rt: Runtime, scope: TenantScope, workflowI
   await rt.store.unfinishedWork.remove({ kind: 'execution', tenantId: scope.tenantId, id: executionId });
   await rt.store.executions.removeWaiting(scope, executionId);
   if (!canceled) throw new ConflictError(`Execution ${executionId} is already ${current.status}`, { status: current.status });
+  // Background runs its agent steps wait for stop too (where this function can reach runs; elsewhere a run ends by its own limits and finds the execution canceled).
+  const runs = Object.values(current.steps).flatMap((s) => (s.status === 'waiting' && s.run ? [s.run] : []));
+  const agentRuns = rt.agentRuns;
+  if (agentRuns) await Promise.all(runs.map((r) => agentRuns.cancel(rt, scope, r.agentId, r.runId)));
   await notifyWebhook(rt, scope, canceled, 'canceled');
   return canceled;
 }

@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { ConflictError, NotFoundError, ValidationError } from '../errors';
 import type { Runtime } from '../runtime';
-import type { ExecutionRecord, HumanRequest } from '../store/executions';
+import type { AwaitedRun, ExecutionRecord, HumanRequest } from '../store/executions';
 import type { TenantScope } from '../tenancy';
 import { getExecution } from './executions';
 import { checkBackSeconds } from '../queue/work-lease';
@@ -19,15 +19,42 @@ import { stepKind } from './steps';
 /** The step's attempt turns into a request for a person; the execution waits once nothing else runs. */
 export async function pauseStep(rt: Runtime, scope: TenantScope, execution: ExecutionRecord, step: DefinedStep, attempt: number, request: HumanRequest): Promise<void> {
   const now = rt.clock.now();
-  const paused = await rt.store.executions.pauseStep(scope, execution, step.id, attempt, request);
+  const paused = await rt.store.executions.pauseStep(scope, execution, step.id, attempt, { request });
   if (!paused) return;
   if (request.expiresAt) await sendSteps(rt, scope, execution, [step.id], checkBackSeconds(request.expiresAt, now));
   await afterSettle(rt, scope, paused);
 }
 
-/** A message for a waiting step: its time is up (the timeout applies), or not yet (it comes back). */
+/**
+ * The step's attempt waits for a background run (an agent step's), holding no worker and no
+ * message: the run's end sends the step's message (and the sweeper sends it again should that be
+ * lost).
+ */
+export async function awaitRun(rt: Runtime, scope: TenantScope, execution: ExecutionRecord, step: DefinedStep, attempt: number, run: AwaitedRun): Promise<void> {
+  const waiting = await rt.store.executions.pauseStep(scope, execution, step.id, attempt, { run });
+  if (!waiting) return;
+  // The run may have ended before the step was marked waiting: its message then found the step running.
+  await checkRunStep(rt, scope, waiting, step.id);
+}
+
+/** A step waiting for a run settles once the run has ended: its reply is the output, its failure the step's. */
+async function checkRunStep(rt: Runtime, scope: TenantScope, execution: ExecutionRecord, stepId: string): Promise<void> {
+  const state = execution.steps[stepId]!;
+  if (!state.run || !rt.agentRuns) return;
+  const run = await rt.agentRuns.state(rt, scope, state.run.agentId, state.run.runId);
+  if (!run.ended) return;
+  const result =
+    'result' in run
+      ? { status: 'succeeded' as const, output: { ...run.result, reply: run.result.reply.slice(0, 20_000), toolCalls: run.result.toolCalls ?? [] } }
+      : { status: 'failed' as const, error: { code: run.error.code, message: `run ${state.run.runId} ${run.status}: ${run.error.message}` } };
+  const resolved = await rt.store.executions.resolveWaitingStep(scope, execution, stepId, { ...result, completedBy: 'run', startedAt: state.startedAt! });
+  if (resolved) await afterSettle(rt, scope, resolved);
+}
+
+/** A message for a waiting step: its run ended, its time is up (the timeout applies), or not yet (it comes back). */
 export async function checkWaitingStep(rt: Runtime, scope: TenantScope, execution: ExecutionRecord, stepId: string): Promise<void> {
   const state = execution.steps[stepId]!;
+  if (state.run) return checkRunStep(rt, scope, execution, stepId);
   const expiresAt = state.request?.expiresAt;
   if (expiresAt === undefined) return;
   const now = rt.clock.now();

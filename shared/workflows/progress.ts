@@ -67,12 +67,15 @@ export async function afterSettle(rt: Runtime, scope: TenantScope, execution: Ex
     await rt.store.executions.markQueued(scope, execution, ready);
     return;
   }
-  if (execution.status === 'running' && !states.some((s) => ACTIVE.has(s.status)) && states.some((s) => s.status === 'waiting')) {
+  // A step waiting for a background run is work in progress; one waiting for a person makes the execution wait.
+  const working = states.some((s) => ACTIVE.has(s.status) || (s.status === 'waiting' && s.run));
+  const forPerson = states.filter((s) => s.status === 'waiting' && !s.run);
+  if (execution.status === 'running' && !working && forPerson.length > 0) {
     // The pointer first: a listing drops pointers whose execution is not waiting, never misses one that is.
     await rt.store.executions.putWaiting(scope, execution);
     const waiting = await rt.store.executions.markWaiting(scope, execution, execution.steps);
     // One delivery per wait: keyed by the steps it waits on.
-    const steps = states.filter((s) => s.status === 'waiting').map((s) => s.id);
+    const steps = forPerson.map((s) => s.id);
     if (waiting) await notifyWebhook(rt, scope, waiting, 'waiting', `waiting.${steps.join('.')}`);
   }
 }

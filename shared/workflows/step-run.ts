@@ -5,7 +5,7 @@ import type { Runtime } from '../runtime';
 import type { ExecutionRecord } from '../store/executions';
 import type { TenantScope } from '../tenancy';
 import { stepKind } from './steps';
-import type { RunScope, StepLike, StepOutcome, StepResult } from './steps/step-kind';
+import type { RunScope, StepContext, StepLike, StepOutcome, StepResult } from './steps/step-kind';
 import { DEFAULT_RETRY, type RetryPolicy } from './steps/step-schema';
 
 /**
@@ -60,7 +60,7 @@ export const timeoutMsOf = (step: { timeoutSeconds?: number }) => (step.timeoutS
  * Runs one step under its time limit: the kind's calls get the deadline, and a kind that does not
  * stop in time is left behind with a retryable timeout.
  */
-export async function runStep(rt: Runtime, scope: TenantScope, step: RunnableStep, run: RunScope, keyId: string | undefined): Promise<StepOutcome> {
+export async function runStep(rt: Runtime, scope: TenantScope, step: RunnableStep, run: RunScope, keyId: string | undefined, at?: StepContext['at']): Promise<StepOutcome> {
   const kind = stepKind(step.type);
   if (!kind) throw new AppError('INTERNAL_ERROR', `step ${step.id} has an unknown type ${step.type}`);
   const timeoutMs = timeoutMsOf(step);
@@ -73,7 +73,7 @@ export async function runStep(rt: Runtime, scope: TenantScope, step: RunnableSte
     }, timeoutMs);
   });
   try {
-    return await Promise.race([kind.execute(step.config, { rt, scope, vars: run.vars, passages: run.passages, deadline: controller.signal, timeoutMs, keyId }), timedOut]);
+    return await Promise.race([kind.execute(step.config, { rt, scope, vars: run.vars, passages: run.passages, deadline: controller.signal, timeoutMs, keyId, ...(at ? { at } : {}) }), timedOut]);
   } finally {
     clearTimeout(timer);
   }

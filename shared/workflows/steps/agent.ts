@@ -4,7 +4,7 @@ import { isId } from '../../ids';
 import { parseAddress } from '../../releases';
 import { fallbackModels } from '../../schema-helpers';
 import { renderTemplate } from '../../templates';
-import type { WorkKind } from './step-kind';
+import type { StepKind } from './step-kind';
 
 const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
@@ -22,6 +22,10 @@ const config = z.strictObject({
   sessionId: z.string().max(300).optional().openapi({ description: 'Template: continue this session (letters, digits, _ or -); a new session each run when absent' }),
   userId: z.string().max(300).optional().openapi({ description: 'Template: whose memory the agent reads and writes' }),
   fallbackModels: fallbackModels.optional().openapi({ description: 'Models tried in order when the agent’s model fails with a 429, a 5xx, a time-out or a lost connection; in place of the agent’s own fallbackModels for this step' }),
+  background: z
+    .boolean()
+    .optional()
+    .openapi({ description: 'Run the turn as a background run (up to 20 tool rounds, 15 minutes) and wait for it without holding a worker; the output adds runId. A run that waits for a tool approval keeps the step waiting until a person decides (POST …/runs/{runId}/approvals). Not inside a map.' }),
 });
 
 /** Replies longer than this are cut in the execution record (DynamoDB items hold 400 KB). */
@@ -32,20 +36,28 @@ const OUTPUT_TEXT_LIMIT = 20_000;
  * draft or a release (`agt_…:live`). Output `{reply, sessionId, sources, toolCalls, usage, model,
  * agentVersion}`. The turn is billed as the agent's, not
  * again as the step's. A turn that stops for a tool approval fails the step: a workflow cannot
- * approve for a person (use a `human` step before the call instead).
+ * approve for a person (use a `human` step before the call instead). With `background`, the turn
+ * is a background run: the step waits for it holding no worker (the run's end settles it), its
+ * step limit is a run's, and an approval it waits for is given on the run.
  */
-export const agent: WorkKind<typeof config> = {
+// A map's steps may be agent steps: the map's config refuses `background` there, so an item's agent step gives a result.
+export const agent: StepKind<typeof config> = {
   type: 'agent',
   config,
   templateFields: ['message', 'sessionId', 'userId'],
   references: (cfg) => [{ kind: 'AGENT', id: agentOf(cfg.agentId) ?? cfg.agentId, field: 'agentId' }],
   isOutputPath: (p) => ['reply', 'sessionId', 'sources', 'toolCalls', 'usage', 'model', 'agentVersion', 'output'].includes(p[0]!),
-  async execute(cfg, { rt, scope, vars, deadline, keyId }) {
+  async execute(cfg, { rt, scope, vars, deadline, keyId, at }) {
     if (!rt.agentTurn) throw new AppError('INTERNAL_ERROR', 'This function cannot run agent turns (no agentTurn in its runtime)');
     const sessionId = cfg.sessionId === undefined ? undefined : renderTemplate(cfg.sessionId, vars);
     if (sessionId !== undefined && !SESSION_ID.test(sessionId)) throw new AppError('UNPROCESSABLE', `sessionId rendered as "${sessionId.slice(0, 60)}", which is not 1–128 letters, digits, _ or -`, { field: 'sessionId' }, { retryable: false });
     const userId = cfg.userId === undefined ? undefined : renderTemplate(cfg.userId, vars) || undefined;
-    const data = await rt.agentTurn(rt, scope, cfg.agentId, { message: renderTemplate(cfg.message, vars), ...(sessionId ? { sessionId } : {}), ...(userId ? { userId } : {}), ...(cfg.fallbackModels ? { fallbackModels: cfg.fallbackModels } : {}), keyId }, deadline);
+    const input = { message: renderTemplate(cfg.message, vars), ...(sessionId ? { sessionId } : {}), ...(userId ? { userId } : {}), ...(cfg.fallbackModels ? { fallbackModels: cfg.fallbackModels } : {}), keyId };
+    if (cfg.background) {
+      if (!at || !rt.agentRuns) throw new AppError('INTERNAL_ERROR', 'A background agent step runs only as an execution’s own step, where runs can be started', {}, { retryable: false });
+      return { awaitRun: await rt.agentRuns.start(rt, scope, cfg.agentId, { ...input, parent: at }) };
+    }
+    const data = await rt.agentTurn(rt, scope, cfg.agentId, input, deadline);
     if (data.status === 'requires_action') {
       throw new AppError('UNPROCESSABLE', `The agent paused for approval of ${(data.pendingToolCalls ?? []).map((c) => c.tool).join(', ')}; a workflow cannot approve tool calls`, { sessionId: data.sessionId }, { retryable: false });
     }

@@ -16,6 +16,11 @@ const config = z.strictObject({
   concurrency: integerBetween(1, 50).default(5).openapi({ description: 'Items running at once' }),
   maxItems: integerBetween(1, MAX_MAP_ITEMS).default(MAX_MAP_ITEMS).openapi({ description: 'More items than this fail the step' }),
   failurePolicy: z.enum(['failFast', 'collect']).default('failFast').openapi({ description: 'failFast: the first failed item fails the step; collect: failed items are reported and the step succeeds' }),
+}).superRefine((cfg, ctx) => {
+  // An item's steps must each give a result: a background run is waited for only by an execution's own step.
+  cfg.steps.forEach((step, i) => {
+    if (step.type === 'agent' && (step.config as { background?: boolean }).background) ctx.addIssue({ code: 'custom', path: ['steps', i, 'config', 'background'], message: 'is not possible inside a map: its steps must each give a result (run the agent step outside the map, or without background)' });
+  });
 });
 
 const toArray = (value: unknown): unknown[] => (value === null || value === undefined ? [] : Array.isArray(value) ? value : [value]);

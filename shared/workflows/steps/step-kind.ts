@@ -2,7 +2,7 @@ import type { z } from '@hono/zod-openapi';
 import type { Runtime } from '../../runtime';
 import type { TenantScope } from '../../tenancy';
 import type { TemplateScope } from '../../templates';
-import type { HumanRequest } from '../../store/executions';
+import type { AwaitedRun, HumanRequest } from '../../store/executions';
 import type { TokenUsage } from '../../models/types';
 import type { ModelTallies, ModelTally } from '../../usage';
 
@@ -19,6 +19,8 @@ export interface StepContext {
   timeoutMs?: number;
   /** The API key that started the execution, for usage accounting of what the step runs. */
   keyId?: string;
+  /** The step being run, where it is one of an execution's own (not a map item's): what may wait on a background run. */
+  at?: { workflowId: string; executionId: string; stepId: string };
 }
 
 export interface StepResult {
@@ -71,9 +73,10 @@ export type { HumanRequest } from '../../store/executions';
 
 /**
  * What running a step gives the engine: a result (its output), a pause (a person is asked; the
- * step waits, up to a time), or a fan-out (the items its `nested` steps run for, each a message).
+ * step waits, up to a time), a fan-out (the items its `nested` steps run for, each a message), or
+ * a background run it waits for (an agent step's: the run's end settles it).
  */
-export type StepOutcome = StepResult | { pause: HumanRequest } | { fanOut: unknown[] };
+export type StepOutcome = StepResult | { pause: HumanRequest } | { fanOut: unknown[] } | { awaitRun: AwaitedRun };
 
 /** How a paused step settles when its time runs out. */
 export type TimedOut = { status: 'failed'; error: { code: string; message: string } } | { status: 'succeeded'; output: unknown };
