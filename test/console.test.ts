@@ -234,6 +234,38 @@ describe.skipIf(!runnable)('the console in Chromium', { timeout: 90_000 }, () =>
     await sessions.getByRole('listitem').getByRole('link').click();
     await expect.poll(() => page.locator('.message.user').count()).toBe(3);
     await checkPage('chat');
+
+    // Forked at the first reply: a second conversation with that exchange only, the first left whole.
+    await page.locator('.message.assistant').first().getByRole('button', { name: 'Fork from here' }).click();
+    await expect.poll(() => sessions.getByRole('listitem').count()).toBe(2);
+    await expect.poll(() => page.locator('.message').count()).toBe(2);
+    expect(await page.locator('.message.user').first().textContent()).toContain('How long do I have to return an item?');
+  });
+
+  it('starts a background run, follows its steps, approves its call, and re-runs it from a step', async () => {
+    await nav('Agents');
+    await page.getByRole('link', { name: 'Support', exact: true }).click();
+    await page.getByRole('link', { name: 'Background runs' }).click();
+    await page.getByLabel('Job for the agent').fill('Where is my order A17?');
+    await page.getByRole('button', { name: 'Start run' }).click();
+    const approve = page.getByRole('button', { name: 'Approve order_status' });
+    await approve.waitFor({ timeout: 20_000 });
+    await expect.poll(() => page.locator('.page-head .badge').textContent()).toBe('requires_action');
+    await checkPage('run-waiting');
+    await approve.click();
+    await expect.poll(() => page.locator('.page-head .badge').textContent(), { timeout: 20_000 }).toBe('completed');
+    await expect.poll(() => page.locator('.bubble').textContent()).toMatch(/shipped/);
+    const steps = page.getByRole('table');
+    expect(await steps.textContent()).toContain('order_status');
+    await checkPage('run');
+
+    await page.getByRole('button', { name: 'Re-run from step 1' }).click();
+    await expect.poll(() => page.getByText(/re-runs run_/).count(), { timeout: 20_000 }).toBe(1);
+    await expect.poll(() => page.locator('.page-head .badge').textContent(), { timeout: 20_000 }).toBe('completed');
+    // The first model call and the approved tool call were taken over, not made again.
+    await expect.poll(() => page.getByText('reused').count()).toBe(2);
+    await page.getByRole('link', { name: 'All runs' }).click();
+    await expect.poll(() => page.getByRole('table').getByRole('row').count()).toBe(3);
   });
 
   it('publishes versions, shows what one changed, splits an alias 90/10 with the slider and rolls it back', async () => {
@@ -315,6 +347,12 @@ describe.skipIf(!runnable)('the console in Chromium', { timeout: 90_000 }, () =>
     expect(await page.locator('.gantt rect.bar-succeeded').count()).toBe(3);
     await expect.poll(() => page.getByText('REFUND ORDER B12 approved').count()).toBeGreaterThan(0);
     await checkPage('execution');
+
+    // Re-run from the last step: the person's answer and the first step are kept, not asked again.
+    await page.getByRole('button', { name: 'Re-run from reply' }).click();
+    await expect.poll(() => page.getByText(/re-runs exe_/).count(), { timeout: 20_000 }).toBe(1);
+    await expect.poll(() => page.locator('.page-head .badge').textContent(), { timeout: 20_000 }).toBe('succeeded');
+    expect(await page.getByText('reused').count()).toBe(2);
   });
 
   it('charts requests and tokens per day, agent and model', async () => {

@@ -33,3 +33,6 @@ export type EvalCase = Schemas['EvalCase'];
 export type EvalRun = Schemas['EvalRun'];
 export type EvalResult = Schemas['EvalResult'];
 export type Trace = Schemas['Trace'];
+export type Run = Schemas['Run'];
+export type RunStep = Schemas['RunStep'];
+export type ForkedSession = Schemas['ForkedSession'];

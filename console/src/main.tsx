@@ -9,6 +9,7 @@ import { ChatPage } from './pages/chat';
 import { WorkflowsList, WorkflowDetail } from './pages/workflows';
 import { ExecutionPage } from './pages/execution';
 import { ReleasesPage } from './pages/releases';
+import { RunPage, RunsPage } from './pages/runs';
 import { UsagePage } from './pages/usage';
 import { EvalComparePage, EvalDatasetPage, EvalRunPage, EvalsPage } from './pages/evals';
 import { TablesPage, MemoryPage } from './pages/platform';
@@ -21,6 +22,8 @@ const PAGES: Array<[string, (p: Record<string, string>) => preact.JSX.Element]> 
   ['/agents/new', () => <AgentEditor />],
   ['/agents/:id', (p) => <AgentEditor id={p.id} />],
   ['/agents/:id/releases', (p) => <ReleasesPage kind="agents" id={p.id!} />],
+  ['/agents/:id/runs', (p) => <RunsPage agentId={p.id!} />],
+  ['/agents/:id/runs/:runId', (p) => <RunPage agentId={p.id!} runId={p.runId!} />],
   ['/knowledge', () => <KnowledgeList />],
   ['/knowledge/:id', (p) => <KnowledgeDetail id={p.id!} />],
   ['/chat', () => <ChatPage />],

@@ -195,6 +195,9 @@ export function AgentEditor({ id }: { id?: string }) {
             <a class="button secondary" href={`#/chat/${id}`}>
               Open in chat
             </a>
+            <a class="button secondary" href={`#/agents/${id}/runs`}>
+              Background runs
+            </a>
           </div>
         ) : null}
       </div>

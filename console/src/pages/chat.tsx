@@ -1,9 +1,9 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, apiAll, apiPage, events } from '../api';
+import { ApiError, api, apiAll, apiPage, events } from '../api';
 import { navigate } from '../router';
 import { Empty, ErrorBox, Loading, formatDate, useLoad } from '../components/ui';
 import { citationOf } from './knowledge';
-import type { Agent, ConverseResponse, Schemas, SessionMessage, SessionSummary } from '../contract';
+import type { Agent, ConverseResponse, ForkedSession, Schemas, SessionMessage, SessionSummary } from '../contract';
 
 type Source = NonNullable<SessionMessage['sources']>[number];
 type ToolCall = Schemas['ToolCall'];
@@ -141,6 +141,17 @@ function Conversation({ agentId, sessionId }: { agentId: string; sessionId?: str
     void turn({ message: text });
   }
 
+  /** A new session with the conversation up to this message: the way to try another turn from there. */
+  async function fork(messageId: string) {
+    try {
+      const forked = await api<ForkedSession>('POST', `/v1/agents/${agentId}/sessions/${held.current}/fork`, { atMessageId: messageId });
+      sessions.reload();
+      navigate(`/chat/${agentId}/${forked.sessionId}`);
+    } catch (err) {
+      setError(err);
+    }
+  }
+
   function decide(message: Message, decisions: Array<{ id: string; approved: boolean; reason?: string }>) {
     setMessages((list) => list.map((m) => (m.id === message.id ? { ...m, pending: undefined } : m)));
     void turn({ toolApprovals: decisions });
@@ -171,7 +182,7 @@ function Conversation({ agentId, sessionId }: { agentId: string; sessionId?: str
         <div class="log" ref={log} aria-live="polite" aria-busy={busy}>
           {messages.length === 0 ? <p class="muted">Ask something. Replies stream in; numbers in brackets open the passage they cite.</p> : null}
           {messages.map((m) => (
-            <MessageView key={m.id} message={m} onOpen={setOpen} onDecide={(d) => decide(m, d)} />
+            <MessageView key={m.id} message={m} onOpen={setOpen} onDecide={(d) => decide(m, d)} onFork={held.current && m.id.startsWith('msg_') ? () => void fork(m.id) : undefined} />
           ))}
         </div>
         <ErrorBox error={error} />
@@ -199,7 +210,18 @@ function Conversation({ agentId, sessionId }: { agentId: string; sessionId?: str
   );
 }
 
-function MessageView({ message: m, onOpen, onDecide }: { message: Message; onOpen: (s: Source) => void; onDecide: (d: Array<{ id: string; approved: boolean; reason?: string }>) => void }) {
+function MessageView({
+  message: m,
+  onOpen,
+  onDecide,
+  onFork,
+}: {
+  message: Message;
+  onOpen: (s: Source) => void;
+  onDecide: (d: Array<{ id: string; approved: boolean; reason?: string }>) => void;
+  /** Stored messages of a session: fork the conversation here. */
+  onFork?: () => void;
+}) {
   return (
     <article class={`message ${m.role}`} aria-label={m.role === 'user' ? 'You' : 'Agent'}>
       {m.toolCalls?.map((c) => (
@@ -230,6 +252,11 @@ function MessageView({ message: m, onOpen, onDecide }: { message: Message; onOpe
         </ol>
       ) : null}
       {m.pending?.length ? <Approvals calls={m.pending} onDecide={onDecide} /> : null}
+      {onFork ? (
+        <button type="button" class="link small fork" title="A new conversation with the messages up to this one" onClick={onFork}>
+          Fork from here
+        </button>
+      ) : null}
     </article>
   );
 }
@@ -254,7 +281,7 @@ function CitedText({ text, sources, onOpen }: { text: string; sources: Source[];
   );
 }
 
-function Approvals({ calls, onDecide }: { calls: PendingCall[]; onDecide: (d: Array<{ id: string; approved: boolean; reason?: string }>) => void }) {
+export function Approvals({ calls, onDecide }: { calls: PendingCall[]; onDecide: (d: Array<{ id: string; approved: boolean; reason?: string }>) => void }) {
   const [reasons, setReasons] = useState<Record<string, string>>({});
   const [decisions, setDecisions] = useState<Record<string, boolean>>({});
   const decided = calls.every((c) => decisions[c.id] !== undefined);

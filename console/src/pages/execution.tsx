@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, events } from '../api';
+import { navigate } from '../router';
 import { ErrorBox, FieldError, Loading, StatusBadge, Table, formatDate, useInterval, useLoad } from '../components/ui';
 import { jsonOf } from '../json-input';
 import { StepGraph } from '../components/step-graph';
@@ -39,6 +40,16 @@ export function ExecutionPage({ workflowId, executionId }: { workflowId: string;
   const running = exe && !FINISHED.has(exe.status);
   useInterval(() => setNow(Date.now()), 250, !!running);
 
+  /** A new execution from this step: the steps before it keep their outputs. */
+  async function rerun(stepId: string) {
+    try {
+      const next = await api<Execution>('POST', `${path}/rerun`, { fromStep: stepId });
+      navigate(`/workflows/${workflowId}/executions/${next.id}`);
+    } catch (err) {
+      setError(err);
+    }
+  }
+
   async function cancel() {
     try {
       await api('POST', `${path}/cancel`);
@@ -61,6 +72,12 @@ export function ExecutionPage({ workflowId, executionId }: { workflowId: string;
       <p class="muted">
         <a href={`#/workflows/${workflowId}`}>{workflow.value?.name ?? workflowId}</a> · started {formatDate(exe.startedAt)} ·{' '}
         {formatMs(end - Date.parse(exe.startedAt))}
+        {exe.rerunOf ? (
+          <>
+            {' '}
+            · re-runs <a href={`#/workflows/${workflowId}/executions/${exe.rerunOf.executionId}`}>{exe.rerunOf.executionId}</a> from {exe.rerunOf.fromStep}
+          </>
+        ) : null}
         {running ? (
           <>
             {' '}
@@ -89,7 +106,7 @@ export function ExecutionPage({ workflowId, executionId }: { workflowId: string;
         </div>
       </div>
       <h2>Steps</h2>
-      <Table columns={['Step', 'Status', 'Duration', 'Attempts', 'Output or error']}>
+      <Table columns={['Step', 'Status', 'Duration', 'Attempts', 'Output or error', '']}>
         {exe.steps.map((s) => (
           <tr key={s.id}>
             <td>
@@ -98,6 +115,12 @@ export function ExecutionPage({ workflowId, executionId }: { workflowId: string;
             <td>
               <StatusBadge status={s.status} />
               {s.map ? <span class="muted small"> {`${s.map.done}/${s.map.total}`}</span> : null}
+              {s.reused ? <span class="muted small"> reused</span> : null}
+              {s.run ? (
+                <div class="small">
+                  <a href={`#/agents/${s.run.agentId}/runs/${s.run.runId}`}>its run</a>
+                </div>
+              ) : null}
             </td>
             <td>{s.durationMs !== undefined ? formatMs(s.durationMs) : '—'}</td>
             <td>{s.attempt ?? 0}</td>
@@ -108,6 +131,13 @@ export function ExecutionPage({ workflowId, executionId }: { workflowId: string;
                 <pre class="output">{typeof s.output === 'string' ? s.output : JSON.stringify(s.output, null, 2)}</pre>
               ) : (
                 '—'
+              )}
+            </td>
+            <td>
+              {running ? null : (
+                <button type="button" class="link" onClick={() => void rerun(s.id)}>
+                  Re-run from {s.id}
+                </button>
               )}
             </td>
           </tr>
