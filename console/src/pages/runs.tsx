@@ -110,8 +110,9 @@ export function RunPage({ agentId, runId }: { agentId: string; runId: string }) 
         setLive('');
         for await (const e of events('GET', `${path}/events`, undefined, controller.signal)) {
           const data = e.data as Record<string, unknown>;
+          const delta = e.event === 'delta' && typeof data.text === 'string' ? data.text : undefined;
           if (e.event === 'step') setSteps((list) => [...list, data as unknown as RunStep]);
-          else if (e.event === 'delta') setLive((text) => text + String(data.text ?? ''));
+          else if (delta !== undefined) setLive((text) => text + delta);
           else if (e.event === 'status' || e.event === 'requires_action') await refresh(false);
           else if (e.event === 'done') {
             await refresh(true);
