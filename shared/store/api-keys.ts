@@ -7,6 +7,7 @@ import { scopeOf, type TenantScope } from '../tenancy';
 import type { Db } from './db';
 import { ifConditionHolds } from './conditional';
 import { keys } from './keys';
+import { recentReads } from './recent-reads';
 
 /** What a presented API key resolves to. The key itself is never stored, only its SHA-256. */
 export interface ApiKeyIdentity {
@@ -47,6 +48,10 @@ export interface TenantRecord {
 }
 
 export function apiKeysStore(db: Db, clock: Clock) {
+  // A tenant's record is written once (its plan never changes after): every model call of a run's
+  // steps reads its plan, so a read RECENT_MS old serves them.
+  const recentTenants = recentReads<TenantRecord>(1000);
+
   async function getTenant(scope: TenantScope): Promise<TenantRecord | undefined> {
     const out = await db.client.send(new GetCommand({ TableName: db.table, Key: keys.tenant(scope) }));
     if (!out.Item) return undefined;
@@ -54,9 +59,14 @@ export function apiKeysStore(db: Db, clock: Clock) {
     return { tenantId, schema, name, plan, createdAt };
   }
 
+  /** The tenant's record as read within RECENT_MS (the budgets a model call is held to). */
+  function recentTenant(scope: TenantScope): Promise<TenantRecord | undefined> {
+    return recentTenants.read(scope.tenantId, () => getTenant(scope));
+  }
+
   /** Removes a tenant's record (a provisioning that could not finish is undone). */
   async function deleteTenantRecord(scope: TenantScope): Promise<void> {
-    await db.client.send(new DeleteCommand({ TableName: db.table, Key: keys.tenant(scope) }));
+    await recentTenants.writing(scope.tenantId, () => db.client.send(new DeleteCommand({ TableName: db.table, Key: keys.tenant(scope) })));
   }
 
   /** Creates the tenant's record; undefined when the tenant exists already. */
@@ -169,7 +179,7 @@ export function apiKeysStore(db: Db, clock: Clock) {
       throw error;
     }
   }
-  return { getTenant, deleteTenantRecord, putTenant, createApiKey, resolveApiKey, listApiKeys, revokeApiKey };
+  return { getTenant, recentTenant, deleteTenantRecord, putTenant, createApiKey, resolveApiKey, listApiKeys, revokeApiKey };
 }
 
 export type ApiKeysStore = ReturnType<typeof apiKeysStore>;

@@ -60,7 +60,7 @@ export async function tokenBudgetOf(rt: Runtime, scope: TenantScope): Promise<To
 /** The tenant's budget and (with `keyId`) the key's limits and use this month: two reads at once. */
 async function standingOf(rt: Runtime, scope: TenantScope, keyId?: string) {
   const now = rt.clock.now();
-  const [tenant, standing] = await Promise.all([rt.store.apiKeys.getTenant(scope), rt.store.tokenBudgets.standing(scope, monthOf(now), keyId)]);
+  const [tenant, standing] = await Promise.all([rt.store.apiKeys.recentTenant(scope), rt.store.tokenBudgets.standing(scope, monthOf(now), keyId)]);
   const own = standing.tenant.limits;
   const plan = tenant ? monthlyTokensFor(tenant.plan) : undefined;
   const limits = [plan, own.monthlyTokens].filter((n): n is number => n !== undefined);
