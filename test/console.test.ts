@@ -256,7 +256,7 @@ describe.skipIf(!runnable)('the console in Chromium', { timeout: 90_000 }, () =>
     await expect.poll(() => page.locator('.page-head .badge').textContent(), { timeout: 20_000 }).toBe('completed');
     await expect.poll(() => page.locator('.bubble').textContent()).toMatch(/shipped/);
     const steps = page.getByRole('table');
-    expect(await steps.textContent()).toContain('order_status');
+    await expect.poll(() => steps.textContent()).toContain('order_status');
     await checkPage('run');
 
     await page.getByRole('button', { name: 'Re-run from step 1' }).click();

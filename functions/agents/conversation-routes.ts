@@ -14,7 +14,7 @@ import type { Runtime } from '../../shared/runtime';
 const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
 const security = [{ ApiKeyAuth: [] }];
 
-const forkInput = z.strictObject({ atMessageId: z.string().min(1).max(200).openapi({ description: 'The last message the new session keeps', example: 'msg_01jd8x2k3m4n5p6q7r8s9t0v1w' }) }).openapi('ForkSessionRequest');
+const forkInput = z.strictObject({ atMessageId: z.string().min(1).max(200).openapi({ description: 'The last message the new session keeps', example: 'msg_01jd8x2k3m4n5p6q7r8s9t0v1w' }) }).openapi('ForkSessionRequest', { example: { atMessageId: 'msg_01jd8x2k3m4n5p6q7r8s9t0v1w' } });
 const forkedSession = z
   .object({
     sessionId: z.string(),

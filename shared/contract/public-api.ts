@@ -2417,6 +2417,11 @@ export interface components {
             /** @description Messages the new session starts with */
             messages: number;
         };
+        /**
+         * @example {
+         *       "atMessageId": "msg_01jd8x2k3m4n5p6q7r8s9t0v1w"
+         *     }
+         */
         ForkSessionRequest: {
             /**
              * @description The last message the new session keeps

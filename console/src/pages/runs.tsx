@@ -113,10 +113,12 @@ export function RunPage({ agentId, runId }: { agentId: string; runId: string }) 
           const delta = e.event === 'delta' && typeof data.text === 'string' ? data.text : undefined;
           if (e.event === 'step') setSteps((list) => [...list, data as unknown as RunStep]);
           else if (delta !== undefined) setLive((text) => text + delta);
-          else if (e.event === 'status' || e.event === 'requires_action') await refresh(false);
-          else if (e.event === 'done') {
-            await refresh(true);
-            break;
+          else if (e.event === 'status' || e.event === 'requires_action' || e.event === 'done') {
+            // A run found ended has all its steps in its record: they replace what the replay drew so far.
+            if (ENDED.has((await refresh(false)).status) || e.event === 'done') {
+              await refresh(true);
+              break;
+            }
           }
         }
       } catch (err) {
