@@ -5,6 +5,7 @@ import { startLocalTracing } from './tracing';
 import { configuredRuntime } from '../shared/configured-runtime';
 import { handleIngestionMessage } from '../shared/knowledge';
 import { agentRuns, agentTurn } from '../shared/agents';
+import { localCodeRunner } from '../shared/code/local-code-runner';
 import { deliverWebhook, tickSchedules, nextRunOf } from '../shared/workflows';
 import { consumeStepsMessage } from '../shared/steps-queue';
 import { storedScheduler } from '../shared/schedules/scheduler';
@@ -70,6 +71,7 @@ export function localRuntime(parts: { db: Db; secretsKey: Buffer; platformSecret
     traces: startLocalTracing(),
     agentTurn,
     agentRuns,
+    code: localCodeRunner,
     clock,
     scheduler: storedScheduler(store, nextRunOf, () => clock.now()),
     gateway: noGateway,

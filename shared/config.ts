@@ -122,6 +122,8 @@ const variables = {
   SCHEDULE_GROUP_NAME: optional(() => z.string().min(1)),
   SCHEDULER_ROLE_ARN: optional(() => z.string().min(1)),
   WORKFLOW_QUEUE_ARN: optional(() => z.string().min(1)),
+  /** The code-runner function that runs tenants' code (AWS; the stack sets it); unset: local mode's worker threads. */
+  CODE_RUNNER_FUNCTION: optional(() => z.string().min(1)),
   /** An EventBridge Scheduler-compatible endpoint (tests). */
   SCHEDULER_ENDPOINT: optional(() => z.url()),
   /** How long a synchronous execute waits before answering 202. */
@@ -260,6 +262,7 @@ export function loadConfig(source: Record<string, string | undefined>) {
     schedulerRoleArn: env.SCHEDULER_ROLE_ARN,
     workflowQueueArn: env.WORKFLOW_QUEUE_ARN,
     schedulerEndpoint: env.SCHEDULER_ENDPOINT,
+    codeRunnerFunction: env.CODE_RUNNER_FUNCTION,
     webhookRetryBaseSeconds: env.WEBHOOK_RETRY_BASE_SECONDS,
     workflowSyncWaitMs: env.WORKFLOW_SYNC_WAIT_MS,
     secretsKmsKeyId: env.SECRETS_KMS_KEY_ID,

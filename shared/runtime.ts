@@ -1,3 +1,4 @@
+import type { CodeRunner } from './code/code-job';
 import type { Blobs } from './blobs/blobs';
 import { BoundedCache } from './bounded-cache';
 import type { Clock } from './clock';
@@ -159,12 +160,14 @@ export interface Runtime {
   readonly agentTurn?: AgentTurn;
   /** Background runs, where workflow steps run (the steps worker, local mode). */
   readonly agentRuns?: AgentRuns;
+  /** Tenants' code (code steps, code tools, checks of a source on write): the code-runner function in AWS, worker threads locally. */
+  readonly code?: CodeRunner;
   /** What tenant-given URLs and hosts may be called (the deployment's rules, and the server's own services, which never may). */
   readonly outbound: OutboundPolicy;
 }
 
 /** The parts an adapter gives a function; the store, the clock and the caches every runtime has. */
-export type GivenPart = 'queues' | 'blobs' | 'secrets' | 'platformSecrets' | 'models' | 'gateway' | 'scheduler' | 'agentTurn' | 'agentRuns' | 'traces';
+export type GivenPart = 'queues' | 'blobs' | 'secrets' | 'platformSecrets' | 'models' | 'gateway' | 'scheduler' | 'agentTurn' | 'agentRuns' | 'code' | 'traces';
 
 /** Only a type: which parts a runtime was given. */
 declare const givenParts: unique symbol;

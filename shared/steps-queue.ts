@@ -13,7 +13,7 @@ const runs = onFirstUse(() => import('./run-work'));
  * What the steps queue's worker does with a message: workflow work (steps, due schedules), an
  * evaluation case or an agent turn's memory. One dispatch for the Lambda worker and local mode.
  */
-export async function consumeStepsMessage(rt: RuntimeWith<'models' | 'queues' | 'secrets' | 'agentTurn' | 'agentRuns'>, message: StepsQueueMessage, delivery: Delivery): Promise<void> {
+export async function consumeStepsMessage(rt: RuntimeWith<'models' | 'queues' | 'secrets' | 'agentTurn' | 'agentRuns' | 'code'>, message: StepsQueueMessage, delivery: Delivery): Promise<void> {
   if (message.type === 'eval-case') return (await evals()).consumeEvalCase(rt, message, delivery);
   if (message.type === 'memory') return (await memory()).consumeMemoryMessage(rt, message, delivery);
   if (message.type === 'run') return (await runs()).consumeRunMessage(rt, message, delivery);

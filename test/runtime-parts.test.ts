@@ -30,7 +30,7 @@ describe('the runtime parts each entry needs', () => {
   });
 
   it('builds an entry given every part it declares, which then serves', async () => {
-    const app = createAgentsApp(configuredRuntime({ store: testRt.store, models, secrets, queues, blobs }));
+    const app = createAgentsApp(configuredRuntime({ store: testRt.store, models, secrets, queues, blobs, code: undefined }));
     const res = await call(app, 'GET', '/v1/agents');
     expect(res.status).toBe(401);
   });

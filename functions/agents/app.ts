@@ -9,7 +9,7 @@ import type { RuntimeWith } from '../../shared/runtime';
  * their own: functions/evals). Each section's
  * routes (and the code behind them) load when a request first reaches them (lazyRoutes).
  */
-export function createAgentsApp(rt: RuntimeWith<'models' | 'secrets' | 'queues'>, options: Partial<GroupOptions> = {}) {
+export function createAgentsApp(rt: RuntimeWith<'models' | 'secrets' | 'queues' | 'code'>, options: Partial<GroupOptions> = {}) {
   const app = createGroupApp(rt, { area: 'agents', maxBodyBytes: DEFAULT_MAX_BODY_BYTES, openAiPaths: [...OPENAI_PATHS], ...options });
   lazyRoutes(app, rt, ['/v1/agents'], async () => (await import('./agent-routes')).registerAgentRoutes);
   lazyRoutes(app, rt, ['/v1/agents/:agentId/runs'], async () => (await import('./run-routes')).registerRunRoutes);

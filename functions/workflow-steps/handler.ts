@@ -1,4 +1,5 @@
 import { kmsSecretBoxFromConfig } from '../../shared/secrets/kms-secret-box';
+import { codeRunnerFromConfig } from '../../shared/code/code-runner-from-config';
 import { configuredRuntime } from '../../shared/configured-runtime';
 import { onFirstUse, preloadIfConfigured } from '../../shared/load-once';
 import { modelResolver } from '../../shared/models/resolve-model';
@@ -17,7 +18,7 @@ const agentRuns: AgentRuns = {
   state: async (...args) => (await agents()).agentRuns.state(...args),
   cancel: async (...args) => (await agents()).agentRuns.cancel(...args),
 };
-const rt = configuredRuntime({ models: modelResolver(), queues: sqsQueuesFromConfig(), secrets: kmsSecretBoxFromConfig(), agentTurn, agentRuns });
+const rt = configuredRuntime({ models: modelResolver(), queues: sqsQueuesFromConfig(), secrets: kmsSecretBoxFromConfig(), agentTurn, agentRuns, code: codeRunnerFromConfig() });
 // Evaluation cases travel on the same queue: they run agent turns too.
 export const handler = sqsHandler<StepsQueueMessage>((message, delivery) => consumeStepsMessage(rt, message, delivery));
 await preloadIfConfigured();

@@ -85,6 +85,7 @@ const execution = z
         run: z.object({ agentId: z.string(), runId: z.string(), sessionId: z.string() }).optional().openapi({ description: 'A background agent step: the run it waits for (GET /v1/agents/{agentId}/runs/{runId})' }),
         map: z.object({ total: z.int(), started: z.int(), done: z.int(), failed: z.int() }).optional().openapi({ description: 'A map step’s progress' }),
         reused: z.boolean().optional().openapi({ description: 'A re-run took this step’s output from the execution it re-runs; it did not run again' }),
+        logs: z.array(z.string()).optional().openapi({ description: 'A code step: the lines its code logged (console.log), at most 64 KB' }),
       }),
     ),
     usage: z.object({ inputTokens: z.number(), outputTokens: z.number() }),

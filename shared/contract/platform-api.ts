@@ -1559,7 +1559,7 @@ export interface components {
                 id: string;
                 name?: string;
                 /** @enum {string} */
-                type: "classification" | "search" | "generation" | "http" | "tool" | "agent" | "transform" | "condition" | "map" | "human";
+                type: "classification" | "search" | "generation" | "http" | "tool" | "agent" | "transform" | "code" | "condition" | "map" | "human";
                 config: {
                     [key: string]: unknown;
                 };
@@ -2577,6 +2577,74 @@ export interface components {
              * @example { "total": $sum(steps.lookup.output.body.items.price), "customer": parameters.email }
              */
             expression?: string;
+        } | {
+            /**
+             * @description Stable step id; `step1`, `step2`… when omitted
+             * @example classify
+             */
+            id?: string;
+            name?: string;
+            retry?: components["schemas"]["RetryPolicy"] & unknown;
+            /** @description Limit of one attempt (default: MODEL_TIMEOUT_MS, 60 s) */
+            timeoutSeconds?: number;
+            /** @description Steps that must finish first (default: the previous step); several steps may depend on one (fan-out) and one on several (fan-in) */
+            dependsOn?: string[];
+            /** @description Run only when that classification step chose this category (see also `condition` steps) */
+            when?: {
+                step: string;
+                category: string;
+            };
+            /** @enum {string} */
+            type: "code";
+            /** @description The step’s settings; each may instead be given on the step itself */
+            config?: {
+                /**
+                 * @description javascript (QuickJS: ES2023, no Node or browser APIs)
+                 * @default javascript
+                 * @enum {string}
+                 */
+                language?: "javascript";
+                /**
+                 * @description Exports `default function main({input, parameters, steps, item, index})` (async allowed), returning JSON: the step’s output
+                 * @example export default function main({ input, parameters, steps }) {
+                 *       return { total: Math.round(parameters.amount * 1.21 * 100) / 100 };
+                 *     }
+                 */
+                source?: string;
+                /**
+                 * @description At most 10000
+                 * @default 2000
+                 */
+                timeoutMs?: number;
+                /**
+                 * @description At most 128
+                 * @default 32
+                 */
+                memoryMb?: number;
+            };
+            /**
+             * @description javascript (QuickJS: ES2023, no Node or browser APIs)
+             * @default javascript
+             * @enum {string}
+             */
+            language?: "javascript";
+            /**
+             * @description Exports `default function main({input, parameters, steps, item, index})` (async allowed), returning JSON: the step’s output
+             * @example export default function main({ input, parameters, steps }) {
+             *       return { total: Math.round(parameters.amount * 1.21 * 100) / 100 };
+             *     }
+             */
+            source?: string;
+            /**
+             * @description At most 10000
+             * @default 2000
+             */
+            timeoutMs?: number;
+            /**
+             * @description At most 128
+             * @default 32
+             */
+            memoryMb?: number;
         } | {
             /**
              * @description Stable step id; `step1`, `step2`… when omitted
@@ -3627,6 +3695,63 @@ export interface components {
              * @example { "total": $sum(steps.lookup.output.body.items.price), "customer": parameters.email }
              */
             expression?: string;
+        } | {
+            /** @description Unique in the workflow; later steps of the map read its output */
+            id: string;
+            name?: string;
+            /** @description Limit of one attempt (default: MODEL_TIMEOUT_MS, 60 s) */
+            timeoutSeconds?: number;
+            /** @enum {string} */
+            type: "code";
+            /** @description The step’s settings; each may instead be given on the step itself */
+            config?: {
+                /**
+                 * @description javascript (QuickJS: ES2023, no Node or browser APIs)
+                 * @default javascript
+                 * @enum {string}
+                 */
+                language?: "javascript";
+                /**
+                 * @description Exports `default function main({input, parameters, steps, item, index})` (async allowed), returning JSON: the step’s output
+                 * @example export default function main({ input, parameters, steps }) {
+                 *       return { total: Math.round(parameters.amount * 1.21 * 100) / 100 };
+                 *     }
+                 */
+                source?: string;
+                /**
+                 * @description At most 10000
+                 * @default 2000
+                 */
+                timeoutMs?: number;
+                /**
+                 * @description At most 128
+                 * @default 32
+                 */
+                memoryMb?: number;
+            };
+            /**
+             * @description javascript (QuickJS: ES2023, no Node or browser APIs)
+             * @default javascript
+             * @enum {string}
+             */
+            language?: "javascript";
+            /**
+             * @description Exports `default function main({input, parameters, steps, item, index})` (async allowed), returning JSON: the step’s output
+             * @example export default function main({ input, parameters, steps }) {
+             *       return { total: Math.round(parameters.amount * 1.21 * 100) / 100 };
+             *     }
+             */
+            source?: string;
+            /**
+             * @description At most 10000
+             * @default 2000
+             */
+            timeoutMs?: number;
+            /**
+             * @description At most 128
+             * @default 32
+             */
+            memoryMb?: number;
         };
         Schedule: {
             /**
@@ -3712,6 +3837,8 @@ export interface components {
                 feedbackDown: number;
                 /** @description What agents’ guardrails found in turns: personal values, denied topics, blocked words (enforced or detected) */
                 guardrailFindings: number;
+                /** @description Milliseconds tenants’ code ran in the sandbox (code steps, code tools) */
+                codeMs: number;
                 /** @description From MODEL_PRICES; null when a model in the group has no price */
                 estimatedCostUsd: number | null;
             }[];
@@ -3743,6 +3870,8 @@ export interface components {
                 feedbackDown: number;
                 /** @description What agents’ guardrails found in turns: personal values, denied topics, blocked words (enforced or detected) */
                 guardrailFindings: number;
+                /** @description Milliseconds tenants’ code ran in the sandbox (code steps, code tools) */
+                codeMs: number;
                 /** @description From MODEL_PRICES; null when a model in the group has no price */
                 estimatedCostUsd: number | null;
             };

@@ -59,6 +59,8 @@ const stepStateShape = z.lazy(() => z.object({
   request: humanRequestShape.optional(),
   /** Who completed a waiting step: `api` or `timeout` (a person's), `run` (a background agent step's run ended). */
   completedBy: z.enum(['api', 'timeout', 'run']).optional(),
+  /** What a code step's code logged (its `console.log` lines). */
+  logs: z.array(z.string()).optional(),
   /** A background agent step's run, which the step waits for. */
   run: z.object({ agentId: z.string(), runId: z.string(), sessionId: z.string() }).optional(),
   map: mapProgressShape.optional(),
@@ -118,7 +120,7 @@ export function unpackExecutionItem(item: Record<string, unknown>): Record<strin
     ...item,
     ...('definition' in item ? { definition: unpacked(item.definition) } : {}),
     ...('output' in item ? { output: unpacked(item.output) } : {}),
-    ...(steps ? { steps: Object.fromEntries(Object.entries(steps).map(([id, step]) => [id, 'output' in step ? { ...step, output: unpacked(step.output) } : step])) } : {}),
+    ...(steps ? { steps: Object.fromEntries(Object.entries(steps).map(([id, step]) => [id, { ...step, ...('output' in step ? { output: unpacked(step.output) } : {}), ...('logs' in step ? { logs: unpacked(step.logs) } : {}) }])) } : {}),
   };
 }
 
@@ -248,7 +250,7 @@ export function executionsStore(db: Db, clock: Clock) {
     e: { workflowId: string; id: string },
     stepId: string,
     attempt: number,
-    result: { status: 'succeeded' | 'failed' | 'skipped' | 'retrying'; output?: unknown; error?: { code: string; message: string }; usage?: { inputTokens: number; outputTokens: number }; startedAt: string },
+    result: { status: 'succeeded' | 'failed' | 'skipped' | 'retrying'; output?: unknown; error?: { code: string; message: string }; usage?: { inputTokens: number; outputTokens: number }; logs?: string[]; startedAt: string },
   ) {
     const now = new Date(clock.now());
     const values: Record<string, unknown> = {
@@ -268,6 +270,10 @@ export function executionsStore(db: Db, clock: Clock) {
     if (result.error) {
       update = update.replace(' REMOVE', ', steps.#s.#error = :error REMOVE');
       values[':error'] = result.error;
+    }
+    if (result.logs?.length) {
+      update = update.replace(' REMOVE', ', steps.#s.logs = :logs REMOVE');
+      values[':logs'] = packed(result.logs);
     }
     update += ' ADD #usage.inputTokens :in, #usage.outputTokens :out';
     return conditional(

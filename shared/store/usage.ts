@@ -30,6 +30,8 @@ export interface UsageCounts {
   feedbackDown: number;
   /** What agents' guardrails found (personal values, denied topics, blocked words), enforced or only detected. */
   guardrailFindings: number;
+  /** CPU milliseconds of tenants' code (code steps and code tools), as the sandbox measured it. */
+  codeMs: number;
 }
 
 export interface UsageBucket {
@@ -48,7 +50,7 @@ export interface UsageBucket {
 
 export type UsageRow = UsageBucket & UsageCounts;
 
-export const USAGE_COUNTS: Array<keyof UsageCounts> = ['inputTokens', 'outputTokens', 'cachedInputTokens', 'cacheWriteTokens', 'requests', 'failedRequests', 'toolCalls', 'searches', 'readUnits', 'writeUnits', 'bytesIngested', 'steps', 'feedbackUp', 'feedbackDown', 'guardrailFindings'];
+export const USAGE_COUNTS: Array<keyof UsageCounts> = ['inputTokens', 'outputTokens', 'cachedInputTokens', 'cacheWriteTokens', 'requests', 'failedRequests', 'toolCalls', 'searches', 'readUnits', 'writeUnits', 'bytesIngested', 'steps', 'feedbackUp', 'feedbackDown', 'guardrailFindings', 'codeMs'];
 
 /** Every count, each given by `count`. */
 export const usageCounts = (count: (c: keyof UsageCounts) => number): UsageCounts => ({
@@ -67,6 +69,7 @@ export const usageCounts = (count: (c: keyof UsageCounts) => number): UsageCount
   feedbackUp: count('feedbackUp'),
   feedbackDown: count('feedbackDown'),
   guardrailFindings: count('guardrailFindings'),
+  codeMs: count('codeMs'),
 });
 
 export function usageStore(db: Db) {

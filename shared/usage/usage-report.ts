@@ -37,6 +37,7 @@ const counts = {
   feedbackUp: z.int().openapi({ description: 'Agent replies rated up by people (POST …/messages/{messageId}/feedback); a changed rating moves between the two' }),
   feedbackDown: z.int().openapi({ description: 'Agent replies rated down' }),
   guardrailFindings: z.int().openapi({ description: 'What agents’ guardrails found in turns: personal values, denied topics, blocked words (enforced or detected)' }),
+  codeMs: z.int().openapi({ description: 'Milliseconds tenants’ code ran in the sandbox (code steps, code tools)' }),
   estimatedCostUsd: z.number().nullable().openapi({ description: 'From MODEL_PRICES; null when a model in the group has no price' }),
 };
 export const usageReport = z

@@ -9,6 +9,7 @@ import { stepKind } from './steps';
 import { modelUsageOf, type StepResult } from './steps/step-kind';
 import { checkBackSeconds, whileLeased } from '../queue/work-lease';
 import { awaitRun, checkWaitingStep, pauseStep } from './human';
+import { CodeError } from './steps/code';
 import { handleItem, redriveItems, startFanOut } from './fan-out';
 import { afterSettle, finishExecution, readySteps, sendSteps, SETTLED } from './progress';
 import { failedAttempt, runScopeOf, runStep, type DefinedStep, type RunScope } from './step-run';
@@ -108,12 +109,13 @@ export async function handleStepMessage(rt: Runtime, message: StepMessage, deliv
   }
   if (outcome === undefined) return; // fanned out or paused: its items or a person settle it
   if (!('error' in outcome)) {
-    const settled = await rt.store.executions.settleStep(scope, claimed, step.id, attempt, { status: 'succeeded', output: outcome.output, usage: outcome.usage, startedAt });
+    const settled = await rt.store.executions.settleStep(scope, claimed, step.id, attempt, { status: 'succeeded', output: outcome.output, usage: outcome.usage, logs: outcome.logs, startedAt });
     if (!settled) return;
     // Counted once: only the delivery that settled the step gets here.
     const [first, ...more] = modelUsageOf(outcome);
     const subject = { kind: 'workflow' as const, id: claimed.workflowId };
-    await Promise.all([recordUsage(rt, scope, { keyId: claimed.keyId, subject, steps: 1, ...searched, ...first }), ...more.map((m) => recordUsage(rt, scope, { keyId: claimed.keyId, subject, ...m }))]);
+    const codeMs = outcome.codeMs !== undefined ? { codeMs: Math.ceil(outcome.codeMs) } : {};
+    await Promise.all([recordUsage(rt, scope, { keyId: claimed.keyId, subject, steps: 1, ...searched, ...codeMs, ...first }), ...more.map((m) => recordUsage(rt, scope, { keyId: claimed.keyId, subject, ...m }))]);
     await afterSettle(rt, scope, settled);
     return;
   }
@@ -124,7 +126,9 @@ export async function handleStepMessage(rt: Runtime, message: StepMessage, deliv
     if (settled) await sendSteps(rt, scope, settled, [step.id], failed.retryInSeconds);
     return;
   }
-  const settled = await rt.store.executions.settleStep(scope, claimed, step.id, attempt, { status: 'failed', error: failed.error, startedAt });
+  // A code step's failure keeps what its code logged: the first thing to read when it failed.
+  const logs = outcome.error instanceof CodeError ? outcome.error.logs : undefined;
+  const settled = await rt.store.executions.settleStep(scope, claimed, step.id, attempt, { status: 'failed', error: failed.error, logs, startedAt });
   if (settled) await afterSettle(rt, scope, settled);
 }
 

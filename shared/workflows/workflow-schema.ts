@@ -14,6 +14,7 @@ export const workflowStep = z
     stepOf('tool', STEP_KINDS.tool.config, stepCommon),
     stepOf('agent', STEP_KINDS.agent.config, stepCommon),
     stepOf('transform', STEP_KINDS.transform.config, stepCommon),
+    stepOf('code', STEP_KINDS.code.config, stepCommon),
     stepOf('condition', STEP_KINDS.condition.config, stepCommon),
     stepOf('map', STEP_KINDS.map.config, stepCommon),
     stepOf('human', STEP_KINDS.human.config, stepCommon),

@@ -30,6 +30,10 @@ export interface StepResult {
   model?: string;
   /** What each model of the step's chain did (tokens, calls, failed calls), for usage accounting. */
   models?: ModelTallies;
+  /** Lines its code logged (a code step's), kept with the step. */
+  logs?: string[];
+  /** Milliseconds its code ran, for usage accounting. */
+  codeMs?: number;
 }
 
 /** A settled step's usage events, model by model: the first carries the step itself. */

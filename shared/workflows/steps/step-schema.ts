@@ -9,12 +9,13 @@ import type { StepKind } from './step-kind';
 import { AS_IN_CONFIG } from './step-fields-document';
 import { tool } from './tool';
 import { transform } from './transform';
+import { code } from './code';
 
 export const STEP_ID_PATTERN = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 export const stepId = z.string().regex(STEP_ID_PATTERN, { error: 'must be a step id' });
 
 /** Every kind of step that does work; `map` runs these for each item. */
-export const WORK_KINDS = { classification, search, generation, http, tool, agent, transform } as const;
+export const WORK_KINDS = { classification, search, generation, http, tool, agent, transform, code } as const;
 
 export const DEFAULT_RETRY = { maxAttempts: 3, backoff: 'exponential', delaySeconds: 2, maxDelaySeconds: 300 } as const;
 
@@ -106,6 +107,7 @@ export const innerStep = z
     workStepOf(tool, innerCommon),
     workStepOf(agent, innerCommon),
     workStepOf(transform, innerCommon),
+    workStepOf(code, innerCommon),
   ])
   .openapi('MapStep');
 export type InnerStep = z.infer<typeof innerStep>;

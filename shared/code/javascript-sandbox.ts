@@ -1,0 +1,181 @@
+import { newQuickJSWASMModuleFromVariant, type QuickJSContext, type QuickJSHandle, type QuickJSWASMModule } from 'quickjs-emscripten-core';
+import variant from '@jitl/quickjs-wasmfile-release-sync';
+import { CODE_LIMITS, type CodeFailure, type CodeJob, type CodeResult } from './code-job';
+
+/**
+ * JavaScript in QuickJS compiled to WebAssembly: every job gets a runtime and context of its own,
+ * made for it and thrown away after, with a memory limit, a stack limit and an interrupt handler
+ * for its time. The context has the language and `console.log`, nothing of the host: no
+ * `process`, `require`, module loader (`import()` fails), `fetch`, timers or file system, so a
+ * `Function` constructor, a prototype or an error reached from inside leads only to QuickJS's own
+ * objects. Runs synchronously: callers keep it off a thread that serves requests.
+ */
+let loading: Promise<QuickJSWASMModule> | undefined;
+/** The WebAssembly module, compiled once per process (about 15 ms), and again after one was spoiled. */
+const quickJs = () => (loading ??= newQuickJSWASMModuleFromVariant(variant));
+
+/** Runs a job (see the top of this file). */
+export async function runJavaScript(job: CodeJob): Promise<CodeResult> {
+  const QuickJS = await quickJs();
+  return runIn(QuickJS, job, () => {
+    // QuickJS can fail its own checks while freeing a runtime a job left in disorder (a stack
+    // overflow does): that module is not used again, the next job gets a fresh one.
+    if (loading) void loading.then((m) => m === QuickJS && (loading = undefined));
+  });
+}
+
+const FILE = 'main.js';
+/** A script's body goes inside an async function: its line numbers are one more than the source's. */
+const SCRIPT_PREFIX = '(async () => {\n';
+
+function runIn(QuickJS: QuickJSWASMModule, job: CodeJob, spoiled: () => void): CodeResult {
+  const started = performance.now();
+  const logs = new LogLines();
+  const runtime = QuickJS.newRuntime();
+  runtime.setMemoryLimit(Math.min(job.memoryMb, CODE_LIMITS.memoryMb.max) * 1024 * 1024);
+  runtime.setMaxStackSize(262144);
+  const deadline = Date.now() + Math.min(job.timeoutMs, CODE_LIMITS.timeoutMs.max);
+  runtime.setInterruptHandler(() => Date.now() > deadline);
+  const vm = runtime.newContext();
+  const done = (outcome: { value: unknown } | { error: CodeFailure }): CodeResult =>
+    'value' in outcome ? { ok: true, value: outcome.value, logs: logs.lines, ms: performance.now() - started } : { ok: false, error: outcome.error, logs: logs.lines, ms: performance.now() - started };
+  try {
+    const asModule = job.form === 'module' || /^\s*export\s/m.test(job.source);
+    const code = asModule ? job.source : `${SCRIPT_PREFIX}${job.source}\n})()`;
+    const shift = asModule ? 0 : 1;
+    if (job.op === 'check') {
+      const compiled = vm.evalCode(code, FILE, { type: asModule ? 'module' : 'global', compileOnly: true });
+      if (compiled.error) return done({ error: failureOf(vm, compiled.error, shift, true) });
+      compiled.value.dispose();
+      return done({ value: null });
+    }
+    installConsole(vm, logs);
+    const evaluated = vm.evalCode(code, FILE, { type: asModule ? 'module' : 'global' });
+    if (evaluated.error) return done({ error: failureOf(vm, evaluated.error, shift, false) });
+    // A module evaluates to a promise of its namespace; a script to the promise of its body's return.
+    const settled = settle(runtime, vm, evaluated.value);
+    if ('error' in settled) return done({ error: failureOf(vm, settled.error, shift, false) });
+    let result = settled.value;
+    if (asModule) {
+      const main = vm.getProp(result, 'default');
+      result.dispose();
+      if (vm.typeof(main) !== 'function') {
+        main.dispose();
+        return done({ error: { kind: 'error', message: 'The source must export a default function: export default function main({input, parameters, steps}) { … }' } });
+      }
+      const args = argsOf(vm, job.args);
+      const called = vm.callFunction(main, vm.undefined, args);
+      main.dispose();
+      args.dispose();
+      if (called.error) return done({ error: failureOf(vm, called.error, shift, false) });
+      const returned = settle(runtime, vm, called.value);
+      if ('error' in returned) return done({ error: failureOf(vm, returned.error, shift, false) });
+      result = returned.value;
+    }
+    return done(jsonOf(vm, result));
+  } finally {
+    try {
+      vm.dispose();
+      runtime.dispose();
+    } catch {
+      spoiled();
+    }
+  }
+}
+
+/** `console.log` (and its kin) as lines, each argument as text or JSON, up to CODE_LIMITS.logBytes. */
+class LogLines {
+  lines: string[] = [];
+  private bytes = 0;
+  private cut = false;
+  add(line: string) {
+    if (this.cut) return;
+    const size = Buffer.byteLength(line) + 1;
+    if (this.bytes + size > CODE_LIMITS.logBytes) {
+      this.cut = true;
+      this.lines.push(`… (logs cut at ${CODE_LIMITS.logBytes / 1024} KB)`);
+      return;
+    }
+    this.bytes += size;
+    this.lines.push(line);
+  }
+}
+
+function installConsole(vm: QuickJSContext, logs: LogLines) {
+  const console = vm.newObject();
+  const log = vm.newFunction('log', (...args: QuickJSHandle[]) => {
+    logs.add(
+      args
+        .map((a) => {
+          const value: unknown = vm.dump(a);
+          return typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
+        })
+        .join(' '),
+    );
+  });
+  for (const name of ['log', 'info', 'warn', 'error', 'debug']) vm.setProp(console, name, log);
+  vm.setProp(vm.global, 'console', console);
+  log.dispose();
+  console.dispose();
+}
+
+/** The arguments as a value of the context, made by its own JSON.parse (nothing of the host is passed in). */
+function argsOf(vm: QuickJSContext, args: unknown): QuickJSHandle {
+  const text = vm.newString(JSON.stringify(args ?? {}));
+  const parse = vm.unwrapResult(vm.evalCode('JSON.parse'));
+  const parsed = vm.unwrapResult(vm.callFunction(parse, vm.undefined, text));
+  parse.dispose();
+  text.dispose();
+  return parsed;
+}
+
+/** A value that may be a promise, settled: the context's pending jobs run until nothing is left. */
+function settle(runtime: ReturnType<QuickJSWASMModule['newRuntime']>, vm: QuickJSContext, handle: QuickJSHandle): { value: QuickJSHandle } | { error: QuickJSHandle } {
+  const jobs = runtime.executePendingJobs(-1);
+  if (jobs.error) {
+    handle.dispose();
+    return { error: jobs.error };
+  }
+  const state = vm.getPromiseState(handle);
+  if (state.type === 'fulfilled') {
+    if (state.notAPromise) return { value: handle };
+    handle.dispose();
+    return { value: state.value };
+  }
+  handle.dispose();
+  if (state.type === 'rejected') return { error: state.error };
+  return { error: vm.newError('main returned a promise that never settles (there are no timers or I/O to wait for)') };
+}
+
+/** The result as JSON text made inside the context, then read here: a value JSON cannot hold fails saying so. */
+function jsonOf(vm: QuickJSContext, value: QuickJSHandle): { value: unknown } | { error: CodeFailure } {
+  const stringify = vm.unwrapResult(vm.evalCode('JSON.stringify'));
+  const kind = vm.typeof(value);
+  const text = vm.callFunction(stringify, vm.undefined, value);
+  stringify.dispose();
+  value.dispose();
+  if (text.error) {
+    const message = String((vm.dump(text.error) as { message?: string } | undefined)?.message ?? 'cannot be written as JSON');
+    text.error.dispose();
+    return { error: { kind: 'result', message: `The result is not JSON: ${message}` } };
+  }
+  const json: unknown = vm.dump(text.value);
+  text.value.dispose();
+  if (typeof json !== 'string') return { error: { kind: 'result', message: `The result is not JSON: main returned ${kind === 'undefined' ? 'undefined (return a value)' : `a ${kind}`}` } };
+  if (Buffer.byteLength(json) > CODE_LIMITS.resultBytes) return { error: { kind: 'result', message: `The result is ${Buffer.byteLength(json)} bytes of JSON; at most ${CODE_LIMITS.resultBytes} are kept` } };
+  return { value: JSON.parse(json) as unknown };
+}
+
+/** What went wrong, with where: QuickJS names the place in the error's stack (`main.js:line:column`). */
+function failureOf(vm: QuickJSContext, handle: QuickJSHandle, shift: number, compiling: boolean): CodeFailure {
+  const dumped: unknown = vm.dump(handle);
+  handle.dispose();
+  const error = (typeof dumped === 'object' && dumped !== null ? dumped : { message: String(dumped) }) as { name?: string; message?: string; stack?: string };
+  const message = String(error.message ?? dumped);
+  const where = new RegExp(`${FILE.replace('.', '\\.')}:(\\d+)(?::(\\d+))?`).exec(error.stack ?? '');
+  const position = where ? { line: Math.max(1, Number(where[1]) - shift), ...(where[2] ? { column: Number(where[2]) } : {}) } : {};
+  if (error.name === 'InternalError' && message === 'interrupted') return { kind: 'timeout', message: 'The code ran past its time limit (timeoutMs) and was stopped', ...position };
+  if (error.name === 'InternalError' && /out of memory/.test(message)) return { kind: 'memory', message: 'The code used more memory than its limit (memoryMb) and was stopped', ...position };
+  if (error.name === 'SyntaxError' || compiling) return { kind: 'syntax', message: `${error.name ?? 'SyntaxError'}: ${message}`, ...position };
+  return { kind: 'error', message: `${error.name ?? 'Error'}: ${message}`, ...position };
+}
