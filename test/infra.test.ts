@@ -63,7 +63,7 @@ describe('CDK app', () => {
 
   it('runs one ARM64 Node 22 function per route group, ESM-bundled, with the table name', () => {
     const functions = api.findResources('AWS::Lambda::Function');
-    expect(Object.keys(functions)).toHaveLength(11); // seven route groups, three workers and the sweeper
+    expect(Object.keys(functions)).toHaveLength(12); // seven route groups, three workers, the sweeper and the code runner
     for (const fn of Object.values(functions)) {
       expect(fn.Properties.Runtime).toBe('nodejs22.x');
       expect(fn.Properties.Architectures).toEqual(['arm64']);
@@ -72,7 +72,7 @@ describe('CDK app', () => {
       expect(fn.Properties.Environment.Variables.NODE_OPTIONS).toBeUndefined();
     }
     const withTable = Object.values(functions).filter((f) => f.Properties.Environment.Variables.TABLE_NAME);
-    expect(withTable).toHaveLength(10); // the docs function has no data access
+    expect(withTable).toHaveLength(10); // the docs function and the code runner have no data access
   });
 
   it('grants table data access on the table only, never dynamodb:* or DeleteTable', () => {
@@ -288,6 +288,24 @@ describe('CDK app', () => {
     }
   });
 
+  it('runs tenants’ code in a function of its own that may only write its logs, invoked by the functions that run or check code', () => {
+    const functions = api.findResources('AWS::Lambda::Function');
+    const [runnerId, runner] = Object.entries(functions).find(([, fn]) => fn.Properties.Environment?.Variables?.POWERTOOLS_SERVICE_NAME === 'code-runner')!;
+    const env = runner.Properties.Environment.Variables as Record<string, unknown>;
+    // No table, queue, key or secret in its environment.
+    expect(Object.keys(env).filter((k) => /TABLE|QUEUE|KMS|SECRET|BUCKET/.test(k))).toEqual([]);
+    const roleId = (runner.Properties.Role as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0]!;
+    const own = Object.values(api.findResources('AWS::IAM::Policy')).filter((p) => (p.Properties.Roles as Array<{ Ref: string }>).some((r) => r.Ref === roleId));
+    const actions = own.flatMap((p) => (p.Properties.PolicyDocument.Statement as Array<{ Action: string | string[] }>).flatMap((st) => [st.Action].flat()));
+    expect([...new Set(actions)].sort()).toEqual(['logs:CreateLogStream', 'logs:PutLogEvents']);
+    const callers = Object.entries(functions).filter(([, fn]) => fn.Properties.Environment?.Variables?.CODE_RUNNER_FUNCTION);
+    expect(callers.map(([, fn]) => fn.Properties.Environment.Variables.POWERTOOLS_SERVICE_NAME as string).sort()).toEqual(['agents', 'mcp', 'platform', 'workflow-steps', 'workflows']);
+    for (const [, fn] of callers) expect(fn.Properties.Environment.Variables.CODE_RUNNER_FUNCTION).toEqual({ Ref: runnerId });
+    const invokes = Object.values(api.findResources('AWS::IAM::Policy')).flatMap((p) => p.Properties.PolicyDocument.Statement as Array<{ Action: string | string[]; Resource: unknown }>).filter((st) => [st.Action].flat().includes('lambda:InvokeFunction'));
+    expect(invokes.length).toBeGreaterThanOrEqual(5);
+    expect(invokes.every((st) => JSON.stringify(st.Resource).includes(runnerId))).toBe(true);
+  });
+
   it('runs the sweeper every five minutes, able to send to both queues', () => {
     const functions = api.findResources('AWS::Lambda::Function');
     const [sweeperId] = Object.entries(functions).find(([id]) => id.startsWith('Sweeper'))!;
@@ -397,7 +415,7 @@ describe('CDK app', () => {
   it('names every function’s service and the stack’s metrics namespace, which the dashboard and alarms read', () => {
     const functions = Object.entries(api.findResources('AWS::Lambda::Function')).filter(([, fn]) => fn.Properties.Handler === 'index.handler');
     const services = functions.map(([, fn]) => fn.Properties.Environment.Variables.POWERTOOLS_SERVICE_NAME as string).sort();
-    expect(services).toEqual([...Object.keys(ROUTE_GROUPS), 'ingestion', 'sweeper', 'webhooks', 'workflow-steps'].sort());
+    expect(services).toEqual([...Object.keys(ROUTE_GROUPS), 'code-runner', 'ingestion', 'sweeper', 'webhooks', 'workflow-steps'].sort());
     for (const [, fn] of functions) expect(fn.Properties.Environment.Variables.METRICS_NAMESPACE).toBe('Cairn/CairnApi');
   });
 

@@ -126,6 +126,25 @@ describe('Lambda bundles', () => {
     expect((await parseIsolated({ path: 'a.txt', bytes: Buffer.from('plain words') })).blocks[0]?.text).toBe('plain words');
   }, 120_000);
 
+  it('bundles the code runner, which runs a job with the QuickJS WebAssembly shipped beside it, and carries QuickJS alone', async () => {
+    const file = bundle('code-runner');
+    // As the stack ships it (AppFunction files), read from the function's directory as in Lambda.
+    cpSync(join('node_modules', '@jitl', 'quickjs-wasmfile-release-sync', 'dist', 'emscripten-module.wasm'), join(out, 'code-runner', 'quickjs.wasm'));
+    const root = process.env.LAMBDA_TASK_ROOT;
+    process.env.LAMBDA_TASK_ROOT = join(out, 'code-runner');
+    try {
+      const { handler } = (await import(pathToFileURL(file).href)) as { handler: (event: unknown) => Promise<unknown> };
+      const job = { op: 'run', language: 'javascript', form: 'module', source: 'export default ({ input }) => { console.log("got", input); return input.length }', args: { input: 'four' }, timeoutMs: 1000, memoryMb: 16 };
+      expect(await handler(job)).toMatchObject({ ok: true, value: 4, logs: ['got four'] });
+      await expect(handler({ ...job, timeoutMs: 60_000 })).rejects.toThrow();
+    } finally {
+      if (root === undefined) delete process.env.LAMBDA_TASK_ROOT;
+      else process.env.LAMBDA_TASK_ROOT = root;
+    }
+    // Only the code runner's bundle carries QuickJS.
+    for (const group of ['agents', 'workflows', 'workflow-steps']) expect(shipped(group).text).not.toContain('QTS_NewRuntime');
+  }, 120_000);
+
   it('bundles the ingestion worker, which answers SQS events with batchItemFailures', async () => {
     const file = bundle('ingestion');
     // pdf.js (through unpdf) is most of it: the price of reading PDFs, paid by this worker alone.

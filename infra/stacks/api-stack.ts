@@ -133,6 +133,7 @@ export class ApiStack extends Stack {
     props.providerKeys.grantRead(this.groups.platform!.fn);
     this.toolAccess(props);
     this.workflowWorker(props);
+    this.codeRunner();
     this.sweeper(props);
     this.webhookWorker(props);
     this.workflowSchedules(props);
@@ -177,6 +178,29 @@ export class ApiStack extends Stack {
       label: 'Workflow steps worker',
     });
     this.modelAccess(worker, props);
+  }
+
+  /**
+   * Tenants' code (workflow code steps, agents' code tools, the check of a source when a workflow
+   * is written) runs in a function of its own: QuickJS in its bundle alone, a role that may only
+   * write its own logs, no secrets in its environment, nothing it needs from the network. The
+   * functions that run or check code invoke it synchronously.
+   */
+  private codeRunner() {
+    const fn = new AppFunction(this, 'CodeRunner', {
+      entry: 'functions/code-runner/handler.ts',
+      memorySize: 512,
+      timeout: Duration.seconds(15),
+      // Read by code/javascript-sandbox.ts from the function's directory (LAMBDA_TASK_ROOT).
+      files: [{ from: 'node_modules/@jitl/quickjs-wasmfile-release-sync/dist/emscripten-module.wasm', to: 'quickjs.wasm' }],
+    });
+    this.functions['code-runner'] = fn;
+    alarmAt(this, 'CodeRunnerErrors', fn.metricErrors({ period: Duration.minutes(5) }), 'Code runner errors');
+    for (const caller of [this.groups.workflows!.fn, this.groups.agents!.fn, this.groups.mcp!.fn, this.groups.platform!.fn, this.functions['workflow-steps']!]) {
+      caller.addEnvironment('CODE_RUNNER_FUNCTION', fn.functionName);
+      // The function itself, not its versions and aliases (grantInvoke adds `:*`).
+      caller.addToRolePolicy(new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [fn.functionArn] }));
+    }
   }
 
   /**

@@ -1,6 +1,14 @@
 import { config } from '../config';
+import { onFirstUse } from '../load-once';
 import type { CodeRunner } from './code-job';
-import { lambdaCodeRunner } from './lambda-code-runner';
+
+// The Lambda client loads with the first job, not at a cold start.
+const lambda = onFirstUse(() => import('./lambda-code-runner'));
 
 /** The code-runner function named by CODE_RUNNER_FUNCTION (AWS), or none (the function then has no code to run). */
-export const codeRunnerFromConfig = (): CodeRunner | undefined => (config.codeRunnerFunction ? lambdaCodeRunner(config.codeRunnerFunction) : undefined);
+export function codeRunnerFromConfig(): CodeRunner | undefined {
+  const name = config.codeRunnerFunction;
+  if (!name) return undefined;
+  let runner: CodeRunner | undefined;
+  return { run: async (job) => (runner ??= (await lambda()).lambdaCodeRunner(name)).run(job) };
+}

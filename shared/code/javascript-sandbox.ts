@@ -1,4 +1,7 @@
-import { newQuickJSWASMModuleFromVariant, type QuickJSContext, type QuickJSHandle, type QuickJSWASMModule } from 'quickjs-emscripten-core';
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { newQuickJSWASMModuleFromVariant, newVariant, type QuickJSContext, type QuickJSHandle, type QuickJSWASMModule } from 'quickjs-emscripten-core';
 import variant from '@jitl/quickjs-wasmfile-release-sync';
 import { CODE_LIMITS, type CodeFailure, type CodeJob, type CodeResult } from './code-job';
 
@@ -10,9 +13,17 @@ import { CODE_LIMITS, type CodeFailure, type CodeJob, type CodeResult } from './
  * `Function` constructor, a prototype or an error reached from inside leads only to QuickJS's own
  * objects. Runs synchronously: callers keep it off a thread that serves requests.
  */
+/** The QuickJS WebAssembly beside the code in Lambda (the stack ships it there under this name). */
+export const QUICKJS_WASM_FILE = 'quickjs.wasm';
+const wasmPath = () => (process.env.LAMBDA_TASK_ROOT ? join(process.env.LAMBDA_TASK_ROOT, QUICKJS_WASM_FILE) : createRequire(import.meta.url).resolve('@jitl/quickjs-wasmfile-release-sync/wasm'));
+const wasmBinary = async () => {
+  const bytes = await readFile(wasmPath());
+  return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
+};
+
 let loading: Promise<QuickJSWASMModule> | undefined;
 /** The WebAssembly module, compiled once per process (about 15 ms), and again after one was spoiled. */
-const quickJs = () => (loading ??= newQuickJSWASMModuleFromVariant(variant));
+const quickJs = () => (loading ??= newQuickJSWASMModuleFromVariant(newVariant(variant, { wasmBinary })));
 
 /** Runs a job (see the top of this file). */
 export async function runJavaScript(job: CodeJob): Promise<CodeResult> {
