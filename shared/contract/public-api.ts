@@ -1673,6 +1673,49 @@ export interface components {
                     /** @description Told to the model (and the person approving) when the rule applies */
                     reason?: string;
                 }[];
+            } | {
+                /** @enum {string} */
+                type: "code";
+                /** @default run_code */
+                name?: string;
+                /** @default Runs JavaScript and gives back what it returns: write a script whose top-level `return` gives the result (console.log lines come back too). Use it for arithmetic, dates and reshaping data; it has no network or files. */
+                description?: string;
+                /**
+                 * @default javascript
+                 * @enum {string}
+                 */
+                language?: "javascript";
+                /**
+                 * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
+                 * @default false
+                 */
+                requireApproval?: boolean;
+                /**
+                 * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                 * @example [
+                 *       {
+                 *         "when": "arguments.amount > 1000",
+                 *         "action": "deny",
+                 *         "reason": "Refunds over 1,000 are refused"
+                 *       },
+                 *       {
+                 *         "when": "arguments.amount > 100",
+                 *         "action": "require_approval",
+                 *         "reason": "Refunds over 100 need a person"
+                 *       }
+                 *     ]
+                 */
+                policy?: {
+                    /**
+                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @example arguments.amount > 1000
+                     */
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    /** @description Told to the model (and the person approving) when the rule applies */
+                    reason?: string;
+                }[];
             })[];
         };
         /**
@@ -1850,7 +1893,7 @@ export interface components {
             guardrails?: components["schemas"]["Guardrails"];
             memory?: components["schemas"]["MemorySettings"];
             /**
-             * @description Tools the agent may call (http, openapi, mcp, knowledge_search, workflow)
+             * @description Tools the agent may call (http, openapi, mcp, knowledge_search, workflow, code)
              * @default []
              */
             tools?: ({
@@ -2124,6 +2167,49 @@ export interface components {
                 name: string;
                 description: string;
                 workflowId: string;
+                /**
+                 * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
+                 * @default false
+                 */
+                requireApproval?: boolean;
+                /**
+                 * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                 * @example [
+                 *       {
+                 *         "when": "arguments.amount > 1000",
+                 *         "action": "deny",
+                 *         "reason": "Refunds over 1,000 are refused"
+                 *       },
+                 *       {
+                 *         "when": "arguments.amount > 100",
+                 *         "action": "require_approval",
+                 *         "reason": "Refunds over 100 need a person"
+                 *       }
+                 *     ]
+                 */
+                policy?: {
+                    /**
+                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @example arguments.amount > 1000
+                     */
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    /** @description Told to the model (and the person approving) when the rule applies */
+                    reason?: string;
+                }[];
+            } | {
+                /** @enum {string} */
+                type: "code";
+                /** @default run_code */
+                name?: string;
+                /** @default Runs JavaScript and gives back what it returns: write a script whose top-level `return` gives the result (console.log lines come back too). Use it for arithmetic, dates and reshaping data; it has no network or files. */
+                description?: string;
+                /**
+                 * @default javascript
+                 * @enum {string}
+                 */
+                language?: "javascript";
                 /**
                  * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
                  * @default false

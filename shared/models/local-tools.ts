@@ -1,3 +1,4 @@
+import { arithmeticOf, codeToolOf } from './local-arithmetic';
 import { createHash } from 'node:crypto';
 import { analyze } from '../search/analyzer';
 import { enumMentions, fillArguments, listedValues, nameWords, stem } from './argument-filling';
@@ -84,6 +85,13 @@ export function decideToolCall(request: ChatRequest, answer: () => string = () =
   const tools = request.tools ?? [];
   const message = request.messages[request.messages.length - 1]?.content ?? '';
   if (tools.length === 0 || !message.trim()) return undefined;
+  // Arithmetic is computed by the agent's code tool, when it has one.
+  const code = request.toolChoice === undefined ? codeToolOf(tools) : undefined;
+  const expression = code && arithmeticOf(message);
+  if (code && expression) {
+    const args = { source: `return ${expression};` };
+    return { calls: [{ id: callId(code.name, args), name: code.name, arguments: args }] };
+  }
   // "394 times 213" asks to multiply, not for a time.
   const text = message.replace(/(\d)\s*(?:times|x|\*|×)\s*(?=\d)/gi, '$1 multiplied by ');
   const said: Said = { text, asked: new Set(analyze(text)), askedStems: new Set((text.match(/[\p{L}\p{N}$€£]+/gu) ?? []).map(stem)), actions: actionsOf(text) };

@@ -167,13 +167,24 @@ export const workflowInput = z.strictObject({
   policy: policyInput.optional(),
 }).superRefine(checkPolicy(() => ({ arguments: ['input', 'parameters'], agent: true })));
 
+// ── code: a script the model writes, run in the sandbox ──
+export const codeToolInput = z.strictObject({
+  type: z.literal('code'),
+  name: toolName.default('run_code'),
+  description: toolDescription.default('Runs JavaScript and gives back what it returns: write a script whose top-level `return` gives the result (console.log lines come back too). Use it for arithmetic, dates and reshaping data; it has no network or files.'),
+  language: z.literal('javascript').default('javascript'),
+  requireApproval,
+  policy: policyInput.optional(),
+}).superRefine(checkPolicy(() => ({ arguments: ['source'], agent: true })));
+
 export type HttpDefinition = z.infer<typeof httpInput>;
 export type OpenApiDefinition = z.infer<typeof openApiInput>;
 export type McpDefinition = z.infer<typeof mcpInput>;
 export type KnowledgeSearchDefinition = z.infer<typeof knowledgeSearchInput>;
 export type WorkflowDefinition = z.infer<typeof workflowInput>;
+export type CodeToolDefinition = z.infer<typeof codeToolInput>;
 
-export const toolInput = z.discriminatedUnion('type', [httpInput, openApiInput, mcpInput, knowledgeSearchInput, workflowInput]);
+export const toolInput = z.discriminatedUnion('type', [httpInput, openApiInput, mcpInput, knowledgeSearchInput, workflowInput, codeToolInput]);
 export type ToolInput = z.infer<typeof toolInput>;
 
 export const toolsInput = z
@@ -188,9 +199,9 @@ export const toolsInput = z
     });
   })
   .default([])
-  .openapi({ description: 'Tools the agent may call (http, openapi, mcp, knowledge_search, workflow)' });
+  .openapi({ description: 'Tools the agent may call (http, openapi, mcp, knowledge_search, workflow, code)' });
 
-export const toolOutput = z.union([httpOutput, openApiOutput, mcpOutput, knowledgeSearchInput, workflowInput]);
+export const toolOutput = z.union([httpOutput, openApiOutput, mcpOutput, knowledgeSearchInput, workflowInput, codeToolInput]);
 
 /** A definition as stored: its auth's secret sealed, and what its kind keeps (an OpenAPI document's operations). */
 export type Stored<T> = T extends { auth?: unknown } ? Omit<T, 'auth'> & { auth?: StoredAuth } : T;
