@@ -127,8 +127,9 @@ export async function handleStepMessage(rt: Runtime, message: StepMessage, deliv
     return;
   }
   // A code step's failure keeps what its code logged: the first thing to read when it failed.
-  const logs = outcome.error instanceof CodeError ? outcome.error.logs : undefined;
-  const settled = await rt.store.executions.settleStep(scope, claimed, step.id, attempt, { status: 'failed', error: failed.error, logs, startedAt });
+  const code = outcome.error instanceof CodeError ? outcome.error : undefined;
+  const settled = await rt.store.executions.settleStep(scope, claimed, step.id, attempt, { status: 'failed', error: failed.error, logs: code?.logs, startedAt });
+  if (code && settled) await recordUsage(rt, scope, { keyId: claimed.keyId, subject: { kind: 'workflow', id: claimed.workflowId }, codeMs: Math.ceil(code.ms) });
   if (settled) await afterSettle(rt, scope, settled);
 }
 

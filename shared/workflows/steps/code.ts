@@ -25,6 +25,8 @@ export class CodeError extends AppError {
   constructor(
     failure: CodeFailure,
     readonly logs: string[],
+    /** How long the code ran before it failed (counted in usage like a success's). */
+    readonly ms: number,
   ) {
     const where = failure.line !== undefined ? ` (line ${failure.line}${failure.column !== undefined ? `, column ${failure.column}` : ''})` : '';
     super('UNPROCESSABLE', `${failure.message}${where}`, { kind: failure.kind, ...(failure.line !== undefined ? { line: failure.line, column: failure.column } : {}) }, { retryable: false });
@@ -60,7 +62,7 @@ export const code: WorkKind<typeof config> = {
   async execute(cfg, { rt, vars }): Promise<StepResult> {
     const job: CodeJob = { op: 'run', language: cfg.language, source: cfg.source, form: 'module', args: expressionData(vars), timeoutMs: cfg.timeoutMs, memoryMb: cfg.memoryMb };
     const result = await codeRunnerOf(rt).run(job);
-    if (!result.ok) throw new CodeError(result.error, result.logs);
+    if (!result.ok) throw new CodeError(result.error, result.logs, result.ms);
     return { output: result.value, logs: result.logs, codeMs: result.ms };
   },
 };
