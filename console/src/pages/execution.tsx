@@ -132,6 +132,12 @@ export function ExecutionPage({ workflowId, executionId }: { workflowId: string;
               ) : (
                 '—'
               )}
+              {s.logs?.length ? (
+                <details class="small">
+                  <summary>Logs ({s.logs.length} lines)</summary>
+                  <pre class="output">{s.logs.join('\n')}</pre>
+                </details>
+              ) : null}
             </td>
             <td>
               {running ? null : (

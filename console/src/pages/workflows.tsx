@@ -8,7 +8,7 @@ import { dependsOnOf, draftOf, graphStepOf, type Execution, type StepDraft, type
 import { checkDrafts, jsonOf } from '../json-input';
 import { PagedTable } from '../components/paged-table';
 
-const STEP_TYPES = ['classification', 'search', 'generation', 'http', 'tool', 'agent', 'transform', 'condition', 'map', 'human'];
+const STEP_TYPES = ['classification', 'search', 'generation', 'http', 'tool', 'agent', 'transform', 'code', 'condition', 'map', 'human'];
 
 export function WorkflowsList() {
   const waiting = useLoad((signal) => apiPage<Execution>('/v1/executions?status=waiting&limit=20', signal), []);
@@ -73,6 +73,7 @@ const DEFAULT_BODY: Record<string, Record<string, unknown>> = {
   http: { method: 'GET', url: 'https://api.example.com/orders/{{parameters.orderId}}' },
   agent: { agentId: 'agt_…', message: '{{input}}' },
   transform: { expression: '$uppercase(input)' },
+  code: { source: 'export default function main({ input, parameters, steps }) {\n  return { length: input.length };\n}' },
   condition: { expression: 'parameters.amount > 100', then: [] },
   map: { items: 'parameters.items', concurrency: 5, steps: [{ id: 'each', type: 'transform', expression: 'item' }] },
   human: { prompt: 'Approve?', schema: { type: 'object', properties: { approved: { type: 'boolean' } }, required: ['approved'] } },
