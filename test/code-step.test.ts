@@ -57,6 +57,17 @@ describe('code steps', () => {
     expect(usage.totals.codeMs).toBeGreaterThan(0);
   });
 
+  it('runs inside a map with each item and its index', async () => {
+    const created = await api('POST', '/v1/workflows', {
+      name: 'each',
+      steps: [{ id: 'each', type: 'map', items: '[10, 20, 30]', steps: [{ id: 'scale', type: 'code', source: 'export default ({ item, index }) => item * (index + 1)' }] }],
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const exe = await execute(created.body.data.id, {});
+    expect(exe.status).toBe('succeeded');
+    expect(stepOf(exe, 'each').output).toMatchObject({ results: [10, 40, 90] });
+  });
+
   it('refuses a source that does not parse, naming the field with line and column', async () => {
     const bad = await api('POST', '/v1/workflows', { name: 'broken', steps: [{ id: 'c', type: 'code', source: 'export default function main() {\n  return 1 +;\n}' }] });
     expect(bad.status).toBe(400);
