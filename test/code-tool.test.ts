@@ -2,6 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalApp } from '../local/local-app';
+import { localEngine } from '../shared/models/local-engine';
 import { openaiProvider } from '../shared/models/openai-provider';
 import type { Runtime } from '../shared/runtime';
 import { call } from './helpers/http';
@@ -80,5 +81,19 @@ describe('the code tool', () => {
     expect(percent.body.data.reply).toContain('397.8');
     const none = await api('POST', `/v1/agents/${agentId}/converse`, { message: 'Call me back at 555-0132 on 2026-12-01, please.' });
     expect(none.body.data.toolCalls ?? []).toEqual([]);
+  });
+
+  it('totals the amounts of money the grounding gives for what is asked, and leaves dates and counts alone', async () => {
+    const tool = { name: 'run_code', description: 'Runs JavaScript and gives back what it returns', parameters: { type: 'object', properties: { source: { type: 'string', description: 'JavaScript: a script whose top-level `return` gives the result' } }, required: ['source'] } };
+    const passages = [
+      { title: 'Refunds', text: 'On 2026-11-02 refund R1 of €20.50 was paid. Refund R2 came to 35 EUR after 3 days. The shop opened in 1998.' },
+      { title: 'Shipping', text: 'Express shipping costs $9.90 and takes 2 days.' },
+    ];
+    const ask = (message: string) => localEngine.generate({ model: 'local/extractive', messages: [{ role: 'user', content: message }], now: Date.now(), temperature: 0, maxTokens: 200, tools: [tool], passages });
+    expect((await ask('What do the refunds come to in total?')).toolCalls).toMatchObject([{ name: 'run_code', arguments: { source: 'return [20.50, 35].reduce((a, b) => a + b, 0);' } }]);
+    expect((await ask('What is the average refund?')).toolCalls?.[0]?.arguments).toEqual({ source: 'return [20.50, 35].reduce((a, b) => a + b, 0) / 2;' });
+    // One amount is no sum; a question without an aggregate asks nothing to compute.
+    expect((await ask('What is the total for express shipping?')).toolCalls).toBeUndefined();
+    expect((await ask('When was refund R1 paid?')).toolCalls).toBeUndefined();
   });
 });

@@ -1,4 +1,5 @@
-import type { ToolSpec } from './types';
+import { analyze } from '../search/analyzer';
+import type { Passage, ToolSpec } from './types';
 
 /**
  * The built-in engine's arithmetic: a question that computes with numbers it gives ("what is
@@ -64,4 +65,31 @@ function balanced(text: string): boolean {
     if (depth < 0) return false;
   }
   return depth === 0;
+}
+
+const AGGREGATE = /\b(sum|total|average|mean|combined|altogether)\b/i;
+/** An amount of money: a currency sign or code beside the number. */
+const AMOUNT = /[$€£]\s?(\d+(?:,\d{3})*(?:\.\d+)?)|(\d+(?:,\d{3})*(?:\.\d+)?)\s?(?:EUR|USD|GBP|€|\$|£|dollars?|euros?|pounds?)\b/gi;
+
+/**
+ * The JavaScript that totals (or averages) the amounts of money the grounding gives for what the
+ * message asks about ("what do the three refunds come to in total?"): the amounts in the passages'
+ * sentences that name a word of the question. Only amounts with a currency, so dates, counts and
+ * ids are never added up; undefined unless at least two are found.
+ */
+export function groundedArithmeticOf(message: string, passages: Passage[]): string | undefined {
+  const kind = AGGREGATE.exec(message)?.[1]?.toLowerCase();
+  if (!kind) return undefined;
+  const asked = new Set(analyze(message.replace(AGGREGATE, ' ')));
+  if (asked.size === 0) return undefined;
+  const amounts: string[] = [];
+  for (const passage of passages) {
+    for (const sentence of passage.text.split(/(?<=[.!?;\n])\s+/)) {
+      if (!analyze(sentence).some((term) => asked.has(term))) continue;
+      for (const m of sentence.matchAll(AMOUNT)) amounts.push(plain(m[1] ?? m[2]!));
+    }
+  }
+  if (amounts.length < 2) return undefined;
+  const sum = `[${amounts.join(', ')}].reduce((a, b) => a + b, 0)`;
+  return kind === 'average' || kind === 'mean' ? `${sum} / ${amounts.length}` : sum;
 }

@@ -1,4 +1,4 @@
-import { arithmeticOf, codeToolOf } from './local-arithmetic';
+import { arithmeticOf, codeToolOf, groundedArithmeticOf } from './local-arithmetic';
 import { createHash } from 'node:crypto';
 import { analyze } from '../search/analyzer';
 import { enumMentions, fillArguments, listedValues, nameWords, stem } from './argument-filling';
@@ -87,7 +87,7 @@ export function decideToolCall(request: ChatRequest, answer: () => string = () =
   if (tools.length === 0 || !message.trim()) return undefined;
   // Arithmetic is computed by the agent's code tool, when it has one.
   const code = request.toolChoice === undefined ? codeToolOf(tools) : undefined;
-  const expression = code && arithmeticOf(message);
+  const expression = code && (arithmeticOf(message) ?? groundedArithmeticOf(message, request.passages ?? []));
   if (code && expression) {
     const args = { source: `return ${expression};` };
     return { calls: [{ id: callId(code.name, args), name: code.name, arguments: args }] };
