@@ -89,7 +89,7 @@ describe('the code tool', () => {
       { title: 'Refunds', text: 'On 2026-11-02 refund R1 of €20.50 was paid. Refund R2 came to 35 EUR after 3 days. The shop opened in 1998.' },
       { title: 'Shipping', text: 'Express shipping costs $9.90 and takes 2 days.' },
     ];
-    const ask = (message: string) => localEngine.generate({ model: 'local/extractive', messages: [{ role: 'user', content: message }], now: Date.now(), temperature: 0, maxTokens: 200, tools: [tool], passages });
+    const ask = (message: string) => localEngine.generate({ model: 'local/extractive', messages: [{ role: 'user', content: message }], now: Date.now(), temperature: 0, maxTokens: 200, tools: [tool], passages }, AbortSignal.timeout(5000));
     expect((await ask('What do the refunds come to in total?')).toolCalls).toMatchObject([{ name: 'run_code', arguments: { source: 'return [20.50, 35].reduce((a, b) => a + b, 0);' } }]);
     expect((await ask('What is the average refund?')).toolCalls?.[0]?.arguments).toEqual({ source: 'return [20.50, 35].reduce((a, b) => a + b, 0) / 2;' });
     // One amount is no sum; a question without an aggregate asks nothing to compute.
