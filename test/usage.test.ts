@@ -20,7 +20,7 @@ const today = () => new Date().toISOString().slice(0, 10);
 
 const shop = fixedJsonServer({ status: 'shipped' });
 /** Counts a turn without search, ingestion or workflow work leaves at zero. */
-const NO_OTHER_WORK = { cachedInputTokens: 0, cacheWriteTokens: 0, failedRequests: 0, searches: 0, readUnits: 0, writeUnits: 0, bytesIngested: 0, steps: 0, feedbackUp: 0, feedbackDown: 0, guardrailFindings: 0 };
+const NO_OTHER_WORK = { cachedInputTokens: 0, cacheWriteTokens: 0, failedRequests: 0, searches: 0, readUnits: 0, writeUnits: 0, bytesIngested: 0, steps: 0, feedbackUp: 0, feedbackDown: 0, guardrailFindings: 0, codeMs: 0 };
 /** The counts of a grounded turn's searches: one per turn, read units as DynamoDB reported them. */
 const searched = (n: number) => ({ ...NO_OTHER_WORK, searches: n, readUnits: expect.any(Number) });
 

@@ -62,7 +62,7 @@ describe('re-running an execution from a step', () => {
     expect(failed).toMatchObject({ status: 'failed' });
     expect(stepOf(failed, 'notify')).toMatchObject({ status: 'failed' });
     expect(hits.get('/charge')).toBe(1);
-  });
+  }, 120_000);
   afterAll(async () => {
     shop.closeAllConnections();
     await new Promise<void>((resolve) => shop.close(() => resolve()));
