@@ -55,7 +55,7 @@ export function arithmeticOf(message: string): string | undefined {
     .map((run) => run.trim().replace(/[,.]$/, ''))
     .filter((run) => /\d\s*(?:\*\*|[+\-*/])\s*[\d(]/.test(run) && balanced(run))
     .sort((a, b) => b.length - a.length)[0];
-  return expression ? expression.replace(NUMBER, plain) : undefined;
+  return expression ? expression.replace(NUMBER, plain).replace(/\s+/g, ' ') : undefined;
 }
 
 function balanced(text: string): boolean {
