@@ -58,4 +58,37 @@ describe('a sync planned twice', () => {
     const paths = found.body.data.results.map((r: { path: string }) => r.path);
     expect(new Set(paths).size).toBe(paths.length);
   });
+
+  it('plans again the documents of a batch that died before sealing its segment, so the sync is not ready without them', async () => {
+    const tuned = { ...indexTuning };
+    indexTuning.segmentChunks = 200;
+    onTestFinished(() => void Object.assign(indexTuning, tuned));
+    const queued: IngestionMessage[] = [];
+    const rt: Runtime = { ...testRt, queues: { ...testRt.queues, ingestion: { send: async (messages) => void queued.push(...messages), pending: async () => 0 } } };
+    const app = createKnowledgeSourcesApp(rt);
+    const t = await newTenant();
+    const files = Array.from({ length: 450 }, (_, i) => ({ path: `n-${String(i).padStart(4, '0')}.txt`, content: `Note ${i}\n\nAbout topic${i} and the shared subject.` }));
+    const id = (await call(app, 'POST', '/v1/knowledge-sources', { key: t.apiKey, body: { name: 'notes', type: 'file-collection', files } })).body.data.id as string;
+    expect((await call(app, 'POST', `/v1/knowledge-sources/${id}/connect`, { key: t.apiKey, body: {} })).status).toBe(202);
+    const sync = queued.shift()!;
+
+    // The planner sends its batches and dies; the first batch records its documents and dies before sealing its segment.
+    const markSent = vi.spyOn(rt.store.syncLedger, 'markSyncSent').mockRejectedValueOnce(new Error('planner died'));
+    await expect(handleIngestionMessage(rt, sync, delivery)).rejects.toThrow('planner died');
+    markSent.mockRestore();
+    const first = queued.splice(0);
+    const seal = vi.spyOn(rt.store.searchIndex, 'sealSegment').mockRejectedValueOnce(new Error('batch died'));
+    await expect(handleIngestionMessage(rt, first[0]!, delivery)).rejects.toThrow('batch died');
+    seal.mockRestore();
+
+    // The sync is planned again; its batches alone run (the dead batch's message is still to come back).
+    await handleIngestionMessage(runtimeLater(rt, 10 * 60_000), sync, { ...delivery, receiveCount: 2 });
+    for (let message = queued.shift(); message; message = queued.shift()) await handleIngestionMessage(rt, message, delivery);
+    const source = (await call(app, 'GET', `/v1/knowledge-sources/${id}`, { key: t.apiKey })).body.data;
+    expect(source.status).toBe('ready');
+    // Every note is found, the dead batch's first one too.
+    const found = await call(app, 'POST', `/v1/knowledge-sources/${id}/search`, { key: t.apiKey, body: { query: 'topic0', topK: 1, feedback: false } });
+    expect(found.body.data.results[0]?.path).toBe('n-0000.txt');
+    expect(source.stats).toMatchObject({ documents: 450, chunks: 450 });
+  });
 });

@@ -136,8 +136,12 @@ async function plan(rt: Runtime, scope: TenantScope, source: KnowledgeSourceReco
     // An s3 or web source first brings its entries in line with the origin; then all three plan alike.
     if (source.type === 's3') await refreshS3Entries(rt, scope, source);
     if (source.type === 'web') await refreshWebEntries(rt, scope, source);
-    const [files, documents] = await Promise.all([rt.store.files.listFiles(scope, source.id), rt.store.searchIndex.listDocuments(scope, source.id)]);
-    const indexed = new Map(documents.map((d) => [d.documentKey, d.hash]));
+    const [files, documents, segmentList] = await Promise.all([rt.store.files.listFiles(scope, source.id), rt.store.searchIndex.listDocuments(scope, source.id), rt.store.searchIndex.readSegments(scope, source.id)]);
+    // A document counts as indexed only once its segment is live: one recorded by a batch that died
+    // before sealing its segment is planned again, so a sync planned anew after a crash cannot end
+    // ready while that batch is still to be redone.
+    const live = new Set(segmentList.filter((s) => s.state === 'live').map((s) => s.segNo));
+    const indexed = new Map(documents.filter((d) => d.seg === undefined || live.has(d.seg)).map((d) => [d.documentKey, d.hash]));
     const changed = files.filter((f) => indexed.get(f.path) !== f.sha256).sort((a, b) => (a.path < b.path ? -1 : 1));
     const segments = cutGroups(changed, [
       { of: (f) => estimatedChunks(f.size), max: indexTuning.segmentChunks },
@@ -312,6 +316,7 @@ async function handleBatch(rt: Runtime, scope: TenantScope, source: KnowledgeSou
 async function indexSegment(rt: Runtime, scope: TenantScope, source: KnowledgeSourceRecord, message: Extract<IngestionMessage, { type: 'batch' }>) {
   const { segNo } = message;
   const writer = rt.store.searchIndex.segmentWriter(scope, source.id, segNo, layoutTerm);
+  const live = new Set((await rt.store.searchIndex.readSegments(scope, source.id)).filter((s) => s.state === 'live').map((s) => s.segNo));
   const replaced: ChunkRef[] = [];
   let position = 0;
   let bytes = 0;
@@ -324,7 +329,8 @@ async function indexSegment(rt: Runtime, scope: TenantScope, source: KnowledgeSo
       const records: DocumentRecord[] = [];
       for (const doc of page) {
         const before = previous.get(doc.key);
-        if (before && before.hash === doc.hash && before.seg !== segNo) continue;
+        // Indexed already by another segment, if that segment is live (one a dead batch never sealed does not count).
+        if (before && before.hash === doc.hash && before.seg !== segNo && (before.seg === undefined || live.has(before.seg))) continue;
         const replaces = before?.seg === segNo ? (before.replaced ?? []) : (before?.chunks ?? []);
         replaced.push(...replaces);
         for (const block of doc.blocks) bytes += Buffer.byteLength(block.text);
