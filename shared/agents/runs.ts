@@ -161,13 +161,10 @@ export async function rerunRun(rt: Runtime, scope: TenantScope, agentId: string,
     parent: undefined,
   };
   await rt.store.unfinishedWork.put({ kind: 'run', tenantId: scope.tenantId, id: run.id, agentId: run.agentId, seenAt: now, redrives: 0 });
-  const created = await rt.store.runs.createRun(scope, withoutUndefined(run), [...reusedSteps.map((e) => ({ type: 'step', data: { ...e.data, reused: true } })), { type: 'status', data: { status: 'queued' } }]);
+  const created = await rt.store.runs.createRun(scope, run, [...reusedSteps.map((e) => ({ type: 'step', data: { ...e.data, reused: true } })), { type: 'status', data: { status: 'queued' } }]);
   await sendRunStep(rt, scope, created);
   return created;
 }
-
-/** A record without the fields set to undefined (DynamoDB's marshaller refuses them). */
-const withoutUndefined = <T extends object>(record: T): T => Object.fromEntries(Object.entries(record).filter(([, v]) => v !== undefined)) as T;
 
 /** The background run answering an OpenAI response (in the response's session), if there is one. */
 export async function runOfResponse(rt: Runtime, scope: TenantScope, agentId: string, sessionId: string, responseId: string): Promise<RunRecord | undefined> {
