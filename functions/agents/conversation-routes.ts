@@ -150,6 +150,10 @@ const sessionSummary = z
     createdAt: z.string(),
     lastMessageAt: z.string(),
     messages: z.int().openapi({ description: 'Messages written (user and assistant)' }),
+    parent: z
+      .object({ agentId: z.string(), sessionId: z.string() })
+      .optional()
+      .openapi({ description: 'A child session (this agent asked by another’s `agent` tool): the asking agent’s session' }),
   })
   .openapi('SessionSummary');
 

@@ -7,13 +7,14 @@ import { knowledgeSearchTool } from './knowledge-search-tool';
 import { hasSecret, REMOTE_TOOL_KINDS, type StoredTool, type ToolInput, type toolOutput, type CallableTool, type ToolContext, type ToolKind, prepareTool, presentTool, toolsOf } from '../tools';
 import { workflowTool } from './workflow-tool';
 import { codeTool } from './code-tool';
+import { agentTool } from './agent-tool';
 
 export type { CallableTool, ToolContext } from '../tools';
 export { runTool, toolContext, type ToolCallOptions, type ToolOutcome } from '../tools';
 export { toolOutput, toolsInput, type StoredTool, type ToolInput } from '../tools';
 
 /** Every kind of agent tool, by type. */
-const TOOL_KINDS = { ...REMOTE_TOOL_KINDS, knowledge_search: knowledgeSearchTool, workflow: workflowTool, code: codeTool } as const;
+const TOOL_KINDS = { ...REMOTE_TOOL_KINDS, knowledge_search: knowledgeSearchTool, workflow: workflowTool, code: codeTool, agent: agentTool } as const;
 const kindOf = (type: string): ToolKind<ToolInput, StoredTool> => TOOL_KINDS[type as keyof typeof TOOL_KINDS];
 
 /**

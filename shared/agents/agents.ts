@@ -5,6 +5,7 @@ import { applyMergePatch } from '../json-objects';
 import { parseInput } from '../validation';
 import { agentInput, storedAgent, type Agent, type AgentInput } from './agent-schema';
 import { prepareTools, presentTools } from './agent-tools';
+import { checkAgentGraph } from './agent-graph';
 import { collection, type Precondition } from '../collection';
 import { withoutReadOnly } from '../read-only';
 import type { Runtime } from '../runtime';
@@ -13,9 +14,13 @@ export const agents = collection<Agent>('AGENT', 'agent', 'agent', storedAgent);
 
 type AgentFields = Omit<Agent, 'id' | 'createdAt' | 'updatedAt' | 'version'>;
 
-/** The stored fields of an input: its tools' secrets sealed (kept from `current` where not resent). */
+/**
+ * The stored fields of an input: its tools' secrets sealed (kept from `current` where not resent),
+ * the agents it asks checked (they exist; no loop back to it, no chain too deep).
+ */
 async function fieldsOf(rt: Runtime, scope: TenantScope, input: AgentInput, current?: Agent): Promise<AgentFields> {
   const tools = await prepareTools(rt, scope, input.tools, current?.tools);
+  await checkAgentGraph(rt, scope, (id) => agents.get(rt, scope, id), current?.id, { tools });
   return { ...(withoutReadOnly(input) as AgentFields), tools };
 }
 

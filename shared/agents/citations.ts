@@ -24,3 +24,12 @@ export function citedOnly<S>(reply: string, sources: S[]): { reply: string; sour
     sources: kept.map((n) => sources[n - 1]!),
   };
 }
+
+/** A text citing `count` sources [1]…[count], its marks moved `offset` on (its sources joined after `offset` others). */
+export function shiftedMarks(text: string, offset: number, count: number): string {
+  if (offset === 0) return text;
+  return text.replace(MARK, (whole, list: string) => {
+    const numbers = list.split(',').map((n) => Number(n.trim()));
+    return numbers.every((n) => n >= 1 && n <= count) ? `[${numbers.map((n) => n + offset).join(', ')}]` : whole;
+  });
+}

@@ -8,12 +8,13 @@ import { rememberedFacts } from '../memory/query-memory';
 import type { TenantScope } from '../tenancy';
 import type { Agent } from './agent-schema';
 import { callableTools, runTool, toolContext, type CallableTool } from './agent-tools';
-import { decideCall, type CallDecision } from '../tools';
+import { decideCall, type CallDecision, type ToolReply } from '../tools';
 import { budgetAfter, modelTally, recordUsage, resolveForTenant, tallied, talliesSince, type TokenBudget } from '../usage';
-import { AppError, ConflictError, ValidationError } from '../errors';
+import { AppError, ConflictError, ToolFailure, ValidationError } from '../errors';
 import { meteringSearches } from '../search/search-meter';
 import { converseSource, ground, type ConverseSource, type Grounding } from './grounding';
-import { citedOnly } from './citations';
+import { citedOnly, shiftedMarks } from './citations';
+import { MAX_AGENT_DEPTH } from './agent-graph';
 import { turnMemory } from './turn-memory';
 import type { AgentTurn, Runtime } from '../runtime';
 import { DRAFT } from '../releases';
@@ -76,6 +77,8 @@ export interface ConverseInput {
    * results continue its exchange: the history stops before it, and only the new reply is written.
    */
   exchange?: Exchange;
+  /** A turn asked by another agent's `agent` tool: the agents above it, and the asking turn's session (the new session's parent). */
+  caller?: { chain: string[]; agentId: string; sessionId: string };
 }
 
 export interface Exchange {
@@ -95,7 +98,16 @@ export interface ToolApproval {
 const record = z.record(z.string(), z.unknown());
 const usageShape = z.object({ inputTokens: z.number(), outputTokens: z.number(), cachedInputTokens: z.number().optional(), cacheWriteTokens: z.number().optional() });
 const toolCallShape = z.object({ id: z.string(), name: z.string(), arguments: record.optional() }) satisfies z.ZodType<ToolCall>;
-const toolCallRecordShape = z.object({ id: z.string(), tool: z.string(), arguments: record.optional(), result: z.string().optional(), error: z.string().optional(), durationMs: z.number() });
+const toolCallRecordShape = z.object({
+  id: z.string(),
+  tool: z.string(),
+  arguments: record.optional(),
+  result: z.string().optional(),
+  error: z.string().optional(),
+  durationMs: z.number(),
+  /** An agent tool's call: the child session the asked agent answered in. */
+  child: z.object({ agentId: z.string(), sessionId: z.string() }).optional(),
+});
 const chatRequestShape = z.object({
   model: z.string(),
   messages: z.array(z.object({ role: z.enum(['user', 'assistant']), content: z.string() })),
@@ -207,6 +219,10 @@ export interface Turn extends Omit<PausedTurn, 'pendingCalls'> {
   fresh: boolean;
   skipped: Grounding['skipped'];
   exchange?: Exchange;
+  /** The agents whose turns led to this one, this turn's agent last (a turn a person started: it alone). */
+  chain: string[];
+  /** A child session's first turn: the asking agent's session, linked from its index entry. */
+  parent?: { agentId: string; sessionId: string };
 }
 
 /** The session's paused turn, checked; undefined when there is none. */
@@ -335,6 +351,8 @@ async function newTurn(rt: Runtime, scope: TenantScope, agentId: string, input: 
     store: input.store === true,
     fresh: input.sessionId === undefined,
     ...(input.exchange ? { exchange: input.exchange } : {}),
+    chain: [...(input.caller?.chain ?? []), agent.id],
+    ...(input.caller && input.sessionId === undefined ? { parent: { agentId: input.caller.agentId, sessionId: input.caller.sessionId } } : {}),
     receivedAt: rt.clock.now(),
     userId: input.userId,
     keyId: input.keyId,
@@ -426,6 +444,7 @@ async function continuedTurn(
     store: false,
     fresh: false,
     skipped: [],
+    chain: [agent.id],
   };
 }
 
@@ -477,9 +496,10 @@ async function openTurn(rt: Runtime, scope: TenantScope, agentId: string, input:
  */
 export async function runToolRound(rt: Runtime, scope: TenantScope, turn: Turn, calls: ToolCall[], signal: AbortSignal | undefined, emit: (event: TurnEvent) => void, decided: Map<string, CallDecision>, approvals?: Map<string, ToolApproval>, idempotencyKeyOf?: (call: ToolCall) => string): Promise<ToolCallRecord[]> {
   for (const call of calls) emit({ type: 'tool_call', call: { id: call.id, tool: call.name, arguments: call.arguments } });
-  const records = await meteringSearches(turn.progress, () =>
+  const askAgent = (address: string, request: { message: string; context?: string }) => askedAgent(rt, scope, turn, address, request, signal);
+  const outcomes = await meteringSearches(turn.progress, () =>
     withSpanLabels(turnLabels(turn.agent.id, turn.agentVersion), () => Promise.all(
-      calls.map(async (call): Promise<ToolCallRecord> => {
+      calls.map(async (call) => {
         const tool = toolOf(turn.tools, call.name);
         const started = performance.now();
         const approval = approvals?.get(call.id);
@@ -492,19 +512,46 @@ export async function runToolRound(rt: Runtime, scope: TenantScope, turn: Turn, 
               ? { ok: false as const, error: 'This call needs a person’s approval, which could not be asked for here' }
               : approval && !approval.approved
                 ? { ok: false as const, error: `A person rejected this call${approval.reason ? `: ${approval.reason}` : ''}` }
-                : await runTool(tool, call.arguments, toolContext(rt, scope, turn.agent, { signal, keyId: turn.keyId, ...(idempotencyKeyOf ? { idempotencyKey: idempotencyKeyOf(call) } : {}) }), call.id);
-        const record = { id: call.id, tool: call.name, arguments: call.arguments, ...(outcome.ok ? { result: outcome.result } : { error: outcome.error }), durationMs: Math.round(performance.now() - started) };
-        emit({ type: 'tool_result', call: record });
-        return record;
+                : await runTool(tool, call.arguments, toolContext(rt, scope, turn.agent, { signal, keyId: turn.keyId, askAgent, ...(idempotencyKeyOf ? { idempotencyKey: idempotencyKeyOf(call) } : {}) }), call.id);
+        return { call, outcome, durationMs: Math.round(performance.now() - started) };
       }),
     )),
   );
+  const records = outcomes.map(({ call, outcome, durationMs }): ToolCallRecord => {
+    // An agent's reply cites its own sources [1]…: they join the turn's, renumbered after those it has.
+    const result = outcome.ok && outcome.sources ? shiftedMarks(outcome.result, turn.sources.length, outcome.sources.length) : outcome.ok ? outcome.result : undefined;
+    if (outcome.ok && outcome.sources) turn.sources.push(...(outcome.sources as ConverseSource[]));
+    const record = { id: call.id, tool: call.name, arguments: call.arguments, ...(outcome.ok ? { result } : { error: outcome.error }), durationMs, ...(outcome.ok && outcome.child ? { child: outcome.child } : {}) };
+    emit({ type: 'tool_result', call: record });
+    return record;
+  });
   turn.request.toolRounds = [
     ...(turn.request.toolRounds ?? []),
     { calls, results: records.map((r) => ({ id: r.id, name: r.tool, content: r.result ?? r.error ?? '', isError: r.error !== undefined })) },
   ];
   turn.progress.toolCalls.push(...records);
   return records;
+}
+
+/**
+ * Another agent asked from this turn (an `agent` tool's call): it answers a turn of its own in a new
+ * child session, linked to this turn's, for the same end user and API key. A chain that would loop
+ * or pass MAX_AGENT_DEPTH below the first agent is refused as the tool's error (its release may
+ * have changed since the agents were written); so is a turn that stops for a person's approval.
+ */
+async function askedAgent(rt: Runtime, scope: TenantScope, turn: Turn, address: string, request: { message: string; context?: string }, signal: AbortSignal | undefined): Promise<ToolReply> {
+  const { agentId, target } = agentAddress(address, 'agent');
+  if (turn.chain.includes(agentId)) throw new ToolFailure(`Asking ${agentId} would make a loop: ${[...turn.chain, agentId].join(' → ')}`, { retryable: false });
+  if (turn.chain.length > MAX_AGENT_DEPTH) throw new ToolFailure(`Asking ${agentId} would make a chain of ${turn.chain.length} agents below ${turn.chain[0]}; at most ${MAX_AGENT_DEPTH} are allowed`, { retryable: false });
+  const caller = { chain: turn.chain, agentId: turn.agent.id, sessionId: turn.sessionId };
+  const passedOn = request.context ? `The agent ${turn.agent.name} asks you this; what it passes on from its conversation:\n${request.context}` : undefined;
+  const { data } = await converse(rt, scope, agentId, { message: request.message, target, caller, ...(passedOn ? { instructions: passedOn } : {}), ...(turn.keyId ? { keyId: turn.keyId } : {}), ...(turn.userId ? { userId: turn.userId } : {}) }, { signal });
+  const child = { agentId: data.agentId, sessionId: data.sessionId };
+  if (data.status === 'requires_action') {
+    const waiting = (data.pendingToolCalls ?? []).map((c) => c.tool).join(', ');
+    throw new ToolFailure(`The agent ${agentId} stopped for a person to approve ${waiting} (its session ${child.sessionId}); it has not answered`, { retryable: false });
+  }
+  return { text: data.reply, sources: data.sources, child };
 }
 
 /**
@@ -589,7 +636,7 @@ async function endTurn(rt: Runtime, scope: TenantScope, turn: Turn, ending: Endi
   try {
     if (stored) {
       const question = keep(turn.request.messages[turn.request.messages.length - 1]!.content);
-      const touch = { agentId: agent.id, sessionId, userId: turn.userId, at: new Date(answered).toISOString(), messages: exchange?.continues ? 1 : 2 };
+      const touch = { agentId: agent.id, sessionId, userId: turn.userId, at: new Date(answered).toISOString(), messages: exchange?.continues ? 1 : 2, ...(turn.parent ? { parent: turn.parent } : {}) };
       // A refused turn is not remembered (remembering may ask the model, which a refusal never does); a continued exchange was, with its question.
       const memory = guard?.blocked || exchange?.continues
         ? undefined

@@ -54,6 +54,14 @@ export interface SessionSummary {
   lastMessageAt: string;
   /** Messages written (user and assistant turns). */
   messages: number;
+  /** A child session (an agent asked by another's tool): the asking agent's session. */
+  parent?: SessionParent;
+}
+
+/** The session of the agent whose tool asked: a child session's link up. */
+export interface SessionParent {
+  agentId: string;
+  sessionId: string;
 }
 
 const strip = (item: Record<string, unknown>) => readItem(messageShape, item, 'session message');
@@ -65,7 +73,11 @@ export interface SessionTouch {
   userId?: string;
   at: string;
   messages: number;
+  parent?: SessionParent;
 }
+
+const parentOf = (item: Record<string, unknown>): { parent?: SessionParent } =>
+  typeof item.parentSessionId === 'string' ? { parent: { agentId: String(item.parentAgentId), sessionId: item.parentSessionId } } : {};
 
 export function sessionsStore(db: Db, clock: Clock) {
   const { batchWrite, queryAll } = batchOps(db);
@@ -107,7 +119,17 @@ export function sessionsStore(db: Db, clock: Clock) {
    */
   function openingWrite(scope: TenantScope, s: SessionTouch): WriteRequest {
     const v = indexValues(s);
-    return putRequest({ ...keys.sessionIndex(scope, s.agentId, s.sessionId), agentId: v.agentId, sessionId: v.sessionId, userId: v.userId, createdAt: v.at, lastMessageAt: v.at, expiresAt: v.expiresAt, messages: s.messages });
+    return putRequest({
+      ...keys.sessionIndex(scope, s.agentId, s.sessionId),
+      agentId: v.agentId,
+      sessionId: v.sessionId,
+      userId: v.userId,
+      createdAt: v.at,
+      lastMessageAt: v.at,
+      expiresAt: v.expiresAt,
+      messages: s.messages,
+      ...(s.parent ? { parentAgentId: s.parent.agentId, parentSessionId: s.parent.sessionId } : {}),
+    });
   }
 
   /** The last `count` turns, oldest first: the window a model is given. */
@@ -150,6 +172,7 @@ export function sessionsStore(db: Db, clock: Clock) {
         createdAt: String(s.createdAt),
         lastMessageAt: String(s.lastMessageAt),
         messages: Number(s.messages ?? 0),
+        ...parentOf(s),
       })),
       nextCursor,
     };
@@ -207,10 +230,10 @@ export function sessionsStore(db: Db, clock: Clock) {
 
   /** A session's index entry: who it is with, when it began. */
   async function getSession(scope: TenantScope, agentId: string, sessionId: string): Promise<SessionSummary | undefined> {
-    const out = await db.client.send(new GetCommand({ TableName: db.table, Key: keys.sessionIndex(scope, agentId, sessionId), ProjectionExpression: 'sessionId, userId, createdAt, lastMessageAt, messages' }));
+    const out = await db.client.send(new GetCommand({ TableName: db.table, Key: keys.sessionIndex(scope, agentId, sessionId), ProjectionExpression: 'sessionId, userId, createdAt, lastMessageAt, messages, parentAgentId, parentSessionId' }));
     if (!out.Item) return undefined;
-    const { userId, ...rest } = out.Item as SessionSummary & { userId?: string | null };
-    return { ...rest, ...(userId ? { userId } : {}) };
+    const { userId, parentAgentId: _a, parentSessionId: _s, ...rest } = out.Item as SessionSummary & { userId?: string | null; parentAgentId?: string; parentSessionId?: string };
+    return { ...rest, ...(userId ? { userId } : {}), ...parentOf(out.Item) };
   }
 
   /** Every message of a session, oldest first. */

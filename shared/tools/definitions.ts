@@ -177,14 +177,29 @@ export const codeToolInput = z.strictObject({
   policy: policyInput.optional(),
 }).superRefine(checkPolicy(() => ({ arguments: ['source'], agent: true })));
 
+// ── agent: another of the tenant's agents, asked in a child session ──
+export const agentToolInput = z.strictObject({
+  type: z.literal('agent'),
+  name: toolName,
+  description: toolDescription,
+  agent: z
+    .string()
+    .max(200)
+    .refine((address) => isId('agent', address.split(':')[0]!), { error: 'must name an agent: agt_…, with :<alias> or :<version> after it to run a release' })
+    .openapi({ example: 'agt_01jd8x2k3m4n5p6q7r8s9t0v1w:live', description: 'The agent asked, and which release of it: `agt_…` (its draft), `agt_…:<alias>` or `agt_…:<version>`' }),
+  requireApproval,
+  policy: policyInput.optional(),
+}).superRefine(checkPolicy(() => ({ arguments: ['message', 'context'], agent: true })));
+
 export type HttpDefinition = z.infer<typeof httpInput>;
 export type OpenApiDefinition = z.infer<typeof openApiInput>;
 export type McpDefinition = z.infer<typeof mcpInput>;
 export type KnowledgeSearchDefinition = z.infer<typeof knowledgeSearchInput>;
 export type WorkflowDefinition = z.infer<typeof workflowInput>;
 export type CodeToolDefinition = z.infer<typeof codeToolInput>;
+export type AgentToolDefinition = z.infer<typeof agentToolInput>;
 
-export const toolInput = z.discriminatedUnion('type', [httpInput, openApiInput, mcpInput, knowledgeSearchInput, workflowInput, codeToolInput]);
+export const toolInput = z.discriminatedUnion('type', [httpInput, openApiInput, mcpInput, knowledgeSearchInput, workflowInput, codeToolInput, agentToolInput]);
 export type ToolInput = z.infer<typeof toolInput>;
 
 export const toolsInput = z
@@ -199,9 +214,9 @@ export const toolsInput = z
     });
   })
   .default([])
-  .openapi({ description: 'Tools the agent may call (http, openapi, mcp, knowledge_search, workflow, code)' });
+  .openapi({ description: 'Tools the agent may call (http, openapi, mcp, knowledge_search, workflow, code, agent)' });
 
-export const toolOutput = z.union([httpOutput, openApiOutput, mcpOutput, knowledgeSearchInput, workflowInput, codeToolInput]);
+export const toolOutput = z.union([httpOutput, openApiOutput, mcpOutput, knowledgeSearchInput, workflowInput, codeToolInput, agentToolInput]);
 
 /** A definition as stored: its auth's secret sealed, and what its kind keeps (an OpenAPI document's operations). */
 export type Stored<T> = T extends { auth?: unknown } ? Omit<T, 'auth'> & { auth?: StoredAuth } : T;

@@ -2,10 +2,10 @@
  * Tool definitions and the kinds that call out (http, openapi, mcp): what agents expose to models
  * and workflow `tool` steps call. Everything else in this folder is private.
  */
-export { type CodeToolDefinition, httpInput, type KnowledgeSearchDefinition, mcpInput, openApiInput, type StoredTool, type ToolInput, toolOutput, toolsInput, type WorkflowDefinition } from './definitions';
+export { type AgentToolDefinition, type CodeToolDefinition, httpInput, type KnowledgeSearchDefinition, mcpInput, openApiInput, type StoredTool, type ToolInput, toolOutput, toolsInput, type WorkflowDefinition } from './definitions';
 export { REMOTE_TOOL_KINDS, remoteKindOf } from './remote-tools';
 export { authHeaders, authInput, hasSecret, sealAuth, showAuth, type StoredAuth } from './tool-auth';
 export { prepareTool, presentTool, runTool, type ToolCallOptions, toolContext, type ToolOutcome, toolsOf } from './tool-calls';
-export { type CallableTool, type ToolContext, type ToolKind } from './tool-kind';
+export { type CallableTool, type ToolContext, type ToolKind, type ToolReply } from './tool-kind';
 export { assertCallAllowed, type CallContext, type CallDecision, decideCall, policyInput, policyIssues, type PolicyRule } from './tool-policy';
 export { mcpJsonSchemaValidator } from './mcp-validator';

@@ -47,15 +47,27 @@ export interface ToolCallOptions {
   keyId?: string;
   /** Sent as `Idempotency-Key` (see ToolContext). */
   idempotencyKey?: string;
+  askAgent?: ToolContext['askAgent'];
 }
 
 export function toolContext(rt: Runtime, scope: TenantScope, agent: CallingAgent | undefined, options: ToolCallOptions = {}): ToolContext {
-  return { rt, scope, agent, policy: options.policy ?? rt.outbound, timeoutMs: options.timeoutMs ?? 10_000, maxResultBytes: options.maxResultBytes ?? 16_384, signal: options.signal, keyId: options.keyId, ...(options.idempotencyKey ? { idempotencyKey: options.idempotencyKey } : {}) };
+  return {
+    rt,
+    scope,
+    agent,
+    policy: options.policy ?? rt.outbound,
+    timeoutMs: options.timeoutMs ?? 10_000,
+    maxResultBytes: options.maxResultBytes ?? 16_384,
+    signal: options.signal,
+    keyId: options.keyId,
+    ...(options.idempotencyKey ? { idempotencyKey: options.idempotencyKey } : {}),
+    ...(options.askAgent ? { askAgent: options.askAgent } : {}),
+  };
 }
 
 /** A tool's outcome: what it returned, or the error the model is told about. */
 export type ToolOutcome =
-  | { ok: true; result: string }
+  | { ok: true; result: string; sources?: unknown[]; child?: { agentId: string; sessionId: string } }
   | {
       ok: false;
       error: string;
@@ -98,8 +110,9 @@ export async function runTool(tool: CallableTool, args: unknown, context: ToolCo
   try {
     outcome = await inSpan(`execute_tool ${tool.name}`, { attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': tool.name, 'cairn.tool.kind': tool.kind, ...(callId ? { 'gen_ai.tool.call.id': callId } : {}) } }, async (span) => {
       try {
-        const result = await tool.call(checkArguments(tool, args), context);
-        return { ok: true, result: cap(result, context.maxResultBytes) };
+        const reply = await tool.call(checkArguments(tool, args), context);
+        if (typeof reply === 'string') return { ok: true, result: cap(reply, context.maxResultBytes) };
+        return { ok: true, result: cap(reply.text, context.maxResultBytes), ...(reply.sources?.length ? { sources: reply.sources } : {}), ...(reply.child ? { child: reply.child } : {}) };
       } catch (error) {
         if (!(error instanceof AppError)) throw error;
         // The model is told; the span says the tool failed.

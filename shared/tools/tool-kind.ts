@@ -46,7 +46,16 @@ export interface ToolContext {
    * the `Idempotency-Key` header, so the service called can do it once.
    */
   idempotencyKey?: string;
+  /** Asks another agent (`agt_…[:release]`) from this turn: what an `agent` tool calls (the turn supplies it). */
+  askAgent?: (address: string, request: { message: string; context?: string }) => Promise<ToolReply>;
 }
+
+/**
+ * What a tool call returns: its text, or its text with the passages it stands on (an agent tool's
+ * reply cites its own sources, numbered [1]… in the text: the calling turn renumbers them into its
+ * own), and the child session it ran in.
+ */
+export type ToolReply = string | { text: string; sources?: unknown[]; child?: { agentId: string; sessionId: string } };
 
 /** One tool as the model sees it, and how a call of it runs (its arguments already checked against `parameters`). */
 export interface CallableTool {
@@ -58,7 +67,7 @@ export interface CallableTool {
   requireApproval: boolean;
   /** Rules on each call by what it asks (first match wins). */
   policy?: PolicyRule[];
-  call(args: Record<string, unknown>, context: ToolContext): Promise<string>;
+  call(args: Record<string, unknown>, context: ToolContext): Promise<ToolReply>;
 }
 
 /** A tool as its kind exposes it (the registry adds the kind). */
