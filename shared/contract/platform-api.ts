@@ -934,6 +934,47 @@ export interface components {
                     /** @description Told to the model (and the person approving) when the rule applies */
                     reason?: string;
                 }[];
+            } | {
+                /** @enum {string} */
+                type: "agent";
+                name: string;
+                description: string;
+                /**
+                 * @description The agent asked, and which release of it: `agt_…` (its draft), `agt_…:<alias>` or `agt_…:<version>`
+                 * @example agt_01jd8x2k3m4n5p6q7r8s9t0v1w:live
+                 */
+                agent: string;
+                /**
+                 * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
+                 * @default false
+                 */
+                requireApproval?: boolean;
+                /**
+                 * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                 * @example [
+                 *       {
+                 *         "when": "arguments.amount > 1000",
+                 *         "action": "deny",
+                 *         "reason": "Refunds over 1,000 are refused"
+                 *       },
+                 *       {
+                 *         "when": "arguments.amount > 100",
+                 *         "action": "require_approval",
+                 *         "reason": "Refunds over 100 need a person"
+                 *       }
+                 *     ]
+                 */
+                policy?: {
+                    /**
+                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @example arguments.amount > 1000
+                     */
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    /** @description Told to the model (and the person approving) when the rule applies */
+                    reason?: string;
+                }[];
             })[];
         };
         /**
@@ -1189,7 +1230,7 @@ export interface components {
             guardrails?: components["schemas"]["Guardrails"];
             memory?: components["schemas"]["MemorySettings"];
             /**
-             * @description Tools the agent may call (http, openapi, mcp, knowledge_search, workflow, code)
+             * @description Tools the agent may call (http, openapi, mcp, knowledge_search, workflow, code, agent)
              * @default []
              */
             tools?: ({
@@ -1506,6 +1547,47 @@ export interface components {
                  * @enum {string}
                  */
                 language?: "javascript";
+                /**
+                 * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
+                 * @default false
+                 */
+                requireApproval?: boolean;
+                /**
+                 * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                 * @example [
+                 *       {
+                 *         "when": "arguments.amount > 1000",
+                 *         "action": "deny",
+                 *         "reason": "Refunds over 1,000 are refused"
+                 *       },
+                 *       {
+                 *         "when": "arguments.amount > 100",
+                 *         "action": "require_approval",
+                 *         "reason": "Refunds over 100 need a person"
+                 *       }
+                 *     ]
+                 */
+                policy?: {
+                    /**
+                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @example arguments.amount > 1000
+                     */
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    /** @description Told to the model (and the person approving) when the rule applies */
+                    reason?: string;
+                }[];
+            } | {
+                /** @enum {string} */
+                type: "agent";
+                name: string;
+                description: string;
+                /**
+                 * @description The agent asked, and which release of it: `agt_…` (its draft), `agt_…:<alias>` or `agt_…:<version>`
+                 * @example agt_01jd8x2k3m4n5p6q7r8s9t0v1w:live
+                 */
+                agent: string;
                 /**
                  * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
                  * @default false

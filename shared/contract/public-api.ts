@@ -1716,6 +1716,47 @@ export interface components {
                     /** @description Told to the model (and the person approving) when the rule applies */
                     reason?: string;
                 }[];
+            } | {
+                /** @enum {string} */
+                type: "agent";
+                name: string;
+                description: string;
+                /**
+                 * @description The agent asked, and which release of it: `agt_…` (its draft), `agt_…:<alias>` or `agt_…:<version>`
+                 * @example agt_01jd8x2k3m4n5p6q7r8s9t0v1w:live
+                 */
+                agent: string;
+                /**
+                 * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
+                 * @default false
+                 */
+                requireApproval?: boolean;
+                /**
+                 * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                 * @example [
+                 *       {
+                 *         "when": "arguments.amount > 1000",
+                 *         "action": "deny",
+                 *         "reason": "Refunds over 1,000 are refused"
+                 *       },
+                 *       {
+                 *         "when": "arguments.amount > 100",
+                 *         "action": "require_approval",
+                 *         "reason": "Refunds over 100 need a person"
+                 *       }
+                 *     ]
+                 */
+                policy?: {
+                    /**
+                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @example arguments.amount > 1000
+                     */
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    /** @description Told to the model (and the person approving) when the rule applies */
+                    reason?: string;
+                }[];
             })[];
         };
         /**
@@ -1893,7 +1934,7 @@ export interface components {
             guardrails?: components["schemas"]["Guardrails"];
             memory?: components["schemas"]["MemorySettings"];
             /**
-             * @description Tools the agent may call (http, openapi, mcp, knowledge_search, workflow, code)
+             * @description Tools the agent may call (http, openapi, mcp, knowledge_search, workflow, code, agent)
              * @default []
              */
             tools?: ({
@@ -2241,6 +2282,47 @@ export interface components {
                     /** @description Told to the model (and the person approving) when the rule applies */
                     reason?: string;
                 }[];
+            } | {
+                /** @enum {string} */
+                type: "agent";
+                name: string;
+                description: string;
+                /**
+                 * @description The agent asked, and which release of it: `agt_…` (its draft), `agt_…:<alias>` or `agt_…:<version>`
+                 * @example agt_01jd8x2k3m4n5p6q7r8s9t0v1w:live
+                 */
+                agent: string;
+                /**
+                 * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
+                 * @default false
+                 */
+                requireApproval?: boolean;
+                /**
+                 * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                 * @example [
+                 *       {
+                 *         "when": "arguments.amount > 1000",
+                 *         "action": "deny",
+                 *         "reason": "Refunds over 1,000 are refused"
+                 *       },
+                 *       {
+                 *         "when": "arguments.amount > 100",
+                 *         "action": "require_approval",
+                 *         "reason": "Refunds over 100 need a person"
+                 *       }
+                 *     ]
+                 */
+                policy?: {
+                    /**
+                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @example arguments.amount > 1000
+                     */
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    /** @description Told to the model (and the person approving) when the rule applies */
+                    reason?: string;
+                }[];
             })[];
             /** @description read-only; ignored */
             id?: unknown;
@@ -2423,6 +2505,11 @@ export interface components {
             lastMessageAt: string;
             /** @description Messages written (user and assistant) */
             messages: number;
+            /** @description A child session (this agent asked by another’s `agent` tool): the asking agent’s session */
+            parent?: {
+                agentId: string;
+                sessionId: string;
+            };
         };
         SessionMessagePage: {
             data: components["schemas"]["SessionMessage"][];
