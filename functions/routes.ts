@@ -22,8 +22,9 @@ export const ROUTE_GROUPS = {
     paths: ['/v1/agents', '/v1/usage', '/v1/traces', '/v1/end-users'],
     apiKeyRequired: true,
     // OpenAI clients send the key as `Authorization: Bearer`, which API Gateway's key check does
-    // not read: the app authenticates and rate-limits that route itself.
-    appAuthenticatedPaths: ['/v1/chat/completions', '/v1/models', '/v1/responses'],
+    // not read: the app authenticates and rate-limits that route itself. A2A clients send either,
+    // and read agent cards without one.
+    appAuthenticatedPaths: ['/v1/chat/completions', '/v1/models', '/v1/responses', '/a2a'],
     streaming: true,
   },
   // Evaluation datasets and runs: the agents area's rate limits, their own function.

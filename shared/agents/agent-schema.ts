@@ -2,6 +2,7 @@ import { z } from '@hono/zod-openapi';
 import { isId } from '../ids';
 import { guardrailsInput, type Guardrails } from '../guardrails';
 import { toolOutput, toolsInput, type StoredTool } from '../tools';
+import { aliasName } from '../releases';
 import { between, fallbackModels, integerBetween, modelName, readOnlyFields, recordFields, shownFields, uniqueItems } from '../schema-helpers';
 
 export const CAPABILITIES = ['chat', 'document-search'] as const;
@@ -48,6 +49,13 @@ const agentFields = {
     .refine((m) => m.model === undefined || m.mode === 'model', { error: 'is only for mode model', path: ['model'] })
     .default({ mode: 'rules' })
     .openapi('MemorySettings', { description: 'What the agent remembers of its users (context.userId) from their turns. A model’s extraction is a second call each turn, billed as usage of the operation `memory`: a choice, so the default is `rules`' }),
+  a2a: z
+    .strictObject({
+      enabled: z.boolean().openapi({ description: 'Publish the agent over the A2A protocol: its card at /a2a/{agentId}/.well-known/agent-card.json, its endpoint at /a2a/{agentId}' }),
+      alias: aliasName.optional().openapi({ description: 'The alias A2A tasks run (default: the draft)' }),
+    })
+    .optional()
+    .openapi('A2ASettings', { description: 'The Agent2Agent protocol (1.0): other agents reach this one with an API key of the tenant' }),
 };
 
 /** The body of POST and PUT: PUT replaces, so both are validated alike. */
@@ -107,5 +115,6 @@ export const storedAgent = z.object({
   tools: z.array(storedTool).optional(),
   // Agents stored before the setting remember by the rules, as before.
   memory: z.object({ mode: z.enum(['off', 'rules', 'model']), model: z.string().optional() }).default({ mode: 'rules' }),
+  a2a: z.object({ enabled: z.boolean(), alias: z.string().optional() }).optional(),
 });
 export type Agent = z.infer<typeof storedAgent>;

@@ -46,15 +46,28 @@ export async function preparedAgent(rt: Runtime, scope: TenantScope, given: unkn
   return fieldsOf(rt, scope, await validAgentInput(rt, scope, given));
 }
 
+/**
+ * Keeps the global entry an A2A client finds the agent by (its card is read without a key) in
+ * step with the agent: put while it is published, gone when it is not. The card checks the record
+ * too, so an entry left by a failure here publishes nothing.
+ */
+async function syncPublished(rt: Runtime, scope: TenantScope, agent: Agent, before?: Agent): Promise<void> {
+  if (agent.a2a?.enabled) await rt.store.publishedAgents.publish(scope, agent.id);
+  else if (before?.a2a?.enabled) await rt.store.publishedAgents.withdraw(agent.id);
+}
+
 export async function createAgent(rt: Runtime, scope: TenantScope, input: AgentInput, idempotency?: Idempotency) {
   const created = await agents.create(rt, scope, await fieldsOf(rt, scope, input), { references: sourceReferences(input), idempotency });
+  await syncPublished(rt, scope, created.record);
   return { ...created, record: presentAgent(created.record) };
 }
 
 export async function replaceAgent(rt: Runtime, scope: TenantScope, id: string, input: AgentInput, precondition?: Precondition) {
   const current = await agents.get(rt, scope, id);
   const fields = await fieldsOf(rt, scope, input, current);
-  return presentAgent(await agents.replace(rt, scope, id, () => fields, sourceReferences(input), precondition));
+  const replaced = await agents.replace(rt, scope, id, () => fields, sourceReferences(input), precondition);
+  await syncPublished(rt, scope, replaced, current);
+  return presentAgent(replaced);
 }
 
 /** The writable fields of a stored agent, as a client would send them (tool secrets left out: kept). */
@@ -83,6 +96,7 @@ export async function patchAgent(rt: Runtime, scope: TenantScope, id: string, pa
     sourceReferences(input),
     precondition,
   );
+  await syncPublished(rt, scope, patched, current);
   return presentAgent(patched);
 }
 
@@ -93,6 +107,7 @@ export async function patchAgent(rt: Runtime, scope: TenantScope, id: string, pa
  */
 export async function deleteAgent(rt: Runtime, scope: TenantScope, id: string, precondition?: Precondition) {
   const removed = await agents.remove(rt, scope, id, precondition);
+  if (removed.a2a?.enabled) await rt.store.publishedAgents.withdraw(id);
   await rt.store.releases.of('AGENT', storedAgent).removeAll(scope, id);
   for (const sessionId of await rt.store.sessions.sessionsOf(scope, id)) await rt.store.sessions.deleteSession(scope, id, sessionId);
   for (const userKey of await rt.store.memoryGraph.everyRememberedUser(scope, id)) await rt.store.memoryGraph.deleteMemoryOf(scope, userKey, id);

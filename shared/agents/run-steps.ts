@@ -13,6 +13,7 @@ import { CHECKPOINT_BYTES, ENDED_RUN_STATUSES, packedSize, type NewRunEvent, typ
 import { inSpan, SpanKind } from '../telemetry';
 import { scopeOf, type TenantScope } from '../tenancy';
 import { afterRunEnded, doneEvent, sendRunStep } from './runs';
+import { pushRunChange } from './run-push';
 import { billFailed, billTurn, checkpointFrom, checkpointOf, decisionsOf, runToolRound, saveTurnVault, stepOutcome, turnFromCheckpoint, type Turn, type TurnCheckpoint } from './turn';
 
 /**
@@ -122,13 +123,16 @@ async function modelStep(rt: Runtime, scope: TenantScope, claimed: RunRecord, si
     const checkpoint = compacted(turn, kept);
     if ('approval' in outcome) {
       const pending = turn.guard ? turn.guard.storedJson(outcome.approval) : outcome.approval;
-      return recordedAfter(
+      const waiting = await recordedAfter(
         billed,
         rt.store.runs.recordStep(scope, claimed, { status: 'requires_action', round: pending, checkpoint, usage: usageOf(turn) }, [
           ...events,
           { type: 'requires_action', data: { pendingToolCalls: pending.map((c) => ({ id: c.id, tool: c.name, arguments: c.arguments })) } },
         ]),
       );
+      // Its client is told it waits (A2A: input-required).
+      if (waiting) await pushRunChange(rt, scope, waiting);
+      return waiting;
     }
     return recordedAfter(billed, rt.store.runs.recordStep(scope, claimed, { phase: 'tools', round: turn.guard ? turn.guard.storedJson(outcome.round) : outcome.round, checkpoint, usage: usageOf(turn) }, events));
   } catch (error) {

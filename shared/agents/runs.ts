@@ -9,6 +9,7 @@ import type { TenantScope } from '../tenancy';
 import { notifyWith, sealWebhook, sendSteps } from '../workflows';
 import { agents } from './agents';
 import { copySession } from './session-fork';
+import { pushRunChange } from './run-push';
 import { checkpointFrom, checkpointOf, startTurn, type ConverseInput, type ToolApproval } from './turn';
 
 /**
@@ -45,6 +46,10 @@ export interface RunInput {
   exchange?: { questionId: string; replyId: string };
   /** The workflow step that waits for this run. */
   parent?: RunRecord['parent'];
+  /** Started over A2A: the client's message id. */
+  a2a?: RunRecord['a2a'];
+  /** Where its changes are pushed (A2A push notification configs, credentials sealed). */
+  push?: RunRecord['push'];
 }
 
 /** The last user message of a conversation given whole (`messages`), and the history before it. */
@@ -95,6 +100,8 @@ export async function createRun(rt: Runtime, scope: TenantScope, agentId: string
     agentVersion: turn.agentVersion,
     ...(input.responseId ? { responseId: input.responseId } : {}),
     ...(input.parent ? { parent: input.parent } : {}),
+    ...(input.a2a ? { a2a: input.a2a } : {}),
+    ...(input.push?.length ? { push: input.push } : {}),
   };
   // On the sweeper's list before its first message: a crash between the two leaves it re-driven, not lost.
   await rt.store.unfinishedWork.put({ kind: 'run', tenantId: scope.tenantId, id, agentId: run.agentId, seenAt: now, redrives: 0 });
@@ -159,6 +166,8 @@ export async function rerunRun(rt: Runtime, scope: TenantScope, agentId: string,
     error: undefined,
     responseId: undefined,
     parent: undefined,
+    a2a: undefined,
+    push: undefined,
   };
   await rt.store.unfinishedWork.put({ kind: 'run', tenantId: scope.tenantId, id: run.id, agentId: run.agentId, seenAt: now, redrives: 0 });
   const created = await rt.store.runs.createRun(scope, run, [...reusedSteps.map((e) => ({ type: 'step', data: { ...e.data, reused: true } })), { type: 'status', data: { status: 'queued' } }]);
@@ -208,7 +217,7 @@ async function allEvents(rt: Runtime, scope: TenantScope, runId: string, afterSe
 export const runEventsAfter = (rt: Runtime, scope: TenantScope, runId: string, afterSeq: number) => allEvents(rt, scope, runId, afterSeq);
 
 /** Resolves when this process records a change of the run, or after `maxMs` (its steps run elsewhere: read again). */
-function nextRunChange(rt: Runtime, runId: string, maxMs: number): Promise<void> {
+export function nextRunChange(rt: Runtime, runId: string, maxMs: number): Promise<void> {
   const changes = rt.store.runs.changes;
   return new Promise((resolve) => {
     const done = () => {
@@ -261,6 +270,7 @@ export async function afterRunEnded(rt: Runtime, scope: TenantScope, run: RunRec
   await rt.store.unfinishedWork.remove({ kind: 'run', tenantId: scope.tenantId, id: run.id });
   if (run.parent) await sendSteps(rt, scope, { id: run.parent.executionId, workflowId: run.parent.workflowId }, [run.parent.stepId]);
   if (run.webhook) await notifyWith(rt, scope, run.id, run.webhook, `run.${run.status}`, { run: presentRun(run) });
+  await pushRunChange(rt, scope, run);
 }
 
 /** Fails a run whose work was lost (the sweeper, after re-driving it did not help). */

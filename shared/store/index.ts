@@ -14,6 +14,7 @@ import { mapItemsStore } from './map-items';
 import { memoryGraphStore } from './memory-graph';
 import { partitionsStore } from './partitions';
 import { pausedTurnsStore } from './paused-turns';
+import { publishedAgentsStore } from './published-agents';
 import { queueMessagesStore } from './queue-messages';
 import { rateCountersStore } from './rate-counters';
 import { recordsStore } from './records';
@@ -68,6 +69,7 @@ export function createStore(db: Db, clock: Clock) {
     tenantSettings: tenantSettingsStore(db),
     webhookDeliveries: webhookDeliveriesStore(db, clock),
     hooks: hooksStore(db, clock),
+    publishedAgents: publishedAgentsStore(db),
     schedules: schedulesStore(db, clock),
     evalCases: evalCasesStore(db),
     evalResults: evalResultsStore(db),

@@ -176,6 +176,8 @@ export const keys = {
     pk: `${scoped(scope)}#APIKEY`,
     sk: keyId,
   }),
+  /** Global: an agent published over A2A, found by its id before the tenant is known (an agent card is read without a key). */
+  publishedAgent: (agentId: string): ItemKey => ({ pk: `A2A#${agentId}`, sk: 'A2A' }),
   /** Global: an inbound hook, found by its id before the tenant is known (the request carries no key). */
   hook: (hookId: string): ItemKey => ({ pk: `HOOK#${hookId}`, sk: 'HOOK' }),
   /** Global: an Idempotency-Key a hook was called with (kept a day), and the execution it started. */

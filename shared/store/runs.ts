@@ -71,6 +71,10 @@ const runShape = z.lazy(() =>
     parent: z.object({ workflowId: z.string(), executionId: z.string(), stepId: z.string() }).optional(),
     /** The run this one re-runs, and the model step it re-ran from. */
     rerunOf: z.object({ runId: z.string(), fromStep: z.number() }).optional(),
+    /** Started over the A2A protocol: the client's message id (the task's history names it). */
+    a2a: z.object({ messageId: z.string() }).optional(),
+    /** Where the run's changes are pushed (A2A push notification configs); the domain seals their credentials. */
+    push: z.array(z.object({ id: z.string(), url: z.string(), sealed: anObject.optional(), scheme: z.string().optional() })).optional(),
   }),
 );
 export type RunRecord = z.infer<typeof runShape>;
@@ -297,6 +301,20 @@ export function runsStore(db: Db, clock: Clock) {
     return record;
   }
 
+  /** Replaces where the run's changes are pushed (whatever its status: another writer's fields are left as they are). */
+  async function setPush(scope: TenantScope, run: { agentId: string; id: string }, push: NonNullable<RunRecord['push']>): Promise<void> {
+    await db.client.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: key(scope, run),
+        UpdateExpression: 'SET #push = :push',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: { '#push': 'push' },
+        ExpressionAttributeValues: { ':push': push },
+      }),
+    );
+  }
+
   /** A run's events after `afterSeq`, in order (at most `limit`). */
   async function listEvents(scope: TenantScope, runId: string, afterSeq: number, limit = 500): Promise<RunEvent[]> {
     const out = await db.client.send(
@@ -311,7 +329,7 @@ export function runsStore(db: Db, clock: Clock) {
     return (out.Items ?? []).map(({ pk: _pk, sk: _sk, ...e }) => readItem(eventShape, e, 'run event'));
   }
 
-  return { changes, createRun, getRun, listRuns, claimStep, renewLease, releaseStep, recordStep, changeRun, listEvents };
+  return { changes, createRun, getRun, listRuns, claimStep, renewLease, releaseStep, recordStep, changeRun, listEvents, setPush };
 }
 
 export type RunsStore = ReturnType<typeof runsStore>;

@@ -42,6 +42,8 @@ const deliveryShape = z.lazy(() => z.object({
   /** A delivery that carries what it sends (a background run's): the body, and the sealed signing secret. */
   body: z.string().optional(),
   sealed: anObject.optional(),
+  /** `a2a`: an A2A push notification, sent as the protocol has it (its content type; the client's token or credentials, sealed, as its header) rather than signed. */
+  style: z.literal('a2a').optional(),
 }));
 export type DeliveryRecord = z.infer<typeof deliveryShape>;
 const read = (item: Record<string, unknown>) => readItem(deliveryShape, item, 'webhook delivery');

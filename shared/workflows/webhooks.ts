@@ -37,6 +37,9 @@ export async function sealWebhook(rt: Runtime, scope: TenantScope, input: Webhoo
   return { url: input.url, events: input.events, sealed };
 }
 
+/** A secret sealed as deliveries open it (an A2A push target's token or credentials). */
+export const sealDeliverySecret = (rt: Runtime, scope: TenantScope, secret: string) => rt.secrets.seal(secret, sealContext(scope));
+
 export const showWebhook = (webhook: Pick<StoredWebhook, 'url' | 'events'>): WebhookShown => ({ url: webhook.url, events: webhook.events, configured: true });
 
 /** The signature of a body sent at `timestamp` (unix seconds): the HMAC-SHA256 of "<t>.<body>" (hooks check callers' with it too). */
@@ -104,7 +107,7 @@ export async function deliverWebhook(rt: RuntimeWith<'queues' | 'secrets'>, mess
   const claimed = await rt.store.webhookDeliveries.claimDelivery(scope, message.executionId, message.delivery, 30_000);
   if (!claimed) return; // delivered, given up, or being attempted
   // A delivery that carries its body and secret (a background run's) is sent as it is.
-  const own = claimed.body !== undefined && claimed.sealed ? { webhook: { url: claimed.url, sealed: claimed.sealed }, body: claimed.body } : undefined;
+  const own = claimed.body !== undefined && (claimed.sealed || claimed.style === 'a2a') ? { webhook: { url: claimed.url, sealed: claimed.sealed }, body: claimed.body } : undefined;
   const execution = own ? undefined : await rt.store.executions.getExecution(scope, message.workflowId, message.executionId);
   const webhook = own?.webhook ?? execution?.webhook;
   const started = rt.clock.now();
@@ -116,13 +119,14 @@ export async function deliverWebhook(rt: RuntimeWith<'queues' | 'secrets'>, mess
   let outcome: { status?: number; error?: string };
   let retryable = true;
   try {
-    const secret = await rt.secrets.open(webhook.sealed as SealedSecret, sealContext(scope));
+    const secret = webhook.sealed ? await rt.secrets.open(webhook.sealed as SealedSecret, sealContext(scope)) : undefined;
     const body = own?.body ?? JSON.stringify({ id: claimed.id, event: claimed.event, createdAt: claimed.createdAt, execution: summaryOf(execution!) });
+    const headers = claimed.style === 'a2a' ? a2aPushHeaders(secret) : { 'content-type': 'application/json', 'user-agent': 'Cairn-Webhooks/1', 'cairn-delivery-id': claimed.id, 'cairn-event': claimed.event, 'cairn-signature': signatureHeader(secret!, Math.floor(rt.clock.now() / 1000), body) };
     const response = await outboundRequest(
       webhook.url,
       {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'user-agent': 'Cairn-Webhooks/1', 'cairn-delivery-id': claimed.id, 'cairn-event': claimed.event, 'cairn-signature': signatureHeader(secret, Math.floor(rt.clock.now() / 1000), body) },
+        headers,
         body,
         timeoutMs: 10_000,
         maxBytes: 4096,
@@ -145,6 +149,12 @@ export async function deliverWebhook(rt: RuntimeWith<'queues' | 'secrets'>, mess
   log.warn('webhook delivery failed', { tenantId: scope.tenantId, executionId: message.executionId, delivery: claimed.id, attempt: claimed.attempt, error: outcome.error, last });
   const settled = await rt.store.webhookDeliveries.settleDelivery(scope, message.executionId, message.delivery, claimed.attempt, last ? 'failed' : 'retrying', record(outcome));
   if (settled && !last) await rt.queues.webhooks.send([message], { delaySeconds: backoffSeconds(claimed.attempt) });
+}
+
+/** An A2A push notification's headers: its content type, and the client's token or credentials (sealed as `{name, value}`). */
+function a2aPushHeaders(secret: string | undefined): Record<string, string> {
+  const auth = secret ? (JSON.parse(secret) as { name: string; value: string }) : undefined;
+  return { 'content-type': 'application/a2a+json', 'user-agent': 'Cairn-A2A/1', ...(auth ? { [auth.name]: auth.value } : {}) };
 }
 
 /** Deliveries as the API shows them. */
