@@ -27,6 +27,8 @@ export interface McpListedTool {
 export interface RuntimeCaches {
   /** MCP servers' tool lists, by tenant, URL and auth: kept 30 s, at most 500 servers. */
   readonly mcpToolLists: BoundedCache<McpListedTool[]>;
+  /** Remote A2A agents' cards, by tenant, card URL and auth: kept 5 minutes, at most 500. */
+  readonly a2aCards: BoundedCache<unknown>;
   /** Query embeddings, by model and text (a question asked again, or of several sources, is embedded once): at most 1,000. */
   readonly queryVectors: BoundedCache<Float32Array>;
   /**
@@ -45,6 +47,7 @@ export interface RuntimeCaches {
 export function runtimeCaches(clock: Clock): RuntimeCaches {
   return {
     mcpToolLists: new BoundedCache(clock, 500, 30_000),
+    a2aCards: new BoundedCache(clock, 500, 300_000),
     queryVectors: new BoundedCache(clock, 1000),
     releaseAliases: new BoundedCache(clock, 1000, 5_000),
     releaseVersions: new BoundedCache(clock, 100, 60_000),

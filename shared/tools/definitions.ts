@@ -148,6 +148,18 @@ const mcpFields = {
 export const mcpInput = z.strictObject({ ...mcpFields, auth: authInput.optional() }).superRefine(checkPolicy(() => ({ agent: true })));
 const mcpOutput = z.object({ ...mcpFields, auth: authShown.optional() });
 
+// ── a2a: a remote agent reached over the Agent2Agent protocol ──
+const a2aFields = {
+  type: z.literal('a2a'),
+  name: toolName,
+  description: toolDescription,
+  card: toolUrl.openapi({ example: 'https://agents.example.com/a2a/billing/.well-known/agent-card.json', description: 'The remote agent’s card (read when the tool is first called, kept 5 minutes)' }),
+  requireApproval,
+  policy: policyInput.optional(),
+};
+export const a2aToolInput = z.strictObject({ ...a2aFields, auth: authInput.optional() }).superRefine(checkPolicy(() => ({ arguments: ['message'], agent: true })));
+const a2aToolOutput = z.object({ ...a2aFields, auth: authShown.optional() });
+
 // ── knowledge_search: the agent's sources, searched when the model decides ──
 export const knowledgeSearchInput = z.strictObject({
   type: z.literal('knowledge_search'),
@@ -198,8 +210,9 @@ export type KnowledgeSearchDefinition = z.infer<typeof knowledgeSearchInput>;
 export type WorkflowDefinition = z.infer<typeof workflowInput>;
 export type CodeToolDefinition = z.infer<typeof codeToolInput>;
 export type AgentToolDefinition = z.infer<typeof agentToolInput>;
+export type A2aToolDefinition = z.infer<typeof a2aToolInput>;
 
-export const toolInput = z.discriminatedUnion('type', [httpInput, openApiInput, mcpInput, knowledgeSearchInput, workflowInput, codeToolInput, agentToolInput]);
+export const toolInput = z.discriminatedUnion('type', [httpInput, openApiInput, mcpInput, knowledgeSearchInput, workflowInput, codeToolInput, agentToolInput, a2aToolInput]);
 export type ToolInput = z.infer<typeof toolInput>;
 
 export const toolsInput = z
@@ -214,9 +227,9 @@ export const toolsInput = z
     });
   })
   .default([])
-  .openapi({ description: 'Tools the agent may call (http, openapi, mcp, knowledge_search, workflow, code, agent)' });
+  .openapi({ description: 'Tools the agent may call (http, openapi, mcp, knowledge_search, workflow, code, agent, a2a)' });
 
-export const toolOutput = z.union([httpOutput, openApiOutput, mcpOutput, knowledgeSearchInput, workflowInput, codeToolInput, agentToolInput]);
+export const toolOutput = z.union([httpOutput, openApiOutput, mcpOutput, knowledgeSearchInput, workflowInput, codeToolInput, agentToolInput, a2aToolOutput]);
 
 /** A definition as stored: its auth's secret sealed, and what its kind keeps (an OpenAPI document's operations). */
 export type Stored<T> = T extends { auth?: unknown } ? Omit<T, 'auth'> & { auth?: StoredAuth } : T;

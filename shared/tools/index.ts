@@ -2,7 +2,7 @@
  * Tool definitions and the kinds that call out (http, openapi, mcp): what agents expose to models
  * and workflow `tool` steps call. Everything else in this folder is private.
  */
-export { type AgentToolDefinition, type CodeToolDefinition, httpInput, type KnowledgeSearchDefinition, mcpInput, openApiInput, type StoredTool, type ToolInput, toolOutput, toolsInput, type WorkflowDefinition } from './definitions';
+export { a2aToolInput, type A2aToolDefinition, type AgentToolDefinition, type CodeToolDefinition, httpInput, type KnowledgeSearchDefinition, mcpInput, openApiInput, type StoredTool, type ToolInput, toolOutput, toolsInput, type WorkflowDefinition } from './definitions';
 export { REMOTE_TOOL_KINDS, remoteKindOf } from './remote-tools';
 export { authHeaders, authInput, hasSecret, sealAuth, showAuth, type StoredAuth } from './tool-auth';
 export { prepareTool, presentTool, runTool, type ToolCallOptions, toolContext, type ToolOutcome, toolsOf } from './tool-calls';

@@ -1,11 +1,11 @@
 import { z } from '@hono/zod-openapi';
 import { AppError, UpstreamError, ValidationError } from '../../errors';
-import { assertCallAllowed, httpInput, policyIssues, mcpInput, openApiInput, type StoredTool, remoteKindOf, prepareTool, presentTool, runTool, toolContext, toolsOf } from '../../tools';
+import { a2aToolInput, assertCallAllowed, httpInput, policyIssues, mcpInput, openApiInput, type StoredTool, remoteKindOf, prepareTool, presentTool, runTool, toolContext, toolsOf } from '../../tools';
 import { renderDeep } from '../../templates';
 import type { WorkKind } from './step-kind';
 
 const config = z.strictObject({
-  tool: z.discriminatedUnion('type', [httpInput, openApiInput, mcpInput]).openapi({ description: 'A tool definition as on agents (http, openapi or mcp); its auth is sealed when stored' }),
+  tool: z.discriminatedUnion('type', [httpInput, openApiInput, mcpInput, a2aToolInput]).openapi({ description: 'A tool definition as on agents (http, openapi, mcp or a2a); its auth is sealed when stored' }),
   name: z
     .string()
     .min(1)
