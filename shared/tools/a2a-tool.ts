@@ -30,7 +30,7 @@ const partsText = (parts: Part[]) => parts.map(partText).filter(Boolean).join('\
 async function guardedFetch(tool: A2aTool, context: ToolContext): Promise<typeof fetch> {
   const headers = await authHeaders(context.rt, context.scope, tool.name, tool.auth);
   const guarded = outboundFetch(context.policy, { timeoutMs: A2A_CALL_MS });
-  return ((input: string | URL | Request, init: RequestInit = {}) => guarded(String(input instanceof Request ? input.url : input), { ...init, headers: { ...Object.fromEntries(new Headers(init.headers).entries()), ...headers } })) as typeof fetch;
+  return (input: string | URL | Request, init: RequestInit = {}) => guarded(String(input instanceof Request ? input.url : input), { ...init, headers: { ...Object.fromEntries(new Headers(init.headers).entries()), ...headers } });
 }
 
 async function cardOf(tool: A2aTool, context: ToolContext, fetchImpl: typeof fetch): Promise<AgentCard> {
@@ -72,7 +72,7 @@ async function ask(tool: A2aTool, args: Record<string, unknown>, context: ToolCo
   if (card.capabilities?.streaming) {
     for await (const event of client.sendMessageStream(request, { signal })) result = applied(result && 'status' in result ? result : undefined, event);
   } else {
-    result = (await client.sendMessage(request, { signal })) as Task | Message;
+    result = await client.sendMessage(request, { signal });
   }
   if (!result) throw new ToolFailure('the remote agent answered nothing');
   if (!('status' in result)) return partsText(result.parts);
