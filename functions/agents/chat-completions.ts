@@ -172,7 +172,7 @@ export function registerChatCompletions(app: OpenAPIHono<AppEnv>, rt: Runtime) {
               : { index: 0, message: { role: 'assistant', content: done.reply }, finish_reason: finishReason(done.finishReason) },
           ],
           usage: usageOf(done.usage),
-          cairn: { model: done.model, sources: done.sources, agentVersion: done.agentVersion, ...storedAs(done) },
+          cairn: { model: done.model, sources: done.sources, agentId: done.agentId, agentVersion: done.agentVersion, ...storedAs(done) },
         });
       }
       const turn = await converseStream(rt, scope, agentId, { ...input, target, keyId: c.get('identity').keyId }, { signal: c.req.raw.signal });
@@ -197,7 +197,7 @@ export function registerChatCompletions(app: OpenAPIHono<AppEnv>, rt: Runtime) {
             await send(chunk({ tool_calls: [{ index, id: whole.id, type: whole.type, function: { name: whole.function.name, arguments: '' } }] }, null));
             await send(chunk({ tool_calls: [{ index, function: { arguments: whole.function.arguments } }] }, null));
           }
-          await send(chunk({}, clientCalls ? 'tool_calls' : finishReason(done.finishReason), { usage: usageOf(done.usage), cairn: { model: done.model, agentVersion: done.agentVersion, ...storedAs(done) } }));
+          await send(chunk({}, clientCalls ? 'tool_calls' : finishReason(done.finishReason), { usage: usageOf(done.usage), cairn: { model: done.model, agentId: done.agentId, agentVersion: done.agentVersion, ...storedAs(done) } }));
           await send({ data: '[DONE]' });
         },
         (error) => [{ data: openAiErrorBody(error) }, { data: '[DONE]' }],

@@ -65,12 +65,16 @@ const toolCall = z
     result: z.string().optional(),
     error: z.string().optional().openapi({ description: 'The tool failed (the model was told)' }),
     durationMs: z.int(),
+    child: z.object({ agentId: z.string(), sessionId: z.string() }).optional().openapi({ description: 'An agent tool’s call: the child session the asked agent answered in' }),
   })
   .openapi('ToolCall');
 
+const handoff = z.object({ from: z.string(), to: z.string() }).openapi('Handoff', { description: 'The conversation moved from one agent to another (`agt_…[:release]`)' });
+
 const converseResponse = z
   .object({
-    agentId: z.string(),
+    agentId: z.string().openapi({ description: 'The agent that answered: the one asked, or the one it handed the conversation to' }),
+    handoffs: z.array(handoff).optional().openapi({ description: 'The handoffs this turn made, in order' }),
     agentVersion: z.union([z.int(), z.literal(DRAFT)]).openapi({ description: 'The definition that answered: a version number, or draft' }),
     sessionId: z.string(),
     messageId: z.string().optional().openapi({ description: 'The stored reply’s id: rate it with POST …/sessions/{sessionId}/messages/{messageId}/feedback (absent while a turn waits for approval)' }),
@@ -126,6 +130,8 @@ const message = z
       .openapi({ description: 'A turn that ended calling the caller’s own tools (OpenAI-style): the calls it handed over' }),
     usage: z.object({ inputTokens: z.int(), outputTokens: z.int(), cachedInputTokens: z.int().optional() }).optional().openapi({ description: 'Assistant turns: the tokens the whole turn used' }),
     finishReason: z.string().optional().openapi({ description: 'Present when the reply did not end as the model chose (`length`: cut at the token limit)' }),
+    agentId: z.string().optional().openapi({ description: 'Assistant turns answered by an agent the session was handed to (not its own): that agent, which holds the session’s next turn' }),
+    handoffs: z.array(handoff).optional().openapi({ description: 'Assistant turns: the handoffs the turn made' }),
   })
   .openapi('SessionMessage');
 

@@ -48,6 +48,7 @@ export const chatCompletion = z
     cairn: z
       .object({
         model: z.string().openapi({ description: 'The model that answered (`provider/model`)' }),
+        agentId: z.string().optional().openapi({ description: 'The agent that answered: the one named, or the one it handed the conversation to' }),
         sources: z.array(source).openapi({ description: 'The passages the reply cites, as converse lists them' }),
         agentVersion: z.union([z.int(), z.literal('draft')]).openapi({ description: 'The agent definition that answered: a version number, or draft (model `<agentId>:<alias|version>` picks one)' }),
         ...stored,
@@ -84,7 +85,7 @@ export const responseObject = z
       })
       .nullable(),
     cairn: z
-      .object({ model: z.string(), agentVersion: z.union([z.int(), z.literal('draft')]).openapi({ description: 'The agent definition that answered: a version number, or draft' }), ...stored })
+      .object({ model: z.string(), agentId: z.string().optional().openapi({ description: 'The agent that answered (a handoff’s target, when the agent handed over)' }), agentVersion: z.union([z.int(), z.literal('draft')]).openapi({ description: 'The agent definition that answered: a version number, or draft' }), ...stored })
       .openapi({ description: 'Cairn’s additions' }),
   })
   .openapi('Response');

@@ -376,7 +376,7 @@ export function registerResponses(app: OpenAPIHono<AppEnv>, rt: Runtime) {
           calls: 'clientToolCalls' in done ? (done.clientToolCalls ?? []) : [],
           incomplete: done.finishReason === 'length',
           usage: done.usage,
-          cairn: { model: done.model, agentVersion: done.agentVersion, ...storedAs(done) },
+          cairn: { model: done.model, agentId: done.agentId, agentVersion: done.agentVersion, ...storedAs(done) },
         });
       if (!body.stream) {
         const { data: done, budget } = await converse(rt, scope, agentId, { ...input, target, keyId: c.get('identity').keyId }, { signal: c.req.raw.signal });

@@ -49,6 +49,12 @@ const agentFields = {
     .refine((m) => m.model === undefined || m.mode === 'model', { error: 'is only for mode model', path: ['model'] })
     .default({ mode: 'rules' })
     .openapi('MemorySettings', { description: 'What the agent remembers of its users (context.userId) from their turns. A model’s extraction is a second call each turn, billed as usage of the operation `memory`: a choice, so the default is `rules`' }),
+  handoffs: z
+    .array(z.string().max(200).refine((address) => isId('agent', address.split(':')[0]!), { error: 'must name an agent: agt_…, with :<alias> or :<version> after it to run a release' }))
+    .max(10)
+    .superRefine(uniqueItems((a) => a, 'handoff'))
+    .default([])
+    .openapi({ description: 'Agents this one may hand the conversation to: its model gets a transfer_to_<name> tool for each; the target answers the turn, and the session’s later turns, until it hands back', example: ['agt_01jd8x2k3m4n5p6q7r8s9t0v1w:live'] }),
   a2a: z
     .strictObject({
       enabled: z.boolean().openapi({ description: 'Publish the agent over the A2A protocol: its card at /a2a/{agentId}/.well-known/agent-card.json, its endpoint at /a2a/{agentId}' }),
@@ -116,5 +122,6 @@ export const storedAgent = z.object({
   // Agents stored before the setting remember by the rules, as before.
   memory: z.object({ mode: z.enum(['off', 'rules', 'model']), model: z.string().optional() }).default({ mode: 'rules' }),
   a2a: z.object({ enabled: z.boolean(), alias: z.string().optional() }).optional(),
+  handoffs: z.array(z.string()).default([]),
 });
 export type Agent = z.infer<typeof storedAgent>;

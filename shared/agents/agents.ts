@@ -20,7 +20,7 @@ type AgentFields = Omit<Agent, 'id' | 'createdAt' | 'updatedAt' | 'version'>;
  */
 async function fieldsOf(rt: Runtime, scope: TenantScope, input: AgentInput, current?: Agent): Promise<AgentFields> {
   const tools = await prepareTools(rt, scope, input.tools, current?.tools);
-  await checkAgentGraph(rt, scope, (id) => agents.get(rt, scope, id), current?.id, { tools });
+  await checkAgentGraph(rt, scope, (id) => agents.get(rt, scope, id), current?.id, { tools, handoffs: input.handoffs });
   return { ...(withoutReadOnly(input) as AgentFields), tools };
 }
 

@@ -14,7 +14,7 @@ import { inSpan, SpanKind } from '../telemetry';
 import { scopeOf, type TenantScope } from '../tenancy';
 import { afterRunEnded, doneEvent, sendRunStep } from './runs';
 import { pushRunChange } from './run-push';
-import { billFailed, billTurn, checkpointFrom, checkpointOf, decisionsOf, runToolRound, saveTurnVault, stepOutcome, turnFromCheckpoint, type Turn, type TurnCheckpoint } from './turn';
+import { billFailed, billTurn, checkpointFrom, checkpointOf, decisionsOf, handOff, runToolRound, saveTurnVault, stepOutcome, turnFromCheckpoint, type Turn, type TurnCheckpoint } from './turn';
 
 /**
  * The steps of a background run, as the steps queue's worker takes them: each message claims the
@@ -117,6 +117,13 @@ async function modelStep(rt: Runtime, scope: TenantScope, claimed: RunRecord, si
         },
         events,
       );
+    }
+    if ('handoff' in outcome) {
+      // The target's turn goes on from the next model step (what the handing agent used is counted as it hands over).
+      const next = await handOff(rt, scope, turn, outcome.handoff, undefined, signal);
+      await saveTurnVault(rt, scope, next);
+      const handoff = next.handoffs[next.handoffs.length - 1]!;
+      return rt.store.runs.recordStep(scope, claimed, { step: claimed.step + 1, checkpoint: compacted(next, kept), usage: usageOf(next) }, [...events, { type: 'handoff', data: { step: claimed.step, ...handoff } }]);
     }
     // Billing marks what it counts in the turn at once: the checkpoint after it says so.
     const billed = billTurn(rt, scope, turn);

@@ -15,6 +15,7 @@ import { meteringSearches } from '../search/search-meter';
 import { converseSource, ground, type ConverseSource, type Grounding } from './grounding';
 import { citedOnly, shiftedMarks } from './citations';
 import { MAX_AGENT_DEPTH } from './agent-graph';
+import { holderOf, transferTools, type Handoff } from './handoffs';
 import { turnMemory } from './turn-memory';
 import type { AgentTurn, Runtime } from '../runtime';
 import { DRAFT } from '../releases';
@@ -30,6 +31,9 @@ const agentVersionRef = z.union([z.number(), z.literal(DRAFT)]);
  * must approve a call — and ends once, answered or paused; every ending is billed in the same
  * place (a paused turn is billed for what it used so far, the rest when it finishes).
  */
+
+/** The agents a turn has been with (it hands to none of them again): the one running it, and each end of its handoffs. */
+const visitedBy = (agent: Agent, handoffs: Handoff[]) => [agent.id, ...handoffs.flatMap((h) => [h.from, h.to].map((a) => agentAddress(a, 'handoffs').agentId))];
 
 /** Tool rounds a turn may take before it must answer, for agents stored before the setting existed. */
 export const MAX_TOOL_STEPS = 5;
@@ -79,6 +83,8 @@ export interface ConverseInput {
   exchange?: Exchange;
   /** A turn asked by another agent's `agent` tool: the agents above it, and the asking turn's session (the new session's parent). */
   caller?: { chain: string[]; agentId: string; sessionId: string };
+  /** The turn continues with a handoff target (`to`, an address), after the handoffs it made so far. */
+  handoff?: { to: string; made: Handoff[] };
 }
 
 export interface Exchange {
@@ -150,6 +156,10 @@ const turnStateShape = z.object({
   agentVersion: agentVersionRef.default(DRAFT),
   /** The model that gave the last answer, when it was not the agent's own (a fallback). */
   answeredBy: z.string().optional(),
+  /** The agent the session was handed to, running the turn (`agt_…[:release]`); absent: the session's own. */
+  holder: z.string().optional(),
+  /** The handoffs the turn has made. */
+  handoffs: z.array(z.object({ from: z.string(), to: z.string() })).default([]),
 });
 // Turns kept before requests carried their time were asked when they were received.
 const withRequestTime = (raw: unknown) => {
@@ -185,8 +195,8 @@ export function checkpointFrom(raw: unknown, runId: string): TurnCheckpoint {
 
 /** What continues a turn after its last step: what a pause keeps, values tokenized under guardrails. */
 export function checkpointOf(turn: Turn): TurnCheckpoint {
-  const { keyId, request, sources, receivedAt, userId, progress, agentVersion, guard, answeredBy } = turn;
-  const state: TurnCheckpoint = { ...(keyId ? { keyId } : {}), request, sources, receivedAt, ...(userId ? { userId } : {}), progress, agentVersion, ...(answeredBy ? { answeredBy } : {}) };
+  const { keyId, request, sources, receivedAt, userId, progress, agentVersion, guard, answeredBy, holder, handoffs } = turn;
+  const state: TurnCheckpoint = { ...(keyId ? { keyId } : {}), request, sources, receivedAt, ...(userId ? { userId } : {}), progress, agentVersion, ...(answeredBy ? { answeredBy } : {}), ...(holder ? { holder } : {}), handoffs };
   return guard ? { ...state, request: { ...request, messages: guard.storedJson(request.messages), ...(request.summary ? { summary: guard.storedJson(request.summary) } : {}), ...(request.memory ? { memory: guard.storedJson(request.memory) } : {}), ...(request.toolRounds ? { toolRounds: guard.storedJson(request.toolRounds) } : {}) }, progress: { ...progress, toolCalls: guard.storedJson(progress.toolCalls) } } : state;
 }
 
@@ -223,6 +233,10 @@ export interface Turn extends Omit<PausedTurn, 'pendingCalls'> {
   chain: string[];
   /** A child session's first turn: the asking agent's session, linked from its index entry. */
   parent?: { agentId: string; sessionId: string };
+  /** The agent whose session this is (where it is stored): the turn's agent, unless the session was handed to it. */
+  owner: string;
+  /** The transfer tools the model was given, by name: the address each hands to. */
+  transfers: Map<string, string>;
 }
 
 /** The session's paused turn, checked; undefined when there is none. */
@@ -301,25 +315,31 @@ async function newTurn(rt: Runtime, scope: TenantScope, agentId: string, input: 
   // A continued exchange's question is this turn's message: the history is what came before it.
   const continued = input.exchange?.continues ? input.exchange.questionId : undefined;
   const stored = continued ? { ...read, messages: read.messages.filter((m) => m.id < continued) } : read;
-  const before = [...stored.messages].reverse().find((m) => m.role === 'assistant')?.agentVersion;
-  const { agent, agentVersion } = await agentForTurn(rt, scope, agentId, input.target ?? {}, { id: sessionId, before });
+  // The session's own agent answers, unless the session was handed to another (which holds it until it hands back).
+  const holding = input.handoff ? input.handoff.to : holderOf(stored.messages);
+  const held = holding ? agentAddress(holding, 'handoffs') : undefined;
+  const holder = held && held.agentId !== agentId ? holding : undefined;
+  const before = holder ? undefined : [...stored.messages].reverse().find((m) => m.role === 'assistant')?.agentVersion;
+  const { agent, agentVersion } = holder && held ? await agentForTurn(rt, scope, held.agentId, held.target, { id: sessionId }) : await agentForTurn(rt, scope, agentId, held?.target ?? input.target ?? {}, { id: sessionId, before });
+  const handoffs = input.handoff?.made ?? [];
   const asked = input.history ?? stored.messages.map((m) => ({ role: m.role, content: m.content }));
   const tools = agent.tools ?? [];
   // A paused turn must be resumed (or the session deleted) before the conversation goes on.
   if (input.sessionId && input.history === undefined && tools.some((t) => t.requireApproval || t.policy?.some((r) => r.action === 'require_approval'))) {
-    const paused = pausedTurnOf(await rt.store.pausedTurns.peek(scope, agent.id, input.sessionId), input.sessionId);
+    const paused = pausedTurnOf(await rt.store.pausedTurns.peek(scope, agentId, input.sessionId), input.sessionId);
     if (paused) throw new ConflictError('A turn of this session is waiting for tool approval: resume it with toolApprovals first', { pendingToolCalls: pending(paused.pendingCalls) });
   }
   // With a knowledge_search tool the model decides when to search; without, every turn is grounded.
-  const [grounded, resolved, memory, callables, guard] = await Promise.all([
+  const [grounded, resolved, memory, callables, guard, transfers] = await Promise.all([
     agent.capabilities.includes('document-search') && agent.knowledgeSourceIds.length > 0 && !tools.some((t) => t.type === 'knowledge_search')
       ? ground(rt, scope, agent, input.message, asked)
       : undefined,
     resolveForTenant(rt, scope, agent.model, input.fallbackModels ?? agent.fallbackModels, input.keyId),
-    input.userId && input.history === undefined && agent.memory.mode !== 'off' ? rememberedFacts(rt, scope, agent.id, input.userId) : Promise.resolve(undefined),
+    input.userId && input.history === undefined && agent.memory.mode !== 'off' ? rememberedFacts(rt, scope, agentId, input.userId) : Promise.resolve(undefined),
     // Listing an MCP server's tools is a network call: only when the model may call tools this turn.
     tools.length > 0 && input.toolChoice !== 'none' ? callableTools(toolContext(rt, scope, agent)) : [],
-    guardOf(rt, scope, agent, sessionId, input.sessionId !== undefined && input.history === undefined),
+    guardOf(rt, scope, agent, { owner: agentId, sessionId }, input.sessionId !== undefined && input.history === undefined),
+    input.toolChoice !== 'none' && agent.handoffs.length > 0 ? transferTools(rt, scope, agent, visitedBy(agent, handoffs)) : [],
   ]);
   const forced = input.toolChoice;
   if (forced && forced !== 'none' && forced !== 'required' && !callables.some((t) => t.name === forced.name) && !(input.clientTools ?? []).some((t) => t.name === forced.name)) {
@@ -329,7 +349,7 @@ async function newTurn(rt: Runtime, scope: TenantScope, agentId: string, input: 
   for (const [i, clientTool] of (input.clientTools ?? []).entries()) {
     if (callables.some((t) => t.name === clientTool.name)) throw new ValidationError(`tools[${i}].function.name`, `is ${clientTool.name}, a tool the agent has itself`);
   }
-  if (tools.length + (input.clientTools?.length ?? 0) > 0 && !resolved.engine.supportsTools) {
+  if (tools.length + transfers.length + (input.clientTools?.length ?? 0) > 0 && !resolved.engine.supportsTools) {
     throw new AppError('UNPROCESSABLE', `Agent ${agent.id} has tools, and its model ${resolved.name} cannot call tools: choose a model that can, or remove the tools`, { field: 'tools', model: resolved.name });
   }
   const labels = turnLabels(agent.id, agentVersion);
@@ -352,6 +372,10 @@ async function newTurn(rt: Runtime, scope: TenantScope, agentId: string, input: 
     fresh: input.sessionId === undefined,
     ...(input.exchange ? { exchange: input.exchange } : {}),
     chain: [...(input.caller?.chain ?? []), agent.id],
+    owner: agentId,
+    ...(holder ? { holder } : {}),
+    handoffs,
+    transfers: new Map(transfers.map((t) => [t.name, t.to])),
     ...(input.caller && input.sessionId === undefined ? { parent: { agentId: input.caller.agentId, sessionId: input.caller.sessionId } } : {}),
     receivedAt: rt.clock.now(),
     userId: input.userId,
@@ -370,8 +394,8 @@ async function newTurn(rt: Runtime, scope: TenantScope, agentId: string, input: 
       maxTokens: input.settings?.maxTokens ?? agent.maxTokens,
       ...(input.settings?.topP !== undefined ? { topP: input.settings.topP } : {}),
       ...(input.settings?.stop?.length ? { stop: input.settings.stop } : {}),
-      ...(input.toolChoice !== 'none' && callables.length + (input.clientTools?.length ?? 0) > 0
-        ? { tools: [...callables.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })), ...(input.clientTools ?? [])] }
+      ...(input.toolChoice !== 'none' && callables.length + transfers.length + (input.clientTools?.length ?? 0) > 0
+        ? { tools: [...callables.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })), ...transfers.map(({ to: _to, ...spec }) => spec), ...(input.clientTools ?? [])] }
         : {}),
       ...(input.toolRounds?.length ? { toolRounds: input.toolRounds } : {}),
       ...(input.responseFormat ? { responseFormat: input.responseFormat } : {}),
@@ -393,24 +417,24 @@ async function resumedTurn(rt: Runtime, scope: TenantScope, agentId: string, inp
   const nothingWaits = () => new ConflictError(`No turn of session ${input.sessionId} is waiting for tool approval (already resumed, or never paused)`);
   const waiting = pausedTurnOf(await rt.store.pausedTurns.peek(scope, agentId, input.sessionId), input.sessionId);
   if (!waiting) throw nothingWaits();
-  // The turn goes on with the definition it started with.
-  const { agent } = await agentForTurn(rt, scope, agentId, waiting.agentVersion === DRAFT ? {} : { version: waiting.agentVersion }, { id: input.sessionId });
+  // The turn goes on with the definition it started with (the agent the session was handed to, if it was).
+  const { agent } = await agentForTurn(rt, scope, waiting.holder ? agentAddress(waiting.holder, 'handoffs').agentId : agentId, waiting.agentVersion === DRAFT ? {} : { version: waiting.agentVersion }, { id: input.sessionId });
   const approvals = new Map(input.toolApprovals.map((a) => [a.id, a]));
   input.toolApprovals.forEach((a, i) => {
     if (!waiting.pendingCalls.some((c) => c.id === a.id)) throw new ValidationError(`toolApprovals[${i}].id`, `is not a pending call of this turn (${waiting.pendingCalls.map((c) => c.id).join(', ')})`);
   });
-  const [tools, guard] = await Promise.all([callableTools(toolContext(rt, scope, agent)), guardOf(rt, scope, agent, input.sessionId, true)]);
+  const [tools, guard] = await Promise.all([callableTools(toolContext(rt, scope, agent)), guardOf(rt, scope, agent, { owner: agentId, sessionId: input.sessionId }, true)]);
   // Calls kept with tokens are judged on, and act on, the values again (the model's round keeps its own tokens).
   const restored = (calls: ToolCall[]) => (guard ? calls.map((c) => ({ ...c, ...(c.arguments ? { arguments: guard.restoreArgs(c.arguments) } : {}) })) : calls);
   const asking = { agent, agentVersion: waiting.agentVersion, tools, userId: waiting.userId };
   const decided = await decisionsOf(scope, asking, restored(waiting.pendingCalls));
   const undecided = waiting.pendingCalls.filter((c) => !approvals.has(c.id) && decided.get(c.id)?.action === 'require_approval');
   if (undecided.length > 0) throw new ValidationError('toolApprovals', `must decide on every pending call: ${undecided.map((c) => c.id).join(', ')} missing`);
-  const taken = pausedTurnOf(await rt.store.pausedTurns.take(scope, agent.id, input.sessionId), input.sessionId);
+  const taken = pausedTurnOf(await rt.store.pausedTurns.take(scope, agentId, input.sessionId), input.sessionId);
   if (!taken) throw nothingWaits();
   const { pendingCalls, ...kept } = taken;
   // Counted against the key that resumes it (the one that started it, when resumed without one).
-  const turn = await continuedTurn(rt, scope, { agent, tools, guard }, { ...kept, ...(input.keyId ? { keyId: input.keyId } : {}) }, input.sessionId);
+  const turn = await continuedTurn(rt, scope, { agent, tools, guard, owner: agentId }, { ...kept, ...(input.keyId ? { keyId: input.keyId } : {}) }, input.sessionId);
   return { turn, pendingCalls: restored(pendingCalls), approvals, decided };
 }
 
@@ -422,15 +446,19 @@ async function resumedTurn(rt: Runtime, scope: TenantScope, agentId: string, inp
 async function continuedTurn(
   rt: Runtime,
   scope: TenantScope,
-  parts: { agent: Agent; tools: CallableTool[]; guard: Guard | undefined },
+  parts: { agent: Agent; tools: CallableTool[]; guard: Guard | undefined; owner: string },
   kept: TurnCheckpoint,
   sessionId: string,
   options: { model: boolean } = { model: true },
 ): Promise<Turn> {
-  const { agent, tools, guard } = parts;
+  const { agent, tools, guard, owner } = parts;
   // The continued turn's guard is new: its findings are counted from none.
   if (kept.progress.billed) kept.progress.billed.guardrailFindings = 0;
-  const resolved: ResolvedModel & { budget?: TokenBudget } = options.model ? await resolveForTenant(rt, scope, agent.model, agent.fallbackModels, kept.keyId) : noModel(kept.answeredBy ?? agent.model);
+  const [resolved, transfers] = await Promise.all([
+    options.model ? resolveForTenant(rt, scope, agent.model, agent.fallbackModels, kept.keyId) : (noModel(kept.answeredBy ?? agent.model) as ResolvedModel & { budget?: TokenBudget }),
+    // The transfer tools the model was given (it is asked again with the same tools).
+    options.model && kept.request.tools && agent.handoffs.length > 0 ? transferTools(rt, scope, agent, visitedBy(agent, kept.handoffs)) : [],
+  ]);
   return {
     ...kept,
     agent,
@@ -445,6 +473,8 @@ async function continuedTurn(
     fresh: false,
     skipped: [],
     chain: [agent.id],
+    owner,
+    transfers: new Map(transfers.map((t) => [t.name, t.to])),
   };
 }
 
@@ -454,9 +484,10 @@ async function continuedTurn(
  * model (and the budgets a model call is held to) is not looked up.
  */
 export async function turnFromCheckpoint(rt: Runtime, scope: TenantScope, agentId: string, sessionId: string, checkpoint: TurnCheckpoint, options: { model: boolean } = { model: true }): Promise<Turn> {
-  const { agent } = await agentForTurn(rt, scope, agentId, checkpoint.agentVersion === DRAFT ? {} : { version: checkpoint.agentVersion }, { id: sessionId });
-  const [tools, guard] = await Promise.all([callableTools(toolContext(rt, scope, agent)), guardOf(rt, scope, agent, sessionId, true)]);
-  return continuedTurn(rt, scope, { agent, tools, guard }, checkpoint, sessionId, options);
+  const running = checkpoint.holder ? agentAddress(checkpoint.holder, 'handoffs').agentId : agentId;
+  const { agent } = await agentForTurn(rt, scope, running, checkpoint.agentVersion === DRAFT ? {} : { version: checkpoint.agentVersion }, { id: sessionId });
+  const [tools, guard] = await Promise.all([callableTools(toolContext(rt, scope, agent)), guardOf(rt, scope, agent, { owner: agentId, sessionId }, true)]);
+  return continuedTurn(rt, scope, { agent, tools, guard, owner: agentId }, checkpoint, sessionId, options);
 }
 
 /** The model of a step that calls none: named (usage is counted under it), never called. */
@@ -474,7 +505,7 @@ export function startTurn(rt: Runtime, scope: TenantScope, agentId: string, inpu
 
 /** The session's token vault, saved when the turn's guard added to it (a run's checkpoint keeps tokens only). */
 export async function saveTurnVault(rt: Runtime, scope: TenantScope, turn: Turn): Promise<void> {
-  if (turn.guard?.vaultChanged) await saveVault(rt, scope, turn.agent.id, turn.sessionId, turn.guard.vault());
+  if (turn.guard?.vaultChanged) await saveVault(rt, scope, turn.owner, turn.sessionId, turn.guard.vault());
 }
 
 /** A new turn, or the resumption of a paused one (its approved calls run first). */
@@ -546,7 +577,8 @@ async function askedAgent(rt: Runtime, scope: TenantScope, turn: Turn, address: 
   const caller = { chain: turn.chain, agentId: turn.agent.id, sessionId: turn.sessionId };
   const passedOn = request.context ? `The agent ${turn.agent.name} asks you this; what it passes on from its conversation:\n${request.context}` : undefined;
   const { data } = await converse(rt, scope, agentId, { message: request.message, target, caller, ...(passedOn ? { instructions: passedOn } : {}), ...(turn.keyId ? { keyId: turn.keyId } : {}), ...(turn.userId ? { userId: turn.userId } : {}) }, { signal });
-  const child = { agentId: data.agentId, sessionId: data.sessionId };
+  // The session is the asked agent's, whoever answered in it (it may have handed over).
+  const child = { agentId, sessionId: data.sessionId };
   if (data.status === 'requires_action') {
     const waiting = (data.pendingToolCalls ?? []).map((c) => c.tool).join(', ');
     throw new ToolFailure(`The agent ${agentId} stopped for a person to approve ${waiting} (its session ${child.sessionId}); it has not answered`, { retryable: false });
@@ -596,11 +628,11 @@ async function endTurn(rt: Runtime, scope: TenantScope, turn: Turn, ending: Endi
   const model = turn.answeredBy ?? resolved.name;
   if ('pause' in ending) {
     await billTurn(rt, scope, turn);
-    const { agent: _a, tools: _t, clientTools: _c, sessionId: _s, resolved: _r, budget: _b, persist: _p, store: _s2, fresh: _f, guard, skipped: _k, ...kept } = turn;
+    const { agent: _a, tools: _t, clientTools: _c, sessionId: _s, resolved: _r, budget: _b, persist: _p, store: _s2, fresh: _f, guard, skipped: _k, owner, transfers: _tr, chain: _ch, parent: _pa, ...kept } = turn;
     // Under guardrails the waiting turn is kept as the session is: values tokenized (the vault saved) or masked.
     const paused: PausedTurn = guard ? guardedPause(guard, { ...kept, pendingCalls: ending.pause }) : { ...kept, pendingCalls: ending.pause };
-    if (!(await rt.store.pausedTurns.pause(scope, agent.id, sessionId, paused))) throw new ConflictError('A turn of this session is already waiting for tool approval');
-    if (guard?.vaultChanged) await saveVault(rt, scope, agent.id, sessionId, guard.vault());
+    if (!(await rt.store.pausedTurns.pause(scope, owner, sessionId, paused))) throw new ConflictError('A turn of this session is already waiting for tool approval');
+    if (guard?.vaultChanged) await saveVault(rt, scope, owner, sessionId, guard.vault());
     return {
       agentId: agent.id,
       agentVersion: turn.agentVersion,
@@ -636,17 +668,17 @@ async function endTurn(rt: Runtime, scope: TenantScope, turn: Turn, ending: Endi
   try {
     if (stored) {
       const question = keep(turn.request.messages[turn.request.messages.length - 1]!.content);
-      const touch = { agentId: agent.id, sessionId, userId: turn.userId, at: new Date(answered).toISOString(), messages: exchange?.continues ? 1 : 2, ...(turn.parent ? { parent: turn.parent } : {}) };
+      const touch = { agentId: turn.owner, sessionId, userId: turn.userId, at: new Date(answered).toISOString(), messages: exchange?.continues ? 1 : 2, ...(turn.parent ? { parent: turn.parent } : {}) };
       // A refused turn is not remembered (remembering may ask the model, which a refusal never does); a continued exchange was, with its question.
       const memory = guard?.blocked || exchange?.continues
         ? undefined
-        : await turnMemory(rt, scope, { agentId: agent.id, sessionId, userId: turn.userId, text: question, reply: keep(reply), at: new Date(asked) }, agent, {
+        : await turnMemory(rt, scope, { agentId: turn.owner, sessionId, userId: turn.userId, text: question, reply: keep(reply), at: new Date(asked) }, agent, {
             newOwner: turn.fresh && !turn.userId,
             queued: { messageId: messageId!, ...(turn.keyId ? { keyId: turn.keyId } : {}), release: turn.agentVersion },
           });
       // One batch: the exchange, a new session's index entry and what memory puts.
       await rt.store.writeBatch([
-        ...rt.store.sessions.messageWrites(scope, agent.id, sessionId, [
+        ...rt.store.sessions.messageWrites(scope, turn.owner, sessionId, [
           ...(exchange?.continues ? [] : [{ id: exchange?.questionId ?? newId('message', asked), role: 'user' as const, content: question, createdAt: new Date(asked).toISOString(), agentVersion: turn.agentVersion }]),
           {
             id: messageId!,
@@ -661,12 +693,15 @@ async function endTurn(rt: Runtime, scope: TenantScope, turn: Turn, ending: Endi
             ...(clientToolCalls ? { clientToolCalls: guard ? guard.storedJson(clientToolCalls) : clientToolCalls } : {}),
             usage: result.usage,
             ...(result.finishReason === 'length' ? { finishReason: result.finishReason } : {}),
+            // Answered by the agent the session was handed to: it holds the session's next turn.
+            ...(turn.holder ? { agentId: turn.holder } : {}),
+            ...(turn.handoffs.length > 0 ? { handoffs: turn.handoffs } : {}),
           },
         ]),
         ...(turn.fresh ? [rt.store.sessions.openingWrite(scope, touch)] : []),
         ...(memory?.puts ?? []),
       ]);
-      if (guard?.vaultChanged) await saveVault(rt, scope, agent.id, sessionId, guard.vault());
+      if (guard?.vaultChanged) await saveVault(rt, scope, turn.owner, sessionId, guard.vault());
       // Independent writes: the index entry of a session that had turns before, and memory's updates (or its queued extraction).
       await Promise.all([turn.fresh ? undefined : rt.store.sessions.touchSession(scope, touch), memory?.finish()]);
     }
@@ -689,6 +724,7 @@ async function endTurn(rt: Runtime, scope: TenantScope, turn: Turn, ending: Endi
     ...(guard && guard.findings.length > 0 ? { guardrails: guard.findings } : {}),
     ...(result.output !== undefined ? { output: result.output } : {}),
     ...(toolCalls.length > 0 ? { toolCalls } : {}),
+    ...(turn.handoffs.length > 0 ? { handoffs: turn.handoffs } : {}),
     // Calls of the caller's own tools, for the caller to run (OpenAI-style).
     ...(clientToolCalls ? { clientToolCalls } : {}),
   };
@@ -697,11 +733,11 @@ async function endTurn(rt: Runtime, scope: TenantScope, turn: Turn, ending: Endi
 export type ConverseResult = Awaited<ReturnType<typeof endTurn>>;
 
 /** The agent's guardrails for a turn, with the session's token vault when values are tokenized (and the session is Cairn's). */
-async function guardOf(rt: Runtime, scope: TenantScope, agent: Agent, sessionId: string, kept: boolean): Promise<Guard | undefined> {
+async function guardOf(rt: Runtime, scope: TenantScope, agent: Agent, session: { owner: string; sessionId: string }, kept: boolean): Promise<Guard | undefined> {
   // The tenant's defaults, extended by the agent's own.
   const settings = effectiveGuardrails(await tenantGuardrails(rt, scope), agent.guardrails);
   if (!settings) return undefined;
-  const vault = settings.pii?.action === 'tokenize' && kept ? await openVault(rt, scope, agent.id, sessionId) : {};
+  const vault = settings.pii?.action === 'tokenize' && kept ? await openVault(rt, scope, session.owner, session.sessionId) : {};
   return new Guard(settings, vault);
 }
 
@@ -738,7 +774,7 @@ const stepLimitReply = (result: ChatResult, steps: number): ChatResult => ({
 const modelSignal = (signal: AbortSignal | undefined): AbortSignal => signal ?? new AbortController().signal;
 
 /** What a model step leads to: the turn ended, a round of the agent's own tools to run (each call judged once), or calls a person must decide on. */
-export type StepOutcome = { ended: ConverseResult } | { round: ToolCall[]; decided: Map<string, CallDecision> } | { approval: ToolCall[] };
+export type StepOutcome = { ended: ConverseResult } | { round: ToolCall[]; decided: Map<string, CallDecision> } | { approval: ToolCall[] } | { handoff: string };
 
 /**
  * What follows a model step: the turn ends (answered, or its calls handed to the caller), its tool
@@ -759,6 +795,9 @@ export async function stepOutcome(rt: Runtime, scope: TenantScope, turn: Turn, r
     if (turn.request.responseFormat) options.emit?.({ type: 'delta', text: final.text });
     return { ended: await endTurn(rt, scope, turn, { answer: { ...final, text: streamed || final.text } }) };
   }
+  // A transfer moves the conversation: the target answers, whatever else was asked for with it.
+  const transfer = result.toolCalls.find((c) => turn.transfers.has(c.name));
+  if (transfer) return { handoff: turn.transfers.get(transfer.name)! };
   const forCaller = result.toolCalls.filter((c) => turn.clientTools.has(c.name));
   if (forCaller.length > 0) return { ended: await endTurn(rt, scope, turn, { answer: { ...result, text: streamed || result.text, toolCalls: forCaller, usage: progress.usage } }) };
   // Each call judged once: the judgement decides the pause and, after it, how the call runs.
@@ -767,24 +806,46 @@ export async function stepOutcome(rt: Runtime, scope: TenantScope, turn: Turn, r
   return { round: result.toolCalls, decided };
 }
 
-/** A converse turn's step: it ends (a pause for approval kept with the session), or its round runs and the loop goes on (undefined). */
-async function afterStep(rt: Runtime, scope: TenantScope, turn: Turn, result: ChatResult, streamed: string, signal: AbortSignal | undefined, emit: (event: TurnEvent) => void): Promise<ConverseResult | undefined> {
+/** A converse turn's step: it ends (a pause for approval kept with the session), hands over (the target's turn goes on), or its round runs and the loop goes on. */
+async function afterStep(rt: Runtime, scope: TenantScope, turn: Turn, input: ConverseInput, result: ChatResult, streamed: string, signal: AbortSignal | undefined, emit: (event: TurnEvent) => void): Promise<{ done: ConverseResult } | { next: Turn } | undefined> {
   const outcome = await stepOutcome(rt, scope, turn, result, { streamed, signal, emit });
-  if ('ended' in outcome) return outcome.ended;
-  if ('approval' in outcome) return endTurn(rt, scope, turn, { pause: outcome.approval });
+  if ('ended' in outcome) return { done: outcome.ended };
+  if ('approval' in outcome) return { done: await endTurn(rt, scope, turn, { pause: outcome.approval }) };
+  if ('handoff' in outcome) return { next: await handOff(rt, scope, turn, outcome.handoff, input, signal, emit) };
   await runToolRound(rt, scope, turn, outcome.round, signal, emit, outcome.decided);
   turn.progress.step++;
   return undefined;
 }
 
+/**
+ * The turn handed to `to`: what the agent handing over used is counted, and the target's turn is
+ * opened on the same session, question and exchange (its own instructions, knowledge, tools,
+ * guardrails and model), the handoff recorded. `base`: the request the turn answers (a background
+ * run's is read back from its turn).
+ */
+export async function handOff(rt: Runtime, scope: TenantScope, turn: Turn, to: string, base: ConverseInput | undefined, signal?: AbortSignal, emit: (event: TurnEvent) => void = () => undefined): Promise<Turn> {
+  await billTurn(rt, scope, turn);
+  const messages = turn.request.messages;
+  const input: ConverseInput = base ?? { message: messages[messages.length - 1]!.content, ...(turn.persist ? {} : { history: messages.slice(0, -1) }), ...(turn.userId ? { userId: turn.userId } : {}), ...(turn.keyId ? { keyId: turn.keyId } : {}) };
+  const { toolApprovals: _approvals, ...asked } = input;
+  const next = await openTurn(rt, scope, turn.owner, { ...asked, sessionId: turn.sessionId, handoff: { to, made: [...turn.handoffs, { from: turn.holder ?? turn.agent.id, to }] }, ...(turn.exchange ? { exchange: turn.exchange } : {}) }, signal, emit);
+  // The same exchange: a new session's index entry still to be put, its question asked when it was.
+  Object.assign(next, { fresh: turn.fresh, receivedAt: turn.receivedAt, persist: turn.persist, store: turn.store, ...(turn.parent ? { parent: turn.parent } : {}) });
+  next.request.now = turn.request.now;
+  // The reply's usage is the whole turn's (each agent is billed its own).
+  next.progress.usage = { ...turn.progress.usage };
+  return next;
+}
+
 /** One turn, answered whole. `skipped`: the agent's sources that were not ready. */
 export async function converse(rt: Runtime, scope: TenantScope, agentId: string, input: ConverseInput, options: { signal?: AbortSignal } = {}) {
-  const turn = await openTurn(rt, scope, agentId, input, options.signal, () => undefined);
+  let turn = await openTurn(rt, scope, agentId, input, options.signal, () => undefined);
   try {
     for (;;) {
       const result = await turn.resolved.engine.generate(turn.request, modelSignal(options.signal));
-      const done = await afterStep(rt, scope, turn, result, '', options.signal, () => undefined);
-      if (done) return { data: done, skipped: turn.skipped, budget: budgetAfter(turn.budget, done.usage) };
+      const step = await afterStep(rt, scope, turn, input, result, '', options.signal, () => undefined);
+      if (step && 'next' in step) turn = step.next;
+      else if (step) return { data: step.done, skipped: turn.skipped, budget: budgetAfter(turn.budget, step.done.usage) };
     }
   } catch (error) {
     await billFailed(rt, scope, turn);
@@ -805,7 +866,7 @@ export async function billFailed(rt: Runtime, scope: TenantScope, turn: Turn): P
 export async function converseStream(rt: Runtime, scope: TenantScope, agentId: string, input: ConverseInput, options: { signal?: AbortSignal } = {}) {
   // A resumed turn's approved calls run before the stream starts; their events lead it.
   const early: TurnEvent[] = [];
-  const turn = await openTurn(rt, scope, agentId, input, options.signal, (event) => early.push(event));
+  let turn = await openTurn(rt, scope, agentId, input, options.signal, (event) => early.push(event));
   // The session's id goes out before the turn ends: a second turn of it may be under way by then.
   turn.fresh = false;
   return {
@@ -829,9 +890,14 @@ export async function converseStream(rt: Runtime, scope: TenantScope, agentId: s
             yield { type: 'delta', text: step.value };
           }
           const events: TurnEvent[] = [];
-          const done = await afterStep(rt, scope, turn, step.value, text, options.signal, (event) => events.push(event));
+          const after = await afterStep(rt, scope, turn, input, step.value, text, options.signal, (event) => events.push(event));
           for (const event of events) yield event;
-          if (done) return done;
+          if (after && 'next' in after) {
+            // The target answers from here; its stored reply is whole (what streamed before was the handing agent's).
+            turn = after.next;
+            turn.fresh = false;
+            text = '';
+          } else if (after) return after.done;
         }
       } catch (error) {
         if (!options.signal?.aborted) {

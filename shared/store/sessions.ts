@@ -31,6 +31,10 @@ const messageShape = z.lazy(() => z.object({
   usage: z.object({ inputTokens: z.number(), outputTokens: z.number(), cachedInputTokens: z.number().optional() }).optional(),
   /** Assistant turns that did not end as the model chose to (`length`: cut at the token limit). */
   finishReason: z.string().optional(),
+  /** Assistant turns answered by an agent the session was handed to (not its own): that agent (`agt_…[:release]`); it holds the session's next turn. */
+  agentId: z.string().optional(),
+  /** Assistant turns: the handoffs the turn made, in order. */
+  handoffs: z.array(z.object({ from: z.string(), to: z.string() })).optional(),
 }));
 export type SessionMessage = z.infer<typeof messageShape>;
 export type MessageFeedback = NonNullable<SessionMessage['feedback']>;
