@@ -163,8 +163,8 @@ describe('CDK app', () => {
     const methods = Object.values(api.findResources('AWS::ApiGateway::Method'));
     const streaming = methods.filter((m) => m.Properties.Integration.ResponseTransferMode === 'STREAM');
     // /v1/agents, /v1/usage, /v1/traces and /v1/end-users and below (ANY and OPTIONS each); /v1/chat/completions,
-    // /v1/models and /v1/responses (and below); /v1/workflows and /v1/executions and below (ANY and OPTIONS each), /v1/hooks and below (ANY, no key)
-    expect(streaming).toHaveLength(32);
+    // /v1/models and /v1/responses and /a2a (and below); /v1/workflows and /v1/executions and below (ANY and OPTIONS each), /v1/hooks and below (ANY, no key)
+    expect(streaming).toHaveLength(34);
     for (const m of streaming) expect(JSON.stringify(m.Properties.Integration.Uri)).toContain('response-streaming-invocations');
   });
 

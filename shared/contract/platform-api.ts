@@ -614,6 +614,8 @@ export interface components {
                  */
                 model?: string;
             };
+            handoffs: string[];
+            a2a?: components["schemas"]["A2ASettings"];
             tools: ({
                 /** @enum {string} */
                 type: "http";
@@ -975,6 +977,55 @@ export interface components {
                     /** @description Told to the model (and the person approving) when the rule applies */
                     reason?: string;
                 }[];
+            } | {
+                /** @enum {string} */
+                type: "a2a";
+                name: string;
+                description: string;
+                /**
+                 * @description The remote agent’s card (read when the tool is first called, kept 5 minutes)
+                 * @example https://agents.example.com/a2a/billing/.well-known/agent-card.json
+                 */
+                card: string;
+                /**
+                 * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
+                 * @default false
+                 */
+                requireApproval?: boolean;
+                /**
+                 * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                 * @example [
+                 *       {
+                 *         "when": "arguments.amount > 1000",
+                 *         "action": "deny",
+                 *         "reason": "Refunds over 1,000 are refused"
+                 *       },
+                 *       {
+                 *         "when": "arguments.amount > 100",
+                 *         "action": "require_approval",
+                 *         "reason": "Refunds over 100 need a person"
+                 *       }
+                 *     ]
+                 */
+                policy?: {
+                    /**
+                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @example arguments.amount > 1000
+                     */
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    /** @description Told to the model (and the person approving) when the rule applies */
+                    reason?: string;
+                }[];
+                auth?: {
+                    /** @enum {string} */
+                    type: "bearer" | "header" | "basic";
+                    name?: string;
+                    username?: string;
+                    /** @description Whether a secret is stored; false: the tool is not usable until one is set */
+                    configured: boolean;
+                };
             })[];
         };
         /**
@@ -1036,6 +1087,16 @@ export interface components {
                 identifier: string;
                 version: string;
             };
+        };
+        /** @description The Agent2Agent protocol (1.0): other agents reach this one with an API key of the tenant */
+        A2ASettings: {
+            /** @description Publish the agent over the A2A protocol: its card at /a2a/{agentId}/.well-known/agent-card.json, its endpoint at /a2a/{agentId} */
+            enabled: boolean;
+            /**
+             * @description The alias A2A tasks run (default: the draft)
+             * @example live
+             */
+            alias?: string;
         };
         /**
          * @example {
@@ -1230,7 +1291,16 @@ export interface components {
             guardrails?: components["schemas"]["Guardrails"];
             memory?: components["schemas"]["MemorySettings"];
             /**
-             * @description Tools the agent may call (http, openapi, mcp, knowledge_search, workflow, code, agent)
+             * @description Agents this one may hand the conversation to: its model gets a transfer_to_<name> tool for each; the target answers the turn, and the session’s later turns, until it hands back
+             * @default []
+             * @example [
+             *       "agt_01jd8x2k3m4n5p6q7r8s9t0v1w:live"
+             *     ]
+             */
+            handoffs?: string[];
+            a2a?: components["schemas"]["A2ASettings"];
+            /**
+             * @description Tools the agent may call (http, openapi, mcp, knowledge_search, workflow, code, agent, a2a)
              * @default []
              */
             tools?: ({
@@ -1619,6 +1689,65 @@ export interface components {
                     /** @description Told to the model (and the person approving) when the rule applies */
                     reason?: string;
                 }[];
+            } | {
+                /** @enum {string} */
+                type: "a2a";
+                name: string;
+                description: string;
+                /**
+                 * @description The remote agent’s card (read when the tool is first called, kept 5 minutes)
+                 * @example https://agents.example.com/a2a/billing/.well-known/agent-card.json
+                 */
+                card: string;
+                /**
+                 * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
+                 * @default false
+                 */
+                requireApproval?: boolean;
+                /**
+                 * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                 * @example [
+                 *       {
+                 *         "when": "arguments.amount > 1000",
+                 *         "action": "deny",
+                 *         "reason": "Refunds over 1,000 are refused"
+                 *       },
+                 *       {
+                 *         "when": "arguments.amount > 100",
+                 *         "action": "require_approval",
+                 *         "reason": "Refunds over 100 need a person"
+                 *       }
+                 *     ]
+                 */
+                policy?: {
+                    /**
+                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @example arguments.amount > 1000
+                     */
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    /** @description Told to the model (and the person approving) when the rule applies */
+                    reason?: string;
+                }[];
+                auth?: {
+                    /** @enum {string} */
+                    type: "bearer";
+                    token?: string;
+                    configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "header";
+                    name: string;
+                    value?: string;
+                    configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "basic";
+                    username: string;
+                    password?: string;
+                    configured?: boolean;
+                };
             })[];
             /** @description read-only; ignored */
             id?: unknown;
@@ -2180,7 +2309,7 @@ export interface components {
             type: "tool";
             /** @description The step’s settings; each may instead be given on the step itself */
             config?: {
-                /** @description A tool definition as on agents (http, openapi or mcp); its auth is sealed when stored */
+                /** @description A tool definition as on agents (http, openapi, mcp or a2a); its auth is sealed when stored */
                 tool?: {
                     /** @enum {string} */
                     type: "http";
@@ -2408,6 +2537,65 @@ export interface components {
                         password?: string;
                         configured?: boolean;
                     };
+                } | {
+                    /** @enum {string} */
+                    type: "a2a";
+                    name: string;
+                    description: string;
+                    /**
+                     * @description The remote agent’s card (read when the tool is first called, kept 5 minutes)
+                     * @example https://agents.example.com/a2a/billing/.well-known/agent-card.json
+                     */
+                    card: string;
+                    /**
+                     * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
+                     * @default false
+                     */
+                    requireApproval?: boolean;
+                    /**
+                     * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                     * @example [
+                     *       {
+                     *         "when": "arguments.amount > 1000",
+                     *         "action": "deny",
+                     *         "reason": "Refunds over 1,000 are refused"
+                     *       },
+                     *       {
+                     *         "when": "arguments.amount > 100",
+                     *         "action": "require_approval",
+                     *         "reason": "Refunds over 100 need a person"
+                     *       }
+                     *     ]
+                     */
+                    policy?: {
+                        /**
+                         * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                         * @example arguments.amount > 1000
+                         */
+                        when: string;
+                        /** @enum {string} */
+                        action: "allow" | "require_approval" | "deny";
+                        /** @description Told to the model (and the person approving) when the rule applies */
+                        reason?: string;
+                    }[];
+                    auth?: {
+                        /** @enum {string} */
+                        type: "bearer";
+                        token?: string;
+                        configured?: boolean;
+                    } | {
+                        /** @enum {string} */
+                        type: "header";
+                        name: string;
+                        value?: string;
+                        configured?: boolean;
+                    } | {
+                        /** @enum {string} */
+                        type: "basic";
+                        username: string;
+                        password?: string;
+                        configured?: boolean;
+                    };
                 };
                 /** @description Which of the definition’s tools to call: `<tool name>_<operationId>` (openapi) or `<tool name>_<server tool>` (mcp); default: its only one */
                 name?: string;
@@ -2419,7 +2607,7 @@ export interface components {
                     [key: string]: unknown;
                 };
             };
-            /** @description A tool definition as on agents (http, openapi or mcp); its auth is sealed when stored */
+            /** @description A tool definition as on agents (http, openapi, mcp or a2a); its auth is sealed when stored */
             tool?: {
                 /** @enum {string} */
                 type: "http";
@@ -2598,6 +2786,65 @@ export interface components {
                 url: string;
                 /** @description The server’s tools the agent may call (default: all, the first 32) */
                 allowedTools?: string[];
+                /**
+                 * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
+                 * @default false
+                 */
+                requireApproval?: boolean;
+                /**
+                 * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                 * @example [
+                 *       {
+                 *         "when": "arguments.amount > 1000",
+                 *         "action": "deny",
+                 *         "reason": "Refunds over 1,000 are refused"
+                 *       },
+                 *       {
+                 *         "when": "arguments.amount > 100",
+                 *         "action": "require_approval",
+                 *         "reason": "Refunds over 100 need a person"
+                 *       }
+                 *     ]
+                 */
+                policy?: {
+                    /**
+                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @example arguments.amount > 1000
+                     */
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    /** @description Told to the model (and the person approving) when the rule applies */
+                    reason?: string;
+                }[];
+                auth?: {
+                    /** @enum {string} */
+                    type: "bearer";
+                    token?: string;
+                    configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "header";
+                    name: string;
+                    value?: string;
+                    configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "basic";
+                    username: string;
+                    password?: string;
+                    configured?: boolean;
+                };
+            } | {
+                /** @enum {string} */
+                type: "a2a";
+                name: string;
+                description: string;
+                /**
+                 * @description The remote agent’s card (read when the tool is first called, kept 5 minutes)
+                 * @example https://agents.example.com/a2a/billing/.well-known/agent-card.json
+                 */
+                card: string;
                 /**
                  * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
                  * @default false
@@ -3320,7 +3567,7 @@ export interface components {
             type: "tool";
             /** @description The step’s settings; each may instead be given on the step itself */
             config?: {
-                /** @description A tool definition as on agents (http, openapi or mcp); its auth is sealed when stored */
+                /** @description A tool definition as on agents (http, openapi, mcp or a2a); its auth is sealed when stored */
                 tool?: {
                     /** @enum {string} */
                     type: "http";
@@ -3548,6 +3795,65 @@ export interface components {
                         password?: string;
                         configured?: boolean;
                     };
+                } | {
+                    /** @enum {string} */
+                    type: "a2a";
+                    name: string;
+                    description: string;
+                    /**
+                     * @description The remote agent’s card (read when the tool is first called, kept 5 minutes)
+                     * @example https://agents.example.com/a2a/billing/.well-known/agent-card.json
+                     */
+                    card: string;
+                    /**
+                     * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
+                     * @default false
+                     */
+                    requireApproval?: boolean;
+                    /**
+                     * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                     * @example [
+                     *       {
+                     *         "when": "arguments.amount > 1000",
+                     *         "action": "deny",
+                     *         "reason": "Refunds over 1,000 are refused"
+                     *       },
+                     *       {
+                     *         "when": "arguments.amount > 100",
+                     *         "action": "require_approval",
+                     *         "reason": "Refunds over 100 need a person"
+                     *       }
+                     *     ]
+                     */
+                    policy?: {
+                        /**
+                         * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                         * @example arguments.amount > 1000
+                         */
+                        when: string;
+                        /** @enum {string} */
+                        action: "allow" | "require_approval" | "deny";
+                        /** @description Told to the model (and the person approving) when the rule applies */
+                        reason?: string;
+                    }[];
+                    auth?: {
+                        /** @enum {string} */
+                        type: "bearer";
+                        token?: string;
+                        configured?: boolean;
+                    } | {
+                        /** @enum {string} */
+                        type: "header";
+                        name: string;
+                        value?: string;
+                        configured?: boolean;
+                    } | {
+                        /** @enum {string} */
+                        type: "basic";
+                        username: string;
+                        password?: string;
+                        configured?: boolean;
+                    };
                 };
                 /** @description Which of the definition’s tools to call: `<tool name>_<operationId>` (openapi) or `<tool name>_<server tool>` (mcp); default: its only one */
                 name?: string;
@@ -3559,7 +3865,7 @@ export interface components {
                     [key: string]: unknown;
                 };
             };
-            /** @description A tool definition as on agents (http, openapi or mcp); its auth is sealed when stored */
+            /** @description A tool definition as on agents (http, openapi, mcp or a2a); its auth is sealed when stored */
             tool?: {
                 /** @enum {string} */
                 type: "http";
@@ -3738,6 +4044,65 @@ export interface components {
                 url: string;
                 /** @description The server’s tools the agent may call (default: all, the first 32) */
                 allowedTools?: string[];
+                /**
+                 * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
+                 * @default false
+                 */
+                requireApproval?: boolean;
+                /**
+                 * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                 * @example [
+                 *       {
+                 *         "when": "arguments.amount > 1000",
+                 *         "action": "deny",
+                 *         "reason": "Refunds over 1,000 are refused"
+                 *       },
+                 *       {
+                 *         "when": "arguments.amount > 100",
+                 *         "action": "require_approval",
+                 *         "reason": "Refunds over 100 need a person"
+                 *       }
+                 *     ]
+                 */
+                policy?: {
+                    /**
+                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @example arguments.amount > 1000
+                     */
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    /** @description Told to the model (and the person approving) when the rule applies */
+                    reason?: string;
+                }[];
+                auth?: {
+                    /** @enum {string} */
+                    type: "bearer";
+                    token?: string;
+                    configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "header";
+                    name: string;
+                    value?: string;
+                    configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "basic";
+                    username: string;
+                    password?: string;
+                    configured?: boolean;
+                };
+            } | {
+                /** @enum {string} */
+                type: "a2a";
+                name: string;
+                description: string;
+                /**
+                 * @description The remote agent’s card (read when the tool is first called, kept 5 minutes)
+                 * @example https://agents.example.com/a2a/billing/.well-known/agent-card.json
+                 */
+                card: string;
                 /**
                  * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
                  * @default false

@@ -1396,6 +1396,8 @@ export interface components {
                  */
                 model?: string;
             };
+            handoffs: string[];
+            a2a?: components["schemas"]["A2ASettings"];
             tools: ({
                 /** @enum {string} */
                 type: "http";
@@ -1757,6 +1759,55 @@ export interface components {
                     /** @description Told to the model (and the person approving) when the rule applies */
                     reason?: string;
                 }[];
+            } | {
+                /** @enum {string} */
+                type: "a2a";
+                name: string;
+                description: string;
+                /**
+                 * @description The remote agent’s card (read when the tool is first called, kept 5 minutes)
+                 * @example https://agents.example.com/a2a/billing/.well-known/agent-card.json
+                 */
+                card: string;
+                /**
+                 * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
+                 * @default false
+                 */
+                requireApproval?: boolean;
+                /**
+                 * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                 * @example [
+                 *       {
+                 *         "when": "arguments.amount > 1000",
+                 *         "action": "deny",
+                 *         "reason": "Refunds over 1,000 are refused"
+                 *       },
+                 *       {
+                 *         "when": "arguments.amount > 100",
+                 *         "action": "require_approval",
+                 *         "reason": "Refunds over 100 need a person"
+                 *       }
+                 *     ]
+                 */
+                policy?: {
+                    /**
+                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @example arguments.amount > 1000
+                     */
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    /** @description Told to the model (and the person approving) when the rule applies */
+                    reason?: string;
+                }[];
+                auth?: {
+                    /** @enum {string} */
+                    type: "bearer" | "header" | "basic";
+                    name?: string;
+                    username?: string;
+                    /** @description Whether a secret is stored; false: the tool is not usable until one is set */
+                    configured: boolean;
+                };
             })[];
         };
         /**
@@ -1818,6 +1869,16 @@ export interface components {
                 identifier: string;
                 version: string;
             };
+        };
+        /** @description The Agent2Agent protocol (1.0): other agents reach this one with an API key of the tenant */
+        A2ASettings: {
+            /** @description Publish the agent over the A2A protocol: its card at /a2a/{agentId}/.well-known/agent-card.json, its endpoint at /a2a/{agentId} */
+            enabled: boolean;
+            /**
+             * @description The alias A2A tasks run (default: the draft)
+             * @example live
+             */
+            alias?: string;
         };
         Meta: {
             /** @example 2026-11-21T10:00:00.000Z */
@@ -1934,7 +1995,16 @@ export interface components {
             guardrails?: components["schemas"]["Guardrails"];
             memory?: components["schemas"]["MemorySettings"];
             /**
-             * @description Tools the agent may call (http, openapi, mcp, knowledge_search, workflow, code, agent)
+             * @description Agents this one may hand the conversation to: its model gets a transfer_to_<name> tool for each; the target answers the turn, and the session’s later turns, until it hands back
+             * @default []
+             * @example [
+             *       "agt_01jd8x2k3m4n5p6q7r8s9t0v1w:live"
+             *     ]
+             */
+            handoffs?: string[];
+            a2a?: components["schemas"]["A2ASettings"];
+            /**
+             * @description Tools the agent may call (http, openapi, mcp, knowledge_search, workflow, code, agent, a2a)
              * @default []
              */
             tools?: ({
@@ -2323,6 +2393,65 @@ export interface components {
                     /** @description Told to the model (and the person approving) when the rule applies */
                     reason?: string;
                 }[];
+            } | {
+                /** @enum {string} */
+                type: "a2a";
+                name: string;
+                description: string;
+                /**
+                 * @description The remote agent’s card (read when the tool is first called, kept 5 minutes)
+                 * @example https://agents.example.com/a2a/billing/.well-known/agent-card.json
+                 */
+                card: string;
+                /**
+                 * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
+                 * @default false
+                 */
+                requireApproval?: boolean;
+                /**
+                 * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                 * @example [
+                 *       {
+                 *         "when": "arguments.amount > 1000",
+                 *         "action": "deny",
+                 *         "reason": "Refunds over 1,000 are refused"
+                 *       },
+                 *       {
+                 *         "when": "arguments.amount > 100",
+                 *         "action": "require_approval",
+                 *         "reason": "Refunds over 100 need a person"
+                 *       }
+                 *     ]
+                 */
+                policy?: {
+                    /**
+                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @example arguments.amount > 1000
+                     */
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    /** @description Told to the model (and the person approving) when the rule applies */
+                    reason?: string;
+                }[];
+                auth?: {
+                    /** @enum {string} */
+                    type: "bearer";
+                    token?: string;
+                    configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "header";
+                    name: string;
+                    value?: string;
+                    configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "basic";
+                    username: string;
+                    password?: string;
+                    configured?: boolean;
+                };
             })[];
             /** @description read-only; ignored */
             id?: unknown;
@@ -2366,7 +2495,10 @@ export interface components {
             deleted: true;
         };
         ConverseResponse: {
+            /** @description The agent that answered: the one asked, or the one it handed the conversation to */
             agentId: string;
+            /** @description The handoffs this turn made, in order */
+            handoffs?: components["schemas"]["Handoff"][];
             /** @description The definition that answered: a version number, or draft */
             agentVersion: number | "draft";
             sessionId: string;
@@ -2424,6 +2556,11 @@ export interface components {
                 };
             }[];
         };
+        /** @description The conversation moved from one agent to another (`agt_…[:release]`) */
+        Handoff: {
+            from: string;
+            to: string;
+        };
         SourceLocation: {
             /** @description PDF: the page the passage starts on (1-based) */
             page?: number;
@@ -2444,6 +2581,11 @@ export interface components {
             /** @description The tool failed (the model was told) */
             error?: string;
             durationMs: number;
+            /** @description An agent tool’s call: the child session the asked agent answered in */
+            child?: {
+                agentId: string;
+                sessionId: string;
+            };
         };
         /**
          * @example {
@@ -2562,6 +2704,10 @@ export interface components {
             };
             /** @description Present when the reply did not end as the model chose (`length`: cut at the token limit) */
             finishReason?: string;
+            /** @description Assistant turns answered by an agent the session was handed to (not its own): that agent, which holds the session’s next turn */
+            agentId?: string;
+            /** @description Assistant turns: the handoffs the turn made */
+            handoffs?: components["schemas"]["Handoff"][];
         };
         /** @description What a person thought of the reply (the last rating given) */
         MessageFeedback: {
@@ -2896,6 +3042,8 @@ export interface components {
             cairn: {
                 /** @description The model that answered (`provider/model`) */
                 model: string;
+                /** @description The agent that answered: the one named, or the one it handed the conversation to */
+                agentId?: string;
                 /** @description The passages the reply cites, as converse lists them */
                 sources: {
                     knowledgeSourceId: string;
@@ -3125,6 +3273,8 @@ export interface components {
             /** @description Cairn’s additions */
             cairn: {
                 model: string;
+                /** @description The agent that answered (a handoff’s target, when the agent handed over) */
+                agentId?: string;
                 /** @description The agent definition that answered: a version number, or draft */
                 agentVersion: number | "draft";
                 /** @description With store: true, the session the exchange is kept in */
@@ -4572,7 +4722,7 @@ export interface components {
             type: "tool";
             /** @description The step’s settings; each may instead be given on the step itself */
             config?: {
-                /** @description A tool definition as on agents (http, openapi or mcp); its auth is sealed when stored */
+                /** @description A tool definition as on agents (http, openapi, mcp or a2a); its auth is sealed when stored */
                 tool?: {
                     /** @enum {string} */
                     type: "http";
@@ -4800,6 +4950,65 @@ export interface components {
                         password?: string;
                         configured?: boolean;
                     };
+                } | {
+                    /** @enum {string} */
+                    type: "a2a";
+                    name: string;
+                    description: string;
+                    /**
+                     * @description The remote agent’s card (read when the tool is first called, kept 5 minutes)
+                     * @example https://agents.example.com/a2a/billing/.well-known/agent-card.json
+                     */
+                    card: string;
+                    /**
+                     * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
+                     * @default false
+                     */
+                    requireApproval?: boolean;
+                    /**
+                     * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                     * @example [
+                     *       {
+                     *         "when": "arguments.amount > 1000",
+                     *         "action": "deny",
+                     *         "reason": "Refunds over 1,000 are refused"
+                     *       },
+                     *       {
+                     *         "when": "arguments.amount > 100",
+                     *         "action": "require_approval",
+                     *         "reason": "Refunds over 100 need a person"
+                     *       }
+                     *     ]
+                     */
+                    policy?: {
+                        /**
+                         * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                         * @example arguments.amount > 1000
+                         */
+                        when: string;
+                        /** @enum {string} */
+                        action: "allow" | "require_approval" | "deny";
+                        /** @description Told to the model (and the person approving) when the rule applies */
+                        reason?: string;
+                    }[];
+                    auth?: {
+                        /** @enum {string} */
+                        type: "bearer";
+                        token?: string;
+                        configured?: boolean;
+                    } | {
+                        /** @enum {string} */
+                        type: "header";
+                        name: string;
+                        value?: string;
+                        configured?: boolean;
+                    } | {
+                        /** @enum {string} */
+                        type: "basic";
+                        username: string;
+                        password?: string;
+                        configured?: boolean;
+                    };
                 };
                 /** @description Which of the definition’s tools to call: `<tool name>_<operationId>` (openapi) or `<tool name>_<server tool>` (mcp); default: its only one */
                 name?: string;
@@ -4811,7 +5020,7 @@ export interface components {
                     [key: string]: unknown;
                 };
             };
-            /** @description A tool definition as on agents (http, openapi or mcp); its auth is sealed when stored */
+            /** @description A tool definition as on agents (http, openapi, mcp or a2a); its auth is sealed when stored */
             tool?: {
                 /** @enum {string} */
                 type: "http";
@@ -4990,6 +5199,65 @@ export interface components {
                 url: string;
                 /** @description The server’s tools the agent may call (default: all, the first 32) */
                 allowedTools?: string[];
+                /**
+                 * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
+                 * @default false
+                 */
+                requireApproval?: boolean;
+                /**
+                 * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                 * @example [
+                 *       {
+                 *         "when": "arguments.amount > 1000",
+                 *         "action": "deny",
+                 *         "reason": "Refunds over 1,000 are refused"
+                 *       },
+                 *       {
+                 *         "when": "arguments.amount > 100",
+                 *         "action": "require_approval",
+                 *         "reason": "Refunds over 100 need a person"
+                 *       }
+                 *     ]
+                 */
+                policy?: {
+                    /**
+                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @example arguments.amount > 1000
+                     */
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    /** @description Told to the model (and the person approving) when the rule applies */
+                    reason?: string;
+                }[];
+                auth?: {
+                    /** @enum {string} */
+                    type: "bearer";
+                    token?: string;
+                    configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "header";
+                    name: string;
+                    value?: string;
+                    configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "basic";
+                    username: string;
+                    password?: string;
+                    configured?: boolean;
+                };
+            } | {
+                /** @enum {string} */
+                type: "a2a";
+                name: string;
+                description: string;
+                /**
+                 * @description The remote agent’s card (read when the tool is first called, kept 5 minutes)
+                 * @example https://agents.example.com/a2a/billing/.well-known/agent-card.json
+                 */
+                card: string;
                 /**
                  * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
                  * @default false
@@ -5699,7 +5967,7 @@ export interface components {
             type: "tool";
             /** @description The step’s settings; each may instead be given on the step itself */
             config?: {
-                /** @description A tool definition as on agents (http, openapi or mcp); its auth is sealed when stored */
+                /** @description A tool definition as on agents (http, openapi, mcp or a2a); its auth is sealed when stored */
                 tool?: {
                     /** @enum {string} */
                     type: "http";
@@ -5927,6 +6195,65 @@ export interface components {
                         password?: string;
                         configured?: boolean;
                     };
+                } | {
+                    /** @enum {string} */
+                    type: "a2a";
+                    name: string;
+                    description: string;
+                    /**
+                     * @description The remote agent’s card (read when the tool is first called, kept 5 minutes)
+                     * @example https://agents.example.com/a2a/billing/.well-known/agent-card.json
+                     */
+                    card: string;
+                    /**
+                     * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
+                     * @default false
+                     */
+                    requireApproval?: boolean;
+                    /**
+                     * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                     * @example [
+                     *       {
+                     *         "when": "arguments.amount > 1000",
+                     *         "action": "deny",
+                     *         "reason": "Refunds over 1,000 are refused"
+                     *       },
+                     *       {
+                     *         "when": "arguments.amount > 100",
+                     *         "action": "require_approval",
+                     *         "reason": "Refunds over 100 need a person"
+                     *       }
+                     *     ]
+                     */
+                    policy?: {
+                        /**
+                         * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                         * @example arguments.amount > 1000
+                         */
+                        when: string;
+                        /** @enum {string} */
+                        action: "allow" | "require_approval" | "deny";
+                        /** @description Told to the model (and the person approving) when the rule applies */
+                        reason?: string;
+                    }[];
+                    auth?: {
+                        /** @enum {string} */
+                        type: "bearer";
+                        token?: string;
+                        configured?: boolean;
+                    } | {
+                        /** @enum {string} */
+                        type: "header";
+                        name: string;
+                        value?: string;
+                        configured?: boolean;
+                    } | {
+                        /** @enum {string} */
+                        type: "basic";
+                        username: string;
+                        password?: string;
+                        configured?: boolean;
+                    };
                 };
                 /** @description Which of the definition’s tools to call: `<tool name>_<operationId>` (openapi) or `<tool name>_<server tool>` (mcp); default: its only one */
                 name?: string;
@@ -5938,7 +6265,7 @@ export interface components {
                     [key: string]: unknown;
                 };
             };
-            /** @description A tool definition as on agents (http, openapi or mcp); its auth is sealed when stored */
+            /** @description A tool definition as on agents (http, openapi, mcp or a2a); its auth is sealed when stored */
             tool?: {
                 /** @enum {string} */
                 type: "http";
@@ -6117,6 +6444,65 @@ export interface components {
                 url: string;
                 /** @description The server’s tools the agent may call (default: all, the first 32) */
                 allowedTools?: string[];
+                /**
+                 * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
+                 * @default false
+                 */
+                requireApproval?: boolean;
+                /**
+                 * @description Rules on each call, first match wins, default allow (requireApproval: true after them)
+                 * @example [
+                 *       {
+                 *         "when": "arguments.amount > 1000",
+                 *         "action": "deny",
+                 *         "reason": "Refunds over 1,000 are refused"
+                 *       },
+                 *       {
+                 *         "when": "arguments.amount > 100",
+                 *         "action": "require_approval",
+                 *         "reason": "Refunds over 100 need a person"
+                 *       }
+                 *     ]
+                 */
+                policy?: {
+                    /**
+                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @example arguments.amount > 1000
+                     */
+                    when: string;
+                    /** @enum {string} */
+                    action: "allow" | "require_approval" | "deny";
+                    /** @description Told to the model (and the person approving) when the rule applies */
+                    reason?: string;
+                }[];
+                auth?: {
+                    /** @enum {string} */
+                    type: "bearer";
+                    token?: string;
+                    configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "header";
+                    name: string;
+                    value?: string;
+                    configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "basic";
+                    username: string;
+                    password?: string;
+                    configured?: boolean;
+                };
+            } | {
+                /** @enum {string} */
+                type: "a2a";
+                name: string;
+                description: string;
+                /**
+                 * @description The remote agent’s card (read when the tool is first called, kept 5 minutes)
+                 * @example https://agents.example.com/a2a/billing/.well-known/agent-card.json
+                 */
+                card: string;
                 /**
                  * @description Pause the turn for a person to approve each call (a catch-all require_approval after the policy)
                  * @default false
