@@ -1,3 +1,4 @@
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,6 +20,8 @@ let them: TestTenant;
 let us: TestTenant;
 let billing = '';
 let refunder = '';
+/** The remote agent's refund service. */
+const refunds = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ refunded: true, amount: 42 })));
 
 const a2aTool = (agentId: string, key?: string) => ({
   type: 'a2a',
@@ -29,6 +32,7 @@ const a2aTool = (agentId: string, key?: string) => ({
 });
 
 beforeAll(async () => {
+  await new Promise<void>((resolve) => refunds.listen(0, '127.0.0.1', resolve));
   remote = serve({ fetch: createLocalApp(testRt).fetch, port: 0, hostname: '127.0.0.1' });
   await new Promise<void>((resolve) => remote.once('listening', () => resolve()));
   // By the name tests may reach (TOOL_ALLOWED_HOSTS=localhost): any other private address is refused.
@@ -41,12 +45,13 @@ beforeAll(async () => {
   refunder = (
     await call(app, 'POST', '/v1/agents', {
       key: them.apiKey,
-      body: { name: 'Refunder', model: 'local/extractive', a2a: { enabled: true }, tools: [{ type: 'http', name: 'refund_order', description: 'Refunds an order', requireApproval: true, url: 'https://shop.example/refunds/{{orderId}}', parameters: { type: 'object', properties: { orderId: { type: 'string', pattern: '^[A-Z][0-9]+$' } }, required: ['orderId'] } }] },
+      body: { name: 'Refunder', model: 'local/extractive', a2a: { enabled: true }, tools: [{ type: 'http', name: 'refund_order', description: 'Refunds an order', requireApproval: true, method: 'POST', url: `http://localhost:${(refunds.address() as AddressInfo).port}/refunds`, parameters: { type: 'object', properties: { orderId: { type: 'string', pattern: '^[A-Z][0-9]+$' } }, required: ['orderId'] } }] },
     })
   ).body.data.id;
 });
 afterAll(() => {
   remote.close();
+  refunds.close();
 });
 
 describe('calling A2A agents', () => {
@@ -74,6 +79,21 @@ describe('calling A2A agents', () => {
     const run = (await call(app, 'GET', `/v1/workflows/${workflow.body.data.id}/executions/${started.body.data.id}`, { key: us.apiKey })).body.data;
     expect(run.status, JSON.stringify(run)).toBe('succeeded');
     expect(JSON.stringify(run.output)).toContain('5 business days');
+  });
+
+  it('pauses the caller’s turn when the remote task asks for input, and answers the task with the person’s decision', async () => {
+    const desk = (await call(app, 'POST', '/v1/agents', { key: us.apiKey, body: { name: 'Desk', model: 'local/extractive', tools: [{ ...a2aTool(refunder, them.apiKey), description: 'Asks the billing team’s agent to refund an order' }] } })).body.data.id;
+    const waiting = await call(app, 'POST', `/v1/agents/${desk}/converse`, { key: us.apiKey, body: { message: 'Please refund order A17' } });
+    expect(waiting.body.data.status, JSON.stringify(waiting.body.data)).toBe('requires_action');
+    const [pending] = waiting.body.data.pendingToolCalls;
+    expect(pending).toMatchObject({ tool: 'ask_billing', arguments: { message: 'Please refund order A17' } });
+    expect(pending.asks).toMatch(/asks for input \(task run_[^)]+\): Waiting for a person to approve: refund_order/);
+    const resumed = await call(app, 'POST', `/v1/agents/${desk}/converse`, { key: us.apiKey, body: { context: { sessionId: waiting.body.data.sessionId }, toolApprovals: [{ id: pending.id, approved: true }] } });
+    expect(resumed.body.data.status, JSON.stringify(resumed.body.data)).toBe('completed');
+    expect(resumed.body.data.toolCalls.at(-1).result).toContain('42');
+    // The remote task went on with the approval and ended.
+    const runs = (await call(app, 'GET', `/v1/agents/${refunder}/runs`, { key: them.apiKey })).body.data;
+    expect(runs[0]).toMatchObject({ status: 'completed' });
   });
 
   it('says what went wrong: no key, a remote asking for input, a card on the server’s own services', async () => {

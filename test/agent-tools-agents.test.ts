@@ -108,6 +108,24 @@ describe('an agent as a tool', () => {
     for (const chat of chatsOf(research)) expect(ancestors(chat)[0]).toBe('execute_tool ask_research');
   });
 
+  it('pauses the caller’s turn while the asked agent waits for a person, and goes on with the decision', async () => {
+    const refunds = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"refunded":true}'));
+    await new Promise<void>((resolve) => refunds.listen(0, '127.0.0.1', resolve));
+    const refunder = await agentNamed('Refunder', {
+      tools: [{ type: 'http', name: 'refund_order', description: 'Refunds an order', method: 'POST', requireApproval: true, url: `http://localhost:${(refunds.address() as AddressInfo).port}/refunds`, parameters: { type: 'object', properties: { message: { type: 'string' } } } }],
+    });
+    const front = await agentNamed('Desk', { tools: [asks(refunder, 'ask_refunds')] });
+    const waiting = await api('POST', `/v1/agents/${front}/converse`, { message: 'Refund order A17' });
+    expect(waiting.body.data.status, JSON.stringify(waiting.body.data)).toBe('requires_action');
+    const [pending] = waiting.body.data.pendingToolCalls;
+    expect(pending).toMatchObject({ tool: 'ask_refunds', asks: expect.stringContaining(`The agent ${refunder} waits for a person to approve refund_order`) });
+    // Approving the caller's call approves what the asked agent waits on; its turn goes on, then the caller's.
+    const resumed = await api('POST', `/v1/agents/${front}/converse`, { context: { sessionId: waiting.body.data.sessionId }, toolApprovals: [{ id: pending.id, approved: true }] });
+    expect(resumed.body.data.status, JSON.stringify(resumed.body.data)).toBe('completed');
+    expect(resumed.body.data.reply).toBe('Desk relays: Refunder relays: {"refunded":true}');
+    refunds.close();
+  });
+
   it('refuses on write an agent that does not exist, a loop, and a chain deeper than three', async () => {
     const missing = await api('POST', '/v1/agents', { name: 'Lost', model: 'openai/gpt-4o', tools: [asks('agt_01jd8x2k3m4n5p6q7r8s9t0v1w')] });
     expect(missing.status).toBe(400);

@@ -102,7 +102,14 @@ const converseResponse = z
       .optional()
       .openapi({ description: 'What the agent’s guardrails found in this turn (never the values themselves)' }),
     pendingToolCalls: z
-      .array(z.object({ id: z.string(), tool: z.string(), arguments: z.record(z.string(), z.unknown()).optional() }))
+      .array(
+        z.object({
+          id: z.string(),
+          tool: z.string(),
+          arguments: z.record(z.string(), z.unknown()).optional(),
+          asks: z.string().optional().openapi({ description: 'A call that ran and waits for a person: what it waits on (an asked agent’s approval, a remote A2A task’s input). Approving it passes the approval on' }),
+        }),
+      )
       .optional()
       .openapi({ description: 'With status requires_action: the calls waiting for approval' }),
   })

@@ -26,7 +26,7 @@ export const agentTool: ToolKind<AgentToolDefinition, AgentToolDefinition> = {
       ...(tool.policy ? { policy: tool.policy } : {}),
       call(args, context) {
         if (!context.askAgent) throw new AppError('UNPROCESSABLE', 'Only an agent’s turn can ask another agent', undefined, { retryable: false });
-        return context.askAgent(tool.agent, { message: String(args.message), ...(typeof args.context === 'string' && args.context ? { context: args.context } : {}) });
+        return context.askAgent(tool.agent, { message: String(args.message), ...(typeof args.context === 'string' && args.context ? { context: args.context } : {}) }, context.resume);
       },
     },
   ],

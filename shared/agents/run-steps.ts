@@ -156,13 +156,27 @@ async function toolStep(rt: Runtime, scope: TenantScope, claimed: RunRecord, sig
   const calls = turn.guard ? stored.map((c) => ({ ...c, ...(c.arguments ? { arguments: turn.guard!.restoreArgs(c.arguments) } : {}) })) : stored;
   const decided = await decisionsOf(scope, turn, calls);
   const approvals = new Map((claimed.approvals ?? []).map((a) => [a.id, a]));
-  const records = await runToolRound(rt, scope, turn, calls, signal, () => undefined, decided, approvals, (call) => idempotencyKeyOf(claimed, call));
-  turn.progress.step++;
+  const { records, waiting } = await runToolRound(rt, scope, turn, calls, signal, () => undefined, decided, { approvals, idempotencyKeyOf: (call) => idempotencyKeyOf(claimed, call) });
   // The vault first: the checkpoint may hold tokens only it restores.
   await saveTurnVault(rt, scope, turn);
   const billed = billTurn(rt, scope, turn);
   const shown = turn.guard ? turn.guard.storedJson(records) : records;
   const events: NewRunEvent[] = shown.map((r) => ({ type: 'step', data: { step: claimed.step, kind: 'tool', id: r.id, tool: r.tool, arguments: r.arguments, ...(r.error !== undefined ? { error: r.error } : { result: r.result }), durationMs: r.durationMs } }));
+  if (waiting) {
+    // Calls that wait for a person (an asked agent's approval, a remote task's input): the run waits with them, its round unfinished.
+    const pending = turn.guard ? turn.guard.storedJson(waiting) : waiting;
+    const asks = turn.waitingRound?.waits ?? {};
+    const paused = await recordedAfter(
+      billed,
+      rt.store.runs.recordStep(scope, claimed, { status: 'requires_action', round: pending, approvals: undefined, checkpoint: compacted(turn, kept), usage: usageOf(turn) }, [
+        ...events,
+        { type: 'requires_action', data: { pendingToolCalls: pending.map((c) => ({ id: c.id, tool: c.name, arguments: c.arguments, ...(asks[c.id] ? { asks: asks[c.id]!.asks } : {}) })) } },
+      ]),
+    );
+    if (paused) await pushRunChange(rt, scope, paused);
+    return paused;
+  }
+  turn.progress.step++;
   return recordedAfter(billed, rt.store.runs.recordStep(scope, claimed, { phase: 'model', step: claimed.step + 1, round: undefined, approvals: undefined, checkpoint: compacted(turn, kept), usage: usageOf(turn) }, events));
 }
 

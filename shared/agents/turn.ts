@@ -8,7 +8,7 @@ import { rememberedFacts } from '../memory/query-memory';
 import type { TenantScope } from '../tenancy';
 import type { Agent } from './agent-schema';
 import { callableTools, runTool, toolContext, type CallableTool } from './agent-tools';
-import { decideCall, type CallDecision, type ToolReply } from '../tools';
+import { decideCall, type CallDecision, type ToolReply, type ToolResume, type ToolWait } from '../tools';
 import { budgetAfter, modelTally, recordUsage, resolveForTenant, tallied, talliesSince, type TokenBudget } from '../usage';
 import { AppError, ConflictError, ToolFailure, ValidationError } from '../errors';
 import { meteringSearches } from '../search/search-meter';
@@ -160,6 +160,12 @@ const turnStateShape = z.object({
   holder: z.string().optional(),
   /** The handoffs the turn has made. */
   handoffs: z.array(z.object({ from: z.string(), to: z.string() })).default([]),
+  /**
+   * A round some of whose calls wait for a person (an asked agent's approval, a remote task's
+   * input): all its calls, the results of those that finished, and what each waiting one asks and
+   * keeps to go on from.
+   */
+  waitingRound: z.object({ calls: z.array(toolCallShape), done: z.array(toolCallRecordShape), waits: z.record(z.string(), z.object({ asks: z.string(), state: record })) }).optional(),
 });
 // Turns kept before requests carried their time were asked when they were received.
 const withRequestTime = (raw: unknown) => {
@@ -195,8 +201,8 @@ export function checkpointFrom(raw: unknown, runId: string): TurnCheckpoint {
 
 /** What continues a turn after its last step: what a pause keeps, values tokenized under guardrails. */
 export function checkpointOf(turn: Turn): TurnCheckpoint {
-  const { keyId, request, sources, receivedAt, userId, progress, agentVersion, guard, answeredBy, holder, handoffs } = turn;
-  const state: TurnCheckpoint = { ...(keyId ? { keyId } : {}), request, sources, receivedAt, ...(userId ? { userId } : {}), progress, agentVersion, ...(answeredBy ? { answeredBy } : {}), ...(holder ? { holder } : {}), handoffs };
+  const { keyId, request, sources, receivedAt, userId, progress, agentVersion, guard, answeredBy, holder, handoffs, waitingRound } = turn;
+  const state: TurnCheckpoint = { ...(keyId ? { keyId } : {}), request, sources, receivedAt, ...(userId ? { userId } : {}), progress, agentVersion, ...(answeredBy ? { answeredBy } : {}), ...(holder ? { holder } : {}), handoffs, ...(waitingRound ? { waitingRound: guard ? { ...waitingRound, done: guard.storedJson(waitingRound.done) } : waitingRound } : {}) };
   return guard ? { ...state, request: { ...request, messages: guard.storedJson(request.messages), ...(request.summary ? { summary: guard.storedJson(request.summary) } : {}), ...(request.memory ? { memory: guard.storedJson(request.memory) } : {}), ...(request.toolRounds ? { toolRounds: guard.storedJson(request.toolRounds) } : {}) }, progress: { ...progress, toolCalls: guard.storedJson(progress.toolCalls) } } : state;
 }
 
@@ -237,6 +243,8 @@ export interface Turn extends Omit<PausedTurn, 'pendingCalls'> {
   owner: string;
   /** The transfer tools the model was given, by name: the address each hands to. */
   transfers: Map<string, string>;
+  /** A resumed round's calls that wait for a person again: the turn pauses again at once. */
+  waitingAgain?: ToolCall[];
 }
 
 /** The session's paused turn, checked; undefined when there is none. */
@@ -302,7 +310,7 @@ async function decisionOf(scope: TenantScope, turn: Pick<Turn, 'agent' | 'agentV
 export async function decisionsOf(scope: TenantScope, turn: Pick<Turn, 'agent' | 'agentVersion' | 'tools' | 'userId'>, calls: ToolCall[]): Promise<Map<string, CallDecision>> {
   return new Map(await Promise.all(calls.map(async (c) => [c.id, await decisionOf(scope, turn, c)] as const)));
 }
-const pending = (calls: ToolCall[]) => calls.map((c) => ({ id: c.id, tool: c.name, arguments: c.arguments }));
+const pending = (calls: ToolCall[], waits: Record<string, { asks: string }> = {}) => calls.map((c) => ({ id: c.id, tool: c.name, arguments: c.arguments, ...(waits[c.id] ? { asks: waits[c.id]!.asks } : {}) }));
 
 /**
  * A new turn: the definition it runs (the draft, a version, or an alias's choice for the session),
@@ -428,7 +436,7 @@ async function resumedTurn(rt: Runtime, scope: TenantScope, agentId: string, inp
   const restored = (calls: ToolCall[]) => (guard ? calls.map((c) => ({ ...c, ...(c.arguments ? { arguments: guard.restoreArgs(c.arguments) } : {}) })) : calls);
   const asking = { agent, agentVersion: waiting.agentVersion, tools, userId: waiting.userId };
   const decided = await decisionsOf(scope, asking, restored(waiting.pendingCalls));
-  const undecided = waiting.pendingCalls.filter((c) => !approvals.has(c.id) && decided.get(c.id)?.action === 'require_approval');
+  const undecided = waiting.pendingCalls.filter((c) => !approvals.has(c.id) && (decided.get(c.id)?.action === 'require_approval' || waiting.waitingRound?.waits[c.id] !== undefined));
   if (undecided.length > 0) throw new ValidationError('toolApprovals', `must decide on every pending call: ${undecided.map((c) => c.id).join(', ')} missing`);
   const taken = pausedTurnOf(await rt.store.pausedTurns.take(scope, agentId, input.sessionId), input.sessionId);
   if (!taken) throw nothingWaits();
@@ -516,7 +524,8 @@ async function openTurn(rt: Runtime, scope: TenantScope, agentId: string, input:
   }
   if (!input.sessionId) throw new ValidationError('context.sessionId', 'is required to resume a turn with toolApprovals');
   const { turn, pendingCalls, approvals, decided } = await resumedTurn(rt, scope, agentId, { ...input, sessionId: input.sessionId, toolApprovals: input.toolApprovals });
-  await runToolRound(rt, scope, turn, pendingCalls, signal, emit, decided, approvals);
+  const { waiting } = await runToolRound(rt, scope, turn, pendingCalls, signal, emit, decided, { approvals });
+  if (waiting) turn.waitingAgain = waiting;
   return turn;
 }
 
@@ -525,9 +534,20 @@ async function openTurn(rt: Runtime, scope: TenantScope, agentId: string, input:
  * any searches they made) to the turn's progress, and reports each call; a failing or unknown tool
  * is an error the model is told about, and so is a call a person rejected.
  */
-export async function runToolRound(rt: Runtime, scope: TenantScope, turn: Turn, calls: ToolCall[], signal: AbortSignal | undefined, emit: (event: TurnEvent) => void, decided: Map<string, CallDecision>, approvals?: Map<string, ToolApproval>, idempotencyKeyOf?: (call: ToolCall) => string): Promise<ToolCallRecord[]> {
+export async function runToolRound(
+  rt: Runtime,
+  scope: TenantScope,
+  turn: Turn,
+  calls: ToolCall[],
+  signal: AbortSignal | undefined,
+  emit: (event: TurnEvent) => void,
+  decided: Map<string, CallDecision>,
+  options: { approvals?: Map<string, ToolApproval>; idempotencyKeyOf?: (call: ToolCall) => string } = {},
+): Promise<{ records: ToolCallRecord[]; waiting?: ToolCall[] }> {
+  const { approvals, idempotencyKeyOf } = options;
   for (const call of calls) emit({ type: 'tool_call', call: { id: call.id, tool: call.name, arguments: call.arguments } });
-  const askAgent = (address: string, request: { message: string; context?: string }) => askedAgent(rt, scope, turn, address, request, signal);
+  const pausable = turn.persist;
+  const waits = turn.waitingRound?.waits ?? {};
   const outcomes = await meteringSearches(turn.progress, () =>
     withSpanLabels(turnLabels(turn.agent.id, turn.agentVersion), () => Promise.all(
       calls.map(async (call) => {
@@ -535,33 +555,60 @@ export async function runToolRound(rt: Runtime, scope: TenantScope, turn: Turn, 
         const started = performance.now();
         const approval = approvals?.get(call.id);
         const decision = decided.get(call.id) ?? { action: 'allow' };
+        const waited = waits[call.id];
+        const context = (resume?: ToolResume) =>
+          toolContext(rt, scope, turn.agent, {
+            signal,
+            keyId: turn.keyId,
+            pausable,
+            askAgent: (address, request, resuming) => askedAgent(rt, scope, turn, address, request, signal, { pausable, ...(resuming ? { resume: resuming } : {}) }),
+            ...(resume ? { resume } : {}),
+            ...(idempotencyKeyOf ? { idempotencyKey: idempotencyKeyOf(call) } : {}),
+          });
         const outcome = !tool
           ? { ok: false as const, error: `There is no tool named ${call.name}` }
-          : decision.action === 'deny'
-            ? { ok: false as const, error: `This call was denied by the tool's policy${decision.reason ? `: ${decision.reason}` : ''}` }
-            : decision.action === 'require_approval' && !approval
-              ? { ok: false as const, error: 'This call needs a person’s approval, which could not be asked for here' }
-              : approval && !approval.approved
-                ? { ok: false as const, error: `A person rejected this call${approval.reason ? `: ${approval.reason}` : ''}` }
-                : await runTool(tool, call.arguments, toolContext(rt, scope, turn.agent, { signal, keyId: turn.keyId, askAgent, ...(idempotencyKeyOf ? { idempotencyKey: idempotencyKeyOf(call) } : {}) }), call.id);
+          : waited
+            ? // A call that waited for a person goes on with the decision (a rejection too: what it waits on hears of it).
+              approval
+              ? await runTool(tool, call.arguments, context({ state: waited.state, approval: { approved: approval.approved, ...(approval.reason ? { reason: approval.reason } : {}) } }), call.id)
+              : { ok: false as const, error: 'This call waited for a person’s decision, which did not come' }
+            : decision.action === 'deny'
+              ? { ok: false as const, error: `This call was denied by the tool's policy${decision.reason ? `: ${decision.reason}` : ''}` }
+              : decision.action === 'require_approval' && !approval
+                ? { ok: false as const, error: 'This call needs a person’s approval, which could not be asked for here' }
+                : approval && !approval.approved
+                  ? { ok: false as const, error: `A person rejected this call${approval.reason ? `: ${approval.reason}` : ''}` }
+                  : await runTool(tool, call.arguments, context(), call.id);
         return { call, outcome, durationMs: Math.round(performance.now() - started) };
       }),
     )),
   );
-  const records = outcomes.map(({ call, outcome, durationMs }): ToolCallRecord => {
-    // An agent's reply cites its own sources [1]…: they join the turn's, renumbered after those it has.
-    const result = outcome.ok && outcome.sources ? shiftedMarks(outcome.result, turn.sources.length, outcome.sources.length) : outcome.ok ? outcome.result : undefined;
-    if (outcome.ok && outcome.sources) turn.sources.push(...(outcome.sources as ConverseSource[]));
-    const record = { id: call.id, tool: call.name, arguments: call.arguments, ...(outcome.ok ? { result } : { error: outcome.error }), durationMs, ...(outcome.ok && outcome.child ? { child: outcome.child } : {}) };
-    emit({ type: 'tool_result', call: record });
-    return record;
-  });
+  const waiting = outcomes.filter(({ outcome }) => !outcome.ok && 'wait' in outcome && outcome.wait);
+  const records = outcomes
+    .filter((o) => !waiting.includes(o))
+    .map(({ call, outcome, durationMs }): ToolCallRecord => {
+      // An agent's reply cites its own sources [1]…: they join the turn's, renumbered after those it has.
+      const result = outcome.ok && outcome.sources ? shiftedMarks(outcome.result, turn.sources.length, outcome.sources.length) : outcome.ok ? outcome.result : undefined;
+      if (outcome.ok && outcome.sources) turn.sources.push(...(outcome.sources as ConverseSource[]));
+      const record = { id: call.id, tool: call.name, arguments: call.arguments, ...(outcome.ok ? { result } : { error: outcome.error }), durationMs, ...(outcome.ok && outcome.child ? { child: outcome.child } : {}) };
+      emit({ type: 'tool_result', call: record });
+      return record;
+    });
+  turn.progress.toolCalls.push(...records);
+  const round = turn.waitingRound ?? { calls, done: [], waits: {} };
+  const done = [...round.done, ...records];
+  if (waiting.length > 0) {
+    // The round waits: the model is asked again once every call of it has its result.
+    turn.waitingRound = { calls: round.calls, done, waits: Object.fromEntries(waiting.map(({ call, outcome }) => [call.id, (outcome as { wait: ToolWait }).wait])) };
+    return { records, waiting: waiting.map(({ call }) => call) };
+  }
+  delete turn.waitingRound;
+  const byId = new Map(done.map((r) => [r.id, r]));
   turn.request.toolRounds = [
     ...(turn.request.toolRounds ?? []),
-    { calls, results: records.map((r) => ({ id: r.id, name: r.tool, content: r.result ?? r.error ?? '', isError: r.error !== undefined })) },
+    { calls: round.calls, results: round.calls.map((c) => byId.get(c.id)!).map((r) => ({ id: r.id, name: r.tool, content: r.result ?? r.error ?? '', isError: r.error !== undefined })) },
   ];
-  turn.progress.toolCalls.push(...records);
-  return records;
+  return { records };
 }
 
 /**
@@ -570,18 +617,26 @@ export async function runToolRound(rt: Runtime, scope: TenantScope, turn: Turn, 
  * or pass MAX_AGENT_DEPTH below the first agent is refused as the tool's error (its release may
  * have changed since the agents were written); so is a turn that stops for a person's approval.
  */
-async function askedAgent(rt: Runtime, scope: TenantScope, turn: Turn, address: string, request: { message: string; context?: string }, signal: AbortSignal | undefined): Promise<ToolReply> {
+async function askedAgent(rt: Runtime, scope: TenantScope, turn: Turn, address: string, request: { message: string; context?: string }, signal: AbortSignal | undefined, options: { pausable: boolean; resume?: ToolResume }): Promise<ToolReply> {
   const { agentId, target } = agentAddress(address, 'agent');
-  if (turn.chain.includes(agentId)) throw new ToolFailure(`Asking ${agentId} would make a loop: ${[...turn.chain, agentId].join(' → ')}`, { retryable: false });
-  if (turn.chain.length > MAX_AGENT_DEPTH) throw new ToolFailure(`Asking ${agentId} would make a chain of ${turn.chain.length} agents below ${turn.chain[0]}; at most ${MAX_AGENT_DEPTH} are allowed`, { retryable: false });
+  const { resume } = options;
+  if (!resume && turn.chain.includes(agentId)) throw new ToolFailure(`Asking ${agentId} would make a loop: ${[...turn.chain, agentId].join(' → ')}`, { retryable: false });
+  if (!resume && turn.chain.length > MAX_AGENT_DEPTH) throw new ToolFailure(`Asking ${agentId} would make a chain of ${turn.chain.length} agents below ${turn.chain[0]}; at most ${MAX_AGENT_DEPTH} are allowed`, { retryable: false });
   const caller = { chain: turn.chain, agentId: turn.agent.id, sessionId: turn.sessionId };
   const passedOn = request.context ? `The agent ${turn.agent.name} asks you this; what it passes on from its conversation:\n${request.context}` : undefined;
-  const { data } = await converse(rt, scope, agentId, { message: request.message, target, caller, ...(passedOn ? { instructions: passedOn } : {}), ...(turn.keyId ? { keyId: turn.keyId } : {}), ...(turn.userId ? { userId: turn.userId } : {}) }, { signal });
+  const who = { ...(turn.keyId ? { keyId: turn.keyId } : {}), ...(turn.userId ? { userId: turn.userId } : {}) };
+  // Going on after a person's decision: the asked agent's paused turn resumes with it, for each call it waited on.
+  const { data } = resume
+    ? await converse(rt, scope, agentId, { message: '', sessionId: String(resume.state.sessionId), caller, toolApprovals: (resume.state.pending as string[]).map((id) => ({ id, ...resume.approval })), ...who }, { signal })
+    : await converse(rt, scope, agentId, { message: request.message, target, caller, ...(passedOn ? { instructions: passedOn } : {}), ...who }, { signal });
   // The session is the asked agent's, whoever answered in it (it may have handed over).
   const child = { agentId, sessionId: data.sessionId };
   if (data.status === 'requires_action') {
-    const waiting = (data.pendingToolCalls ?? []).map((c) => c.tool).join(', ');
-    throw new ToolFailure(`The agent ${agentId} stopped for a person to approve ${waiting} (its session ${child.sessionId}); it has not answered`, { retryable: false });
+    const calls = data.pendingToolCalls ?? [];
+    const asks = `The agent ${agentId} waits for a person to approve ${calls.map((c) => `${c.tool} ${JSON.stringify(c.arguments ?? {})}`).join('; ')} (its session ${child.sessionId})`;
+    // The calling turn waits with it when it can; else the model is told.
+    if (options.pausable) return { wait: { asks, state: { agentId, sessionId: child.sessionId, pending: calls.map((c) => c.id) } } };
+    throw new ToolFailure(`${asks}; it has not answered`, { retryable: false });
   }
   return { text: data.reply, sources: data.sources, child };
 }
@@ -628,7 +683,7 @@ async function endTurn(rt: Runtime, scope: TenantScope, turn: Turn, ending: Endi
   const model = turn.answeredBy ?? resolved.name;
   if ('pause' in ending) {
     await billTurn(rt, scope, turn);
-    const { agent: _a, tools: _t, clientTools: _c, sessionId: _s, resolved: _r, budget: _b, persist: _p, store: _s2, fresh: _f, guard, skipped: _k, owner, transfers: _tr, chain: _ch, parent: _pa, ...kept } = turn;
+    const { agent: _a, tools: _t, clientTools: _c, sessionId: _s, resolved: _r, budget: _b, persist: _p, store: _s2, fresh: _f, guard, skipped: _k, owner, transfers: _tr, chain: _ch, parent: _pa, waitingAgain: _w, ...kept } = turn;
     // Under guardrails the waiting turn is kept as the session is: values tokenized (the vault saved) or masked.
     const paused: PausedTurn = guard ? guardedPause(guard, { ...kept, pendingCalls: ending.pause }) : { ...kept, pendingCalls: ending.pause };
     if (!(await rt.store.pausedTurns.pause(scope, owner, sessionId, paused))) throw new ConflictError('A turn of this session is already waiting for tool approval');
@@ -644,7 +699,7 @@ async function endTurn(rt: Runtime, scope: TenantScope, turn: Turn, ending: Endi
       sources: [] as ConverseSource[],
       usage: progress.usage,
       finishReason: 'requires_action',
-      pendingToolCalls: pending(ending.pause),
+      pendingToolCalls: pending(ending.pause, turn.waitingRound?.waits),
       ...(toolCalls.length > 0 ? { toolCalls } : {}),
     };
   }
@@ -754,6 +809,7 @@ function guardedPause(guard: Guard, paused: PausedTurn): PausedTurn {
     },
     pendingCalls: guard.storedJson(paused.pendingCalls),
     progress: { ...paused.progress, toolCalls: guard.storedJson(paused.progress.toolCalls) },
+    ...(paused.waitingRound ? { waitingRound: { ...paused.waitingRound, done: guard.storedJson(paused.waitingRound.done) } } : {}),
   };
 }
 
@@ -812,7 +868,8 @@ async function afterStep(rt: Runtime, scope: TenantScope, turn: Turn, input: Con
   if ('ended' in outcome) return { done: outcome.ended };
   if ('approval' in outcome) return { done: await endTurn(rt, scope, turn, { pause: outcome.approval }) };
   if ('handoff' in outcome) return { next: await handOff(rt, scope, turn, outcome.handoff, input, signal, emit) };
-  await runToolRound(rt, scope, turn, outcome.round, signal, emit, outcome.decided);
+  const { waiting } = await runToolRound(rt, scope, turn, outcome.round, signal, emit, outcome.decided);
+  if (waiting) return { done: await endTurn(rt, scope, turn, { pause: waiting }) };
   turn.progress.step++;
   return undefined;
 }
@@ -841,6 +898,10 @@ export async function handOff(rt: Runtime, scope: TenantScope, turn: Turn, to: s
 export async function converse(rt: Runtime, scope: TenantScope, agentId: string, input: ConverseInput, options: { signal?: AbortSignal } = {}) {
   let turn = await openTurn(rt, scope, agentId, input, options.signal, () => undefined);
   try {
+    if (turn.waitingAgain) {
+      const paused = await endTurn(rt, scope, turn, { pause: turn.waitingAgain });
+      return { data: paused, skipped: turn.skipped, budget: budgetAfter(turn.budget, paused.usage) };
+    }
     for (;;) {
       const result = await turn.resolved.engine.generate(turn.request, modelSignal(options.signal));
       const step = await afterStep(rt, scope, turn, input, result, '', options.signal, () => undefined);
@@ -881,6 +942,7 @@ export async function converseStream(rt: Runtime, scope: TenantScope, agentId: s
       let text = '';
       for (const event of early) yield event;
       try {
+        if (turn.waitingAgain) return await endTurn(rt, scope, turn, { pause: turn.waitingAgain });
         for (;;) {
           // A reply in a required format is checked whole before it is sent (afterStep sends it).
           const generator = turn.request.responseFormat ? whole(turn.resolved.engine.generate(turn.request, modelSignal(options.signal))) : turn.resolved.engine.stream(turn.request, modelSignal(options.signal));

@@ -2554,6 +2554,8 @@ export interface components {
                 arguments?: {
                     [key: string]: unknown;
                 };
+                /** @description A call that ran and waits for a person: what it waits on (an asked agent’s approval, a remote A2A task’s input). Approving it passes the approval on */
+                asks?: string;
             }[];
         };
         /** @description The conversation moved from one agent to another (`agt_…[:release]`) */

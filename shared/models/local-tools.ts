@@ -131,8 +131,11 @@ export function decideToolCall(request: ChatRequest, answer: () => string = () =
 /** The arguments for a tool: a query-like parameter takes the whole message; the rest are read from it. */
 function argumentsFor(tool: ToolSpec, message: string, now: Date): { args: Record<string, unknown>; missing: string[] } {
   const filled = fillArguments(tool, message, now);
-  for (const name of Object.keys(tool.parameters.properties ?? {})) {
-    if (QUERY_NAMES.has(name.toLowerCase()) && !(name in filled.args)) {
+  const properties = (tool.parameters.properties ?? {}) as Record<string, { description?: string }>;
+  for (const name of Object.keys(properties)) {
+    // A parameter that asks for the message "in full" (what an agent or A2A tool passes on) takes all of it.
+    const whole = /\bin full\b/i.test(properties[name]?.description ?? '');
+    if (QUERY_NAMES.has(name.toLowerCase()) && (whole || !(name in filled.args))) {
       filled.args[name] = message;
       filled.missing = filled.missing.filter((m) => m !== name);
     }

@@ -4,7 +4,7 @@ import { AppError, ToolFailure } from '../errors';
 import { outboundFetch } from '../net/outbound';
 import type { A2aToolDefinition, Stored } from './definitions';
 import { authHeaders } from './tool-auth';
-import type { ToolContext, ToolKind } from './tool-kind';
+import type { ToolContext, ToolKind, ToolReply } from './tool-kind';
 
 /**
  * `a2a`: a remote agent, asked over the Agent2Agent protocol (1.0) with the official SDK's client:
@@ -60,14 +60,19 @@ function applied(task: Task | undefined, event: StreamResponse): Task | Message 
   return { ...task, artifacts };
 }
 
-async function ask(tool: A2aTool, args: Record<string, unknown>, context: ToolContext): Promise<string> {
+async function ask(tool: A2aTool, args: Record<string, unknown>, context: ToolContext): Promise<ToolReply> {
   const [{ SendMessageRequest, TaskState, taskStateToJSON }, { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, RestTransportFactory }] = await sdk();
   const fetchImpl = await guardedFetch(tool, context);
   const card = await cardOf(tool, context, fetchImpl);
   const client = await new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new JsonRpcTransportFactory({ fetchImpl }), new RestTransportFactory({ fetchImpl })] })).createFromAgentCard(card);
   const signal = AbortSignal.any([AbortSignal.timeout(A2A_CALL_MS), ...(context.signal ? [context.signal] : [])]);
   // The same id on every attempt of one call: a remote that deduplicates messages does it once.
-  const request = SendMessageRequest.fromJSON({ message: { messageId: context.idempotencyKey ?? randomUUID(), role: 'ROLE_USER', parts: [{ text: String(args.message) }] } });
+  // Going on after a person's decision, the answer goes to the task that asked for it.
+  const resume = context.resume;
+  const answer = resume ? (resume.approval.approved ? resume.approval.reason || 'approve' : `reject${resume.approval.reason ? `: ${resume.approval.reason}` : ''}`) : String(args.message);
+  const request = SendMessageRequest.fromJSON({
+    message: { messageId: `${context.idempotencyKey ?? randomUUID()}${resume ? '-answer' : ''}`, role: 'ROLE_USER', parts: [{ text: answer }], ...(resume ? { taskId: String(resume.state.taskId), contextId: String(resume.state.contextId) } : {}) },
+  });
   let result: Task | Message | undefined;
   if (card.capabilities?.streaming) {
     for await (const event of client.sendMessageStream(request, { signal })) result = applied(result && 'status' in result ? result : undefined, event);
@@ -86,7 +91,12 @@ async function ask(tool: A2aTool, args: Record<string, unknown>, context: ToolCo
   const state = taskStateToJSON(task.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED);
   const said = task.status?.message ? partsText(task.status.message.parts) : '';
   if (state === 'TASK_STATE_COMPLETED') return task.artifacts.map((a) => partsText(a.parts)).filter(Boolean).join('\n\n') || said || 'The remote agent finished without an answer.';
-  if (INTERRUPTED.has(state)) throw new ToolFailure(`the remote agent asks for ${state === 'TASK_STATE_AUTH_REQUIRED' ? 'authorization' : 'input'} (task ${task.id}): ${said.slice(0, 1000)}`, { retryable: false });
+  if (INTERRUPTED.has(state)) {
+    const asks = `the remote agent asks for ${state === 'TASK_STATE_AUTH_REQUIRED' ? 'authorization' : 'input'} (task ${task.id}): ${said.slice(0, 1000)}`;
+    // A turn that can wait for a person waits: the person's answer goes to the task.
+    if (context.pausable) return { wait: { asks, state: { taskId: task.id, contextId: task.contextId } } };
+    throw new ToolFailure(asks, { retryable: false });
+  }
   throw new ToolFailure(`the remote task ${state.replace('TASK_STATE_', '').toLowerCase()}${said ? `: ${said.slice(0, 1000)}` : ''}`, { retryable: false });
 }
 

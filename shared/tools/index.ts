@@ -6,6 +6,6 @@ export { a2aToolInput, type A2aToolDefinition, type AgentToolDefinition, type Co
 export { REMOTE_TOOL_KINDS, remoteKindOf } from './remote-tools';
 export { authHeaders, authInput, hasSecret, sealAuth, showAuth, type StoredAuth } from './tool-auth';
 export { prepareTool, presentTool, runTool, type ToolCallOptions, toolContext, type ToolOutcome, toolsOf } from './tool-calls';
-export { type CallableTool, type ToolContext, type ToolKind, type ToolReply } from './tool-kind';
+export { type CallableTool, type ToolContext, type ToolKind, type ToolReply, type ToolResume, type ToolWait } from './tool-kind';
 export { assertCallAllowed, type CallContext, type CallDecision, decideCall, policyInput, policyIssues, type PolicyRule } from './tool-policy';
 export { mcpJsonSchemaValidator } from './mcp-validator';

@@ -7,7 +7,7 @@ import type { Runtime } from '../runtime';
 import type { TenantScope } from '../tenancy';
 import { sealAuth, showAuth } from './tool-auth';
 import type { StoredTool, ToolInput, toolOutput } from './definitions';
-import { type CallableTool, type CallingAgent, type ToolContext, type ToolKind } from './tool-kind';
+import { type CallableTool, type CallingAgent, type ToolContext, type ToolKind, type ToolWait } from './tool-kind';
 
 /**
  * What is done with one tool definition, whatever its kind: made ready to store, shown, exposed,
@@ -48,6 +48,8 @@ export interface ToolCallOptions {
   /** Sent as `Idempotency-Key` (see ToolContext). */
   idempotencyKey?: string;
   askAgent?: ToolContext['askAgent'];
+  pausable?: boolean;
+  resume?: ToolContext['resume'];
 }
 
 export function toolContext(rt: Runtime, scope: TenantScope, agent: CallingAgent | undefined, options: ToolCallOptions = {}): ToolContext {
@@ -62,6 +64,8 @@ export function toolContext(rt: Runtime, scope: TenantScope, agent: CallingAgent
     keyId: options.keyId,
     ...(options.idempotencyKey ? { idempotencyKey: options.idempotencyKey } : {}),
     ...(options.askAgent ? { askAgent: options.askAgent } : {}),
+    ...(options.pausable ? { pausable: true } : {}),
+    ...(options.resume ? { resume: options.resume } : {}),
   };
 }
 
@@ -75,6 +79,8 @@ export type ToolOutcome =
       retryable: boolean;
       /** The tool refused the arguments: a model may correct them, a step's next attempt would not. */
       invalidArguments: boolean;
+      /** The call waits for a person (only where the context is pausable): the turn pauses with it. */
+      wait?: ToolWait;
     };
 
 function cap(text: string, maxBytes: number): string {
@@ -112,6 +118,7 @@ export async function runTool(tool: CallableTool, args: unknown, context: ToolCo
       try {
         const reply = await tool.call(checkArguments(tool, args), context);
         if (typeof reply === 'string') return { ok: true, result: cap(reply, context.maxResultBytes) };
+        if ('wait' in reply) return { ok: false, error: cap(reply.wait.asks, 2000), retryable: false, invalidArguments: false, wait: reply.wait };
         return { ok: true, result: cap(reply.text, context.maxResultBytes), ...(reply.sources?.length ? { sources: reply.sources } : {}), ...(reply.child ? { child: reply.child } : {}) };
       } catch (error) {
         if (!(error instanceof AppError)) throw error;

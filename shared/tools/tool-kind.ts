@@ -47,7 +47,23 @@ export interface ToolContext {
    */
   idempotencyKey?: string;
   /** Asks another agent (`agt_…[:release]`) from this turn: what an `agent` tool calls (the turn supplies it). */
-  askAgent?: (address: string, request: { message: string; context?: string }) => Promise<ToolReply>;
+  askAgent?: (address: string, request: { message: string; context?: string }, resume?: ToolResume) => Promise<ToolReply>;
+  /** The turn can pause for a person: a call that must wait for one (an asked agent's approval, a remote task's input) may answer `{wait}`. */
+  pausable?: boolean;
+  /** The call goes on after a person's decision on what it waited for (`state`: what its `wait` kept). */
+  resume?: ToolResume;
+}
+
+/** What a call that waits for a person asks, and what it keeps to go on from (never secrets: it is stored with the turn). */
+export interface ToolWait {
+  asks: string;
+  state: Record<string, unknown>;
+}
+
+/** A person's decision on what a waiting call asked, and the state it kept. */
+export interface ToolResume {
+  state: Record<string, unknown>;
+  approval: { approved: boolean; reason?: string };
 }
 
 /**
@@ -55,7 +71,7 @@ export interface ToolContext {
  * reply cites its own sources, numbered [1]… in the text: the calling turn renumbers them into its
  * own), and the child session it ran in.
  */
-export type ToolReply = string | { text: string; sources?: unknown[]; child?: { agentId: string; sessionId: string } };
+export type ToolReply = string | { text: string; sources?: unknown[]; child?: { agentId: string; sessionId: string } } | { wait: ToolWait };
 
 /** One tool as the model sees it, and how a call of it runs (its arguments already checked against `parameters`). */
 export interface CallableTool {
