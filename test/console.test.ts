@@ -186,8 +186,11 @@ describe.skipIf(!runnable)('the console in Chromium', { timeout: 90_000 }, () =>
       }),
     );
     await page.getByLabel('Require approval before each call').check();
+    await page.getByLabel(/Publish over the A2A protocol/).check();
     await page.getByRole('button', { name: 'Create agent' }).click();
     await page.getByRole('heading', { name: 'Agent: Support' }).waitFor();
+    // Published: the editor says where its card is.
+    await expect.poll(() => page.getByText('Agent card:').textContent()).toMatch(/\/a2a\/agt_[0-9a-z]+\/\.well-known\/agent-card\.json/);
     await checkPage('agent-editor');
   });
 
@@ -399,7 +402,7 @@ describe.skipIf(!runnable)('the console in Chromium', { timeout: 90_000 }, () =>
     const detail = page.getByLabel('Case 2', { exact: true });
     await detail.getByRole('heading', { name: 'Expected' }).waitFor();
     expect(await detail.textContent()).toContain('"Support"');
-    await expect.poll(() => detail.locator('.spans').textContent()).toContain('eval.case 2');
+    await expect.poll(() => detail.locator('.span-tree').first().textContent()).toContain('eval.case 2');
     await checkPage('eval-run');
 
     await page.locator('main a[href^="#/evals/datasets/"]').first().click();

@@ -11,6 +11,7 @@ import { ExecutionPage } from './pages/execution';
 import { ReleasesPage } from './pages/releases';
 import { RunPage, RunsPage } from './pages/runs';
 import { UsagePage } from './pages/usage';
+import { TracePage } from './pages/traces';
 import { EvalComparePage, EvalDatasetPage, EvalRunPage, EvalsPage } from './pages/evals';
 import { TablesPage, MemoryPage } from './pages/platform';
 import { Shell } from './components/shell';
@@ -39,6 +40,8 @@ const PAGES: Array<[string, (p: Record<string, string>) => preact.JSX.Element]> 
   ['/evals/runs/:id', (p) => <EvalRunPage id={p.id!} />],
   ['/evals/compare/:a/:b', (p) => <EvalComparePage a={p.a!} b={p.b!} />],
   ['/usage', () => <UsagePage />],
+  ['/traces', () => <TracePage />],
+  ['/traces/:requestId', (p) => <TracePage requestId={p.requestId} />],
   ['/platform/tables', () => <TablesPage />],
   ['/platform/memory', () => <MemoryPage />],
 ];

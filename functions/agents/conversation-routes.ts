@@ -195,7 +195,7 @@ async function streamTurn(c: Context<AppEnv>, rt: Runtime, agentId: string, inpu
       if (done.status === 'requires_action') await send({ event: 'requires_action', data: { pendingToolCalls: done.pendingToolCalls } });
       // `model`: the one that answered (the start named the agent's own; a fallback may have answered).
       // `reply` and `sources` as stored: the passages the reply cites, its [n] renumbered to them (the deltas number them as the sources event lists them).
-      await send({ event: 'done', data: { model: done.model, usage: done.usage, finishReason: done.finishReason, reply: done.reply, sources: done.sources, status: done.status, ...('messageId' in done && done.messageId ? { messageId: done.messageId } : {}), ...('guardrails' in done && done.guardrails ? { guardrails: done.guardrails } : {}), ...(done.toolCalls ? { toolCalls: done.toolCalls } : {}) } });
+      await send({ event: 'done', data: { agentId: done.agentId, ...('handoffs' in done && done.handoffs ? { handoffs: done.handoffs } : {}), model: done.model, usage: done.usage, finishReason: done.finishReason, reply: done.reply, sources: done.sources, status: done.status, ...('messageId' in done && done.messageId ? { messageId: done.messageId } : {}), ...('guardrails' in done && done.guardrails ? { guardrails: done.guardrails } : {}), ...(done.toolCalls ? { toolCalls: done.toolCalls } : {}) } });
     },
     (error) => [{ event: 'error', data: { code: error.code, message: error.message, details: error.details } }],
   );

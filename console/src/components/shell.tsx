@@ -8,6 +8,7 @@ const KEY_PAGES = [
   ['/workflows', 'Workflows'],
   ['/evals', 'Evaluations'],
   ['/usage', 'Usage'],
+  ['/traces', 'Traces'],
 ] as const;
 const PLATFORM_PAGES = [
   ['/platform/tables', 'Tables'],

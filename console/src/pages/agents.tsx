@@ -66,6 +66,15 @@ const TOOL_TEMPLATES: Record<string, Record<string, unknown>> = {
   mcp: { type: 'mcp', name: 'crm', url: 'https://mcp.example.com/mcp', allowedTools: ['find_customer'] },
   knowledge_search: { type: 'knowledge_search', name: 'search_docs', description: 'Searches the help centre' },
   workflow: { type: 'workflow', name: 'refund', description: 'Starts a refund request', workflowId: 'wf_…' },
+  code: { type: 'code' },
+  agent: { type: 'agent', name: 'ask_billing', description: 'Asks the billing agent about refunds and invoices', agent: 'agt_…' },
+  a2a: {
+    type: 'a2a',
+    name: 'ask_partner',
+    description: 'Asks the partner’s agent about its orders',
+    card: 'https://partner.example/a2a/agt_…/.well-known/agent-card.json',
+    auth: { type: 'bearer', token: '' },
+  },
 };
 
 interface ToolDraft {
@@ -83,6 +92,11 @@ const toolDraft = (tool: Record<string, unknown>): ToolDraft => {
 export function AgentEditor({ id }: { id?: string }) {
   const existing = useLoad((signal) => (id ? api<Agent>('GET', `/v1/agents/${id}`, undefined, signal) : Promise.resolve(undefined)), [id]);
   const sources = useLoad(() => apiAll<KnowledgeSource>('/v1/knowledge-sources'), []);
+  const [handoffs, setHandoffs] = useState<string[]>([]);
+  // Other agents are listed when handoffs are being chosen (or the agent has some), not on every visit.
+  const [choosing, setChoosing] = useState(false);
+  const others = useLoad(() => (choosing || handoffs.length > 0 ? apiAll<Agent>('/v1/agents') : Promise.resolve(undefined)), [choosing, handoffs.length > 0]);
+  const [a2a, setA2a] = useState({ enabled: false, alias: '' });
   const [form, setForm] = useState({ name: '', description: '', model: 'gpt-4', fallbackModels: '', instructions: '', temperature: '0.7', maxTokens: '1024', maxToolSteps: '5', memoryMode: 'rules', memoryModel: '' });
   const [capabilities, setCapabilities] = useState<string[]>(['chat']);
   const [sourceIds, setSourceIds] = useState<string[]>([]);
@@ -109,6 +123,8 @@ export function AgentEditor({ id }: { id?: string }) {
     setCapabilities(a.capabilities);
     setSourceIds(a.knowledgeSourceIds);
     setTools(a.tools.map(toolDraft));
+    setHandoffs(a.handoffs);
+    setA2a({ enabled: a.a2a?.enabled ?? false, alias: a.a2a?.alias ?? '' });
   }, [existing.value]);
 
   const set = (field: keyof typeof form) => (e: Event) => setForm({ ...form, [field]: (e.currentTarget as HTMLInputElement).value });
@@ -140,6 +156,8 @@ export function AgentEditor({ id }: { id?: string }) {
       capabilities,
       knowledgeSourceIds: sourceIds,
       tools: parsed.map((tool, i) => ({ ...(tool as object), requireApproval: tools[i]!.requireApproval })),
+      handoffs,
+      ...(a2a.enabled ? { a2a: { enabled: true, ...(a2a.alias ? { alias: a2a.alias } : {}) } } : {}),
     };
     setSaving(true);
     setError(undefined);
@@ -314,6 +332,53 @@ export function AgentEditor({ id }: { id?: string }) {
             </select>
           </div>
           <FieldError error={error} field="tools" exact />
+        </fieldset>
+        <fieldset>
+          <legend>Handoffs</legend>
+          <p class="muted small">The agent’s model may hand the conversation to these (a transfer_to_… tool each): the target answers, and keeps the session until it hands back.</p>
+          {!others.value && !others.loading ? (
+            <button type="button" class="secondary" onClick={() => setChoosing(true)}>
+              Choose agents to hand over to
+            </button>
+          ) : null}
+          {others.value?.filter((o) => o.id !== id).length === 0 ? <p class="muted">No other agents yet.</p> : null}
+          {others.value
+            ?.filter((o) => o.id !== id)
+            .map((o) => (
+              <label key={o.id} class="check">
+                <input type="checkbox" checked={handoffs.includes(o.id)} onChange={(e) => setHandoffs(toggle(handoffs, o.id, e.currentTarget.checked))} /> {o.name}{' '}
+                <span class="muted small">({o.id})</span>
+              </label>
+            ))}
+          {/* Targets named with a release (agt_…:live) are kept as they are. */}
+          {handoffs
+            .filter((h) => !others.value?.some((o) => o.id === h))
+            .map((h) => (
+              <label key={h} class="check">
+                <input type="checkbox" checked onChange={() => setHandoffs(handoffs.filter((x) => x !== h))} /> {h}
+              </label>
+            ))}
+          {handoffs.map((_, i) => (
+            <FieldError key={i} error={error} field={`handoffs[${i}]`} />
+          ))}
+        </fieldset>
+        <fieldset>
+          <legend>A2A</legend>
+          <label class="check">
+            <input type="checkbox" checked={a2a.enabled} onChange={(e) => setA2a({ ...a2a, enabled: e.currentTarget.checked })} /> Publish over the A2A protocol (other agents reach it with a key of this tenant)
+          </label>
+          {a2a.enabled ? (
+            <div class="field">
+              <label for="agent-a2a-alias">Alias A2A tasks run (empty: the draft)</label>
+              <input id="agent-a2a-alias" value={a2a.alias} onInput={(e) => setA2a({ ...a2a, alias: e.currentTarget.value })} placeholder="live" />
+              <FieldError error={error} field="a2a.alias" />
+            </div>
+          ) : null}
+          {id && existing.value?.a2a?.enabled ? (
+            <p class="small">
+              Agent card: <code>{`${location.origin}/a2a/${id}/.well-known/agent-card.json`}</code>
+            </p>
+          ) : null}
         </fieldset>
         <ErrorBox error={error} />
         {saved ? (

@@ -9,7 +9,7 @@ type Source = NonNullable<SessionMessage['sources']>[number];
 type ToolCall = Schemas['ToolCall'];
 type PendingCall = NonNullable<ConverseResponse['pendingToolCalls']>[number];
 /** A message as the API keeps it, while the console shows it (streaming, or waiting for approvals). */
-type Message = Pick<SessionMessage, 'id' | 'role' | 'content' | 'sources' | 'toolCalls' | 'model'> & { pending?: PendingCall[]; streaming?: boolean };
+type Message = Pick<SessionMessage, 'id' | 'role' | 'content' | 'sources' | 'toolCalls' | 'model' | 'agentId' | 'handoffs'> & { pending?: PendingCall[]; streaming?: boolean };
 
 /** The chat playground: streaming replies, citations, tool calls, approvals, session history. */
 export function ChatPage({ agentId, sessionId }: { agentId?: string; sessionId?: string }) {
@@ -114,6 +114,9 @@ function Conversation({ agentId, sessionId }: { agentId: string; sessionId?: str
           // The reply as stored: its [n] renumbered to the sources it cites.
           live.content = typeof data.reply === 'string' ? data.reply : live.content;
           if (Array.isArray(data.sources)) live.sources = data.sources as Source[];
+          // Answered by another agent the session was handed to: said under the reply.
+          if (typeof data.agentId === 'string' && data.agentId !== agentId) live.agentId = data.agentId;
+          if (Array.isArray(data.handoffs)) live.handoffs = data.handoffs as Message['handoffs'];
         }
         else if (e.event === 'error') throw new ApiError(0, String(data.code), String(data.message), data.details as Record<string, unknown>, undefined);
         show();
@@ -231,7 +234,17 @@ function MessageView({
           </summary>
           <pre>{JSON.stringify(c.arguments ?? {}, null, 2)}</pre>
           {c.error ? <p class="error-text">{c.error}</p> : c.result !== undefined ? <pre class="tool-result">{c.result}</pre> : null}
+          {c.child ? (
+            <p class="small">
+              Answered by agent <code>{c.child.agentId}</code> in <a href={`#/chat/${c.child.agentId}/${c.child.sessionId}`}>its child session</a>
+            </p>
+          ) : null}
         </details>
+      ))}
+      {m.handoffs?.map((h, i) => (
+        <p key={i} class="muted small handoff">
+          Handed from <code>{h.from}</code> to <code>{h.to}</code>
+        </p>
       ))}
       {/* A turn that stopped for approval has nothing to say yet. */}
       {m.content || m.streaming ? (
@@ -250,6 +263,11 @@ function MessageView({
             </li>
           ))}
         </ol>
+      ) : null}
+      {m.agentId && m.role === 'assistant' ? (
+        <p class="muted small">
+          Answered by <code>{m.agentId}</code> (the session was handed to it)
+        </p>
       ) : null}
       {m.pending?.length ? <Approvals calls={m.pending} onDecide={onDecide} /> : null}
       {onFork ? (
@@ -303,6 +321,7 @@ export function Approvals({ calls, onDecide }: { calls: PendingCall[]; onDecide:
             <code>{c.tool}</code> with
           </p>
           <pre>{JSON.stringify(c.arguments ?? {}, null, 2)}</pre>
+          {c.asks ? <p class="small">It waits on: {c.asks}</p> : null}
           <label for={`reason-${c.id}`}>Reason (optional, told to the agent)</label>
           <input id={`reason-${c.id}`} value={reasons[c.id] ?? ''} onInput={(e) => setReasons({ ...reasons, [c.id]: e.currentTarget.value })} />
           <div class="row">

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, apiAll } from '../api';
+import { TraceTree } from '../components/trace-tree';
 import { PagedTable } from '../components/paged-table';
 import { Empty, ErrorBox, FieldError, Loading, Stats, StatusBadge, Table, formatDate, useInterval, useLoad } from '../components/ui';
 import type { Agent, EvalCase, EvalDataset, EvalResult, EvalRun, Trace, Workflow } from '../contract';
@@ -362,10 +363,6 @@ export function EvalRunPage({ id }: { id: string }) {
 /** A case's output beside what it expected, why a scorer passed over it, and its trace. */
 function CaseDetail({ result }: { result: EvalResult }) {
   const trace = useLoad((signal) => api<Trace>('GET', `/v1/traces/${result.requestId}`, undefined, signal), [result.requestId]);
-  const depth = (spanId: string | undefined, spans: Trace['spans']): number => {
-    const parent = spans.find((s) => s.spanId === spanId)?.parentSpanId;
-    return parent && spans.some((s) => s.spanId === parent) ? 1 + depth(parent, spans) : 0;
-  };
   return (
     <div class="case-detail" aria-label={`Case ${result.position}`}>
       <h3>Case {result.position}</h3>
@@ -391,15 +388,7 @@ function CaseDetail({ result }: { result: EvalResult }) {
       {result.judge?.reasoning ? <p>Judge ({result.judge.model}): {result.judge.reasoning}</p> : null}
       <h4>Trace {result.requestId}</h4>
       <ErrorBox error={trace.error} />
-      {trace.value ? (
-        <ol class="spans">
-          {trace.value.spans.map((s) => (
-            <li key={s.spanId} style={{ marginLeft: `${depth(s.spanId, trace.value!.spans)}rem` }}>
-              {s.name} — {Math.round(s.durationMs)} ms{s.status === 'error' ? ' (error)' : ''}
-            </li>
-          ))}
-        </ol>
-      ) : null}
+      {trace.value ? <TraceTree trace={trace.value} /> : null}
     </div>
   );
 }
