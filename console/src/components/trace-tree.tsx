@@ -14,7 +14,7 @@ export function TraceTree({ trace, agentNames = {} }: { trace: Trace; agentNames
     const parent = s.parentSpanId && ids.has(s.parentSpanId) ? s.parentSpanId : undefined;
     children.set(parent, [...(children.get(parent) ?? []), s]);
   }
-  const agentOf = (s: Span) => (typeof s.attributes['cairn.agent.id'] === 'string' ? (s.attributes['cairn.agent.id'] as string) : undefined);
+  const agentOf = (s: Span) => (typeof s.attributes['cairn.agent.id'] === 'string' ? s.attributes['cairn.agent.id'] : undefined);
   const node = (s: Span, parentAgent: string | undefined): preact.JSX.Element => {
     const agent = agentOf(s);
     const kids = children.get(s.spanId) ?? [];
