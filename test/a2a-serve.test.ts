@@ -90,6 +90,8 @@ describe('serving A2A', () => {
       ['HTTP+JSON', '1.0', `${base}/a2a/${agentId}`],
     ]);
     expect(card.skills.map((s) => s.id)).toEqual(['chat', 'knowledge']);
+    // A client given the card's own URL finds it too (the SDK resolves the card against what it is given).
+    expect((await new DefaultAgentCardResolver().resolve(`${base}/a2a/${agentId}/.well-known/agent-card.json`)).name).toBe('Support');
     expect(Object.keys(card.securitySchemes).sort()).toEqual(['apiKey', 'bearer']);
     expect((await new DefaultAgentCardResolver().resolve(`${base}/a2a/${approverId}/`)).skills.map((s) => s.id)).toEqual(['chat', 'tool-refund_order']);
 
@@ -136,6 +138,12 @@ describe('serving A2A', () => {
     expect(working.status.state).toBe(TaskState.TASK_STATE_WORKING);
     expect(artifact.artifact.parts[0]!.content.value).toContain('30 days');
     expect(done.status.state).toBe(TaskState.TASK_STATE_COMPLETED);
+
+    // Subscribing again to the ended task gives the task as it ended, and ends.
+    const again: StreamResponse[] = [];
+    for await (const event of client.resubscribeTask({ tenant: '', id: first.id })) again.push(event);
+    expect(again.map((e) => e.payload?.$case)).toEqual(['task']);
+    expect((again[0]!.payload!.value as Task).status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
   });
 
   it('returns a task at once when asked, to be polled; the same over HTTP+JSON', async () => {
@@ -151,6 +159,14 @@ describe('serving A2A', () => {
       expect(polled.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
       expect(replyOf(polled)).toContain('30 days');
       expect(polled.history[0]!.parts[0]!.content).toEqual({ $case: 'text', value: 'How long do I have to return an item?' });
+
+      // Or followed: a subscription to a task under way streams it to its end.
+      const followed = (await client.sendMessage(ask('How long do I have to return an item?', {}, { returnImmediately: true }))) as Task;
+      const events: StreamResponse[] = [];
+      for await (const event of client.resubscribeTask({ tenant: '', id: followed.id })) events.push(event);
+      expect(events[0]!.payload?.$case).toBe('task');
+      const last = events.at(-1)!.payload!;
+      expect(last.$case === 'task' ? last.value.status?.state : last.$case === 'statusUpdate' ? last.value.status?.state : undefined).toBe(TaskState.TASK_STATE_COMPLETED);
     }
   });
 

@@ -5,7 +5,10 @@ import { apiKeyAuth } from '../../shared/http/middleware/api-key-auth';
 import { addLogContext } from '../../shared/log';
 import type { Runtime } from '../../shared/runtime';
 
-const CARD_PATH = /^\/a2a\/([^/]+)\/\.well-known\/agent-card\.json$/;
+// The card at /a2a/{agentId}/.well-known/agent-card.json, and wherever below the agent a client
+// resolving the card against another URL of the agent may look for it (the SDK resolves
+// `.well-known/agent-card.json` against what it is given: the card's own URL, for one).
+const CARD_PATH = /^\/a2a\/([^/]+)\/(?:[^?]*\/)?\.well-known\/agent-card\.json$/;
 
 /**
  * `/a2a`: an agent card is read without a key (clients discover an agent before they hold one of

@@ -119,12 +119,13 @@ async function* mapped<T>(events: AsyncGenerator<T, void, undefined>, shape: (ev
 
 export function registerA2aRoutes(routes: OpenAPIHono<AppEnv>, rt: Runtime) {
   // Read without a key (a2a-auth.ts found the tenant from the agent's id).
-  routes.get(`/a2a/:agentId${CARD}`, async (c) => {
-    const agentId = c.req.param('agentId');
+  const card = async (c: Context<AppEnv>) => {
+    const agentId = c.req.param('agentId')!;
     const agent = await publishedAgent(rt, c, agentId);
     c.header('cache-control', 'public, max-age=60');
     return c.json(AgentCard.toJSON(agentCardOf(agent, endpointOf(c, agentId))) as object);
-  });
+  };
+  routes.get(`/a2a/:agentId${CARD}`, card);
 
   const tasksOf = async (c: Context<AppEnv>) => {
     const agentId = c.req.param('agentId')!;
@@ -153,6 +154,8 @@ export function registerA2aRoutes(routes: OpenAPIHono<AppEnv>, rt: Runtime) {
 
   // HTTP+JSON: the operations as paths below the endpoint.
   routes.all('/a2a/:agentId/*', async (c) => {
+    // The card, looked for below the agent (a client resolving it against the card's own URL).
+    if (c.req.method === 'GET' && c.req.path.endsWith(CARD)) return card(c);
     const tasks = await tasksOf(c);
     const refused = versionRefusal(c);
     if (refused) return c.json({ error: { code: 400, status: 'INVALID_ARGUMENT', message: refused, details: [] } }, 400);
