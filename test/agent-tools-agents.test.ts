@@ -79,13 +79,13 @@ describe('an agent as a tool', () => {
 
     // Each child session is linked to the session of the agent that asked, for the same end user.
     const researchSessions = (await api('GET', `/v1/agents/${research}/sessions`)).body.data;
-    expect(researchSessions).toEqual([expect.objectContaining({ sessionId: researchCall.child.sessionId, userId: 'u-1', parent: { agentId: front, sessionId: reply.sessionId } })]);
+    expect(researchSessions).toEqual([expect.objectContaining({ sessionId: researchCall.child.sessionId, userId: 'u-1', parentAgentId: front, parentSessionId: reply.sessionId })]);
     const researchTurn = (await api('GET', `/v1/agents/${research}/sessions/${researchCall.child.sessionId}/messages`)).body.data;
     const dataCall = researchTurn[1].toolCalls[0];
     expect(dataCall).toMatchObject({ tool: 'ask_data', child: { agentId: data } });
     const dataSessions = (await api('GET', `/v1/agents/${data}/sessions`)).body.data;
-    expect(dataSessions[0].parent).toEqual({ agentId: research, sessionId: researchCall.child.sessionId });
-    expect((await api('GET', `/v1/agents/${front}/sessions`)).body.data[0].parent).toBeUndefined();
+    expect(dataSessions[0]).toMatchObject({ parentAgentId: research, parentSessionId: researchCall.child.sessionId });
+    expect((await api('GET', `/v1/agents/${front}/sessions`)).body.data[0].parentSessionId).toBeUndefined();
 
     // Usage is each agent's own: two model calls for the two that asked, one for Data.
     const byAgent = (await api('GET', '/v1/usage?groupBy=agent')).body.data.rows as Array<{ group: string; inputTokens: number; toolCalls: number; requests: number }>;

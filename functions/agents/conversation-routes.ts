@@ -163,10 +163,8 @@ const sessionSummary = z
     createdAt: z.string(),
     lastMessageAt: z.string(),
     messages: z.int().openapi({ description: 'Messages written (user and assistant)' }),
-    parent: z
-      .object({ agentId: z.string(), sessionId: z.string() })
-      .optional()
-      .openapi({ description: 'A child session (this agent asked by another’s `agent` tool): the asking agent’s session' }),
+    parentSessionId: z.string().optional().openapi({ description: 'A child session (this agent asked by another’s `agent` tool): the asking agent’s session' }),
+    parentAgentId: z.string().optional().openapi({ description: 'A child session: the agent whose tool asked' }),
   })
   .openapi('SessionSummary');
 

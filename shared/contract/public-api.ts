@@ -2650,10 +2650,9 @@ export interface components {
             /** @description Messages written (user and assistant) */
             messages: number;
             /** @description A child session (this agent asked by another’s `agent` tool): the asking agent’s session */
-            parent?: {
-                agentId: string;
-                sessionId: string;
-            };
+            parentSessionId?: string;
+            /** @description A child session: the agent whose tool asked */
+            parentAgentId?: string;
         };
         SessionMessagePage: {
             data: components["schemas"]["SessionMessage"][];

@@ -58,8 +58,9 @@ export interface SessionSummary {
   lastMessageAt: string;
   /** Messages written (user and assistant turns). */
   messages: number;
-  /** A child session (an agent asked by another's tool): the asking agent's session. */
-  parent?: SessionParent;
+  /** A child session (an agent asked by another's tool): the asking agent and its session. */
+  parentAgentId?: string;
+  parentSessionId?: string;
 }
 
 /** The session of the agent whose tool asked: a child session's link up. */
@@ -80,8 +81,8 @@ export interface SessionTouch {
   parent?: SessionParent;
 }
 
-const parentOf = (item: Record<string, unknown>): { parent?: SessionParent } =>
-  typeof item.parentSessionId === 'string' ? { parent: { agentId: String(item.parentAgentId), sessionId: item.parentSessionId } } : {};
+const parentOf = (item: Record<string, unknown>): Pick<SessionSummary, 'parentAgentId' | 'parentSessionId'> =>
+  typeof item.parentSessionId === 'string' ? { parentAgentId: String(item.parentAgentId), parentSessionId: item.parentSessionId } : {};
 
 export function sessionsStore(db: Db, clock: Clock) {
   const { batchWrite, queryAll } = batchOps(db);
