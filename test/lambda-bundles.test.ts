@@ -73,6 +73,15 @@ describe('Lambda bundles', () => {
     expect(created.json.data.id).toMatch(/^agt_/);
     const listed = await invokeStreaming(handler, restEvent('GET', '/v1/agents', { apiKey: t.apiKey }));
     expect(listed.json.data.map((a: { name: string }) => a.name)).toEqual(['From the bundle']);
+    // A2A from the bundle: the card without a key (behind API Gateway its URLs carry the stage), a JSON-RPC call with one.
+    const published = await invokeStreaming(handler, restEvent('POST', '/v1/agents', { apiKey: t.apiKey, body: { name: 'Published', model: 'local/extractive', a2a: { enabled: true } } }));
+    const agentId = published.json.data.id as string;
+    const card = await invokeStreaming(handler, restEvent('GET', `/a2a/${agentId}/.well-known/agent-card.json`));
+    expect(card.statusCode).toBe(200);
+    expect(card.json).toMatchObject({ name: 'Published', capabilities: { streaming: true, pushNotifications: true } });
+    expect(card.json.supportedInterfaces[0].url).toMatch(new RegExp(`^https://[^/]+/[^/]+/a2a/${agentId}$`));
+    const sent = await invokeStreaming(handler, restEvent('POST', `/a2a/${agentId}`, { apiKey: t.apiKey, body: { jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: 'run_01jd8x2k3m4n5p6q7r8s9t0v1w' } } }));
+    expect(sent.json).toMatchObject({ jsonrpc: '2.0', id: 1, error: { code: -32001 } });
   }, 60_000);
 
   it('ships every function but ingestion in under 1.3 MB, code it can load only (the limits bench/lambda.ts records)', () => {
