@@ -524,6 +524,8 @@ async function openTurn(rt: Runtime, scope: TenantScope, agentId: string, input:
   }
   if (!input.sessionId) throw new ValidationError('context.sessionId', 'is required to resume a turn with toolApprovals');
   const { turn, pendingCalls, approvals, decided } = await resumedTurn(rt, scope, agentId, { ...input, sessionId: input.sessionId, toolApprovals: input.toolApprovals });
+  // A child turn resumed by the agent that asked it keeps its place in the chain of agents.
+  if (input.caller) turn.chain = [...input.caller.chain, turn.agent.id];
   const { waiting } = await runToolRound(rt, scope, turn, pendingCalls, signal, emit, decided, { approvals });
   if (waiting) turn.waitingAgain = waiting;
   return turn;
