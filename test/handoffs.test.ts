@@ -109,6 +109,13 @@ describe('handoffs', () => {
     expect(byAgent.find((r) => r.group === front)?.inputTokens).toBe(40);
     expect(byAgent.find((r) => r.group === billing)?.inputTokens).toBe(30);
 
+    // A session held by an agent deleted since goes back to its own.
+    const temp = await agentNamed('Temp');
+    await api('PUT', `/v1/agents/${front}`, { name: 'Front', model: 'openai/gpt-4o', instructions: 'You are Front.', handoffs: [billing, temp] });
+    expect((await api('POST', `/v1/agents/${front}/converse`, { message: 'temp, please', context: { sessionId } })).body.data.agentId).toBe(temp);
+    await api('DELETE', `/v1/agents/${temp}`);
+    expect((await api('POST', `/v1/agents/${front}/converse`, { message: 'Still there?', context: { sessionId } })).body.data.agentId).toBe(front);
+
     // The OpenAI-compatible routes say which agent answered too.
     const completion = await api('POST', '/v1/chat/completions', { model: front, messages: [{ role: 'user', content: 'billing, please' }] });
     expect(completion.body.cairn.agentId).toBe(billing);

@@ -10,7 +10,7 @@ import type { Agent } from './agent-schema';
 import { callableTools, runTool, toolContext, type CallableTool } from './agent-tools';
 import { decideCall, type CallDecision, type ToolReply, type ToolResume, type ToolWait } from '../tools';
 import { budgetAfter, modelTally, recordUsage, resolveForTenant, tallied, talliesSince, type TokenBudget } from '../usage';
-import { AppError, ConflictError, ToolFailure, ValidationError } from '../errors';
+import { AppError, ConflictError, NotFoundError, ToolFailure, ValidationError } from '../errors';
 import { meteringSearches } from '../search/search-meter';
 import { converseSource, ground, type ConverseSource, type Grounding } from './grounding';
 import { citedOnly, shiftedMarks } from './citations';
@@ -326,9 +326,14 @@ async function newTurn(rt: Runtime, scope: TenantScope, agentId: string, input: 
   // The session's own agent answers, unless the session was handed to another (which holds it until it hands back).
   const holding = input.handoff ? input.handoff.to : holderOf(stored.messages);
   const held = holding ? agentAddress(holding, 'handoffs') : undefined;
-  const holder = held && held.agentId !== agentId ? holding : undefined;
-  const before = holder ? undefined : [...stored.messages].reverse().find((m) => m.role === 'assistant')?.agentVersion;
-  const { agent, agentVersion } = holder && held ? await agentForTurn(rt, scope, held.agentId, held.target, { id: sessionId }) : await agentForTurn(rt, scope, agentId, held?.target ?? input.target ?? {}, { id: sessionId, before });
+  // A session held by an agent (or release) deleted since goes back to its own agent; a handoff to one is the turn's error.
+  const handedTo = held && held.agentId !== agentId ? await agentForTurn(rt, scope, held.agentId, held.target, { id: sessionId }).catch((error: unknown) => {
+    if (error instanceof NotFoundError && !input.handoff) return undefined;
+    throw error;
+  }) : undefined;
+  const holder = handedTo ? holding : undefined;
+  const before = holder ? undefined : [...stored.messages].reverse().find((m) => m.role === 'assistant' && !m.agentId)?.agentVersion;
+  const { agent, agentVersion } = handedTo ?? (await agentForTurn(rt, scope, agentId, (held?.agentId === agentId ? held.target : undefined) ?? input.target ?? {}, { id: sessionId, before }));
   const handoffs = input.handoff?.made ?? [];
   const asked = input.history ?? stored.messages.map((m) => ({ role: m.role, content: m.content }));
   const tools = agent.tools ?? [];
