@@ -2,12 +2,11 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalApp } from '../local/local-app';
-import { openaiProvider } from '../shared/models/openai-provider';
 import { storedAgent, type Agent } from '../shared/agents/agent-schema';
 import type { Runtime } from '../shared/runtime';
 import { call } from './helpers/http';
 import { newTenant, type TestTenant } from './helpers/tenant';
-import { testLocal, testRt } from './helpers/runtime';
+import { modelsWithStandIn, testLocal, testRt } from './helpers/runtime';
 
 /**
  * Agents as tools: an agent asks another, which answers in a child session under its own
@@ -52,8 +51,7 @@ const asks = (agentId: string, name = 'ask') => ({ type: 'agent', name, descript
 
 beforeAll(async () => {
   await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
-  const engine = openaiProvider({ baseUrl: `http://127.0.0.1:${(provider.address() as AddressInfo).port}/v1`, apiKey: 'sk-test' });
-  rt = { ...testRt, models: { ...testRt.models, resolve: async (name) => (name.startsWith('openai/') ? { name, model: name.slice(7), engine } : testRt.models.resolve(name)) } };
+  rt = { ...testRt, models: modelsWithStandIn(provider) };
   t = await newTenant();
 });
 afterAll(() => new Promise<void>((resolve) => provider.close(() => resolve())));

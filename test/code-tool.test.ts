@@ -1,13 +1,11 @@
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalApp } from '../local/local-app';
 import { localEngine } from '../shared/models/local-engine';
-import { openaiProvider } from '../shared/models/openai-provider';
 import type { Runtime } from '../shared/runtime';
 import { call } from './helpers/http';
 import { newTenant, type TestTenant } from './helpers/tenant';
-import { testRt } from './helpers/runtime';
+import { modelsWithStandIn, testRt } from './helpers/runtime';
 
 /**
  * An agent's `code` tool: the model writes a script, Cairn runs it in the sandbox (local mode's
@@ -40,8 +38,7 @@ const api = (method: string, path: string, body?: unknown) => call(createLocalAp
 
 beforeAll(async () => {
   await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
-  const engine = openaiProvider({ baseUrl: `http://127.0.0.1:${(provider.address() as AddressInfo).port}/v1`, apiKey: 'sk-test' });
-  rt = { ...testRt, models: { ...testRt.models, resolve: async (name) => (name.startsWith('openai/') ? { name, model: name.slice(7), engine } : testRt.models.resolve(name)) } };
+  rt = { ...testRt, models: modelsWithStandIn(provider) };
   t = await newTenant();
 });
 afterAll(() => new Promise<void>((resolve) => provider.close(() => resolve())));

@@ -1,11 +1,9 @@
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalApp } from '../local/local-app';
-import { openaiProvider } from '../shared/models/openai-provider';
 import type { Runtime } from '../shared/runtime';
 import { call } from './helpers/http';
-import { testRt } from './helpers/runtime';
+import { modelsWithStandIn, testRt } from './helpers/runtime';
 import { parseSse } from './helpers/sse';
 import { newTenant, type TestTenant } from './helpers/tenant';
 import { pcall, provision } from './helpers/platform';
@@ -53,8 +51,7 @@ const CARD = '4111 1111 1111 1111';
 
 beforeAll(async () => {
   await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
-  const engine = openaiProvider({ baseUrl: `http://127.0.0.1:${(provider.address() as AddressInfo).port}/v1`, apiKey: 'sk-test' });
-  rt = { ...testRt, models: { ...testRt.models, resolve: async (name) => (name.startsWith('openai/') ? { name, model: name.slice(7), engine } : testRt.models.resolve(name)) } };
+  rt = { ...testRt, models: modelsWithStandIn(provider) };
   t = await newTenant();
 });
 afterAll(() => new Promise<void>((resolve) => provider.close(() => resolve())));

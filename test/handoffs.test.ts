@@ -1,15 +1,10 @@
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalApp } from '../local/local-app';
-import { openaiProvider } from '../shared/models/openai-provider';
 import type { Runtime } from '../shared/runtime';
 import { call } from './helpers/http';
 import { newTenant, type TestTenant } from './helpers/tenant';
-import { randomBytes } from 'node:crypto';
-import { localRuntime } from '../local/local-runtime';
-import { createDb } from '../shared/store/db';
-import { testPlatformSecrets, testRt } from './helpers/runtime';
+import { localRuntimeWith, modelsWithStandIn } from './helpers/runtime';
 
 /**
  * Handoffs: an agent hands the conversation to another, which answers the same turn and holds the
@@ -42,7 +37,7 @@ const provider = createServer((req, res) => {
 let rt: Runtime;
 let t: TestTenant;
 // A runtime of its own: its queue's workers (background runs) call the stand-in too.
-let local: ReturnType<typeof localRuntime>;
+let local: ReturnType<typeof localRuntimeWith>;
 const api = (method: string, path: string, body?: unknown) => call(createLocalApp(rt), method, path, { key: t.apiKey, body });
 const agentNamed = async (name: string, extra: Record<string, unknown> = {}) => {
   const created = await api('POST', '/v1/agents', { name, model: 'openai/gpt-4o', instructions: `You are ${name}.`, ...extra });
@@ -52,14 +47,7 @@ const agentNamed = async (name: string, extra: Record<string, unknown> = {}) => 
 
 beforeAll(async () => {
   await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
-  const engine = openaiProvider({ baseUrl: `http://127.0.0.1:${(provider.address() as AddressInfo).port}/v1`, apiKey: 'sk-test' });
-  local = localRuntime({
-    db: createDb(),
-    secretsKey: randomBytes(32),
-    platformSecrets: testPlatformSecrets,
-    queueNamespace: randomBytes(6).toString('hex'),
-    models: { ...testRt.models, resolve: async (name) => (name.startsWith('openai/') ? { name, model: name.slice(7), engine } : testRt.models.resolve(name)) },
-  });
+  local = localRuntimeWith(modelsWithStandIn(provider));
   await local.start();
   rt = local.rt;
   t = await newTenant();

@@ -1,15 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { localRuntime } from '../local/local-runtime';
 import { createLocalApp } from '../local/local-app';
 import { consumeMemoryMessage } from '../shared/agents';
-import { openaiProvider } from '../shared/models/openai-provider';
 import type { MemoryMessage, StepsQueueMessage } from '../shared/queue/messages';
-import { createDb } from '../shared/store/db';
 import { call } from './helpers/http';
-import { testPlatformSecrets, testRt } from './helpers/runtime';
+import { localRuntimeWith, modelsWithStandIn } from './helpers/runtime';
 import { newTenant, type TestTenant } from './helpers/tenant';
 
 /**
@@ -37,7 +32,7 @@ const provider = createServer((req, res) => {
   };
 });
 
-let local: ReturnType<typeof localRuntime>;
+let local: ReturnType<typeof localRuntimeWith>;
 let t: TestTenant;
 const api = (method: string, path: string, body?: unknown) => call(createLocalApp(local.rt), method, path, { key: t.apiKey, ...(body === undefined ? {} : { body }) });
 const agentWith = async (memory?: unknown) => (await api('POST', '/v1/agents', { name: 'Shop', model: 'openai/gpt-4o', ...(memory ? { memory } : {}) })).body.data as { id: string; memory: unknown };
@@ -46,14 +41,7 @@ const facts = async (agentId: string, userId: string) =>
 
 beforeAll(async () => {
   await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
-  const engine = openaiProvider({ baseUrl: `http://127.0.0.1:${(provider.address() as AddressInfo).port}/v1`, apiKey: 'sk-test' });
-  local = localRuntime({
-    db: createDb(),
-    secretsKey: randomBytes(32),
-    platformSecrets: testPlatformSecrets,
-    queueNamespace: randomBytes(6).toString('hex'),
-    models: { ...testRt.models, resolve: async (name) => (name.startsWith('openai/') ? { name, model: name.slice(7), engine } : testRt.models.resolve(name)) },
-  });
+  local = localRuntimeWith(modelsWithStandIn(provider));
   await local.start();
   t = await newTenant();
 });

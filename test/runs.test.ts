@@ -1,14 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { localRuntime } from '../local/local-runtime';
 import { createLocalApp } from '../local/local-app';
-import { openaiProvider } from '../shared/models/openai-provider';
-import { createDb } from '../shared/store/db';
 import { call } from './helpers/http';
-import { testPlatformSecrets, testRt } from './helpers/runtime';
+import { localRuntimeWith, modelsWithStandIn } from './helpers/runtime';
 import { parseSse } from './helpers/sse';
 import { newTenant, type TestTenant } from './helpers/tenant';
 
@@ -47,7 +43,7 @@ const provider = createServer((req, res) => {
   });
 });
 
-let local: ReturnType<typeof localRuntime>;
+let local: ReturnType<typeof localRuntimeWith>;
 let t: TestTenant;
 let agentId = '';
 const app = () => createLocalApp(local.rt);
@@ -65,14 +61,7 @@ const recordTool = (extra: Record<string, unknown> = {}) => ({
 beforeAll(async () => {
   await new Promise<void>((resolve) => tools.listen(0, '127.0.0.1', resolve));
   await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
-  const engine = openaiProvider({ baseUrl: `http://127.0.0.1:${(provider.address() as AddressInfo).port}/v1`, apiKey: 'sk-test' });
-  local = localRuntime({
-    db: createDb(),
-    secretsKey: randomBytes(32),
-    platformSecrets: testPlatformSecrets,
-    queueNamespace: randomBytes(6).toString('hex'),
-    models: { ...testRt.models, resolve: async (name) => (name.startsWith('openai/') ? { name, model: name.slice(7), engine } : testRt.models.resolve(name)) },
-  });
+  local = localRuntimeWith(modelsWithStandIn(provider));
   await local.start();
   t = await newTenant('unlimited');
   agentId = (await api('POST', '/v1/agents', { name: 'Worker', model: 'openai/gpt-4o', tools: [recordTool()] })).body.data.id as string;

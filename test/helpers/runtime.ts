@@ -1,5 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { localRuntime } from '../../local/local-runtime';
+import { openaiProvider } from '../../shared/models/openai-provider';
+import type { ModelResolver } from '../../shared/models/types';
 import { config } from '../../shared/config';
 import type { PlatformSecrets } from '../../shared/platform/platform-secrets';
 import type { Runtime } from '../../shared/runtime';
@@ -32,4 +36,18 @@ export const testRt = testLocal.rt;
 export function runtimeLater(rt: Runtime, ms: number): Runtime {
   const clock = { now: () => rt.clock.now() + ms };
   return { ...rt, clock, store: createStore(rt.store.db, clock) };
+}
+
+/**
+ * The test runtime's models, with `openai/<model>` answered by the OpenAI-compatible stand-in the
+ * test listens with at `server` (a paid model faked at the wire, recorded response shapes).
+ */
+export function modelsWithStandIn(server: Server): ModelResolver {
+  const engine = openaiProvider({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, apiKey: 'sk-test' });
+  return { ...testRt.models, resolve: async (name) => (name.startsWith('openai/') ? { name, model: name.slice(7), engine } : testRt.models.resolve(name)) };
+}
+
+/** A runtime of the test's own, built as testLocal is (the run's DynamoDB Local, fresh secrets, queues of its own): for workers that must call `models` too. Start it. */
+export function localRuntimeWith(models: ModelResolver) {
+  return localRuntime({ db: createDb(), secretsKey: randomBytes(32), platformSecrets: testPlatformSecrets, queueNamespace: randomBytes(6).toString('hex'), models });
 }
