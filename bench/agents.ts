@@ -14,7 +14,7 @@
 import './allow-local-tools';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mean, percentile, startBenchServices, writeResults } from './common';
+import { benchApp, mean, percentile, standInModels, startBenchServices, writeResults } from './common';
 
 const REPS = Number(process.env.BENCH_AGENTS_REPS ?? 30);
 
@@ -45,15 +45,7 @@ async function main() {
   await new Promise<void>((resolve) => tool.listen(0, '127.0.0.1', resolve));
 
   const { serve } = await import('@hono/node-server');
-  const { openaiProvider } = await import('../shared/models/openai-provider');
-  const { modelResolver } = await import('../shared/models/resolve-model');
-  const { localRuntime } = await import('../local/local-runtime');
   const { createDb } = await import('../shared/store/db');
-  const { createLocalApp } = await import('../local/local-app');
-  const { scopeOf } = await import('../shared/tenancy');
-  const { randomBytes } = await import('node:crypto');
-  const engine = openaiProvider({ baseUrl: `http://127.0.0.1:${(provider.address() as AddressInfo).port}/v1`, apiKey: 'sk-bench' });
-
   const counted = { requests: 0 };
   const db = createDb();
   const send = db.client.send.bind(db.client);
@@ -66,25 +58,10 @@ async function main() {
       },
     },
   } as typeof db;
-  const local = modelResolver();
-  const runtime = localRuntime({
-    db: countingDb,
-    secretsKey: randomBytes(32),
-    platformSecrets: { adminToken: randomBytes(24).toString('base64url'), tokenKey: randomBytes(48).toString('base64url') },
-    queueNamespace: randomBytes(6).toString('hex'),
-    models: { ...local, resolve: async (name) => (name.startsWith('openai/') ? { name, model: name.slice(7), engine } : local.resolve(name)) },
-  });
-  await runtime.start();
-  const { rt } = runtime;
-  const scope = scopeOf('ten_agentsbench');
-  await rt.store.apiKeys.putTenant(scope, { name: 'bench', plan: 'unlimited' });
-  const { apiKey } = await rt.store.apiKeys.createApiKey(scope, { plan: 'unlimited' });
-  const app = createLocalApp(rt);
+  const { app, call, apiKey, local } = await benchApp('ten_agentsbench', { db: countingDb, models: await standInModels(provider) });
   const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const call = async (method: string, path: string, body?: unknown) =>
-    (await (await app.request(`http://localhost${path}`, { method, headers: { 'x-api-key': apiKey, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })).json()) as { data: Record<string, unknown> & { id: string } };
   const agent = async (body: Record<string, unknown>) => (await call('POST', '/v1/agents', { model: 'openai/gpt-4o', ...body })).data.id;
 
   const callee = await agent({ name: 'Callee', a2a: { enabled: true } });
@@ -122,7 +99,7 @@ async function main() {
     notes: 'Added = the caller turn with the tool, less the same caller with an HTTP tool that answers at once, less the callee’s own turn. A2A also writes the callee’s run (a task is a background run) and goes through HTTP twice.',
   });
   server.close();
-  await runtime.stop();
+  await local.stop();
   provider.close();
   tool.close();
   await services.stop();

@@ -3,7 +3,11 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { startDynamoDbLocal } from '../local/dynamodb-local';
 import { startS3Local } from '../local/s3-local';
 import { startPostgres } from '../test/setup/postgres';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { ModelResolver } from '../shared/models/types';
 import type { Queue } from '../shared/queue/queue';
+import type { Db } from '../shared/store/db';
 
 /** What the benchmarks share: the CISI text, a seeded random source, percentiles, services. */
 const CISI = new URL('../../shared/data/cisi/', import.meta.url);
@@ -55,29 +59,46 @@ export async function startBenchServices(tableName: string) {
   };
 }
 
-/** Local mode's runtime over the benchmark's DynamoDB (after startBenchServices), with fresh secrets; its queue workers run unless `workers: false`. */
-export async function benchRuntime(options: { workers?: boolean } = { workers: true }) {
+/**
+ * Local mode's runtime over the benchmark's DynamoDB (after startBenchServices), with fresh
+ * secrets; its queue workers run unless `workers: false`. `db`: a handle of the benchmark's own (one
+ * that counts requests); `models`: in place of local mode's (a stand-in provider's).
+ */
+export async function benchRuntime(options: { workers?: boolean; db?: Db; models?: ModelResolver } = {}) {
   const { localRuntime } = await import('../local/local-runtime');
   const { createDb } = await import('../shared/store/db');
-  const { randomBytes } = await import('node:crypto');
   const local = localRuntime({
-    db: createDb(),
+    db: options.db ?? createDb(),
     secretsKey: randomBytes(32),
     platformSecrets: { adminToken: randomBytes(24).toString('base64url'), tokenKey: randomBytes(48).toString('base64url') },
     queueNamespace: randomBytes(6).toString('hex'),
+    ...(options.models ? { models: options.models } : {}),
   });
-  if (options.workers) await local.start();
+  if (options.workers !== false) await local.start();
   return local;
 }
 
 /**
- * The local app with a fresh tenant on plan `unlimited`, and a JSON caller with its key (after
- * startBenchServices, so the app's modules read the benchmark's configuration).
+ * Local mode's models, with `openai/<model>` answered by the OpenAI-compatible stand-in the
+ * benchmark listens with at `server` (and the context window given, if one is).
  */
-export async function benchApp(tenantId: string) {
+export async function standInModels(server: Server, extra: { contextWindow?: number } = {}): Promise<ModelResolver> {
+  const { openaiProvider } = await import('../shared/models/openai-provider');
+  const { modelResolver } = await import('../shared/models/resolve-model');
+  const engine = openaiProvider({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, apiKey: 'sk-bench' });
+  const local = modelResolver();
+  return { ...local, resolve: async (name) => (name.startsWith('openai/') ? { name, model: name.slice(7), engine, ...extra } : local.resolve(name)) };
+}
+
+/**
+ * The local app with a fresh tenant on plan `unlimited`, and a JSON caller with its key (after
+ * startBenchServices, so the app's modules read the benchmark's configuration). `options`: as
+ * benchRuntime's.
+ */
+export async function benchApp(tenantId: string, options: { db?: Db; models?: ModelResolver } = {}) {
   const { createLocalApp } = await import('../local/local-app');
   const { scopeOf } = await import('../shared/tenancy');
-  const local = await benchRuntime();
+  const local = await benchRuntime(options);
   const { rt } = local;
   const app = createLocalApp(rt);
   const scope = scopeOf(tenantId);

@@ -15,7 +15,7 @@
 import './allow-local-tools';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mean, percentile, runBench, startBenchServices, writeResults } from './common';
+import { benchApp, mean, percentile, runBench, standInModels, startBenchServices, writeResults } from './common';
 
 const ROUNDS = 20;
 const REPS = Number(process.env.BENCH_RUNS_REPS ?? 8);
@@ -53,14 +53,7 @@ async function main() {
   await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
   await new Promise<void>((resolve) => tool.listen(0, '127.0.0.1', resolve));
 
-  const { openaiProvider } = await import('../shared/models/openai-provider');
-  const { modelResolver } = await import('../shared/models/resolve-model');
-  const { localRuntime } = await import('../local/local-runtime');
   const { createDb } = await import('../shared/store/db');
-  const { createLocalApp } = await import('../local/local-app');
-  const { scopeOf } = await import('../shared/tenancy');
-  const { randomBytes } = await import('node:crypto');
-  const engine = openaiProvider({ baseUrl: `http://127.0.0.1:${(provider.address() as AddressInfo).port}/v1`, apiKey: 'sk-bench' });
 
   // Every DynamoDB request but the local queue's, with the write units it consumed.
   const counted = { requests: 0, writeUnits: 0 };
@@ -96,22 +89,7 @@ async function main() {
       },
     },
   } as typeof db;
-  const local = modelResolver();
-  const runtime = localRuntime({
-    db: countingDb,
-    secretsKey: randomBytes(32),
-    platformSecrets: { adminToken: randomBytes(24).toString('base64url'), tokenKey: randomBytes(48).toString('base64url') },
-    queueNamespace: randomBytes(6).toString('hex'),
-    models: { ...local, resolve: async (name) => (name.startsWith('openai/') ? { name, model: name.slice(7), engine, contextWindow: WINDOW } : local.resolve(name)) },
-  });
-  await runtime.start();
-  const { rt } = runtime;
-  const scope = scopeOf('ten_runsbench');
-  await rt.store.apiKeys.putTenant(scope, { name: 'bench', plan: 'unlimited' });
-  const { apiKey } = await rt.store.apiKeys.createApiKey(scope, { plan: 'unlimited' });
-  const app = createLocalApp(rt);
-  const call = async (method: string, path: string, body?: unknown) =>
-    (await (await app.request(`http://localhost${path}`, { method, headers: { 'x-api-key': apiKey, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })).json()) as { data: Record<string, unknown> & { id: string } };
+  const { call, rt, local: runtime } = await benchApp('ten_runsbench', { db: countingDb, models: await standInModels(provider, { contextWindow: WINDOW }) });
 
   const agentId = (
     await call('POST', '/v1/agents', {
