@@ -184,20 +184,27 @@ export class AgentTasks implements A2ARequestHandler {
     return approveRun(this.c.rt, this.c.scope, this.c.agent.id, run.id, approvals);
   }
 
+  /** The run as it changes, this state first, until it ends or asks for input, the caller goes away or `maxMs` passes. */
+  private async *states(run: Run, maxMs: number): AsyncGenerator<Run, void, undefined> {
+    const until = this.c.rt.clock.now() + maxMs;
+    for (let current = run; ; ) {
+      yield current;
+      if (isTerminal(current.status) || isInterrupted(current.status) || this.c.signal?.aborted || this.c.rt.clock.now() >= until) return;
+      await nextRunChange(this.c.rt, current.id, Math.min(1000, until - this.c.rt.clock.now()));
+      current = await this.run(current.id);
+    }
+  }
+
   /** The run once it has ended or asks for input, or as it stands when the wait is over. */
   private async settled(run: Run): Promise<Run> {
-    const until = this.c.rt.clock.now() + BLOCKING_MS;
-    for (let current = run; ; ) {
-      if (isTerminal(current.status) || isInterrupted(current.status) || this.c.signal?.aborted || this.c.rt.clock.now() >= until) return current;
-      await nextRunChange(this.c.rt, run.id, Math.min(1000, until - this.c.rt.clock.now()));
-      current = await this.run(run.id);
-    }
+    let last = run;
+    for await (const current of this.states(run, BLOCKING_MS)) last = current;
+    return last;
   }
 
   /** The task's changes, from the state a client has been sent, until it ends or asks for input: the reply as an artifact, each new state as a status update. */
   private async *follow(run: Run, sent: TaskState): AsyncGenerator<StreamResponse, void, undefined> {
-    const until = this.c.rt.clock.now() + STREAM_MS;
-    for (let current = run; ; ) {
+    for await (const current of this.states(run, STREAM_MS)) {
       const state = taskStateOf(current.status);
       // A task seen submitted and then done has worked in between: its client hears so, in order.
       if (sent === TaskState.TASK_STATE_SUBMITTED && state !== sent && state !== TaskState.TASK_STATE_WORKING && state !== TaskState.TASK_STATE_CANCELED) {
@@ -206,13 +213,9 @@ export class AgentTasks implements A2ARequestHandler {
       }
       if (state !== sent) {
         if (current.status === 'completed') yield { payload: { $case: 'artifactUpdate', value: { taskId: current.id, contextId: current.sessionId, artifact: replyArtifact(current), append: false, lastChunk: true, metadata: undefined } } };
-        const task = taskOf(current);
-        yield { payload: { $case: 'statusUpdate', value: { taskId: current.id, contextId: current.sessionId, status: task.status, metadata: undefined } } };
+        yield { payload: { $case: 'statusUpdate', value: { taskId: current.id, contextId: current.sessionId, status: taskOf(current).status, metadata: undefined } } };
         sent = state;
       }
-      if (isTerminal(current.status) || isInterrupted(current.status) || this.c.signal?.aborted || this.c.rt.clock.now() >= until) return;
-      await nextRunChange(this.c.rt, current.id, 1000);
-      current = await this.run(current.id);
     }
   }
 

@@ -1,8 +1,8 @@
 import { StreamResponse } from '@a2a-js/sdk';
-import { errorFields, log } from '../log';
 import type { Runtime } from '../runtime';
 import type { RunRecord } from '../store/runs';
 import type { TenantScope } from '../tenancy';
+import { queueDelivery } from '../workflows';
 import { taskOf } from './run-task';
 
 /**
@@ -16,11 +16,6 @@ export async function pushRunChange(rt: Runtime, scope: TenantScope, run: RunRec
   const createdAt = new Date(rt.clock.now()).toISOString();
   for (const target of run.push) {
     const key = `push.${target.id}.${run.seq}`;
-    try {
-      const created = await rt.store.webhookDeliveries.createDelivery(scope, run.id, { id: `${run.id}.${key}`, key, event: `task.${run.status}`, url: target.url, status: 'pending', attempt: 0, attempts: [], createdAt, body, ...(target.sealed ? { sealed: target.sealed } : {}), style: 'a2a' });
-      if (created) await rt.queues.webhooks.send([{ type: 'deliver', tenantId: scope.tenantId, workflowId: '-', executionId: run.id, delivery: key }]);
-    } catch (error) {
-      log.error('push notification not queued', { tenantId: scope.tenantId, runId: run.id, ...errorFields(error) });
-    }
+    await queueDelivery(rt, scope, { id: run.id, workflowId: '-' }, { id: `${run.id}.${key}`, key, event: `task.${run.status}`, url: target.url, status: 'pending', attempt: 0, attempts: [], createdAt, body, ...(target.sealed ? { sealed: target.sealed } : {}), style: 'a2a' });
   }
 }

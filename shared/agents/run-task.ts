@@ -1,5 +1,5 @@
 import { Role, TaskState, type Artifact, type Message, type Part, type Task } from '@a2a-js/sdk';
-import type { RunRecord as Run } from '../store/runs';
+import { ENDED_RUN_STATUSES, type RunRecord as Run } from '../store/runs';
 
 /**
  * A run as an A2A task: the task's id is the run's, its context the run's session, its state the
@@ -21,7 +21,7 @@ export const taskStateOf = (status: Run['status']): TaskState => STATES[status];
 export const statusesOf = (state: TaskState): Array<Run['status']> => (Object.entries(STATES) as Array<[Run['status'], TaskState]>).filter(([, s]) => s === state).map(([status]) => status);
 
 /** States after which a task changes no more, and the one it waits in for its client. */
-export const isTerminal = (status: Run['status']) => status === 'completed' || status === 'failed' || status === 'cancelled' || status === 'expired';
+export const isTerminal = (status: Run['status']) => ENDED_RUN_STATUSES.has(status);
 export const isInterrupted = (status: Run['status']) => status === 'requires_action';
 
 export const textPart = (text: string): Part => ({ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: 'text/plain' });

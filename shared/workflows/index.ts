@@ -15,6 +15,6 @@ export { webhookInput, webhookShown } from './webhook-schema';
 export { workflow, workflowInput, workflowInputExample } from './workflow-schema';
 export { documentStepFields } from './steps/step-fields-document';
 export { workflowReleases } from './workflow-releases';
-export { notifyWith, sealDeliverySecret, sealWebhook, showWebhook } from './webhooks';
+export { notifyWith, queueDelivery, sealDeliverySecret, sealWebhook, showWebhook } from './webhooks';
 export { storedWebhook } from './webhook-schema';
 export { compileDefinition, createWorkflow, getWorkflow, listWorkflows, presentWorkflow, removeWorkflow, replaceWorkflow, storedWorkflow, workflows } from './workflows';

@@ -74,12 +74,20 @@ function summaryOf(execution: ExecutionRecord) {
 export async function notifyWebhook(rt: Runtime, scope: TenantScope, execution: ExecutionRecord, event: WebhookEvent, key: string = event): Promise<void> {
   const webhook = execution.webhook;
   if (!webhook?.events.includes(event)) return;
+  await queueDelivery(rt, scope, { id: execution.id, workflowId: execution.workflowId }, { id: `${execution.id}.${key}`, key, event, url: webhook.url, status: 'pending', attempt: 0, attempts: [], createdAt: new Date(rt.clock.now()).toISOString() });
+}
+
+/**
+ * Records a delivery once (`delivery.key` tells it apart from the owner's others) and queues its
+ * first attempt. The owner's own state is settled by then: a delivery that could not be queued is
+ * logged, never its owner's failure. `owner`: an execution, or a background run (workflow `-`).
+ */
+export async function queueDelivery(rt: Runtime, scope: TenantScope, owner: { id: string; workflowId: string }, delivery: DeliveryRecord): Promise<void> {
   try {
-    const created = await rt.store.webhookDeliveries.createDelivery(scope, execution.id, { id: `${execution.id}.${key}`, key, event, url: webhook.url, status: 'pending', attempt: 0, attempts: [], createdAt: new Date(rt.clock.now()).toISOString() });
-    if (created) await rt.queues.webhooks.send([{ type: 'deliver', tenantId: scope.tenantId, workflowId: execution.workflowId, executionId: execution.id, delivery: key }]);
+    const created = await rt.store.webhookDeliveries.createDelivery(scope, owner.id, delivery);
+    if (created) await rt.queues.webhooks.send([{ type: 'deliver', tenantId: scope.tenantId, workflowId: owner.workflowId, executionId: owner.id, delivery: delivery.key }]);
   } catch (error) {
-    // The execution's own state is settled; a webhook it could not queue is logged, not a failed step.
-    log.error('webhook delivery not queued', { tenantId: scope.tenantId, executionId: execution.id, event, ...errorFields(error) });
+    log.error('webhook delivery not queued', { tenantId: scope.tenantId, ownerId: owner.id, event: delivery.event, ...errorFields(error) });
   }
 }
 
@@ -88,15 +96,10 @@ export async function notifyWebhook(rt: Runtime, scope: TenantScope, execution: 
  * sealed secret given; `ownerId` (the run's id) keeps its deliveries apart, once per key.
  */
 export async function notifyWith(rt: Runtime, scope: TenantScope, ownerId: string, webhook: { url: string; sealed: object }, event: string, payload: Record<string, unknown>): Promise<void> {
-  try {
-    const id = `${ownerId}.${event}`;
-    const createdAt = new Date(rt.clock.now()).toISOString();
-    const body = JSON.stringify({ id, event, createdAt, ...payload });
-    const created = await rt.store.webhookDeliveries.createDelivery(scope, ownerId, { id, key: event, event, url: webhook.url, status: 'pending', attempt: 0, attempts: [], createdAt, body, sealed: webhook.sealed });
-    if (created) await rt.queues.webhooks.send([{ type: 'deliver', tenantId: scope.tenantId, workflowId: '-', executionId: ownerId, delivery: event }]);
-  } catch (error) {
-    log.error('webhook delivery not queued', { tenantId: scope.tenantId, ownerId, event, ...errorFields(error) });
-  }
+  const id = `${ownerId}.${event}`;
+  const createdAt = new Date(rt.clock.now()).toISOString();
+  const body = JSON.stringify({ id, event, createdAt, ...payload });
+  await queueDelivery(rt, scope, { id: ownerId, workflowId: '-' }, { id, key: event, event, url: webhook.url, status: 'pending', attempt: 0, attempts: [], createdAt, body, sealed: webhook.sealed });
 }
 
 const backoffSeconds = (attempt: number) => Math.min(900, config.webhookRetryBaseSeconds * 2 ** (attempt - 1));
