@@ -4,7 +4,7 @@
  */
 const KERNEL = '^shared/(config|errors|ids|tenancy|log|json-objects|json-guard|plans|validation|each-limited|templates|jsonata-expression|clock|bounded-cache|work-frame|source-stack)[.]ts$';
 /** Folders of `shared/` with a front door (`index.ts`): the three products and what they share. */
-const ROOMS = 'agents|knowledge|workflows|tools|usage|evals|guardrails';
+const ROOMS = 'agents|knowledge|workflows|tools|usage|evals|guardrails|identity';
 /** Tests and benchmarks may reach inside a room: they exercise its parts one by one. */
 const TESTS = '^(test|bench)/|[.]test[.]ts$';
 

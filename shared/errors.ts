@@ -7,6 +7,8 @@
 export type ErrorCode =
   | 'INVALID_REQUEST'
   | 'UNAUTHORIZED'
+  // An end user's token (X-End-User-Token) failed verification: `details.reason` says why.
+  | 'END_USER_TOKEN_INVALID'
   | 'FORBIDDEN'
   | 'NOT_FOUND'
   | 'CONFLICT'
@@ -27,6 +29,7 @@ export type DocumentErrorCode = 'UNREADABLE_DOCUMENT' | 'ENCRYPTED_DOCUMENT' | '
 const statusOf: Record<ErrorCode, number> = {
   INVALID_REQUEST: 400,
   UNAUTHORIZED: 401,
+  END_USER_TOKEN_INVALID: 401,
   FORBIDDEN: 403,
   NOT_FOUND: 404,
   CONFLICT: 409,
@@ -96,6 +99,16 @@ export function isRetryable(error: unknown): boolean {
 export class ValidationError extends AppError {
   constructor(field: string, reason: string, extra?: ErrorDetails) {
     super('INVALID_REQUEST', `${field} ${reason}`, { field, reason, ...extra });
+  }
+}
+
+/** Why an end user's token was refused; the message says it in words. */
+export type EndUserTokenReason = 'malformed' | 'signature' | 'expired' | 'not_yet_valid' | 'issuer' | 'audience' | 'user_claim' | 'groups_claim' | 'not_configured' | 'required' | 'user_mismatch';
+
+/** An end user's token that Cairn cannot accept (401): `details.reason` is machine-readable. */
+export class EndUserTokenError extends AppError {
+  constructor(readonly reason: EndUserTokenReason, message: string) {
+    super('END_USER_TOKEN_INVALID', message, { reason });
   }
 }
 

@@ -40,6 +40,10 @@ export interface RuntimeCaches {
   readonly releaseVersions: BoundedCache<unknown>;
   /** Tenants' default guardrails, read by every guarded turn: kept 30 s (a change reaches every instance within it). */
   readonly tenantGuardrails: BoundedCache<unknown>;
+  /** Tenants' end-user identity providers, read by every request that names an end user: kept 30 s. */
+  readonly endUserAuth: BoundedCache<unknown>;
+  /** Identity providers' key sets (jose's remote sets, which refresh themselves), by tenant and URL: at most 500, an hour. */
+  readonly endUserJwks: BoundedCache<unknown>;
   /** Circuit breakers of the models this instance calls, on the runtime's clock. */
   readonly modelBreakers: CircuitBreakers;
 }
@@ -52,6 +56,8 @@ export function runtimeCaches(clock: Clock): RuntimeCaches {
     releaseAliases: new BoundedCache(clock, 1000, 5_000),
     releaseVersions: new BoundedCache(clock, 100, 60_000),
     tenantGuardrails: new BoundedCache(clock, 1000, 30_000),
+    endUserAuth: new BoundedCache(clock, 1000, 30_000),
+    endUserJwks: new BoundedCache(clock, 500, 3_600_000),
     modelBreakers: new CircuitBreakers(clock),
   };
 }

@@ -8,6 +8,8 @@ export interface TemplateScope {
   outputs: Record<string, unknown>;
   category?: string;
   context?: string;
+  /** The end user the execution acts for (id null without one). */
+  user?: { id: string | null; groups: string[]; verified: boolean };
   /** Inside a `map` step's sub-steps: the item and its position. */
   item?: unknown;
   index?: number;
@@ -37,6 +39,7 @@ function valueOf(expr: string, scope: TemplateScope): unknown {
   if (expr === 'index') return scope.index;
   const parts = expr.split('.');
   if (parts[0] === 'item') return lookup(scope.item, parts.slice(1));
+  if (parts[0] === 'user' && parts.length === 2) return lookup(scope.user ?? { id: null, groups: [], verified: false }, parts.slice(1));
   if (parts[0] === 'parameters') return lookup(scope.parameters, parts.slice(1));
   if (parts[0] === 'steps' && parts[2] === 'output') return lookup(scope.outputs[parts[1]!], parts.slice(3));
   return undefined;
@@ -77,6 +80,7 @@ export function expressionData(scope: TemplateScope): Record<string, unknown> {
     parameters: scope.parameters,
     steps: Object.fromEntries(Object.entries(scope.outputs).map(([id, output]) => [id, { output }])),
     ...(scope.category !== undefined ? { category: scope.category } : {}),
+    ...(scope.user ? { user: scope.user } : {}),
     ...(scope.item !== undefined ? { item: scope.item, index: scope.index } : {}),
   };
 }

@@ -10,6 +10,7 @@ import { A2A_VERSION, agentCardOf } from '../../shared/a2a/agent-card';
 import { agents, type Agent } from '../../shared/agents';
 import { AppError, NotFoundError } from '../../shared/errors';
 import type { AppEnv } from '../../shared/http/context';
+import { requestEndUser } from '../../shared/http/end-user';
 import { isId } from '../../shared/ids';
 import type { Runtime } from '../../shared/runtime';
 
@@ -130,7 +131,9 @@ export function registerA2aRoutes(routes: OpenAPIHono<AppEnv>, rt: Runtime) {
   const tasksOf = async (c: Context<AppEnv>) => {
     const agentId = c.req.param('agentId')!;
     const agent = await publishedAgent(rt, c, agentId);
-    return new AgentTasks({ rt, scope: c.get('identity').scope, agent, keyId: c.get('identity').keyId, endpoint: endpointOf(c, agentId), signal: c.req.raw.signal });
+    // An A2A client names the end user only by their token: the tasks it starts act for that user.
+    const user = await requestEndUser(c, rt);
+    return new AgentTasks({ rt, scope: c.get('identity').scope, agent, keyId: c.get('identity').keyId, ...(user ? { user } : {}), endpoint: endpointOf(c, agentId), signal: c.req.raw.signal });
   };
 
   // JSON-RPC 2.0: every method at the endpoint itself.

@@ -3,6 +3,8 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { converse, converseSource, converseStream, type ConverseInput, deleteAgentSession, feedbackInput, forkSession, listAgentSessions, listSessionMessages, rateMessage } from '../../shared/agents';
 import type { AppEnv } from '../../shared/http/context';
+import { endUserTokenHeaders, requestEndUser } from '../../shared/http/end-user';
+import { groupsInput, turnUser } from '../../shared/identity';
 import { ok, okList } from '../../shared/http/envelope';
 import { commonErrors, envelope, jsonContent, listEnvelope, paginationMeta } from '../../shared/http/openapi-schemas';
 import { paginationQuery } from '../../shared/http/pagination';
@@ -35,7 +37,8 @@ const converseInput = z
     context: z
       .looseObject({
         sessionId: z.string().regex(SESSION_ID, { error: 'must be 1–128 letters, digits, _ or -' }).optional(),
-        userId: z.string().min(1).max(200).optional().openapi({ description: 'Who is talking: the agent’s memory of this user spans sessions' }),
+        userId: z.string().min(1).max(200).optional().openapi({ description: 'Who is talking: the agent’s memory of this user spans sessions. Taken on the caller’s word (unverified) unless X-End-User-Token names the user' }),
+        groups: groupsInput.openapi({ description: 'The user’s groups, on the caller’s word (with userId): which documents they may read, what tool policies see as user.groups. A token’s groups claim replaces them' }),
       })
       .optional()
       .openapi({ description: 'sessionId continues a conversation (a new one is made when absent); other fields are free-form' }),
@@ -209,7 +212,7 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime
       summary: 'Converse with an agent',
       description: 'Grounded in the agent’s ready knowledge sources when it has document-search; sources not ready are skipped and listed in meta.skippedKnowledgeSources.',
       security,
-      request: { params: agentParams, body: { content: { 'application/json': { schema: converseInput } }, required: true } },
+      request: { params: agentParams, headers: endUserTokenHeaders, body: { content: { 'application/json': { schema: converseInput } }, required: true } },
       responses: {
         200: {
           description: 'The reply (JSON), or server-sent events start, sources (the passages the model is given, numbered as the deltas cite them), tool_call, tool_result, delta, done (the reply as stored, with the sources it cites renumbered), error',
@@ -228,7 +231,7 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime
       const input = {
         message: body.message ?? '',
         sessionId: body.context?.sessionId,
-        userId: body.context?.userId,
+        ...turnUser(await requestEndUser(c, rt, { userId: body.context?.userId, groups: body.context?.groups })),
         toolApprovals: body.toolApprovals,
         responseFormat: body.responseFormat,
         ...(body.toolChoice && body.toolChoice !== 'auto' ? { toolChoice: body.toolChoice } : {}),

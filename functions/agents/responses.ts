@@ -4,6 +4,8 @@ import { agentAddress, cancelRun, continuedExchange, converse, converseStream, t
 import { NotFoundError, ValidationError } from '../../shared/errors';
 import type { Context } from 'hono';
 import type { AppEnv } from '../../shared/http/context';
+import { endUserTokenHeaders, requestEndUser } from '../../shared/http/end-user';
+import { turnUser } from '../../shared/identity';
 import type { TenantScope } from '../../shared/tenancy';
 import { openAiErrorBody } from '../../shared/http/error-handler';
 import { sseResponse } from '../../shared/http/sse';
@@ -304,7 +306,7 @@ export function registerResponses(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       tags: ['OpenAI-compatible'],
       summary: 'OpenAI Responses API with a Cairn agent (text and function tools)',
       security: openAiSecurity,
-      request: { body: { content: { 'application/json': { schema: responsesInput } }, required: true } },
+      request: { headers: endUserTokenHeaders, body: { content: { 'application/json': { schema: responsesInput } }, required: true } },
       responses: {
         200: { description: 'An OpenAI response object, or its stream of response.* events', content: { 'application/json': { schema: responseObject }, 'text/event-stream': { schema: z.string() } } },
         ...openAiErrors,
@@ -354,6 +356,7 @@ export function registerResponses(app: OpenAPIHono<AppEnv>, rt: Runtime) {
         exchange: continues ? { questionId: continuedQuestion!, replyId, continues: true } : { questionId, replyId },
         ...(format?.type === 'json_object' ? { responseFormat: { type: 'json_object' as const } } : {}),
         ...(format?.type === 'json_schema' ? { responseFormat: { type: 'json_schema' as const, name: format.name, schema: format.schema } } : {}),
+        ...turnUser(await requestEndUser(c, rt)),
       };
       const createdAt = Math.floor(now / 1000);
       if (body.background) {

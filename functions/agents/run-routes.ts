@@ -1,6 +1,8 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { approveRun, cancelRun, createRun, rerunRun, followRun, getRun, lastUserMessage, listRuns, presentRun, RUN_STATUSES, runSettings, runSteps } from '../../shared/agents';
 import type { AppEnv } from '../../shared/http/context';
+import { endUserTokenHeaders, requestEndUser } from '../../shared/http/end-user';
+import { groupsInput, turnUser } from '../../shared/identity';
 import { ok, okList } from '../../shared/http/envelope';
 import { commonErrors, envelope, errorResponse, jsonContent, listEnvelope, locationHeader } from '../../shared/http/openapi-schemas';
 import { paginationQuery } from '../../shared/http/pagination';
@@ -25,7 +27,8 @@ const runInput = z
     context: z
       .looseObject({
         sessionId: z.string().regex(SESSION_ID, { error: 'must be 1–128 letters, digits, _ or -' }).optional(),
-        userId: z.string().min(1).max(200).optional(),
+        userId: z.string().min(1).max(200).optional().openapi({ description: 'Who the run is for, on the caller’s word unless X-End-User-Token names the user' }),
+        groups: groupsInput.openapi({ description: 'The user’s groups, on the caller’s word (with userId); a token’s groups claim replaces them' }),
       })
       .optional(),
     responseFormat: responseFormatInput.optional(),
@@ -106,7 +109,7 @@ export function registerRunRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       description:
         'Converse’s body, run in the background: each model call and each round of tool calls is a step on the steps queue, its outcome recorded before the next, so the run outlives any request or process. Answers 202 at once; follow it with GET, its events, or its webhook.',
       security,
-      request: { params: agentParams, body: { content: { 'application/json': { schema: runInput } }, required: true } },
+      request: { params: agentParams, headers: endUserTokenHeaders, body: { content: { 'application/json': { schema: runInput } }, required: true } },
       responses: { 202: { ...jsonContent(envelope(run), 'Queued'), headers: { Location: locationHeader } }, ...commonErrors },
     }),
     async (c) => {
@@ -119,7 +122,7 @@ export function registerRunRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
           message: said.message,
           ...(said.history ? { history: said.history } : {}),
           sessionId: body.context?.sessionId,
-          userId: body.context?.userId,
+          ...turnUser(await requestEndUser(c, rt, { userId: body.context?.userId, groups: body.context?.groups })),
           responseFormat: body.responseFormat,
           ...(body.toolChoice && body.toolChoice !== 'auto' ? { toolChoice: body.toolChoice } : {}),
           target: { alias: body.alias, version: body.version },

@@ -3,6 +3,7 @@ import { requestCompaction, compactionAccepted, connectInput, filePath, filesUpl
 import { connectKnowledgeSource, removeKnowledgeSource } from '../../shared/agents';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '../../shared/http/context';
+import { endUserTokenHeaders, requestEndUser } from '../../shared/http/end-user';
 import { ValidationError } from '../../shared/errors';
 import { registerCrud } from '../../shared/http/crud-routes';
 import { ok } from '../../shared/http/envelope';
@@ -197,7 +198,7 @@ export function registerSourceRoutes(app: OpenAPIHono<AppEnv>, rt: RuntimeWith<'
       tags: ['Knowledge sources'],
       summary: 'Search the source (BM25F with pseudo-relevance feedback; hybrid with vectors and a reranker where the source has them)',
       security,
-      request: { params, body: { content: { 'application/json': { schema: searchInput } }, required: true } },
+      request: { params, headers: endUserTokenHeaders, body: { content: { 'application/json': { schema: searchInput } }, required: true } },
       responses: {
         200: jsonContent(envelope(searchResponse), 'Best chunks first'),
         409: jsonContent(commonErrors[400].content['application/json'].schema, 'The source is not ready (details.status)'),
@@ -206,7 +207,9 @@ export function registerSourceRoutes(app: OpenAPIHono<AppEnv>, rt: RuntimeWith<'
     }),
     async (c) => {
       const { scope, keyId } = c.get('identity');
-      const { results, took, mode } = await searchKnowledgeSource(rt, scope, c.req.valid('param').knowledgeSourceId, c.req.valid('json'), { keyId });
+      const { context, ...request } = c.req.valid('json');
+      const user = await requestEndUser(c, rt, context);
+      const { results, took, mode } = await searchKnowledgeSource(rt, scope, c.req.valid('param').knowledgeSourceId, request, { keyId, user });
       return ok(c, { results, took, mode });
     },
   );

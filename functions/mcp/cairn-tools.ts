@@ -9,6 +9,7 @@ import { AppError } from '../../shared/errors';
 import { errorFields, log } from '../../shared/log';
 import type { Runtime } from '../../shared/runtime';
 import type { TenantScope } from '../../shared/tenancy';
+import { turnUser, type EndUser } from '../../shared/identity';
 
 /**
  * Cairn as an MCP server: a tenant's agents, knowledge search and workflows as MCP tools, so any MCP
@@ -49,7 +50,7 @@ function whereIn(location: { page?: number; pageEnd?: number; slide?: number; sh
   return location.sheet !== undefined ? ` sheet ${location.sheet}` : '';
 }
 
-export function cairnMcpServer(rt: Runtime, identity: { scope: TenantScope; keyId: string }, requestId: string): McpServer {
+export function cairnMcpServer(rt: Runtime, identity: { scope: TenantScope; keyId: string }, requestId: string, user?: EndUser): McpServer {
   const { scope, keyId } = identity;
   const server = new McpServer(
     { name: 'cairn', version: '1.0.0' },
@@ -89,7 +90,7 @@ export function cairnMcpServer(rt: Runtime, identity: { scope: TenantScope; keyI
     guarded('ask_agent', async ({ agentId: address, message, sessionId }) => {
       const { agentAddress, converse } = await work();
       const { agentId, target } = agentAddress(address, 'agentId');
-      const { data } = await converse(rt, scope, agentId, { message, sessionId, keyId, target });
+      const { data } = await converse(rt, scope, agentId, { message, sessionId, keyId, target, ...turnUser(user) });
       if (data.status === 'requires_action') {
         return text(`The agent wants to call ${data.pendingToolCalls.map((c) => c.tool).join(', ')}, which needs a person’s approval: approve it through Cairn’s API (POST /v1/agents/${agentId}/converse with toolApprovals, session ${data.sessionId}).`);
       }
@@ -112,7 +113,7 @@ export function cairnMcpServer(rt: Runtime, identity: { scope: TenantScope; keyI
     guarded('run_agent', async ({ agentId: address, message, sessionId, maxToolSteps }) => {
       const { agentAddress, createRun } = await work();
       const { agentId, target } = agentAddress(address, 'agentId');
-      const run = await createRun(rt, scope, agentId, { converse: { message, sessionId, keyId, target }, maxToolSteps: maxToolSteps ?? 20, maxDurationSeconds: 900 });
+      const run = await createRun(rt, scope, agentId, { converse: { message, sessionId, keyId, target, ...turnUser(user) }, maxToolSteps: maxToolSteps ?? 20, maxDurationSeconds: 900 });
       return text(`Run ${run.id} of agent ${run.agentId} is ${run.status}: ask get_run for its status and reply (session ${run.sessionId}).`);
     }),
   );
@@ -147,7 +148,7 @@ export function cairnMcpServer(rt: Runtime, identity: { scope: TenantScope; keyI
       annotations: readOnly,
     },
     guarded('search_knowledge', async ({ knowledgeSourceId, query, topK }) => {
-      const { results } = await (await work()).searchKnowledgeSource(rt, scope, knowledgeSourceId, { query, topK: topK ?? 5 }, { keyId });
+      const { results } = await (await work()).searchKnowledgeSource(rt, scope, knowledgeSourceId, { query, topK: topK ?? 5 }, { keyId, user });
       if (results.length === 0) return text('No passage matched.');
       return text(results.map((r, i) => `[${i + 1}] ${r.title} (${r.path ?? r.rowKey ?? r.documentId}${whereIn(r.location)}, score ${r.score.toFixed(3)}):\n${r.text}`).join('\n\n'));
     }),

@@ -1,6 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { AppEnv } from '../../shared/http/context';
+import { endUserTokenHeaders, requestEndUser } from '../../shared/http/end-user';
 import { commonErrors, jsonContent } from '../../shared/http/openapi-schemas';
 import type { RuntimeWith } from '../../shared/runtime';
 import { cairnMcpServer } from './cairn-tools';
@@ -22,6 +23,7 @@ export function registerMcpRoutes(app: OpenAPIHono<AppEnv>, rt: RuntimeWith<'mod
         'Tools: list_agents, ask_agent, run_agent, get_run, list_knowledge_sources, search_knowledge, list_workflows, run_workflow, get_execution. Send `Accept: application/json, text/event-stream`.',
       security: [{ ApiKeyAuth: [] }, { BearerAuth: [] }],
       request: {
+        headers: endUserTokenHeaders,
         body: {
           content: {
             'application/json': {
@@ -41,7 +43,8 @@ export function registerMcpRoutes(app: OpenAPIHono<AppEnv>, rt: RuntimeWith<'mod
     }),
     async (c) => {
       const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-      const server = cairnMcpServer(rt, c.get('identity'), c.get('requestId'));
+      // The end user the tools act for (ask_agent, run_agent, search_knowledge): only a verified token names one here.
+      const server = cairnMcpServer(rt, c.get('identity'), c.get('requestId'), await requestEndUser(c, rt));
       await server.connect(transport);
       try {
         // The body guard and the route have parsed (and checked) the JSON already.
@@ -56,4 +59,5 @@ export function registerMcpRoutes(app: OpenAPIHono<AppEnv>, rt: RuntimeWith<'mod
   app.on(['GET', 'DELETE'], '/mcp', (c) => {
     c.header('Allow', 'POST');
     return c.json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this endpoint keeps no session; send requests with POST' }, id: null }, 405);
-  });}
+  });
+}

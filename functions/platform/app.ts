@@ -42,6 +42,7 @@ export function createPlatformApp(rt: RuntimeWith<'scheduler' | 'gateway' | 'pla
   lazyRoutes(app, rt, ['/platform/knowledge', '/platform/workflow'], async () => (await import('./resource-routes')).registerResourceRoutes);
   lazyRoutes(app, rt, ['/platform/usage'], async () => (await import('./usage-routes')).registerUsageRoutes);
   lazyRoutes(app, rt, ['/platform/guardrails'], async () => (await import('./guardrails-routes')).registerGuardrailsRoutes);
+  lazyRoutes(app, rt, ['/platform/end-user-auth'], async () => (await import('./end-user-auth-routes')).registerEndUserAuthRoutes);
   lazyRoutes(app, rt, ['/platform/models'], async () => (await import('./models-routes')).registerModelsRoutes);
 
   // Two bearer schemes a generated client can tell apart: a tenant's access token and the admin token.

@@ -4,6 +4,8 @@ import { config } from '../../shared/config';
 import { cancelExecution, rerunExecution, executeAndWait, getExecution, listExecutions, presentExecution, completeHumanStep, listWaitingExecutions, listDeliveries, webhookInput, webhookShown, followExecution } from '../../shared/workflows';
 import { sseResponse } from '../../shared/http/sse';
 import type { AppEnv } from '../../shared/http/context';
+import { endUserTokenHeaders, requestEndUser } from '../../shared/http/end-user';
+import { groupsInput } from '../../shared/identity';
 import { ok, okList } from '../../shared/http/envelope';
 import { commonErrors, envelope, jsonContent, listEnvelope } from '../../shared/http/openapi-schemas';
 import { paginationQuery } from '../../shared/http/pagination';
@@ -23,6 +25,10 @@ const executeInput = z
     parameters: z.record(z.string(), z.unknown()).default({}).openapi({ description: 'Available to templates as {{parameters.<name>}}' }),
     mode: z.enum(['sync', 'async']).default('sync').openapi({ description: 'sync waits up to 25 s for the result (an execution that waits for a person answers 202 at once)' }),
     webhook: webhookInput.optional().openapi({ description: 'This execution’s completion webhook, instead of the workflow’s (its secret is required)' }),
+    context: z
+      .strictObject({ userId: z.string().min(1).max(200).optional(), groups: groupsInput })
+      .optional()
+      .openapi({ description: 'The end user the execution acts for, on the caller’s word (X-End-User-Token names a verified one): templates read {{user.id}}, {{user.groups}}, {{user.verified}}; tool policies see user; agent steps run for them' }),
     ...releaseFields('Run the version this alias routes to (chosen by weight per execution)'),
   })
   .superRefine(oneRelease)
@@ -91,6 +97,7 @@ const execution = z
     usage: z.object({ inputTokens: z.number(), outputTokens: z.number() }),
     webhook: webhookShown.optional().openapi({ description: 'Where its completion webhook goes (the execute request’s, else the workflow’s); the secret is never shown' }),
     rerunOf: z.object({ executionId: z.string(), fromStep: z.string() }).optional().openapi({ description: 'The execution this one re-runs, and the step it re-ran from' }),
+    user: z.object({ id: z.string(), groups: z.array(z.string()), verified: z.boolean() }).optional().openapi({ description: 'The end user it acts for (verified: from X-End-User-Token)' }),
     startedAt: z.string(),
     finishedAt: z.string().optional(),
   })
@@ -106,7 +113,7 @@ export function registerExecutionRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       summary: 'Execute a workflow',
       description: 'Steps run through the workflow-steps queue. sync (default) answers 200 with the finished execution, or 202 if it takes longer than 25 s; async answers 202 at once. Poll the Location.',
       security,
-      request: { params: workflowParams, body: { content: { 'application/json': { schema: executeInput } } } },
+      request: { params: workflowParams, headers: endUserTokenHeaders, body: { content: { 'application/json': { schema: executeInput } } } },
       responses: {
         200: jsonContent(envelope(execution), 'Finished'),
         202: jsonContent(envelope(execution), 'Running; see Location'),
@@ -117,8 +124,9 @@ export function registerExecutionRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       const scope = c.get('identity').scope;
       const { workflowId } = c.req.valid('param');
       const body = c.req.valid('json');
-      const { alias, version, ...request } = body;
-      const { execution: record, finished } = await executeAndWait(rt, scope, workflowId, { ...request, target: { alias, version }, keyId: c.get('identity').keyId }, body.mode === 'sync' ? config.workflowSyncWaitMs : 0);
+      const { alias, version, context, ...request } = body;
+      const user = await requestEndUser(c, rt, context);
+      const { execution: record, finished } = await executeAndWait(rt, scope, workflowId, { ...request, target: { alias, version }, keyId: c.get('identity').keyId, ...(user ? { user } : {}) }, body.mode === 'sync' ? config.workflowSyncWaitMs : 0);
       if (finished) return ok(c, presentExecution(record));
       c.header('Location', `/v1/workflows/${workflowId}/executions/${record.id}`);
       return ok(c, presentExecution(record), 202);

@@ -10,6 +10,7 @@ import { urlRefusal } from '../net/outbound';
 import type { Runtime } from '../runtime';
 import { sealDeliverySecret } from '../workflows';
 import type { TenantScope } from '../tenancy';
+import { turnUser, type EndUser } from '../identity';
 import { agentCardOf } from './agent-card';
 
 /** How long a blocking send waits for its task to end or ask for input before answering with it as it stands. */
@@ -23,6 +24,8 @@ export interface AgentTasksContext {
   scope: TenantScope;
   agent: Agent;
   keyId: string;
+  /** The end user the caller's token names (X-End-User-Token): the tasks started act for them. */
+  user?: EndUser;
   /** The agent's A2A endpoint, as clients reach it. */
   endpoint: string;
   /** The caller went away. */
@@ -155,7 +158,7 @@ export class AgentTasks implements A2ARequestHandler {
     const pushConfig = params.configuration?.taskPushNotificationConfig;
     const push = pushConfig?.url ? [await this.pushTarget(pushConfig)] : undefined;
     return createRun(rt, scope, agent.id, {
-      converse: { message: text, ...(message.contextId ? { sessionId: message.contextId } : {}), keyId: this.c.keyId, ...(agent.a2a?.alias ? { target: { alias: agent.a2a.alias } } : {}) },
+      converse: { message: text, ...(message.contextId ? { sessionId: message.contextId } : {}), keyId: this.c.keyId, ...turnUser(this.c.user), ...(agent.a2a?.alias ? { target: { alias: agent.a2a.alias } } : {}) },
       maxToolSteps: 20,
       maxDurationSeconds: 900,
       a2a: { messageId: message.messageId || randomUUID() },

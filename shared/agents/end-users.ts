@@ -12,7 +12,7 @@ import type { TenantScope } from '../tenancy';
  * exported whole, or erased whole. Both are logged for audit with counts only; usage and traces keep
  * no personal content to erase.
  */
-export const END_USER_ID = /^[^/\s]{1,200}$/;
+export { END_USER_ID } from '../identity';
 
 export async function exportEndUser(rt: Runtime, scope: TenantScope, userId: string) {
   const sessions = await rt.store.sessions.sessionsOfUser(scope, userId);

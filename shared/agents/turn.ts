@@ -9,6 +9,7 @@ import type { TenantScope } from '../tenancy';
 import type { Agent } from './agent-schema';
 import { callableTools, runTool, toolContext, type CallableTool } from './agent-tools';
 import { decideCall, type CallDecision, type ToolReply, type ToolResume, type ToolWait } from '../tools';
+import { turnUser, userView, type EndUser } from '../identity';
 import { budgetAfter, modelTally, recordUsage, resolveForTenant, tallied, talliesSince, type TokenBudget } from '../usage';
 import { AppError, ConflictError, NotFoundError, ToolFailure, ValidationError } from '../errors';
 import { meteringSearches } from '../search/search-meter';
@@ -50,6 +51,9 @@ export interface ConverseInput {
   message: string;
   sessionId?: string;
   userId?: string;
+  /** The end user's groups (documents they may read, what tool policies see), and whether their identity was verified from a token. */
+  userGroups?: string[];
+  userVerified?: boolean;
   history?: ChatMessage[];
   instructions?: string;
   /** Sampling settings of this turn, over the agent's own (the OpenAI-compatible surface sends them). */
@@ -151,6 +155,8 @@ const turnStateShape = z.object({
   sources: z.array(converseSource),
   receivedAt: z.number(),
   userId: z.string().optional(),
+  userGroups: z.array(z.string()).optional(),
+  userVerified: z.boolean().optional(),
   progress: progressShape,
   /** The definition the turn runs (turns paused before versions existed ran the draft). */
   agentVersion: agentVersionRef.default(DRAFT),
@@ -201,8 +207,8 @@ export function checkpointFrom(raw: unknown, runId: string): TurnCheckpoint {
 
 /** What continues a turn after its last step: what a pause keeps, values tokenized under guardrails. */
 export function checkpointOf(turn: Turn): TurnCheckpoint {
-  const { keyId, request, sources, receivedAt, userId, progress, agentVersion, guard, answeredBy, holder, handoffs, waitingRound } = turn;
-  const state: TurnCheckpoint = { ...(keyId ? { keyId } : {}), request, sources, receivedAt, ...(userId ? { userId } : {}), progress, agentVersion, ...(answeredBy ? { answeredBy } : {}), ...(holder ? { holder } : {}), handoffs, ...(waitingRound ? { waitingRound: guard ? { ...waitingRound, done: guard.storedJson(waitingRound.done) } : waitingRound } : {}) };
+  const { keyId, request, sources, receivedAt, progress, agentVersion, guard, answeredBy, holder, handoffs, waitingRound } = turn;
+  const state: TurnCheckpoint = { ...(keyId ? { keyId } : {}), request, sources, receivedAt, ...endUserFields(turn), progress, agentVersion, ...(answeredBy ? { answeredBy } : {}), ...(holder ? { holder } : {}), handoffs, ...(waitingRound ? { waitingRound: guard ? { ...waitingRound, done: guard.storedJson(waitingRound.done) } : waitingRound } : {}) };
   return guard ? { ...state, request: { ...request, messages: guard.storedJson(request.messages), ...(request.summary ? { summary: guard.storedJson(request.summary) } : {}), ...(request.memory ? { memory: guard.storedJson(request.memory) } : {}), ...(request.toolRounds ? { toolRounds: guard.storedJson(request.toolRounds) } : {}) }, progress: { ...progress, toolCalls: guard.storedJson(progress.toolCalls) } } : state;
 }
 
@@ -291,23 +297,29 @@ const turnModel = (resolved: ResolvedModel, progress: Progress, guard: Guard | u
   return labelledModel(guard ? guardedModel(counted, guard) : counted, labels);
 };
 
+/** The end user a turn acts for, as its input and its kept state carry it (nothing without one). */
+type EndUserFields = Pick<ConverseInput, 'userId' | 'userGroups' | 'userVerified'>;
+/** The end user of a turn as the identity room names one. */
+const endUserOfTurn = (from: EndUserFields): EndUser | undefined => (from.userId ? { id: from.userId, groups: from.userGroups ?? [], verified: from.userVerified === true } : undefined);
+const endUserFields = (from: EndUserFields) => turnUser(endUserOfTurn(from));
+
 const toolOf = (tools: CallableTool[], name: string) => tools.find((t) => t.name === name);
 
 /** What the tool's policy says of a call, judged on its arguments, the end user, the tenant and the agent's version. */
-async function decisionOf(scope: TenantScope, turn: Pick<Turn, 'agent' | 'agentVersion' | 'tools' | 'userId'>, call: ToolCall): Promise<CallDecision> {
+async function decisionOf(scope: TenantScope, turn: Pick<Turn, 'agent' | 'agentVersion' | 'tools'> & EndUserFields, call: ToolCall): Promise<CallDecision> {
   const tool = toolOf(turn.tools, call.name);
   if (!tool) return { action: 'allow' };
   return decideCall(tool.policy, tool.requireApproval, {
     arguments: call.arguments ?? {},
-    // Always there, null without an end user: `user.id != 'U'` then holds, as it should.
-    user: { id: turn.userId ?? null },
+    // Always there, id null without an end user: `user.id != 'U'` then holds, as it should.
+    user: userView(endUserOfTurn(turn)),
     tenant: { id: scope.tenantId },
     agent: { id: turn.agent.id, version: turn.agentVersion },
     tool: call.name,
   });
 }
 /** Each call's judgement, by call id. */
-export async function decisionsOf(scope: TenantScope, turn: Pick<Turn, 'agent' | 'agentVersion' | 'tools' | 'userId'>, calls: ToolCall[]): Promise<Map<string, CallDecision>> {
+export async function decisionsOf(scope: TenantScope, turn: Pick<Turn, 'agent' | 'agentVersion' | 'tools'> & EndUserFields, calls: ToolCall[]): Promise<Map<string, CallDecision>> {
   return new Map(await Promise.all(calls.map(async (c) => [c.id, await decisionOf(scope, turn, c)] as const)));
 }
 const pending = (calls: ToolCall[], waits: Record<string, { asks: string }> = {}) => calls.map((c) => ({ id: c.id, tool: c.name, arguments: c.arguments, ...(waits[c.id] ? { asks: waits[c.id]!.asks } : {}) }));
@@ -391,7 +403,7 @@ async function newTurn(rt: Runtime, scope: TenantScope, agentId: string, input: 
     transfers: new Map(transfers.map((t) => [t.name, t.to])),
     ...(input.caller && input.sessionId === undefined ? { parent: { agentId: input.caller.agentId, sessionId: input.caller.sessionId } } : {}),
     receivedAt: rt.clock.now(),
-    userId: input.userId,
+    ...endUserFields(input),
     keyId: input.keyId,
     budget: resolved.budget,
     progress,
@@ -439,7 +451,7 @@ async function resumedTurn(rt: Runtime, scope: TenantScope, agentId: string, inp
   const [tools, guard] = await Promise.all([callableTools(toolContext(rt, scope, agent)), guardOf(rt, scope, agent, { owner: agentId, sessionId: input.sessionId }, true)]);
   // Calls kept with tokens are judged on, and act on, the values again (the model's round keeps its own tokens).
   const restored = (calls: ToolCall[]) => (guard ? calls.map((c) => ({ ...c, ...(c.arguments ? { arguments: guard.restoreArgs(c.arguments) } : {}) })) : calls);
-  const asking = { agent, agentVersion: waiting.agentVersion, tools, userId: waiting.userId };
+  const asking = { agent, agentVersion: waiting.agentVersion, tools, ...endUserFields(waiting) };
   const decided = await decisionsOf(scope, asking, restored(waiting.pendingCalls));
   const undecided = waiting.pendingCalls.filter((c) => !approvals.has(c.id) && (decided.get(c.id)?.action === 'require_approval' || waiting.waitingRound?.waits[c.id] !== undefined));
   if (undecided.length > 0) throw new ValidationError('toolApprovals', `must decide on every pending call: ${undecided.map((c) => c.id).join(', ')} missing`);
@@ -567,6 +579,7 @@ export async function runToolRound(
           toolContext(rt, scope, turn.agent, {
             signal,
             keyId: turn.keyId,
+            user: endUserOfTurn(turn),
             pausable,
             askAgent: (address, request, resuming) => askedAgent(rt, scope, turn, address, request, signal, { pausable, ...(resuming ? { resume: resuming } : {}) }),
             ...(resume ? { resume } : {}),
@@ -631,7 +644,7 @@ async function askedAgent(rt: Runtime, scope: TenantScope, turn: Turn, address: 
   if (!resume && turn.chain.length > MAX_AGENT_DEPTH) throw new ToolFailure(`Asking ${agentId} would make a chain of ${turn.chain.length} agents below ${turn.chain[0]}; at most ${MAX_AGENT_DEPTH} are allowed`, { retryable: false });
   const caller = { chain: turn.chain, agentId: turn.agent.id, sessionId: turn.sessionId };
   const passedOn = request.context ? `The agent ${turn.agent.name} asks you this; what it passes on from its conversation:\n${request.context}` : undefined;
-  const who = { ...(turn.keyId ? { keyId: turn.keyId } : {}), ...(turn.userId ? { userId: turn.userId } : {}) };
+  const who = { ...(turn.keyId ? { keyId: turn.keyId } : {}), ...endUserFields(turn) };
   // Going on after a person's decision: the asked agent's paused turn resumes with it, for each call it waited on.
   const { data } = resume
     ? await converse(rt, scope, agentId, { message: '', sessionId: String(resume.state.sessionId), caller, toolApprovals: (resume.state.pending as string[]).map((id) => ({ id, ...resume.approval })), ...who }, { signal })
@@ -890,7 +903,7 @@ async function afterStep(rt: Runtime, scope: TenantScope, turn: Turn, input: Con
 export async function handOff(rt: Runtime, scope: TenantScope, turn: Turn, to: string, base: ConverseInput | undefined, signal?: AbortSignal, emit: (event: TurnEvent) => void = () => undefined): Promise<Turn> {
   await billTurn(rt, scope, turn);
   const messages = turn.request.messages;
-  const input: ConverseInput = base ?? { message: messages[messages.length - 1]!.content, ...(turn.persist ? {} : { history: messages.slice(0, -1) }), ...(turn.userId ? { userId: turn.userId } : {}), ...(turn.keyId ? { keyId: turn.keyId } : {}) };
+  const input: ConverseInput = base ?? { message: messages[messages.length - 1]!.content, ...(turn.persist ? {} : { history: messages.slice(0, -1) }), ...endUserFields(turn), ...(turn.keyId ? { keyId: turn.keyId } : {}) };
   const { toolApprovals: _approvals, ...asked } = input;
   const next = await openTurn(rt, scope, turn.owner, { ...asked, sessionId: turn.sessionId, handoff: { to, made: [...turn.handoffs, { from: turn.holder ?? turn.agent.id, to }] }, ...(turn.exchange ? { exchange: turn.exchange } : {}) }, signal, emit);
   // The same exchange: a new session's index entry still to be put, its question asked when it was.

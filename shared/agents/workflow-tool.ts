@@ -18,8 +18,8 @@ export const workflowTool: ToolKind<WorkflowDefinition, WorkflowDefinition> = {
       parameters: { type: 'object', properties: { input: { type: 'string', description: 'The workflow’s input' }, parameters: { type: 'object' } }, required: ['input'] },
       requireApproval: tool.requireApproval,
       ...(tool.policy ? { policy: tool.policy } : {}),
-      async call(args, { rt, scope, timeoutMs, keyId }) {
-        const { execution, finished } = await executeAndWait(rt, scope, tool.workflowId, { input: templateText(args.input), parameters: (args.parameters as Record<string, unknown> | undefined) ?? {}, keyId }, timeoutMs);
+      async call(args, { rt, scope, timeoutMs, keyId, user }) {
+        const { execution, finished } = await executeAndWait(rt, scope, tool.workflowId, { input: templateText(args.input), parameters: (args.parameters as Record<string, unknown> | undefined) ?? {}, keyId, ...(user ? { user } : {}) }, timeoutMs);
         if (!finished) return `The workflow is still running (execution ${execution.id}); its result is not available yet.`;
         if (execution.status !== 'succeeded') throw new ToolFailure(`the workflow ${execution.status}: ${execution.error?.message ?? ''}`);
         return templateText(execution.output);

@@ -406,6 +406,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/platform/end-user-auth": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The end users’ identity provider (never its secret) */
+        get: operations["getEndUserAuth"];
+        /**
+         * Sets the end users’ identity provider
+         * @description Callers then send an end user’s token as `X-End-User-Token` (converse, runs, responses, chat completions, search, MCP, A2A): Cairn verifies its signature, `iss`, `aud`, `exp` and `nbf` with these keys and acts for the user it names, with their groups. Other instances see a change within 30 s.
+         */
+        put: operations["setEndUserAuth"];
+        post?: never;
+        /**
+         * Removes the end users’ identity provider
+         * @description Tokens are refused from then on (401, reason not_configured); `context.userId` is taken on the caller’s word again.
+         */
+        delete: operations["removeEndUserAuth"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/platform/models": {
         parameters: {
             query?: never;
@@ -689,7 +714,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -743,7 +768,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -801,7 +826,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -847,7 +872,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -884,7 +909,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -927,7 +952,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -968,7 +993,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -1009,7 +1034,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -1376,7 +1401,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -1440,7 +1465,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -1503,7 +1528,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -1559,7 +1584,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -1596,7 +1621,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -1639,7 +1664,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -1680,7 +1705,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -1721,7 +1746,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -2212,7 +2237,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -2278,7 +2303,7 @@ export interface components {
              */
             policy?: {
                 /**
-                 * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                 * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                  * @example arguments.amount > 1000
                  */
                 when: string;
@@ -2383,7 +2408,7 @@ export interface components {
                      */
                     policy?: {
                         /**
-                         * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                         * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                          * @example arguments.amount > 1000
                          */
                         when: string;
@@ -2447,7 +2472,7 @@ export interface components {
                      */
                     policy?: {
                         /**
-                         * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                         * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                          * @example arguments.amount > 1000
                          */
                         when: string;
@@ -2510,7 +2535,7 @@ export interface components {
                      */
                     policy?: {
                         /**
-                         * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                         * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                          * @example arguments.amount > 1000
                          */
                         when: string;
@@ -2569,7 +2594,7 @@ export interface components {
                      */
                     policy?: {
                         /**
-                         * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                         * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                          * @example arguments.amount > 1000
                          */
                         when: string;
@@ -2681,7 +2706,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -2745,7 +2770,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -2808,7 +2833,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -2867,7 +2892,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -3481,7 +3506,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -3547,7 +3572,7 @@ export interface components {
              */
             policy?: {
                 /**
-                 * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                 * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                  * @example arguments.amount > 1000
                  */
                 when: string;
@@ -3641,7 +3666,7 @@ export interface components {
                      */
                     policy?: {
                         /**
-                         * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                         * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                          * @example arguments.amount > 1000
                          */
                         when: string;
@@ -3705,7 +3730,7 @@ export interface components {
                      */
                     policy?: {
                         /**
-                         * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                         * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                          * @example arguments.amount > 1000
                          */
                         when: string;
@@ -3768,7 +3793,7 @@ export interface components {
                      */
                     policy?: {
                         /**
-                         * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                         * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                          * @example arguments.amount > 1000
                          */
                         when: string;
@@ -3827,7 +3852,7 @@ export interface components {
                      */
                     policy?: {
                         /**
-                         * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                         * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                          * @example arguments.amount > 1000
                          */
                         when: string;
@@ -3939,7 +3964,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -4003,7 +4028,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -4066,7 +4091,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -4125,7 +4150,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -4460,6 +4485,60 @@ export interface components {
         };
         TenantGuardrails: {
             guardrails: components["schemas"]["Guardrails"] & (Record<string, never> | null);
+        };
+        TenantEndUserAuth: {
+            endUserAuth: components["schemas"]["EndUserAuth"];
+        };
+        /** @description The identity provider (null: none; `context.userId` is taken on the caller’s word) */
+        EndUserAuth: {
+            issuer: string;
+            audience: string | string[];
+            /**
+             * @description Where the signing keys come from
+             * @enum {string}
+             */
+            keys: "jwksUri" | "jwks" | "hs256Secret";
+            jwksUri?: string;
+            jwks?: {
+                keys: {
+                    [key: string]: unknown;
+                }[];
+            };
+            userIdClaim: string;
+            groupsClaim: string;
+            required: boolean;
+            clockSkewSeconds: number;
+            updatedAt: string;
+        } | null;
+        EndUserAuthInput: {
+            /** @description The tokens’ `iss`, exactly */
+            issuer: string;
+            /** @description The `aud` a token must carry (one of these) */
+            audience: string | string[];
+            /**
+             * Format: uri
+             * @description Where the provider publishes its signing keys (fetched through the outbound guard, kept 10 minutes, fetched again for a key id it does not hold)
+             */
+            jwksUri?: string;
+            /** @description The signing keys themselves */
+            jwks?: {
+                keys: {
+                    [key: string]: unknown;
+                }[];
+            };
+            /** @description A shared HS256 secret (at least 32 characters): sealed, never returned. Left out on a later PUT, the stored one is kept */
+            hs256Secret?: string;
+            /** @default sub */
+            userIdClaim?: string;
+            /** @default groups */
+            groupsClaim?: string;
+            /**
+             * @description true: a `context.userId` without a token is refused (401)
+             * @default false
+             */
+            required?: boolean;
+            /** @default 60 */
+            clockSkewSeconds?: number;
         };
         ModelProviders: {
             /** @description Where bare model names go (DEFAULT_MODEL_PROVIDER) */
@@ -8836,6 +8915,342 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["TenantGuardrails"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Invalid request: details.field names the field */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, tampered, expired or revoked access token */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description X-Tenant-Id or X-PG-Schema does not match the token */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request headers over 16 KB (local mode’s server; in AWS, API Gateway’s own header limit applies) */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The data store is briefly unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getEndUserAuth: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description When sent, must be the access token’s tenant (else 403) */
+                "X-Tenant-Id"?: components["parameters"]["TenantIdHeader"];
+                /** @description When sent, must be the access token’s schema (else 403) */
+                "X-PG-Schema"?: components["parameters"]["PgSchemaHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The settings */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["TenantEndUserAuth"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Invalid request: details.field names the field */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, tampered, expired or revoked access token */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description X-Tenant-Id or X-PG-Schema does not match the token */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request headers over 16 KB (local mode’s server; in AWS, API Gateway’s own header limit applies) */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The data store is briefly unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setEndUserAuth: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description When sent, must be the access token’s tenant (else 403) */
+                "X-Tenant-Id"?: components["parameters"]["TenantIdHeader"];
+                /** @description When sent, must be the access token’s schema (else 403) */
+                "X-PG-Schema"?: components["parameters"]["PgSchemaHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EndUserAuthInput"];
+            };
+        };
+        responses: {
+            /** @description The settings now */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["TenantEndUserAuth"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Invalid request: details.field names the field */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid, tampered, expired or revoked access token */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description X-Tenant-Id or X-PG-Schema does not match the token */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request headers over 16 KB (local mode’s server; in AWS, API Gateway’s own header limit applies) */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The data store is briefly unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    removeEndUserAuth: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description When sent, must be the access token’s tenant (else 403) */
+                "X-Tenant-Id"?: components["parameters"]["TenantIdHeader"];
+                /** @description When sent, must be the access token’s schema (else 403) */
+                "X-PG-Schema"?: components["parameters"]["PgSchemaHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Whether there was one */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            removed: boolean;
+                        };
                         meta: components["schemas"]["Meta"];
                     };
                 };

@@ -1471,7 +1471,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -1525,7 +1525,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -1583,7 +1583,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -1629,7 +1629,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -1666,7 +1666,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -1709,7 +1709,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -1750,7 +1750,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -1791,7 +1791,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -2080,7 +2080,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -2144,7 +2144,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -2207,7 +2207,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -2263,7 +2263,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -2300,7 +2300,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -2343,7 +2343,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -2384,7 +2384,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -2425,7 +2425,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -2609,8 +2609,10 @@ export interface components {
             /** @description sessionId continues a conversation (a new one is made when absent); other fields are free-form */
             context?: {
                 sessionId?: string;
-                /** @description Who is talking: the agent’s memory of this user spans sessions */
+                /** @description Who is talking: the agent’s memory of this user spans sessions. Taken on the caller’s word (unverified) unless X-End-User-Token names the user */
                 userId?: string;
+                /** @description The user’s groups, on the caller’s word (with userId): which documents they may read, what tool policies see as user.groups. A token’s groups claim replaces them */
+                groups?: string[];
             } & {
                 [key: string]: unknown;
             };
@@ -2957,7 +2959,10 @@ export interface components {
             }[];
             context?: {
                 sessionId?: string;
+                /** @description Who the run is for, on the caller’s word unless X-End-User-Token names the user */
                 userId?: string;
+                /** @description The user’s groups, on the caller’s word (with userId); a token’s groups claim replaces them */
+                groups?: string[];
             } & {
                 [key: string]: unknown;
             };
@@ -4280,6 +4285,13 @@ export interface components {
                     [key: string]: string | number | boolean;
                 };
             };
+            /** @description The end user searching: only documents they may read are ranked. Without one (and without a token) only documents open to everyone */
+            context?: {
+                /** @description Whom the search is for, on the caller’s word (X-End-User-Token names a verified user instead) */
+                userId?: string;
+                /** @description Their groups, on the caller’s word (with userId) */
+                groups?: string[];
+            };
         };
         CompactionAccepted: {
             /** @description The knowledge source */
@@ -4626,7 +4638,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -4692,7 +4704,7 @@ export interface components {
              */
             policy?: {
                 /**
-                 * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                 * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                  * @example arguments.amount > 1000
                  */
                 when: string;
@@ -4797,7 +4809,7 @@ export interface components {
                      */
                     policy?: {
                         /**
-                         * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                         * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                          * @example arguments.amount > 1000
                          */
                         when: string;
@@ -4861,7 +4873,7 @@ export interface components {
                      */
                     policy?: {
                         /**
-                         * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                         * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                          * @example arguments.amount > 1000
                          */
                         when: string;
@@ -4924,7 +4936,7 @@ export interface components {
                      */
                     policy?: {
                         /**
-                         * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                         * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                          * @example arguments.amount > 1000
                          */
                         when: string;
@@ -4983,7 +4995,7 @@ export interface components {
                      */
                     policy?: {
                         /**
-                         * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                         * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                          * @example arguments.amount > 1000
                          */
                         when: string;
@@ -5095,7 +5107,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -5159,7 +5171,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -5222,7 +5234,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -5281,7 +5293,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -5882,7 +5894,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -5948,7 +5960,7 @@ export interface components {
              */
             policy?: {
                 /**
-                 * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                 * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                  * @example arguments.amount > 1000
                  */
                 when: string;
@@ -6042,7 +6054,7 @@ export interface components {
                      */
                     policy?: {
                         /**
-                         * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                         * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                          * @example arguments.amount > 1000
                          */
                         when: string;
@@ -6106,7 +6118,7 @@ export interface components {
                      */
                     policy?: {
                         /**
-                         * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                         * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                          * @example arguments.amount > 1000
                          */
                         when: string;
@@ -6169,7 +6181,7 @@ export interface components {
                      */
                     policy?: {
                         /**
-                         * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                         * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                          * @example arguments.amount > 1000
                          */
                         when: string;
@@ -6228,7 +6240,7 @@ export interface components {
                      */
                     policy?: {
                         /**
-                         * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                         * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                          * @example arguments.amount > 1000
                          */
                         when: string;
@@ -6340,7 +6352,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -6404,7 +6416,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -6467,7 +6479,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -6526,7 +6538,7 @@ export interface components {
                  */
                 policy?: {
                     /**
-                     * @description JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}
+                     * @description JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}
                      * @example arguments.amount > 1000
                      */
                     when: string;
@@ -6848,6 +6860,12 @@ export interface components {
                 executionId: string;
                 fromStep: string;
             };
+            /** @description The end user it acts for (verified: from X-End-User-Token) */
+            user?: {
+                id: string;
+                groups: string[];
+                verified: boolean;
+            };
             startedAt: string;
             finishedAt?: string;
         };
@@ -6880,6 +6898,11 @@ export interface components {
              */
             mode?: "sync" | "async";
             webhook?: components["schemas"]["WebhookInput"] & unknown;
+            /** @description The end user the execution acts for, on the caller’s word (X-End-User-Token names a verified one): templates read {{user.id}}, {{user.groups}}, {{user.verified}}; tool policies see user; agent steps run for them */
+            context?: {
+                userId?: string;
+                groups?: string[];
+            };
             /**
              * @description Run the version this alias routes to (chosen by weight per execution)
              * @example live
@@ -7834,7 +7857,10 @@ export interface operations {
     converseWithAgent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The end user’s token (a JWT from the identity provider set by PUT /platform/end-user-auth): Cairn verifies it and acts for the user it names, with their groups. Invalid: 401 END_USER_TOKEN_INVALID, details.reason saying why */
+                "x-end-user-token"?: string;
+            };
             path: {
                 agentId: string;
             };
@@ -10645,7 +10671,10 @@ export interface operations {
     createRun: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The end user’s token (a JWT from the identity provider set by PUT /platform/end-user-auth): Cairn verifies it and acts for the user it names, with their groups. Invalid: 401 END_USER_TOKEN_INVALID, details.reason saying why */
+                "x-end-user-token"?: string;
+            };
             path: {
                 agentId: string;
             };
@@ -11574,7 +11603,10 @@ export interface operations {
     createChatCompletion: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The end user’s token (a JWT from the identity provider set by PUT /platform/end-user-auth): Cairn verifies it and acts for the user it names, with their groups. Invalid: 401 END_USER_TOKEN_INVALID, details.reason saying why */
+                "x-end-user-token"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -12008,7 +12040,10 @@ export interface operations {
     createResponse: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The end user’s token (a JWT from the identity provider set by PUT /platform/end-user-auth): Cairn verifies it and acts for the user it names, with their groups. Invalid: 401 END_USER_TOKEN_INVALID, details.reason saying why */
+                "x-end-user-token"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -16456,7 +16491,10 @@ export interface operations {
     searchKnowledgeSource: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The end user’s token (a JWT from the identity provider set by PUT /platform/end-user-auth): Cairn verifies it and acts for the user it names, with their groups. Invalid: 401 END_USER_TOKEN_INVALID, details.reason saying why */
+                "x-end-user-token"?: string;
+            };
             path: {
                 knowledgeSourceId: string;
             };
@@ -19299,7 +19337,10 @@ export interface operations {
     executeWorkflow: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The end user’s token (a JWT from the identity provider set by PUT /platform/end-user-auth): Cairn verifies it and acts for the user it names, with their groups. Invalid: 401 END_USER_TOKEN_INVALID, details.reason saying why */
+                "x-end-user-token"?: string;
+            };
             path: {
                 workflowId: string;
             };
@@ -21452,7 +21493,10 @@ export interface operations {
     mcp: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The end user’s token (a JWT from the identity provider set by PUT /platform/end-user-auth): Cairn verifies it and acts for the user it names, with their groups. Invalid: 401 END_USER_TOKEN_INVALID, details.reason saying why */
+                "x-end-user-token"?: string;
+            };
             path?: never;
             cookie?: never;
         };

@@ -1,6 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { httpUrl, integerBetween, readOnlyFields, recordFields, uniqueItems } from '../schema-helpers';
 import { bucketRefusal, SOURCE_STATUSES, SOURCE_TYPES, type SOURCE_READ_ONLY_EXTRA } from './source-limits';
+import { groupsInput } from '../identity';
 
 
 const IDENT = '[A-Za-z_][A-Za-z0-9_$]{0,62}';
@@ -300,6 +301,13 @@ export const searchInput = z
         metadata: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional().openapi({ description: 'Metadata equals' }),
       })
       .optional(),
+    context: z
+      .strictObject({
+        userId: z.string().min(1).max(200).optional().openapi({ description: 'Whom the search is for, on the caller’s word (X-End-User-Token names a verified user instead)' }),
+        groups: groupsInput.openapi({ description: 'Their groups, on the caller’s word (with userId)' }),
+      })
+      .optional()
+      .openapi({ description: 'The end user searching: only documents they may read are ranked. Without one (and without a token) only documents open to everyone' }),
   })
   .openapi('SearchRequest', { example: { query: 'How long do I have to return an item?', topK: 5 } });
 

@@ -22,6 +22,7 @@ import { hostRefusal, urlRefusal } from '../net/outbound';
 import { assertSearchable, searchSource, type SearchRequest } from '../search/search';
 import { meteringSearches, type SearchWork } from '../search/search-meter';
 import { recordUsage } from '../usage';
+import type { EndUser } from '../identity';
 
 const sourceStatus = z.lazy(() => z.enum(SOURCE_STATUSES));
 export type SourceStatus = z.infer<typeof sourceStatus>;
@@ -298,7 +299,7 @@ export const isReady = (source: { status: string }) => source.status === 'ready'
  * Searches one of the tenant's sources for a caller (counted as the source's usage, against the
  * caller's key); one that is not ready is a 409 naming its status.
  */
-export async function searchKnowledgeSource(rt: Runtime, scope: TenantScope, id: string, request: SearchRequest, caller: { keyId?: string } = {}) {
+export async function searchKnowledgeSource(rt: Runtime, scope: TenantScope, id: string, request: SearchRequest, caller: { keyId?: string; user?: EndUser } = {}) {
   const source = await knowledgeSources.getRecent(rt, scope, id, isReady);
   assertSearchable(source);
   const searched: SearchWork = { searches: 0, readUnits: 0 };

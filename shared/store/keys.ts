@@ -234,6 +234,7 @@ export const keys = {
   tokenBudgetLimit: (scope: TenantScope, holder: BudgetHolder): ItemKey => ({ pk: `${scoped(scope)}#BUDGET`, sk: 'keyId' in holder ? `LIMIT#KEY#${holder.keyId}` : 'LIMIT' }),
   /** A tenant's default guardrails (an agent's own extend them). */
   tenantGuardrails: (scope: TenantScope): ItemKey => ({ pk: `${scoped(scope)}#SETTINGS`, sk: 'GUARDRAILS' }),
+  tenantEndUserAuth: (scope: TenantScope): ItemKey => ({ pk: `${scoped(scope)}#SETTINGS`, sk: 'END_USER_AUTH' }),
 
   rateWindow: (scope: TenantScope, keyId: string, area: string, hourStart: number): ItemKey => ({
     pk: `${scoped(scope)}#RATE#${keyId}#${area}`,

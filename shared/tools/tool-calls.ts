@@ -8,6 +8,7 @@ import type { TenantScope } from '../tenancy';
 import { sealAuth, showAuth } from './tool-auth';
 import type { StoredTool, ToolInput, toolOutput } from './definitions';
 import { type CallableTool, type CallingAgent, type ToolContext, type ToolKind, type ToolWait } from './tool-kind';
+import type { EndUser } from '../identity';
 
 /**
  * What is done with one tool definition, whatever its kind: made ready to store, shown, exposed,
@@ -45,6 +46,8 @@ export interface ToolCallOptions {
   policy?: OutboundPolicy;
   /** The API key of the turn. */
   keyId?: string;
+  /** The end user the turn acts for. */
+  user?: EndUser;
   /** Sent as `Idempotency-Key` (see ToolContext). */
   idempotencyKey?: string;
   askAgent?: ToolContext['askAgent'];
@@ -62,6 +65,7 @@ export function toolContext(rt: Runtime, scope: TenantScope, agent: CallingAgent
     maxResultBytes: options.maxResultBytes ?? 16_384,
     signal: options.signal,
     keyId: options.keyId,
+    ...(options.user ? { user: options.user } : {}),
     ...(options.idempotencyKey ? { idempotencyKey: options.idempotencyKey } : {}),
     ...(options.askAgent ? { askAgent: options.askAgent } : {}),
     ...(options.pausable ? { pausable: true } : {}),

@@ -2,6 +2,7 @@ import type { PolicyRule } from './tool-policy';
 import type { OutboundPolicy } from '../net/outbound';
 import type { Runtime } from '../runtime';
 import type { TenantScope } from '../tenancy';
+import type { EndUser } from '../identity';
 import type { StoredTool } from './definitions';
 
 /**
@@ -41,6 +42,8 @@ export interface ToolContext {
   signal?: AbortSignal;
   /** The API key of the turn, for usage accounting of what the tool runs (a workflow). */
   keyId?: string;
+  /** The end user the turn acts for (what a workflow it starts, or a search it makes, is for). */
+  user?: EndUser;
   /**
    * The same on every attempt of one call (a background run's call retried after a crash): sent as
    * the `Idempotency-Key` header, so the service called can do it once.

@@ -21,7 +21,7 @@ export const policyInput = z
           const problem = expressionError(text);
           if (problem) ctx.addIssue({ code: 'custom', message: problem });
         })
-        .openapi({ description: 'JSONata over {arguments, user: {id} (null without context.userId), tenant: {id}, agent: {id, version}, tool}', example: 'arguments.amount > 1000' }),
+        .openapi({ description: 'JSONata over {arguments, user: {id, groups, verified} (id null without an end user; verified: from X-End-User-Token), tenant: {id}, agent: {id, version}, tool}', example: 'arguments.amount > 1000' }),
       action: z.enum(['allow', 'require_approval', 'deny']),
       reason: z.string().trim().max(500).optional().openapi({ description: 'Told to the model (and the person approving) when the rule applies' }),
     }),
@@ -37,7 +37,7 @@ export const policyInput = z
 export type PolicyRule = z.infer<typeof policyInput>[number];
 
 /** The fields of a call's context below its roots (`arguments` is the tool's own). */
-const CONTEXT_FIELDS: Record<string, readonly string[]> = { user: ['id'], tenant: ['id'], agent: ['id', 'version'] };
+const CONTEXT_FIELDS: Record<string, readonly string[]> = { user: ['id', 'groups', 'verified'], tenant: ['id'], agent: ['id', 'version'] };
 
 /** What a rule may read: the tool's argument names where it declares them (undefined: known only at call time), and whether an agent makes the call. */
 export interface PolicyScope {
@@ -80,8 +80,8 @@ export function policyIssues(policy: PolicyRule[] | undefined, scope: PolicyScop
 /** What a call is judged on. */
 export interface CallContext {
   arguments: Record<string, unknown>;
-  /** The end user (`context.userId`); id null when the turn names none. */
-  user: { id: string | null };
+  /** The end user (verified from a token, or the caller's `context.userId` and `context.groups`); id null when the turn names none. */
+  user: { id: string | null; groups: string[]; verified: boolean };
   tenant: { id: string };
   agent?: { id: string; version: number | 'draft' };
   tool: string;

@@ -43,7 +43,10 @@ export interface CompiledPlan {
   conditions: Array<{ step: string; then: string[]; else: string[] }>;
 }
 
-const VARIABLES = 'input, user_message, parameters.<name>, steps.<id>.output.<path>, category, context, and item, index inside a map';
+const VARIABLES = 'input, user_message, parameters.<name>, user.id, user.groups, user.verified, steps.<id>.output.<path>, category, context, and item, index inside a map';
+
+/** The end user the execution acts for (null id, no groups, unverified without one). */
+const USER_VARIABLES = new Set(['user.id', 'user.groups', 'user.verified']);
 
 /** What a template may read: the steps that finished before it, and whether it runs inside a map. */
 interface Visible {
@@ -66,7 +69,7 @@ function checkTemplates(step: InnerStep, path: string, visible: Visible, errors:
         const parts = expr.split('.');
         const root = parts[0];
         const found = (from: string) => resolved.push({ field: at, variable: expr, from });
-        if (expr === 'input' || expr === 'user_message' || (root === 'parameters' && parts.length >= 2 && parts.every(Boolean))) {
+        if (expr === 'input' || expr === 'user_message' || (root === 'parameters' && parts.length >= 2 && parts.every(Boolean)) || USER_VARIABLES.has(expr)) {
           found('request');
           continue;
         }

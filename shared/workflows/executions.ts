@@ -10,6 +10,7 @@ import { workflows } from './workflow-records';
 import { workflowForRun, type WorkflowTarget } from './release-target';
 import type { Definition } from './step-run';
 import { isoNow } from '../clock';
+import type { EndUser } from '../identity';
 
 /**
  * Executions as the API and agents' workflow tools see them: started, waited for, read, listed,
@@ -26,7 +27,7 @@ export async function startExecution(
   const { workflow, workflowVersion } = await workflowForRun(rt, scope, workflowId, request.target ?? {}, id);
   // The request's webhook over the workflow's, pinned like the definition.
   const webhook = request.webhook ? await sealWebhook(rt, scope, request.webhook, undefined, 'webhook') : workflow.webhook;
-  return launch(rt, scope, { id, workflowId, workflowVersion, definition: definitionOf(workflow.steps), input: request.input, parameters: request.parameters, keyId: request.keyId, webhook });
+  return launch(rt, scope, { id, workflowId, workflowVersion, definition: definitionOf(workflow.steps), input: request.input, parameters: request.parameters, keyId: request.keyId, webhook, user: request.user });
 }
 
 /** Steps with their dependencies spelled out, as an execution keeps them. */
@@ -39,9 +40,9 @@ const definitionOf = (steps: Array<{ id: string; type: string; dependsOn?: strin
 async function launch(
   rt: Runtime,
   scope: TenantScope,
-  start: Pick<ExecutionRecord, 'id' | 'workflowId' | 'workflowVersion' | 'definition' | 'input' | 'parameters' | 'keyId' | 'webhook' | 'rerunOf'> & { reused?: Record<string, StepState> },
+  start: Pick<ExecutionRecord, 'id' | 'workflowId' | 'workflowVersion' | 'definition' | 'input' | 'parameters' | 'keyId' | 'webhook' | 'rerunOf' | 'user'> & { reused?: Record<string, StepState> },
 ): Promise<ExecutionRecord> {
-  const { reused = {}, keyId, webhook, rerunOf, ...fields } = start;
+  const { reused = {}, keyId, webhook, rerunOf, user, ...fields } = start;
   const now = isoNow(rt.clock);
   const execution: ExecutionRecord = {
     ...fields,
@@ -49,6 +50,7 @@ async function launch(
     steps: Object.fromEntries(fields.definition.map((s) => [s.id, reused[s.id] ?? ({ id: s.id, type: s.type, status: 'pending', attempt: 0 } satisfies StepState)])),
     usage: { inputTokens: 0, outputTokens: 0 },
     ...(keyId ? { keyId } : {}),
+    ...(user ? { user } : {}),
     ...(webhook ? { webhook } : {}),
     ...(rerunOf ? { rerunOf } : {}),
     createdAt: now,
@@ -104,6 +106,7 @@ export async function rerunExecution(rt: Runtime, scope: TenantScope, workflowId
     input: request.input ?? original.input,
     parameters: request.parameters ?? original.parameters,
     keyId: request.keyId ?? original.keyId,
+    user: original.user,
     webhook: original.webhook,
     rerunOf: { executionId, fromStep: request.fromStep },
     reused,
@@ -129,6 +132,8 @@ export interface ExecuteRequest {
   input: string;
   parameters: Record<string, unknown>;
   keyId?: string;
+  /** The end user it acts for. */
+  user?: EndUser;
   webhook?: WebhookInput;
   /** A version or alias of the workflow to run; without either, its draft. */
   target?: WorkflowTarget;

@@ -7,6 +7,7 @@ import type { TenantScope } from '../tenancy';
 import { stepKind } from './steps';
 import type { RunScope, StepContext, StepLike, StepOutcome, StepResult } from './steps/step-kind';
 import { DEFAULT_RETRY, type RetryPolicy } from './steps/step-schema';
+import { userView } from '../identity';
 
 /**
  * Running one step's work, shared by the steps of a workflow and the steps of a map's items: what
@@ -26,7 +27,7 @@ export function addOutput(into: RunScope, step: { id: string; type: string }, ou
 
 /** The outputs the step at `stepIndex` may read: every step before it that succeeded. */
 export function runScopeOf(execution: ExecutionRecord, stepIndex: number): RunScope {
-  const scope: RunScope = { vars: { input: execution.input, parameters: execution.parameters, outputs: {} } };
+  const scope: RunScope = { vars: { input: execution.input, parameters: execution.parameters, outputs: {}, user: userView(execution.user) } };
   for (const step of execution.definition.slice(0, stepIndex)) {
     const state = execution.steps[step.id];
     if (state?.status === 'succeeded') addOutput(scope, step, state.output);

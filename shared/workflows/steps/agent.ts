@@ -51,8 +51,12 @@ export const agent: StepKind<typeof config> = {
     if (!rt.agentTurn) throw new AppError('INTERNAL_ERROR', 'This function cannot run agent turns (no agentTurn in its runtime)');
     const sessionId = cfg.sessionId === undefined ? undefined : renderTemplate(cfg.sessionId, vars);
     if (sessionId !== undefined && !SESSION_ID.test(sessionId)) throw new AppError('UNPROCESSABLE', `sessionId rendered as "${sessionId.slice(0, 60)}", which is not 1–128 letters, digits, _ or -`, { field: 'sessionId' }, { retryable: false });
-    const userId = cfg.userId === undefined ? undefined : renderTemplate(cfg.userId, vars) || undefined;
-    const input = { message: renderTemplate(cfg.message, vars), ...(sessionId ? { sessionId } : {}), ...(userId ? { userId } : {}), ...(cfg.fallbackModels ? { fallbackModels: cfg.fallbackModels } : {}), keyId };
+    // The execution's end user unless the step names another (who then is only the caller's word).
+    const named = cfg.userId === undefined ? undefined : renderTemplate(cfg.userId, vars) || undefined;
+    const user = vars.user?.id && (named === undefined || named === vars.user.id) ? vars.user : undefined;
+    const userId = named ?? user?.id ?? undefined;
+    const who = { ...(userId ? { userId } : {}), ...(user?.groups.length ? { userGroups: user.groups } : {}), ...(user?.verified ? { userVerified: true } : {}) };
+    const input = { message: renderTemplate(cfg.message, vars), ...(sessionId ? { sessionId } : {}), ...who, ...(cfg.fallbackModels ? { fallbackModels: cfg.fallbackModels } : {}), keyId };
     if (cfg.background) {
       if (!at || !rt.agentRuns) throw new AppError('INTERNAL_ERROR', 'A background agent step runs only as an execution’s own step, where runs can be started', {}, { retryable: false });
       return { awaitRun: await rt.agentRuns.start(rt, scope, cfg.agentId, { ...input, parent: at }) };

@@ -5,6 +5,7 @@ import { integerBetween } from '../../schema-helpers';
 import { assertCallAllowed, authHeaders, authInput, policyInput, policyIssues, sealAuth, showAuth, type StoredAuth } from '../../tools';
 import { renderDeep, renderTemplate, TEMPLATE, templateText, type TemplateScope } from '../../templates';
 import type { WorkKind } from './step-kind';
+import { userView } from '../../identity';
 
 export const MAX_HTTP_RESPONSE_BYTES = 256 * 1024;
 
@@ -86,7 +87,7 @@ export const http: WorkKind<typeof config> = {
       headers['content-type'] ??= 'application/json';
     }
     const url = renderUrl(stored.url, vars);
-    await assertCallAllowed(stored.policy, false, { arguments: { method: stored.method, url, ...(body !== undefined ? { body: JSON.parse(body) as unknown } : {}) }, user: { id: null }, tenant: { id: scope.tenantId }, tool: 'http' });
+    await assertCallAllowed(stored.policy, false, { arguments: { method: stored.method, url, ...(body !== undefined ? { body: JSON.parse(body) as unknown } : {}) }, user: vars.user ?? userView(undefined), tenant: { id: scope.tenantId }, tool: 'http' });
     const response = await outboundRequest(url, { method: stored.method, headers, body, timeoutMs: timeoutMs ?? 30_000, maxBytes: stored.maxResponseBytes, signal: deadline }, rt.outbound);
     const text = response.body.toString('utf8');
     const isJson = /[/+]json\b/i.test(response.headers['content-type'] ?? '');

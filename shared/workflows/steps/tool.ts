@@ -3,6 +3,7 @@ import { AppError, UpstreamError, ValidationError } from '../../errors';
 import { a2aToolInput, assertCallAllowed, httpInput, policyIssues, mcpInput, openApiInput, type StoredTool, remoteKindOf, prepareTool, presentTool, runTool, toolContext, toolsOf } from '../../tools';
 import { renderDeep } from '../../templates';
 import type { WorkKind } from './step-kind';
+import { userView } from '../../identity';
 
 const config = z.strictObject({
   tool: z.discriminatedUnion('type', [httpInput, openApiInput, mcpInput, a2aToolInput]).openapi({ description: 'A tool definition as on agents (http, openapi, mcp or a2a); its auth is sealed when stored' }),
@@ -46,7 +47,7 @@ export const tool: WorkKind<typeof config> = {
     }
     const args = renderDeep(cfg.arguments, vars) as Record<string, unknown>;
     // The definition's policy holds for steps too: a call it denies (or would hold for a person) fails the step.
-    await assertCallAllowed(chosen.policy, chosen.requireApproval, { arguments: args, user: { id: null }, tenant: { id: scope.tenantId }, tool: chosen.name });
+    await assertCallAllowed(chosen.policy, chosen.requireApproval, { arguments: args, user: vars.user ?? userView(undefined), tenant: { id: scope.tenantId }, tool: chosen.name });
     const outcome = await runTool(chosen, args, context);
     if (!outcome.ok) {
       if (outcome.invalidArguments) throw new ValidationError('arguments', outcome.error.replace(/^invalid arguments: /, ''));
