@@ -28,7 +28,7 @@ export const endUserAuthInput = z
     const given = (['jwksUri', 'jwks', 'hs256Secret'] as const).filter((k) => body[k] !== undefined);
     if (given.length > 1) ctx.addIssue({ code: 'custom', path: [given[1]!], message: `must not be given with ${given[0]}: one source of keys` });
   })
-  .openapi('EndUserAuthInput');
+  .openapi('EndUserAuthInput', { example: { issuer: 'https://login.example.com/', audience: 'cairn', jwksUri: 'https://login.example.com/.well-known/jwks.json', groupsClaim: 'groups' } });
 export type EndUserAuthInput = z.infer<typeof endUserAuthInput>;
 
 export interface StoredEndUserAuth {

@@ -1,4 +1,5 @@
-import { createLocalJWKSet, createRemoteJWKSet, customFetch, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+import type * as JoseModule from 'jose';
+import type { JWTPayload, JWTVerifyGetKey } from 'jose';
 import { EndUserTokenError, UpstreamError, ValidationError } from '../errors';
 import { outboundFetch } from '../net/outbound';
 import type { Runtime } from '../runtime';
@@ -15,12 +16,16 @@ const JWKS_TIMEOUT_MS = 5_000;
 /** A token longer than this is refused unread. */
 const MAX_TOKEN_CHARS = 16_384;
 
+/** jose, loaded by the first request that brings a token (requests without one never load it). */
+type Jose = typeof JoseModule;
+const loadJose = (): Promise<Jose> => import('jose');
+
 /**
  * The keys of a JWKS URL, fetched through the outbound guard: jose's remote set keeps them, and
  * fetches again when a token names a key id it does not hold (the provider rotated), at most once
  * per cooldown. One set per tenant and URL per warm instance.
  */
-function remoteKeys(rt: Runtime, scope: TenantScope, uri: string): JWTVerifyGetKey {
+function remoteKeys({ createRemoteJWKSet, customFetch }: Jose, rt: Runtime, scope: TenantScope, uri: string): JWTVerifyGetKey {
   const key = `${scope.tenantId}#${uri}`;
   let keys = rt.caches.endUserJwks.get(key) as JWTVerifyGetKey | undefined;
   if (!keys) {
@@ -44,7 +49,7 @@ function claimOf(payload: JWTPayload, path: string): unknown {
 }
 
 /** Why jose refused a token, in the reasons the API names. */
-function refusal(error: unknown, settings: StoredEndUserAuth): EndUserTokenError | undefined {
+function refusal({ errors }: Jose, error: unknown, settings: StoredEndUserAuth): EndUserTokenError | undefined {
   if (error instanceof errors.JWTExpired) return new EndUserTokenError('expired', 'The end user’s token has expired');
   if (error instanceof errors.JWTClaimValidationFailed) {
     if (error.claim === 'iss') return new EndUserTokenError('issuer', `The end user’s token was not issued by ${settings.issuer}`);
@@ -71,17 +76,19 @@ export async function verifyEndUserToken(rt: Runtime, scope: TenantScope, settin
     clockTolerance: settings.clockSkewSeconds,
     currentDate: new Date(rt.clock.now()),
   };
+  const jose = await loadJose();
+  const { jwtVerify, createLocalJWKSet, errors } = jose;
   let payload: JWTPayload;
   try {
     if (settings.sealedSecret) {
       const secret = new TextEncoder().encode(await openHs256Secret(rt, scope, settings.sealedSecret));
       ({ payload } = await jwtVerify(token, secret, { ...options, algorithms: ['HS256'] }));
     } else {
-      const keys = settings.jwksUri ? remoteKeys(rt, scope, settings.jwksUri) : createLocalJWKSet(settings.jwks as Parameters<typeof createLocalJWKSet>[0]);
+      const keys = settings.jwksUri ? remoteKeys(jose, rt, scope, settings.jwksUri) : createLocalJWKSet(settings.jwks as Parameters<typeof createLocalJWKSet>[0]);
       ({ payload } = await jwtVerify(token, keys, { ...options, algorithms: ASYMMETRIC }));
     }
   } catch (error) {
-    const refused = refusal(error, settings);
+    const refused = refusal(jose, error, settings);
     if (refused) throw refused;
     if (error instanceof errors.JOSEError || error instanceof UpstreamError) {
       // The JWKS could not be fetched or read: the provider's fault, not the caller's.
