@@ -1,5 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { requestCompaction, compactionAccepted, connectInput, filePath, filesUpload, uploadInput, uploadTicket, type FilesUpload, searchInput, searchResponse, knowledgeSource, knowledgeSourceInput, addFiles, filesOf, createKnowledgeSource, knowledgeSources, presentSource, publicSource, removeFile, replaceKnowledgeSource, searchKnowledgeSource, type FileBytes, completeUpload, createUpload } from '../../shared/knowledge';
+import { requestCompaction, compactionAccepted, connectInput, filePath, filesUpload, uploadInput, uploadTicket, type FilesUpload, searchInput, searchResponse, knowledgeSource, knowledgeSourceInput, addFiles, filesOf, createKnowledgeSource, knowledgeSources, presentSource, publicSource, removeFile, replaceKnowledgeSource, searchKnowledgeSource, type FileBytes, completeUpload, createUpload, documentAccessInput, documentAccessShown, setDocumentAccess } from '../../shared/knowledge';
 import { connectKnowledgeSource, removeKnowledgeSource } from '../../shared/agents';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '../../shared/http/context';
@@ -136,6 +136,28 @@ export function registerSourceRoutes(app: OpenAPIHono<AppEnv>, rt: RuntimeWith<'
       const { knowledgeSourceId, uploadId } = c.req.valid('param');
       const { source } = await completeUpload(rt, scope, knowledgeSourceId, uploadId);
       return ok(c, await presentSource(rt, scope, source, { files: true }));
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'put',
+      path: `${base}/{knowledgeSourceId}/documents/{documentId}/access`,
+      operationId: 'setDocumentAccess',
+      tags: ['Knowledge sources'],
+      summary: 'Set who may read one document',
+      description:
+        'The users and groups that may read the document (search results, grounding, citations, knowledge tools, MCP, A2A and evaluations return it to them only); `null` removes its list, so the source’s `access` decides. Takes effect for the next search, without indexing the text again. A file keeps its list through later syncs; a PostgreSQL row or S3 object takes its source’s list again when it changes there. 409 while the source syncs or compacts.',
+      security,
+      request: {
+        params: params.extend({ documentId: z.string().regex(/^doc_[0-9a-f]{26}$/, { error: 'must be a document id (doc_…, as search results and file lists name it)' }) }),
+        body: { content: { 'application/json': { schema: z.object({ access: documentAccessInput.nullable() }).openapi('SetDocumentAccessRequest', { example: { access: { users: ['u-42'], groups: ['finance'] } } }) } }, required: true },
+      },
+      responses: { 200: jsonContent(envelope(documentAccessShown), 'The document’s list now'), 409: jsonContent(commonErrors[400].content['application/json'].schema, 'The source is syncing or compacting'), ...commonErrors },
+    }),
+    async (c) => {
+      const { knowledgeSourceId, documentId } = c.req.valid('param');
+      return ok(c, await setDocumentAccess(rt, c.get('identity').scope, knowledgeSourceId, documentId, c.req.valid('json').access));
     },
   );
 

@@ -2,6 +2,7 @@ import type { Runtime } from '../runtime';
 import type { TenantScope } from '../tenancy';
 import type { ChatMessage, Passage } from '../models/types';
 import { searchSource } from '../search/search';
+import type { Reader } from '../search/document-access';
 import { z } from '@hono/zod-openapi';
 import { isReady, knowledgeSources, sourceLocation } from '../knowledge';
 import type { Agent } from './agent-schema';
@@ -30,7 +31,7 @@ export interface Grounding {
 }
 
 /** Passages from the agent's ready sources for the message and the previous user turn. */
-export async function ground(rt: Runtime, scope: TenantScope, agent: Agent, message: string, history: ChatMessage[]): Promise<Grounding> {
+export async function ground(rt: Runtime, scope: TenantScope, agent: Agent, message: string, history: ChatMessage[], reader: Reader | undefined): Promise<Grounding> {
   const previous = [...history].reverse().find((m) => m.role === 'user')?.content ?? '';
   const query = `${message} ${previous}`.slice(0, 4000);
   const skipped: Grounding['skipped'] = [];
@@ -41,7 +42,8 @@ export async function ground(rt: Runtime, scope: TenantScope, agent: Agent, mess
         skipped.push({ knowledgeSourceId: id, status: source?.status ?? 'deleted' });
         return [];
       }
-      const { results, mode } = await searchSource(rt, scope, source, { query, topK: PASSAGES, searchMode: agent.searchMode ?? 'hybrid' });
+      // Only what the end user may read is ranked: a hidden document never reaches the model, the reply or its citations.
+      const { results, mode } = await searchSource(rt, scope, source, { query, topK: PASSAGES, searchMode: agent.searchMode ?? 'hybrid', ...(reader ? { reader } : {}) });
       return results.map((r, rank) => ({ ...r, knowledgeSourceId: id, rank, mode }));
     }),
   );

@@ -12,7 +12,7 @@ export const knowledgeSearchTool: ToolKind<KnowledgeSearchDefinition, KnowledgeS
       parameters: { type: 'object', properties: { query: { type: 'string', description: 'What to search for' }, topK: { type: 'integer', minimum: 1, maximum: 20 } }, required: ['query'] },
       requireApproval: tool.requireApproval,
       ...(tool.policy ? { policy: tool.policy } : {}),
-      async call(args, { rt, scope, agent }) {
+      async call(args, { rt, scope, agent, user }) {
         const query = String(args.query);
         const topK = typeof args.topK === 'number' ? args.topK : 5;
         const found: Array<{ title: string; text: string; score: number; where: string }> = [];
@@ -24,7 +24,8 @@ export const knowledgeSearchTool: ToolKind<KnowledgeSearchDefinition, KnowledgeS
           } catch {
             continue; // not ready: the other sources still answer
           }
-          const { results } = await searchSource(rt, scope, source, { query, topK });
+          // Only what the turn's end user may read (nobody: what everyone may read).
+          const { results } = await searchSource(rt, scope, source, { query, topK, ...(user ? { reader: user } : {}) });
           found.push(...results.map((r) => ({ title: r.title, text: r.text, score: r.score, where: r.path ?? r.rowKey ?? r.documentId })));
         }
         found.sort((a, b) => b.score - a.score);

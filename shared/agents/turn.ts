@@ -357,7 +357,7 @@ async function newTurn(rt: Runtime, scope: TenantScope, agentId: string, input: 
   // With a knowledge_search tool the model decides when to search; without, every turn is grounded.
   const [grounded, resolved, memory, callables, guard, transfers] = await Promise.all([
     agent.capabilities.includes('document-search') && agent.knowledgeSourceIds.length > 0 && !tools.some((t) => t.type === 'knowledge_search')
-      ? ground(rt, scope, agent, input.message, asked)
+      ? ground(rt, scope, agent, input.message, asked, endUserOfTurn(input))
       : undefined,
     resolveForTenant(rt, scope, agent.model, input.fallbackModels ?? agent.fallbackModels, input.keyId),
     input.userId && input.history === undefined && agent.memory.mode !== 'off' ? rememberedFacts(rt, scope, agentId, input.userId) : Promise.resolve(undefined),

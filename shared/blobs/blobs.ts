@@ -6,6 +6,8 @@ export interface BlobInfo {
   etag: string;
   lastModified?: string;
   contentType?: string;
+  /** A head's user-defined metadata (`x-amz-meta-*`, names lower-cased, without the prefix). */
+  metadata?: Record<string, string>;
 }
 
 /**

@@ -35,7 +35,7 @@ export function s3BlobStore(clientOf: () => Promise<S3Client>, bucket: string): 
       const { HeadObjectCommand } = await s3();
       try {
         const out = await send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
-        return { key, size: out.ContentLength ?? 0, etag: unquote(out.ETag), lastModified: out.LastModified?.toISOString(), contentType: out.ContentType };
+        return { key, size: out.ContentLength ?? 0, etag: unquote(out.ETag), lastModified: out.LastModified?.toISOString(), contentType: out.ContentType, ...(out.Metadata ? { metadata: out.Metadata } : {}) };
       } catch (error) {
         if (missing(error)) return undefined;
         throw error;

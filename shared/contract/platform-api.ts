@@ -4510,6 +4510,14 @@ export interface components {
             clockSkewSeconds: number;
             updatedAt: string;
         } | null;
+        /**
+         * @example {
+         *       "issuer": "https://login.example.com/",
+         *       "audience": "cairn",
+         *       "jwksUri": "https://login.example.com/.well-known/jwks.json",
+         *       "groupsClaim": "groups"
+         *     }
+         */
         EndUserAuthInput: {
             /** @description The tokens’ `iss`, exactly */
             issuer: string;

@@ -839,6 +839,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/knowledge-sources/{knowledgeSourceId}/documents/{documentId}/access": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set who may read one document
+         * @description The users and groups that may read the document (search results, grounding, citations, knowledge tools, MCP, A2A and evaluations return it to them only); `null` removes its list, so the source’s `access` decides. Takes effect for the next search, without indexing the text again. A file keeps its list through later syncs; a PostgreSQL row or S3 object takes its source’s list again when it changes there. 409 while the source syncs or compacts.
+         */
+        put: operations["setDocumentAccess"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/knowledge-sources/{knowledgeSourceId}/connect": {
         parameters: {
             query?: never;
@@ -3831,6 +3851,12 @@ export interface components {
             chunking?: components["schemas"]["Chunking"];
             embedding?: components["schemas"]["EmbeddingSettings"];
             rerank?: components["schemas"]["RerankSettings"];
+            /**
+             * @description open (default): documents without an access list are readable by everyone; restricted: by nobody
+             * @default open
+             * @enum {string}
+             */
+            access?: "open" | "restricted";
             /** @enum {string} */
             type: "postgresql" | "file-collection" | "s3" | "web";
             /** @enum {string} */
@@ -3974,6 +4000,9 @@ export interface components {
         };
         File: {
             path: string;
+            /** @description The document it is indexed as (search results name it; PUT …/documents/{documentId}/access) */
+            documentId?: string;
+            access?: components["schemas"]["DocumentAccess"];
             /** @description Bytes */
             size: number;
             contentType: string;
@@ -3989,6 +4018,29 @@ export interface components {
             };
             /** @description Only with ?include=content, for text files */
             content?: string;
+        };
+        /**
+         * @description Who may read it (absent: the source’s access decides)
+         * @example {
+         *       "users": [
+         *         "u-42"
+         *       ],
+         *       "groups": [
+         *         "finance"
+         *       ]
+         *     }
+         */
+        DocumentAccess: {
+            /**
+             * @description End user ids (a verified token’s user claim, or context.userId)
+             * @default []
+             */
+            users?: string[];
+            /**
+             * @description Group names (a verified token’s groups claim, or context.groups)
+             * @default []
+             */
+            groups?: string[];
         };
         /**
          * @example {
@@ -4010,6 +4062,12 @@ export interface components {
             chunking?: components["schemas"]["Chunking"];
             embedding?: components["schemas"]["EmbeddingSettings"];
             rerank?: components["schemas"]["RerankSettings"];
+            /**
+             * @description open (default): documents without an access list are readable by everyone; restricted: by nobody
+             * @default open
+             * @enum {string}
+             */
+            access?: "open" | "restricted";
             /** @enum {string} */
             type: "postgresql";
             config: components["schemas"]["PostgresConfig"];
@@ -4041,6 +4099,12 @@ export interface components {
             chunking?: components["schemas"]["Chunking"];
             embedding?: components["schemas"]["EmbeddingSettings"];
             rerank?: components["schemas"]["RerankSettings"];
+            /**
+             * @description open (default): documents without an access list are readable by everyone; restricted: by nobody
+             * @default open
+             * @enum {string}
+             */
+            access?: "open" | "restricted";
             /** @enum {string} */
             type: "file-collection";
             /** @default [] */
@@ -4073,6 +4137,12 @@ export interface components {
             chunking?: components["schemas"]["Chunking"];
             embedding?: components["schemas"]["EmbeddingSettings"];
             rerank?: components["schemas"]["RerankSettings"];
+            /**
+             * @description open (default): documents without an access list are readable by everyone; restricted: by nobody
+             * @default open
+             * @enum {string}
+             */
+            access?: "open" | "restricted";
             /** @enum {string} */
             type: "s3";
             config: components["schemas"]["S3Config"];
@@ -4104,6 +4174,12 @@ export interface components {
             chunking?: components["schemas"]["Chunking"];
             embedding?: components["schemas"]["EmbeddingSettings"];
             rerank?: components["schemas"]["RerankSettings"];
+            /**
+             * @description open (default): documents without an access list are readable by everyone; restricted: by nobody
+             * @default open
+             * @enum {string}
+             */
+            access?: "open" | "restricted";
             /** @enum {string} */
             type: "web";
             config: components["schemas"]["WebConfig"];
@@ -4144,6 +4220,7 @@ export interface components {
             contentBase64?: string;
             /** @description Default: from the extension */
             contentType?: string;
+            access?: components["schemas"]["DocumentAccess"] & unknown;
         };
         /**
          * @example {
@@ -4190,6 +4267,28 @@ export interface components {
             size: number;
             /** @description Default: from the extension. The PUT must send the same Content-Type. */
             contentType?: string;
+            access?: components["schemas"]["DocumentAccess"] & unknown;
+        };
+        DocumentAccessResult: {
+            documentId: string;
+            /** @description The file’s path (or the row key) */
+            path: string;
+            access: components["schemas"]["DocumentAccess"] & (Record<string, never> | null);
+        };
+        /**
+         * @example {
+         *       "access": {
+         *         "users": [
+         *           "u-42"
+         *         ],
+         *         "groups": [
+         *           "finance"
+         *         ]
+         *       }
+         *     }
+         */
+        SetDocumentAccessRequest: {
+            access: components["schemas"]["DocumentAccess"] & (Record<string, never> | null);
         };
         /**
          * @example {
@@ -16216,6 +16315,169 @@ export interface operations {
                 };
             };
             /** @description Nothing uploaded yet */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request headers over 16 KB (local mode’s server; in AWS, API Gateway’s own header limit applies) */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The data store is briefly unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setDocumentAccess: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                knowledgeSourceId: string;
+                documentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetDocumentAccessRequest"];
+            };
+        };
+        responses: {
+            /** @description The document’s list now */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["DocumentAccessResult"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Invalid request: details.field names the field */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for ids of other tenants) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The source is syncing or compacting */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

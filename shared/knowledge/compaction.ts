@@ -4,7 +4,8 @@ import { log } from '../log';
 import { storedFrequencies } from '../search/indexing';
 import { layoutTerm } from '../search/impact-blocks';
 import { indexTuning } from '../search/index-tuning';
-import { isDeleted, SEGMENT_SPAN, type AnalyzedChunkRecord, type CompactionRecord, type SegmentRecord } from '../store/search-index';
+import { isDeleted, SEGMENT_SPAN, type AnalyzedChunkRecord, type CompactionRecord, type SegmentRecord, type SegmentSums } from '../store/search-index';
+import { accessBuilder, chunkClasses, type AccessList } from '../store/segment-access';
 import type { TenantScope } from '../tenancy';
 import type { Runtime } from '../runtime';
 import { knowledgeSources, type KnowledgeSourceRecord } from './sources';
@@ -130,13 +131,20 @@ async function plan(rt: Runtime, scope: TenantScope, sourceId: string, compactio
 /** Copies the live chunks of the old segments into the new ones (not live yet); their sums. */
 async function writeMerged(rt: Runtime, scope: TenantScope, sourceId: string, plan: CompactionRecord) {
   const map = renumbering(plan);
-  const sums: Array<{ segNo: number; chunks: number; lenBody: number; lenTitle: number }> = [];
-  let writer: { segNo: number; write: ReturnType<typeof rt.store.searchIndex.segmentWriter> } | undefined;
+  const sums: SegmentSums[] = [];
+  // Who may read each chunk goes with it: the old segments' lists as they stand (one changed since the plan fails the swap).
+  const current = new Map((await rt.store.searchIndex.readSegments(scope, sourceId)).map((s) => [s.segNo, s]));
+  let writer: { segNo: number; write: ReturnType<typeof rt.store.searchIndex.segmentWriter>; access: Array<AccessList | undefined> } | undefined;
   const finish = async () => {
-    if (writer) sums.push({ segNo: writer.segNo, ...(await writer.write.finish()) });
+    if (!writer) return;
+    const access = accessBuilder();
+    for (let local = 0; local < writer.access.length; local++) access.add(1, writer.access[local]);
+    sums.push({ segNo: writer.segNo, ...(await writer.write.finish()), access: access.build() });
   };
   for (const old of plan.old) {
     const moved: AnalyzedChunkRecord[] = [];
+    const oldAccess = current.get(old.segNo)?.access;
+    const classes = chunkClasses(oldAccess, old.chunks);
     for (const chunk of await rt.store.searchIndex.readSegmentChunks(scope, sourceId, old.segNo)) {
       const docNo = map.get(Number(chunk.docNo));
       if (docNo === undefined) continue; // deleted
@@ -145,8 +153,10 @@ async function writeMerged(rt: Runtime, scope: TenantScope, sourceId: string, pl
         await writer?.write.add(moved.splice(0));
         await finish();
         await rt.store.searchIndex.beginSegment(scope, sourceId, { segNo, syncId: plan.compactionId });
-        writer = { segNo, write: rt.store.searchIndex.segmentWriter(scope, sourceId, segNo, layoutTerm) };
+        writer = { segNo, write: rt.store.searchIndex.segmentWriter(scope, sourceId, segNo, layoutTerm), access: [] };
       }
+      const cls = classes[Number(chunk.docNo) - old.segNo * SEGMENT_SPAN] ?? 0;
+      writer.access[docNo - segNo * SEGMENT_SPAN] = cls ? oldAccess!.classes[cls - 1] : undefined;
       const { titleTf, bodyTf } = storedFrequencies(chunk);
       moved.push({ ...chunk, docNo, titleTf, bodyTf });
     }

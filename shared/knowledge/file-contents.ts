@@ -4,6 +4,7 @@ import { contentTypeOf, type StoredFile } from '../store/files';
 import type { Runtime } from '../runtime';
 import type { TenantScope } from '../tenancy';
 import { isoNow } from '../clock';
+import { canonicalAccess, type AccessList } from '../store/segment-access';
 
 /**
  * Files' content lives in the blob store, one object per version; the table holds the entry that
@@ -19,6 +20,8 @@ export interface FileBytes {
   /** A crawled page's validators, kept with its version for the next crawl's conditional request. */
   etag?: string;
   lastModified?: string;
+  /** Who may read it (none: the source's mode decides). */
+  access?: AccessList;
 }
 
 /** Where a source's file versions live in the files bucket (tenant first: one prefix holds a tenant's files). */
@@ -29,7 +32,7 @@ export const newVersionId = () => randomBytes(10).toString('hex');
 export const sha256Of = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
 /** The entry of a new version whose object is at `blobKey`. */
-export function fileEntry(file: { path: string; size: number; sha256: string; contentType?: string; versionId: string; blobKey: string }, updatedAt: string): StoredFile {
+export function fileEntry(file: { path: string; size: number; sha256: string; contentType?: string; versionId: string; blobKey: string; access?: AccessList }, updatedAt: string): StoredFile {
   return {
     path: file.path,
     size: file.size,
@@ -38,8 +41,12 @@ export function fileEntry(file: { path: string; size: number; sha256: string; co
     updatedAt,
     versionId: file.versionId,
     blobKey: file.blobKey,
+    ...(file.access ? { access: canonicalAccess(file.access) } : {}),
   };
 }
+
+/** Whether two access lists (or none) say the same. */
+export const sameAccess = (a: AccessList | undefined, b: AccessList | undefined) => JSON.stringify(a ? canonicalAccess(a) : null) === JSON.stringify(b ? canonicalAccess(b) : null);
 
 /** Whether a stored version already holds these bytes as this type. */
 export function sameContent(previous: StoredFile | undefined, sha256: string, contentType: string): previous is StoredFile {
@@ -48,34 +55,38 @@ export function sameContent(previous: StoredFile | undefined, sha256: string, co
 
 /**
  * Adds or replaces files by path; a file whose content is unchanged is not rewritten (a retry is
- * cheap and idempotent) — only its validators, when they changed. Returns the paths whose content changed.
+ * cheap and idempotent) — only its validators or its access list, when they changed. Returns the
+ * paths whose content or access list changed (what the next sync indexes again).
  */
 export async function writeFiles(rt: Runtime, scope: TenantScope, sourceId: string, files: FileBytes[], existing: StoredFile[]): Promise<string[]> {
   const current = new Map(existing.map((f) => [f.path, f]));
   const entries: StoredFile[] = [];
   const revalidated: StoredFile[] = [];
   const replaced: StoredFile[] = [];
+  const relisted: string[] = [];
   for (const file of files) {
     const sha256 = sha256Of(file.bytes);
     const contentType = file.contentType ?? contentTypeOf(file.path);
     const previous = current.get(file.path);
     const validators = { ...(file.etag ? { etag: file.etag } : {}), ...(file.lastModified ? { lastModified: file.lastModified } : {}) };
     if (sameContent(previous, sha256, contentType)) {
-      if (previous.etag !== file.etag || previous.lastModified !== file.lastModified) {
-        const { etag: _etag, lastModified: _lastModified, ...kept } = previous;
-        revalidated.push({ ...kept, ...validators });
+      const relist = !sameAccess(previous.access, file.access);
+      if (relist) relisted.push(file.path);
+      if (relist || previous.etag !== file.etag || previous.lastModified !== file.lastModified) {
+        const { etag: _etag, lastModified: _lastModified, access: _access, ...kept } = previous;
+        revalidated.push({ ...kept, ...validators, ...(file.access ? { access: canonicalAccess(file.access) } : {}) });
       }
       continue;
     }
     const versionId = newVersionId();
-    entries.push({ ...fileEntry({ path: file.path, size: file.bytes.byteLength, sha256, contentType, versionId, blobKey: blobKeyOf(scope, sourceId, versionId) }, isoNow(rt.clock)), ...validators });
+    entries.push({ ...fileEntry({ path: file.path, size: file.bytes.byteLength, sha256, contentType, versionId, blobKey: blobKeyOf(scope, sourceId, versionId), ...(file.access ? { access: file.access } : {}) }, isoNow(rt.clock)), ...validators });
     if (previous) replaced.push(previous);
   }
   const byPath = new Map(files.map((f) => [f.path, f]));
   await eachLimited(entries, 8, (entry) => rt.blobs.files.put(entry.blobKey!, byPath.get(entry.path)!.bytes, entry.contentType));
   await rt.store.files.putFileEntries(scope, sourceId, [...entries, ...revalidated]);
   await discardContents(rt, scope, sourceId, replaced);
-  return entries.map((e) => e.path);
+  return [...entries.map((e) => e.path), ...relisted];
 }
 
 /** Deletes the content of file versions no entry points at any more (legacy parts included). */

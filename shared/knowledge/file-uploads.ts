@@ -3,7 +3,8 @@ import { isId, newId } from '../ids';
 import { contentTypeOf, type StoredFile } from '../store/files';
 import type { Runtime } from '../runtime';
 import type { TenantScope } from '../tenancy';
-import { blobKeyOf, discardContents, fileEntry, newVersionId, sameContent } from './file-contents';
+import { blobKeyOf, discardContents, fileEntry, newVersionId, sameAccess, sameContent } from './file-contents';
+import { canonicalAccess, type AccessList } from '../store/segment-access';
 import { MAX_FILE_BYTES } from './source-limits';
 import type { UploadInput } from './source-schema';
 import { afterFilesChanged, assertFileCollection, knowledgeSources } from './sources';
@@ -42,6 +43,7 @@ export async function createUpload(rt: Runtime, scope: TenantScope, sourceId: st
     blobKey,
     createdAt: new Date(now).toISOString(),
     expiresAt: Math.floor(now / 1000) + UPLOAD_TTL_SECONDS,
+    ...(input.access ? { access: canonicalAccess(input.access) } : {}),
   });
   return {
     uploadId,
@@ -69,7 +71,7 @@ export async function completeUpload(rt: Runtime, scope: TenantScope, sourceId: 
   if (upload.completed) {
     const { versionId, sha256 } = upload.completed;
     const owed = existing?.sha256 !== sha256 && (await rt.blobs.files.head(blobKeyOf(scope, sourceId, versionId)));
-    if (owed) await writeVersion(rt, scope, sourceId, { path: upload.path, size: owed.size, sha256, contentType: upload.contentType, versionId }, existing);
+    if (owed) await writeVersion(rt, scope, sourceId, { path: upload.path, size: owed.size, sha256, contentType: upload.contentType, versionId, access: upload.access }, existing);
     return { source: owed ? await afterFilesChanged(rt, scope, source) : source, path: upload.path, changed: Boolean(owed) };
   }
   const object = await rt.blobs.files.head(upload.blobKey);
@@ -79,21 +81,23 @@ export async function completeUpload(rt: Runtime, scope: TenantScope, sourceId: 
     throw new AppError('PAYLOAD_TOO_LARGE', `The uploaded file has ${object.size} bytes; a file may have at most ${MAX_FILE_BYTES}`, { field: 'size', limitBytes: MAX_FILE_BYTES, actualBytes: object.size });
   }
   const sha256 = await rt.blobs.files.sha256(upload.blobKey);
-  const unchanged = sameContent(existing, sha256, upload.contentType);
-  const versionId = unchanged ? existing.versionId : newVersionId();
-  if (!unchanged) await rt.blobs.files.copy(upload.blobKey, blobKeyOf(scope, sourceId, versionId));
+  const sameBytes = sameContent(existing, sha256, upload.contentType);
+  // The same bytes with another access list: the entry changes, its content stays.
+  const unchanged = sameBytes && sameAccess(existing.access, upload.access);
+  const versionId = sameBytes ? existing.versionId : newVersionId();
+  if (!sameBytes) await rt.blobs.files.copy(upload.blobKey, blobKeyOf(scope, sourceId, versionId));
   if (!(await rt.store.files.markUploadCompleted(scope, sourceId, uploadId, { sha256, versionId }))) {
     // Another request completed it first; it writes the file.
-    if (!unchanged) await rt.blobs.files.delete([blobKeyOf(scope, sourceId, versionId)]);
+    if (!sameBytes) await rt.blobs.files.delete([blobKeyOf(scope, sourceId, versionId)]);
     return { source, path: upload.path, changed: false };
   }
-  if (!unchanged) await writeVersion(rt, scope, sourceId, { path: upload.path, size: object.size, sha256, contentType: upload.contentType, versionId }, existing);
+  if (!unchanged) await writeVersion(rt, scope, sourceId, { path: upload.path, size: object.size, sha256, contentType: upload.contentType, versionId, access: upload.access }, existing);
   await rt.blobs.files.delete([upload.blobKey]);
   return { source: unchanged ? source : await afterFilesChanged(rt, scope, source), path: upload.path, changed: !unchanged };
 }
 
 /** The file entry of a version whose object is in place; the version it replaces (read once by the caller) loses its content. */
-async function writeVersion(rt: Runtime, scope: TenantScope, sourceId: string, version: { path: string; size: number; sha256: string; contentType: string; versionId: string }, previous: StoredFile | undefined) {
+async function writeVersion(rt: Runtime, scope: TenantScope, sourceId: string, version: { path: string; size: number; sha256: string; contentType: string; versionId: string; access?: AccessList }, previous: StoredFile | undefined) {
   await rt.store.files.putFileEntries(scope, sourceId, [fileEntry({ ...version, blobKey: blobKeyOf(scope, sourceId, version.versionId) }, isoNow(rt.clock))]);
   if (previous && previous.versionId !== version.versionId) await discardContents(rt, scope, sourceId, [previous]);
 }

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { inSpan, SpanKind } from '../telemetry';
 import type pg from 'pg';
 import { connect, inspectTable, listKeys, listKeySizes, readOnly, readRows, rowToDocument, type PgCredentials, type TableShape } from './connectors/postgres';
@@ -29,6 +28,9 @@ import { readS3Object, refreshS3Entries } from './s3-source';
 import { refreshWebEntries } from './web-source';
 import { MAX_FILE_BYTES } from './source-limits';
 import type { StoredFile } from '../store/files';
+import { accessBuilder, canonicalAccess, type AccessList } from '../store/segment-access';
+import { hashWithAccess } from './access-lists';
+import { documentIdOf } from './document-ids';
 import { isoNow } from '../clock';
 
 /**
@@ -93,10 +95,10 @@ interface SourceDocument {
   title?: string;
   blocks: Block[];
   metadata?: Record<string, unknown>;
+  /** Who may read it (none: the source's mode decides); part of `hash`, so a changed list is indexed again. */
+  access?: AccessList;
 }
 
-const documentIdOf = (sourceId: string, key: string) =>
-  `doc_${createHash('sha256').update(`${sourceId}\u0000${key}`).digest('hex').slice(0, 26)}`;
 
 const PHASE: Record<string, number> = { created: 0, pending: 1, syncing: 2, indexing: 3, ready: 4, failed: 4 };
 
@@ -257,7 +259,7 @@ async function eachReadAhead<P>(read: (index: number, previous?: P) => Promise<P
 async function readFiles(rt: Runtime, scope: TenantScope, source: KnowledgeSourceRecord, files: StoredFile[]): Promise<SourceDocument[]> {
   const documents = new Map<string, SourceDocument>();
   await eachLimited(files, PARSE_CONCURRENCY, async (file) => {
-    const base = { key: file.path, hash: file.sha256, metadata: { contentType: file.contentType } };
+    const base = { key: file.path, hash: hashWithAccess(file.sha256, file.access), metadata: { contentType: file.contentType }, ...(file.access ? { access: file.access } : {}) };
     try {
       const bytes = await readSourceFile(rt, scope, source, file);
       const { title, blocks } = await parseIsolated({ path: file.path, contentType: file.contentType, bytes }, { mainContent: source.type === 'web' });
@@ -318,6 +320,7 @@ async function indexSegment(rt: Runtime, scope: TenantScope, source: KnowledgeSo
   const writer = rt.store.searchIndex.segmentWriter(scope, source.id, segNo, layoutTerm);
   const live = new Set((await rt.store.searchIndex.readSegments(scope, source.id)).filter((s) => s.state === 'live').map((s) => s.segNo));
   const replaced: ChunkRef[] = [];
+  const access = accessBuilder();
   let position = 0;
   let bytes = 0;
   // One page's writes stay in flight while the next page is read and analysed.
@@ -356,7 +359,8 @@ async function indexSegment(rt: Runtime, scope: TenantScope, source: KnowledgeSo
           });
           refs.push({ docNo, lenBody: analyzed.lenBody, lenTitle: analyzed.lenTitle });
         }
-        records.push({ documentKey: doc.key, documentId, hash: doc.hash, chunks: refs, seg: segNo, replaced: replaces });
+        access.add(refs.length, doc.access);
+        records.push({ documentKey: doc.key, documentId, hash: doc.hash, chunks: refs, seg: segNo, replaced: replaces, ...(doc.access ? { access: canonicalAccess(doc.access) } : {}) });
       }
       if (source.embedding) await embedChunks(rt, scope, source, chunks);
       await writing;
@@ -367,7 +371,8 @@ async function indexSegment(rt: Runtime, scope: TenantScope, source: KnowledgeSo
     await writing;
   }
   const sums = await writer.finish();
-  await rt.store.searchIndex.sealSegment(scope, source.id, segNo, sums);
+  // Who may read the segment's chunks goes live with them: no search sees a chunk before its list.
+  await rt.store.searchIndex.sealSegment(scope, source.id, segNo, { ...sums, access: access.build() });
   return { bytes, replaced };
 }
 

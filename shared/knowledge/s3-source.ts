@@ -5,12 +5,18 @@ import type { TenantScope } from '../tenancy';
 import { bucketRefusal } from './source-limits';
 import { s3ConfigOf, type KnowledgeSourceRecord } from './sources';
 import { isoNow } from '../clock';
+import { eachLimited } from '../each-limited';
+import { log } from '../log';
+import { accessFromEntries } from './access-lists';
 
 /**
  * `s3` sources: a bucket (and prefix) of the deployer's account, granted by the CDK context
  * `s3SourceBuckets`. A sync lists the objects and keeps an entry per object with its ETag;
  * only objects whose ETag changed are read again, from the bucket itself (nothing is copied).
  */
+
+/** The object metadata that lists who may read it (`x-amz-meta-cairn-access`). */
+export const ACCESS_METADATA = 'cairn-access';
 
 /** Objects one source may hold: a sync lists them all. */
 export const MAX_S3_OBJECTS = 100_000;
@@ -38,7 +44,9 @@ export async function refreshS3Entries(rt: Runtime, scope: TenantScope, source: 
       if (object.key.endsWith('/')) continue; // a "folder" marker
       if (seen.size >= MAX_S3_OBJECTS) throw new ValidationError('config.prefix', `selects more than ${MAX_S3_OBJECTS} objects; narrow it`);
       seen.add(object.key);
-      if (existing.get(object.key)?.etag === object.etag) continue;
+      const before = existing.get(object.key);
+      // New metadata (an access list) leaves the ETag as it is but not the time it was written.
+      if (before?.etag === object.etag && (!object.lastModified || before.updatedAt === object.lastModified)) continue;
       changed.push({
         path: object.key,
         size: object.size,
@@ -53,6 +61,15 @@ export async function refreshS3Entries(rt: Runtime, scope: TenantScope, source: 
     if (error instanceof ValidationError) throw error;
     permanent(error, bucket);
   }
+  // Who may read each changed object: its `x-amz-meta-cairn-access` (user:<id>, group:<name>, comma-separated).
+  await eachLimited(changed, 16, async (file) => {
+    const head = await rt.blobs.bucket(bucket).head(file.path).catch((error: unknown) => permanent(error, bucket));
+    const given = head?.metadata?.[ACCESS_METADATA];
+    if (given === undefined) return;
+    const { access, ignored } = accessFromEntries(given);
+    if (ignored > 0) log.warn('access entries ignored', { sourceId: source.id, path: file.path, ignored, expected: 'user:<id> or group:<name>' });
+    if (access) file.access = access;
+  });
   await rt.store.files.putFileEntries(scope, source.id, changed);
   await rt.store.files.deleteFiles(scope, source.id, [...existing.values()].filter((f) => !seen.has(f.path)));
 }

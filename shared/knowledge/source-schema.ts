@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { httpUrl, integerBetween, readOnlyFields, recordFields, uniqueItems } from '../schema-helpers';
 import { bucketRefusal, SOURCE_STATUSES, SOURCE_TYPES, type SOURCE_READ_ONLY_EXTRA } from './source-limits';
-import { groupsInput } from '../identity';
+import { END_USER_ID, groupsInput } from '../identity';
 
 
 const IDENT = '[A-Za-z_][A-Za-z0-9_$]{0,62}';
@@ -48,6 +48,7 @@ const postgresConfigObject = z
     metadataColumns: z.array(identifier).max(100).optional(),
     titleColumn: identifier.optional().openapi({ description: 'The column a row is cited by (default: one named title, name, subject, headline or heading, else the start of the first text column)' }),
     updatedAtColumn: identifier.optional().openapi({ description: 'Enables incremental re-sync' }),
+    accessColumn: identifier.optional().openapi({ description: 'Who may read each row: a text array, a JSON array, or a comma-separated text of `user:<id>` and `group:<name>` entries (NULL: the source’s access decides). A changed list is indexed again at the next sync' }),
     ssl: z.boolean().default(false),
   })
   .openapi('PostgresConfig');
@@ -107,6 +108,18 @@ export const filePath = z
   .refine((p) => Buffer.byteLength(p) <= 1024, { error: 'must be at most 1,024 bytes of UTF-8' })
   .openapi({ example: 'policies/returns.md', description: 'At most 1,024 bytes of UTF-8' });
 
+const principal = z.string().regex(END_USER_ID, { error: 'must be 1–200 characters, no slash or space' });
+export const documentAccessInput = z
+  .strictObject({
+    users: z.array(principal).max(1000).default([]).openapi({ description: 'End user ids (a verified token’s user claim, or context.userId)' }),
+    groups: z.array(principal).max(1000).default([]).openapi({ description: 'Group names (a verified token’s groups claim, or context.groups)' }),
+  })
+  .openapi('DocumentAccess', { example: { users: ['u-42'], groups: ['finance'] } });
+
+export const sourceAccessMode = z
+  .enum(['open', 'restricted'])
+  .openapi({ description: 'open (default): documents without an access list are readable by everyone; restricted: by nobody' });
+
 export const fileInput = z
   .strictObject({
     path: filePath,
@@ -117,6 +130,7 @@ export const fileInput = z
       .optional()
       .openapi({ description: 'Any file as base64: PDF, DOCX, PPTX, XLSX, or text. Exactly one of content and contentBase64.' }),
     contentType: z.string().max(200).optional().openapi({ description: 'Default: from the extension' }),
+    access: documentAccessInput.optional().openapi({ description: 'Who may read the file (none: the source’s access decides)' }),
   })
   .superRefine((f, ctx) => {
     if ((f.content === undefined) === (f.contentBase64 === undefined)) ctx.addIssue({ code: 'custom', path: ['content'], message: 'exactly one of content and contentBase64 is required' });
@@ -175,6 +189,7 @@ const common = {
     description: 'Hybrid search: every chunk is embedded at ingestion (changing the model re-embeds at the next sync); searches fuse vector and BM25F ranks',
   }),
   rerank: rerankSettings.optional().openapi({ description: 'Hybrid searches reorder their best results with this reranker' }),
+  access: sourceAccessMode.default('open'),
 };
 
 export const knowledgeSourceInput = z
@@ -191,6 +206,7 @@ export const uploadInput = z
     path: filePath,
     size: z.int({ error: 'must be the file’s size in bytes' }).min(1, { error: 'must be at least 1 byte' }).openapi({ description: 'Bytes; at most 104,857,600 (100 MB)' }),
     contentType: z.string().max(200).optional().openapi({ description: 'Default: from the extension. The PUT must send the same Content-Type.' }),
+    access: documentAccessInput.optional().openapi({ description: 'Who may read the file (none: the source’s access decides)' }),
   })
   .openapi('UploadRequest', { example: { path: 'manuals/router.pdf', size: 1048576, contentType: 'application/pdf' } });
 
@@ -212,6 +228,8 @@ export const filesUpload = z.strictObject({ files: fileList.min(1) }).partial().
 export const fileSummary = z
   .object({
     path: z.string(),
+    documentId: z.string().optional().openapi({ description: 'The document it is indexed as (search results name it; PUT …/documents/{documentId}/access)' }),
+    access: documentAccessInput.optional().openapi({ description: 'Who may read it (absent: the source’s access decides)' }),
     size: z.int().openapi({ description: 'Bytes' }),
     contentType: z.string(),
     sha256: z.string().optional().openapi({ description: 'Of the content (absent for objects of an s3 source, which have etag)' }),

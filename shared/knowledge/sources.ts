@@ -23,6 +23,7 @@ import { assertSearchable, searchSource, type SearchRequest } from '../search/se
 import { meteringSearches, type SearchWork } from '../search/search-meter';
 import { recordUsage } from '../usage';
 import type { EndUser } from '../identity';
+import { documentIdOf } from './document-ids';
 
 const sourceStatus = z.lazy(() => z.enum(SOURCE_STATUSES));
 export type SourceStatus = z.infer<typeof sourceStatus>;
@@ -60,6 +61,8 @@ const storedSource = z.lazy(() => z.object({
   crawl: z
     .object({ at: z.string(), pages: z.number(), changed: z.number(), unchanged: z.number(), removed: z.number(), failed: z.number(), failures: z.array(z.object({ url: z.string(), reason: z.string() })) })
     .optional(),
+  /** Whether documents without an access list are readable by everyone (open; absent too) or by nobody. */
+  access: z.enum(['open', 'restricted']).optional(),
   /** A compaction holding the source until it swaps its segments in (syncs wait for it). */
   compaction: z.object({ id: z.string(), startedAt: z.string(), until: z.string() }).optional(),
 }));
@@ -78,6 +81,7 @@ export function filesOf(inputs: FileInput[]): FileBytes[] {
     path: f.path,
     bytes: f.content !== undefined ? Buffer.from(f.content, 'utf8') : Buffer.from(f.contentBase64 ?? '', 'base64'),
     ...(f.contentType ? { contentType: f.contentType } : {}),
+    ...(f.access ? { access: f.access } : {}),
   }));
 }
 
@@ -270,6 +274,8 @@ export async function presentSource(
     totalBytes: stored.reduce((sum, f) => sum + f.size, 0),
     files: stored.map((f: StoredFile) => ({
       path: f.path,
+      documentId: documentIdOf(source.id, f.path),
+      ...(f.access ? { access: f.access } : {}),
       size: f.size,
       contentType: f.contentType,
       ...(f.etag ? { etag: f.etag } : { sha256: f.sha256 }),
@@ -303,7 +309,8 @@ export async function searchKnowledgeSource(rt: Runtime, scope: TenantScope, id:
   const source = await knowledgeSources.getRecent(rt, scope, id, isReady);
   assertSearchable(source);
   const searched: SearchWork = { searches: 0, readUnits: 0 };
-  const found = await meteringSearches(searched, () => searchSource(rt, scope, source, request));
+  // Only what the end user may read is ranked (nobody named: only documents readable by everyone).
+  const found = await meteringSearches(searched, () => searchSource(rt, scope, source, { ...request, ...(caller.user ? { reader: caller.user } : {}) }));
   await recordUsage(rt, scope, { keyId: caller.keyId, subject: { kind: 'knowledge-source', id: source.id }, ...searched });
   return found;
 }

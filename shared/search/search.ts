@@ -12,6 +12,7 @@ import type { ScoredSegment } from './segment-scores';
 import { POSTINGS_FORMAT } from '../store/postings-codec';
 import type { Runtime } from '../runtime';
 import { fuseCandidates, HYBRID_CANDIDATES, type EmbeddingSettings, type RerankSettings } from './hybrid';
+import { hiddenChunks, type Reader, type SourceAccess } from './document-access';
 
 export interface SearchFilter {
   /** Only documents whose path (or row key) starts with this. */
@@ -31,12 +32,16 @@ export interface SearchRequest {
   /** hybrid (default): vectors and the reranker where the source has them. */
   searchMode?: 'lexical' | 'hybrid';
   vectorWeight?: number;
+  /** Whose search: only documents this end user may read are ranked (none: only those everyone may read). */
+  reader?: Reader;
 }
 
 /** What a search needs of its source. */
 export interface SearchableSource {
   id: string;
   type: string;
+  /** Whether documents without an access list are readable by everyone (open, the default) or by nobody. */
+  access?: SourceAccess;
   embedding?: EmbeddingSettings;
   rerank?: RerankSettings;
 }
@@ -135,7 +140,7 @@ export function searchSource(
 async function rankSource(
   rt: Runtime,
   scope: TenantScope,
-  source: { id: string; type: string },
+  source: { id: string; type: string; access?: SourceAccess },
   request: SearchRequest,
   options: { withVectors?: boolean } = {},
 ): Promise<{ results: Array<SearchResult & { vector?: ChunkRecord['vector'] }>; took: number; scoringMs: number; terms: number; segments: number; reads: SearchReads }> {
@@ -154,10 +159,14 @@ async function rankSource(
   if (query.size === 0) return { results: [], took: Math.round(performance.now() - started), scoringMs: 0, terms: 0, segments: 0, reads: { waves: 0, blocksRead: 0, blocksSkipped: 0, exactlyScored: 0 } };
 
   const segmentList = await rt.store.searchIndex.recentSegments(scope, source.id);
-  const live = new Map<number, ScoredSegment>(
-    segmentList.filter((s) => s.state === 'live').map((s) => [s.segNo, { segNo: s.segNo, span: SEGMENT_SPAN, deleted: s.deleted, size: s.chunks, format: s.format }]),
-  );
-  const withNorms = segmentList.filter((s) => s.state === 'live' && s.format === POSTINGS_FORMAT).map((s) => ({ segNo: s.segNo, size: s.chunks }));
+  // The reader's hidden chunks count as deleted for this search; a segment they may read nothing of is not read at all.
+  const live = new Map<number, ScoredSegment>();
+  for (const s of segmentList) {
+    if (s.state !== 'live') continue;
+    const hidden = hiddenChunks(s, source.access ?? 'open', request.reader);
+    if (!hidden.all) live.set(s.segNo, { segNo: s.segNo, span: SEGMENT_SPAN, deleted: hidden.deleted, size: s.chunks, format: s.format });
+  }
+  const withNorms = segmentList.filter((s) => live.has(s.segNo) && s.format === POSTINGS_FORMAT).map((s) => ({ segNo: s.segNo, size: s.chunks }));
   const liveSegments = [...live.keys()];
   const index = rt.store.searchIndex;
   const reader: IndexReader = {

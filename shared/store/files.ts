@@ -23,6 +23,8 @@ const fileShape = z.lazy(() => z.object({
   /** `s3` and `web` sources: what the origin said of the object (re-syncs compare it). */
   etag: z.string().optional(),
   lastModified: z.string().optional(),
+  /** Who may read it (none: the source's mode decides). */
+  access: z.object({ users: z.array(z.string()), groups: z.array(z.string()) }).optional(),
 }));
 export type StoredFile = z.infer<typeof fileShape>;
 
@@ -59,6 +61,8 @@ const uploadShape = z.lazy(() => z.object({
   expiresAt: z.number(),
   /** Set once completed: a repeated complete answers with the same file. */
   completed: z.object({ sha256: z.string(), versionId: z.string() }).optional(),
+  /** Who may read the file once completed. */
+  access: z.object({ users: z.array(z.string()), groups: z.array(z.string()) }).optional(),
 }));
 export type UploadRecord = z.infer<typeof uploadShape>;
 
@@ -84,6 +88,22 @@ export function filesStore(db: Db) {
           ConditionExpression: 'sha256 = :sha',
           ExpressionAttributeNames: { '#error': 'error' },
           ExpressionAttributeValues: { ':sha': sha256, ...(error ? { ':error': { ...error, sha256 } } : {}) },
+        }),
+      ),
+    );
+  }
+
+  /** Sets (or removes) a file's access list; a file gone meanwhile is left gone. */
+  async function setFileAccess(scope: TenantScope, sourceId: string, path: string, access: { users: string[]; groups: string[] } | undefined): Promise<void> {
+    await ifConditionHolds(
+      db.client.send(
+        new UpdateCommand({
+          TableName: db.table,
+          Key: keys.file(scope, sourceId, path),
+          UpdateExpression: access ? 'SET #access = :access' : 'REMOVE #access',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeNames: { '#access': 'access' },
+          ...(access ? { ExpressionAttributeValues: { ':access': access } } : {}),
         }),
       ),
     );
@@ -144,7 +164,7 @@ export function filesStore(db: Db) {
     const parts = await queryAll(keys.filePartPartition(scope, sourceId), `${file.versionId}#`);
     return parts.map((p) => String(p.content)).join('');
   }
-  return { putUpload, getUpload, markUploadCompleted, listFiles, putFileEntries, setFileError, deleteFiles, deleteLegacyParts, deleteAllFiles, getFiles, readLegacyContent };
+  return { putUpload, getUpload, markUploadCompleted, listFiles, putFileEntries, setFileError, setFileAccess, deleteFiles, deleteLegacyParts, deleteAllFiles, getFiles, readLegacyContent };
 }
 
 export type FilesStore = ReturnType<typeof filesStore>;

@@ -288,3 +288,30 @@ export function decodeNorms(bytes: Uint8Array, size: number): SegmentNorms {
   }
   return { lenBody, lenTitle };
 }
+
+/** Runs of equal values (a segment's chunks' access classes, in chunk order) as varint pairs (length, value). */
+export function encodeRuns(values: ArrayLike<number>): Uint8Array {
+  const out: number[] = [];
+  for (let i = 0; i < values.length; ) {
+    let j = i + 1;
+    while (j < values.length && values[j] === values[i]) j++;
+    writeVarint(out, j - i);
+    writeVarint(out, values[i]!);
+    i = j;
+  }
+  return Uint8Array.from(out);
+}
+
+/** The values of `encodeRuns`, one per position (`length` of them; positions past the runs get 0). */
+export function decodeRuns(bytes: Uint8Array, length: number): Uint32Array {
+  const values = new Uint32Array(length);
+  const read = varints(bytes);
+  let at = 0;
+  while (!read.done && at < length) {
+    const run = read.next();
+    const value = read.next();
+    values.fill(value, at, Math.min(length, at + run));
+    at += run;
+  }
+  return values;
+}

@@ -9,6 +9,7 @@ import { recentReads } from './recent-reads';
 import { searchIndexCache, type TermItems } from './search-index-cache';
 import { readItem } from './item-shape';
 import { z } from 'zod';
+import { withChunkAccess, type AccessList, type SegmentAccess } from './segment-access';
 
 /**
  * The search index of one knowledge source, in DynamoDB. Every ingestion batch writes one
@@ -46,6 +47,8 @@ const segmentShape = z.lazy(() => z.object({
   version: z.number(),
   /** Postings format (postings-codec.ts): 2 keeps field lengths in the segment's norms; absent, format 1. */
   format: z.number().optional(),
+  /** Who may read its chunks (segment-access.ts); absent: none of its documents has an access list. */
+  access: z.object({ classes: z.array(z.object({ users: z.array(z.string()), groups: z.array(z.string()) })), runs: bytes }).optional(),
 }));
 export type SegmentRecord = z.infer<typeof segmentShape>;
 
@@ -97,6 +100,8 @@ const documentShape = z.lazy(() => z.object({
    */
   seg: z.number().optional(),
   replaced: z.array(chunkRefShape).optional(),
+  /** Who may read it (none: the source's mode decides). */
+  access: z.object({ users: z.array(z.string()), groups: z.array(z.string()) }).optional(),
 }));
 export type DocumentRecord = z.infer<typeof documentShape>;
 
@@ -148,6 +153,15 @@ export interface TermBlock {
   bytes: Uint8Array;
 }
 
+/** What makes a written segment live: its sums, and who may read its chunks. */
+export interface SegmentSums {
+  segNo: number;
+  chunks: number;
+  lenBody: number;
+  lenTitle: number;
+  access?: SegmentAccess;
+}
+
 /** A segment's statistics, with which its postings are laid out (impact-blocks.ts). */
 export interface SegmentStats {
   documents: number;
@@ -171,13 +185,13 @@ export function searchIndexStore(db: Db, clock: Clock, cacheBytes?: number) {
   const recentSegmentItems = recentReads<Array<Record<string, unknown>>>(1000);
   const changingSegments = <R>(scope: TenantScope, sourceId: string, write: () => Promise<R>): Promise<R> => recentSegmentItems.writing(keys.segmentPartition(scope, sourceId), write);
   /** The update that makes a written segment live with its sums (a batch seals one, a compaction swaps several in). */
-  const goLive = (scope: TenantScope, sourceId: string, sums: { segNo: number; chunks: number; lenBody: number; lenTitle: number }) => ({
+  const goLive = (scope: TenantScope, sourceId: string, sums: SegmentSums) => ({
     TableName: db.table,
     Key: keys.segment(scope, sourceId, sums.segNo),
-    UpdateExpression: 'SET #state = :live, chunks = :chunks, lenBody = :lenBody, lenTitle = :lenTitle, #format = :format',
+    UpdateExpression: `SET #state = :live, chunks = :chunks, lenBody = :lenBody, lenTitle = :lenTitle, #format = :format${sums.access ? ', #access = :access' : ' REMOVE #access'}`,
     ConditionExpression: 'attribute_exists(pk)',
-    ExpressionAttributeNames: { '#state': 'state', '#format': 'format' },
-    ExpressionAttributeValues: { ':live': 'live', ':chunks': sums.chunks, ':lenBody': sums.lenBody, ':lenTitle': sums.lenTitle, ':format': POSTINGS_FORMAT },
+    ExpressionAttributeNames: { '#state': 'state', '#format': 'format', '#access': 'access' },
+    ExpressionAttributeValues: { ':live': 'live', ':chunks': sums.chunks, ':lenBody': sums.lenBody, ':lenTitle': sums.lenTitle, ':format': POSTINGS_FORMAT, ...(sums.access ? { ':access': sums.access } : {}) },
   });
 
   /** Deletes every item of a partition. */
@@ -355,9 +369,50 @@ export function searchIndexStore(db: Db, clock: Clock, cacheBytes?: number) {
     scope: TenantScope,
     sourceId: string,
     segNo: number,
-    sums: { chunks: number; lenBody: number; lenTitle: number },
+    sums: Omit<SegmentSums, 'segNo'>,
   ): Promise<void> {
     await changingSegments(scope, sourceId, () => db.client.send(new UpdateCommand(goLive(scope, sourceId, { segNo, ...sums }))));
+  }
+
+  /**
+   * Gives chunks (a document's) an access list, or none, in their live segments' items, each
+   * updated with optimistic concurrency (a tombstone or a compaction's swap in between is seen).
+   * False when one of their segments is no longer live (a compaction moved them: read the
+   * document again).
+   */
+  function setChunkAccess(scope: TenantScope, sourceId: string, docNos: number[], access: AccessList | undefined): Promise<boolean> {
+    return changingSegments(scope, sourceId, async () => {
+      const bySegment = new Map<number, number[]>();
+      for (const docNo of docNos) {
+        const segNo = Math.floor(docNo / SEGMENT_SPAN);
+        bySegment.set(segNo, [...(bySegment.get(segNo) ?? []), docNo - segNo * SEGMENT_SPAN]);
+      }
+      for (const [segNo, locals] of bySegment) {
+        for (let attempt = 0; ; attempt++) {
+          const out = await db.client.send(new GetCommand({ TableName: db.table, Key: keys.segment(scope, sourceId, segNo), ConsistentRead: true }));
+          if (!out.Item) return false;
+          const segment = toSegment(out.Item);
+          if (segment.state !== 'live') return false;
+          const next = withChunkAccess(segment.access, segment.chunks, locals, access);
+          try {
+            await db.client.send(
+              new UpdateCommand({
+                TableName: db.table,
+                Key: keys.segment(scope, sourceId, segNo),
+                UpdateExpression: `SET version = version + :one${next ? ', #access = :access' : ' REMOVE #access'}`,
+                ConditionExpression: 'version = :version',
+                ExpressionAttributeNames: { '#access': 'access' },
+                ExpressionAttributeValues: { ':one': 1, ':version': segment.version, ...(next ? { ':access': next } : {}) },
+              }),
+            );
+            break;
+          } catch (error) {
+            if (!(error instanceof ConditionalCheckFailedException) || attempt > 20) throw error;
+          }
+        }
+      }
+      return true;
+    });
   }
 
   /**
@@ -544,12 +599,12 @@ export function searchIndexStore(db: Db, clock: Clock, cacheBytes?: number) {
     scope: TenantScope,
     sourceId: string,
     plan: CompactionRecord,
-    sums: Array<{ segNo: number; chunks: number; lenBody: number; lenTitle: number }>,
+    sums: SegmentSums[],
   ): Promise<boolean> {
     return changingSegments(scope, sourceId, () => swap(scope, sourceId, plan, sums));
   }
 
-  async function swap(scope: TenantScope, sourceId: string, plan: CompactionRecord, sums: Array<{ segNo: number; chunks: number; lenBody: number; lenTitle: number }>): Promise<boolean> {
+  async function swap(scope: TenantScope, sourceId: string, plan: CompactionRecord, sums: SegmentSums[]): Promise<boolean> {
     try {
       await db.client.send(
         new TransactWriteCommand({
@@ -682,7 +737,7 @@ export function searchIndexStore(db: Db, clock: Clock, cacheBytes?: number) {
     await batchWrite([deleteRequest(keys.segmentCounter(scope, sourceId))]);
   }
   // blockKey: where a term's posting block sorts, for a reader that skips blocks by their keys.
-  return { blockKey: blockSortKey, decodedPostings: cache.decodedPostings, parsedChunk: cache.parsedChunk, forgetDocumentHashes, beginSegment, segmentWriter, writeDocuments, sealSegment, tombstone, readSegments, recentSegments, readTermItems, readTermBlocks, readNorms, deleteSegmentPostings, readSegmentChunks, deleteChunks, deleteSegmentItems, beginCompaction, getCompaction, setCompactionState, swapSegments, getChunks, listDocuments, getDocuments, reserveSegments, deleteDocuments, purgeIndex };
+  return { blockKey: blockSortKey, decodedPostings: cache.decodedPostings, parsedChunk: cache.parsedChunk, forgetDocumentHashes, beginSegment, segmentWriter, writeDocuments, sealSegment, setChunkAccess, tombstone, readSegments, recentSegments, readTermItems, readTermBlocks, readNorms, deleteSegmentPostings, readSegmentChunks, deleteChunks, deleteSegmentItems, beginCompaction, getCompaction, setCompactionState, swapSegments, getChunks, listDocuments, getDocuments, reserveSegments, deleteDocuments, purgeIndex };
 }
 
 export type SearchIndexStore = ReturnType<typeof searchIndexStore>;

@@ -7,6 +7,9 @@ import { isIP } from 'node:net';
 import type { Block } from '../../search/extract';
 import { textOf } from '../../json-objects';
 import { loadOnce } from '../../load-once';
+import { log } from '../../log';
+import type { AccessList } from '../../store/segment-access';
+import { accessFromEntries, hashWithAccess } from '../access-lists';
 
 /** The driver (with its protocol, pool and types), loaded with the first connection: most sources are not PostgreSQL. */
 const driver = loadOnce(async () => (await import('pg')).default);
@@ -29,6 +32,7 @@ export interface TableShape {
   metadataColumns: string[];
   updatedAtColumn?: string;
   titleColumn?: string;
+  accessColumn?: string;
 }
 
 export interface RowDocument {
@@ -37,6 +41,7 @@ export interface RowDocument {
   title?: string;
   blocks: Block[];
   metadata: Record<string, unknown>;
+  access?: AccessList;
 }
 
 export const CONNECT_TIMEOUT_MS = 5000;
@@ -182,6 +187,7 @@ export async function inspectTable(client: pg.Client, config: PostgresConfig): P
     metadataColumns: (config.metadataColumns ?? []).map((c, i) => column(c, `config.metadataColumns[${i}]`)!),
     updatedAtColumn: column(config.updatedAtColumn, 'config.updatedAtColumn'),
     titleColumn: column(config.titleColumn, 'config.titleColumn') ?? textColumns.find((c) => TITLE_NAMES.includes(c.toLowerCase())),
+    accessColumn: column(config.accessColumn, 'config.accessColumn'),
   };
 }
 
@@ -222,7 +228,7 @@ export async function readRows(
   limit: number,
 ): Promise<{ rows: Record<string, unknown>[]; last?: string }> {
   const id = quoteIdent(shape.idColumn);
-  const wanted = [...new Set([shape.idColumn, ...shape.textColumns, ...shape.metadataColumns, ...(shape.titleColumn ? [shape.titleColumn] : [])])].map(quoteIdent).join(', ');
+  const wanted = [...new Set([shape.idColumn, ...shape.textColumns, ...shape.metadataColumns, ...(shape.titleColumn ? [shape.titleColumn] : []), ...(shape.accessColumn ? [shape.accessColumn] : [])])].map(quoteIdent).join(', ');
   const conditions: string[] = [];
   const values: unknown[] = [];
   if (range.after !== undefined) conditions.push(`${id} > $${values.push(range.after)}`);
@@ -283,5 +289,9 @@ export function rowToDocument(row: Record<string, unknown>, shape: TableShape): 
   const first = shape.textColumns.map((c) => display(row[c])).find((t) => t !== undefined);
   const title = (shape.titleColumn ? display(row[shape.titleColumn]) : undefined) ?? (first && (first.length <= ROW_TITLE_CHARS ? first : `${first.slice(0, ROW_TITLE_CHARS).replace(/\s+\S*$/, '')}…`));
   const hash = createHash('sha256').update(JSON.stringify([title, blocks, metadata])).digest('hex');
-  return { key: String(display(row[shape.idColumn]) ?? ''), hash, title, blocks, metadata };
+  const key = String(display(row[shape.idColumn]) ?? '');
+  if (!shape.accessColumn) return { key, hash, title, blocks, metadata };
+  const { access, ignored } = accessFromEntries(row[shape.accessColumn]);
+  if (ignored > 0) log.warn('access entries ignored', { column: shape.accessColumn, key, ignored, expected: 'user:<id> or group:<name>' });
+  return { key, hash: hashWithAccess(hash, access), title, blocks, metadata, ...(access ? { access } : {}) };
 }

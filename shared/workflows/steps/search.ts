@@ -37,7 +37,9 @@ export const search: WorkKind<typeof config> = {
     const source = await knowledgeSources.find(rt, scope, cfg.knowledgeSourceId);
     if (!source) throw new NotFoundError('knowledge source', cfg.knowledgeSourceId);
     assertSearchable(source);
-    const { results } = await searchSource(rt, scope, source, { query: renderTemplate(cfg.query, vars), topK: cfg.topK });
+    // Only what the execution's end user may read (nobody: what everyone may read).
+    const reader = vars.user?.id ? { id: vars.user.id, groups: vars.user.groups } : undefined;
+    const { results } = await searchSource(rt, scope, source, { query: renderTemplate(cfg.query, vars), topK: cfg.topK, ...(reader ? { reader } : {}) });
     return { output: { results, context: results.map((r, i) => `[${i + 1}] ${r.text}`).join('\n\n') } };
   },
 };
