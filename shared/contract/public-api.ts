@@ -3947,6 +3947,8 @@ export interface components {
             titleColumn?: string;
             /** @description Enables incremental re-sync */
             updatedAtColumn?: string;
+            /** @description Who may read each row: a text array, a JSON array, or a comma-separated text of `user:<id>` and `group:<name>` entries (NULL: the source’s access decides). A changed list is indexed again at the next sync */
+            accessColumn?: string;
             /** @default false */
             ssl?: boolean;
         };

@@ -1,3 +1,4 @@
+import { AppError } from '../errors';
 import { decodeRuns, encodeRuns } from './postings-codec';
 
 /**
@@ -58,7 +59,9 @@ export function accessBuilder() {
       if (classes.length === 0) return undefined;
       const built = { classes, runs: encodeRuns(perChunk) };
       const size = built.runs.length + JSON.stringify(classes).length;
-      if (size > MAX_SEGMENT_ACCESS_BYTES) throw new RangeError(`the access lists of one segment's documents take ${size} bytes, over ${MAX_SEGMENT_ACCESS_BYTES}`);
+      if (size > MAX_SEGMENT_ACCESS_BYTES) {
+        throw new AppError('UNPROCESSABLE', `The access lists of one batch of documents take ${size} bytes, over the ${MAX_SEGMENT_ACCESS_BYTES} a segment keeps: use groups rather than many lists of single users`, { limitBytes: MAX_SEGMENT_ACCESS_BYTES, actualBytes: size }, { retryable: false });
+      }
       return built;
     },
   };
