@@ -2,7 +2,7 @@ import { useRef, useState } from 'preact/hooks';
 import { api, sendWithProgress, uploadFiles } from '../api';
 import { PagedTable } from '../components/paged-table';
 import { navigate } from '../router';
-import type { KnowledgeSource, Schemas, SearchResult, UploadTicket } from '../contract';
+import type { KnowledgeFile, KnowledgeSource, Schemas, SearchResult, UploadTicket } from '../contract';
 import { Empty, ErrorBox, FieldError, Highlighted, Loading, Stats, StatusBadge, Table, formatBytes, formatDate, useInterval, useLoad } from '../components/ui';
 
 type Source = KnowledgeSource;
@@ -50,6 +50,7 @@ function CreateSource() {
   const [name, setName] = useState('');
   const [type, setType] = useState('file-collection');
   const [urls, setUrls] = useState('');
+  const [access, setAccess] = useState<'open' | 'restricted'>('open');
   const [error, setError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
   async function create(e: Event) {
@@ -59,8 +60,8 @@ function CreateSource() {
     try {
       const body =
         type === 'web'
-          ? { name, type, config: { startUrls: urls.split(/\s+/).filter(Boolean) } }
-          : { name, type: 'file-collection', files: [] as unknown[] };
+          ? { name, type, access, config: { startUrls: urls.split(/\s+/).filter(Boolean) } }
+          : { name, type: 'file-collection', access, files: [] as unknown[] };
       const source = await api<Source>('POST', '/v1/knowledge-sources', body);
       navigate(`/knowledge/${source.id}`);
     } catch (err) {
@@ -83,6 +84,13 @@ function CreateSource() {
           <select id="source-type" value={type} onChange={(e) => setType(e.currentTarget.value)}>
             <option value="file-collection">Files (upload)</option>
             <option value="web">Website (crawl)</option>
+          </select>
+        </div>
+        <div class="field">
+          <label for="source-access">Documents without readers of their own</label>
+          <select id="source-access" value={access} onChange={(e) => setAccess(e.currentTarget.value as 'open' | 'restricted')}>
+            <option value="open">Everyone may read them</option>
+            <option value="restricted">Nobody may read them</option>
           </select>
         </div>
       </div>
@@ -214,6 +222,7 @@ export function KnowledgeDetail({ id }: { id: string }) {
           ['Chunks', s.stats?.chunks ?? 0],
           ...(s.type === 'postgresql' ? [] : [['Files', `${s.fileCount ?? s.files?.length ?? 0} (${formatBytes(s.totalBytes)})`] as [string, string]]),
           ['Last synced', formatDate(s.stats?.lastSyncedAt)],
+          ['Without a list', s.access === 'restricted' ? 'nobody reads' : 'everyone reads'],
         ]}
       />
       {s.type === 'postgresql' && s.config ? <TableSource config={s.config as Schemas['PostgresConfig']} /> : null}
@@ -280,12 +289,15 @@ export function KnowledgeDetail({ id }: { id: string }) {
             </ul>
           ) : null}
           {s.files && s.files.length > 0 ? (
-            <Table columns={['Path', 'Size', 'Type', 'Problem', '']}>
+            <Table columns={['Path', 'Size', 'Type', 'Readers', 'Problem', '']}>
               {s.files.map((f) => (
                 <tr key={f.path}>
                   <td>{f.path}</td>
                   <td>{formatBytes(f.size)}</td>
                   <td>{f.contentType ?? '—'}</td>
+                  <td>
+                    <Readers sourceId={id} file={f} restricted={s.access === 'restricted'} ready={s.status === 'ready'} onSaved={() => source.reload()} />
+                  </td>
                   <td>{f.error ? <span class="error-text">{`${f.error.code}: ${f.error.message}`}</span> : '—'}</td>
                   <td>
                     <button type="button" class="link danger" onClick={() => void act('DELETE', `/v1/knowledge-sources/${id}/files?path=${encodeURIComponent(f.path)}`)}>
@@ -339,12 +351,16 @@ function SearchBox({ id, ready }: { id: string; ready: boolean }) {
   const [query, setQuery] = useState('');
   const [asked, setAsked] = useState('');
   const [results, setResults] = useState<SearchResult[]>();
+  const [userId, setUserId] = useState('');
+  const [groups, setGroups] = useState('');
   const [error, setError] = useState<unknown>();
   async function search(e: Event) {
     e.preventDefault();
     setError(undefined);
     try {
-      const data = await api<Schemas['SearchResponse']>('POST', `/v1/knowledge-sources/${id}/search`, { query, topK: 10 });
+      // As an end user, to see what they may read; as nobody, what everyone may read.
+      const context = userId.trim() ? { userId: userId.trim(), ...(namesOf(groups).length ? { groups: namesOf(groups) } : {}) } : undefined;
+      const data = await api<Schemas['SearchResponse']>('POST', `/v1/knowledge-sources/${id}/search`, { query, topK: 10, ...(context ? { context } : {}) });
       setAsked(query);
       setResults(data.results);
     } catch (err) {
@@ -364,6 +380,12 @@ function SearchBox({ id, ready }: { id: string; ready: boolean }) {
           Search
         </button>
       </form>
+      <div class="row small">
+        <label for="search-user">As end user</label>
+        <input id="search-user" value={userId} onInput={(e) => setUserId(e.currentTarget.value)} placeholder="nobody: what everyone may read" />
+        <label for="search-groups">with groups</label>
+        <input id="search-groups" value={groups} onInput={(e) => setGroups(e.currentTarget.value)} placeholder="finance, support" disabled={!userId.trim()} />
+      </div>
       <FieldError error={error} field="query" />
       <ErrorBox error={error} />
       {results && results.length === 0 ? <p class="muted">Nothing matched “{asked}”. Try other words.</p> : null}
@@ -383,6 +405,74 @@ function SearchBox({ id, ready }: { id: string; ready: boolean }) {
         </ol>
       ) : null}
     </>
+  );
+}
+
+/** Names typed as a comma- or space-separated list. */
+const namesOf = (text: string) => text.split(/[\s,]+/).filter(Boolean);
+
+/** Who may read one file: shown, and changed in place (no re-indexing) once the source is ready. */
+function Readers({ sourceId, file, restricted, ready, onSaved }: { sourceId: string; file: KnowledgeFile; restricted: boolean; ready: boolean; onSaved: () => void }) {
+  const [editing, setEditing] = useState(false);
+  const [users, setUsers] = useState('');
+  const [groups, setGroups] = useState('');
+  const [error, setError] = useState<unknown>();
+  const list = file.access;
+  const shown = list ? [...(list.users ?? []).map((u) => `user ${u}`), ...(list.groups ?? []).map((g) => `group ${g}`)].join(', ') || 'nobody' : restricted ? 'nobody (no list)' : 'everyone (no list)';
+  async function save(access: { users: string[]; groups: string[] } | null) {
+    setError(undefined);
+    try {
+      await api('PUT', `/v1/knowledge-sources/${sourceId}/documents/${file.documentId}/access`, { access });
+      setEditing(false);
+      onSaved();
+    } catch (err) {
+      setError(err);
+    }
+  }
+  if (!editing) {
+    return (
+      <span>
+        {shown}{' '}
+        {file.documentId && ready ? (
+          <button
+            type="button"
+            class="link"
+            onClick={() => {
+              setUsers(list?.users?.join(', ') ?? '');
+              setGroups(list?.groups?.join(', ') ?? '');
+              setEditing(true);
+            }}
+          >
+            Change readers of {file.path}
+          </button>
+        ) : null}
+      </span>
+    );
+  }
+  return (
+    <form
+      class="stack small"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void save({ users: namesOf(users), groups: namesOf(groups) });
+      }}
+    >
+      <label for={`readers-users-${file.path}`}>Users</label>
+      <input id={`readers-users-${file.path}`} value={users} onInput={(e) => setUsers(e.currentTarget.value)} placeholder="u-42, u-43" />
+      <label for={`readers-groups-${file.path}`}>Groups</label>
+      <input id={`readers-groups-${file.path}`} value={groups} onInput={(e) => setGroups(e.currentTarget.value)} placeholder="finance" />
+      <FieldError error={error} field="access" />
+      <ErrorBox error={error} />
+      <div class="row">
+        <button type="submit">Save readers</button>
+        <button type="button" class="secondary" onClick={() => void save(null)}>
+          No list ({restricted ? 'nobody' : 'everyone'})
+        </button>
+        <button type="button" class="link" onClick={() => setEditing(false)}>
+          Cancel
+        </button>
+      </div>
+    </form>
   );
 }
 
