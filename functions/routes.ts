@@ -19,12 +19,13 @@ export interface RouteGroupSpec {
 export const ROUTE_GROUPS = {
   agents: {
     constructId: 'Agents',
-    paths: ['/v1/agents', '/v1/usage', '/v1/traces', '/v1/end-users'],
+    paths: ['/v1/agents', '/v1/usage', '/v1/traces', '/v1/end-users', '/v1/oauth-providers'],
     apiKeyRequired: true,
     // OpenAI clients send the key as `Authorization: Bearer`, which API Gateway's key check does
     // not read: the app authenticates and rate-limits that route itself. A2A clients send either,
     // and read agent cards without one.
-    appAuthenticatedPaths: ['/v1/chat/completions', '/v1/models', '/v1/responses', '/a2a'],
+    // The OAuth callback carries no key: the provider sends the end user's browser back with a state that names the tenant.
+    appAuthenticatedPaths: ['/v1/chat/completions', '/v1/models', '/v1/responses', '/a2a', '/v1/oauth/callback'],
     streaming: true,
   },
   // Evaluation datasets and runs: the agents area's rate limits, their own function.

@@ -60,7 +60,7 @@ describe('end users: export and erase', () => {
     const other = await newTenant();
     const elsewhere = (await call(app, 'GET', '/v1/end-users/carla/export', { key: other.apiKey })).body.data;
     expect(elsewhere.sessions).toEqual([]);
-    expect((await call(app, 'DELETE', '/v1/end-users/carla', { key: other.apiKey })).body.data.removed).toEqual({ sessions: 0, messages: 0, memoryItems: 0 });
+    expect((await call(app, 'DELETE', '/v1/end-users/carla', { key: other.apiKey })).body.data.removed).toEqual({ sessions: 0, messages: 0, memoryItems: 0, connections: 0 });
     expect((await api('GET', '/v1/end-users/carla/export')).body.data.sessions).toHaveLength(1);
     expect((await api('GET', `/v1/end-users/${encodeURIComponent('a b')}/export`)).status).toBe(400);
   });

@@ -11,6 +11,7 @@ import { agents, type Agent } from '../../shared/agents';
 import { AppError, NotFoundError } from '../../shared/errors';
 import type { AppEnv } from '../../shared/http/context';
 import { requestEndUser } from '../../shared/http/end-user';
+import { publicBaseUrl } from '../../shared/http/public-url';
 import { isId } from '../../shared/ids';
 import type { Runtime } from '../../shared/runtime';
 
@@ -25,11 +26,7 @@ const notPublished = (agentId: string) => new NotFoundError('A2A agent', agentId
 
 /** The endpoint as clients reach it: behind API Gateway, its stage is part of the path. */
 function endpointOf(c: Context<AppEnv>, agentId: string): string {
-  const url = new URL(c.req.url);
-  const request = (c.env as { event?: { requestContext?: { stage?: string; domainName?: string } } } | undefined)?.event?.requestContext;
-  const stage = request?.stage && request.stage !== '$default' && request.domainName?.includes('.execute-api.') ? `/${request.stage}` : '';
-  const proto = c.req.header('x-forwarded-proto') ?? url.protocol.replace(':', '');
-  return `${proto}://${c.req.header('host') ?? url.host}${stage}/a2a/${agentId}`;
+  return `${publicBaseUrl(c)}/a2a/${agentId}`;
 }
 
 /** The tenant's agent, published over A2A; anything else (unpublished, another tenant's, none) is a 404. */

@@ -28,8 +28,8 @@ export interface GroupOptions {
   apiKeyCacheSeconds?: number;
   /** Paths (and below) that answer errors in OpenAI's shape, authentication errors included. */
   openAiPaths?: string[];
-  /** Paths (and below) whose requests carry no API key: `auth` sets the identity instead (inbound hooks). */
-  selfAuthenticated?: { path: string; auth: MiddlewareHandler<AppEnv> };
+  /** Paths (and below) whose requests carry no API key: each one's `auth` sets the identity instead (inbound hooks, A2A cards, the OAuth callback). */
+  selfAuthenticated?: Array<{ path: string; auth: MiddlewareHandler<AppEnv> }>;
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -47,8 +47,8 @@ export function createGroupApp(rt: Runtime, options: GroupOptions): OpenAPIHono<
     app.use(`${path}/*`, openAiErrors);
   }
   const byKey = apiKeyAuth(rt, { cacheSeconds: options.apiKeyCacheSeconds });
-  const self = options.selfAuthenticated;
-  const authenticate: MiddlewareHandler<AppEnv> = (c, next) => (self && (c.req.path === self.path || c.req.path.startsWith(`${self.path}/`)) ? self.auth(c, next) : byKey(c, next));
+  const selves = options.selfAuthenticated ?? [];
+  const authenticate: MiddlewareHandler<AppEnv> = (c, next) => (selves.find((self) => c.req.path === self.path || c.req.path.startsWith(`${self.path}/`))?.auth ?? byKey)(c, next);
   app.use('*', authenticate);
   app.use('*', rateLimit(rt, options.area));
   app.use('*', bodyGuard(options.maxBodyBytes, { multipartPaths: options.multipartPaths, jsonLinesPaths: options.jsonLinesPaths }));

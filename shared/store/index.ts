@@ -1,3 +1,4 @@
+import { oauthStore } from './oauth';
 import type { Clock } from '../clock';
 import { config } from '../config';
 import { apiKeysStore } from './api-keys';
@@ -67,6 +68,7 @@ export function createStore(db: Db, clock: Clock) {
     usage: usageStore(db),
     tokenBudgets: tokenBudgetsStore(db),
     tenantSettings: tenantSettingsStore(db),
+    oauth: oauthStore(db),
     webhookDeliveries: webhookDeliveriesStore(db, clock),
     hooks: hooksStore(db, clock),
     publishedAgents: publishedAgentsStore(db),

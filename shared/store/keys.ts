@@ -178,6 +178,12 @@ export const keys = {
   }),
   /** Global: an agent published over A2A, found by its id before the tenant is known (an agent card is read without a key). */
   publishedAgent: (agentId: string): ItemKey => ({ pk: `A2A#${agentId}`, sk: 'A2A' }),
+  /** A tenant's OAuth providers and its end users' connections to them (one partition: both are few per tenant). */
+  oauthPartition: (scope: TenantScope): string => `${scoped(scope)}#OAUTH`,
+  oauthProvider: (scope: TenantScope, name: string): ItemKey => ({ pk: `${scoped(scope)}#OAUTH`, sk: `PROVIDER#${name}` }),
+  oauthConnection: (scope: TenantScope, userId: string, provider: string): ItemKey => ({ pk: `${scoped(scope)}#OAUTH`, sk: `CONN#${userId}#${provider}` }),
+  /** An authorization under way, found by its state alone (the callback carries no key): global, single-use, short-lived. */
+  oauthState: (state: string): ItemKey => ({ pk: `OAUTHSTATE#${state}`, sk: 'STATE' }),
   /** Global: an inbound hook, found by its id before the tenant is known (the request carries no key). */
   hook: (hookId: string): ItemKey => ({ pk: `HOOK#${hookId}`, sk: 'HOOK' }),
   /** Global: an Idempotency-Key a hook was called with (kept a day), and the execution it started. */

@@ -1,0 +1,23 @@
+import type { MiddlewareHandler } from 'hono';
+import { ValidationError } from '../../shared/errors';
+import type { AppEnv } from '../../shared/http/context';
+import { tenantOfState } from '../../shared/identity';
+import { addLogContext } from '../../shared/log';
+import type { Runtime } from '../../shared/runtime';
+
+/**
+ * `/v1/oauth/callback`: the provider sends the end user's browser back here with no key; the
+ * `state` of an authorization under way names the tenant, whose plan rate-limits the request. A
+ * state unknown, used or expired is a 400 before anything else is read.
+ */
+export function oauthCallbackAuth(rt: Runtime): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const state = c.req.query('state') ?? '';
+    const scope = /^[A-Za-z0-9_-]{20,100}$/.test(state) ? await tenantOfState(rt, state) : undefined;
+    const tenant = scope && (await rt.store.apiKeys.recentTenant(scope));
+    if (!scope || !tenant) throw new ValidationError('state', 'is unknown, used already or expired: start connecting again');
+    c.set('identity', { keyId: 'oauth-callback', scope, plan: tenant.plan });
+    addLogContext({ tenantId: scope.tenantId });
+    await next();
+  };
+}
