@@ -99,7 +99,7 @@ describe('CDK app', () => {
     };
     const methods = Object.values(api.findResources('AWS::ApiGateway::Method'));
     const byPath = methods.map((m) => ({ path: pathOf(m.Properties.ResourceId.Ref), keyRequired: m.Properties.ApiKeyRequired }));
-    for (const group of ['agents', 'knowledge-sources', 'workflows', 'executions', 'usage', 'traces', 'eval-datasets', 'eval-runs', 'end-users']) {
+    for (const group of ['agents', 'knowledge-sources', 'workflows', 'executions', 'usage', 'traces', 'eval-datasets', 'eval-runs', 'end-users', 'oauth-providers']) {
       expect(byPath).toEqual(expect.arrayContaining([
         { path: `/v1/${group}`, keyRequired: true },
         { path: `/v1/${group}/{proxy+}`, keyRequired: true },
@@ -108,9 +108,11 @@ describe('CDK app', () => {
     for (const m of byPath.filter((m) => m.path.startsWith('/v1/docs') || m.path.startsWith('/v1/openapi.json'))) {
       expect(m.keyRequired).toBe(false);
     }
-    expect(byPath.filter((m) => m.keyRequired === true)).toHaveLength(18);
+    expect(byPath.filter((m) => m.keyRequired === true)).toHaveLength(20);
     const options = methods.filter((m) => m.Properties.HttpMethod === 'OPTIONS');
-    expect(options).toHaveLength(18); // beside each keyed ANY
+    expect(options).toHaveLength(20); // beside each keyed ANY
+    // The OAuth callback: the provider sends the end user's browser back without a key.
+    expect(byPath).toContainEqual({ path: '/v1/oauth/callback', keyRequired: false });
     for (const m of options) expect(m.Properties.ApiKeyRequired).toBe(false);
     expect(byPath).toContainEqual({ path: '/v1/chat/completions', keyRequired: false });
     // The platform API authenticates access tokens in the app: no API key.
@@ -162,9 +164,9 @@ describe('CDK app', () => {
   it('streams the agents group (converse, chat completions) and the workflows group (execution events) with response streaming', () => {
     const methods = Object.values(api.findResources('AWS::ApiGateway::Method'));
     const streaming = methods.filter((m) => m.Properties.Integration.ResponseTransferMode === 'STREAM');
-    // /v1/agents, /v1/usage, /v1/traces and /v1/end-users and below (ANY and OPTIONS each); /v1/chat/completions,
-    // /v1/models and /v1/responses and /a2a (and below); /v1/workflows and /v1/executions and below (ANY and OPTIONS each), /v1/hooks and below (ANY, no key)
-    expect(streaming).toHaveLength(34);
+    // /v1/agents, /v1/usage, /v1/traces, /v1/end-users and /v1/oauth-providers and below (ANY and OPTIONS each); /v1/chat/completions,
+    // /v1/models, /v1/responses, /a2a and /v1/oauth/callback (and below); /v1/workflows and /v1/executions and below (ANY and OPTIONS each), /v1/hooks and below (ANY, no key)
+    expect(streaming).toHaveLength(40);
     for (const m of streaming) expect(JSON.stringify(m.Properties.Integration.Uri)).toContain('response-streaming-invocations');
   });
 

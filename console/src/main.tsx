@@ -11,6 +11,7 @@ import { ExecutionPage } from './pages/execution';
 import { ReleasesPage } from './pages/releases';
 import { RunPage, RunsPage } from './pages/runs';
 import { UsagePage } from './pages/usage';
+import { ConnectionsPage } from './pages/connections';
 import { TracePage } from './pages/traces';
 import { EvalComparePage, EvalDatasetPage, EvalRunPage, EvalsPage } from './pages/evals';
 import { TablesPage, MemoryPage } from './pages/platform';
@@ -40,6 +41,7 @@ const PAGES: Array<[string, (p: Record<string, string>) => preact.JSX.Element]> 
   ['/evals/runs/:id', (p) => <EvalRunPage id={p.id!} />],
   ['/evals/compare/:a/:b', (p) => <EvalComparePage a={p.a!} b={p.b!} />],
   ['/usage', () => <UsagePage />],
+  ['/connections', () => <ConnectionsPage />],
   ['/traces', () => <TracePage />],
   ['/traces/:requestId', (p) => <TracePage requestId={p.requestId} />],
   ['/platform/tables', () => <TablesPage />],

@@ -54,7 +54,7 @@ export function registerEndUserRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
                   scopes: z.array(z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]{1,200}$/)).max(50).optional().openapi({ description: 'Asked for beside the provider’s own scopes' }),
                   redirectAfter: httpUrl().optional().openapi({ description: 'Where the callback sends the browser once done (with connected=<provider> or error=<code>), instead of its own page' }),
                 })
-                .openapi('StartConnectionRequest'),
+                .openapi('StartConnectionRequest', { example: { redirectAfter: 'https://app.example.com/settings/accounts' } }),
             },
           },
         },

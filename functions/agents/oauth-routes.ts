@@ -4,7 +4,7 @@ import { ValidationError } from '../../shared/errors';
 import type { AppEnv } from '../../shared/http/context';
 import { ok, okList } from '../../shared/http/envelope';
 import { commonErrors, envelope, jsonContent, listEnvelope } from '../../shared/http/openapi-schemas';
-import { completeAuthorization, deleteProvider, getProvider, listProviders, oauthProviderInput, oauthProviderShown, PROVIDER_NAME, putProvider, showProvider } from '../../shared/identity';
+import { completeAuthorization, deleteProvider, getProvider, listProviders, oauthProviderInput, oauthProviderReplacement, oauthProviderShown, PROVIDER_NAME, putProvider, showProvider } from '../../shared/identity';
 import type { Runtime } from '../../shared/runtime';
 
 const tags = ['End-user connections'];
@@ -56,14 +56,14 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       summary: 'Replace an OAuth provider',
       description: 'The whole definition; `clientSecret` left out keeps the stored one. Connections stay.',
       security,
-      request: { params, body: { content: { 'application/json': { schema: oauthProviderInput } }, required: true } },
+      request: { params, body: { content: { 'application/json': { schema: oauthProviderReplacement } }, required: true } },
       responses: { 200: jsonContent(envelope(oauthProviderShown), 'Replaced'), ...commonErrors },
     }),
     async (c) => {
       const { name } = c.req.valid('param');
       const body = c.req.valid('json');
-      if (body.name !== name) throw new ValidationError('name', `must be the provider’s name in the path (${name}): a provider is not renamed`);
-      return ok(c, showProvider(await putProvider(rt, c.get('identity').scope, body, false)));
+      if (body.name !== undefined && body.name !== name) throw new ValidationError('name', `must be the provider’s name in the path (${name}): a provider is not renamed`);
+      return ok(c, showProvider(await putProvider(rt, c.get('identity').scope, { ...body, name }, false)));
     },
   );
   app.openapi(
@@ -92,7 +92,7 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       description:
         'Exchanges the code (with its PKCE verifier) for the end user’s tokens, sealed as their connection, and answers a small page saying the account is connected — or a 303 to the `redirectAfter` the connection was started with, with `connected=<provider>` (or `error=<code>`). A state serves once and for ten minutes.',
       request: { query: z.object({ state: z.string().max(200), code: z.string().max(4096).optional(), error: z.string().max(200).optional(), error_description: z.string().max(2000).optional(), iss: z.string().max(2000).optional() }) },
-      responses: { 200: { description: 'A page: connected, or why not', content: { 'text/html': { schema: z.string() } } }, 303: { description: 'Back to redirectAfter' }, 400: { description: 'The state is unknown, used or expired' } },
+      responses: { ...commonErrors, 200: { description: 'A page: connected, or why not', content: { 'text/html': { schema: z.string() } } }, 303: { description: 'Back to redirectAfter' } },
     }),
     async (c) => {
       const query = c.req.valid('query');

@@ -150,7 +150,7 @@ export function registerSourceRoutes(app: OpenAPIHono<AppEnv>, rt: RuntimeWith<'
         'The users and groups that may read the document (search results, grounding, citations, knowledge tools, MCP, A2A and evaluations return it to them only); `null` removes its list, so the source’s `access` decides. Takes effect for the next search, without indexing the text again. A file keeps its list through later syncs; a PostgreSQL row or S3 object takes its source’s list again when it changes there. 409 while the source syncs or compacts.',
       security,
       request: {
-        params: params.extend({ documentId: z.string().regex(/^doc_[0-9a-f]{26}$/, { error: 'must be a document id (doc_…, as search results and file lists name it)' }) }),
+        params: params.extend({ documentId: z.string().min(1).max(200).openapi({ description: 'As search results and file lists name it (doc_…)' }) }),
         body: { content: { 'application/json': { schema: z.object({ access: documentAccessInput.nullable() }).openapi('SetDocumentAccessRequest', { example: { access: { users: ['u-42'], groups: ['finance'] } } }) } }, required: true },
       },
       responses: { 200: jsonContent(envelope(documentAccessShown), 'The document’s list now'), 409: jsonContent(commonErrors[400].content['application/json'].schema, 'The source is syncing or compacting'), ...commonErrors },

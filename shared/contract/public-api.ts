@@ -3621,6 +3621,11 @@ export interface components {
             url: string;
             expiresAt: string;
         };
+        /**
+         * @example {
+         *       "redirectAfter": "https://app.example.com/settings/accounts"
+         *     }
+         */
         StartConnectionRequest: {
             /** @description Asked for beside the provider’s own scopes */
             scopes?: string[];
@@ -3688,10 +3693,12 @@ export interface components {
         /**
          * @example {
          *       "name": "calendar",
-         *       "issuer": "https://login.example.com",
+         *       "authorizationUrl": "https://login.example.com/oauth2/authorize",
+         *       "tokenUrl": "https://login.example.com/oauth2/token",
          *       "clientId": "cairn",
          *       "clientSecret": "s3cr3t",
          *       "scopes": [
+         *         "offline_access",
          *         "calendar.read"
          *       ]
          *     }
@@ -3699,6 +3706,49 @@ export interface components {
         OAuthProviderInput: {
             /** @example calendar */
             name: string;
+            /** @description An OpenID Connect issuer: its endpoints are read from /.well-known/openid-configuration (explicit URLs below win) */
+            issuer?: string;
+            /** @description Where the end user signs in and consents (without issuer: required) */
+            authorizationUrl?: string;
+            /** @description Where codes and refresh tokens are exchanged (without issuer: required) */
+            tokenUrl?: string;
+            /** @description Where a disconnected account’s tokens are revoked (RFC 7009) */
+            revocationUrl?: string;
+            clientId: string;
+            /** @description Sealed, never answered; left out on an update, the stored one is kept */
+            clientSecret?: string;
+            /**
+             * @description Asked for by every connection (a tool may ask for more)
+             * @default []
+             */
+            scopes?: string[];
+            /**
+             * @description Added to the authorization URL (e.g. access_type=offline, prompt=consent, resource)
+             * @example {
+             *       "prompt": "consent"
+             *     }
+             */
+            extraAuthorizeParams?: {
+                [key: string]: string;
+            };
+            /** @description Where the provider sends the end user back: this API’s /v1/oauth/callback, as registered at the provider (default: as the request that starts the connection reached the API) */
+            redirectUri?: string;
+        };
+        /**
+         * @example {
+         *       "authorizationUrl": "https://login.example.com/oauth2/authorize",
+         *       "tokenUrl": "https://login.example.com/oauth2/token",
+         *       "clientId": "cairn",
+         *       "clientSecret": "s3cr3t",
+         *       "scopes": [
+         *         "offline_access",
+         *         "calendar.read"
+         *       ]
+         *     }
+         */
+        OAuthProviderReplacement: {
+            /** @example calendar */
+            name?: string;
             /** @description An OpenID Connect issuer: its endpoints are read from /.well-known/openid-configuration (explicit URLs below win) */
             issuer?: string;
             /** @description Where the end user signs in and consents (without issuer: required) */
@@ -14398,7 +14448,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["OAuthProviderInput"];
+                "application/json": components["schemas"]["OAuthProviderReplacement"];
             };
         };
         responses: {
@@ -14725,7 +14775,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The state is unknown, used or expired */
+            /** @description Invalid request: details.field names the field */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14734,7 +14784,112 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found (also for ids of other tenants) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body too large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request headers over 16 KB (local mode’s server; in AWS, API Gateway’s own header limit applies) */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The data store is briefly unavailable; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
         };
     };
@@ -17851,6 +18006,7 @@ export interface operations {
             header?: never;
             path: {
                 knowledgeSourceId: string;
+                /** @description As search results and file lists name it (doc_…) */
                 documentId: string;
             };
             cookie?: never;

@@ -15,24 +15,28 @@ import type { TenantScope } from '../tenancy';
 export const PROVIDER_NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 const scopeName = z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]{1,200}$/, { error: 'must be an OAuth scope (no spaces or quotes)' });
 
-export const oauthProviderInput = z
-  .strictObject({
-    name: z.string().regex(PROVIDER_NAME, { error: 'must be 1–63 lower-case letters, digits, _ or -, starting with a letter or digit' }).openapi({ example: 'calendar' }),
-    issuer: httpUrl().optional().openapi({ description: 'An OpenID Connect issuer: its endpoints are read from /.well-known/openid-configuration (explicit URLs below win)' }),
-    authorizationUrl: httpUrl().optional().openapi({ description: 'Where the end user signs in and consents (without issuer: required)' }),
-    tokenUrl: httpUrl().optional().openapi({ description: 'Where codes and refresh tokens are exchanged (without issuer: required)' }),
-    revocationUrl: httpUrl().optional().openapi({ description: 'Where a disconnected account’s tokens are revoked (RFC 7009)' }),
-    clientId: z.string().min(1).max(500),
-    clientSecret: z.string().min(1).max(4096).optional().openapi({ description: 'Sealed, never answered; left out on an update, the stored one is kept' }),
-    scopes: z.array(scopeName).max(50).default([]).openapi({ description: 'Asked for by every connection (a tool may ask for more)' }),
-    extraAuthorizeParams: z.record(z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/), z.string().max(1000)).optional().openapi({ description: 'Added to the authorization URL (e.g. access_type=offline, prompt=consent, resource)', example: { prompt: 'consent' } }),
-    redirectUri: httpUrl().optional().openapi({ description: 'Where the provider sends the end user back: this API’s /v1/oauth/callback, as registered at the provider (default: as the request that starts the connection reached the API)' }),
-  })
-  .superRefine((body, ctx) => {
-    if (!body.issuer && !body.authorizationUrl) ctx.addIssue({ code: 'custom', path: ['authorizationUrl'], message: 'is required without issuer' });
-    if (!body.issuer && !body.tokenUrl) ctx.addIssue({ code: 'custom', path: ['tokenUrl'], message: 'is required without issuer' });
-  })
-  .openapi('OAuthProviderInput', { example: { name: 'calendar', issuer: 'https://login.example.com', clientId: 'cairn', clientSecret: 's3cr3t', scopes: ['calendar.read'] } });
+const providerFields = z.strictObject({
+  name: z.string().regex(PROVIDER_NAME, { error: 'must be 1–63 lower-case letters, digits, _ or -, starting with a letter or digit' }).openapi({ example: 'calendar' }),
+  issuer: httpUrl().optional().openapi({ description: 'An OpenID Connect issuer: its endpoints are read from /.well-known/openid-configuration (explicit URLs below win)' }),
+  authorizationUrl: httpUrl().optional().openapi({ description: 'Where the end user signs in and consents (without issuer: required)' }),
+  tokenUrl: httpUrl().optional().openapi({ description: 'Where codes and refresh tokens are exchanged (without issuer: required)' }),
+  revocationUrl: httpUrl().optional().openapi({ description: 'Where a disconnected account’s tokens are revoked (RFC 7009)' }),
+  clientId: z.string().min(1).max(500),
+  clientSecret: z.string().min(1).max(4096).optional().openapi({ description: 'Sealed, never answered; left out on an update, the stored one is kept' }),
+  scopes: z.array(scopeName).max(50).default([]).openapi({ description: 'Asked for by every connection (a tool may ask for more)' }),
+  extraAuthorizeParams: z.record(z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/), z.string().max(1000)).optional().openapi({ description: 'Added to the authorization URL (e.g. access_type=offline, prompt=consent, resource)', example: { prompt: 'consent' } }),
+  redirectUri: httpUrl().optional().openapi({ description: 'Where the provider sends the end user back: this API’s /v1/oauth/callback, as registered at the provider (default: as the request that starts the connection reached the API)' }),
+});
+
+function endpointsGiven(body: { issuer?: string; authorizationUrl?: string; tokenUrl?: string }, ctx: z.RefinementCtx) {
+  if (!body.issuer && !body.authorizationUrl) ctx.addIssue({ code: 'custom', path: ['authorizationUrl'], message: 'is required without issuer' });
+  if (!body.issuer && !body.tokenUrl) ctx.addIssue({ code: 'custom', path: ['tokenUrl'], message: 'is required without issuer' });
+}
+
+const example = { authorizationUrl: 'https://login.example.com/oauth2/authorize', tokenUrl: 'https://login.example.com/oauth2/token', clientId: 'cairn', clientSecret: 's3cr3t', scopes: ['offline_access', 'calendar.read'] };
+export const oauthProviderInput = providerFields.superRefine(endpointsGiven).openapi('OAuthProviderInput', { example: { name: 'calendar', ...example } });
+/** A replacement: the name is the path's (given, it must be the same). */
+export const oauthProviderReplacement = providerFields.extend({ name: providerFields.shape.name.optional() }).superRefine(endpointsGiven).openapi('OAuthProviderReplacement', { example });
 export type OAuthProviderInput = z.infer<typeof oauthProviderInput>;
 
 export interface StoredOAuthProvider {

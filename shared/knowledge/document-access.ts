@@ -23,6 +23,7 @@ export type { AccessList };
  */
 export async function setDocumentAccess(rt: Runtime, scope: TenantScope, sourceId: string, documentId: string, access: AccessList | null) {
   const source = await knowledgeSources.get(rt, scope, sourceId);
+  if (!/^doc_[0-9a-f]{26}$/.test(documentId)) throw new NotFoundError('document', documentId);
   if (source.status !== 'ready' || source.compaction) throw new ConflictError(`Knowledge source ${sourceId} is ${source.compaction ? 'being compacted' : source.status}: set a document’s access when it is ready`, { status: source.status });
   const document = (await rt.store.searchIndex.listDocuments(scope, sourceId)).find((d) => d.documentId === documentId);
   if (!document) throw new NotFoundError('document', documentId);

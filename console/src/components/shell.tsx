@@ -9,6 +9,7 @@ const KEY_PAGES = [
   ['/evals', 'Evaluations'],
   ['/usage', 'Usage'],
   ['/traces', 'Traces'],
+  ['/connections', 'Connections'],
 ] as const;
 const PLATFORM_PAGES = [
   ['/platform/tables', 'Tables'],
