@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { SignJWT } from 'jose';
-import pg from 'pg';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { config } from '../shared/config';
-import { beforeAll, describe, expect, inject, it, onTestFinished } from 'vitest';
+import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { testPostgres } from './helpers/postgres';
 import { indexTuning } from '../shared/search/index-tuning';
 import { scopeOf } from '../shared/tenancy';
 import { createLocalApp } from '../local/local-app';
@@ -218,17 +218,9 @@ describe('document permissions: what agents, MCP and traces give back', () => {
 });
 
 describe('document permissions: a PostgreSQL column', () => {
-  const target = inject('postgres');
+  const { target, admin: owner } = testPostgres();
+  const admin = (text: string, values: unknown[] = []) => owner.query(text, values);
   const table = `tickets_${randomBytes(4).toString('hex')}`;
-  const admin = async (text: string, values: unknown[] = []) => {
-    const client = new pg.Client({ host: target.host, port: target.port, database: target.database, user: target.username, password: target.password });
-    await client.connect();
-    try {
-      return await client.query(text, values);
-    } finally {
-      await client.end();
-    }
-  };
   let id: string;
   beforeAll(async () => {
     await admin(`CREATE TABLE ${table} (id text PRIMARY KEY, body text NOT NULL, readers text[])`);

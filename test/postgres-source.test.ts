@@ -1,28 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:net';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalApp } from '../local/local-app';
 import { connect, readOnly, rowToDocument } from '../shared/knowledge/connectors/postgres';
 import { call } from './helpers/http';
 import { newTenant, type TestTenant } from './helpers/tenant';
 import { testRt, testLocal } from './helpers/runtime';
+import { testPostgres } from './helpers/postgres';
 
 const app = createLocalApp(testRt);
 const settle = () => testLocal.ingestion!.drain();
-const target = inject('postgres');
-/** Short-lived connections: PGlite's socket server (the fallback) serves one connection at a time. */
-const admin = {
-  async query(text: string, values: unknown[] = []) {
-    const client = new pg.Client({ host: target.host, port: target.port, database: target.database, user: target.username, password: target.password });
-    await client.connect();
-    try {
-      return await client.query(text, values);
-    } finally {
-      await client.end();
-    }
-  },
-};
+const { target, admin } = testPostgres();
 const table = `articles_${randomBytes(4).toString('hex')}`;
 const credentials = { username: target.username, password: target.password };
 // Sources name the server as tests name every local service: localhost, the one host the tests'
