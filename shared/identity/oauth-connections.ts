@@ -27,8 +27,8 @@ export interface StoredConnection {
   scopes: string[];
   connectedAt: string;
   refreshedAt?: string;
-  /** Epoch ms; absent when the provider gave no lifetime. */
-  expiresAt?: number;
+  /** When the access token expires, epoch ms; absent when the provider gave no lifetime. (Not `expiresAt`: that name is the table's TTL.) */
+  accessExpiresAt?: number;
   sealedAccess: SealedSecret;
   sealedRefresh?: SealedSecret;
   version: number;
@@ -70,7 +70,7 @@ const verifierContext = (tenantId: string, state: string) => ({ tenantId, state,
 const base64url = (bytes: Buffer) => bytes.toString('base64url');
 
 export function showConnection(c: StoredConnection): z.infer<typeof connectionShown> {
-  return { provider: c.provider, scopes: c.scopes, connectedAt: c.connectedAt, ...(c.refreshedAt ? { refreshedAt: c.refreshedAt } : {}), ...(c.expiresAt ? { expiresAt: new Date(c.expiresAt).toISOString() } : {}) };
+  return { provider: c.provider, scopes: c.scopes, connectedAt: c.connectedAt, ...(c.refreshedAt ? { refreshedAt: c.refreshedAt } : {}), ...(c.accessExpiresAt ? { expiresAt: new Date(c.accessExpiresAt).toISOString() } : {}) };
 }
 
 /**
@@ -162,7 +162,7 @@ export async function completeAuthorization(rt: Runtime, given: { state: string;
     provider: provider.name,
     scopes: tokens.scope ? tokens.scope.split(' ').filter(Boolean) : taken.scopes,
     connectedAt: new Date(now).toISOString(),
-    ...(tokens.expiresIn ? { expiresAt: now + tokens.expiresIn * 1000 } : {}),
+    ...(tokens.expiresIn ? { accessExpiresAt: now + tokens.expiresIn * 1000 } : {}),
     sealedAccess: await rt.secrets.seal(tokens.accessToken, context),
     ...(tokens.refreshToken ? { sealedRefresh: await rt.secrets.seal(tokens.refreshToken, context) } : {}),
     version: (previous?.version ?? 0) + 1,
@@ -184,10 +184,10 @@ export async function accessTokenFor(rt: Runtime, scope: TenantScope, providerNa
     if (!connection) return undefined;
     const now = rt.clock.now();
     const access = await rt.secrets.open(connection.sealedAccess, context);
-    const fresh = connection.expiresAt === undefined || connection.expiresAt - EXPIRY_MARGIN_MS > now;
+    const fresh = connection.accessExpiresAt === undefined || connection.accessExpiresAt - EXPIRY_MARGIN_MS > now;
     // A token the API refused is refreshed unless another request has replaced it since.
     if (fresh && access !== options.stale) return access;
-    if (!connection.sealedRefresh) return options.stale === undefined && connection.expiresAt !== undefined && connection.expiresAt > now ? access : undefined;
+    if (!connection.sealedRefresh) return options.stale === undefined && connection.accessExpiresAt !== undefined && connection.accessExpiresAt > now ? access : undefined;
     if (!(await rt.store.oauth.leaseRefresh(scope, userId, providerName, now, now + REFRESH_LEASE_MS))) {
       // Another request refreshes it: its new token is read when it is done.
       await new Promise((resolve) => setTimeout(resolve, 200));
@@ -207,13 +207,13 @@ export async function accessTokenFor(rt: Runtime, scope: TenantScope, providerNa
       ...kept,
       ...(tokens.scope ? { scopes: tokens.scope.split(' ').filter(Boolean) } : {}),
       refreshedAt: new Date(now).toISOString(),
-      ...(tokens.expiresIn ? { expiresAt: now + tokens.expiresIn * 1000 } : { expiresAt: undefined }),
+      ...(tokens.expiresIn ? { accessExpiresAt: now + tokens.expiresIn * 1000 } : { accessExpiresAt: undefined }),
       sealedAccess: await rt.secrets.seal(tokens.accessToken, context),
       // Rotated refresh tokens replace the old one; otherwise it is kept.
       ...(tokens.refreshToken ? { sealedRefresh: await rt.secrets.seal(tokens.refreshToken, context) } : {}),
       version: connection.version + 1,
     };
-    if (next.expiresAt === undefined) delete next.expiresAt;
+    if (next.accessExpiresAt === undefined) delete next.accessExpiresAt;
     if (await rt.store.oauth.replaceConnection(scope, userId, providerName, connection.version, next as unknown as Record<string, unknown>)) return tokens.accessToken;
   }
   throw new UpstreamError(`The end user’s ${providerName} token could not be refreshed in time`, { provider: providerName }, { retryable: true });
