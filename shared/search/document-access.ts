@@ -1,5 +1,6 @@
 import type { SegmentRecord } from '../store/search-index';
-import { chunkClasses, type AccessList } from '../store/segment-access';
+import { forEachRun } from '../store/postings-codec';
+import type { AccessList } from '../store/segment-access';
 
 /**
  * Which chunks a search may rank: those of documents the reader may read. A document with an
@@ -31,13 +32,21 @@ export function hiddenChunks(segment: Pick<SegmentRecord, 'chunks' | 'deleted' |
   // Class 0 (no list) follows the mode; each list is judged once.
   const readable = [unlisted, ...segment.access.classes.map((list) => mayRead(list, reader))];
   if (readable.every(Boolean)) return { deleted: segment.deleted, all: false };
-  const classes = chunkClasses(segment.access, segment.chunks);
+  // Walked run by run (a document's chunks are one run): no per-chunk array on a search's path.
   const bits = new Uint8Array(Math.ceil(segment.chunks / 8));
   if (segment.deleted) bits.set(segment.deleted.subarray(0, bits.length));
   let visible = 0;
-  for (let local = 0; local < segment.chunks; local++) {
-    if (readable[classes[local]!]) visible++;
-    else bits[local >> 3]! |= 1 << (local % 8);
-  }
+  let covered = 0;
+  const mark = (start: number, end: number, cls: number) => {
+    if (readable[cls]) return void (visible += end - start);
+    for (let local = start; local < end; local++) bits[local >> 3]! |= 1 << (local % 8);
+  };
+  forEachRun(segment.access.runs, (start, run, cls) => {
+    const end = Math.min(segment.chunks, start + run);
+    if (start < end) mark(start, end, cls);
+    covered = Math.max(covered, end);
+  });
+  // Positions past the runs have no list (class 0).
+  if (covered < segment.chunks) mark(covered, segment.chunks, 0);
   return { deleted: bits, all: visible === 0 };
 }

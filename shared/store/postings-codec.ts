@@ -302,16 +302,21 @@ export function encodeRuns(values: ArrayLike<number>): Uint8Array {
   return Uint8Array.from(out);
 }
 
+/** Visits the runs of `encodeRuns` in order: where each starts, how long it is, its value. */
+export function forEachRun(bytes: Uint8Array, visit: (start: number, length: number, value: number) => void): void {
+  const read = varints(bytes);
+  for (let at = 0; !read.done; ) {
+    const run = read.next();
+    visit(at, run, read.next());
+    at += run;
+  }
+}
+
 /** The values of `encodeRuns`, one per position (`length` of them; positions past the runs get 0). */
 export function decodeRuns(bytes: Uint8Array, length: number): Uint32Array {
   const values = new Uint32Array(length);
-  const read = varints(bytes);
-  let at = 0;
-  while (!read.done && at < length) {
-    const run = read.next();
-    const value = read.next();
-    values.fill(value, at, Math.min(length, at + run));
-    at += run;
-  }
+  forEachRun(bytes, (start, run, value) => {
+    if (start < length) values.fill(value, start, Math.min(length, start + run));
+  });
   return values;
 }

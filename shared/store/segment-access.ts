@@ -38,8 +38,12 @@ export function accessBuilder() {
   const classes: AccessList[] = [];
   const index = new Map<string, number>();
   const perChunk: number[] = [];
+  // The same list object (a compaction's or a change's chunks share their segment's) is keyed once, not once a chunk.
+  const byObject = new Map<AccessList, number>();
   const classOf = (access: AccessList | undefined): number => {
     if (!access) return 0;
+    const known = byObject.get(access);
+    if (known !== undefined) return known;
     const key = classKey(access);
     let cls = index.get(key);
     if (cls === undefined) {
@@ -47,6 +51,7 @@ export function accessBuilder() {
       cls = classes.length;
       index.set(key, cls);
     }
+    byObject.set(access, cls);
     return cls;
   };
   return {
