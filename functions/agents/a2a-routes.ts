@@ -11,7 +11,7 @@ import { agents, type Agent } from '../../shared/agents';
 import { AppError, NotFoundError } from '../../shared/errors';
 import type { AppEnv } from '../../shared/http/context';
 import { requestEndUser } from '../../shared/http/end-user';
-import { publicBaseUrl } from '../../shared/http/public-url';
+import { oauthCallbackUrl, publicBaseUrl } from '../../shared/http/public-url';
 import { isId } from '../../shared/ids';
 import type { Runtime } from '../../shared/runtime';
 
@@ -130,7 +130,7 @@ export function registerA2aRoutes(routes: OpenAPIHono<AppEnv>, rt: Runtime) {
     const agent = await publishedAgent(rt, c, agentId);
     // An A2A client names the end user only by their token: the tasks it starts act for that user.
     const user = await requestEndUser(c, rt);
-    return new AgentTasks({ rt, scope: c.get('identity').scope, agent, keyId: c.get('identity').keyId, ...(user ? { user } : {}), endpoint: endpointOf(c, agentId), signal: c.req.raw.signal });
+    return new AgentTasks({ rt, scope: c.get('identity').scope, agent, keyId: c.get('identity').keyId, ...(user ? { user } : {}), callbackUrl: oauthCallbackUrl(c), endpoint: endpointOf(c, agentId), signal: c.req.raw.signal });
   };
 
   // JSON-RPC 2.0: every method at the endpoint itself.

@@ -4,6 +4,8 @@ import type { Context } from 'hono';
 import { converse, converseSource, converseStream, type ConverseInput, deleteAgentSession, feedbackInput, forkSession, listAgentSessions, listSessionMessages, rateMessage } from '../../shared/agents';
 import type { AppEnv } from '../../shared/http/context';
 import { endUserTokenHeaders, requestEndUser } from '../../shared/http/end-user';
+import { oauthCallbackUrl } from '../../shared/http/public-url';
+import { requiredActions } from './required-actions';
 import { groupsInput, turnUser } from '../../shared/identity';
 import { ok, okList } from '../../shared/http/envelope';
 import { commonErrors, envelope, jsonContent, listEnvelope, paginationMeta } from '../../shared/http/openapi-schemas';
@@ -34,6 +36,10 @@ const converseInput = z
       .max(32)
       .optional()
       .openapi({ description: 'Resumes the session’s paused turn (status requires_action): a decision on each of its pendingToolCalls' }),
+    resume: z
+      .literal(true)
+      .optional()
+      .openapi({ description: 'Resumes the session’s paused turn once the end user has connected the accounts of its requiredActions (calls that wait for anything else still need toolApprovals)' }),
     context: z
       .looseObject({
         sessionId: z.string().regex(SESSION_ID, { error: 'must be 1–128 letters, digits, _ or -' }).optional(),
@@ -52,8 +58,10 @@ const converseInput = z
   })
   .superRefine((body, ctx) => {
     oneRelease(body, ctx);
-    if (body.toolApprovals && body.message !== undefined) ctx.addIssue({ code: 'custom', path: ['message'], message: 'must be absent when resuming a paused turn with toolApprovals' });
-    if (!body.toolApprovals && body.message === undefined) ctx.addIssue({ code: 'custom', path: ['message'], message: 'is required' });
+    const resuming = body.toolApprovals !== undefined || body.resume === true;
+    if (resuming && body.message !== undefined) ctx.addIssue({ code: 'custom', path: ['message'], message: 'must be absent when resuming a paused turn (toolApprovals, resume)' });
+    if (!resuming && body.message === undefined) ctx.addIssue({ code: 'custom', path: ['message'], message: 'is required' });
+    if (resuming && !body.context?.sessionId) ctx.addIssue({ code: 'custom', path: ['context', 'sessionId'], message: 'is required to resume a paused turn' });
   })
   .openapi('ConverseRequest', { example: { message: 'How long do I have to return an item?' } });
 
@@ -115,6 +123,7 @@ const converseResponse = z
       )
       .optional()
       .openapi({ description: 'With status requires_action: the calls waiting for approval' }),
+    requiredActions,
   })
   .openapi('ConverseResponse');
 
@@ -193,7 +202,7 @@ async function streamTurn(c: Context<AppEnv>, rt: Runtime, agentId: string, inpu
         else await send({ event: event.type, data: event.call });
       }
       const done = step.value;
-      if (done.status === 'requires_action') await send({ event: 'requires_action', data: { pendingToolCalls: done.pendingToolCalls } });
+      if (done.status === 'requires_action') await send({ event: 'requires_action', data: { pendingToolCalls: done.pendingToolCalls, ...('requiredActions' in done && done.requiredActions ? { requiredActions: done.requiredActions } : {}) } });
       // `model`: the one that answered (the start named the agent's own; a fallback may have answered).
       // `reply` and `sources` as stored: the passages the reply cites, its [n] renumbered to them (the deltas number them as the sources event lists them).
       await send({ event: 'done', data: { agentId: done.agentId, ...('handoffs' in done && done.handoffs ? { handoffs: done.handoffs } : {}), model: done.model, usage: done.usage, finishReason: done.finishReason, reply: done.reply, sources: done.sources, status: done.status, ...('messageId' in done && done.messageId ? { messageId: done.messageId } : {}), ...('guardrails' in done && done.guardrails ? { guardrails: done.guardrails } : {}), ...(done.toolCalls ? { toolCalls: done.toolCalls } : {}) } });
@@ -233,6 +242,8 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime
         sessionId: body.context?.sessionId,
         ...turnUser(await requestEndUser(c, rt, { userId: body.context?.userId, groups: body.context?.groups })),
         toolApprovals: body.toolApprovals,
+        ...(body.resume ? { resume: true } : {}),
+        callbackUrl: oauthCallbackUrl(c),
         responseFormat: body.responseFormat,
         ...(body.toolChoice && body.toolChoice !== 'auto' ? { toolChoice: body.toolChoice } : {}),
         target: { alias: body.alias, version: body.version },

@@ -3,7 +3,7 @@ import { END_USER_ID, endUserErased, endUserExport, eraseEndUser, exportEndUser 
 import type { AppEnv } from '../../shared/http/context';
 import { ok, okList } from '../../shared/http/envelope';
 import { endUserTokenHeaders, requestEndUser } from '../../shared/http/end-user';
-import { publicBaseUrl } from '../../shared/http/public-url';
+import { oauthCallbackUrl } from '../../shared/http/public-url';
 import { connectionShown, disconnect, listConnections, PROVIDER_NAME, showConnection, startAuthorization } from '../../shared/identity';
 import { NotFoundError } from '../../shared/errors';
 import { httpUrl } from '../../shared/schema-helpers';
@@ -65,7 +65,7 @@ export function registerEndUserRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       const { userId, provider } = c.req.valid('param');
       await requestEndUser(c, rt, { userId });
       const body = c.req.valid('json') ?? {};
-      const started = await startAuthorization(rt, c.get('identity').scope, { provider, userId, ...(body.scopes ? { scopes: body.scopes } : {}), ...(body.redirectAfter ? { redirectAfter: body.redirectAfter } : {}), redirectUri: `${publicBaseUrl(c)}/v1/oauth/callback` });
+      const started = await startAuthorization(rt, c.get('identity').scope, { provider, userId, ...(body.scopes ? { scopes: body.scopes } : {}), ...(body.redirectAfter ? { redirectAfter: body.redirectAfter } : {}), redirectUri: oauthCallbackUrl(c) });
       return ok(c, { provider, ...started }, 201);
     },
   );

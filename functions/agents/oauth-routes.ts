@@ -6,6 +6,8 @@ import { ok, okList } from '../../shared/http/envelope';
 import { commonErrors, envelope, jsonContent, listEnvelope } from '../../shared/http/openapi-schemas';
 import { completeAuthorization, deleteProvider, getProvider, listProviders, oauthProviderInput, oauthProviderReplacement, oauthProviderShown, PROVIDER_NAME, putProvider, showProvider } from '../../shared/identity';
 import type { Runtime } from '../../shared/runtime';
+import { resumeAuthorizedRun } from '../../shared/agents';
+import { errorFields, log } from '../../shared/log';
 
 const tags = ['End-user connections'];
 const security = [{ ApiKeyAuth: [] }];
@@ -90,13 +92,18 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       summary: 'Where a provider sends the end user back (no API key: the state authenticates it)',
       security: [],
       description:
-        'Exchanges the code (with its PKCE verifier) for the end user’s tokens, sealed as their connection, and answers a small page saying the account is connected — or a 303 to the `redirectAfter` the connection was started with, with `connected=<provider>` (or `error=<code>`). A state serves once and for ten minutes.',
+        'Exchanges the code (with its PKCE verifier) for the end user’s tokens, sealed as their connection (a background run that waited for it goes on by itself), and answers a small page saying the account is connected — or a 303 to the `redirectAfter` the connection was started with, with `connected=<provider>` (or `error=<code>`). A state serves once and for ten minutes.',
       request: { query: z.object({ state: z.string().max(200), code: z.string().max(4096).optional(), error: z.string().max(200).optional(), error_description: z.string().max(2000).optional(), iss: z.string().max(2000).optional() }) },
       responses: { ...commonErrors, 200: { description: 'A page: connected, or why not', content: { 'text/html': { schema: z.string() } } }, 303: { description: 'Back to redirectAfter' } },
     }),
     async (c) => {
       const query = c.req.valid('query');
       const done = await completeAuthorization(rt, { state: query.state, ...(query.code ? { code: query.code } : {}), ...(query.error ? { error: query.error } : {}) });
+      // A background run that waited for this account goes on by itself (a session's turn is resumed by its client).
+      const { waiter } = done;
+      if (done.connected && waiter?.runId) {
+        await resumeAuthorizedRun(rt, done.scope, waiter.agentId, waiter.runId).catch((error: unknown) => log.warn('run not resumed after the end user connected', { tenantId: done.scope.tenantId, runId: waiter.runId, ...errorFields(error) }));
+      }
       if (done.redirectAfter) {
         const next = new URL(done.redirectAfter);
         if (done.connected) next.searchParams.set('connected', done.provider);

@@ -5,6 +5,7 @@ import { NotFoundError, ValidationError } from '../../shared/errors';
 import type { Context } from 'hono';
 import type { AppEnv } from '../../shared/http/context';
 import { endUserTokenHeaders, requestEndUser } from '../../shared/http/end-user';
+import { oauthCallbackUrl } from '../../shared/http/public-url';
 import { turnUser } from '../../shared/identity';
 import type { TenantScope } from '../../shared/tenancy';
 import { openAiErrorBody } from '../../shared/http/error-handler';
@@ -357,6 +358,7 @@ export function registerResponses(app: OpenAPIHono<AppEnv>, rt: Runtime) {
         ...(format?.type === 'json_object' ? { responseFormat: { type: 'json_object' as const } } : {}),
         ...(format?.type === 'json_schema' ? { responseFormat: { type: 'json_schema' as const, name: format.name, schema: format.schema } } : {}),
         ...turnUser(await requestEndUser(c, rt)),
+        callbackUrl: oauthCallbackUrl(c),
       };
       const createdAt = Math.floor(now / 1000);
       if (body.background) {

@@ -2,6 +2,8 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { approveRun, cancelRun, createRun, rerunRun, followRun, getRun, lastUserMessage, listRuns, presentRun, RUN_STATUSES, runSettings, runSteps } from '../../shared/agents';
 import type { AppEnv } from '../../shared/http/context';
 import { endUserTokenHeaders, requestEndUser } from '../../shared/http/end-user';
+import { oauthCallbackUrl } from '../../shared/http/public-url';
+import { requiredActions } from './required-actions';
 import { groupsInput, turnUser } from '../../shared/identity';
 import { ok, okList } from '../../shared/http/envelope';
 import { commonErrors, envelope, errorResponse, jsonContent, listEnvelope, locationHeader } from '../../shared/http/openapi-schemas';
@@ -79,6 +81,7 @@ const run = z
     messageId: z.string().optional().openapi({ description: 'The stored reply in the session' }),
     error: z.object({ code: z.string(), message: z.string() }).optional(),
     pendingToolCalls: z.array(z.object({ id: z.string(), tool: z.string(), arguments: z.record(z.string(), z.unknown()).optional() })).optional().openapi({ description: 'requires_action: the calls a person decides on (POST …/approvals)' }),
+    requiredActions: requiredActions.openapi({ description: 'requires_action: accounts the end user must connect first (the run goes on by itself once they have)' }),
     webhook: z.object({ url: z.string(), configured: z.literal(true) }).optional(),
     steps: z.array(runStep).optional().openapi({ description: 'GET of one run: each model call and each tool call, in order' }),
     createdAt: z.string(),
@@ -127,6 +130,7 @@ export function registerRunRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
           ...(body.toolChoice && body.toolChoice !== 'auto' ? { toolChoice: body.toolChoice } : {}),
           target: { alias: body.alias, version: body.version },
           keyId: c.get('identity').keyId,
+          callbackUrl: oauthCallbackUrl(c),
         },
         maxToolSteps: body.maxToolSteps,
         maxDurationSeconds: body.maxDurationSeconds,

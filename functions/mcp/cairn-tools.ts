@@ -50,7 +50,7 @@ function whereIn(location: { page?: number; pageEnd?: number; slide?: number; sh
   return location.sheet !== undefined ? ` sheet ${location.sheet}` : '';
 }
 
-export function cairnMcpServer(rt: Runtime, identity: { scope: TenantScope; keyId: string }, requestId: string, user?: EndUser): McpServer {
+export function cairnMcpServer(rt: Runtime, identity: { scope: TenantScope; keyId: string }, requestId: string, user?: EndUser, callbackUrl?: string): McpServer {
   const { scope, keyId } = identity;
   const server = new McpServer(
     { name: 'cairn', version: '1.0.0' },
@@ -90,7 +90,10 @@ export function cairnMcpServer(rt: Runtime, identity: { scope: TenantScope; keyI
     guarded('ask_agent', async ({ agentId: address, message, sessionId }) => {
       const { agentAddress, converse } = await work();
       const { agentId, target } = agentAddress(address, 'agentId');
-      const { data } = await converse(rt, scope, agentId, { message, sessionId, keyId, target, ...turnUser(user) });
+      const { data } = await converse(rt, scope, agentId, { message, sessionId, keyId, target, ...turnUser(user), ...(callbackUrl ? { callbackUrl } : {}) });
+      if (data.status === 'requires_action' && data.requiredActions?.length) {
+        return text(`The agent acts as you at ${data.requiredActions.map((a) => `${a.provider}: connect your account at ${a.url}`).join('; ')}. Then resume its turn: POST /v1/agents/${agentId}/converse with {"context": {"sessionId": "${data.sessionId}"}, "resume": true}.`);
+      }
       if (data.status === 'requires_action') {
         return text(`The agent wants to call ${data.pendingToolCalls.map((c) => c.tool).join(', ')}, which needs a person’s approval: approve it through Cairn’s API (POST /v1/agents/${agentId}/converse with toolApprovals, session ${data.sessionId}).`);
       }
@@ -113,7 +116,7 @@ export function cairnMcpServer(rt: Runtime, identity: { scope: TenantScope; keyI
     guarded('run_agent', async ({ agentId: address, message, sessionId, maxToolSteps }) => {
       const { agentAddress, createRun } = await work();
       const { agentId, target } = agentAddress(address, 'agentId');
-      const run = await createRun(rt, scope, agentId, { converse: { message, sessionId, keyId, target, ...turnUser(user) }, maxToolSteps: maxToolSteps ?? 20, maxDurationSeconds: 900 });
+      const run = await createRun(rt, scope, agentId, { converse: { message, sessionId, keyId, target, ...turnUser(user), ...(callbackUrl ? { callbackUrl } : {}) }, maxToolSteps: maxToolSteps ?? 20, maxDurationSeconds: 900 });
       return text(`Run ${run.id} of agent ${run.agentId} is ${run.status}: ask get_run for its status and reply (session ${run.sessionId}).`);
     }),
   );

@@ -2,6 +2,7 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { AppEnv } from '../../shared/http/context';
 import { endUserTokenHeaders, requestEndUser } from '../../shared/http/end-user';
+import { oauthCallbackUrl } from '../../shared/http/public-url';
 import { commonErrors, jsonContent } from '../../shared/http/openapi-schemas';
 import type { RuntimeWith } from '../../shared/runtime';
 import { cairnMcpServer } from './cairn-tools';
@@ -44,7 +45,7 @@ export function registerMcpRoutes(app: OpenAPIHono<AppEnv>, rt: RuntimeWith<'mod
     async (c) => {
       const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       // The end user the tools act for (ask_agent, run_agent, search_knowledge): only a verified token names one here.
-      const server = cairnMcpServer(rt, c.get('identity'), c.get('requestId'), await requestEndUser(c, rt));
+      const server = cairnMcpServer(rt, c.get('identity'), c.get('requestId'), await requestEndUser(c, rt), oauthCallbackUrl(c));
       await server.connect(transport);
       try {
         // The body guard and the route have parsed (and checked) the JSON already.

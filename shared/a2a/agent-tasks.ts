@@ -26,6 +26,8 @@ export interface AgentTasksContext {
   keyId: string;
   /** The end user the caller's token names (X-End-User-Token): the tasks started act for them. */
   user?: EndUser;
+  /** Where an OAuth provider sends the end user back to (a task waiting for them to connect an account). */
+  callbackUrl?: string;
   /** The agent's A2A endpoint, as clients reach it. */
   endpoint: string;
   /** The caller went away. */
@@ -59,7 +61,7 @@ export class AgentTasks implements A2ARequestHandler {
   async *sendMessageStream(params: SendMessageRequest): AsyncGenerator<StreamResponse, void, undefined> {
     const run = await protocolErrors(() => this.start(params));
     yield { payload: { $case: 'task', value: taskOf(run) } };
-    yield* this.follow(run, taskStateOf(run.status));
+    yield* this.follow(run, taskStateOf(run));
   }
 
   getTask(params: GetTaskRequest): Promise<Task> {
@@ -95,7 +97,7 @@ export class AgentTasks implements A2ARequestHandler {
   async *resubscribe(params: SubscribeToTaskRequest): AsyncGenerator<StreamResponse, void, undefined> {
     const run = await protocolErrors(() => this.run(params.id));
     yield { payload: { $case: 'task', value: taskOf(run) } };
-    yield* this.follow(run, taskStateOf(run.status));
+    yield* this.follow(run, taskStateOf(run));
   }
 
   createTaskPushNotificationConfig(params: TaskPushNotificationConfig): Promise<TaskPushNotificationConfig> {
@@ -158,7 +160,7 @@ export class AgentTasks implements A2ARequestHandler {
     const pushConfig = params.configuration?.taskPushNotificationConfig;
     const push = pushConfig?.url ? [await this.pushTarget(pushConfig)] : undefined;
     return createRun(rt, scope, agent.id, {
-      converse: { message: text, ...(message.contextId ? { sessionId: message.contextId } : {}), keyId: this.c.keyId, ...turnUser(this.c.user), ...(agent.a2a?.alias ? { target: { alias: agent.a2a.alias } } : {}) },
+      converse: { message: text, ...(message.contextId ? { sessionId: message.contextId } : {}), keyId: this.c.keyId, ...turnUser(this.c.user), ...(this.c.callbackUrl ? { callbackUrl: this.c.callbackUrl } : {}), ...(agent.a2a?.alias ? { target: { alias: agent.a2a.alias } } : {}) },
       maxToolSteps: 20,
       maxDurationSeconds: 900,
       a2a: { messageId: message.messageId || randomUUID() },
@@ -169,7 +171,7 @@ export class AgentTasks implements A2ARequestHandler {
   /** A reply to a task waiting for input: "approve" / "reject" for every pending call, or a data part of approvals by call id. */
   private async answer(message: Message): Promise<Run> {
     const run = await this.run(message.taskId);
-    if (run.status !== 'requires_action') throw new UnsupportedOperationError(`Task ${run.id} is not waiting for input (${TaskState[taskStateOf(run.status)]}): send a message without taskId to start another in its context`);
+    if (run.status !== 'requires_action') throw new UnsupportedOperationError(`Task ${run.id} is not waiting for input (${TaskState[taskStateOf(run)]}): send a message without taskId to start another in its context`);
     const pending = run.round ?? [];
     const data = message.parts.find((p) => p.content?.$case === 'data')?.content?.value as { approvals?: unknown } | undefined;
     let approvals: Array<{ id: string; approved: boolean; reason?: string }>;
@@ -208,7 +210,7 @@ export class AgentTasks implements A2ARequestHandler {
   /** The task's changes, from the state a client has been sent, until it ends or asks for input: the reply as an artifact, each new state as a status update. */
   private async *follow(run: Run, sent: TaskState): AsyncGenerator<StreamResponse, void, undefined> {
     for await (const current of this.states(run, STREAM_MS)) {
-      const state = taskStateOf(current.status);
+      const state = taskStateOf(current);
       // A task seen submitted and then done has worked in between: its client hears so, in order.
       if (sent === TaskState.TASK_STATE_SUBMITTED && state !== sent && state !== TaskState.TASK_STATE_WORKING && state !== TaskState.TASK_STATE_CANCELED) {
         yield { payload: { $case: 'statusUpdate', value: { taskId: current.id, contextId: current.sessionId, status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: current.startedAt ?? current.updatedAt }, metadata: undefined } } };

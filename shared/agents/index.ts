@@ -8,7 +8,7 @@ export { agentTurn, converse, type ConverseInput, type ConverseResult, converseS
 export { continuedExchange, deleteExchange, type ExchangeAddress, sessionHasTurns, storedReply, type StoredReply } from './exchanges';
 export { converseSource } from './grounding';
 export { consumeMemoryMessage } from './turn-memory';
-export { approveRun, cancelRun, createRun, nextRunChange, rerunRun, failLostRun, followRun, RUN_STATUSES, type Run, getRun, lastUserMessage, listRuns, presentRun, runEventsAfter, runOfResponse, runSettings, runSteps, sendRunStep, type RunInput } from './runs';
+export { approveRun, cancelRun, createRun, nextRunChange, rerunRun, failLostRun, followRun, RUN_STATUSES, type Run, getRun, lastUserMessage, listRuns, presentRun, resumeAuthorizedRun, runEventsAfter, runOfResponse, runSettings, runSteps, sendRunStep, type RunInput } from './runs';
 export { consumeRunMessage } from './run-steps';
 export { isInterrupted, isTerminal, statusesOf, taskOf, textOf, replyArtifact, statusMessageOf, taskStateOf } from './run-task';
 export { agentAddress, agentReleases } from './agent-releases';

@@ -14,7 +14,7 @@ import { inSpan, SpanKind } from '../telemetry';
 import { scopeOf, type TenantScope } from '../tenancy';
 import { afterRunEnded, doneEvent, sendRunStep } from './runs';
 import { pushRunChange } from './run-push';
-import { billFailed, billTurn, checkpointFrom, checkpointOf, decisionsOf, handOff, runToolRound, saveTurnVault, stepOutcome, turnFromCheckpoint, type Turn, type TurnCheckpoint } from './turn';
+import { billFailed, billTurn, checkpointFrom, checkpointOf, decisionsOf, handOff, requiredActionsOf, runToolRound, saveTurnVault, stepOutcome, turnFromCheckpoint, type Turn, type TurnCheckpoint } from './turn';
 
 /**
  * The steps of a background run, as the steps queue's worker takes them: each message claims the
@@ -156,7 +156,7 @@ async function toolStep(rt: Runtime, scope: TenantScope, claimed: RunRecord, sig
   const calls = turn.guard ? stored.map((c) => ({ ...c, ...(c.arguments ? { arguments: turn.guard!.restoreArgs(c.arguments) } : {}) })) : stored;
   const decided = await decisionsOf(scope, turn, calls);
   const approvals = new Map((claimed.approvals ?? []).map((a) => [a.id, a]));
-  const { records, waiting } = await runToolRound(rt, scope, turn, calls, signal, () => undefined, decided, { approvals, idempotencyKeyOf: (call) => idempotencyKeyOf(claimed, call) });
+  const { records, waiting } = await runToolRound(rt, scope, turn, calls, signal, () => undefined, decided, { approvals, idempotencyKeyOf: (call) => idempotencyKeyOf(claimed, call), runId: claimed.id });
   // The vault first: the checkpoint may hold tokens only it restores.
   await saveTurnVault(rt, scope, turn);
   const billed = billTurn(rt, scope, turn);
@@ -166,11 +166,12 @@ async function toolStep(rt: Runtime, scope: TenantScope, claimed: RunRecord, sig
     // Calls that wait for a person (an asked agent's approval, a remote task's input): the run waits with them, its round unfinished.
     const pending = turn.guard ? turn.guard.storedJson(waiting) : waiting;
     const asks = turn.waitingRound?.waits ?? {};
+    const actions = requiredActionsOf(asks);
     const paused = await recordedAfter(
       billed,
-      rt.store.runs.recordStep(scope, claimed, { status: 'requires_action', round: pending, approvals: undefined, checkpoint: compacted(turn, kept), usage: usageOf(turn) }, [
+      rt.store.runs.recordStep(scope, claimed, { status: 'requires_action', round: pending, approvals: undefined, requiredActions: actions.length > 0 ? actions : undefined, checkpoint: compacted(turn, kept), usage: usageOf(turn) }, [
         ...events,
-        { type: 'requires_action', data: { pendingToolCalls: pending.map((c) => ({ id: c.id, tool: c.name, arguments: c.arguments, ...(asks[c.id] ? { asks: asks[c.id]!.asks } : {}) })) } },
+        { type: 'requires_action', data: { pendingToolCalls: pending.map((c) => ({ id: c.id, tool: c.name, arguments: c.arguments, ...(asks[c.id] ? { asks: asks[c.id]!.asks } : {}) })), ...(actions.length > 0 ? { requiredActions: actions } : {}) } },
       ]),
     );
     if (paused) await pushRunChange(rt, scope, paused);

@@ -15,10 +15,12 @@ const STATES: Record<Run['status'], TaskState> = {
   cancelled: TaskState.TASK_STATE_CANCELED,
   expired: TaskState.TASK_STATE_FAILED,
 };
-export const taskStateOf = (status: Run['status']): TaskState => STATES[status];
+/** A run waiting for the end user to connect an account is auth-required; for anything else, input-required. */
+export const taskStateOf = (run: Pick<Run, 'status' | 'requiredActions'>): TaskState => (run.status === 'requires_action' && run.requiredActions?.length ? TaskState.TASK_STATE_AUTH_REQUIRED : STATES[run.status]);
 
 /** The run statuses a task state stands for (a list filter). */
-export const statusesOf = (state: TaskState): Array<Run['status']> => (Object.entries(STATES) as Array<[Run['status'], TaskState]>).filter(([, s]) => s === state).map(([status]) => status);
+export const statusesOf = (state: TaskState): Array<Run['status']> =>
+  state === TaskState.TASK_STATE_AUTH_REQUIRED ? ['requires_action'] : (Object.entries(STATES) as Array<[Run['status'], TaskState]>).filter(([, s]) => s === state).map(([status]) => status);
 
 /** States after which a task changes no more, and the one it waits in for its client. */
 export const isTerminal = (status: Run['status']) => ENDED_RUN_STATUSES.has(status);
@@ -40,8 +42,15 @@ export function textOf(message: Message): string {
     .trim();
 }
 
-/** What a paused run asks of its client: a person's decision on each pending call. */
+/** What a paused run asks of its client: the end user to connect accounts, or a person's decision on each pending call. */
 function waitingMessage(run: Run): Message {
+  if (run.requiredActions?.length) {
+    const list = run.requiredActions.map((a) => `${a.provider} at ${a.url}`).join('; ');
+    return messageOf(run, Role.ROLE_AGENT, `${run.id}-auth-${run.seq}`, [
+      textPart(`Waiting for the end user to connect their account: ${list}. The task goes on by itself once they have.`),
+      dataPart({ requiredActions: run.requiredActions }),
+    ]);
+  }
   const pending = (run.round ?? []).map((c) => ({ id: c.id, tool: c.name, arguments: c.arguments ?? {} }));
   const list = pending.map((c) => `${c.tool} ${JSON.stringify(c.arguments)}`).join('; ');
   return messageOf(run, Role.ROLE_AGENT, `${run.id}-input-${run.seq}`, [
@@ -78,7 +87,7 @@ export function taskOf(run: Run, options: { historyLength?: number; includeArtif
   return {
     id: run.id,
     contextId: run.sessionId,
-    status: { state: taskStateOf(run.status), message: statusMessageOf(run), timestamp: run.finishedAt ?? run.updatedAt },
+    status: { state: taskStateOf(run), message: statusMessageOf(run), timestamp: run.finishedAt ?? run.updatedAt },
     artifacts: run.status === 'completed' && options.includeArtifacts !== false ? [replyArtifact(run)] : [],
     history: kept,
     metadata: { cairn: { agentId: run.agentId, runId: run.id, usage: run.usage, ...(run.model ? { model: run.model } : {}), ...(run.agentVersion !== undefined ? { agentVersion: run.agentVersion } : {}) } },

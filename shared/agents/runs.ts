@@ -307,19 +307,34 @@ export async function approveRun(rt: Runtime, scope: TenantScope, agentId: strin
   });
   const undecided = pending.filter((c) => !approvals.some((a) => a.id === c.id));
   if (undecided.length > 0) throw new ValidationError('toolApprovals', `must decide on every pending call: ${undecided.map((c) => c.id).join(', ')} missing`);
-  const resumed = await rt.store.runs.changeRun(scope, run, ['requires_action'], { status: 'in_progress', phase: 'tools', approvals }, [{ type: 'status', data: { status: 'in_progress', approvals } }]);
+  const resumed = await rt.store.runs.changeRun(scope, run, ['requires_action'], { status: 'in_progress', phase: 'tools', approvals, requiredActions: undefined }, [{ type: 'status', data: { status: 'in_progress', approvals } }]);
   if (!resumed) throw new ConflictError(`Run ${runId} was resumed or ended meanwhile`);
   await sendRunStep(rt, scope, resumed);
   return resumed;
 }
 
+/**
+ * A run that waited for the end user to connect accounts goes on once they have (the OAuth
+ * callback): only when every call it waits on waited for an account — a call waiting for a
+ * person's approval stays theirs to decide. A call whose account is still missing waits again.
+ */
+export async function resumeAuthorizedRun(rt: Runtime, scope: TenantScope, agentId: string, runId: string): Promise<RunRecord | undefined> {
+  const run = await rt.store.runs.getRun(scope, agentId, runId);
+  if (!run || run.status !== 'requires_action' || !run.requiredActions?.length) return undefined;
+  const waits = checkpointFrom((run.checkpoint as { turn?: unknown } | undefined)?.turn, run.id).waitingRound?.waits ?? {};
+  const pending = run.round ?? [];
+  if (pending.length === 0 || !pending.every((c) => waits[c.id]?.actions?.length)) return undefined;
+  return approveRun(rt, scope, agentId, runId, pending.map((c) => ({ id: c.id, approved: true })));
+}
+
 /** A run as the API shows it: no checkpoint, lease or sealed secret. */
 export function presentRun(run: RunRecord) {
-  const { checkpoint: _c, leaseUntil: _l, attempt: _a, webhook, round, approvals: _p, seq: _s, deadline, phase: _ph, keyId: _k, ...shown } = run;
+  const { checkpoint: _c, leaseUntil: _l, attempt: _a, webhook, round, approvals: _p, seq: _s, deadline, phase: _ph, keyId: _k, requiredActions, ...shown } = run;
   return {
     ...shown,
     expiresAt: new Date(deadline).toISOString(),
     ...(run.status === 'requires_action' && round ? { pendingToolCalls: round.map((c) => ({ id: c.id, tool: c.name, arguments: c.arguments })) } : {}),
+    ...(run.status === 'requires_action' && requiredActions?.length ? { requiredActions } : {}),
     ...(webhook ? { webhook: { url: webhook.url, configured: true } } : {}),
   };
 }

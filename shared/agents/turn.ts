@@ -8,8 +8,8 @@ import { rememberedFacts } from '../memory/query-memory';
 import type { TenantScope } from '../tenancy';
 import type { Agent } from './agent-schema';
 import { callableTools, runTool, toolContext, type CallableTool } from './agent-tools';
-import { decideCall, type CallDecision, type ToolReply, type ToolResume, type ToolWait } from '../tools';
-import { turnUser, userView, type EndUser } from '../identity';
+import { decideCall, type CallDecision, type RequiredAction, type ToolReply, type ToolResume, type ToolWait } from '../tools';
+import { startAuthorization, turnUser, userView, type EndUser } from '../identity';
 import { budgetAfter, modelTally, recordUsage, resolveForTenant, tallied, talliesSince, type TokenBudget } from '../usage';
 import { AppError, ConflictError, NotFoundError, ToolFailure, ValidationError } from '../errors';
 import { meteringSearches } from '../search/search-meter';
@@ -89,6 +89,10 @@ export interface ConverseInput {
   caller?: { chain: string[]; agentId: string; sessionId: string };
   /** The turn continues with a handoff target (`to`, an address), after the handoffs it made so far. */
   handoff?: { to: string; made: Handoff[] };
+  /** This API's OAuth callback as the request reached it: where a provider sends an end user who connects an account back to. */
+  callbackUrl?: string;
+  /** Resumes the session's paused turn once the end user has connected the accounts it waited for (`requiredActions`). */
+  resume?: boolean;
 }
 
 export interface Exchange {
@@ -108,6 +112,7 @@ export interface ToolApproval {
 const record = z.record(z.string(), z.unknown());
 const usageShape = z.object({ inputTokens: z.number(), outputTokens: z.number(), cachedInputTokens: z.number().optional(), cacheWriteTokens: z.number().optional() });
 const toolCallShape = z.object({ id: z.string(), name: z.string(), arguments: record.optional() }) satisfies z.ZodType<ToolCall>;
+const requiredActionShape = z.object({ type: z.literal('authorization'), provider: z.string(), url: z.string() }) satisfies z.ZodType<RequiredAction>;
 const toolCallRecordShape = z.object({
   id: z.string(),
   tool: z.string(),
@@ -157,6 +162,8 @@ const turnStateShape = z.object({
   userId: z.string().optional(),
   userGroups: z.array(z.string()).optional(),
   userVerified: z.boolean().optional(),
+  /** Where a provider sends an end user who connects an account back to (ConverseInput.callbackUrl). */
+  callbackUrl: z.string().optional(),
   progress: progressShape,
   /** The definition the turn runs (turns paused before versions existed ran the draft). */
   agentVersion: agentVersionRef.default(DRAFT),
@@ -171,7 +178,7 @@ const turnStateShape = z.object({
    * input): all its calls, the results of those that finished, and what each waiting one asks and
    * keeps to go on from.
    */
-  waitingRound: z.object({ calls: z.array(toolCallShape), done: z.array(toolCallRecordShape), waits: z.record(z.string(), z.object({ asks: z.string(), state: record })) }).optional(),
+  waitingRound: z.object({ calls: z.array(toolCallShape), done: z.array(toolCallRecordShape), waits: z.record(z.string(), z.object({ asks: z.string(), state: record, actions: z.array(requiredActionShape).optional() })) }).optional(),
 });
 // Turns kept before requests carried their time were asked when they were received.
 const withRequestTime = (raw: unknown) => {
@@ -207,8 +214,8 @@ export function checkpointFrom(raw: unknown, runId: string): TurnCheckpoint {
 
 /** What continues a turn after its last step: what a pause keeps, values tokenized under guardrails. */
 export function checkpointOf(turn: Turn): TurnCheckpoint {
-  const { keyId, request, sources, receivedAt, progress, agentVersion, guard, answeredBy, holder, handoffs, waitingRound } = turn;
-  const state: TurnCheckpoint = { ...(keyId ? { keyId } : {}), request, sources, receivedAt, ...endUserFields(turn), progress, agentVersion, ...(answeredBy ? { answeredBy } : {}), ...(holder ? { holder } : {}), handoffs, ...(waitingRound ? { waitingRound: guard ? { ...waitingRound, done: guard.storedJson(waitingRound.done) } : waitingRound } : {}) };
+  const { keyId, request, sources, receivedAt, progress, agentVersion, guard, answeredBy, holder, handoffs, waitingRound, callbackUrl } = turn;
+  const state: TurnCheckpoint = { ...(keyId ? { keyId } : {}), request, sources, receivedAt, ...endUserFields(turn), ...(callbackUrl ? { callbackUrl } : {}), progress, agentVersion, ...(answeredBy ? { answeredBy } : {}), ...(holder ? { holder } : {}), handoffs, ...(waitingRound ? { waitingRound: guard ? { ...waitingRound, done: guard.storedJson(waitingRound.done) } : waitingRound } : {}) };
   return guard ? { ...state, request: { ...request, messages: guard.storedJson(request.messages), ...(request.summary ? { summary: guard.storedJson(request.summary) } : {}), ...(request.memory ? { memory: guard.storedJson(request.memory) } : {}), ...(request.toolRounds ? { toolRounds: guard.storedJson(request.toolRounds) } : {}) }, progress: { ...progress, toolCalls: guard.storedJson(progress.toolCalls) } } : state;
 }
 
@@ -323,6 +330,8 @@ export async function decisionsOf(scope: TenantScope, turn: Pick<Turn, 'agent' |
   return new Map(await Promise.all(calls.map(async (c) => [c.id, await decisionOf(scope, turn, c)] as const)));
 }
 const pending = (calls: ToolCall[], waits: Record<string, { asks: string }> = {}) => calls.map((c) => ({ id: c.id, tool: c.name, arguments: c.arguments, ...(waits[c.id] ? { asks: waits[c.id]!.asks } : {}) }));
+/** What the person must do before a paused turn or run goes on (connect accounts), from what its calls wait for; one per provider. */
+export const requiredActionsOf = (waits: Record<string, { actions?: RequiredAction[] }> = {}): RequiredAction[] => [...new Map(Object.values(waits).flatMap((w) => w.actions ?? []).map((a) => [a.provider, a])).values()];
 
 /**
  * A new turn: the definition it runs (the draft, a version, or an alias's choice for the session),
@@ -350,7 +359,7 @@ async function newTurn(rt: Runtime, scope: TenantScope, agentId: string, input: 
   const asked = input.history ?? stored.messages.map((m) => ({ role: m.role, content: m.content }));
   const tools = agent.tools ?? [];
   // A paused turn must be resumed (or the session deleted) before the conversation goes on.
-  if (input.sessionId && input.history === undefined && tools.some((t) => t.requireApproval || t.policy?.some((r) => r.action === 'require_approval'))) {
+  if (input.sessionId && input.history === undefined && tools.some((t) => t.requireApproval || t.policy?.some((r) => r.action === 'require_approval') || (t as { auth?: { type: string } }).auth?.type === 'oauth2')) {
     const paused = pausedTurnOf(await rt.store.pausedTurns.peek(scope, agentId, input.sessionId), input.sessionId);
     if (paused) throw new ConflictError('A turn of this session is waiting for tool approval: resume it with toolApprovals first', { pendingToolCalls: pending(paused.pendingCalls) });
   }
@@ -362,7 +371,7 @@ async function newTurn(rt: Runtime, scope: TenantScope, agentId: string, input: 
     resolveForTenant(rt, scope, agent.model, input.fallbackModels ?? agent.fallbackModels, input.keyId),
     input.userId && input.history === undefined && agent.memory.mode !== 'off' ? rememberedFacts(rt, scope, agentId, input.userId) : Promise.resolve(undefined),
     // Listing an MCP server's tools is a network call: only when the model may call tools this turn.
-    tools.length > 0 && input.toolChoice !== 'none' ? callableTools(toolContext(rt, scope, agent)) : [],
+    tools.length > 0 && input.toolChoice !== 'none' ? callableTools(toolContext(rt, scope, agent, { user: endUserOfTurn(input) })) : [],
     guardOf(rt, scope, agent, { owner: agentId, sessionId }, input.sessionId !== undefined && input.history === undefined),
     input.toolChoice !== 'none' && agent.handoffs.length > 0 ? transferTools(rt, scope, agent, visitedBy(agent, handoffs)) : [],
   ]);
@@ -404,6 +413,7 @@ async function newTurn(rt: Runtime, scope: TenantScope, agentId: string, input: 
     ...(input.caller && input.sessionId === undefined ? { parent: { agentId: input.caller.agentId, sessionId: input.caller.sessionId } } : {}),
     receivedAt: rt.clock.now(),
     ...endUserFields(input),
+    ...(input.callbackUrl ? { callbackUrl: input.callbackUrl } : {}),
     keyId: input.keyId,
     budget: resolved.budget,
     progress,
@@ -444,17 +454,19 @@ async function resumedTurn(rt: Runtime, scope: TenantScope, agentId: string, inp
   if (!waiting) throw nothingWaits();
   // The turn goes on with the definition it started with (the agent the session was handed to, if it was).
   const { agent } = await agentForTurn(rt, scope, waiting.holder ? agentAddress(waiting.holder, 'handoffs').agentId : agentId, waiting.agentVersion === DRAFT ? {} : { version: waiting.agentVersion }, { id: input.sessionId });
-  const approvals = new Map(input.toolApprovals.map((a) => [a.id, a]));
   input.toolApprovals.forEach((a, i) => {
     if (!waiting.pendingCalls.some((c) => c.id === a.id)) throw new ValidationError(`toolApprovals[${i}].id`, `is not a pending call of this turn (${waiting.pendingCalls.map((c) => c.id).join(', ')})`);
   });
-  const [tools, guard] = await Promise.all([callableTools(toolContext(rt, scope, agent)), guardOf(rt, scope, agent, { owner: agentId, sessionId: input.sessionId }, true)]);
+  const approvals = new Map(input.toolApprovals.map((a) => [a.id, a]));
+  // `resume`: the accounts the turn waited for are connected — each call that waited for one goes on (and waits again if still not).
+  if (input.resume) for (const c of waiting.pendingCalls) if (waiting.waitingRound?.waits[c.id]?.actions?.length && !approvals.has(c.id)) approvals.set(c.id, { id: c.id, approved: true });
+  const [tools, guard] = await Promise.all([callableTools(toolContext(rt, scope, agent, { user: endUserOfTurn(waiting) })), guardOf(rt, scope, agent, { owner: agentId, sessionId: input.sessionId }, true)]);
   // Calls kept with tokens are judged on, and act on, the values again (the model's round keeps its own tokens).
   const restored = (calls: ToolCall[]) => (guard ? calls.map((c) => ({ ...c, ...(c.arguments ? { arguments: guard.restoreArgs(c.arguments) } : {}) })) : calls);
   const asking = { agent, agentVersion: waiting.agentVersion, tools, ...endUserFields(waiting) };
   const decided = await decisionsOf(scope, asking, restored(waiting.pendingCalls));
   const undecided = waiting.pendingCalls.filter((c) => !approvals.has(c.id) && (decided.get(c.id)?.action === 'require_approval' || waiting.waitingRound?.waits[c.id] !== undefined));
-  if (undecided.length > 0) throw new ValidationError('toolApprovals', `must decide on every pending call: ${undecided.map((c) => c.id).join(', ')} missing`);
+  if (undecided.length > 0) throw new ValidationError('toolApprovals', `must decide on every pending call: ${undecided.map((c) => c.id).join(', ')} missing${input.resume ? ' (resume: true goes on only with calls that waited for an account to be connected)' : ''}`);
   const taken = pausedTurnOf(await rt.store.pausedTurns.take(scope, agentId, input.sessionId), input.sessionId);
   if (!taken) throw nothingWaits();
   const { pendingCalls, ...kept } = taken;
@@ -511,7 +523,7 @@ async function continuedTurn(
 export async function turnFromCheckpoint(rt: Runtime, scope: TenantScope, agentId: string, sessionId: string, checkpoint: TurnCheckpoint, options: { model: boolean } = { model: true }): Promise<Turn> {
   const running = checkpoint.holder ? agentAddress(checkpoint.holder, 'handoffs').agentId : agentId;
   const { agent } = await agentForTurn(rt, scope, running, checkpoint.agentVersion === DRAFT ? {} : { version: checkpoint.agentVersion }, { id: sessionId });
-  const [tools, guard] = await Promise.all([callableTools(toolContext(rt, scope, agent)), guardOf(rt, scope, agent, { owner: agentId, sessionId }, true)]);
+  const [tools, guard] = await Promise.all([callableTools(toolContext(rt, scope, agent, { user: endUserOfTurn(checkpoint) })), guardOf(rt, scope, agent, { owner: agentId, sessionId }, true)]);
   return continuedTurn(rt, scope, { agent, tools, guard, owner: agentId }, checkpoint, sessionId, options);
 }
 
@@ -535,12 +547,12 @@ export async function saveTurnVault(rt: Runtime, scope: TenantScope, turn: Turn)
 
 /** A new turn, or the resumption of a paused one (its approved calls run first). */
 async function openTurn(rt: Runtime, scope: TenantScope, agentId: string, input: ConverseInput, signal: AbortSignal | undefined, emit: (event: TurnEvent) => void): Promise<Turn> {
-  if (!input.toolApprovals) {
+  if (!input.toolApprovals && !input.resume) {
     const progress: Progress = { toolCalls: [], usage: { inputTokens: 0, outputTokens: 0 }, step: 0, searches: 0, readUnits: 0, models: {} };
     return meteringSearches(progress, async () => newTurn(rt, scope, agentId, input, progress));
   }
-  if (!input.sessionId) throw new ValidationError('context.sessionId', 'is required to resume a turn with toolApprovals');
-  const { turn, pendingCalls, approvals, decided } = await resumedTurn(rt, scope, agentId, { ...input, sessionId: input.sessionId, toolApprovals: input.toolApprovals });
+  if (!input.sessionId) throw new ValidationError('context.sessionId', `is required to resume a turn with ${input.resume ? 'resume' : 'toolApprovals'}`);
+  const { turn, pendingCalls, approvals, decided } = await resumedTurn(rt, scope, agentId, { ...input, sessionId: input.sessionId, toolApprovals: input.toolApprovals ?? [] });
   // A child turn resumed by the agent that asked it keeps its place in the chain of agents.
   if (input.caller) turn.chain = [...input.caller.chain, turn.agent.id];
   const { waiting } = await runToolRound(rt, scope, turn, pendingCalls, signal, emit, decided, { approvals });
@@ -561,9 +573,16 @@ export async function runToolRound(
   signal: AbortSignal | undefined,
   emit: (event: TurnEvent) => void,
   decided: Map<string, CallDecision>,
-  options: { approvals?: Map<string, ToolApproval>; idempotencyKeyOf?: (call: ToolCall) => string } = {},
+  options: { approvals?: Map<string, ToolApproval>; idempotencyKeyOf?: (call: ToolCall) => string; runId?: string } = {},
 ): Promise<{ records: ToolCallRecord[]; waiting?: ToolCall[] }> {
   const { approvals, idempotencyKeyOf } = options;
+  const user = endUserOfTurn(turn);
+  // An end user connects an account at the URL a call waits with; coming back, the state names what waits (this session, its run).
+  const { callbackUrl } = turn;
+  const authorize = user
+    ? async (provider: string, scopes?: string[]) =>
+        (await startAuthorization(rt, scope, { provider, userId: user.id, ...(scopes ? { scopes } : {}), ...(callbackUrl ? { redirectUri: callbackUrl } : {}), waiter: { agentId: turn.owner, sessionId: turn.sessionId, ...(options.runId ? { runId: options.runId } : {}) } })).url
+    : undefined;
   for (const call of calls) emit({ type: 'tool_call', call: { id: call.id, tool: call.name, arguments: call.arguments } });
   const pausable = turn.persist;
   const waits = turn.waitingRound?.waits ?? {};
@@ -579,8 +598,9 @@ export async function runToolRound(
           toolContext(rt, scope, turn.agent, {
             signal,
             keyId: turn.keyId,
-            user: endUserOfTurn(turn),
+            user,
             pausable,
+            ...(authorize ? { authorize } : {}),
             askAgent: (address, request, resuming) => askedAgent(rt, scope, turn, address, request, signal, { pausable, ...(resuming ? { resume: resuming } : {}) }),
             ...(resume ? { resume } : {}),
             ...(idempotencyKeyOf ? { idempotencyKey: idempotencyKeyOf(call) } : {}),
@@ -589,7 +609,9 @@ export async function runToolRound(
           ? { ok: false as const, error: `There is no tool named ${call.name}` }
           : waited
             ? // A call that waited for a person goes on with the decision (a rejection too: what it waits on hears of it).
-              approval
+              approval && !approval.approved && typeof waited.state.provider === 'string'
+              ? { ok: false as const, error: `The end user did not connect their ${waited.state.provider} account${approval.reason ? `: ${approval.reason}` : ''}` }
+              : approval
               ? await runTool(tool, call.arguments, context({ state: waited.state, approval: { approved: approval.approved, ...(approval.reason ? { reason: approval.reason } : {}) } }), call.id)
               : { ok: false as const, error: 'This call waited for a person’s decision, which did not come' }
             : decision.action === 'deny'
@@ -653,9 +675,12 @@ async function askedAgent(rt: Runtime, scope: TenantScope, turn: Turn, address: 
   const child = { agentId, sessionId: data.sessionId };
   if (data.status === 'requires_action') {
     const calls = data.pendingToolCalls ?? [];
-    const asks = `The agent ${agentId} waits for a person to approve ${calls.map((c) => `${c.tool} ${JSON.stringify(c.arguments ?? {})}`).join('; ')} (its session ${child.sessionId})`;
-    // The calling turn waits with it when it can; else the model is told.
-    if (options.pausable) return { wait: { asks, state: { agentId, sessionId: child.sessionId, pending: calls.map((c) => c.id) } } };
+    const actions = data.requiredActions ?? [];
+    const asks = actions.length > 0
+      ? `The agent ${agentId} waits for the end user to connect ${actions.map((a) => a.provider).join(', ')} (its session ${child.sessionId})`
+      : `The agent ${agentId} waits for a person to approve ${calls.map((c) => `${c.tool} ${JSON.stringify(c.arguments ?? {})}`).join('; ')} (its session ${child.sessionId})`;
+    // The calling turn waits with it when it can (the accounts to connect passed up); else the model is told.
+    if (options.pausable) return { wait: { asks, state: { agentId, sessionId: child.sessionId, pending: calls.map((c) => c.id) }, ...(actions.length > 0 ? { actions } : {}) } };
     throw new ToolFailure(`${asks}; it has not answered`, { retryable: false });
   }
   return { text: data.reply, sources: data.sources, child };
@@ -720,6 +745,7 @@ async function endTurn(rt: Runtime, scope: TenantScope, turn: Turn, ending: Endi
       usage: progress.usage,
       finishReason: 'requires_action',
       pendingToolCalls: pending(ending.pause, turn.waitingRound?.waits),
+      ...(requiredActionsOf(turn.waitingRound?.waits).length > 0 ? { requiredActions: requiredActionsOf(turn.waitingRound?.waits) } : {}),
       ...(toolCalls.length > 0 ? { toolCalls } : {}),
     };
   }

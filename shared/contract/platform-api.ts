@@ -725,9 +725,11 @@ export interface components {
                 }[];
                 auth?: {
                     /** @enum {string} */
-                    type: "bearer" | "header" | "basic";
+                    type: "bearer" | "header" | "basic" | "oauth2";
                     name?: string;
                     username?: string;
+                    provider?: string;
+                    scopes?: string[];
                     /** @description Whether a secret is stored; false: the tool is not usable until one is set */
                     configured: boolean;
                 };
@@ -779,9 +781,11 @@ export interface components {
                 }[];
                 auth?: {
                     /** @enum {string} */
-                    type: "bearer" | "header" | "basic";
+                    type: "bearer" | "header" | "basic" | "oauth2";
                     name?: string;
                     username?: string;
+                    provider?: string;
+                    scopes?: string[];
                     /** @description Whether a secret is stored; false: the tool is not usable until one is set */
                     configured: boolean;
                 };
@@ -837,9 +841,11 @@ export interface components {
                 }[];
                 auth?: {
                     /** @enum {string} */
-                    type: "bearer" | "header" | "basic";
+                    type: "bearer" | "header" | "basic" | "oauth2";
                     name?: string;
                     username?: string;
+                    provider?: string;
+                    scopes?: string[];
                     /** @description Whether a secret is stored; false: the tool is not usable until one is set */
                     configured: boolean;
                 };
@@ -1045,9 +1051,11 @@ export interface components {
                 }[];
                 auth?: {
                     /** @enum {string} */
-                    type: "bearer" | "header" | "basic";
+                    type: "bearer" | "header" | "basic" | "oauth2";
                     name?: string;
                     username?: string;
+                    provider?: string;
+                    scopes?: string[];
                     /** @description Whether a secret is stored; false: the tool is not usable until one is set */
                     configured: boolean;
                 };
@@ -1427,6 +1435,13 @@ export interface components {
                     username: string;
                     password?: string;
                     configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "oauth2";
+                    provider: string;
+                    /** @description Scopes the call needs, beyond the provider’s own */
+                    scopes?: string[];
+                    configured?: boolean;
                 };
             } | {
                 /** @enum {string} */
@@ -1491,6 +1506,13 @@ export interface components {
                     username: string;
                     password?: string;
                     configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "oauth2";
+                    provider: string;
+                    /** @description Scopes the call needs, beyond the provider’s own */
+                    scopes?: string[];
+                    configured?: boolean;
                 };
                 /** @description Read-only: ignored when sent */
                 exposes?: unknown;
@@ -1553,6 +1575,13 @@ export interface components {
                     type: "basic";
                     username: string;
                     password?: string;
+                    configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "oauth2";
+                    provider: string;
+                    /** @description Scopes the call needs, beyond the provider’s own */
+                    scopes?: string[];
                     configured?: boolean;
                 };
             } | {
@@ -1771,6 +1800,13 @@ export interface components {
                     type: "basic";
                     username: string;
                     password?: string;
+                    configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "oauth2";
+                    provider: string;
+                    /** @description Scopes the call needs, beyond the provider’s own */
+                    scopes?: string[];
                     configured?: boolean;
                 };
             })[];
@@ -2215,6 +2251,13 @@ export interface components {
                     username: string;
                     password?: string;
                     configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "oauth2";
+                    provider: string;
+                    /** @description Scopes the call needs, beyond the provider’s own */
+                    scopes?: string[];
+                    configured?: boolean;
                 };
                 /** @description Statuses that count as success (default: any 2xx) */
                 expect?: number[];
@@ -2280,6 +2323,13 @@ export interface components {
                 type: "basic";
                 username: string;
                 password?: string;
+                configured?: boolean;
+            } | {
+                /** @enum {string} */
+                type: "oauth2";
+                provider: string;
+                /** @description Scopes the call needs, beyond the provider’s own */
+                scopes?: string[];
                 configured?: boolean;
             };
             /** @description Statuses that count as success (default: any 2xx) */
@@ -2434,6 +2484,13 @@ export interface components {
                         username: string;
                         password?: string;
                         configured?: boolean;
+                    } | {
+                        /** @enum {string} */
+                        type: "oauth2";
+                        provider: string;
+                        /** @description Scopes the call needs, beyond the provider’s own */
+                        scopes?: string[];
+                        configured?: boolean;
                     };
                 } | {
                     /** @enum {string} */
@@ -2498,6 +2555,13 @@ export interface components {
                         username: string;
                         password?: string;
                         configured?: boolean;
+                    } | {
+                        /** @enum {string} */
+                        type: "oauth2";
+                        provider: string;
+                        /** @description Scopes the call needs, beyond the provider’s own */
+                        scopes?: string[];
+                        configured?: boolean;
                     };
                     /** @description Read-only: ignored when sent */
                     exposes?: unknown;
@@ -2561,6 +2625,13 @@ export interface components {
                         username: string;
                         password?: string;
                         configured?: boolean;
+                    } | {
+                        /** @enum {string} */
+                        type: "oauth2";
+                        provider: string;
+                        /** @description Scopes the call needs, beyond the provider’s own */
+                        scopes?: string[];
+                        configured?: boolean;
                     };
                 } | {
                     /** @enum {string} */
@@ -2619,6 +2690,13 @@ export interface components {
                         type: "basic";
                         username: string;
                         password?: string;
+                        configured?: boolean;
+                    } | {
+                        /** @enum {string} */
+                        type: "oauth2";
+                        provider: string;
+                        /** @description Scopes the call needs, beyond the provider’s own */
+                        scopes?: string[];
                         configured?: boolean;
                     };
                 };
@@ -2732,6 +2810,13 @@ export interface components {
                     username: string;
                     password?: string;
                     configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "oauth2";
+                    provider: string;
+                    /** @description Scopes the call needs, beyond the provider’s own */
+                    scopes?: string[];
+                    configured?: boolean;
                 };
             } | {
                 /** @enum {string} */
@@ -2796,6 +2881,13 @@ export interface components {
                     username: string;
                     password?: string;
                     configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "oauth2";
+                    provider: string;
+                    /** @description Scopes the call needs, beyond the provider’s own */
+                    scopes?: string[];
+                    configured?: boolean;
                 };
                 /** @description Read-only: ignored when sent */
                 exposes?: unknown;
@@ -2859,6 +2951,13 @@ export interface components {
                     username: string;
                     password?: string;
                     configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "oauth2";
+                    provider: string;
+                    /** @description Scopes the call needs, beyond the provider’s own */
+                    scopes?: string[];
+                    configured?: boolean;
                 };
             } | {
                 /** @enum {string} */
@@ -2917,6 +3016,13 @@ export interface components {
                     type: "basic";
                     username: string;
                     password?: string;
+                    configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "oauth2";
+                    provider: string;
+                    /** @description Scopes the call needs, beyond the provider’s own */
+                    scopes?: string[];
                     configured?: boolean;
                 };
             };
@@ -3484,6 +3590,13 @@ export interface components {
                     username: string;
                     password?: string;
                     configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "oauth2";
+                    provider: string;
+                    /** @description Scopes the call needs, beyond the provider’s own */
+                    scopes?: string[];
+                    configured?: boolean;
                 };
                 /** @description Statuses that count as success (default: any 2xx) */
                 expect?: number[];
@@ -3549,6 +3662,13 @@ export interface components {
                 type: "basic";
                 username: string;
                 password?: string;
+                configured?: boolean;
+            } | {
+                /** @enum {string} */
+                type: "oauth2";
+                provider: string;
+                /** @description Scopes the call needs, beyond the provider’s own */
+                scopes?: string[];
                 configured?: boolean;
             };
             /** @description Statuses that count as success (default: any 2xx) */
@@ -3692,6 +3812,13 @@ export interface components {
                         username: string;
                         password?: string;
                         configured?: boolean;
+                    } | {
+                        /** @enum {string} */
+                        type: "oauth2";
+                        provider: string;
+                        /** @description Scopes the call needs, beyond the provider’s own */
+                        scopes?: string[];
+                        configured?: boolean;
                     };
                 } | {
                     /** @enum {string} */
@@ -3756,6 +3883,13 @@ export interface components {
                         username: string;
                         password?: string;
                         configured?: boolean;
+                    } | {
+                        /** @enum {string} */
+                        type: "oauth2";
+                        provider: string;
+                        /** @description Scopes the call needs, beyond the provider’s own */
+                        scopes?: string[];
+                        configured?: boolean;
                     };
                     /** @description Read-only: ignored when sent */
                     exposes?: unknown;
@@ -3819,6 +3953,13 @@ export interface components {
                         username: string;
                         password?: string;
                         configured?: boolean;
+                    } | {
+                        /** @enum {string} */
+                        type: "oauth2";
+                        provider: string;
+                        /** @description Scopes the call needs, beyond the provider’s own */
+                        scopes?: string[];
+                        configured?: boolean;
                     };
                 } | {
                     /** @enum {string} */
@@ -3877,6 +4018,13 @@ export interface components {
                         type: "basic";
                         username: string;
                         password?: string;
+                        configured?: boolean;
+                    } | {
+                        /** @enum {string} */
+                        type: "oauth2";
+                        provider: string;
+                        /** @description Scopes the call needs, beyond the provider’s own */
+                        scopes?: string[];
                         configured?: boolean;
                     };
                 };
@@ -3990,6 +4138,13 @@ export interface components {
                     username: string;
                     password?: string;
                     configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "oauth2";
+                    provider: string;
+                    /** @description Scopes the call needs, beyond the provider’s own */
+                    scopes?: string[];
+                    configured?: boolean;
                 };
             } | {
                 /** @enum {string} */
@@ -4054,6 +4209,13 @@ export interface components {
                     username: string;
                     password?: string;
                     configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "oauth2";
+                    provider: string;
+                    /** @description Scopes the call needs, beyond the provider’s own */
+                    scopes?: string[];
+                    configured?: boolean;
                 };
                 /** @description Read-only: ignored when sent */
                 exposes?: unknown;
@@ -4117,6 +4279,13 @@ export interface components {
                     username: string;
                     password?: string;
                     configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "oauth2";
+                    provider: string;
+                    /** @description Scopes the call needs, beyond the provider’s own */
+                    scopes?: string[];
+                    configured?: boolean;
                 };
             } | {
                 /** @enum {string} */
@@ -4175,6 +4344,13 @@ export interface components {
                     type: "basic";
                     username: string;
                     password?: string;
+                    configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "oauth2";
+                    provider: string;
+                    /** @description Scopes the call needs, beyond the provider’s own */
+                    scopes?: string[];
                     configured?: boolean;
                 };
             };

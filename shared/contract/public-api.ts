@@ -699,7 +699,7 @@ export interface paths {
         };
         /**
          * Where a provider sends the end user back (no API key: the state authenticates it)
-         * @description Exchanges the code (with its PKCE verifier) for the end user’s tokens, sealed as their connection, and answers a small page saying the account is connected — or a 303 to the `redirectAfter` the connection was started with, with `connected=<provider>` (or `error=<code>`). A state serves once and for ten minutes.
+         * @description Exchanges the code (with its PKCE verifier) for the end user’s tokens, sealed as their connection (a background run that waited for it goes on by itself), and answers a small page saying the account is connected — or a 303 to the `redirectAfter` the connection was started with, with `connected=<provider>` (or `error=<code>`). A state serves once and for ten minutes.
          */
         get: operations["oauthCallback"];
         put?: never;
@@ -1609,9 +1609,11 @@ export interface components {
                 }[];
                 auth?: {
                     /** @enum {string} */
-                    type: "bearer" | "header" | "basic";
+                    type: "bearer" | "header" | "basic" | "oauth2";
                     name?: string;
                     username?: string;
+                    provider?: string;
+                    scopes?: string[];
                     /** @description Whether a secret is stored; false: the tool is not usable until one is set */
                     configured: boolean;
                 };
@@ -1663,9 +1665,11 @@ export interface components {
                 }[];
                 auth?: {
                     /** @enum {string} */
-                    type: "bearer" | "header" | "basic";
+                    type: "bearer" | "header" | "basic" | "oauth2";
                     name?: string;
                     username?: string;
+                    provider?: string;
+                    scopes?: string[];
                     /** @description Whether a secret is stored; false: the tool is not usable until one is set */
                     configured: boolean;
                 };
@@ -1721,9 +1725,11 @@ export interface components {
                 }[];
                 auth?: {
                     /** @enum {string} */
-                    type: "bearer" | "header" | "basic";
+                    type: "bearer" | "header" | "basic" | "oauth2";
                     name?: string;
                     username?: string;
+                    provider?: string;
+                    scopes?: string[];
                     /** @description Whether a secret is stored; false: the tool is not usable until one is set */
                     configured: boolean;
                 };
@@ -1929,9 +1935,11 @@ export interface components {
                 }[];
                 auth?: {
                     /** @enum {string} */
-                    type: "bearer" | "header" | "basic";
+                    type: "bearer" | "header" | "basic" | "oauth2";
                     name?: string;
                     username?: string;
+                    provider?: string;
+                    scopes?: string[];
                     /** @description Whether a secret is stored; false: the tool is not usable until one is set */
                     configured: boolean;
                 };
@@ -2233,6 +2241,13 @@ export interface components {
                     username: string;
                     password?: string;
                     configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "oauth2";
+                    provider: string;
+                    /** @description Scopes the call needs, beyond the provider’s own */
+                    scopes?: string[];
+                    configured?: boolean;
                 };
             } | {
                 /** @enum {string} */
@@ -2297,6 +2312,13 @@ export interface components {
                     username: string;
                     password?: string;
                     configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "oauth2";
+                    provider: string;
+                    /** @description Scopes the call needs, beyond the provider’s own */
+                    scopes?: string[];
+                    configured?: boolean;
                 };
                 /** @description Read-only: ignored when sent */
                 exposes?: unknown;
@@ -2359,6 +2381,13 @@ export interface components {
                     type: "basic";
                     username: string;
                     password?: string;
+                    configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "oauth2";
+                    provider: string;
+                    /** @description Scopes the call needs, beyond the provider’s own */
+                    scopes?: string[];
                     configured?: boolean;
                 };
             } | {
@@ -2578,6 +2607,13 @@ export interface components {
                     username: string;
                     password?: string;
                     configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "oauth2";
+                    provider: string;
+                    /** @description Scopes the call needs, beyond the provider’s own */
+                    scopes?: string[];
+                    configured?: boolean;
                 };
             })[];
             /** @description read-only; ignored */
@@ -2684,6 +2720,8 @@ export interface components {
                 /** @description A call that ran and waits for a person: what it waits on (an asked agent’s approval, a remote A2A task’s input). Approving it passes the approval on */
                 asks?: string;
             }[];
+            /** @description With status requires_action: accounts the end user must connect first. Once they have (the callback page says so), resume — a session’s turn with `{context: {sessionId}, resume: true}`; a background run goes on by itself */
+            requiredActions?: components["schemas"]["RequiredAction"][];
         };
         /** @description The conversation moved from one agent to another (`agt_…[:release]`) */
         Handoff: {
@@ -2716,6 +2754,14 @@ export interface components {
                 sessionId: string;
             };
         };
+        RequiredAction: {
+            /** @enum {string} */
+            type: "authorization";
+            /** @description The OAuth provider (POST /v1/oauth-providers) the end user connects an account at */
+            provider: string;
+            /** @description Where the end user goes to connect it (authorization code with PKCE; single use, ten minutes) */
+            url: string;
+        };
         /**
          * @example {
          *       "message": "How long do I have to return an item?"
@@ -2733,6 +2779,11 @@ export interface components {
                 approved: boolean;
                 reason?: string;
             }[];
+            /**
+             * @description Resumes the session’s paused turn once the end user has connected the accounts of its requiredActions (calls that wait for anything else still need toolApprovals)
+             * @enum {boolean}
+             */
+            resume?: true;
             /** @description sessionId continues a conversation (a new one is made when absent); other fields are free-form */
             context?: {
                 sessionId?: string;
@@ -3027,6 +3078,8 @@ export interface components {
                     [key: string]: unknown;
                 };
             }[];
+            /** @description requires_action: accounts the end user must connect first (the run goes on by itself once they have) */
+            requiredActions?: components["schemas"]["RequiredAction"][];
             webhook?: {
                 url: string;
                 /** @enum {boolean} */
@@ -4954,6 +5007,13 @@ export interface components {
                     username: string;
                     password?: string;
                     configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "oauth2";
+                    provider: string;
+                    /** @description Scopes the call needs, beyond the provider’s own */
+                    scopes?: string[];
+                    configured?: boolean;
                 };
                 /** @description Statuses that count as success (default: any 2xx) */
                 expect?: number[];
@@ -5019,6 +5079,13 @@ export interface components {
                 type: "basic";
                 username: string;
                 password?: string;
+                configured?: boolean;
+            } | {
+                /** @enum {string} */
+                type: "oauth2";
+                provider: string;
+                /** @description Scopes the call needs, beyond the provider’s own */
+                scopes?: string[];
                 configured?: boolean;
             };
             /** @description Statuses that count as success (default: any 2xx) */
@@ -5173,6 +5240,13 @@ export interface components {
                         username: string;
                         password?: string;
                         configured?: boolean;
+                    } | {
+                        /** @enum {string} */
+                        type: "oauth2";
+                        provider: string;
+                        /** @description Scopes the call needs, beyond the provider’s own */
+                        scopes?: string[];
+                        configured?: boolean;
                     };
                 } | {
                     /** @enum {string} */
@@ -5237,6 +5311,13 @@ export interface components {
                         username: string;
                         password?: string;
                         configured?: boolean;
+                    } | {
+                        /** @enum {string} */
+                        type: "oauth2";
+                        provider: string;
+                        /** @description Scopes the call needs, beyond the provider’s own */
+                        scopes?: string[];
+                        configured?: boolean;
                     };
                     /** @description Read-only: ignored when sent */
                     exposes?: unknown;
@@ -5300,6 +5381,13 @@ export interface components {
                         username: string;
                         password?: string;
                         configured?: boolean;
+                    } | {
+                        /** @enum {string} */
+                        type: "oauth2";
+                        provider: string;
+                        /** @description Scopes the call needs, beyond the provider’s own */
+                        scopes?: string[];
+                        configured?: boolean;
                     };
                 } | {
                     /** @enum {string} */
@@ -5358,6 +5446,13 @@ export interface components {
                         type: "basic";
                         username: string;
                         password?: string;
+                        configured?: boolean;
+                    } | {
+                        /** @enum {string} */
+                        type: "oauth2";
+                        provider: string;
+                        /** @description Scopes the call needs, beyond the provider’s own */
+                        scopes?: string[];
                         configured?: boolean;
                     };
                 };
@@ -5471,6 +5566,13 @@ export interface components {
                     username: string;
                     password?: string;
                     configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "oauth2";
+                    provider: string;
+                    /** @description Scopes the call needs, beyond the provider’s own */
+                    scopes?: string[];
+                    configured?: boolean;
                 };
             } | {
                 /** @enum {string} */
@@ -5535,6 +5637,13 @@ export interface components {
                     username: string;
                     password?: string;
                     configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "oauth2";
+                    provider: string;
+                    /** @description Scopes the call needs, beyond the provider’s own */
+                    scopes?: string[];
+                    configured?: boolean;
                 };
                 /** @description Read-only: ignored when sent */
                 exposes?: unknown;
@@ -5598,6 +5707,13 @@ export interface components {
                     username: string;
                     password?: string;
                     configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "oauth2";
+                    provider: string;
+                    /** @description Scopes the call needs, beyond the provider’s own */
+                    scopes?: string[];
+                    configured?: boolean;
                 };
             } | {
                 /** @enum {string} */
@@ -5656,6 +5772,13 @@ export interface components {
                     type: "basic";
                     username: string;
                     password?: string;
+                    configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "oauth2";
+                    provider: string;
+                    /** @description Scopes the call needs, beyond the provider’s own */
+                    scopes?: string[];
                     configured?: boolean;
                 };
             };
@@ -6210,6 +6333,13 @@ export interface components {
                     username: string;
                     password?: string;
                     configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "oauth2";
+                    provider: string;
+                    /** @description Scopes the call needs, beyond the provider’s own */
+                    scopes?: string[];
+                    configured?: boolean;
                 };
                 /** @description Statuses that count as success (default: any 2xx) */
                 expect?: number[];
@@ -6275,6 +6405,13 @@ export interface components {
                 type: "basic";
                 username: string;
                 password?: string;
+                configured?: boolean;
+            } | {
+                /** @enum {string} */
+                type: "oauth2";
+                provider: string;
+                /** @description Scopes the call needs, beyond the provider’s own */
+                scopes?: string[];
                 configured?: boolean;
             };
             /** @description Statuses that count as success (default: any 2xx) */
@@ -6418,6 +6555,13 @@ export interface components {
                         username: string;
                         password?: string;
                         configured?: boolean;
+                    } | {
+                        /** @enum {string} */
+                        type: "oauth2";
+                        provider: string;
+                        /** @description Scopes the call needs, beyond the provider’s own */
+                        scopes?: string[];
+                        configured?: boolean;
                     };
                 } | {
                     /** @enum {string} */
@@ -6482,6 +6626,13 @@ export interface components {
                         username: string;
                         password?: string;
                         configured?: boolean;
+                    } | {
+                        /** @enum {string} */
+                        type: "oauth2";
+                        provider: string;
+                        /** @description Scopes the call needs, beyond the provider’s own */
+                        scopes?: string[];
+                        configured?: boolean;
                     };
                     /** @description Read-only: ignored when sent */
                     exposes?: unknown;
@@ -6545,6 +6696,13 @@ export interface components {
                         username: string;
                         password?: string;
                         configured?: boolean;
+                    } | {
+                        /** @enum {string} */
+                        type: "oauth2";
+                        provider: string;
+                        /** @description Scopes the call needs, beyond the provider’s own */
+                        scopes?: string[];
+                        configured?: boolean;
                     };
                 } | {
                     /** @enum {string} */
@@ -6603,6 +6761,13 @@ export interface components {
                         type: "basic";
                         username: string;
                         password?: string;
+                        configured?: boolean;
+                    } | {
+                        /** @enum {string} */
+                        type: "oauth2";
+                        provider: string;
+                        /** @description Scopes the call needs, beyond the provider’s own */
+                        scopes?: string[];
                         configured?: boolean;
                     };
                 };
@@ -6716,6 +6881,13 @@ export interface components {
                     username: string;
                     password?: string;
                     configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "oauth2";
+                    provider: string;
+                    /** @description Scopes the call needs, beyond the provider’s own */
+                    scopes?: string[];
+                    configured?: boolean;
                 };
             } | {
                 /** @enum {string} */
@@ -6780,6 +6952,13 @@ export interface components {
                     username: string;
                     password?: string;
                     configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "oauth2";
+                    provider: string;
+                    /** @description Scopes the call needs, beyond the provider’s own */
+                    scopes?: string[];
+                    configured?: boolean;
                 };
                 /** @description Read-only: ignored when sent */
                 exposes?: unknown;
@@ -6843,6 +7022,13 @@ export interface components {
                     username: string;
                     password?: string;
                     configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "oauth2";
+                    provider: string;
+                    /** @description Scopes the call needs, beyond the provider’s own */
+                    scopes?: string[];
+                    configured?: boolean;
                 };
             } | {
                 /** @enum {string} */
@@ -6901,6 +7087,13 @@ export interface components {
                     type: "basic";
                     username: string;
                     password?: string;
+                    configured?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "oauth2";
+                    provider: string;
+                    /** @description Scopes the call needs, beyond the provider’s own */
+                    scopes?: string[];
                     configured?: boolean;
                 };
             };

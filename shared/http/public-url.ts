@@ -12,3 +12,6 @@ export function publicBaseUrl(c: Context<AppEnv>): string {
   const proto = c.req.header('x-forwarded-proto') ?? url.protocol.replace(':', '');
   return `${proto}://${c.req.header('host') ?? url.host}${stage}`;
 }
+
+/** Where OAuth providers send end users back to (GET /v1/oauth/callback), as this request reached the API. */
+export const oauthCallbackUrl = (c: Context<AppEnv>) => `${publicBaseUrl(c)}/v1/oauth/callback`;

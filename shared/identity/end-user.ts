@@ -27,6 +27,10 @@ export const groupsInput = z
 /** The end user as tool policies and workflow templates see it: always there, id null without one. */
 export const userView = (user: EndUser | undefined) => ({ id: user?.id ?? null, groups: user?.groups ?? [], verified: user?.verified ?? false });
 
+/** The end user a view names (a workflow's `user`), none when its id is null. */
+export const endUserOfView = (view: { id: string | null; groups?: string[]; verified?: boolean } | undefined): EndUser | undefined =>
+  view?.id ? { id: view.id, groups: view.groups ?? [], verified: view.verified ?? false } : undefined;
+
 /** The end user as a turn's input and kept state carry it: `userId`, and groups and verification when there are any. */
 export const turnUser = (user: EndUser | undefined): { userId?: string; userGroups?: string[]; userVerified?: boolean } =>
   user ? { userId: user.id, ...(user.groups.length ? { userGroups: user.groups } : {}), ...(user.verified ? { userVerified: true } : {}) } : {};

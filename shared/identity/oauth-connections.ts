@@ -80,14 +80,15 @@ export function showConnection(c: StoredConnection): z.infer<typeof connectionSh
 export async function startAuthorization(
   rt: Runtime,
   scope: TenantScope,
-  request: { provider: string; userId: string; scopes?: string[]; redirectUri: string; redirectAfter?: string; waiter?: AuthorizationWaiter },
+  request: { provider: string; userId: string; scopes?: string[]; redirectUri?: string; redirectAfter?: string; waiter?: AuthorizationWaiter },
 ): Promise<{ url: string; expiresAt: string }> {
   const provider = await getProvider(rt, scope, request.provider);
+  const redirectUri = provider.redirectUri ?? request.redirectUri;
+  if (!redirectUri) throw new ValidationError('redirectUri', `is not known for ${provider.name}: set the provider's redirectUri (this API's /v1/oauth/callback)`);
   const state = base64url(randomBytes(32));
   const verifier = base64url(randomBytes(48));
   const challenge = base64url(createHash('sha256').update(verifier).digest());
   const scopes = [...new Set([...provider.scopes, ...(request.scopes ?? [])])];
-  const redirectUri = provider.redirectUri ?? request.redirectUri;
   const expiresAt = Math.floor(rt.clock.now() / 1000) + STATE_SECONDS;
   const stored: StoredState = {
     tenantId: scope.tenantId,

@@ -55,6 +55,8 @@ const runShape = z.lazy(() =>
     checkpoint: z.unknown().optional(),
     /** The round to run (phase tools), or the calls a person decides on (requires_action). */
     round: z.array(toolCall).optional(),
+    /** While it waits (requires_action): accounts the end user must connect first, one per provider. */
+    requiredActions: z.array(z.object({ type: z.literal('authorization'), provider: z.string(), url: z.string() })).optional(),
     /** A person's decisions on the round's calls. */
     approvals: z.array(z.object({ id: z.string(), approved: z.boolean(), reason: z.string().optional() })).optional(),
     reply: z.string().optional(),
@@ -274,6 +276,8 @@ export function runsStore(db: Db, clock: Clock) {
         values[`:v${i}`] = value;
         return `#f${i} = :v${i}`;
       });
+    // Fields the change leaves out by name (set to undefined) are removed.
+    const removed = Object.entries(change).filter(([, v]) => v === undefined).map(([field], i) => ((names[`#r${i}`] = field), `#r${i}`));
     try {
       await db.client.send(
         new TransactWriteCommand({
@@ -282,7 +286,7 @@ export function runsStore(db: Db, clock: Clock) {
               Update: {
                 TableName: db.table,
                 Key: key(scope, run),
-                UpdateExpression: `SET ${sets.join(', ')}`,
+                UpdateExpression: `SET ${sets.join(', ')}${removed.length ? ` REMOVE ${removed.join(', ')}` : ''}`,
                 ConditionExpression: `#status IN (${from.map((_, i) => `:from${i}`).join(', ')}) AND seq = :seq`,
                 ExpressionAttributeNames: names,
                 ExpressionAttributeValues: values,

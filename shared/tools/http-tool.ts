@@ -2,7 +2,7 @@ import { ToolFailure } from '../errors';
 import { outboundRequest } from '../net/outbound';
 import { templateText } from '../templates';
 import { PLACEHOLDER, type HttpDefinition, type Stored } from './definitions';
-import { authHeaders } from './tool-auth';
+import { toolAuthorization, type ToolAuthorization } from './tool-auth';
 import { type ToolContext, type ToolKind } from './tool-kind';
 
 /**
@@ -34,15 +34,26 @@ function renderBody(template: unknown, args: Record<string, unknown>): unknown {
   return template;
 }
 
-/** Sends one tool request through the guard; an answer outside 2xx is a failure the model reads. */
-export async function sendToolRequest(url: string, init: { method: string; headers: Record<string, string>; body?: unknown }, context: Pick<ToolContext, 'timeoutMs' | 'maxResultBytes' | 'signal' | 'policy' | 'idempotencyKey'>): Promise<string> {
+/**
+ * Sends one tool request through the guard, with its auth's headers; a 401 to an end user's token
+ * is sent once more with the token refreshed. An answer outside 2xx is a failure the model reads.
+ */
+export async function sendToolRequest(
+  url: string,
+  init: { method: string; headers: Record<string, string>; body?: unknown; authorization?: ToolAuthorization },
+  context: Pick<ToolContext, 'timeoutMs' | 'maxResultBytes' | 'signal' | 'policy' | 'idempotencyKey'>,
+): Promise<string> {
   const headers: Record<string, string> = { accept: 'application/json, text/plain;q=0.9, */*;q=0.5', ...(context.idempotencyKey ? { 'idempotency-key': context.idempotencyKey } : {}), ...init.headers };
   if (init.body !== undefined) headers['content-type'] = 'application/json';
-  const response = await outboundRequest(
-    url,
-    { method: init.method, headers, body: init.body === undefined ? undefined : JSON.stringify(init.body), timeoutMs: context.timeoutMs, maxBytes: context.maxResultBytes, signal: context.signal },
-    context.policy,
-  );
+  const send = (auth: Record<string, string>) =>
+    outboundRequest(
+      url,
+      { method: init.method, headers: { ...headers, ...auth }, body: init.body === undefined ? undefined : JSON.stringify(init.body), timeoutMs: context.timeoutMs, maxBytes: context.maxResultBytes, signal: context.signal },
+      context.policy,
+    );
+  const { authorization } = init;
+  let response = await send(authorization?.headers ?? {});
+  if (response.status === 401 && authorization?.retry) response = await send(await authorization.retry());
   const text = response.body.toString('utf8') + (response.truncated ? '\n[truncated]' : '');
   if (response.status < 200 || response.status >= 300) throw new ToolFailure(`HTTP ${response.status}: ${text.slice(0, 500)}`, { retryable: !(response.status >= 400 && response.status < 500 && response.status !== 429) });
   return text;
@@ -60,10 +71,10 @@ export const httpTool: ToolKind<HttpDefinition, HttpTool> = {
       async call(args, context) {
         const headers: Record<string, string> = {};
         for (const [name, value] of Object.entries(tool.headers ?? {})) headers[name.toLowerCase()] = renderHeader(value, args);
-        Object.assign(headers, await authHeaders(context.rt, context.scope, tool.name, tool.auth));
         const sendsBody = tool.method !== 'GET' && tool.method !== 'DELETE';
         const body = tool.body !== undefined ? renderBody(tool.body, args) : sendsBody ? args : undefined;
-        return sendToolRequest(renderUrl(tool.url, args), { method: tool.method, headers, body }, context);
+        const authorization = await toolAuthorization(context, tool.name, tool.auth);
+        return sendToolRequest(renderUrl(tool.url, args), { method: tool.method, headers, body, authorization }, context);
       },
     },
   ],

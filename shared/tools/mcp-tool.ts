@@ -5,7 +5,7 @@ import { errorFields, log } from '../log';
 import { outboundFetch } from '../net/outbound';
 import { MAX_EXPOSED, type McpDefinition, type Stored } from './definitions';
 import type { McpListedTool } from '../runtime';
-import { authHeaders } from './tool-auth';
+import { AuthorizationRequired, toolAuthorization } from './tool-auth';
 import { exposedName, type ExposedTool, type ToolContext, type ToolKind } from './tool-kind';
 
 /**
@@ -25,10 +25,18 @@ async function withClient<T>(tool: McpTool, context: ToolContext, use: (client: 
     import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
     import('./mcp-validator'),
   ]);
-  const transport = new StreamableHTTPClientTransport(new URL(tool.url), {
-    fetch: outboundFetch(context.policy, { timeoutMs: context.timeoutMs }),
-    requestInit: { headers: await authHeaders(context.rt, context.scope, tool.name, tool.auth) },
-  });
+  const authorization = await toolAuthorization(context, tool.name, tool.auth);
+  const guarded = outboundFetch(context.policy, { timeoutMs: context.timeoutMs });
+  let auth = authorization.headers;
+  const withAuth = (init: RequestInit | undefined): RequestInit => ({ ...init, headers: { ...Object.fromEntries(new Headers(init?.headers).entries()), ...auth } });
+  // A 401 to the end user's token: refreshed and sent once more (the SDK would give up on it).
+  const authorizedFetch = async (url: string | URL, init?: RequestInit) => {
+    const response = await guarded(url, withAuth(init));
+    if (response.status !== 401 || !authorization.retry) return response;
+    auth = await authorization.retry();
+    return guarded(url, withAuth(init));
+  };
+  const transport = new StreamableHTTPClientTransport(new URL(tool.url), { fetch: authorizedFetch });
   const client = new Client({ name: 'cairn', version: '1.0.0' }, { jsonSchemaValidator: mcpJsonSchemaValidator() });
   const options = { signal: context.signal, timeout: context.timeoutMs };
   try {
@@ -44,7 +52,8 @@ async function withClient<T>(tool: McpTool, context: ToolContext, use: (client: 
 }
 
 async function listTools(tool: McpTool, context: ToolContext): Promise<McpListedTool[]> {
-  const key = createHash('sha256').update(JSON.stringify([context.scope.tenantId, tool.url, tool.auth ?? null])).digest('base64url');
+  // An end user's connection may see tools another's does not: their lists are their own.
+  const key = createHash('sha256').update(JSON.stringify([context.scope.tenantId, tool.url, tool.auth ?? null, tool.auth?.type === 'oauth2' ? (context.user?.id ?? null) : null])).digest('base64url');
   const cached = context.rt.caches.mcpToolLists.get(key);
   if (cached) return cached;
   const tools = await withClient(tool, context, async (client, options) => {
@@ -73,6 +82,24 @@ function textOf(result: { content?: Content[]; structuredContent?: unknown }): s
   return parts.join('\n');
 }
 
+/**
+ * What the model is given for a server whose tools the end user must connect to list: calling it
+ * asks them to connect (the turn pauses where it can); once connected, the server's own tools are
+ * listed for the turn's next step.
+ */
+function connectTool(tool: McpTool, missing: AuthorizationRequired): ExposedTool {
+  return {
+    name: tool.name,
+    description: `Tools at ${new URL(tool.url).host} that act as the end user: call this first to have them connect their ${missing.provider} account.`,
+    parameters: { type: 'object', properties: {} },
+    requireApproval: false,
+    async call(_args, context) {
+      await listTools(tool, context);
+      return `The end user's ${missing.provider} account is connected: the ${tool.name} tools are available from the next step.`;
+    },
+  };
+}
+
 export const mcpTool: ToolKind<McpDefinition, McpTool> = {
   type: 'mcp',
   async expose(tool, context) {
@@ -80,6 +107,8 @@ export const mcpTool: ToolKind<McpDefinition, McpTool> = {
     try {
       listed = await listTools(tool, context);
     } catch (error) {
+      // The server's tools are the end user's to list: until they connect, one tool stands for them, and calling it asks them to.
+      if (error instanceof AuthorizationRequired) return [connectTool(tool, error)];
       // The turn goes on without this server's tools; the log says why.
       log.warn('MCP server tools not listed', { tenantId: context.scope.tenantId, agentId: context.agent?.id, tool: tool.name, ...errorFields(error) });
       return [];

@@ -4,7 +4,7 @@ import { templateText } from '../templates';
 import { sendToolRequest } from './http-tool';
 import { compileOpenApi, type OpenApiOperation } from './openapi-operations';
 import { MAX_EXPOSED, MAX_STORED_BYTES, type OpenApiDefinition, type Stored } from './definitions';
-import { authHeaders } from './tool-auth';
+import { toolAuthorization } from './tool-auth';
 import { type ToolKind } from './tool-kind';
 
 /**
@@ -107,8 +107,8 @@ export const openApiTool: ToolKind<OpenApiDefinition, OpenApiTool> = {
       requireApproval: tool.requireApproval,
       ...(tool.policy ? { policy: tool.policy } : {}),
       async call(args, context) {
-        const headers = { ...headersOf(operation, args), ...(await authHeaders(context.rt, context.scope, tool.name, tool.auth)) };
-        return sendToolRequest(urlOf(operation, args), { method: operation.method, headers, body: operation.bodyArg ? args[operation.bodyArg] : undefined }, context);
+        const authorization = await toolAuthorization(context, tool.name, tool.auth);
+        return sendToolRequest(urlOf(operation, args), { method: operation.method, headers: headersOf(operation, args), body: operation.bodyArg ? args[operation.bodyArg] : undefined, authorization }, context);
       },
     })),
 };

@@ -5,7 +5,7 @@ import { inSpan, markFailed } from '../telemetry';
 import type { OutboundPolicy } from '../net/outbound';
 import type { Runtime } from '../runtime';
 import type { TenantScope } from '../tenancy';
-import { sealAuth, showAuth } from './tool-auth';
+import { AuthorizationRequired, sealAuth, showAuth } from './tool-auth';
 import type { StoredTool, ToolInput, toolOutput } from './definitions';
 import { type CallableTool, type CallingAgent, type ToolContext, type ToolKind, type ToolWait } from './tool-kind';
 import type { EndUser } from '../identity';
@@ -53,6 +53,7 @@ export interface ToolCallOptions {
   askAgent?: ToolContext['askAgent'];
   pausable?: boolean;
   resume?: ToolContext['resume'];
+  authorize?: ToolContext['authorize'];
 }
 
 export function toolContext(rt: Runtime, scope: TenantScope, agent: CallingAgent | undefined, options: ToolCallOptions = {}): ToolContext {
@@ -70,6 +71,7 @@ export function toolContext(rt: Runtime, scope: TenantScope, agent: CallingAgent
     ...(options.askAgent ? { askAgent: options.askAgent } : {}),
     ...(options.pausable ? { pausable: true } : {}),
     ...(options.resume ? { resume: options.resume } : {}),
+    ...(options.authorize ? { authorize: options.authorize } : {}),
   };
 }
 
@@ -125,6 +127,14 @@ export async function runTool(tool: CallableTool, args: unknown, context: ToolCo
         if ('wait' in reply) return { ok: false, error: cap(reply.wait.asks, 2000), retryable: false, invalidArguments: false, wait: reply.wait };
         return { ok: true, result: cap(reply.text, context.maxResultBytes), ...(reply.sources?.length ? { sources: reply.sources } : {}), ...(reply.child ? { child: reply.child } : {}) };
       } catch (error) {
+        // An authorization URL that cannot be made (the provider removed meanwhile) leaves the call failed as it is.
+        const url = error instanceof AuthorizationRequired && context.authorize ? await context.authorize(error.provider, error.scopes).catch(() => undefined) : undefined;
+        if (error instanceof AuthorizationRequired && url) {
+          const { provider } = error;
+          // The turn waits for the end user to connect; where it cannot wait, the model is given the link to pass on.
+          if (context.pausable) return { ok: false, error: `Waiting for the end user to connect their ${provider} account`, retryable: false, invalidArguments: false, wait: { asks: `Connect your ${provider} account`, state: { provider }, actions: [{ type: 'authorization', provider, url }] } };
+          return { ok: false, error: `The end user has not connected their ${provider} account: ask them to open ${url} to connect it, then try again`, retryable: false, invalidArguments: false };
+        }
         if (!(error instanceof AppError)) throw error;
         // The model is told; the span says the tool failed.
         markFailed(span, error.message.slice(0, 200));

@@ -55,12 +55,27 @@ export interface ToolContext {
   pausable?: boolean;
   /** The call goes on after a person's decision on what it waited for (`state`: what its `wait` kept). */
   resume?: ToolResume;
+  /**
+   * Where the end user connects their account at an OAuth provider, for a call that needs it:
+   * an authorization URL bound to what waits (the turn supplies it when it has an end user and
+   * knows where the provider sends them back).
+   */
+  authorize?: (provider: string, scopes?: string[]) => Promise<string>;
+}
+
+/** What a person must do before a waiting call can go on, beyond deciding on it: connect an account. */
+export interface RequiredAction {
+  type: 'authorization';
+  provider: string;
+  url: string;
 }
 
 /** What a call that waits for a person asks, and what it keeps to go on from (never secrets: it is stored with the turn). */
 export interface ToolWait {
   asks: string;
   state: Record<string, unknown>;
+  /** What the person must do before deciding (connect an account): approving the call then means it is done. */
+  actions?: RequiredAction[];
 }
 
 /** A person's decision on what a waiting call asked, and the state it kept. */

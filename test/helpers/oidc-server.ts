@@ -21,6 +21,8 @@ export interface OidcServer {
   resource: string;
   /** Who called the resource server, in order: the token's subject, or the refusal. */
   calls: Array<{ sub?: string; refused?: string }>;
+  /** The resource server refuses this many next calls with a 401, whatever their token (as an API does with a token it revoked). */
+  refuseNext: number;
   /** Follows an authorization URL through login and consent as `accountId`; the URL the browser is sent back to. */
   login(authorizationUrl: string, accountId: string): Promise<URL>;
   /** Tokens the provider revoked (by their kind), from its own events. */
@@ -110,11 +112,16 @@ export async function startOidcServer(options: { redirectUri: string; scopes?: s
   // The resource server: a bearer JWT access token for RESOURCE, checked with the provider's keys.
   const keys = createRemoteJWKSet(new URL(`${issuer}/jwks`));
   const calls: OidcServer['calls'] = [];
+  const state = { refuseNext: 0 };
   const resource: Server = createServer((req, res) => {
     void (async () => {
       const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
       try {
         if (!token) throw new Error('no bearer token');
+        if (state.refuseNext > 0) {
+          state.refuseNext--;
+          throw new Error('token refused by the API');
+        }
         const { payload } = await jwtVerify(token, keys, { issuer, audience: RESOURCE });
         calls.push({ sub: payload.sub });
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ owner: payload.sub, events: [{ title: `Dentist for ${payload.sub}`, at: '2026-12-01T09:00:00Z' }] }));
@@ -142,6 +149,12 @@ export async function startOidcServer(options: { redirectUri: string; scopes?: s
   }
 
   return {
+    get refuseNext() {
+      return state.refuseNext;
+    },
+    set refuseNext(n: number) {
+      state.refuseNext = n;
+    },
     issuer,
     clientId,
     clientSecret,

@@ -2,10 +2,10 @@ import { z } from '@hono/zod-openapi';
 import { UpstreamError } from '../../errors';
 import { outboundRequest } from '../../net/outbound';
 import { integerBetween } from '../../schema-helpers';
-import { assertCallAllowed, authHeaders, authInput, policyInput, policyIssues, sealAuth, showAuth, type StoredAuth } from '../../tools';
+import { assertCallAllowed, authInput, toolAuthorization, policyInput, policyIssues, sealAuth, showAuth, type StoredAuth } from '../../tools';
 import { renderDeep, renderTemplate, TEMPLATE, templateText, type TemplateScope } from '../../templates';
 import type { WorkKind } from './step-kind';
-import { userView } from '../../identity';
+import { endUserOfView, userView } from '../../identity';
 
 export const MAX_HTTP_RESPONSE_BYTES = 256 * 1024;
 
@@ -80,7 +80,6 @@ export const http: WorkKind<typeof config> = {
     const stored = cfg as StoredConfig;
     const headers: Record<string, string> = { accept: 'application/json, text/plain;q=0.9, */*;q=0.5' };
     for (const [name, value] of Object.entries(stored.headers ?? {})) headers[name.toLowerCase()] = renderHeader(value, vars);
-    Object.assign(headers, await authHeaders(rt, scope, SEALED_AS, stored.auth));
     let body: string | undefined;
     if (stored.body !== undefined) {
       body = JSON.stringify(renderDeep(stored.body, vars));
@@ -88,7 +87,11 @@ export const http: WorkKind<typeof config> = {
     }
     const url = renderUrl(stored.url, vars);
     await assertCallAllowed(stored.policy, false, { arguments: { method: stored.method, url, ...(body !== undefined ? { body: JSON.parse(body) as unknown } : {}) }, user: vars.user ?? userView(undefined), tenant: { id: scope.tenantId }, tool: 'http' });
-    const response = await outboundRequest(url, { method: stored.method, headers, body, timeoutMs: timeoutMs ?? 30_000, maxBytes: stored.maxResponseBytes, signal: deadline }, rt.outbound);
+    // An end user's token (oauth2) is theirs: the execution's user, verified or given by the trusted caller.
+    const authorization = await toolAuthorization({ rt, scope, user: endUserOfView(vars.user) }, SEALED_AS, stored.auth);
+    const send = (auth: Record<string, string>) => outboundRequest(url, { method: stored.method, headers: { ...headers, ...auth }, body, timeoutMs: timeoutMs ?? 30_000, maxBytes: stored.maxResponseBytes, signal: deadline }, rt.outbound);
+    let response = await send(authorization.headers);
+    if (response.status === 401 && authorization.retry) response = await send(await authorization.retry());
     const text = response.body.toString('utf8');
     const isJson = /[/+]json\b/i.test(response.headers['content-type'] ?? '');
     let parsed: unknown = text;

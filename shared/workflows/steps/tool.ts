@@ -3,7 +3,7 @@ import { AppError, UpstreamError, ValidationError } from '../../errors';
 import { a2aToolInput, assertCallAllowed, httpInput, policyIssues, mcpInput, openApiInput, type StoredTool, remoteKindOf, prepareTool, presentTool, runTool, toolContext, toolsOf } from '../../tools';
 import { renderDeep } from '../../templates';
 import type { WorkKind } from './step-kind';
-import { userView } from '../../identity';
+import { endUserOfView, userView } from '../../identity';
 
 const config = z.strictObject({
   tool: z.discriminatedUnion('type', [httpInput, openApiInput, mcpInput, a2aToolInput]).openapi({ description: 'A tool definition as on agents (http, openapi, mcp or a2a); its auth is sealed when stored' }),
@@ -38,7 +38,8 @@ export const tool: WorkKind<typeof config> = {
   },
   present: (cfg) => ({ ...cfg, tool: presentTool(remoteKindOf(cfg.tool.type), cfg.tool) }),
   async execute(cfg, { rt, scope, vars, deadline, timeoutMs, keyId }) {
-    const context = toolContext(rt, scope, undefined, { timeoutMs: timeoutMs ?? 30_000, maxResultBytes: 64 * 1024, signal: deadline, keyId, policy: rt.outbound });
+    const user = endUserOfView(vars.user);
+    const context = toolContext(rt, scope, undefined, { timeoutMs: timeoutMs ?? 30_000, maxResultBytes: 64 * 1024, signal: deadline, keyId, policy: rt.outbound, ...(user ? { user } : {}) });
     const tools = await toolsOf(remoteKindOf(cfg.tool.type), cfg.tool, context);
     const chosen = cfg.name ? tools.find((t) => t.name === cfg.name) : tools.length === 1 ? tools[0] : undefined;
     if (!chosen) {

@@ -1,0 +1,230 @@
+import { createServer } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLocalApp } from '../local/local-app';
+import { converse } from '../shared/agents';
+import type { Runtime } from '../shared/runtime';
+import { call } from './helpers/http';
+import { RESOURCE, startOidcServer, type OidcServer } from './helpers/oidc-server';
+import { localRuntimeWith, modelsWithStandIn, runtimeLater } from './helpers/runtime';
+import { newTenant, type TestTenant } from './helpers/tenant';
+
+/**
+ * Tools that act as the end user: an agent's `http` tool with `auth: {type: "oauth2"}` calls a
+ * resource server (which checks tokens with `jose`) with the end user's own token from a real
+ * authorization server (`oidc-provider`), whose login and consent the test drives. A turn whose
+ * user has not connected pauses with an authorization URL; the callback, then `resume: true`,
+ * carries it on. An OpenAI-compatible stand-in at the wire plays the model: it calls `my_events`
+ * when it has it, and answers with what the tool said.
+ */
+const CALLBACK = 'http://localhost/v1/oauth/callback';
+interface Sent {
+  messages: Array<{ role: string; content: string | null }>;
+  tools?: Array<{ function: { name: string } }>;
+}
+const model = createServer((req, res) => {
+  let raw = '';
+  req.on('data', (c: Buffer) => (raw += c.toString()));
+  req.on('end', () => {
+    const body = JSON.parse(raw) as Sent;
+    const last = body.messages.at(-1)!;
+    const tool = body.tools?.map((t) => t.function.name).find((name) => name === 'my_events');
+    const calls = last.role !== 'tool' && tool;
+    const message = calls
+      ? { role: 'assistant', content: null, tool_calls: [{ id: `call_${body.messages.length}`, type: 'function', function: { name: tool, arguments: '{}' } }] }
+      : { role: 'assistant', content: last.role === 'tool' ? `The calendar says: ${last.content}` : 'I cannot see calendars.' };
+    res.writeHead(200, { 'content-type': 'application/json' }).end(
+      JSON.stringify({ id: 'c', object: 'chat.completion', created: 1764115200, model: 'gpt-4o', choices: [{ index: 0, message, finish_reason: calls ? 'tool_calls' : 'stop' }], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } }),
+    );
+  });
+});
+
+let idp: OidcServer;
+let rt: Runtime;
+let local: ReturnType<typeof localRuntimeWith>;
+let t: TestTenant;
+let agentId: string;
+const api = (method: string, path: string, body?: unknown, on: Runtime = rt) => call(createLocalApp(on), method, path, { key: t.apiKey, ...(body === undefined ? {} : { body }) });
+const ask = (userId: string, extra: Record<string, unknown> = {}, on: Runtime = rt) => api('POST', `/v1/agents/${agentId}/converse`, { message: 'What is on my calendar?', context: { userId }, ...extra }, on);
+const resume = (sessionId: string) => api('POST', `/v1/agents/${agentId}/converse`, { context: { sessionId }, resume: true });
+/** The end user opens the URL, signs in as `accountId` and consents; their browser lands on Cairn's callback. */
+async function connectAt(url: string, accountId: string) {
+  const back = await idp.login(url, accountId);
+  expect(`${back.origin}${back.pathname}`).toBe(CALLBACK);
+  return call(createLocalApp(rt), 'GET', `${back.pathname}${back.search}`);
+}
+const refreshes = () => idp.grants.filter((g) => g === 'refresh_token').length;
+/** A JWT (the shape of the provider's tokens): none may show anywhere Cairn answers. */
+const JWT = /eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}/;
+
+beforeAll(async () => {
+  await new Promise<void>((resolve) => model.listen(0, '127.0.0.1', resolve));
+  idp = await startOidcServer({ redirectUri: CALLBACK });
+  local = localRuntimeWith(modelsWithStandIn(model));
+  await local.start();
+  rt = local.rt;
+  t = await newTenant();
+  const provider = await api('POST', '/v1/oauth-providers', { name: 'calendar', issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret, scopes: ['openid', 'offline_access'], extraAuthorizeParams: { prompt: 'consent', resource: RESOURCE } });
+  expect(provider.status, JSON.stringify(provider.body)).toBe(201);
+  const tool = { type: 'http', name: 'my_events', description: 'The end user’s calendar events', url: `${idp.resource}/events`, auth: { type: 'oauth2', provider: 'calendar', scopes: ['calendar.read'] } };
+  const agent = await api('POST', '/v1/agents', { name: 'Assistant', model: 'openai/gpt-4o', tools: [tool] });
+  expect(agent.status, JSON.stringify(agent.body)).toBe(201);
+  agentId = agent.body.data.id;
+});
+afterAll(async () => {
+  await local.stop();
+  await idp.close();
+  await new Promise<void>((resolve) => model.close(() => resolve()));
+});
+
+describe('a tool with the end user’s OAuth token', () => {
+  it('is stored naming its provider (none other), and shown without anything secret', async () => {
+    const shown = await api('GET', `/v1/agents/${agentId}`);
+    expect(shown.body.data.tools[0].auth).toEqual({ type: 'oauth2', provider: 'calendar', scopes: ['calendar.read'], configured: true });
+    const unknown = await api('POST', '/v1/agents', { name: 'X', model: 'openai/gpt-4o', tools: [{ type: 'http', name: 'x', description: 'x', url: `${idp.resource}/events`, auth: { type: 'oauth2', provider: 'mail' } }] });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.error.details.field).toBe('tools[0].auth.provider');
+  });
+
+  it('pauses a turn for the end user to connect, and goes on with their token once they have', async () => {
+    const paused = await ask('u-ana');
+    expect(paused.status, JSON.stringify(paused.body)).toBe(200);
+    expect(paused.body.data.status).toBe('requires_action');
+    const [action] = paused.body.data.requiredActions;
+    expect(action).toEqual({ type: 'authorization', provider: 'calendar', url: expect.stringContaining(`${idp.issuer}/auth?`) });
+    const url = new URL(action.url);
+    expect(url.searchParams.get('code_challenge_method')).toBe('S256');
+    expect(url.searchParams.get('scope')).toContain('calendar.read');
+    expect(url.searchParams.get('redirect_uri')).toBe(CALLBACK);
+    expect(paused.body.data.pendingToolCalls).toEqual([expect.objectContaining({ tool: 'my_events', asks: 'Connect your calendar account' })]);
+    const { sessionId } = paused.body.data;
+    const before = idp.calls.length;
+
+    // The conversation cannot go on past the paused turn; resuming before connecting waits again, with a new URL.
+    expect((await api('POST', `/v1/agents/${agentId}/converse`, { message: 'hello?', context: { sessionId, userId: 'u-ana' } })).status).toBe(409);
+    const early = await resume(sessionId);
+    expect(early.body.data.status).toBe('requires_action');
+    const again = early.body.data.requiredActions[0].url;
+    expect(again).not.toBe(action.url);
+    expect(idp.calls.length).toBe(before);
+
+    const landed = await connectAt(again, 'u-ana');
+    expect(landed.status).toBe(200);
+    expect(landed.body).toContain('Account connected');
+    const done = await resume(sessionId);
+    expect(done.status, JSON.stringify(done.body)).toBe(200);
+    expect(done.body.data.status).toBe('completed');
+    expect(done.body.data.reply).toContain('Dentist for u-ana');
+    expect(idp.calls.at(-1)).toEqual({ sub: 'u-ana' });
+    expect((await resume(sessionId)).status).toBe(409);
+
+    // The token is nowhere Cairn answers: the reply, its tool calls, the stored session, its trace.
+    const messages = await api('GET', `/v1/agents/${agentId}/sessions/${sessionId}/messages`);
+    const trace = await api('GET', `/v1/traces/${done.headers.get('x-request-id')}`);
+    expect(messages.status).toBe(200);
+    expect(trace.status, JSON.stringify(trace.body)).toBe(200);
+    expect(JSON.stringify(trace.body)).toContain('execute_tool my_events');
+    for (const shown of [paused.body, done.body, messages.body, trace.body]) expect(JSON.stringify(shown)).not.toMatch(JWT);
+  });
+
+  it('keeps two end users apart: one’s connection never serves the other', async () => {
+    const bob = await ask('u-bob');
+    expect(bob.body.data.status).toBe('requires_action');
+    await connectAt(bob.body.data.requiredActions[0].url, 'u-bob');
+    const done = await resume(bob.body.data.sessionId);
+    expect(done.body.data.reply).toContain('Dentist for u-bob');
+    expect(done.body.data.reply).not.toContain('u-ana');
+    expect(idp.calls.at(-1)).toEqual({ sub: 'u-bob' });
+    const ana = await ask('u-ana');
+    expect(ana.body.data.reply).toContain('Dentist for u-ana');
+    expect(idp.calls.at(-1)).toEqual({ sub: 'u-ana' });
+  });
+
+  it('refreshes a token the API refuses and calls once more; refreshes an expired token before use', async () => {
+    const refreshed = refreshes();
+    idp.refuseNext = 1;
+    const retried = await ask('u-ana');
+    expect(retried.body.data.reply).toContain('Dentist for u-ana');
+    expect(refreshes()).toBe(refreshed + 1);
+    expect(idp.calls.slice(-2)).toEqual([{ refused: 'token refused by the API' }, { sub: 'u-ana' }]);
+
+    // Refused again after the refresh: the call fails (the model is told), it does not loop.
+    idp.refuseNext = 2;
+    const refused = await ask('u-ana');
+    expect(refused.body.data.status).toBe('completed');
+    expect(refused.body.data.toolCalls[0].error).toContain('HTTP 401');
+    expect(refreshes()).toBe(refreshed + 2);
+
+    // An hour later the access token has expired: refreshed first, then the call is made once.
+    const calls = idp.calls.length;
+    const later = await ask('u-ana', {}, runtimeLater(rt, 3_600_000));
+    expect(later.body.data.reply).toContain('Dentist for u-ana');
+    expect(refreshes()).toBe(refreshed + 3);
+    expect(idp.calls.length).toBe(calls + 1);
+  });
+
+  it('asks again once the connection is gone; where a turn cannot pause, the model is given the link', async () => {
+    expect((await api('DELETE', '/v1/end-users/u-bob/connections/calendar')).body.data).toMatchObject({ removed: true, revoked: true });
+    const paused = await ask('u-bob');
+    expect(paused.body.data.status).toBe('requires_action');
+    expect(paused.body.data.requiredActions[0].provider).toBe('calendar');
+
+    // OpenAI-style (the caller keeps the history): nothing can wait, so the tool's error hands the model the URL to pass on.
+    const { data } = await converse(rt, t.scope, agentId, { message: 'What is on my calendar?', history: [], userId: 'u-bob', callbackUrl: CALLBACK });
+    expect(data.status).toBe('completed');
+    expect(data.reply).toContain(`ask them to open ${idp.issuer}/auth?`);
+  });
+
+  it('without an end user, the call fails saying the tool acts as one', async () => {
+    const res = await api('POST', `/v1/agents/${agentId}/converse`, { message: 'What is on my calendar?' });
+    expect(res.body.data.status).toBe('completed');
+    expect(res.body.data.toolCalls[0].error).toContain('names no end user');
+  });
+
+  it('pauses a background run, which goes on by itself once the end user has connected', async () => {
+    const created = await api('POST', `/v1/agents/${agentId}/runs`, { message: 'What is on my calendar?', context: { userId: 'u-cy' } });
+    expect(created.status, JSON.stringify(created.body)).toBe(202);
+    const runId = created.body.data.id;
+    const until = async (status: string) => {
+      for (let i = 0; i < 200; i++) {
+        const run = (await api('GET', `/v1/agents/${agentId}/runs/${runId}`)).body.data;
+        if (run.status === status) return run;
+        if (['completed', 'failed', 'cancelled', 'expired'].includes(run.status)) throw new Error(`run ended ${run.status}: ${JSON.stringify(run)}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      throw new Error(`run never reached ${status}`);
+    };
+    const waiting = await until('requires_action');
+    expect(waiting.requiredActions).toEqual([{ type: 'authorization', provider: 'calendar', url: expect.stringContaining(`${idp.issuer}/auth?`) }]);
+    const landed = await connectAt(waiting.requiredActions[0].url, 'u-cy');
+    expect(landed.status).toBe(200);
+    const done = await until('completed');
+    expect(done.reply).toContain('Dentist for u-cy');
+    expect(done.requiredActions).toBeUndefined();
+    const events = await api('GET', `/v1/agents/${agentId}/runs/${runId}/events`);
+    expect(String(events.body)).toContain('event: requires_action\ndata: {"pendingToolCalls"');
+    expect(String(events.body)).toContain('"requiredActions":[{"type":"authorization","provider":"calendar"');
+    expect(String(events.body)).not.toMatch(JWT);
+  });
+
+  it('gives a workflow http step the execution’s end user’s token', async () => {
+    const workflow = await api('POST', '/v1/workflows', { name: 'My events', steps: [{ id: 'events', type: 'http', config: { url: `${idp.resource}/events`, auth: { type: 'oauth2', provider: 'calendar' } } }] });
+    expect(workflow.status, JSON.stringify(workflow.body)).toBe(201);
+    const id = workflow.body.data.id;
+    const ana = await api('POST', `/v1/workflows/${id}/execute`, { context: { userId: 'u-ana' } });
+    type Step = { id: string; status: string; output?: { body: { owner: string } }; error?: unknown };
+    const step = (e: { steps: Step[] }) => e.steps.find((s) => s.id === 'events')!;
+    const settled = async (e: { id: string; status: string }) => {
+      for (let i = 0; i < 200 && !['succeeded', 'failed'].includes(e.status); i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        e = (await api('GET', `/v1/workflows/${id}/executions/${e.id}`)).body.data;
+      }
+      return e as unknown as { status: string; steps: Step[] };
+    };
+    const done = await settled(ana.body.data);
+    expect(done.status).toBe('succeeded');
+    expect(step(done).output?.body.owner).toBe('u-ana');
+    const dee = await settled((await api('POST', `/v1/workflows/${id}/execute`, { context: { userId: 'u-dee' } })).body.data);
+    expect(dee.status).toBe('failed');
+    expect(JSON.stringify(step(dee).error)).toContain('POST /v1/end-users/u-dee/connections/calendar');
+  });
+});
