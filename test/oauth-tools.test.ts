@@ -3,7 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalApp } from '../local/local-app';
 import { converse } from '../shared/agents';
 import type { Runtime } from '../shared/runtime';
+import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { call } from './helpers/http';
+import { startShopMcp } from './helpers/mcp-server';
 import { RESOURCE, startOidcServer, type OidcServer } from './helpers/oidc-server';
 import { localRuntimeWith, modelsWithStandIn, runtimeLater } from './helpers/runtime';
 import { newTenant, type TestTenant } from './helpers/tenant';
@@ -27,10 +29,14 @@ const model = createServer((req, res) => {
   req.on('end', () => {
     const body = JSON.parse(raw) as Sent;
     const last = body.messages.at(-1)!;
-    const tool = body.tools?.map((t) => t.function.name).find((name) => name === 'my_events');
-    const calls = last.role !== 'tool' && tool;
+    const names = body.tools?.map((t) => t.function.name) ?? [];
+    const asked = body.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '';
+    // Asked about an order: the shop's order_status once it is listed, else the tool that connects to it; asked anything else: my_events.
+    const wanted = /order/.test(asked) ? (names.includes('shop_order_status') ? 'shop_order_status' : 'shop') : 'my_events';
+    const tool = names.includes(wanted) && (last.role !== 'tool' || /available from the next step/.test(last.content ?? '')) ? wanted : undefined;
+    const calls = tool !== undefined;
     const message = calls
-      ? { role: 'assistant', content: null, tool_calls: [{ id: `call_${body.messages.length}`, type: 'function', function: { name: tool, arguments: '{}' } }] }
+      ? { role: 'assistant', content: null, tool_calls: [{ id: `call_${body.messages.length}`, type: 'function', function: { name: tool, arguments: tool === 'shop_order_status' ? '{"orderId":"A17"}' : '{}' } }] }
       : { role: 'assistant', content: last.role === 'tool' ? `The calendar says: ${last.content}` : 'I cannot see calendars.' };
     res.writeHead(200, { 'content-type': 'application/json' }).end(
       JSON.stringify({ id: 'c', object: 'chat.completion', created: 1764115200, model: 'gpt-4o', choices: [{ index: 0, message, finish_reason: calls ? 'tool_calls' : 'stop' }], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } }),
@@ -204,6 +210,35 @@ describe('a tool with the end user’s OAuth token', () => {
     expect(String(events.body)).toContain('event: requires_action\ndata: {"pendingToolCalls"');
     expect(String(events.body)).toContain('"requiredActions":[{"type":"authorization","provider":"calendar"');
     expect(String(events.body)).not.toMatch(JWT);
+  });
+
+  it('lists an MCP server’s tools with the end user’s token, and before they connect gives the model one tool that asks them to', async () => {
+    const keys = createRemoteJWKSet(new URL(`${idp.issuer}/jwks`));
+    const subjects: string[] = [];
+    const shop = await startShopMcp(async (bearer) => {
+      if (!bearer) return false;
+      const { payload } = await jwtVerify(bearer, keys, { issuer: idp.issuer, audience: RESOURCE }).catch(() => ({ payload: undefined }));
+      if (payload?.sub) subjects.push(payload.sub);
+      return payload !== undefined;
+    });
+    try {
+      const agent = await api('POST', '/v1/agents', { name: 'Shop assistant', model: 'openai/gpt-4o', tools: [{ type: 'mcp', name: 'shop', url: shop.url, allowedTools: ['order_status'], auth: { type: 'oauth2', provider: 'calendar' } }] });
+      expect(agent.status, JSON.stringify(agent.body)).toBe(201);
+      const id = agent.body.data.id;
+      const paused = await api('POST', `/v1/agents/${id}/converse`, { message: 'Where is my order A17?', context: { userId: 'u-gus' } });
+      expect(paused.body.data.status).toBe('requires_action');
+      expect(paused.body.data.pendingToolCalls[0].tool).toBe('shop');
+      expect(subjects).toEqual([]);
+      await connectAt(paused.body.data.requiredActions[0].url, 'u-gus');
+      const done = await api('POST', `/v1/agents/${id}/converse`, { context: { sessionId: paused.body.data.sessionId }, resume: true });
+      expect(done.body.data.status, JSON.stringify(done.body)).toBe('completed');
+      // Connected, the server's own tools are listed for the next step, and the model calls one as the user.
+      expect(done.body.data.toolCalls.map((c: { tool: string }) => c.tool)).toEqual(['shop', 'shop_order_status']);
+      expect(done.body.data.reply).toContain('order A17: shipped');
+      expect(new Set(subjects)).toEqual(new Set(['u-gus']));
+    } finally {
+      await shop.close();
+    }
   });
 
   it('gives a workflow http step the execution’s end user’s token', async () => {

@@ -475,6 +475,12 @@ async function resumedTurn(rt: Runtime, scope: TenantScope, agentId: string, inp
   return { turn, pendingCalls: restored(pendingCalls), approvals, decided };
 }
 
+/** A request with these tools, or none when there are none left (a server that no longer lists any). */
+function withTools(request: ChatRequest, tools: ToolSpec[]): ChatRequest {
+  const { tools: _old, toolChoice, ...rest } = request;
+  return tools.length > 0 ? { ...rest, tools, ...(toolChoice ? { toolChoice } : {}) } : rest;
+}
+
 /**
  * A turn continued from what it kept (a paused turn, or a background run's checkpoint), on its
  * definition, tools and guard as looked up again now; its model resolved again (budgets as they
@@ -498,6 +504,8 @@ async function continuedTurn(
   ]);
   return {
     ...kept,
+    // The model is asked with the tools as they are now (an MCP server lists the end user's tools once they have connected).
+    ...(options.model && kept.request.tools ? { request: withTools(kept.request, [...tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })), ...transfers.map(({ to: _to, ...spec }) => spec)]) } : {}),
     agent,
     tools,
     clientTools: new Set(),
@@ -606,7 +614,10 @@ export async function runToolRound(
             ...(idempotencyKeyOf ? { idempotencyKey: idempotencyKeyOf(call) } : {}),
           });
         const outcome = !tool
-          ? { ok: false as const, error: `There is no tool named ${call.name}` }
+          ? // A tool that stood for a server until the end user connected is gone once they have: the call did its work.
+            waited && approval?.approved && typeof waited.state.provider === 'string'
+            ? { ok: true as const, result: `The end user connected their ${waited.state.provider} account: its tools are available from the next step.` }
+            : { ok: false as const, error: `There is no tool named ${call.name}` }
           : waited
             ? // A call that waited for a person goes on with the decision (a rejection too: what it waits on hears of it).
               approval && !approval.approved && typeof waited.state.provider === 'string'

@@ -7,7 +7,7 @@ import { z } from 'zod';
 /**
  * A real MCP server (the official SDK, Streamable HTTP, stateful sessions) standing in for a shop's:
  * `order_status`, `refund_order`, `broken` (which reports an error) and `stock_level` (with an output schema). It refuses requests without
- * the bearer token and records the JSON-RPC methods it was sent.
+ * the bearer token (or one its check refuses) and records the JSON-RPC methods it was sent.
  */
 export interface ShopMcp {
   url: string;
@@ -48,12 +48,14 @@ async function bodyOf(req: IncomingMessage): Promise<unknown> {
   return text ? JSON.parse(text) : undefined;
 }
 
-export async function startShopMcp(token = 'mcp-token'): Promise<ShopMcp> {
+/** `token`: the bearer token it takes, or a check of the bearer token a request carries (an end user's, say). */
+export async function startShopMcp(token: string | ((bearer: string | undefined) => Promise<boolean>) = 'mcp-token'): Promise<ShopMcp> {
+  const allowed = typeof token === 'string' ? async (bearer: string | undefined) => bearer === token : token;
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const state: ShopMcp = { url: '', methods: [], sessionsClosed: 0, close: async () => undefined };
   const http: Server = createServer((req, res) => {
     void (async () => {
-      if (req.headers.authorization !== `Bearer ${token}`) return void res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"unauthorized"}');
+      if (!(await allowed(/^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1]))) return void res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"unauthorized"}');
       const body = req.method === 'POST' ? await bodyOf(req) : undefined;
       for (const message of [body].flat()) if (message && typeof message === 'object' && 'method' in message) state.methods.push(String(message.method));
       const sessionId = req.headers['mcp-session-id'] as string | undefined;
