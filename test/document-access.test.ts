@@ -88,6 +88,10 @@ describe('document permissions: an open source', () => {
     await settle();
     expect(paths(await search(id, { query: 'salary bands', context: { userId: 'u-bob' } }))).toContain('salaries.md');
     expect(paths(await search(id, { query: 'salary bands', context: { userId: 'u-cy', groups: ['finance'] } }))).not.toContain('salaries.md');
+    // Groups as identity providers name them, paths included.
+    expect((await api('PUT', `/v1/knowledge-sources/${id}/documents/${documentId}/access`, { access: { groups: ['/org/finance'] } })).status).toBe(200);
+    expect(paths(await search(id, { query: 'salary bands', context: { userId: 'u-cy', groups: ['/org/finance'] } }))).toContain('salaries.md');
+    expect(paths(await search(id, { query: 'salary bands', context: { userId: 'u-cy', groups: ['finance'] } }))).not.toContain('salaries.md');
     // null: no list, so the open source lets everyone read it.
     expect((await api('PUT', `/v1/knowledge-sources/${id}/documents/${documentId}/access`, { access: null })).body.data.access).toBeNull();
     expect(paths(await search(id, { query: 'salary bands' }))).toContain('salaries.md');

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { END_USER_ID } from '../identity';
+import { END_USER_ID, GROUP_NAME } from '../identity';
 import { canonicalAccess, type AccessList } from '../store/segment-access';
 
 /** Access lists as sources give them, and in a document's hash. */
@@ -32,7 +32,7 @@ export function accessFromEntries(value: unknown): { access?: AccessList; ignore
   let ignored = 0;
   for (const entry of entries) {
     const match = typeof entry === 'string' ? /^(user|group):(.+)$/.exec(entry.trim()) : null;
-    if (!match || !END_USER_ID.test(match[2]!)) ignored++;
+    if (!match || !(match[1] === 'user' ? END_USER_ID : GROUP_NAME).test(match[2]!)) ignored++;
     else (match[1] === 'user' ? access.users : access.groups).push(match[2]!);
   }
   // A list was given: even when nothing in it was usable, the document is readable by nobody it did not name.

@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { httpUrl, integerBetween, readOnlyFields, recordFields, uniqueItems } from '../schema-helpers';
 import { bucketRefusal, SOURCE_STATUSES, SOURCE_TYPES, type SOURCE_READ_ONLY_EXTRA } from './source-limits';
-import { END_USER_ID, groupsInput } from '../identity';
+import { END_USER_ID, GROUP_NAME, groupsInput } from '../identity';
 
 
 const IDENT = '[A-Za-z_][A-Za-z0-9_$]{0,62}';
@@ -108,11 +108,13 @@ export const filePath = z
   .refine((p) => Buffer.byteLength(p) <= 1024, { error: 'must be at most 1,024 bytes of UTF-8' })
   .openapi({ example: 'policies/returns.md', description: 'At most 1,024 bytes of UTF-8' });
 
-const principal = z.string().regex(END_USER_ID, { error: 'must be 1–200 characters, no slash or space' });
+const userId = z.string().regex(END_USER_ID, { error: 'must be 1–200 characters, no slash or space' });
+// As tokens and callers name groups (paths like /org/finance included).
+const groupName = z.string().regex(GROUP_NAME, { error: 'must be 1–200 characters, no space' });
 export const documentAccessInput = z
   .strictObject({
-    users: z.array(principal).max(1000).default([]).openapi({ description: 'End user ids (a verified token’s user claim, or context.userId)' }),
-    groups: z.array(principal).max(1000).default([]).openapi({ description: 'Group names (a verified token’s groups claim, or context.groups)' }),
+    users: z.array(userId).max(1000).default([]).openapi({ description: 'End user ids (a verified token’s user claim, or context.userId)' }),
+    groups: z.array(groupName).max(1000).default([]).openapi({ description: 'Group names (a verified token’s groups claim, or context.groups)' }),
   })
   .openapi('DocumentAccess', { example: { users: ['u-42'], groups: ['finance'] } });
 
