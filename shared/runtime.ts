@@ -80,6 +80,9 @@ export interface AgentTurnInput {
   message: string;
   sessionId?: string;
   userId?: string;
+  /** The end user's groups (documents they may read), and whether a token verified them. */
+  userGroups?: string[];
+  userVerified?: boolean;
   keyId?: string;
 }
 

@@ -211,6 +211,27 @@ describe('document permissions: what agents, MCP and traces give back', () => {
     expect(exec.body.data.reply).toContain('first class');
   });
 
+  it('runs evaluation cases as the end user each names, and for nobody without one', async () => {
+    const question = 'Which class do executives travel in for train travel?';
+    const dataset = await api('POST', '/v1/eval-datasets', { name: 'Travel', cases: [{ input: question }, { input: question, context: { userId: 'u-exec', groups: ['execs'] } }] });
+    expect(dataset.status, JSON.stringify(dataset.body)).toBe(201);
+    const datasetId = dataset.body.data.id;
+    expect((await api('GET', `/v1/eval-datasets/${datasetId}/cases`)).body.data[1].context).toEqual({ userId: 'u-exec', groups: ['execs'] });
+    const started = await api('POST', '/v1/eval-runs', { datasetId, target: { agentId }, scorers: ['contains'] });
+    expect(started.status, JSON.stringify(started.body)).toBe(202);
+    let run = started.body.data;
+    for (let i = 0; i < 50 && run.status !== 'completed'; i++) {
+      await testLocal.workflowSteps!.drain();
+      run = (await api('GET', `/v1/eval-runs/${run.id}`)).body.data;
+    }
+    expect(run.status).toBe('completed');
+    const [nobody, exec] = (await api('GET', `/v1/eval-runs/${run.id}/results?limit=10`)).body.data;
+    expect(JSON.stringify(nobody)).not.toContain('PLATINUM');
+    expect(JSON.stringify(nobody)).not.toContain('travel-execs');
+    expect(exec.output).toContain('first class with the code PLATINUM');
+    expect((await api('POST', '/v1/eval-datasets', { name: 'Bad', cases: [{ input: 'q', context: { userId: 'a/b' } }] })).body.error.details.field).toBe('cases[0].context.userId');
+  });
+
   it('answers MCP’s search_knowledge for the token’s user only', async () => {
     const sources = (await api('GET', '/v1/knowledge-sources')).body.data;
     const id = sources.find((s: { name: string }) => s.name === 'Policies').id;

@@ -3937,6 +3937,11 @@ export interface components {
             metadata?: {
                 [key: string]: unknown;
             };
+            /** @description The end user the case asks as (unverified, on the dataset’s word): the documents they may read, their memory and connected accounts. Without it, the case asks for nobody: only documents open to everyone */
+            context?: {
+                userId: string;
+                groups?: string[];
+            };
             createdAt: string;
         };
         EvalRun: {

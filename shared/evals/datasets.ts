@@ -10,6 +10,7 @@ import type { TenantScope } from '../tenancy';
 import { assertStorableJson } from '../json-guard';
 import { parseInput } from '../validation';
 import { assistantMessage } from '../agents';
+import { END_USER_ID, groupsInput } from '../identity';
 
 /**
  * Evaluation datasets: named lists of cases, each an input (a question, or chat messages) and
@@ -63,6 +64,14 @@ export const expectedInput = z
 
 const chatMessage = z.strictObject({ role: z.enum(['system', 'user', 'assistant']), content: z.string().max(100_000) });
 
+/** The end user a case asks as: what they may read, remember and reach count for its answer. */
+const caseContext = z
+  .strictObject({
+    userId: z.string().regex(END_USER_ID, { error: 'must be 1–200 characters, no slash or space' }),
+    groups: groupsInput,
+  })
+  .openapi({ description: 'The end user the case asks as (unverified, on the dataset’s word): the documents they may read, their memory and connected accounts. Without it, the case asks for nobody: only documents open to everyone' });
+
 export const caseInput = z
   .strictObject({
     input: z
@@ -77,6 +86,7 @@ export const caseInput = z
       .openapi({ description: 'The question, or chat messages (the last user message is asked)' }),
     expected: expectedInput.optional(),
     metadata: z.record(z.string(), z.unknown()).optional().openapi({ description: 'Free-form: tags, where the case came from' }),
+    context: caseContext.optional(),
   })
   .openapi('EvalCaseInput', { example: { input: 'How long do I have to return an item?', expected: { answer: '30 days', sources: ['returns.md'] } } });
 export type CaseInput = z.infer<typeof caseInput>;
@@ -121,7 +131,7 @@ type StoredDataset = z.infer<typeof storedDataset>;
 
 export const datasetShown = storedDataset.omit({ version: true }).openapi('EvalDataset');
 export const caseShown = z
-  .object({ id: z.string(), position: z.int(), input: caseInput.shape.input, expected: z.record(z.string(), z.unknown()).optional(), metadata: z.record(z.string(), z.unknown()).optional(), createdAt: z.string() })
+  .object({ id: z.string(), position: z.int(), input: caseInput.shape.input, expected: z.record(z.string(), z.unknown()).optional(), metadata: z.record(z.string(), z.unknown()).optional(), context: caseContext.optional(), createdAt: z.string() })
   .openapi('EvalCase');
 
 export const datasets = collection<StoredDataset>('EVAL_DATASET', 'evalDataset', 'eval dataset', storedDataset);

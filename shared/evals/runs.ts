@@ -232,7 +232,8 @@ async function askAgent(rt: RuntimeWith<'agentTurn'>, scope: TenantScope, run: S
   const address = `${target.agentId}${target.alias ? `:${target.alias}` : target.version ? `:${target.version}` : ''}`;
   const started = performance.now();
   try {
-    const reply = await rt.agentTurn(rt, scope, address, { message: questionOf(found.input), keyId: `eval:${run.id}` }, AbortSignal.timeout(120_000));
+    const asking = found.context ? { userId: found.context.userId, ...(found.context.groups?.length ? { userGroups: found.context.groups } : {}) } : {};
+    const reply = await rt.agentTurn(rt, scope, address, { message: questionOf(found.input), keyId: `eval:${run.id}`, ...asking }, AbortSignal.timeout(120_000));
     const latencyMs = performance.now() - started;
     return {
       observed: { text: reply.reply, output: reply.output, sources: sourcePaths(reply.sources), toolCalls: callsOf(reply.toolCalls), latencyMs, costUsd: costOfTokens(reply.model, reply.usage) },
@@ -275,7 +276,8 @@ async function askWorkflow(rt: RuntimeWith<'queues'>, scope: TenantScope, run: S
   if (!message.execution) {
     const parameters = isPlainObject(found.metadata?.parameters) ? found.metadata.parameters : {};
     try {
-      execution = await startExecution(rt, scope, workflowId, { input: questionOf(found.input), parameters, keyId: `eval:${run.id}`, target: { alias: run.target.alias, version: run.target.version } });
+      const user = found.context ? { user: { id: found.context.userId, groups: found.context.groups ?? [], verified: false } } : {};
+      execution = await startExecution(rt, scope, workflowId, { input: questionOf(found.input), parameters, keyId: `eval:${run.id}`, target: { alias: run.target.alias, version: run.target.version }, ...user });
     } catch (error) {
       if (!(error instanceof AppError) || error.retryable) throw error;
       return { refused: error.message, latencyMs: 0 };

@@ -17,6 +17,7 @@ const caseShape = z.lazy(() => z.object({
   input: z.union([z.string(), z.array(z.object({ role: z.string(), content: z.string() }))]),
   expected: z.record(z.string(), z.unknown()).optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),
+  context: z.object({ userId: z.string(), groups: z.array(z.string()).optional() }).optional(),
   createdAt: z.string(),
 }));
 export type EvalCaseRecord = z.infer<typeof caseShape>;
