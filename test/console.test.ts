@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makePdf } from './helpers/documents';
+import { RESOURCE, startOidcServer } from './helpers/oidc-server';
 import { runScript, waitFor, type Started } from './helpers/processes';
 
 /**
@@ -243,6 +244,36 @@ describe.skipIf(!runnable)('the console in Chromium', { timeout: 90_000 }, () =>
     await expect.poll(() => sessions.getByRole('listitem').count()).toBe(2);
     await expect.poll(() => page.locator('.message').count()).toBe(2);
     expect(await page.locator('.message.user').first().textContent()).toContain('How long do I have to return an item?');
+  });
+
+  it('pauses a chat for the end user to connect their account, and goes on once they have', async () => {
+    const idp = await startOidcServer({ redirectUri: `${base}/v1/oauth/callback` });
+    try {
+      const post = async (path: string, body: unknown) => {
+        const res = await fetch(`${base}${path}`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+        expect(res.status, await res.clone().text()).toBe(201);
+        return ((await res.json()) as { data: { id: string } }).data;
+      };
+      await post('/v1/oauth-providers', { name: 'calendar', issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret, scopes: ['openid', 'offline_access', 'calendar.read'], extraAuthorizeParams: { prompt: 'consent', resource: RESOURCE } });
+      const tool = { type: 'http', name: 'calendar_events', description: 'Lists the calendar events of the user', url: `${idp.resource}/events`, auth: { type: 'oauth2', provider: 'calendar' } };
+      const agent = await post('/v1/agents', { name: 'Calendar', model: 'gpt-4', tools: [tool] });
+      await page.goto(`${base}/console#/chat/${agent.id}`);
+      await page.getByLabel('As end user').fill('u-ana');
+      await page.getByLabel('Message').fill('What are my calendar events?');
+      await page.getByRole('button', { name: 'Send' }).click();
+      const link = page.getByRole('link', { name: 'Connect calendar' });
+      await link.waitFor({ timeout: 20_000 });
+      await checkPage('chat-connect');
+      // The end user signs in and consents at the provider (driven by the test), and lands on Cairn's callback page.
+      const back = await idp.login((await link.getAttribute('href'))!, 'u-ana');
+      const landed = await fetch(back);
+      expect(await landed.text()).toContain('Account connected');
+      await page.getByRole('button', { name: 'Connected: continue' }).click();
+      await expect.poll(() => page.locator('.message.assistant').last().textContent(), { timeout: 20_000 }).toContain('Dentist for u-ana');
+      expect(idp.calls.at(-1)).toEqual({ sub: 'u-ana' });
+    } finally {
+      await idp.close();
+    }
   });
 
   it('starts a background run, follows its steps, approves its call, and re-runs it from a step', async () => {

@@ -8,8 +8,9 @@ import type { Agent, ConverseResponse, ForkedSession, Schemas, SessionMessage, S
 type Source = NonNullable<SessionMessage['sources']>[number];
 type ToolCall = Schemas['ToolCall'];
 type PendingCall = NonNullable<ConverseResponse['pendingToolCalls']>[number];
-/** A message as the API keeps it, while the console shows it (streaming, or waiting for approvals). */
-type Message = Pick<SessionMessage, 'id' | 'role' | 'content' | 'sources' | 'toolCalls' | 'model' | 'agentId' | 'handoffs'> & { pending?: PendingCall[]; streaming?: boolean };
+type RequiredAction = Schemas['RequiredAction'];
+/** A message as the API keeps it, while the console shows it (streaming, or waiting for approvals or for accounts to be connected). */
+type Message = Pick<SessionMessage, 'id' | 'role' | 'content' | 'sources' | 'toolCalls' | 'model' | 'agentId' | 'handoffs'> & { pending?: PendingCall[]; actions?: RequiredAction[]; streaming?: boolean };
 
 /** The chat playground: streaming replies, citations, tool calls, approvals, session history. */
 export function ChatPage({ agentId, sessionId }: { agentId?: string; sessionId?: string }) {
@@ -59,6 +60,8 @@ function Conversation({ agentId, sessionId }: { agentId: string; sessionId?: str
   const [messages, setMessages] = useState<Message[]>([]);
   const [error, setError] = useState<unknown>();
   const [draft, setDraft] = useState('');
+  // Who the conversation acts for (context.userId): their memory, the documents they may read, their connected accounts.
+  const [endUser, setEndUser] = useState('');
   const [busy, setBusy] = useState(false);
   const [open, setOpen] = useState<Source>();
   // The session this view holds: a reply that starts a session moves the address without a reload.
@@ -94,7 +97,7 @@ function Conversation({ agentId, sessionId }: { agentId: string; sessionId?: str
     };
     show();
     try {
-      const request = { ...body, stream: true, context: { ...(held.current ? { sessionId: held.current } : {}) } };
+      const request = { ...body, stream: true, context: { ...(held.current ? { sessionId: held.current } : {}), ...(endUser.trim() ? { userId: endUser.trim() } : {}) } };
       for await (const e of events('POST', `/v1/agents/${agentId}/converse`, request, stop.signal)) {
         const data = e.data as Record<string, unknown>;
         if (e.event === 'start') {
@@ -109,7 +112,10 @@ function Conversation({ agentId, sessionId }: { agentId: string; sessionId?: str
         else if (e.event === 'tool_result') {
           const call = data as unknown as ToolCall;
           live.toolCalls = live.toolCalls!.map((c) => (c.id === call.id ? { ...c, ...call } : c));
-        } else if (e.event === 'requires_action') live.pending = data.pendingToolCalls as PendingCall[];
+        } else if (e.event === 'requires_action') {
+          live.pending = data.pendingToolCalls as PendingCall[];
+          if (Array.isArray(data.requiredActions)) live.actions = data.requiredActions as RequiredAction[];
+        }
         else if (e.event === 'done') {
           // The reply as stored: its [n] renumbered to the sources it cites.
           live.content = typeof data.reply === 'string' ? data.reply : live.content;
@@ -128,7 +134,7 @@ function Conversation({ agentId, sessionId }: { agentId: string; sessionId?: str
       if (err instanceof ApiError && Array.isArray(err.details?.pendingToolCalls)) live.pending = err.details.pendingToolCalls as ToolCall[];
     } finally {
       live.streaming = false;
-      if (!live.content && !live.pending?.length && !live.toolCalls?.length) setMessages((list) => list.filter((m) => m.id !== live.id));
+      if (!live.content && !live.pending?.length && !live.actions?.length && !live.toolCalls?.length) setMessages((list) => list.filter((m) => m.id !== live.id));
       else show();
       setBusy(false);
       sessions.reload();
@@ -160,6 +166,12 @@ function Conversation({ agentId, sessionId }: { agentId: string; sessionId?: str
     void turn({ toolApprovals: decisions });
   }
 
+  /** The end user connected the accounts the turn waited for: it goes on. */
+  function resume(message: Message) {
+    setMessages((list) => list.map((m) => (m.id === message.id ? { ...m, pending: undefined, actions: undefined } : m)));
+    void turn({ resume: true });
+  }
+
   return (
     <div class="chat">
       <aside class="sessions" aria-label="Sessions">
@@ -185,7 +197,7 @@ function Conversation({ agentId, sessionId }: { agentId: string; sessionId?: str
         <div class="log" ref={log} aria-live="polite" aria-busy={busy}>
           {messages.length === 0 ? <p class="muted">Ask something. Replies stream in; numbers in brackets open the passage they cite.</p> : null}
           {messages.map((m) => (
-            <MessageView key={m.id} message={m} onOpen={setOpen} onDecide={(d) => decide(m, d)} onFork={held.current && m.id.startsWith('msg_') ? () => void fork(m.id) : undefined} />
+            <MessageView key={m.id} message={m} onOpen={setOpen} onDecide={(d) => decide(m, d)} onResume={() => resume(m)} onFork={held.current && m.id.startsWith('msg_') ? () => void fork(m.id) : undefined} />
           ))}
         </div>
         <ErrorBox error={error} />
@@ -206,6 +218,10 @@ function Conversation({ agentId, sessionId }: { agentId: string; sessionId?: str
           <button type="submit" disabled={busy || !draft.trim()}>
             {busy ? 'Answering…' : 'Send'}
           </button>
+          <label class="small end-user">
+            As end user{' '}
+            <input value={endUser} placeholder="none" size={12} onInput={(e) => setEndUser(e.currentTarget.value)} />
+          </label>
         </form>
       </div>
       {open ? <Passage source={open} onClose={() => setOpen(undefined)} /> : null}
@@ -217,11 +233,13 @@ function MessageView({
   message: m,
   onOpen,
   onDecide,
+  onResume,
   onFork,
 }: {
   message: Message;
   onOpen: (s: Source) => void;
   onDecide: (d: Array<{ id: string; approved: boolean; reason?: string }>) => void;
+  onResume: () => void;
   /** Stored messages of a session: fork the conversation here. */
   onFork?: () => void;
 }) {
@@ -230,7 +248,7 @@ function MessageView({
       {m.toolCalls?.map((c) => (
         <details key={c.id} class="tool-call">
           <summary>
-            Tool <code>{c.tool}</code> {c.result === undefined && c.error === undefined ? '(running…)' : c.error ? '(failed)' : `(${c.durationMs ?? 0} ms)`}
+            Tool <code>{c.tool}</code> {c.result === undefined && c.error === undefined ? (m.pending?.some((p) => p.id === c.id) ? '(waiting)' : '(running…)') : c.error ? '(failed)' : `(${c.durationMs ?? 0} ms)`}
           </summary>
           <pre>{JSON.stringify(c.arguments ?? {}, null, 2)}</pre>
           {c.error ? <p class="error-text">{c.error}</p> : c.result !== undefined ? <pre class="tool-result">{c.result}</pre> : null}
@@ -269,7 +287,7 @@ function MessageView({
           Answered by <code>{m.agentId}</code> (the session was handed to it)
         </p>
       ) : null}
-      {m.pending?.length ? <Approvals calls={m.pending} onDecide={onDecide} /> : null}
+      {m.actions?.length ? <ConnectAccounts actions={m.actions} onDone={onResume} /> : m.pending?.length ? <Approvals calls={m.pending} onDecide={onDecide} /> : null}
       {onFork ? (
         <button type="button" class="link small fork" title="A new conversation with the messages up to this one" onClick={onFork}>
           Fork from here
@@ -296,6 +314,33 @@ function CitedText({ text, sources, onOpen }: { text: string; sources: Source[];
         );
       })}
     </p>
+  );
+}
+
+/** Accounts the end user must connect before the turn goes on: a link to each provider, then go on. */
+export function ConnectAccounts({ actions, onDone }: { actions: RequiredAction[]; onDone?: () => void }) {
+  return (
+    <div class="approvals" role="group" aria-label="Accounts to connect">
+      <p>
+        <strong>Waiting for the end user to connect {actions.length === 1 ? 'an account' : 'accounts'}</strong>
+      </p>
+      <ul>
+        {actions.map((a) => (
+          <li key={a.provider}>
+            <a href={a.url} target="_blank" rel="noopener noreferrer">
+              Connect {a.provider}
+            </a>
+          </li>
+        ))}
+      </ul>
+      {onDone ? (
+        <button type="button" onClick={onDone}>
+          Connected: continue
+        </button>
+      ) : (
+        <p class="small muted">The run goes on by itself once they have.</p>
+      )}
+    </div>
   );
 }
 

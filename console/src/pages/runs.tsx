@@ -4,7 +4,7 @@ import { navigate } from '../router';
 import { Empty, ErrorBox, FieldError, Loading, StatusBadge, Table, formatDate, useLoad } from '../components/ui';
 import { PagedTable } from '../components/paged-table';
 import { formatMs } from '../components/gantt';
-import { Approvals } from './chat';
+import { Approvals, ConnectAccounts } from './chat';
 import type { Agent, Run, RunStep } from '../contract';
 
 const ENDED = new Set(['completed', 'failed', 'cancelled', 'expired']);
@@ -173,7 +173,9 @@ export function RunPage({ agentId, runId }: { agentId: string; runId: string }) 
       </p>
       <ErrorBox error={error} />
       {run.error ? <ErrorBox error={new Error(`${run.error.code}: ${run.error.message}`)} /> : null}
-      {run.status === 'requires_action' && run.pendingToolCalls?.length ? (
+      {run.status === 'requires_action' && run.requiredActions?.length ? (
+        <ConnectAccounts actions={run.requiredActions} />
+      ) : run.status === 'requires_action' && run.pendingToolCalls?.length ? (
         <Approvals calls={run.pendingToolCalls} onDecide={(decisions) => void act('POST', '/approvals', { toolApprovals: decisions }).then(() => setTick((t) => t + 1))} />
       ) : null}
       {run.reply !== undefined || live ? (
