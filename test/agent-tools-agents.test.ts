@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalApp } from '../local/local-app';
 import { storedAgent, type Agent } from '../shared/agents/agent-schema';
 import type { Runtime } from '../shared/runtime';
+import { chatStandIn } from './helpers/chat-stand-in';
 import { call } from './helpers/http';
 import { newTenant, type TestTenant } from './helpers/tenant';
 import { modelsWithStandIn, testLocal, testRt } from './helpers/runtime';
@@ -15,28 +16,14 @@ import { modelsWithStandIn, testLocal, testRt } from './helpers/runtime';
  * otherwise it answers as itself, passing on what its tool said, citing [1] when it was given a
  * passage.
  */
-interface Sent {
-  messages: Array<{ role: string; content: string | null }>;
-  tools?: Array<{ function: { name: string } }>;
-}
-const provider = createServer((req, res) => {
-  let raw = '';
-  req.on('data', (c: Buffer) => (raw += c.toString()));
-  req.on('end', () => {
-    const body = JSON.parse(raw) as Sent;
-    const system = body.messages.find((m) => m.role === 'system')?.content ?? '';
-    const name = /You are (\w+)/.exec(system)?.[1] ?? 'nobody';
-    const question = body.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '';
-    const toolResult = body.messages.filter((m) => m.role === 'tool').at(-1)?.content;
-    const tool = body.tools?.[0]?.function.name;
-    const message =
-      tool && toolResult === undefined
-        ? { role: 'assistant', content: null, tool_calls: [{ id: `call_${name}`, type: 'function', function: { name: tool, arguments: JSON.stringify({ message: question }) } }] }
-        : { role: 'assistant', content: toolResult !== undefined ? `${name} relays: ${toolResult}` : system.includes('ship within two days') ? `${name}: orders ship within two days [1].` : `${name} answers "${question}"` };
-    res.writeHead(200, { 'content-type': 'application/json' }).end(
-      JSON.stringify({ id: 'c', object: 'chat.completion', created: 1764115200, model: 'gpt-4o', choices: [{ index: 0, message, finish_reason: 'tool_calls' in message ? 'tool_calls' : 'stop' }], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } }),
-    );
-  });
+const provider = chatStandIn((body) => {
+  const system = body.messages.find((m) => m.role === 'system')?.content ?? '';
+  const name = /You are (\w+)/.exec(system)?.[1] ?? 'nobody';
+  const question = body.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '';
+  const toolResult = body.messages.filter((m) => m.role === 'tool').at(-1)?.content;
+  const tool = body.tools?.[0]?.function.name;
+  if (tool && toolResult === undefined) return { call: { id: `call_${name}`, name: tool, arguments: { message: question } } };
+  return { text: toolResult !== undefined ? `${name} relays: ${toolResult}` : system.includes('ship within two days') ? `${name}: orders ship within two days [1].` : `${name} answers "${question}"` };
 });
 
 let rt: Runtime;

@@ -1,7 +1,7 @@
-import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalApp } from '../local/local-app';
 import type { Runtime } from '../shared/runtime';
+import { chatStandIn } from './helpers/chat-stand-in';
 import { call } from './helpers/http';
 import { newTenant, type TestTenant } from './helpers/tenant';
 import { localRuntimeWith, modelsWithStandIn } from './helpers/runtime';
@@ -12,26 +12,12 @@ import { localRuntimeWith, modelsWithStandIn } from './helpers/runtime';
  * instructions ("You are <name>"): given a transfer_to_<x> tool and a message naming <x>, it
  * transfers; otherwise it answers as itself, saying how many earlier messages it was given.
  */
-interface Sent {
-  messages: Array<{ role: string; content: string | null }>;
-  tools?: Array<{ function: { name: string } }>;
-}
-const provider = createServer((req, res) => {
-  let raw = '';
-  req.on('data', (c: Buffer) => (raw += c.toString()));
-  req.on('end', () => {
-    const body = JSON.parse(raw) as Sent;
-    const name = /You are (\w+)/.exec(body.messages.find((m) => m.role === 'system')?.content ?? '')?.[1] ?? 'nobody';
-    const asked = body.messages.filter((m) => m.role === 'user');
-    const question = (asked.at(-1)?.content ?? '').toLowerCase();
-    const transfer = body.tools?.map((t) => t.function.name).find((tool) => tool.startsWith('transfer_to_') && question.includes(tool.slice('transfer_to_'.length)));
-    const message = transfer
-      ? { role: 'assistant', content: null, tool_calls: [{ id: `call_${name}`, type: 'function', function: { name: transfer, arguments: '{}' } }] }
-      : { role: 'assistant', content: `${name} here (${asked.length - 1} earlier questions).` };
-    res.writeHead(200, { 'content-type': 'application/json' }).end(
-      JSON.stringify({ id: 'c', object: 'chat.completion', created: 1764115200, model: 'gpt-4o', choices: [{ index: 0, message, finish_reason: transfer ? 'tool_calls' : 'stop' }], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } }),
-    );
-  });
+const provider = chatStandIn((body) => {
+  const name = /You are (\w+)/.exec(body.messages.find((m) => m.role === 'system')?.content ?? '')?.[1] ?? 'nobody';
+  const asked = body.messages.filter((m) => m.role === 'user');
+  const question = (asked.at(-1)?.content ?? '').toLowerCase();
+  const transfer = body.tools?.map((t) => t.function.name).find((tool) => tool.startsWith('transfer_to_') && question.includes(tool.slice('transfer_to_'.length)));
+  return transfer ? { call: { id: `call_${name}`, name: transfer } } : { text: `${name} here (${asked.length - 1} earlier questions).` };
 });
 
 let rt: Runtime;

@@ -1,9 +1,9 @@
-import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalApp } from '../local/local-app';
 import { converse } from '../shared/agents';
 import type { Runtime } from '../shared/runtime';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
+import { chatStandIn } from './helpers/chat-stand-in';
 import { call } from './helpers/http';
 import { startShopMcp } from './helpers/mcp-server';
 import { RESOURCE, startOidcServer, type OidcServer } from './helpers/oidc-server';
@@ -19,29 +19,15 @@ import { newTenant, type TestTenant } from './helpers/tenant';
  * when it has it, and answers with what the tool said.
  */
 const CALLBACK = 'http://localhost/v1/oauth/callback';
-interface Sent {
-  messages: Array<{ role: string; content: string | null }>;
-  tools?: Array<{ function: { name: string } }>;
-}
-const model = createServer((req, res) => {
-  let raw = '';
-  req.on('data', (c: Buffer) => (raw += c.toString()));
-  req.on('end', () => {
-    const body = JSON.parse(raw) as Sent;
-    const last = body.messages.at(-1)!;
-    const names = body.tools?.map((t) => t.function.name) ?? [];
-    const asked = body.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '';
-    // Asked about an order: the shop's order_status once it is listed, else the tool that connects to it; asked anything else: my_events.
-    const wanted = /order/.test(asked) ? (names.includes('shop_order_status') ? 'shop_order_status' : 'shop') : 'my_events';
-    const tool = names.includes(wanted) && (last.role !== 'tool' || /available from the next step/.test(last.content ?? '')) ? wanted : undefined;
-    const calls = tool !== undefined;
-    const message = calls
-      ? { role: 'assistant', content: null, tool_calls: [{ id: `call_${body.messages.length}`, type: 'function', function: { name: tool, arguments: tool === 'shop_order_status' ? '{"orderId":"A17"}' : '{}' } }] }
-      : { role: 'assistant', content: last.role === 'tool' ? `The calendar says: ${last.content}` : 'I cannot see calendars.' };
-    res.writeHead(200, { 'content-type': 'application/json' }).end(
-      JSON.stringify({ id: 'c', object: 'chat.completion', created: 1764115200, model: 'gpt-4o', choices: [{ index: 0, message, finish_reason: calls ? 'tool_calls' : 'stop' }], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } }),
-    );
-  });
+const model = chatStandIn((body) => {
+  const last = body.messages.at(-1)!;
+  const names = body.tools?.map((t) => t.function.name) ?? [];
+  const asked = body.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '';
+  // Asked about an order: the shop's order_status once it is listed, else the tool that connects to it; asked anything else: my_events.
+  const wanted = /order/.test(asked) ? (names.includes('shop_order_status') ? 'shop_order_status' : 'shop') : 'my_events';
+  const calls = names.includes(wanted) && (last.role !== 'tool' || /available from the next step/.test(last.content ?? ''));
+  if (calls) return { call: { id: `call_${body.messages.length}`, name: wanted, arguments: wanted === 'shop_order_status' ? { orderId: 'A17' } : {} } };
+  return { text: last.role === 'tool' ? `The calendar says: ${last.content}` : 'I cannot see calendars.' };
 });
 
 let idp: OidcServer;
