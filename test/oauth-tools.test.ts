@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalApp } from '../local/local-app';
-import { converse } from '../shared/agents';
+import { TaskState } from '@a2a-js/sdk';
+import { converse, taskOf, textOf } from '../shared/agents';
 import type { Runtime } from '../shared/runtime';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { chatStandIn } from './helpers/chat-stand-in';
@@ -154,6 +155,19 @@ describe('a tool with the end user’s OAuth token', () => {
     expect(idp.calls.length).toBe(calls + 1);
   });
 
+  it('gives an OpenAPI tool’s operations the end user’s token, refreshed on a 401 the same way', async () => {
+    const document = { openapi: '3.1.0', info: { title: 'Calendar', version: '1' }, paths: { '/events': { get: { operationId: 'events', summary: 'The user’s events' } } } };
+    const agent = await api('POST', '/v1/agents', { name: 'OpenAPI assistant', model: 'openai/gpt-4o', tools: [{ type: 'openapi', name: 'my', document, baseUrl: idp.resource, auth: { type: 'oauth2', provider: 'calendar' } }] });
+    expect(agent.status, JSON.stringify(agent.body)).toBe(201);
+    const refreshed = refreshes();
+    idp.refuseNext = 1;
+    const res = await api('POST', `/v1/agents/${agent.body.data.id}/converse`, { message: 'What is on my calendar?', context: { userId: 'u-ana' } });
+    expect(res.body.data.toolCalls.map((c: { tool: string }) => c.tool)).toEqual(['my_events']);
+    expect(res.body.data.reply).toContain('Dentist for u-ana');
+    expect(refreshes()).toBe(refreshed + 1);
+    expect(idp.calls.slice(-2)).toEqual([{ refused: 'token refused by the API' }, { sub: 'u-ana' }]);
+  });
+
   it('asks again once the connection is gone; where a turn cannot pause, the model is given the link', async () => {
     expect((await api('DELETE', '/v1/end-users/u-bob/connections/calendar')).body.data).toMatchObject({ removed: true, revoked: true });
     const paused = await ask('u-bob');
@@ -187,6 +201,10 @@ describe('a tool with the end user’s OAuth token', () => {
     };
     const waiting = await until('requires_action');
     expect(waiting.requiredActions).toEqual([{ type: 'authorization', provider: 'calendar', url: expect.stringContaining(`${idp.issuer}/auth?`) }]);
+    // As an A2A task, it waits for authorization (not for input), its status message naming where.
+    const task = taskOf((await rt.store.runs.getRun(t.scope, agentId, runId))!);
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_AUTH_REQUIRED);
+    expect(textOf(task.status!.message!)).toContain(`calendar at ${waiting.requiredActions[0].url}`);
     const landed = await connectAt(waiting.requiredActions[0].url, 'u-cy');
     expect(landed.status).toBe(200);
     const done = await until('completed');
