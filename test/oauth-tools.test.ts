@@ -1,14 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalApp } from '../local/local-app';
-import { TaskState } from '@a2a-js/sdk';
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { SendMessageRequest, TaskState, type Task } from '@a2a-js/sdk';
+import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 import { converse, taskOf, textOf } from '../shared/agents';
 import type { Runtime } from '../shared/runtime';
-import { createRemoteJWKSet, jwtVerify } from 'jose';
+import { createRemoteJWKSet, jwtVerify, SignJWT } from 'jose';
 import { chatStandIn } from './helpers/chat-stand-in';
 import { call } from './helpers/http';
 import { startShopMcp } from './helpers/mcp-server';
+import { pcall, provision } from './helpers/platform';
 import { RESOURCE, startOidcServer, type OidcServer } from './helpers/oidc-server';
-import { localRuntimeWith, modelsWithStandIn, runtimeLater } from './helpers/runtime';
+import { localRuntimeWith, modelsWithStandIn, runtimeLater, testPlatformSecrets } from './helpers/runtime';
 import { newTenant, type TestTenant } from './helpers/tenant';
 
 /**
@@ -242,6 +246,46 @@ describe('a tool with the end user’s OAuth token', () => {
       expect(new Set(subjects)).toEqual(new Set(['u-gus']));
     } finally {
       await shop.close();
+    }
+  });
+
+  it('serves an A2A task that waits for the token’s user to connect (auth-required), and finishes it once they have', async () => {
+    // A tenant whose end users sign in at an identity provider (HS256 here): A2A names its user by token only.
+    const tenant = await provision(createLocalApp(rt), testPlatformSecrets.adminToken);
+    const secret = 'an-hs256-secret-for-end-users-of-forty-chars';
+    expect((await pcall(createLocalApp(rt), 'PUT', '/platform/end-user-auth', tenant.accessToken, { body: { issuer: 'https://id.example.test', audience: 'cairn', hs256Secret: secret } })).status).toBe(200);
+    const userToken = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('u-hal').setIssuer('https://id.example.test').setAudience('cairn').setIssuedAt().setExpirationTime('5m').sign(new TextEncoder().encode(secret));
+    const as = (method: string, path: string, body: unknown) => call(createLocalApp(rt), method, path, { key: tenant.apiKey, body });
+    // The API is served on another port here: the provider names the callback it registered.
+    expect((await as('POST', '/v1/oauth-providers', { name: 'calendar', issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret, scopes: ['openid', 'offline_access', 'calendar.read'], extraAuthorizeParams: { prompt: 'consent', resource: RESOURCE }, redirectUri: CALLBACK })).status).toBe(201);
+    const tool = { type: 'http', name: 'my_events', description: 'The end user’s calendar events', url: `${idp.resource}/events`, auth: { type: 'oauth2', provider: 'calendar' } };
+    const agent = (await as('POST', '/v1/agents', { name: 'Calendar', description: 'Reads your calendar', model: 'openai/gpt-4o', tools: [tool], a2a: { enabled: true } })).body.data.id;
+
+    const server = serve({ fetch: createLocalApp(rt).fetch, port: 0, hostname: '127.0.0.1' });
+    await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+    try {
+      const headers = { 'x-api-key': tenant.apiKey, 'x-end-user-token': userToken };
+      const withHeaders: typeof fetch = (input, init) => fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } });
+      const client = await new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new JsonRpcTransportFactory({ fetchImpl: withHeaders })] })).createFromUrl(
+        `http://127.0.0.1:${(server.address() as AddressInfo).port}/a2a/${agent}/`,
+      );
+      const message = SendMessageRequest.fromJSON({ message: { messageId: 'm-1', role: 'ROLE_USER', parts: [{ text: 'What is on my calendar?' }] } });
+      const waiting = (await client.sendMessage(message)) as Task;
+      expect(TaskState[waiting.status!.state]).toBe('TASK_STATE_AUTH_REQUIRED');
+      const said = textOf(waiting.status!.message!);
+      const url = /calendar at (\S+)\. The task goes on/.exec(said)?.[1];
+      expect(url, said).toContain(`${idp.issuer}/auth?`);
+      expect((await connectAt(url!, 'u-hal')).status).toBe(200);
+      let task = waiting;
+      for (let i = 0; i < 100 && task.status!.state !== TaskState.TASK_STATE_COMPLETED; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        task = await client.getTask({ tenant: '', id: waiting.id, historyLength: 0 });
+      }
+      expect(TaskState[task.status!.state]).toBe('TASK_STATE_COMPLETED');
+      expect(task.artifacts[0]!.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('')).toContain('Dentist for u-hal');
+      expect(idp.calls.at(-1)).toEqual({ sub: 'u-hal' });
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
     }
   });
 
