@@ -97,7 +97,10 @@ describe('a tool with the end user’s OAuth token', () => {
     const before = idp.calls.length;
 
     // The conversation cannot go on past the paused turn; resuming before connecting waits again, with a new URL.
-    expect((await api('POST', `/v1/agents/${agentId}/converse`, { message: 'hello?', context: { sessionId, userId: 'u-ana' } })).status).toBe(409);
+    const blocked = await api('POST', `/v1/agents/${agentId}/converse`, { message: 'hello?', context: { sessionId, userId: 'u-ana' } });
+    expect(blocked.status).toBe(409);
+    expect(blocked.body.error.message).toContain('resume: true');
+    expect(blocked.body.error.details.requiredActions).toEqual([expect.objectContaining({ type: 'authorization', provider: 'calendar' })]);
     const early = await resume(sessionId);
     expect(early.body.data.status).toBe('requires_action');
     const again = early.body.data.requiredActions[0].url;

@@ -359,8 +359,10 @@ async function newTurn(rt: Runtime, scope: TenantScope, agentId: string, input: 
   const asked = input.history ?? stored.messages.map((m) => ({ role: m.role, content: m.content }));
   const tools = agent.tools ?? [];
   // A paused turn must be resumed (or the session deleted) before the conversation goes on.
-  if (input.sessionId && input.history === undefined && tools.some((t) => t.requireApproval || t.policy?.some((r) => r.action === 'require_approval') || (t as { auth?: { type: string } }).auth?.type === 'oauth2')) {
+  if (input.sessionId && input.history === undefined && tools.some((t) => t.requireApproval || t.policy?.some((r) => r.action === 'require_approval') || ('auth' in t && t.auth?.type === 'oauth2'))) {
     const paused = pausedTurnOf(await rt.store.pausedTurns.peek(scope, agentId, input.sessionId), input.sessionId);
+    const actions = requiredActionsOf(paused?.waitingRound?.waits);
+    if (paused && actions.length > 0) throw new ConflictError('A turn of this session is waiting for the end user to connect an account: resume it with resume: true once they have', { pendingToolCalls: pending(paused.pendingCalls), requiredActions: actions });
     if (paused) throw new ConflictError('A turn of this session is waiting for tool approval: resume it with toolApprovals first', { pendingToolCalls: pending(paused.pendingCalls) });
   }
   // With a knowledge_search tool the model decides when to search; without, every turn is grounded.
@@ -430,7 +432,7 @@ async function newTurn(rt: Runtime, scope: TenantScope, agentId: string, input: 
       ...(input.settings?.topP !== undefined ? { topP: input.settings.topP } : {}),
       ...(input.settings?.stop?.length ? { stop: input.settings.stop } : {}),
       ...(input.toolChoice !== 'none' && callables.length + transfers.length + (input.clientTools?.length ?? 0) > 0
-        ? { tools: [...callables.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })), ...transfers.map(({ to: _to, ...spec }) => spec), ...(input.clientTools ?? [])] }
+        ? { tools: [...specsOf(callables, transfers), ...(input.clientTools ?? [])] }
         : {}),
       ...(input.toolRounds?.length ? { toolRounds: input.toolRounds } : {}),
       ...(input.responseFormat ? { responseFormat: input.responseFormat } : {}),
@@ -475,6 +477,12 @@ async function resumedTurn(rt: Runtime, scope: TenantScope, agentId: string, inp
   return { turn, pendingCalls: restored(pendingCalls), approvals, decided };
 }
 
+/** What the model is told of the agent's tools and its transfers (handoffs). */
+const specsOf = (tools: CallableTool[], transfers: Array<ToolSpec & { to: string }>): ToolSpec[] => [
+  ...tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
+  ...transfers.map(({ to: _to, ...spec }) => spec),
+];
+
 /** A request with these tools, or none when there are none left (a server that no longer lists any). */
 function withTools(request: ChatRequest, tools: ToolSpec[]): ChatRequest {
   const { tools: _old, toolChoice, ...rest } = request;
@@ -505,7 +513,7 @@ async function continuedTurn(
   return {
     ...kept,
     // The model is asked with the tools as they are now (an MCP server lists the end user's tools once they have connected).
-    ...(options.model && kept.request.tools ? { request: withTools(kept.request, [...tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })), ...transfers.map(({ to: _to, ...spec }) => spec)]) } : {}),
+    ...(options.model && kept.request.tools ? { request: withTools(kept.request, specsOf(tools, transfers)) } : {}),
     agent,
     tools,
     clientTools: new Set(),
