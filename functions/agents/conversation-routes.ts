@@ -227,7 +227,7 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime
           description: 'The reply (JSON), or server-sent events start, sources (the passages the model is given, numbered as the deltas cite them), tool_call, tool_result, delta, done (the reply as stored, with the sources it cites renumbered), error',
           content: { 'application/json': { schema: envelope(converseResponse) }, 'text/event-stream': { schema: z.string() } },
         },
-        409: jsonContent(commonErrors[400].content['application/json'].schema, 'A turn of the session waits for tool approval (details.pendingToolCalls), or there is none to resume'),
+        409: jsonContent(commonErrors[400].content['application/json'].schema, 'A turn of the session waits for tool approval (details.pendingToolCalls) or for the end user to connect an account (details.requiredActions), or there is none to resume'),
         422: jsonContent(commonErrors[400].content['application/json'].schema, 'The agent has tools its model cannot call in Cairn yet (details.model)'),
         502: jsonContent(commonErrors[400].content['application/json'].schema, 'The model provider failed (details.provider, details.status)'),
         ...commonErrors,

@@ -8464,7 +8464,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description A turn of the session waits for tool approval (details.pendingToolCalls), or there is none to resume */
+            /** @description A turn of the session waits for tool approval (details.pendingToolCalls) or for the end user to connect an account (details.requiredActions), or there is none to resume */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
