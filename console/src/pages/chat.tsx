@@ -132,6 +132,7 @@ function Conversation({ agentId, sessionId }: { agentId: string; sessionId?: str
       setError(err);
       // A paused turn blocks the session: offer its calls for a decision.
       if (err instanceof ApiError && Array.isArray(err.details?.pendingToolCalls)) live.pending = err.details.pendingToolCalls as ToolCall[];
+      if (err instanceof ApiError && Array.isArray(err.details?.requiredActions)) live.actions = err.details.requiredActions as RequiredAction[];
     } finally {
       live.streaming = false;
       if (!live.content && !live.pending?.length && !live.actions?.length && !live.toolCalls?.length) setMessages((list) => list.filter((m) => m.id !== live.id));
