@@ -375,98 +375,85 @@ export function searchIndexStore(db: Db, clock: Clock, cacheBytes?: number) {
   }
 
   /**
-   * Gives chunks (a document's) an access list, or none, in their live segments' items, each
-   * updated with optimistic concurrency (a tombstone or a compaction's swap in between is seen).
-   * False when one of their segments is no longer live (a compaction moved them: read the
-   * document again).
+   * Gives chunks (a document's) an access list, or none, in their live segments' items. False when
+   * one of their segments is no longer live (a compaction moved them: read the document again).
    */
   function setChunkAccess(scope: TenantScope, sourceId: string, docNos: number[], access: AccessList | undefined): Promise<boolean> {
-    return changingSegments(scope, sourceId, async () => {
-      const bySegment = new Map<number, number[]>();
-      for (const docNo of docNos) {
-        const segNo = Math.floor(docNo / SEGMENT_SPAN);
-        bySegment.set(segNo, [...(bySegment.get(segNo) ?? []), docNo - segNo * SEGMENT_SPAN]);
-      }
-      for (const [segNo, locals] of bySegment) {
-        for (let attempt = 0; ; attempt++) {
-          const out = await db.client.send(new GetCommand({ TableName: db.table, Key: keys.segment(scope, sourceId, segNo), ConsistentRead: true }));
-          if (!out.Item) return false;
-          const segment = toSegment(out.Item);
-          if (segment.state !== 'live') return false;
-          const next = withChunkAccess(segment.access, segment.chunks, locals, access);
-          try {
-            await db.client.send(
-              new UpdateCommand({
-                TableName: db.table,
-                Key: keys.segment(scope, sourceId, segNo),
-                UpdateExpression: `SET version = version + :one${next ? ', #access = :access' : ' REMOVE #access'}`,
-                ConditionExpression: 'version = :version',
-                ExpressionAttributeNames: { '#access': 'access' },
-                ExpressionAttributeValues: { ':one': 1, ':version': segment.version, ...(next ? { ':access': next } : {}) },
-              }),
-            );
-            break;
-          } catch (error) {
-            if (!(error instanceof ConditionalCheckFailedException) || attempt > 20) throw error;
-          }
-        }
-      }
-      return true;
-    });
+    return changingSegments(scope, sourceId, () =>
+      changeEachSegment(scope, sourceId, docNos.map((docNo) => ({ docNo })), (segment, locals) => {
+        if (!segment || segment.state !== 'live') return 'stop';
+        const next = withChunkAccess(segment.access, segment.chunks, locals.map((c) => c.local), access);
+        return next ? { set: ['#access = :access'], names: { '#access': 'access' }, values: { ':access': next } } : { remove: ['#access'], names: { '#access': 'access' } };
+      }),
+    );
   }
 
   /**
    * Marks chunks deleted in their segments' bitmaps. Bits already set change nothing, so a repeated
-   * call (a redelivered message) is harmless. Each segment is updated with optimistic concurrency.
+   * call (a redelivered message) is harmless.
    */
   function tombstone(scope: TenantScope, sourceId: string, chunks: ChunkRef[]): Promise<void> {
     return changingSegments(scope, sourceId, () => markDeleted(scope, sourceId, chunks));
   }
 
   async function markDeleted(scope: TenantScope, sourceId: string, chunks: ChunkRef[]): Promise<void> {
-    const bySegment = new Map<number, typeof chunks>();
+    await changeEachSegment(scope, sourceId, chunks, (segment, list) => {
+      if (!segment) return 'skip';
+      const size = Math.max(segment.deleted?.length ?? 0, Math.ceil((Math.max(...list.map((c) => c.local)) + 1) / 8));
+      const bits = new Uint8Array(size);
+      if (segment.deleted) bits.set(segment.deleted);
+      let count = 0;
+      let lenBody = 0;
+      let lenTitle = 0;
+      for (const c of list) {
+        const mask = 1 << (c.local % 8);
+        if (bits[c.local >> 3]! & mask) continue;
+        bits[c.local >> 3]! |= mask;
+        count++;
+        lenBody += c.lenBody;
+        lenTitle += c.lenTitle;
+      }
+      if (count === 0) return 'skip';
+      return {
+        set: ['deleted = :bits', 'deletedCount = deletedCount + :count', 'deletedLenBody = deletedLenBody + :lenBody', 'deletedLenTitle = deletedLenTitle + :lenTitle'],
+        values: { ':bits': bits, ':count': count, ':lenBody': lenBody, ':lenTitle': lenTitle },
+      };
+    });
+  }
+
+  /**
+   * Changes the segments that hold some chunks, each by a read and a write under its version (a
+   * change in between is read again, up to 20 times). `change` is given the segment (undefined when
+   * it is gone) and its chunks with their place in it (`local`), and answers the update, `skip`
+   * (nothing to change there) or `stop` (change no more: false).
+   */
+  async function changeEachSegment<C extends { docNo: number }>(
+    scope: TenantScope,
+    sourceId: string,
+    chunks: C[],
+    change: (segment: SegmentRecord | undefined, chunks: Array<C & { local: number }>) => { set?: string[]; remove?: string[]; names?: Record<string, string>; values?: Record<string, unknown> } | 'skip' | 'stop',
+  ): Promise<boolean> {
+    const bySegment = new Map<number, Array<C & { local: number }>>();
     for (const c of chunks) {
       const segNo = Math.floor(c.docNo / SEGMENT_SPAN);
-      bySegment.set(segNo, [...(bySegment.get(segNo) ?? []), c]);
+      bySegment.set(segNo, [...(bySegment.get(segNo) ?? []), { ...c, local: c.docNo - segNo * SEGMENT_SPAN }]);
     }
     for (const [segNo, list] of bySegment) {
       for (let attempt = 0; ; attempt++) {
         const out = await db.client.send(new GetCommand({ TableName: db.table, Key: keys.segment(scope, sourceId, segNo), ConsistentRead: true }));
-        if (!out.Item) break;
-        const segment = toSegment(out.Item);
-        const size = Math.max(segment.deleted?.length ?? 0, Math.ceil((Math.max(...list.map((c) => c.docNo - segNo * SEGMENT_SPAN)) + 1) / 8));
-        const bits = new Uint8Array(size);
-        if (segment.deleted) bits.set(segment.deleted);
-        let count = 0;
-        let lenBody = 0;
-        let lenTitle = 0;
-        for (const c of list) {
-          const local = c.docNo - segNo * SEGMENT_SPAN;
-          const mask = 1 << (local % 8);
-          if (bits[local >> 3]! & mask) continue;
-          bits[local >> 3]! |= mask;
-          count++;
-          lenBody += c.lenBody;
-          lenTitle += c.lenTitle;
-        }
-        if (count === 0) break;
+        const segment = out.Item ? toSegment(out.Item) : undefined;
+        const update = change(segment, list);
+        if (update === 'stop') return false;
+        if (update === 'skip') break;
         try {
           await db.client.send(
             new UpdateCommand({
               TableName: db.table,
               Key: keys.segment(scope, sourceId, segNo),
-              UpdateExpression:
-                'SET deleted = :bits, deletedCount = deletedCount + :count, deletedLenBody = deletedLenBody + :lenBody, ' +
-                'deletedLenTitle = deletedLenTitle + :lenTitle, version = version + :one',
+              UpdateExpression: `SET ${[...(update.set ?? []), 'version = version + :one'].join(', ')}${update.remove?.length ? ` REMOVE ${update.remove.join(', ')}` : ''}`,
               ConditionExpression: 'version = :version',
-              ExpressionAttributeValues: {
-                ':bits': bits,
-                ':count': count,
-                ':lenBody': lenBody,
-                ':lenTitle': lenTitle,
-                ':one': 1,
-                ':version': segment.version,
-              },
+              ...(update.names ? { ExpressionAttributeNames: update.names } : {}),
+              ExpressionAttributeValues: { ...update.values, ':one': 1, ':version': segment!.version },
             }),
           );
           break;
@@ -475,6 +462,7 @@ export function searchIndexStore(db: Db, clock: Clock, cacheBytes?: number) {
         }
       }
     }
+    return true;
   }
 
   async function readSegments(scope: TenantScope, sourceId: string): Promise<SegmentRecord[]> {
