@@ -77,37 +77,30 @@ export function filesStore(db: Db) {
     await batchWrite(files.map((f) => putRequest({ ...keys.file(scope, sourceId, f.path), ...f })));
   }
 
-  /** Records (or clears) why a version of a file could not be read; a newer version is left alone. */
-  async function setFileError(scope: TenantScope, sourceId: string, path: string, sha256: string, error: { code: string; message: string } | undefined): Promise<void> {
+  /** Sets one field of a file entry (or removes it, undefined) while `condition` holds; otherwise nothing changes. */
+  async function setFileField(scope: TenantScope, sourceId: string, path: string, field: string, value: unknown, condition: { expression: string; values?: Record<string, unknown> }): Promise<void> {
+    const values = { ...condition.values, ...(value !== undefined ? { ':value': value } : {}) };
     await ifConditionHolds(
       db.client.send(
         new UpdateCommand({
           TableName: db.table,
           Key: keys.file(scope, sourceId, path),
-          UpdateExpression: error ? 'SET #error = :error' : 'REMOVE #error',
-          ConditionExpression: 'sha256 = :sha',
-          ExpressionAttributeNames: { '#error': 'error' },
-          ExpressionAttributeValues: { ':sha': sha256, ...(error ? { ':error': { ...error, sha256 } } : {}) },
+          UpdateExpression: value !== undefined ? 'SET #field = :value' : 'REMOVE #field',
+          ConditionExpression: condition.expression,
+          ExpressionAttributeNames: { '#field': field },
+          ...(Object.keys(values).length > 0 ? { ExpressionAttributeValues: values } : {}),
         }),
       ),
     );
   }
 
+  /** Records (or clears) why a version of a file could not be read; a newer version is left alone. */
+  const setFileError = (scope: TenantScope, sourceId: string, path: string, sha256: string, error: { code: string; message: string } | undefined) =>
+    setFileField(scope, sourceId, path, 'error', error ? { ...error, sha256 } : undefined, { expression: 'sha256 = :sha', values: { ':sha': sha256 } });
+
   /** Sets (or removes) a file's access list; a file gone meanwhile is left gone. */
-  async function setFileAccess(scope: TenantScope, sourceId: string, path: string, access: { users: string[]; groups: string[] } | undefined): Promise<void> {
-    await ifConditionHolds(
-      db.client.send(
-        new UpdateCommand({
-          TableName: db.table,
-          Key: keys.file(scope, sourceId, path),
-          UpdateExpression: access ? 'SET #access = :access' : 'REMOVE #access',
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeNames: { '#access': 'access' },
-          ...(access ? { ExpressionAttributeValues: { ':access': access } } : {}),
-        }),
-      ),
-    );
-  }
+  const setFileAccess = (scope: TenantScope, sourceId: string, path: string, access: { users: string[]; groups: string[] } | undefined) =>
+    setFileField(scope, sourceId, path, 'access', access, { expression: 'attribute_exists(pk)' });
 
   async function putUpload(scope: TenantScope, sourceId: string, upload: UploadRecord): Promise<void> {
     await db.client.send(new PutCommand({ TableName: db.table, Item: { ...keys.upload(scope, sourceId, upload.uploadId), ...upload } }));
