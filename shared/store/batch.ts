@@ -68,7 +68,7 @@ export interface QueryFilter {
   values: Record<string, unknown>;
 }
 
-async function queryAll(db: Db, pk: string, range?: string | SortKeyRange, filter?: QueryFilter): Promise<Record<string, unknown>[]> {
+async function queryAll(db: Db, pk: string, range?: string | SortKeyRange, filter?: QueryFilter, options: { consistent?: boolean } = {}): Promise<Record<string, unknown>[]> {
   const items: Record<string, unknown>[] = [];
   const condition = sortKeyCondition(typeof range === 'string' ? { prefix: range } : range);
   let start: Record<string, unknown> | undefined;
@@ -80,6 +80,7 @@ async function queryAll(db: Db, pk: string, range?: string | SortKeyRange, filte
         ExpressionAttributeValues: { ':pk': pk, ...condition.values, ...filter?.values },
         ...(filter ? { FilterExpression: filter.expression, ...(filter.names ? { ExpressionAttributeNames: filter.names } : {}) } : {}),
         ExclusiveStartKey: start,
+        ...(options.consistent ? { ConsistentRead: true } : {}),
       }),
     );
     items.push(...(out.Items ?? []));
@@ -93,7 +94,7 @@ export function batchOps(db: Db) {
   return {
     batchWrite: (requests: WriteRequest[], concurrency?: number) => batchWrite(db, requests, concurrency),
     batchGet: (itemKeys: ItemKey[], options?: { consistent?: boolean; withKeys?: boolean }) => batchGet(db, itemKeys, options),
-    queryAll: (pk: string, range?: string | SortKeyRange, filter?: QueryFilter) => queryAll(db, pk, range, filter),
+    queryAll: (pk: string, range?: string | SortKeyRange, filter?: QueryFilter, options?: { consistent?: boolean }) => queryAll(db, pk, range, filter, options),
   };
 }
 

@@ -1,4 +1,6 @@
-import { ConditionalCheckFailedException, DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from './dynamo-commands';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from './dynamo-commands';
+import { batchOps } from './batch';
+import { ifConditionHolds } from './conditional';
 import type { TenantScope } from '../tenancy';
 import type { Db } from './db';
 import { keys } from './keys';
@@ -9,16 +11,9 @@ import { keys } from './keys';
  * Items are stored as the identity room gives them; it parses what it reads.
  */
 export function oauthStore(db: Db) {
-  const query = async (pk: string, prefix: string) => {
-    const items: Array<Record<string, unknown>> = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const out = await db.client.send(new QueryCommand({ TableName: db.table, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)', ExpressionAttributeValues: { ':pk': pk, ':prefix': prefix }, ExclusiveStartKey: start, ConsistentRead: true }));
-      items.push(...((out.Items ?? []) as Array<Record<string, unknown>>));
-      start = out.LastEvaluatedKey as Record<string, unknown> | undefined;
-    } while (start);
-    return items;
-  };
+  const { queryAll } = batchOps(db);
+  // Read consistently: a provider or connection just written (or removed) is listed as it now is.
+  const query = (pk: string, prefix: string) => queryAll(pk, prefix, undefined, { consistent: true });
   const strip = ({ pk: _pk, sk: _sk, ...rest }: Record<string, unknown>) => rest;
 
   return {
@@ -31,13 +26,8 @@ export function oauthStore(db: Db) {
     },
     /** Writes a provider; `create`: only when none has the name (false when one does). */
     async putProvider(scope: TenantScope, name: string, provider: Record<string, unknown>, create: boolean): Promise<boolean> {
-      try {
-        await db.client.send(new PutCommand({ TableName: db.table, Item: { ...keys.oauthProvider(scope, name), ...provider }, ...(create ? { ConditionExpression: 'attribute_not_exists(pk)' } : {}) }));
-        return true;
-      } catch (error) {
-        if (error instanceof ConditionalCheckFailedException) return false;
-        throw error;
-      }
+      const put = await ifConditionHolds(db.client.send(new PutCommand({ TableName: db.table, Item: { ...keys.oauthProvider(scope, name), ...provider }, ...(create ? { ConditionExpression: 'attribute_not_exists(pk)' } : {}) })));
+      return put !== undefined;
     },
     async deleteProvider(scope: TenantScope, name: string): Promise<boolean> {
       const out = await db.client.send(new DeleteCommand({ TableName: db.table, Key: keys.oauthProvider(scope, name), ReturnValues: 'ALL_OLD' }));
@@ -57,18 +47,13 @@ export function oauthStore(db: Db) {
     },
     /** Replaces a connection's tokens only if it is still at `version` (one refresh wins). */
     async replaceConnection(scope: TenantScope, userId: string, provider: string, version: number, connection: Record<string, unknown>): Promise<boolean> {
-      try {
-        await db.client.send(new PutCommand({ TableName: db.table, Item: { ...keys.oauthConnection(scope, userId, provider), ...connection }, ConditionExpression: 'version = :v', ExpressionAttributeValues: { ':v': version } }));
-        return true;
-      } catch (error) {
-        if (error instanceof ConditionalCheckFailedException) return false;
-        throw error;
-      }
+      const put = await ifConditionHolds(db.client.send(new PutCommand({ TableName: db.table, Item: { ...keys.oauthConnection(scope, userId, provider), ...connection }, ConditionExpression: 'version = :v', ExpressionAttributeValues: { ':v': version } })));
+      return put !== undefined;
     },
     /** Takes the right to refresh a connection until `until` (ms); false while another holds it. */
     async leaseRefresh(scope: TenantScope, userId: string, provider: string, now: number, until: number): Promise<boolean> {
-      try {
-        await db.client.send(
+      const leased = await ifConditionHolds(
+        db.client.send(
           new UpdateCommand({
             TableName: db.table,
             Key: keys.oauthConnection(scope, userId, provider),
@@ -76,12 +61,9 @@ export function oauthStore(db: Db) {
             ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(refreshingUntil) OR refreshingUntil < :now)',
             ExpressionAttributeValues: { ':until': until, ':now': now },
           }),
-        );
-        return true;
-      } catch (error) {
-        if (error instanceof ConditionalCheckFailedException) return false;
-        throw error;
-      }
+        ),
+      );
+      return leased !== undefined;
     },
     async deleteConnection(scope: TenantScope, userId: string, provider: string): Promise<Record<string, unknown> | undefined> {
       const out = await db.client.send(new DeleteCommand({ TableName: db.table, Key: keys.oauthConnection(scope, userId, provider), ReturnValues: 'ALL_OLD' }));
