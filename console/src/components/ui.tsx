@@ -112,6 +112,27 @@ export function useLoad<T>(load: (signal: AbortSignal) => Promise<T>, deps: unkn
   return { ...state, reload: () => setTick((t) => t + 1) };
 }
 
+/**
+ * What a form or button does: `run(work)` clears the last error, is `busy` while the work runs,
+ * and keeps its error to show (`setError` for one found before anything is sent).
+ */
+export function useAction() {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>();
+  async function run(work: () => Promise<unknown>) {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await work();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  }
+  return { busy, error, setError, run };
+}
+
 /** Calls `fn` every `ms` while `active`. */
 export function useInterval(fn: () => void, ms: number, active: boolean) {
   useEffect(() => {

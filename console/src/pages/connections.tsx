@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api';
 import type { Schemas } from '../contract';
-import { ErrorBox, FieldError, Loading, Table, formatDate, useLoad } from '../components/ui';
+import { ErrorBox, FieldError, Loading, Table, formatDate, useAction, useLoad } from '../components/ui';
 
 type Provider = Schemas['OAuthProvider'];
 type Connection = Schemas['EndUserConnection'];
@@ -9,16 +9,13 @@ type Connection = Schemas['EndUserConnection'];
 /** OAuth providers end users connect their accounts at, and one end user's connections (disconnect, or a link to connect). */
 export function ConnectionsPage() {
   const providers = useLoad((signal) => api<Provider[]>('GET', '/v1/oauth-providers', undefined, signal), []);
-  const [error, setError] = useState<unknown>();
-  async function remove(name: string) {
+  const { error, run } = useAction();
+  function remove(name: string) {
     if (!confirm(`Delete ${name}? Every end user's connection to it is removed and revoked.`)) return;
-    setError(undefined);
-    try {
+    void run(async () => {
       await api('DELETE', `/v1/oauth-providers/${name}`);
       providers.reload();
-    } catch (err) {
-      setError(err);
-    }
+    });
   }
   return (
     <section>
@@ -40,7 +37,7 @@ export function ConnectionsPage() {
                 {p.clientId} {p.clientSecretConfigured ? '(secret set)' : '(no secret)'}
               </td>
               <td>
-                <button type="button" class="link danger" onClick={() => void remove(p.name)}>
+                <button type="button" class="link danger" onClick={() => remove(p.name)}>
                   Delete {p.name}
                 </button>
               </td>
@@ -58,25 +55,18 @@ export function ConnectionsPage() {
 
 function NewProvider({ onCreated }: { onCreated: () => void }) {
   const [form, setForm] = useState({ name: '', issuer: '', clientId: '', clientSecret: '', scopes: '' });
-  const [error, setError] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useAction();
   const field = (key: keyof typeof form) => ({ value: form[key], onInput: (e: { currentTarget: HTMLInputElement }) => setForm({ ...form, [key]: e.currentTarget.value }) });
-  async function create(e: Event) {
+  function create(e: Event) {
     e.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
+    void run(async () => {
       await api('POST', '/v1/oauth-providers', { name: form.name, issuer: form.issuer, clientId: form.clientId, ...(form.clientSecret ? { clientSecret: form.clientSecret } : {}), scopes: form.scopes.split(/\s+/).filter(Boolean) });
       setForm({ name: '', issuer: '', clientId: '', clientSecret: '', scopes: '' });
       onCreated();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    });
   }
   return (
-    <form class="card editor" onSubmit={(e) => void create(e)} noValidate>
+    <form class="card editor" onSubmit={create} noValidate>
       <h2>New OAuth provider</h2>
       <div class="grid-2">
         <div class="field">
@@ -115,30 +105,15 @@ function EndUserConnections({ providers }: { providers: Provider[] }) {
   const [userId, setUserId] = useState('');
   const [shown, setShown] = useState<{ userId: string; connections: Connection[] }>();
   const [link, setLink] = useState<{ provider: string; url: string; expiresAt: string }>();
-  const [error, setError] = useState<unknown>();
-  async function look(id = userId.trim()) {
-    setError(undefined);
-    try {
-      setShown({ userId: id, connections: await api<Connection[]>('GET', `/v1/end-users/${encodeURIComponent(id)}/connections`) });
-    } catch (err) {
-      setError(err);
-    }
-  }
-  async function act(method: 'POST' | 'DELETE', provider: string) {
-    if (!shown) return;
-    setError(undefined);
-    try {
-      const path = `/v1/end-users/${encodeURIComponent(shown.userId)}/connections/${provider}`;
-      if (method === 'POST') setLink(await api<{ provider: string; url: string; expiresAt: string }>('POST', path, {}));
-      else {
-        await api('DELETE', path);
-        await look(shown.userId);
-      }
-    } catch (err) {
-      setError(err);
-    }
-  }
-  const connected = new Set(shown?.connections.map((c) => c.provider));
+  const { error, run } = useAction();
+  const connectionsOf = async (id: string) => setShown({ userId: id, connections: await api<Connection[]>('GET', `/v1/end-users/${encodeURIComponent(id)}/connections`) });
+  const pathOf = (id: string, provider: string) => `/v1/end-users/${encodeURIComponent(id)}/connections/${provider}`;
+  const connect = (id: string, provider: string) => void run(async () => setLink(await api<{ provider: string; url: string; expiresAt: string }>('POST', pathOf(id, provider), {})));
+  const disconnect = (id: string, provider: string) =>
+    void run(async () => {
+      await api('DELETE', pathOf(id, provider));
+      await connectionsOf(id);
+    });
   return (
     <>
       <h2>An end user’s connections</h2>
@@ -146,7 +121,7 @@ function EndUserConnections({ providers }: { providers: Provider[] }) {
         class="row"
         onSubmit={(e) => {
           e.preventDefault();
-          void look();
+          void run(() => connectionsOf(userId.trim()));
         }}
       >
         <label for="connections-user">End user id</label>
@@ -167,12 +142,12 @@ function EndUserConnections({ providers }: { providers: Provider[] }) {
                 <td>{c ? formatDate(c.connectedAt) : 'not connected'}</td>
                 <td>{c?.refreshedAt ? formatDate(c.refreshedAt) : '—'}</td>
                 <td>
-                  {connected.has(p.name) ? (
-                    <button type="button" class="link danger" onClick={() => void act('DELETE', p.name)}>
+                  {c ? (
+                    <button type="button" class="link danger" onClick={() => disconnect(shown.userId, p.name)}>
                       Disconnect {p.name}
                     </button>
                   ) : (
-                    <button type="button" class="link" onClick={() => void act('POST', p.name)}>
+                    <button type="button" class="link" onClick={() => connect(shown.userId, p.name)}>
                       Link to connect {p.name}
                     </button>
                   )}

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, events } from '../api';
 import { navigate } from '../router';
-import { ErrorBox, FieldError, Loading, StatusBadge, Table, formatDate, useInterval, useLoad } from '../components/ui';
+import { ErrorBox, FieldError, Loading, StatusBadge, Table, formatDate, useInterval, useAction, useLoad } from '../components/ui';
 import { jsonOf } from '../json-input';
 import { StepGraph } from '../components/step-graph';
 import { Gantt, formatMs } from '../components/gantt';
@@ -200,27 +200,20 @@ function HumanStep({ step, path, onDone }: { step: ExecutionStep; path: string; 
   // Booleans start unchecked (false), so "no" is an answer too.
   const [values, setValues] = useState<Record<string, unknown>>(() => Object.fromEntries(Object.entries(schema?.properties ?? {}).filter(([, p]) => p.type === 'boolean').map(([n]) => [n, false])));
   const [json, setJson] = useState('{}');
-  const [error, setError] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
+  const { busy, error, setError, run } = useAction();
 
-  async function submit(e: Event) {
+  function submit(e: Event) {
     e.preventDefault();
-    setError(undefined);
     const typed = simple ? { value: values } : jsonOf(json);
     if ('reason' in typed) return setError(new Error(`Not JSON: ${typed.reason}`));
-    setBusy(true);
-    try {
+    void run(async () => {
       await api('POST', `${path}/steps/${step.id}/complete`, { input: typed.value });
       onDone();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    });
   }
 
   return (
-    <form class="card human" onSubmit={(e) => void submit(e)} aria-label={`Complete step ${step.id}`}>
+    <form class="card human" onSubmit={submit} aria-label={`Complete step ${step.id}`}>
       <h2>Waiting for a person: {step.id}</h2>
       <p class="prompt">{step.request?.prompt ?? 'This step waits for input.'}</p>
       {step.request?.assignee ? <p class="muted small">Assigned to {step.request.assignee}</p> : null}

@@ -3,7 +3,7 @@ import { api, sendWithProgress, uploadFiles } from '../api';
 import { PagedTable } from '../components/paged-table';
 import { navigate } from '../router';
 import type { KnowledgeFile, KnowledgeSource, Schemas, SearchResult, UploadTicket } from '../contract';
-import { Empty, ErrorBox, FieldError, Highlighted, Loading, Stats, StatusBadge, Table, formatBytes, formatDate, useInterval, useLoad } from '../components/ui';
+import { Empty, ErrorBox, FieldError, Highlighted, Loading, Stats, StatusBadge, Table, formatBytes, formatDate, useInterval, useAction, useLoad } from '../components/ui';
 
 type Source = KnowledgeSource;
 
@@ -51,27 +51,20 @@ function CreateSource() {
   const [type, setType] = useState('file-collection');
   const [urls, setUrls] = useState('');
   const [access, setAccess] = useState<'open' | 'restricted'>('open');
-  const [error, setError] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
-  async function create(e: Event) {
+  const { busy, error, run } = useAction();
+  function create(e: Event) {
     e.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
+    void run(async () => {
       const body =
         type === 'web'
           ? { name, type, access, config: { startUrls: urls.split(/\s+/).filter(Boolean) } }
           : { name, type: 'file-collection', access, files: [] as unknown[] };
       const source = await api<Source>('POST', '/v1/knowledge-sources', body);
       navigate(`/knowledge/${source.id}`);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    });
   }
   return (
-    <form class="card editor" onSubmit={(e) => void create(e)} noValidate>
+    <form class="card editor" onSubmit={create} noValidate>
       <h2>New knowledge source</h2>
       <div class="grid-2">
         <div class="field">

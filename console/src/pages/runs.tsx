@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, events } from '../api';
 import { navigate } from '../router';
-import { Empty, ErrorBox, FieldError, Loading, StatusBadge, Table, formatDate, useLoad } from '../components/ui';
+import { Empty, ErrorBox, FieldError, Loading, StatusBadge, Table, formatDate, useAction, useLoad } from '../components/ui';
 import { PagedTable } from '../components/paged-table';
 import { formatMs } from '../components/gantt';
 import { Approvals, ConnectAccounts } from './chat';
@@ -14,21 +14,14 @@ export function RunsPage({ agentId }: { agentId: string }) {
   const agent = useLoad((signal) => api<Agent>('GET', `/v1/agents/${agentId}`, undefined, signal), [agentId]);
   const [message, setMessage] = useState('');
   const [maxToolSteps, setMaxToolSteps] = useState('20');
-  const [error, setError] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run: act } = useAction();
 
-  async function start(e: Event) {
+  function start(e: Event) {
     e.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
+    void act(async () => {
       const run = await api<Run>('POST', `/v1/agents/${agentId}/runs`, { message, maxToolSteps: Number(maxToolSteps) });
       navigate(`/agents/${agentId}/runs/${run.id}`);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    });
   }
 
   return (
@@ -39,7 +32,7 @@ export function RunsPage({ agentId }: { agentId: string }) {
           Back to the agent
         </a>
       </div>
-      <form class="card" onSubmit={(e) => void start(e)} aria-label="Start a run" noValidate>
+      <form class="card" onSubmit={start} aria-label="Start a run" noValidate>
         <div class="field">
           <label for="run-message">Job for the agent</label>
           <textarea id="run-message" rows={2} value={message} onInput={(e) => setMessage(e.currentTarget.value)} placeholder="Reconcile the open orders" />

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, apiPage, ifMatch } from '../api';
 import { navigate } from '../router';
-import { Empty, ErrorBox, FieldError, Loading, StatusBadge, fieldMessage, formatDate, useLoad } from '../components/ui';
+import { Empty, ErrorBox, FieldError, Loading, StatusBadge, fieldMessage, formatDate, useAction, useLoad } from '../components/ui';
 import { StepSettings } from '../components/step-settings';
 import { StepGraph } from '../components/step-graph';
 import { dependsOnOf, draftOf, graphStepOf, type Execution, type StepDraft, type Workflow } from '../workflow-model';
@@ -251,29 +251,22 @@ export function WorkflowDetail({ id }: { id?: string }) {
 function Runs({ workflowId }: { workflowId: string }) {
   const [input, setInput] = useState('');
   const [parameters, setParameters] = useState('{}');
-  const [error, setError] = useState<unknown>();
-  const [busy, setBusy] = useState(false);
+  const { busy, error, setError, run: act } = useAction();
   const runs = useLoad((signal) => apiPage<Execution>(`/v1/workflows/${workflowId}/executions?limit=10`, signal), [workflowId]);
 
-  async function run(e: Event) {
+  function run(e: Event) {
     e.preventDefault();
-    setError(undefined);
     const params = jsonOf(parameters || '{}');
     if ('reason' in params) return setError(new Error(`Parameters are not JSON: ${params.reason}`));
-    setBusy(true);
-    try {
+    void act(async () => {
       const exe = await api<Execution>('POST', `/v1/workflows/${workflowId}/execute`, { input, parameters: params.value, mode: 'async' });
       navigate(`/workflows/${workflowId}/executions/${exe.id}`);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    });
   }
 
   return (
     <div class="split">
-      <form class="card editor" onSubmit={(e) => void run(e)} aria-label="Run the workflow">
+      <form class="card editor" onSubmit={run} aria-label="Run the workflow">
         <h2>Run</h2>
         <div class="field">
           <label for="run-input">Input</label>
