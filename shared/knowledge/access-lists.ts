@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
 import { END_USER_ID, GROUP_NAME } from '../identity';
-import { canonicalAccess, type AccessList } from '../store/segment-access';
+import { accessKey, canonicalAccess, type AccessList } from '../store/segment-access';
 
 /** Access lists as sources give them, and in a document's hash. */
 
 /** A document's hash with its list: a list that changed makes the document look changed to the next sync. */
 export function hashWithAccess(hash: string, access: AccessList | undefined): string {
   if (!access) return hash;
-  return `${hash}:${createHash('sha256').update(JSON.stringify(canonicalAccess(access))).digest('hex').slice(0, 16)}`;
+  return `${hash}:${createHash('sha256').update(accessKey(access)).digest('hex').slice(0, 16)}`;
 }
 
 /**

@@ -4,7 +4,7 @@ import { contentTypeOf, type StoredFile } from '../store/files';
 import type { Runtime } from '../runtime';
 import type { TenantScope } from '../tenancy';
 import { isoNow } from '../clock';
-import { canonicalAccess, type AccessList } from '../store/segment-access';
+import { accessKey, canonicalAccess, type AccessList } from '../store/segment-access';
 
 /**
  * Files' content lives in the blob store, one object per version; the table holds the entry that
@@ -46,7 +46,7 @@ export function fileEntry(file: { path: string; size: number; sha256: string; co
 }
 
 /** Whether two access lists (or none) say the same. */
-export const sameAccess = (a: AccessList | undefined, b: AccessList | undefined) => JSON.stringify(a ? canonicalAccess(a) : null) === JSON.stringify(b ? canonicalAccess(b) : null);
+export const sameAccess = (a: AccessList | undefined, b: AccessList | undefined) => accessKey(a) === accessKey(b);
 
 /** Whether a stored version already holds these bytes as this type. */
 export function sameContent(previous: StoredFile | undefined, sha256: string, contentType: string): previous is StoredFile {

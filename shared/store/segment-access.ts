@@ -26,7 +26,8 @@ export const MAX_SEGMENT_ACCESS_BYTES = 250_000;
 export function canonicalAccess(access: AccessList): AccessList {
   return { users: [...new Set(access.users)].sort(), groups: [...new Set(access.groups)].sort() };
 }
-const classKey = (access: AccessList) => JSON.stringify(canonicalAccess(access));
+/** A list's identity, whatever order or repeats it was written with (none has its own). */
+export const accessKey = (access: AccessList | undefined) => (access ? JSON.stringify(canonicalAccess(access)) : 'none');
 
 /** Each chunk's class, from a segment's access (all 0 without one). */
 export function chunkClasses(access: SegmentAccess | undefined, chunks: number): Uint32Array {
@@ -44,7 +45,7 @@ export function accessBuilder() {
     if (!access) return 0;
     const known = byObject.get(access);
     if (known !== undefined) return known;
-    const key = classKey(access);
+    const key = accessKey(access);
     let cls = index.get(key);
     if (cls === undefined) {
       classes.push(canonicalAccess(access));
