@@ -4,7 +4,7 @@ import type { AppEnv } from '../../shared/http/context';
 import { ok, okList } from '../../shared/http/envelope';
 import { endUserTokenHeaders, requestEndUser } from '../../shared/http/end-user';
 import { oauthCallbackUrl } from '../../shared/http/public-url';
-import { connectionShown, disconnect, listConnections, PROVIDER_NAME, showConnection, startAuthorization } from '../../shared/identity';
+import { connectionShown, disconnect, listConnections, PROVIDER_NAME, scopesInput, showConnection, startAuthorization } from '../../shared/identity';
 import { NotFoundError } from '../../shared/errors';
 import { httpUrl } from '../../shared/schema-helpers';
 import { commonErrors, envelope, jsonContent, listEnvelope } from '../../shared/http/openapi-schemas';
@@ -51,7 +51,7 @@ export function registerEndUserRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
             'application/json': {
               schema: z
                 .strictObject({
-                  scopes: z.array(z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]{1,200}$/)).max(50).optional().openapi({ description: 'Asked for beside the provider’s own scopes' }),
+                  scopes: scopesInput.optional().openapi({ description: 'Asked for beside the provider’s own scopes' }),
                   redirectAfter: httpUrl().optional().openapi({ description: 'Where the callback sends the browser once done (with connected=<provider> or error=<code>), instead of its own page' }),
                 })
                 .openapi('StartConnectionRequest', { example: { redirectAfter: 'https://app.example.com/settings/accounts' } }),

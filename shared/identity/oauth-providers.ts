@@ -14,6 +14,8 @@ import type { TenantScope } from '../tenancy';
  */
 export const PROVIDER_NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 const scopeName = z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]{1,200}$/, { error: 'must be an OAuth scope (no spaces or quotes)' });
+/** OAuth scopes as requests give them (a provider's, a connection's, a tool's). */
+export const scopesInput = z.array(scopeName).max(50);
 
 const providerFields = z.strictObject({
   name: z.string().regex(PROVIDER_NAME, { error: 'must be 1–63 lower-case letters, digits, _ or -, starting with a letter or digit' }).openapi({ example: 'calendar' }),
@@ -23,7 +25,7 @@ const providerFields = z.strictObject({
   revocationUrl: httpUrl().optional().openapi({ description: 'Where a disconnected account’s tokens are revoked (RFC 7009)' }),
   clientId: z.string().min(1).max(500),
   clientSecret: z.string().min(1).max(4096).optional().openapi({ description: 'Sealed, never answered; left out on an update, the stored one is kept' }),
-  scopes: z.array(scopeName).max(50).default([]).openapi({ description: 'Asked for by every connection (a tool may ask for more)' }),
+  scopes: scopesInput.default([]).openapi({ description: 'Asked for by every connection (a tool may ask for more)' }),
   extraAuthorizeParams: z.record(z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/), z.string().max(1000)).optional().openapi({ description: 'Added to the authorization URL (e.g. access_type=offline, prompt=consent, resource)', example: { prompt: 'consent' } }),
   redirectUri: httpUrl().optional().openapi({ description: 'Where the provider sends the end user back: this API’s /v1/oauth/callback, as registered at the provider (default: as the request that starts the connection reached the API)' }),
 });

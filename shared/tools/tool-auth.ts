@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { NotFoundError, ToolFailure, ValidationError } from '../errors';
-import { accessTokenFor, getProvider, PROVIDER_NAME, type EndUser } from '../identity';
+import { accessTokenFor, getProvider, PROVIDER_NAME, scopesInput, type EndUser } from '../identity';
 import type { Runtime } from '../runtime';
 import type { SealedSecret } from '../secrets/secret-box';
 import type { TenantScope } from '../tenancy';
@@ -21,7 +21,7 @@ export const authInput = z.discriminatedUnion('type', [
   z.strictObject({
     type: z.literal('oauth2'),
     provider: z.string().regex(PROVIDER_NAME, { error: 'must name an OAuth provider (POST /v1/oauth-providers)' }),
-    scopes: z.array(z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]{1,200}$/, { error: 'must be a scope token (no space or quote)' })).max(50).optional().openapi({ description: 'Scopes the call needs, beyond the provider’s own' }),
+    scopes: scopesInput.optional().openapi({ description: 'Scopes the call needs, beyond the provider’s own' }),
     configured: z.boolean().optional(),
   }),
 ]);
