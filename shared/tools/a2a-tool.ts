@@ -3,7 +3,7 @@ import type { AgentCard, Message, Part, StreamResponse, Task } from '@a2a-js/sdk
 import { AppError, ToolFailure } from '../errors';
 import { outboundFetch } from '../net/outbound';
 import type { A2aToolDefinition, Stored } from './definitions';
-import { toolAuthorization } from './tool-auth';
+import { authorizedFetch, toolAuthorization } from './tool-auth';
 import type { ToolContext, ToolKind, ToolReply } from './tool-kind';
 
 /**
@@ -28,18 +28,7 @@ const partsText = (parts: Part[]) => parts.map(partText).filter(Boolean).join('\
 
 /** A fetch through the guard, with the tool's auth on every request. */
 async function guardedFetch(tool: A2aTool, context: ToolContext): Promise<typeof fetch> {
-  const authorization = await toolAuthorization(context, tool.name, tool.auth);
-  const guarded = outboundFetch(context.policy, { timeoutMs: A2A_CALL_MS });
-  let auth = authorization.headers;
-  const send = (url: string, init: RequestInit) => guarded(url, { ...init, headers: { ...Object.fromEntries(new Headers(init.headers).entries()), ...auth } });
-  return async (input: string | URL | Request, init: RequestInit = {}) => {
-    const url = String(input instanceof Request ? input.url : input);
-    const response = await send(url, init);
-    // A 401 to the end user's token: refreshed and sent once more.
-    if (response.status !== 401 || !authorization.retry) return response;
-    auth = await authorization.retry();
-    return send(url, init);
-  };
+  return authorizedFetch(await toolAuthorization(context, tool.name, tool.auth), outboundFetch(context.policy, { timeoutMs: A2A_CALL_MS }));
 }
 
 async function cardOf(tool: A2aTool, context: ToolContext, fetchImpl: typeof fetch): Promise<AgentCard> {

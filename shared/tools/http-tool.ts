@@ -51,9 +51,7 @@ export async function sendToolRequest(
       { method: init.method, headers: { ...headers, ...auth }, body: init.body === undefined ? undefined : JSON.stringify(init.body), timeoutMs: context.timeoutMs, maxBytes: context.maxResultBytes, signal: context.signal },
       context.policy,
     );
-  const { authorization } = init;
-  let response = await send(authorization?.headers ?? {});
-  if (response.status === 401 && authorization?.retry) response = await send(await authorization.retry());
+  const response = init.authorization ? await init.authorization.send(send) : await send({});
   const text = response.body.toString('utf8') + (response.truncated ? '\n[truncated]' : '');
   if (response.status < 200 || response.status >= 300) throw new ToolFailure(`HTTP ${response.status}: ${text.slice(0, 500)}`, { retryable: !(response.status >= 400 && response.status < 500 && response.status !== 429) });
   return text;

@@ -5,7 +5,7 @@ import { errorFields, log } from '../log';
 import { outboundFetch } from '../net/outbound';
 import { MAX_EXPOSED, type McpDefinition, type Stored } from './definitions';
 import type { McpListedTool } from '../runtime';
-import { AuthorizationRequired, toolAuthorization } from './tool-auth';
+import { AuthorizationRequired, authorizedFetch, toolAuthorization } from './tool-auth';
 import { exposedName, type ExposedTool, type ToolContext, type ToolKind } from './tool-kind';
 
 /**
@@ -25,18 +25,9 @@ async function withClient<T>(tool: McpTool, context: ToolContext, use: (client: 
     import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
     import('./mcp-validator'),
   ]);
-  const authorization = await toolAuthorization(context, tool.name, tool.auth);
-  const guarded = outboundFetch(context.policy, { timeoutMs: context.timeoutMs });
-  let auth = authorization.headers;
-  const withAuth = (init: RequestInit | undefined): RequestInit => ({ ...init, headers: { ...Object.fromEntries(new Headers(init?.headers).entries()), ...auth } });
-  // A 401 to the end user's token: refreshed and sent once more (the SDK would give up on it).
-  const authorizedFetch = async (url: string | URL, init?: RequestInit) => {
-    const response = await guarded(url, withAuth(init));
-    if (response.status !== 401 || !authorization.retry) return response;
-    auth = await authorization.retry();
-    return guarded(url, withAuth(init));
-  };
-  const transport = new StreamableHTTPClientTransport(new URL(tool.url), { fetch: authorizedFetch });
+  // A 401 to the end user's token is refreshed and sent once more before the SDK sees it (it would give up).
+  const fetch = authorizedFetch(await toolAuthorization(context, tool.name, tool.auth), outboundFetch(context.policy, { timeoutMs: context.timeoutMs }));
+  const transport = new StreamableHTTPClientTransport(new URL(tool.url), { fetch });
   const client = new Client({ name: 'cairn', version: '1.0.0' }, { jsonSchemaValidator: mcpJsonSchemaValidator() });
   const options = { signal: context.signal, timeout: context.timeoutMs };
   try {

@@ -98,18 +98,38 @@ export interface AuthCaller {
 }
 
 /**
- * The headers a tool's auth adds to each request (its secret opened for this call only, or the end
- * user's access token), and `retry`: after a 401, the end user's token refreshed (once per call) —
- * undefined for an auth a retry would not change.
+ * How a call's requests carry the tool's auth: `send` gives each request the auth's headers (its
+ * secret opened for this call only, or the end user's access token) and, after a 401 to the end
+ * user's token, sends it once more with the token refreshed (once per call: refused again, the
+ * call fails). Later requests of the call carry the refreshed token.
  */
 export interface ToolAuthorization {
-  headers: Record<string, string>;
-  retry?: () => Promise<Record<string, string>>;
+  send<R extends { status: number }>(request: (headers: Record<string, string>) => Promise<R>): Promise<R>;
 }
 
+function authorizationWith(headers: Record<string, string>, refresh?: () => Promise<Record<string, string>>): ToolAuthorization {
+  let current = headers;
+  return {
+    async send(request) {
+      const response = await request(current);
+      if (response.status !== 401 || !refresh) return response;
+      current = await refresh();
+      return request(current);
+    },
+  };
+}
+
+/** A fetch (the MCP and A2A clients') whose requests carry the auth, as `send` says. */
+export const authorizedFetch =
+  (authorization: ToolAuthorization, fetchFrom: (url: string, init: RequestInit) => Promise<Response>) =>
+  (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
+    const url = String(input instanceof Request ? input.url : input);
+    return authorization.send((headers) => fetchFrom(url, { ...init, headers: { ...Object.fromEntries(new Headers(init.headers).entries()), ...headers } }));
+  };
+
 export async function toolAuthorization(caller: AuthCaller, tool: string, auth: StoredAuth | undefined): Promise<ToolAuthorization> {
-  if (!auth) return { headers: {} };
-  if (auth.type !== 'oauth2') return { headers: await authHeaders(caller, tool, auth) };
+  if (!auth) return authorizationWith({});
+  if (auth.type !== 'oauth2') return authorizationWith(await authHeaders(caller, tool, auth));
   const { rt, scope, user } = caller;
   const provider = auth.provider!;
   const required = () => new AuthorizationRequired(provider, auth.scopes, user?.id);
@@ -117,16 +137,13 @@ export async function toolAuthorization(caller: AuthCaller, tool: string, auth: 
   const token = await accessTokenFor(rt, scope, provider, user.id);
   if (!token) throw required();
   let retried = false;
-  return {
-    headers: { authorization: `Bearer ${token}` },
-    retry: async () => {
-      if (retried) throw new ToolFailure(`${provider} refused the end user’s token again after it was refreshed`, { retryable: false });
-      retried = true;
-      const fresh = await accessTokenFor(rt, scope, provider, user.id, { stale: token });
-      if (!fresh) throw required();
-      return { authorization: `Bearer ${fresh}` };
-    },
-  };
+  return authorizationWith({ authorization: `Bearer ${token}` }, async () => {
+    if (retried) throw new ToolFailure(`${provider} refused the end user’s token again after it was refreshed`, { retryable: false });
+    retried = true;
+    const fresh = await accessTokenFor(rt, scope, provider, user.id, { stale: token });
+    if (!fresh) throw required();
+    return { authorization: `Bearer ${fresh}` };
+  });
 }
 
 /** The request headers a stored secret auth adds, its secret opened for this call only. */

@@ -90,8 +90,7 @@ export const http: WorkKind<typeof config> = {
     // An end user's token (oauth2) is theirs: the execution's user, verified or given by the trusted caller.
     const authorization = await toolAuthorization({ rt, scope, user: endUserOfView(vars.user) }, SEALED_AS, stored.auth);
     const send = (auth: Record<string, string>) => outboundRequest(url, { method: stored.method, headers: { ...headers, ...auth }, body, timeoutMs: timeoutMs ?? 30_000, maxBytes: stored.maxResponseBytes, signal: deadline }, rt.outbound);
-    let response = await send(authorization.headers);
-    if (response.status === 401 && authorization.retry) response = await send(await authorization.retry());
+    const response = await authorization.send(send);
     const text = response.body.toString('utf8');
     const isJson = /[/+]json\b/i.test(response.headers['content-type'] ?? '');
     let parsed: unknown = text;
