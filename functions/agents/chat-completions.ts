@@ -3,9 +3,7 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { agentAddress, converse, converseStream } from '../../shared/agents';
 import { ValidationError } from '../../shared/errors';
 import type { AppEnv } from '../../shared/http/context';
-import { endUserTokenHeaders, requestEndUser } from '../../shared/http/end-user';
-import { oauthCallbackUrl } from '../../shared/http/public-url';
-import { turnUser } from '../../shared/identity';
+import { endUserTokenHeaders, turnEndUser } from '../../shared/http/end-user';
 import { openAiErrorBody } from '../../shared/http/error-handler';
 import { jsonContent } from '../../shared/http/openapi-schemas';
 import { parseArguments } from '../../shared/models/tool-arguments';
@@ -156,7 +154,7 @@ export function registerChatCompletions(app: OpenAPIHono<AppEnv>, rt: Runtime) {
       const format = body.response_format;
       const responseFormat =
         format?.type === 'json_object' ? { type: 'json_object' as const } : format?.type === 'json_schema' ? { type: 'json_schema' as const, name: format.json_schema.name, schema: format.json_schema.schema } : undefined;
-      const input = { message: last.content, history: turns, instructions: system || undefined, settings, clientTools, toolRounds, toolChoice, responseFormat, store: body.store === true, ...turnUser(await requestEndUser(c, rt)), callbackUrl: oauthCallbackUrl(c) };
+      const input = { message: last.content, history: turns, instructions: system || undefined, settings, clientTools, toolRounds, toolChoice, responseFormat, store: body.store === true, ...(await turnEndUser(c, rt)) };
       const { agentId, target } = agentAddress(body.model);
       const created = Math.floor(rt.clock.now() / 1000);
       const usageOf = (u: TokenUsage) => ({ prompt_tokens: u.inputTokens, completion_tokens: u.outputTokens, total_tokens: u.inputTokens + u.outputTokens, prompt_tokens_details: { cached_tokens: u.cachedInputTokens ?? 0 } });

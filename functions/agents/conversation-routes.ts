@@ -3,10 +3,9 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { converse, converseSource, converseStream, type ConverseInput, deleteAgentSession, feedbackInput, forkSession, listAgentSessions, listSessionMessages, rateMessage } from '../../shared/agents';
 import type { AppEnv } from '../../shared/http/context';
-import { endUserTokenHeaders, requestEndUser } from '../../shared/http/end-user';
-import { oauthCallbackUrl } from '../../shared/http/public-url';
+import { endUserTokenHeaders, turnEndUser } from '../../shared/http/end-user';
 import { requiredActions } from './required-actions';
-import { groupsInput, turnUser } from '../../shared/identity';
+import { groupsInput } from '../../shared/identity';
 import { ok, okList } from '../../shared/http/envelope';
 import { commonErrors, envelope, jsonContent, listEnvelope, paginationMeta } from '../../shared/http/openapi-schemas';
 import { paginationQuery } from '../../shared/http/pagination';
@@ -240,10 +239,9 @@ export function registerConversationRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime
       const input = {
         message: body.message ?? '',
         sessionId: body.context?.sessionId,
-        ...turnUser(await requestEndUser(c, rt, { userId: body.context?.userId, groups: body.context?.groups })),
+        ...(await turnEndUser(c, rt, { userId: body.context?.userId, groups: body.context?.groups })),
         toolApprovals: body.toolApprovals,
         ...(body.resume ? { resume: true } : {}),
-        callbackUrl: oauthCallbackUrl(c),
         responseFormat: body.responseFormat,
         ...(body.toolChoice && body.toolChoice !== 'auto' ? { toolChoice: body.toolChoice } : {}),
         target: { alias: body.alias, version: body.version },

@@ -4,9 +4,7 @@ import { agentAddress, cancelRun, continuedExchange, converse, converseStream, t
 import { NotFoundError, ValidationError } from '../../shared/errors';
 import type { Context } from 'hono';
 import type { AppEnv } from '../../shared/http/context';
-import { endUserTokenHeaders, requestEndUser } from '../../shared/http/end-user';
-import { oauthCallbackUrl } from '../../shared/http/public-url';
-import { turnUser } from '../../shared/identity';
+import { endUserTokenHeaders, turnEndUser } from '../../shared/http/end-user';
 import type { TenantScope } from '../../shared/tenancy';
 import { openAiErrorBody } from '../../shared/http/error-handler';
 import { sseResponse } from '../../shared/http/sse';
@@ -357,8 +355,7 @@ export function registerResponses(app: OpenAPIHono<AppEnv>, rt: Runtime) {
         exchange: continues ? { questionId: continuedQuestion!, replyId, continues: true } : { questionId, replyId },
         ...(format?.type === 'json_object' ? { responseFormat: { type: 'json_object' as const } } : {}),
         ...(format?.type === 'json_schema' ? { responseFormat: { type: 'json_schema' as const, name: format.name, schema: format.schema } } : {}),
-        ...turnUser(await requestEndUser(c, rt)),
-        callbackUrl: oauthCallbackUrl(c),
+        ...(await turnEndUser(c, rt)),
       };
       const createdAt = Math.floor(now / 1000);
       if (body.background) {

@@ -1,10 +1,9 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { approveRun, cancelRun, createRun, rerunRun, followRun, getRun, lastUserMessage, listRuns, presentRun, RUN_STATUSES, runSettings, runSteps } from '../../shared/agents';
 import type { AppEnv } from '../../shared/http/context';
-import { endUserTokenHeaders, requestEndUser } from '../../shared/http/end-user';
-import { oauthCallbackUrl } from '../../shared/http/public-url';
+import { endUserTokenHeaders, turnEndUser } from '../../shared/http/end-user';
 import { requiredActions } from './required-actions';
-import { groupsInput, turnUser } from '../../shared/identity';
+import { groupsInput } from '../../shared/identity';
 import { ok, okList } from '../../shared/http/envelope';
 import { commonErrors, envelope, errorResponse, jsonContent, listEnvelope, locationHeader } from '../../shared/http/openapi-schemas';
 import { paginationQuery } from '../../shared/http/pagination';
@@ -125,12 +124,11 @@ export function registerRunRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
           message: said.message,
           ...(said.history ? { history: said.history } : {}),
           sessionId: body.context?.sessionId,
-          ...turnUser(await requestEndUser(c, rt, { userId: body.context?.userId, groups: body.context?.groups })),
+          ...(await turnEndUser(c, rt, { userId: body.context?.userId, groups: body.context?.groups })),
           responseFormat: body.responseFormat,
           ...(body.toolChoice && body.toolChoice !== 'auto' ? { toolChoice: body.toolChoice } : {}),
           target: { alias: body.alias, version: body.version },
           keyId: c.get('identity').keyId,
-          callbackUrl: oauthCallbackUrl(c),
         },
         maxToolSteps: body.maxToolSteps,
         maxDurationSeconds: body.maxDurationSeconds,
