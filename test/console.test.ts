@@ -65,7 +65,10 @@ describe.skipIf(!runnable)('the console in Chromium', { timeout: 90_000 }, () =>
     mkdirSync(shots, { recursive: true });
     await new Promise<void>((r) => orders.listen(0, '127.0.0.1', r));
     ordersUrl = `http://localhost:${(orders.address() as { port: number }).port}`;
-    server = runScript('local/server.ts', [], { PORT: '0', DATA_DIR: ':memory:', TOOL_ALLOWED_HOSTS: 'localhost', API_KEY_CACHE_SECONDS: '0' });
+    // The pages below make some hundred requests of the agents area within a minute or two, past the
+    // free plan's 100 a minute: a 429 would fail a page for a reason these tests are not about (rate
+    // limits have their own tests), so the dev key is on the pro plan here.
+    server = runScript('local/server.ts', [], { PORT: '0', DATA_DIR: ':memory:', TOOL_ALLOWED_HOSTS: 'localhost', API_KEY_CACHE_SECONDS: '0', DEV_API_KEY_PLAN: 'pro' });
     await waitFor(() => /PLATFORM_ADMIN_TOKEN=\S+/.test(server.output()) || server.child.exitCode !== null, 'the server banner', 90_000);
     key = /DEV_API_KEY=(\S+)/.exec(server.output())?.[1] ?? '';
     admin = /PLATFORM_ADMIN_TOKEN=(\S+)/.exec(server.output())?.[1] ?? '';
