@@ -430,7 +430,8 @@ describe.skipIf(!runnable)('the console in Chromium', { timeout: 90_000 }, () =>
     };
     const first = await run('1');
     const scores = page.getByRole('table').first();
-    await expect.poll(() => scores.textContent()).toMatch(/contains.*≥ 0\.5/);
+    // The summary comes with the run's completion, which can follow "2/2" by one of the page's 2-second polls.
+    await expect.poll(() => scores.textContent(), { timeout: 20_000 }).toMatch(/contains.*≥ 0\.5/);
     expect(await scores.textContent()).toContain('regex');
     await page.getByRole('button', { name: 'Case 2 in detail' }).click();
     const detail = page.getByLabel('Case 2', { exact: true });
