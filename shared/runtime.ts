@@ -83,6 +83,8 @@ export interface AgentTurnInput {
   /** The end user's groups (documents they may read), and whether a token verified them. */
   userGroups?: string[];
   userVerified?: boolean;
+  /** Named by the step, not verified or claimed by the caller: never uses their connected accounts. */
+  userNamed?: boolean;
   keyId?: string;
 }
 

@@ -90,7 +90,7 @@ export async function createRun(rt: Runtime, scope: TenantScope, agentId: string
     ...(webhook ? { webhook: { url: webhook.url, sealed: webhook.sealed } } : {}),
     ...(input.converse.keyId ? { keyId: input.converse.keyId } : {}),
     message: input.converse.message.slice(0, 2000),
-    ...(input.converse.userId ? { userId: input.converse.userId } : {}),
+    ...(turn.userId ? { userId: turn.userId } : {}),
     step: 0,
     phase: 'model',
     seq: 0,

@@ -9,7 +9,7 @@ import type { TenantScope } from '../tenancy';
 import type { Agent } from './agent-schema';
 import { callableTools, runTool, toolContext, type CallableTool } from './agent-tools';
 import { decideCall, type CallDecision, type RequiredAction, type ToolReply, type ToolResume, type ToolWait } from '../tools';
-import { startAuthorization, turnUser, userView, type EndUser } from '../identity';
+import { admittedUser, startAuthorization, turnUser, userOfTurn, userView, type EndUser } from '../identity';
 import { budgetAfter, modelTally, recordUsage, resolveForTenant, tallied, talliesSince, type TokenBudget } from '../usage';
 import { AppError, ConflictError, NotFoundError, ToolFailure, ValidationError } from '../errors';
 import { meteringSearches } from '../search/search-meter';
@@ -54,6 +54,8 @@ export interface ConverseInput {
   /** The end user's groups (documents they may read, what tool policies see), and whether their identity was verified from a token. */
   userGroups?: string[];
   userVerified?: boolean;
+  /** The user was named by a workflow step or an evaluation case, not verified or claimed by the caller (EndUser.named). */
+  userNamed?: boolean;
   history?: ChatMessage[];
   instructions?: string;
   /** Sampling settings of this turn, over the agent's own (the OpenAI-compatible surface sends them). */
@@ -162,6 +164,7 @@ const turnStateShape = z.object({
   userId: z.string().optional(),
   userGroups: z.array(z.string()).optional(),
   userVerified: z.boolean().optional(),
+  userNamed: z.boolean().optional(),
   /** Where a provider sends an end user who connects an account back to (ConverseInput.callbackUrl). */
   callbackUrl: z.string().optional(),
   progress: progressShape,
@@ -305,10 +308,22 @@ const turnModel = (resolved: ResolvedModel, progress: Progress, guard: Guard | u
 };
 
 /** The end user a turn acts for, as its input and its kept state carry it (nothing without one). */
-type EndUserFields = Pick<ConverseInput, 'userId' | 'userGroups' | 'userVerified'>;
-/** The end user of a turn as the identity room names one. */
-const endUserOfTurn = (from: EndUserFields): EndUser | undefined => (from.userId ? { id: from.userId, groups: from.userGroups ?? [], verified: from.userVerified === true } : undefined);
+type EndUserFields = Pick<ConverseInput, 'userId' | 'userGroups' | 'userVerified' | 'userNamed'>;
+const endUserOfTurn: (from: EndUserFields) => EndUser | undefined = userOfTurn;
 const endUserFields = (from: EndUserFields) => turnUser(endUserOfTurn(from));
+
+/**
+ * A new turn's input with the end user the tenant admits: whoever started it (a request's edge, a
+ * workflow step, an evaluation case), a claimed user is dropped where the tenant now requires
+ * verified ones, and the turn runs for nobody (logged, since nothing else may say so).
+ */
+async function withAdmittedUser(rt: Runtime, scope: TenantScope, input: ConverseInput): Promise<ConverseInput> {
+  const { user, refused } = await admittedUser(rt, scope, endUserOfTurn(input));
+  if (!refused) return input;
+  log.warn('turn runs for nobody', { tenantId: scope.tenantId, reason: refused });
+  const { userId: _id, userGroups: _groups, userVerified: _verified, userNamed: _named, ...rest } = input;
+  return { ...rest, ...turnUser(user) };
+}
 
 const toolOf = (tools: CallableTool[], name: string) => tools.find((t) => t.name === name);
 
@@ -565,7 +580,8 @@ export async function saveTurnVault(rt: Runtime, scope: TenantScope, turn: Turn)
 async function openTurn(rt: Runtime, scope: TenantScope, agentId: string, input: ConverseInput, signal: AbortSignal | undefined, emit: (event: TurnEvent) => void): Promise<Turn> {
   if (!input.toolApprovals && !input.resume) {
     const progress: Progress = { toolCalls: [], usage: { inputTokens: 0, outputTokens: 0 }, step: 0, searches: 0, readUnits: 0, models: {} };
-    return meteringSearches(progress, async () => newTurn(rt, scope, agentId, input, progress));
+    const admitted = await withAdmittedUser(rt, scope, input);
+    return meteringSearches(progress, async () => newTurn(rt, scope, agentId, admitted, progress));
   }
   if (!input.sessionId) throw new ValidationError('context.sessionId', `is required to resume a turn with ${input.resume ? 'resume' : 'toolApprovals'}`);
   const { turn, pendingCalls, approvals, decided } = await resumedTurn(rt, scope, agentId, { ...input, sessionId: input.sessionId, toolApprovals: input.toolApprovals ?? [] });

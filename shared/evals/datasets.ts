@@ -10,7 +10,7 @@ import type { TenantScope } from '../tenancy';
 import { assertStorableJson } from '../json-guard';
 import { parseInput } from '../validation';
 import { assistantMessage } from '../agents';
-import { END_USER_ID, groupsInput } from '../identity';
+import { assertClaimAllowed, END_USER_ID, groupsInput } from '../identity';
 
 /**
  * Evaluation datasets: named lists of cases, each an input (a question, or chat messages) and
@@ -70,7 +70,7 @@ const caseContext = z
     userId: z.string().regex(END_USER_ID, { error: 'must be 1–200 characters, no slash or space' }),
     groups: groupsInput,
   })
-  .openapi({ description: 'The end user the case asks as (unverified, on the dataset’s word): the documents they may read, their memory and connected accounts. Without it, the case asks for nobody: only documents open to everyone' });
+  .openapi({ description: 'The end user the case asks as (named by the dataset, never verified): the documents they may read and their memory, never their connected accounts. Without it, the case asks for nobody: only documents open to everyone. Refused (400) where the tenant requires verified end users' });
 
 export const caseInput = z
   .strictObject({
@@ -165,6 +165,9 @@ export function casesOfJsonLines(text: string): CaseInput[] {
 }
 
 async function writeCases(rt: Runtime, scope: TenantScope, datasetId: string, cases: CaseInput[], firstPosition: number) {
+  // A case's context names its end user by the dataset's word: a claim the tenant must take.
+  const claiming = cases.findIndex((c) => c.context !== undefined);
+  if (claiming >= 0) await assertClaimAllowed(rt, scope, `cases[${claiming}].context`);
   const now = isoNow(rt.clock);
   await rt.store.evalCases.putCases(
     scope,

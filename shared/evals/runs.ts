@@ -16,6 +16,7 @@ import type { EvalResultRecord } from '../store/eval-results';
 import { inSpan } from '../telemetry';
 import { scopeOf, type TenantScope } from '../tenancy';
 import { costOfTokens, totalCost } from '../usage';
+import { claimsRefused, turnUser, type EndUser } from '../identity';
 import { datasets, deleteDataset, sourcePaths } from './datasets';
 import { judgeInput, judgeModel, judgeReply, type Judgement } from './judge';
 import { scoreCase, SCORER_NAMES, type Observed, type Score, type ScorerName } from './scorers';
@@ -131,6 +132,7 @@ export const resultShown = z
     model: z.string().optional(),
     targetVersion: z.union([z.number(), z.literal('draft')]).optional(),
     error: z.string().optional(),
+    note: z.string().optional().openapi({ description: 'Something the run did otherwise than the case asked, and why (a context.userId not used where the tenant requires verified end users)' }),
     judge: z
       .object({ reasoning: z.string().optional(), model: z.string(), usage: z.object({ inputTokens: z.number(), outputTokens: z.number() }), costUsd: z.number().nullable() })
       .optional()
@@ -225,15 +227,23 @@ type Extra = Pick<EvalResultRecord, 'usage' | 'model' | 'targetVersion'>;
 /** What the target did with a case: its reply as the scorers read it, or the target's own refusal (a 4xx of its own: the case fails). */
 type Outcome = { observed: Observed; extra: Extra } | { refused: string; latencyMs: number };
 
+/** Who a case asks as: the user its `context` names (named by the dataset, never verified), or nobody — and why, where the tenant requires verified users. */
+type CaseUser = { user?: EndUser; note?: string };
+async function caseUser(rt: Runtime, scope: TenantScope, found: Found): Promise<CaseUser> {
+  if (!found.context) return {};
+  const refused = await claimsRefused(rt, scope);
+  if (refused) return { note: `Asked for nobody, not the case's context.userId: ${refused}` };
+  return { user: { id: found.context.userId, groups: found.context.groups ?? [], verified: false, named: true } };
+}
+
 /** The case asked of an agent, in one turn. */
-async function askAgent(rt: RuntimeWith<'agentTurn'>, scope: TenantScope, run: StoredRun, found: Found): Promise<Outcome> {
+async function askAgent(rt: RuntimeWith<'agentTurn'>, scope: TenantScope, run: StoredRun, found: Found, asking: CaseUser): Promise<Outcome> {
   if (!rt.agentTurn) throw new AppError('INTERNAL_ERROR', 'This function cannot run agent turns (no agentTurn in its runtime)');
   const { target } = run;
   const address = `${target.agentId}${target.alias ? `:${target.alias}` : target.version ? `:${target.version}` : ''}`;
   const started = performance.now();
   try {
-    const asking = found.context ? { userId: found.context.userId, ...(found.context.groups?.length ? { userGroups: found.context.groups } : {}) } : {};
-    const reply = await rt.agentTurn(rt, scope, address, { message: questionOf(found.input), keyId: `eval:${run.id}`, ...asking }, AbortSignal.timeout(120_000));
+    const reply = await rt.agentTurn(rt, scope, address, { message: questionOf(found.input), keyId: `eval:${run.id}`, ...turnUser(asking.user) }, AbortSignal.timeout(120_000));
     const latencyMs = performance.now() - started;
     return {
       observed: { text: reply.reply, output: reply.output, sources: sourcePaths(reply.sources), toolCalls: callsOf(reply.toolCalls), latencyMs, costUsd: costOfTokens(reply.model, reply.usage) },
@@ -270,14 +280,13 @@ function observedOfOutput(output: unknown): Pick<Observed, 'text' | 'output' | '
  * meanwhile: the message was sent again). No worker waits on it, so its steps are never queued
  * behind the cases that wait for them.
  */
-async function askWorkflow(rt: RuntimeWith<'queues'>, scope: TenantScope, run: StoredRun, found: Found, message: EvalCaseMessage & { requestId: string }): Promise<Outcome | undefined> {
+async function askWorkflow(rt: RuntimeWith<'queues'>, scope: TenantScope, run: StoredRun, found: Found, message: EvalCaseMessage & { requestId: string }, asking: CaseUser): Promise<Outcome | undefined> {
   const workflowId = run.target.workflowId!;
   let execution;
   if (!message.execution) {
     const parameters = isPlainObject(found.metadata?.parameters) ? found.metadata.parameters : {};
     try {
-      const user = found.context ? { user: { id: found.context.userId, groups: found.context.groups ?? [], verified: false } } : {};
-      execution = await startExecution(rt, scope, workflowId, { input: questionOf(found.input), parameters, keyId: `eval:${run.id}`, target: { alias: run.target.alias, version: run.target.version }, ...user });
+      execution = await startExecution(rt, scope, workflowId, { input: questionOf(found.input), parameters, keyId: `eval:${run.id}`, target: { alias: run.target.alias, version: run.target.version }, ...(asking.user ? { user: asking.user } : {}) });
     } catch (error) {
       if (!(error instanceof AppError) || error.retryable) throw error;
       return { refused: error.message, latencyMs: 0 };
@@ -317,10 +326,12 @@ async function runCase(rt: RuntimeWith<'agentTurn' | 'queues'>, scope: TenantSco
   const { position, requestId } = message;
   if (!found) throw new AppError('UNPROCESSABLE', `Case ${position} of eval dataset ${run.datasetId} is gone`, undefined, { retryable: false });
   const base = { position, caseId: found.id, input: found.input, ...(found.expected ? { expected: found.expected } : {}), requestId, finishedAt: '' };
-  const outcome = run.target.workflowId !== undefined ? await askWorkflow(rt, scope, run, found, message) : await askAgent(rt, scope, run, found);
+  const asking = await caseUser(rt, scope, found);
+  const outcome = run.target.workflowId !== undefined ? await askWorkflow(rt, scope, run, found, message, asking) : await askAgent(rt, scope, run, found, asking);
   if (!outcome) return undefined;
+  const noted = asking.note ? { note: asking.note } : {};
   if ('refused' in outcome) {
-    return { ...base, output: '', scores: {}, passed: false, latencyMs: Math.round(outcome.latencyMs), usage: { inputTokens: 0, outputTokens: 0 }, costUsd: 0, error: outcome.refused, finishedAt: isoNow(rt.clock) };
+    return { ...base, output: '', scores: {}, passed: false, latencyMs: Math.round(outcome.latencyMs), usage: { inputTokens: 0, outputTokens: 0 }, costUsd: 0, error: outcome.refused, ...noted, finishedAt: isoNow(rt.clock) };
   }
   const { observed, extra } = outcome;
   const scores: Record<string, number | null> = {};
@@ -350,6 +361,7 @@ async function runCase(rt: RuntimeWith<'agentTurn' | 'queues'>, scope: TenantSco
     latencyMs: Math.round(observed.latencyMs * 10) / 10,
     costUsd: observed.costUsd,
     ...extra,
+    ...noted,
     ...(judgement ? { judge: { ...(judgement.reasoning ? { reasoning: judgement.reasoning } : {}), model: judgement.model, usage: judgement.usage, costUsd: costOfTokens(judgement.model, judgement.usage) } } : {}),
     finishedAt: isoNow(rt.clock),
   };

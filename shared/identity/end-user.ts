@@ -9,6 +9,8 @@ export interface EndUser {
   id: string;
   groups: string[];
   verified: boolean;
+  /** Named by data (a workflow step's `userId`, an evaluation case's `context`), not by the caller: never uses their connected accounts. */
+  named?: boolean;
 }
 
 /** An end user's id: what `context.userId` and a token's user claim must be. */
@@ -25,12 +27,16 @@ export const groupsInput = z
   .optional();
 
 /** The end user as tool policies and workflow templates see it: always there, id null without one. */
-export const userView = (user: EndUser | undefined) => ({ id: user?.id ?? null, groups: user?.groups ?? [], verified: user?.verified ?? false });
+export const userView = (user: EndUser | undefined) => ({ id: user?.id ?? null, groups: user?.groups ?? [], verified: user?.verified ?? false, ...(user?.named ? { named: true } : {}) });
 
 /** The end user a view names (a workflow's `user`), none when its id is null. */
-export const endUserOfView = (view: { id: string | null; groups?: string[]; verified?: boolean } | undefined): EndUser | undefined =>
-  view?.id ? { id: view.id, groups: view.groups ?? [], verified: view.verified ?? false } : undefined;
+export const endUserOfView = (view: { id: string | null; groups?: string[]; verified?: boolean; named?: boolean } | undefined): EndUser | undefined =>
+  view?.id ? { id: view.id, groups: view.groups ?? [], verified: view.verified ?? false, ...(view.named ? { named: true } : {}) } : undefined;
 
 /** The end user as a turn's input and kept state carry it: `userId`, and groups and verification when there are any. */
-export const turnUser = (user: EndUser | undefined): { userId?: string; userGroups?: string[]; userVerified?: boolean } =>
-  user ? { userId: user.id, ...(user.groups.length ? { userGroups: user.groups } : {}), ...(user.verified ? { userVerified: true } : {}) } : {};
+export const turnUser = (user: EndUser | undefined): { userId?: string; userGroups?: string[]; userVerified?: boolean; userNamed?: boolean } =>
+  user ? { userId: user.id, ...(user.groups.length ? { userGroups: user.groups } : {}), ...(user.verified ? { userVerified: true } : {}), ...(user.named ? { userNamed: true } : {}) } : {};
+
+/** The end user a turn's input or kept state carries (as `turnUser` wrote it). */
+export const userOfTurn = (from: { userId?: string; userGroups?: string[]; userVerified?: boolean; userNamed?: boolean }): EndUser | undefined =>
+  from.userId ? { id: from.userId, groups: from.userGroups ?? [], verified: from.userVerified === true, ...(from.userNamed ? { named: true } : {}) } : undefined;

@@ -28,6 +28,8 @@ const resultShape = z.lazy(() => z.object({
   model: z.string().optional(),
   targetVersion: z.union([z.number(), z.literal('draft')]).optional(),
   error: z.string().optional(),
+  /** Something done otherwise than the case asked (its end user not used), and why. */
+  note: z.string().optional(),
   /** The llm_judge scorer's grading: why, by which model, at what cost (apart from the target's). */
   judge: z.object({ reasoning: z.string().optional(), model: z.string(), usage: z.object({ inputTokens: z.number(), outputTokens: z.number() }), costUsd: z.number().nullable() }).optional(),
   finishedAt: z.string(),

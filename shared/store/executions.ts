@@ -88,7 +88,7 @@ const executionShape = z.lazy(() => z.object({
   /** The API key that started it, for usage accounting. */
   keyId: z.string().optional(),
   /** The end user it acts for (templates' user.*, tool policies, agent steps), when the request named one. */
-  user: z.object({ id: z.string(), groups: z.array(z.string()), verified: z.boolean() }).optional(),
+  user: z.object({ id: z.string(), groups: z.array(z.string()), verified: z.boolean(), named: z.boolean().optional() }).optional(),
   /** Where its completion webhooks go (the execute request's, else the workflow's); the domain seals the secret, the store keeps it as is. */
   webhook: z.object({ url: z.string(), events: z.array(z.enum(['succeeded', 'failed', 'canceled', 'waiting'])), sealed: anObject }).optional(),
   /** The execution this one re-runs, and from which step. */

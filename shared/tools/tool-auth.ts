@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { NotFoundError, ToolFailure, ValidationError } from '../errors';
-import { accessTokenFor, getProvider, PROVIDER_NAME, scopesInput, type EndUser } from '../identity';
+import { accessTokenFor, connectionsRefused, getProvider, PROVIDER_NAME, scopesInput, type EndUser } from '../identity';
 import type { Runtime } from '../runtime';
 import type { SealedSecret } from '../secrets/secret-box';
 import type { TenantScope } from '../tenancy';
@@ -134,6 +134,8 @@ export async function toolAuthorization(caller: AuthCaller, tool: string, auth: 
   const provider = auth.provider!;
   const required = () => new AuthorizationRequired(provider, auth.scopes, user?.id);
   if (!user) throw required();
+  const refused = await connectionsRefused(rt, scope, user);
+  if (refused) throw new ToolFailure(`This tool acts as the end user at ${provider}, and ${refused}`, { retryable: false });
   const token = await accessTokenFor(rt, scope, provider, user.id);
   if (!token) throw required();
   let retried = false;

@@ -10,7 +10,8 @@ import { workflows } from './workflow-records';
 import { workflowForRun, type WorkflowTarget } from './release-target';
 import type { Definition } from './step-run';
 import { isoNow } from '../clock';
-import type { EndUser } from '../identity';
+import { admittedUser, type EndUser } from '../identity';
+import { log } from '../log';
 
 /**
  * Executions as the API and agents' workflow tools see them: started, waited for, read, listed,
@@ -27,7 +28,10 @@ export async function startExecution(
   const { workflow, workflowVersion } = await workflowForRun(rt, scope, workflowId, request.target ?? {}, id);
   // The request's webhook over the workflow's, pinned like the definition.
   const webhook = request.webhook ? await sealWebhook(rt, scope, request.webhook, undefined, 'webhook') : workflow.webhook;
-  return launch(rt, scope, { id, workflowId, workflowVersion, definition: definitionOf(workflow.steps), input: request.input, parameters: request.parameters, keyId: request.keyId, webhook, user: request.user });
+  // Whoever started it, the execution acts only for an end user the tenant admits (else for nobody).
+  const { user, refused } = await admittedUser(rt, scope, request.user);
+  if (refused) log.warn('execution runs for nobody', { tenantId: scope.tenantId, workflowId, executionId: id, reason: refused });
+  return launch(rt, scope, { id, workflowId, workflowVersion, definition: definitionOf(workflow.steps), input: request.input, parameters: request.parameters, keyId: request.keyId, webhook, user });
 }
 
 /** Steps with their dependencies spelled out, as an execution keeps them. */

@@ -3,7 +3,10 @@ import { AppError } from '../../errors';
 import { isId } from '../../ids';
 import { parseAddress } from '../../releases';
 import { fallbackModels } from '../../schema-helpers';
+import { assertClaimAllowed, claimsRefused, endUserOfView, turnUser, type EndUser } from '../../identity';
+import type { Runtime } from '../../runtime';
 import { renderTemplate } from '../../templates';
+import type { TenantScope } from '../../tenancy';
 import type { StepKind } from './step-kind';
 
 const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
@@ -20,13 +23,26 @@ const config = z.strictObject({
     .openapi({ example: 'agt_01jd8x2k3m4n5p6q7r8s9t0v1w:live' }),
   message: z.string().trim().min(1).max(50_000).openapi({ example: 'Write a reply to the customer: {{input}}' }),
   sessionId: z.string().max(300).optional().openapi({ description: 'Template: continue this session (letters, digits, _ or -); a new session each run when absent' }),
-  userId: z.string().max(300).optional().openapi({ description: 'Template: whose memory the agent reads and writes' }),
+  userId: z.string().max(300).optional().openapi({ description: 'Template: the end user the agent answers for (their memory and readable documents), in place of the execution’s. Named by the workflow, never verified: their connected accounts are not used, and a tenant that requires verified end users refuses the field' }),
   fallbackModels: fallbackModels.optional().openapi({ description: 'Models tried in order when the agent’s model fails with a 429, a 5xx, a time-out or a lost connection; in place of the agent’s own fallbackModels for this step' }),
   background: z
     .boolean()
     .optional()
     .openapi({ description: 'Run the turn as a background run (up to 20 tool rounds, 15 minutes) and wait for it without holding a worker; the output adds runId. A run that waits for a tool approval keeps the step waiting until a person decides (POST …/runs/{runId}/approvals). Not inside a map.' }),
 });
+
+/**
+ * Who the turn acts for: the execution's end user, unless the step names another — who is then
+ * named by data (the workflow's template and what fills it), never verified: the turn reads and
+ * remembers as them but never uses their connected accounts, and where the tenant requires
+ * verified users (changed since the step was written) it runs for nobody and the output says so.
+ */
+async function stepUser(rt: Runtime, scope: TenantScope, named: string | undefined, executionUser: EndUser | undefined): Promise<{ user?: EndUser; note?: string }> {
+  if (named === undefined || named === executionUser?.id) return executionUser ? { user: executionUser } : {};
+  const refused = await claimsRefused(rt, scope);
+  if (refused) return { note: `The step's userId was not used (${refused}): the agent answered for nobody` };
+  return { user: { id: named, groups: [], verified: false, named: true } };
+}
 
 /** Replies longer than this are cut in the execution record (DynamoDB items hold 400 KB). */
 const OUTPUT_TEXT_LIMIT = 20_000;
@@ -46,17 +62,18 @@ export const agent: StepKind<typeof config> = {
   config,
   templateFields: ['message', 'sessionId', 'userId'],
   references: (cfg) => [{ kind: 'AGENT', id: agentOf(cfg.agentId) ?? cfg.agentId, field: 'agentId' }],
-  isOutputPath: (p) => ['reply', 'sessionId', 'sources', 'toolCalls', 'usage', 'model', 'agentVersion', 'output'].includes(p[0]!),
+  // A step that names its own user makes a claim: where the tenant requires verified users, it is refused when written.
+  async prepare(cfg, { rt, scope, path }) {
+    if (cfg.userId !== undefined) await assertClaimAllowed(rt, scope, `${path}.userId`);
+    return cfg;
+  },
+  isOutputPath: (p) => ['reply', 'sessionId', 'sources', 'toolCalls', 'usage', 'model', 'agentVersion', 'output', 'note'].includes(p[0]!),
   async execute(cfg, { rt, scope, vars, deadline, keyId, at }) {
     if (!rt.agentTurn) throw new AppError('INTERNAL_ERROR', 'This function cannot run agent turns (no agentTurn in its runtime)');
     const sessionId = cfg.sessionId === undefined ? undefined : renderTemplate(cfg.sessionId, vars);
     if (sessionId !== undefined && !SESSION_ID.test(sessionId)) throw new AppError('UNPROCESSABLE', `sessionId rendered as "${sessionId.slice(0, 60)}", which is not 1–128 letters, digits, _ or -`, { field: 'sessionId' }, { retryable: false });
-    // The execution's end user unless the step names another (who then is only the caller's word).
-    const named = cfg.userId === undefined ? undefined : renderTemplate(cfg.userId, vars) || undefined;
-    const user = vars.user?.id && (named === undefined || named === vars.user.id) ? vars.user : undefined;
-    const userId = named ?? user?.id ?? undefined;
-    const who = { ...(userId ? { userId } : {}), ...(user?.groups.length ? { userGroups: user.groups } : {}), ...(user?.verified ? { userVerified: true } : {}) };
-    const input = { message: renderTemplate(cfg.message, vars), ...(sessionId ? { sessionId } : {}), ...who, ...(cfg.fallbackModels ? { fallbackModels: cfg.fallbackModels } : {}), keyId };
+    const { user, note } = await stepUser(rt, scope, cfg.userId === undefined ? undefined : renderTemplate(cfg.userId, vars) || undefined, endUserOfView(vars.user));
+    const input = { message: renderTemplate(cfg.message, vars), ...(sessionId ? { sessionId } : {}), ...turnUser(user), ...(cfg.fallbackModels ? { fallbackModels: cfg.fallbackModels } : {}), keyId };
     if (cfg.background) {
       if (!at || !rt.agentRuns) throw new AppError('INTERNAL_ERROR', 'A background agent step runs only as an execution’s own step, where runs can be started', {}, { retryable: false });
       return { awaitRun: await rt.agentRuns.start(rt, scope, cfg.agentId, { ...input, parent: at }) };
@@ -74,6 +91,7 @@ export const agent: StepKind<typeof config> = {
       toolCalls: data.toolCalls ?? [],
       usage: data.usage,
       ...(data.output !== undefined ? { output: data.output } : {}),
+      ...(note ? { note } : {}),
     };
     return { output };
   },
