@@ -3,7 +3,9 @@ import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { SendMessageRequest, StreamResponse, TaskState, type Task } from '@a2a-js/sdk';
 import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory, RestTransportFactory, type Client } from '@a2a-js/sdk/client';
+import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setEndUserAuth } from '../shared/identity';
 import { createLocalApp } from '../local/local-app';
 import { call } from './helpers/http';
 import { testLocal, testRt } from './helpers/runtime';
@@ -215,5 +217,62 @@ describe('serving A2A', () => {
     // Another tenant's key finds no such agent.
     const stranger = await newTenant();
     expect((await rpc({ jsonrpc: '2.0', id: 4, method: 'GetTask', params: { id: 'run_x' } }, stranger.apiKey)).status).toBe(404);
+  });
+});
+
+describe('A2A tasks per end user, and the protocol’s rules on requests', () => {
+  const SECRET = 'an-hs256-secret-for-the-a2a-end-user-tests!!';
+  const tokenFor = (sub: string) => new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject(sub).setIssuer('https://id.example.test/').setAudience('cairn').setExpirationTime('5m').sign(new TextEncoder().encode(SECRET));
+  const rpcAs = async (body: unknown, token?: string) => {
+    const response = await fetch(`${base}/a2a/${agentId}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': t.apiKey, ...(token ? { 'x-end-user-token': token } : {}) }, body: JSON.stringify(body) });
+    return (await response.json()) as { id?: unknown; result?: Record<string, unknown> & { tasks?: Array<{ id: string }> }; error?: { code: number; message: string } };
+  };
+  const send = (text: string, token?: string, extra: Record<string, unknown> = {}) =>
+    rpcAs({ jsonrpc: '2.0', id: 'send', method: 'SendMessage', params: { message: { messageId: `m-${Math.random()}`, role: 'ROLE_USER', parts: [{ text }], ...extra }, configuration: { returnImmediately: true } } }, token);
+  beforeAll(async () => {
+    await setEndUserAuth(testRt, t.scope, { issuer: 'https://id.example.test/', audience: 'cairn', hs256Secret: SECRET, userIdClaim: 'sub', groupsClaim: 'groups', required: false, clockSkewSeconds: 60 });
+  });
+
+  it('gives a task to the end user who started it: another gets, lists, cancels and configures nothing of it', async () => {
+    const [alice, bob] = [await tokenFor('alice'), await tokenFor('bob')];
+    const started = await send('How long do I have to return an item?', alice);
+    const taskId = (started.result!.task as { id: string }).id;
+    expect((await rpcAs({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: taskId } }, alice)).result?.id).toBe(taskId);
+    expect((await rpcAs({ jsonrpc: '2.0', id: 2, method: 'ListTasks', params: {} }, alice)).result?.tasks?.map((task) => task.id)).toContain(taskId);
+    for (const token of [bob, undefined]) {
+      expect((await rpcAs({ jsonrpc: '2.0', id: 3, method: 'GetTask', params: { id: taskId } }, token)).error?.code).toBe(-32001);
+      expect((await rpcAs({ jsonrpc: '2.0', id: 4, method: 'ListTasks', params: {} }, token)).result?.tasks?.map((task) => task.id)).not.toContain(taskId);
+      expect((await rpcAs({ jsonrpc: '2.0', id: 5, method: 'CancelTask', params: { id: taskId } }, token)).error?.code).toBe(-32001);
+      expect((await rpcAs({ jsonrpc: '2.0', id: 6, method: 'CreateTaskPushNotificationConfig', params: { taskId, url: `http://localhost:${portOf(receiver)}/` } }, token)).error?.code).toBe(-32001);
+    }
+  });
+
+  it('keeps a context the client names, for its end user only', async () => {
+    const [alice, bob] = [await tokenFor('alice'), await tokenFor('bob')];
+    const first = await send('How long do I have to return an item?', alice, { contextId: 'client-chosen-context-1' });
+    expect(first.error, JSON.stringify(first)).toBeUndefined();
+    expect((first.result!.task as { contextId: string }).contextId).toBe('client-chosen-context-1');
+    const again = await send('And with the receipt?', alice, { contextId: 'client-chosen-context-1' });
+    expect((again.result!.task as { contextId: string }).contextId).toBe('client-chosen-context-1');
+    expect((await send('Hello', bob, { contextId: 'client-chosen-context-1' })).error).toMatchObject({ code: -32602, message: expect.stringContaining('another end user') });
+    // An id of Cairn's own making that this agent did not give (another agent's context) is refused.
+    expect((await send('Hello', alice, { contextId: 'ses_01jd8x2k3m4n5p6q7r8s9t0v1w' })).error?.code).toBe(-32602);
+    expect((await send('Hello', alice, { contextId: 'not a context!' })).error?.code).toBe(-32602);
+  });
+
+  it('answers parse errors with -32700, requests that are not JSON-RPC with -32600, and bad ListTasks parameters with -32602 naming them', async () => {
+    const raw = async (body: string) => (await (await fetch(`${base}/a2a/${agentId}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': t.apiKey }, body })).json()) as { id: unknown; error?: { code: number; message: string } };
+    expect((await raw('{"jsonrpc": "2.0", "id": 1, "method":')).error?.code).toBe(-32700);
+    expect(await raw('{"jsonrpc": "1.0", "id": 7, "method": "GetTask", "params": {"id": "x"}}')).toMatchObject({ id: 7, error: { code: -32600 } });
+    expect((await raw('{"jsonrpc": "2.0", "id": 8, "params": {}}')).error?.code).toBe(-32600);
+    expect((await raw('[1, 2]')).error?.code).toBe(-32600);
+    expect((await raw('"GetTask"')).error?.code).toBe(-32600);
+    const list = (params: Record<string, unknown>) => rpcAs({ jsonrpc: '2.0', id: 9, method: 'ListTasks', params });
+    for (const [params, name] of [[{ status: 'TASK_STATE_BOGUS' }, 'status'], [{ pageSize: 0 }, 'pageSize'], [{ pageSize: 101 }, 'pageSize'], [{ historyLength: -1 }, 'historyLength'], [{ statusTimestampAfter: 'yesterday' }, 'statusTimestampAfter']] as const) {
+      expect((await list(params)).error, JSON.stringify(params)).toMatchObject({ code: -32602, message: expect.stringContaining(name) });
+    }
+    expect((await list({ pageSize: 100, statusTimestampAfter: '2026-01-01T00:00:00Z' })).error).toBeUndefined();
+    const rest = await fetch(`${base}/a2a/${agentId}/tasks?pageSize=0`, { headers: { 'x-api-key': t.apiKey } });
+    expect(rest.status).toBe(400);
   });
 });

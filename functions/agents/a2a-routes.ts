@@ -13,6 +13,7 @@ import type { AppEnv } from '../../shared/http/context';
 import { requestEndUser } from '../../shared/http/end-user';
 import { oauthCallbackUrl, publicBaseUrl } from '../../shared/http/public-url';
 import { isId } from '../../shared/ids';
+import { assertStorableJson } from '../../shared/json-guard';
 import type { Runtime } from '../../shared/runtime';
 
 /**
@@ -111,6 +112,32 @@ async function restCall(c: Context<AppEnv>, tasks: AgentTasks, path: string): Pr
   throw new AppError('NOT_FOUND', `No A2A operation at ${method} ${path}`, { method, path });
 }
 
+/** Why a JSON value is not a JSON-RPC 2.0 request object (JSON-RPC's -32600), or undefined. */
+function invalidRequest(request: unknown): string | undefined {
+  if (!request || typeof request !== 'object' || Array.isArray(request)) return 'the body must be one JSON-RPC request object';
+  const { jsonrpc, method, id } = request as Record<string, unknown>;
+  if (jsonrpc !== '2.0') return 'jsonrpc must be "2.0"';
+  if (typeof method !== 'string' || method === '') return 'method must be a string';
+  if (id !== undefined && id !== null && typeof id !== 'string' && typeof id !== 'number') return 'id must be a string, a number or null';
+  return undefined;
+}
+
+/** Why a parsed body breaks the one rule for JSON from outside (depth, numbers, reserved keys), or undefined. */
+function unstorable(request: unknown): string | undefined {
+  try {
+    assertStorableJson(request);
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
+/** The request's id where it has a usable one (an error answers it), else null. */
+const idOf = (request: unknown): string | number | null => {
+  const id = request && typeof request === 'object' ? (request as { id?: unknown }).id : undefined;
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
+};
+
 async function* mapped<T>(events: AsyncGenerator<T, void, undefined>, shape: (event: T) => unknown): AsyncGenerator<unknown, void, undefined> {
   for await (const event of events) yield shape(event);
 }
@@ -140,10 +167,12 @@ export function registerA2aRoutes(routes: OpenAPIHono<AppEnv>, rt: Runtime) {
     if (refused) return c.json({ jsonrpc: '2.0', id: null, error: { code: -32009, message: refused } });
     let request: unknown;
     try {
-      request = await c.req.json();
+      request = JSON.parse(await c.req.text());
     } catch {
-      return c.json({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'The body is not JSON' } });
+      return c.json({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: the body is not JSON' } });
     }
+    const invalid = invalidRequest(request) ?? unstorable(request);
+    if (invalid) return c.json({ jsonrpc: '2.0', id: idOf(request), error: { code: -32600, message: `Invalid Request: ${invalid}` } });
     const answered = await new JsonRpcTransportHandler(tasks).handle(request as Record<string, unknown>, new ServerCallContext({ requestedVersion: A2A_VERSION }));
     if (Symbol.asyncIterator in answered) {
       const id = (request as { id?: string | number | null }).id ?? null;

@@ -12,7 +12,7 @@ import { oauthCallbackAuth } from './oauth-callback-auth';
  * routes (and the code behind them) load when a request first reaches them (lazyRoutes).
  */
 export function createAgentsApp(rt: RuntimeWith<'models' | 'secrets' | 'queues' | 'code'>, options: Partial<GroupOptions> = {}) {
-  const app = createGroupApp(rt, { area: 'agents', maxBodyBytes: DEFAULT_MAX_BODY_BYTES, openAiPaths: [...OPENAI_PATHS], selfAuthenticated: [{ path: '/a2a', auth: a2aAuth(rt) }, { path: '/v1/oauth/callback', auth: oauthCallbackAuth(rt) }], ...options });
+  const app = createGroupApp(rt, { area: 'agents', maxBodyBytes: DEFAULT_MAX_BODY_BYTES, openAiPaths: [...OPENAI_PATHS], jsonRpcPaths: /^\/a2a\/[^/]+$/, selfAuthenticated: [{ path: '/a2a', auth: a2aAuth(rt) }, { path: '/v1/oauth/callback', auth: oauthCallbackAuth(rt) }], ...options });
   lazyRoutes(app, rt, ['/v1/agents'], async () => (await import('./agent-routes')).registerAgentRoutes);
   lazyRoutes(app, rt, ['/v1/agents/:agentId/runs'], async () => (await import('./run-routes')).registerRunRoutes);
   lazyRoutes(app, rt, ['/v1/chat/completions'], async () => (await import('./chat-completions')).registerChatCompletions);

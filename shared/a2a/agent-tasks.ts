@@ -70,10 +70,12 @@ export class AgentTasks implements A2ARequestHandler {
 
   listTasks(params: ListTasksRequest): Promise<ListTasksResponse> {
     return protocolErrors(async () => {
-      if (params.contextId && !isId('session', params.contextId)) throw new RequestMalformedError('contextId must be a context this agent gave (ses_…)');
+      const refused = listRefusal(params);
+      if (refused) throw new RequestMalformedError(refused);
       const statuses = params.status ? statusesOf(params.status) : undefined;
-      const limit = Math.min(Math.max(params.pageSize ?? 50, 1), 100);
-      const page = await listRuns(this.c.rt, this.c.scope, this.c.agent.id, { limit, ...(params.pageToken ? { cursor: params.pageToken } : {}), ...(statuses?.length === 1 ? { status: statuses[0] } : {}), ...(params.contextId ? { sessionId: params.contextId } : {}) });
+      const limit = params.pageSize ?? DEFAULT_PAGE_SIZE;
+      // Only the caller's end user's tasks (or, without one, the tasks of no end user).
+      const page = await listRuns(this.c.rt, this.c.scope, this.c.agent.id, { limit, userId: this.c.user?.id ?? null, ...(params.pageToken ? { cursor: params.pageToken } : {}), ...(statuses?.length === 1 ? { status: statuses[0] } : {}), ...(params.contextId ? { sessionId: params.contextId } : {}) });
       const after = params.statusTimestampAfter ? Date.parse(params.statusTimestampAfter) : undefined;
       const tasks = page.items
         .filter((run) => (!statuses || statuses.includes(run.status)) && (after === undefined || Date.parse(run.finishedAt ?? run.updatedAt) > after))
@@ -135,14 +137,34 @@ export class AgentTasks implements A2ARequestHandler {
     });
   }
 
-  /** A task of this agent, or the protocol's task-not-found (another tenant's, another agent's, or none). */
+  /**
+   * A task of this agent started for the caller's end user (or for none, as the caller), or the
+   * protocol's task-not-found: another tenant's, another agent's, another end user's, or none.
+   */
   private async run(taskId: string): Promise<Run> {
+    const notFound = () => new TaskNotFoundError(`Task ${taskId} not found`);
+    let run: Run;
     try {
-      return await getRun(this.c.rt, this.c.scope, this.c.agent.id, taskId);
+      run = await getRun(this.c.rt, this.c.scope, this.c.agent.id, taskId);
     } catch (error) {
-      if (error instanceof NotFoundError) throw new TaskNotFoundError(`Task ${taskId} not found`);
+      if (error instanceof NotFoundError) throw notFound();
       throw error;
     }
+    if ((run.userId ?? null) !== (this.c.user?.id ?? null)) throw notFound();
+    return run;
+  }
+
+  /**
+   * A context a client names: one of this agent's sessions with the caller's end user, or a new
+   * one under the id the client chose. Another end user's context is refused, and so is an id of
+   * Cairn's own making (`ses_…`) this agent did not give: another agent's.
+   */
+  private async context(contextId: string, field: string): Promise<string> {
+    if (!SESSION_ID.test(contextId)) throw new RequestMalformedError(`${field} must be 1–128 letters, digits, _ or -`);
+    const session = await this.c.rt.store.sessions.getSession(this.c.scope, this.c.agent.id, contextId);
+    if (!session && isId('session', contextId)) throw new RequestMalformedError(`${field} ${contextId} is not a context of this agent: leave it out to start a new one`);
+    if (session && (session.userId ?? null) !== (this.c.user?.id ?? null)) throw new RequestMalformedError(`${field} ${contextId} belongs to another end user: leave it out to start a new one`);
+    return contextId;
   }
 
   /**
@@ -156,7 +178,7 @@ export class AgentTasks implements A2ARequestHandler {
     if (message.taskId) return this.answer(message);
     const text = textOf(message);
     if (!text) throw new RequestMalformedError('message.parts must hold some text');
-    if (message.contextId && !isId('session', message.contextId)) throw new RequestMalformedError('message.contextId must be a context this agent gave (ses_…): leave it out to start a new one');
+    if (message.contextId) await this.context(message.contextId, 'message.contextId');
     const pushConfig = params.configuration?.taskPushNotificationConfig;
     const push = pushConfig?.url ? [await this.pushTarget(pushConfig)] : undefined;
     return createRun(rt, scope, agent.id, {
@@ -232,6 +254,21 @@ export class AgentTasks implements A2ARequestHandler {
     const sealed = auth ? await sealDeliverySecret(this.c.rt, this.c.scope, JSON.stringify(auth)) : undefined;
     return { id: config.id || randomUUID(), url: config.url, ...(sealed ? { sealed } : {}), ...(config.authentication?.scheme ? { scheme: config.authentication.scheme } : {}) };
   }
+}
+
+const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
+const DEFAULT_PAGE_SIZE = 50;
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
+const MAX_PAGE_SIZE = 100;
+
+/** Why ListTasks' parameters cannot be served (each named), or undefined. */
+function listRefusal(params: ListTasksRequest): string | undefined {
+  if (params.status === TaskState.UNRECOGNIZED) return 'status must be one of the protocol’s task states (TASK_STATE_…)';
+  if (params.pageSize !== undefined && !(Number.isInteger(params.pageSize) && params.pageSize >= 1 && params.pageSize <= MAX_PAGE_SIZE)) return `pageSize must be a whole number from 1 to ${MAX_PAGE_SIZE}`;
+  if (params.historyLength !== undefined && !(Number.isInteger(params.historyLength) && params.historyLength >= 0)) return 'historyLength must be a whole number, 0 or more';
+  if (params.statusTimestampAfter !== undefined && params.statusTimestampAfter !== '' && !(RFC3339.test(params.statusTimestampAfter) && !Number.isNaN(Date.parse(params.statusTimestampAfter)))) return 'statusTimestampAfter must be an RFC 3339 timestamp';
+  if (params.contextId && !SESSION_ID.test(params.contextId)) return 'contextId must be 1–128 letters, digits, _ or -';
+  return undefined;
 }
 
 /** A push target as the protocol shows it: never its token or credentials. */

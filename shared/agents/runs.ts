@@ -192,7 +192,7 @@ export async function getRun(rt: Runtime, scope: TenantScope, agentId: string, r
   return run;
 }
 
-export async function listRuns(rt: Runtime, scope: TenantScope, agentId: string, page: { limit: number; cursor?: string; status?: RunStatus; sessionId?: string }) {
+export async function listRuns(rt: Runtime, scope: TenantScope, agentId: string, page: { limit: number; cursor?: string; status?: RunStatus; sessionId?: string; userId?: string | null }) {
   await agents.get(rt, scope, agentId);
   return rt.store.runs.listRuns(scope, agentId, page);
 }

@@ -24,6 +24,8 @@ export interface GroupOptions {
   multipartPaths?: RegExp;
   /** The paths that also take JSON Lines bodies (application/x-ndjson: evaluation cases). */
   jsonLinesPaths?: RegExp;
+  /** JSON-RPC endpoints: a JSON body is left to the route to parse (held to the size limit), which answers a parse error in JSON-RPC's shape. */
+  jsonRpcPaths?: RegExp;
   /** Overrides API_KEY_CACHE_SECONDS (tests that revoke keys use 0). */
   apiKeyCacheSeconds?: number;
   /** Paths (and below) that answer errors in OpenAI's shape, authentication errors included. */
@@ -51,7 +53,7 @@ export function createGroupApp(rt: Runtime, options: GroupOptions): OpenAPIHono<
   const authenticate: MiddlewareHandler<AppEnv> = (c, next) => (selves.find((self) => c.req.path === self.path || c.req.path.startsWith(`${self.path}/`))?.auth ?? byKey)(c, next);
   app.use('*', authenticate);
   app.use('*', rateLimit(rt, options.area));
-  app.use('*', bodyGuard(options.maxBodyBytes, { multipartPaths: options.multipartPaths, jsonLinesPaths: options.jsonLinesPaths }));
+  app.use('*', bodyGuard(options.maxBodyBytes, { multipartPaths: options.multipartPaths, jsonLinesPaths: options.jsonLinesPaths, jsonRpcPaths: options.jsonRpcPaths }));
   app.onError(errorHandler);
   app.notFound(notFoundResponse);
   return app;

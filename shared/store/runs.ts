@@ -125,10 +125,11 @@ export function runsStore(db: Db, clock: Clock) {
   }
 
   /** An agent's runs, newest first, optionally of one status or session. */
-  async function listRuns(scope: TenantScope, agentId: string, page: { limit: number; cursor?: string; status?: RunStatus; sessionId?: string }): Promise<{ items: RunRecord[]; nextCursor: string | null }> {
+  /** `userId`: only the runs of this end user; null, only those of no end user. */
+  async function listRuns(scope: TenantScope, agentId: string, page: { limit: number; cursor?: string; status?: RunStatus; sessionId?: string; userId?: string | null }): Promise<{ items: RunRecord[]; nextCursor: string | null }> {
     const pk = keys.runPartition(scope, agentId);
     const after = db.cursors.decode(pk, page.cursor);
-    const filters = [...(page.status ? ['#status = :status'] : []), ...(page.sessionId ? ['sessionId = :sessionId'] : [])];
+    const filters = [...(page.status ? ['#status = :status'] : []), ...(page.sessionId ? ['sessionId = :sessionId'] : []), ...(page.userId === null ? ['attribute_not_exists(userId)'] : page.userId !== undefined ? ['userId = :userId'] : [])];
     const items: Record<string, unknown>[] = [];
     let start: Record<string, unknown> | undefined = after === undefined ? undefined : { pk, sk: after };
     // A filter applies after DynamoDB's limit: read pages until the page is full.
@@ -139,7 +140,7 @@ export function runsStore(db: Db, clock: Clock) {
           KeyConditionExpression: 'pk = :pk',
           ...(filters.length > 0 ? { FilterExpression: filters.join(' AND ') } : {}),
           ...(page.status ? { ExpressionAttributeNames: { '#status': 'status' } } : {}),
-          ExpressionAttributeValues: { ':pk': pk, ...(page.status ? { ':status': page.status } : {}), ...(page.sessionId ? { ':sessionId': page.sessionId } : {}) },
+          ExpressionAttributeValues: { ':pk': pk, ...(page.status ? { ':status': page.status } : {}), ...(page.sessionId ? { ':sessionId': page.sessionId } : {}), ...(typeof page.userId === 'string' ? { ':userId': page.userId } : {}) },
           ScanIndexForward: false,
           Limit: page.limit + 1,
           ExclusiveStartKey: start,

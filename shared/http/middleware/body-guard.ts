@@ -22,9 +22,10 @@ function hasBody(headers: Headers): boolean {
  * and be storable as sent (else 400 naming the field: see `json-guard.ts`). Requests without a
  * body pass: their handlers then report the missing fields. On `multipartPaths`, a
  * multipart/form-data body, and on `jsonLinesPaths` a JSON Lines one (application/x-ndjson), is
- * held to the same size and left to the route to read (and each line to the same rules).
+ * held to the same size and left to the route to read (and each line to the same rules); so is a
+ * JSON body on `jsonRpcPaths`, whose route answers a parse error in JSON-RPC's shape.
  */
-export function bodyGuard(maxBytes: number, options: { multipartPaths?: RegExp; jsonLinesPaths?: RegExp } = {}): MiddlewareHandler<AppEnv> {
+export function bodyGuard(maxBytes: number, options: { multipartPaths?: RegExp; jsonLinesPaths?: RegExp; jsonRpcPaths?: RegExp } = {}): MiddlewareHandler<AppEnv> {
   const tooLarge = (c: Context<AppEnv>): never => {
     // The body is refused unread: a kept-alive client must not send its next request after it.
     c.header('Connection', 'close');
@@ -53,6 +54,8 @@ export function bodyGuard(maxBytes: number, options: { multipartPaths?: RegExp; 
         contentType: type || null,
       });
     }
+    // A JSON-RPC endpoint answers a body that does not parse in its protocol's words (-32700).
+    if (options.jsonRpcPaths?.test(c.req.path)) return limit(c, next);
     return limit(c, async () => {
       await assertStorableBody(c);
       await next();
