@@ -31,6 +31,13 @@ function lookup(value: unknown, path: string[]): unknown {
 /** A value as template text: strings as they are, absent values empty, anything else as JSON. */
 export const templateText = (value: unknown) => (value === undefined || value === null ? '' : typeof value === 'string' ? value : JSON.stringify(value));
 
+/**
+ * A value placed in a URL, encoded so it stays inside its segment (it cannot add a `/`, `?` or
+ * `#`); undefined for `.` and `..`, which a URL parser takes as a move along the path however
+ * they are spelled (`%2e%2e` included), so `/orders/{{id}}/refund` with `..` would call `/refund`.
+ */
+export const urlComponent = (value: string): string | undefined => (value === '.' || value === '..' ? undefined : encodeURIComponent(value));
+
 /** What one template variable stands for (undefined when it names nothing). */
 function valueOf(expr: string, scope: TemplateScope): unknown {
   if (expr === 'input' || expr === 'user_message') return scope.input;

@@ -109,6 +109,20 @@ describe('tools on agents', () => {
     expect(await runAgentTool(sneaky, 0, { orderId: 'iam' }, { policy: local })).toMatchObject({ ok: false, error: expect.stringMatching(/169\.254\.169\.254 is not a public address/) });
   });
 
+  it('keeps an argument inside its URL segment: `.` and `..` are invalid arguments, never a move along the path', async () => {
+    const refund = { ...orderTool(`${base}/orders/{{orderId}}/refund`), name: 'refund', parameters: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] } };
+    const created = await call(app, 'POST', '/v1/agents', { key: t.apiKey, body: { name: 'Refunds', model: 'gpt-4', tools: [refund] } });
+    const agent = await agents.get(testRt, t.scope, created.body.data.id);
+    const before = seen.length;
+    for (const orderId of ['..', '.']) {
+      expect(await runAgentTool(agent, 0, { orderId }, { policy: local })).toMatchObject({ ok: false, error: expect.stringContaining('invalid arguments: orderId'), invalidArguments: true });
+    }
+    expect(seen.length).toBe(before);
+    // Dots inside a value are the value's: encoded where they could be read as a path.
+    await runAgentTool(agent, 0, { orderId: '..%2F..' }, { policy: local });
+    expect(seen[seen.length - 1]!.url).toBe('/orders/..%252F../refund');
+  });
+
   it('searches the agent’s sources and runs a workflow as tools', async () => {
     const ks = await call(app, 'POST', '/v1/knowledge-sources', { key: t.apiKey, body: { name: 'kb', type: 'file-collection', files: [{ path: 'returns.md', content: '# Returns\n\nItems can be returned within 30 days.' }] } });
     await call(app, 'POST', `/v1/knowledge-sources/${ks.body.data.id}/connect`, { key: t.apiKey, body: {} });

@@ -19,6 +19,8 @@ const server = createServer((req, res) => {
   if (req.url === '/big') return res.end('x'.repeat(100_000));
   if (req.url === '/slow') return void setTimeout(() => res.end('late'), 2000);
   if (req.url === '/hop') return res.writeHead(303, { location: `http://127.0.0.1:${port}/landed` }).end();
+  if (req.url === '/hop-307') return res.writeHead(307, { location: `http://127.0.0.1:${port}/landed` }).end();
+  if (req.url === '/same-origin-307') return res.writeHead(307, { location: '/landed' }).end();
   res.end(`ok ${req.method} ${req.url}`);
 });
 let port = 0;
@@ -124,6 +126,30 @@ describe('the outbound guard', () => {
     expect(hopped.body.toString()).toBe('ok GET /landed');
     expect(seen[0]!.headers.authorization).toBe('Bearer secret');
     expect(seen[1]!.headers.authorization).toBeUndefined();
+  });
+
+  it('carries none of a request’s own headers to another origin (a tool’s secret header among them), only those that describe it', async () => {
+    seen.length = 0;
+    const headers = { 'x-auth-token': 'tool-secret', 'x-tenant-header': 'configured', authorization: 'Bearer secret', accept: 'application/json', 'content-type': 'application/json' };
+    const hopped = await outboundRequest(`http://localhost:${port}/hop-307`, { method: 'POST', body: '{"a":1}', headers }, privateOk);
+    expect(hopped.body.toString()).toBe('ok POST /landed');
+    expect(seen[0]!.headers['x-auth-token']).toBe('tool-secret');
+    expect(seen[1]!.headers).not.toHaveProperty('x-auth-token');
+    expect(seen[1]!.headers).not.toHaveProperty('x-tenant-header');
+    expect(seen[1]!.headers).not.toHaveProperty('authorization');
+    expect(seen[1]!.headers).toMatchObject({ accept: 'application/json', 'content-type': 'application/json' });
+    // The same origin keeps them.
+    seen.length = 0;
+    await outboundRequest(`http://localhost:${port}/same-origin-307`, { method: 'POST', body: '{}', headers }, privateOk);
+    expect(seen[1]!.headers['x-auth-token']).toBe('tool-secret');
+  });
+
+  it('follows no redirect for a request whose body carries credentials (maxRedirects: 0), sending it nowhere else', async () => {
+    seen.length = 0;
+    const refused = await refusal(outboundRequest(`http://localhost:${port}/hop-307`, { method: 'POST', body: 'refresh_token=r&client_secret=s', maxRedirects: 0 }, privateOk));
+    expect(refused.details).toMatchObject({ reason: 'redirects' });
+    expect(refused.message).toMatch(/does not follow/);
+    expect(seen.map((s) => s.url)).toEqual(['/hop-307']);
   });
 
   it('gives clients that bring their own HTTP (the MCP SDK) a fetch behind the same guard, streaming and bounded', async () => {

@@ -118,7 +118,8 @@ export async function startAuthorization(
 async function tokenRequest(rt: Runtime, scope: TenantScope, provider: StoredOAuthProvider, form: Record<string, string>) {
   const secret = await clientSecretOf(rt, scope, provider);
   const body = new URLSearchParams({ ...form, client_id: provider.clientId, ...(secret ? { client_secret: secret } : {}) }).toString();
-  const res = await outboundRequest(provider.tokenUrl, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }, body, timeoutMs: TOKEN_TIMEOUT_MS, maxBytes: 64 * 1024 }, rt.outbound);
+  // The body carries the client secret and a code or refresh token: a redirect is refused, never followed.
+  const res = await outboundRequest(provider.tokenUrl, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }, body, timeoutMs: TOKEN_TIMEOUT_MS, maxBytes: 64 * 1024, maxRedirects: 0 }, rt.outbound);
   let json: Record<string, unknown> = {};
   try {
     json = JSON.parse(res.body.toString('utf8')) as Record<string, unknown>;
@@ -246,7 +247,7 @@ export async function disconnect(rt: Runtime, scope: TenantScope, userId: string
       const secret = await clientSecretOf(rt, scope, provider);
       const res = await outboundRequest(
         provider.revocationUrl,
-        { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token, token_type_hint: hint, client_id: provider.clientId, ...(secret ? { client_secret: secret } : {}) }).toString(), timeoutMs: TOKEN_TIMEOUT_MS },
+        { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token, token_type_hint: hint, client_id: provider.clientId, ...(secret ? { client_secret: secret } : {}) }).toString(), timeoutMs: TOKEN_TIMEOUT_MS, maxRedirects: 0 },
         rt.outbound,
       );
       revoked = res.status === 200;

@@ -126,6 +126,7 @@ export interface OutboundRequest {
   timeoutMs?: number;
   /** Bytes of response body kept; the rest is dropped and `truncated` set (default 1 MiB). */
   maxBytes?: number;
+  /** Redirects followed (default 5); 0 for a request whose body carries credentials: a redirect fails it. */
   maxRedirects?: number;
   signal?: AbortSignal;
 }
@@ -301,16 +302,28 @@ async function follow(target: string, request: OutboundRequest, policy: Outbound
     const location = res.headers.location;
     if (!REDIRECTS.has(res.statusCode ?? 0) || !location) return { res, url };
     res.resume(); // a redirect's own body is not read
-    if (hop >= (request.maxRedirects ?? 5)) throw outboundError('redirects', `${url.host} redirected more than ${request.maxRedirects ?? 5} times`, url.hostname);
-    const next = new URL(location, url);
-    // Credentials are for the host they were given for: a redirect elsewhere does not carry them.
-    const headers = { ...current.headers };
-    if (next.origin !== url.origin) for (const name of Object.keys(headers)) if (/^(authorization|cookie|x-api-key|proxy-authorization)$/i.test(name)) delete headers[name];
     const status = res.statusCode ?? 0;
+    const limit = request.maxRedirects ?? 5;
+    if (limit === 0) throw outboundError('redirects', `${url.host} answered with a redirect (${status}), which this request does not follow: it carries credentials`, url.hostname);
+    if (hop >= limit) throw outboundError('redirects', `${url.host} redirected more than ${limit} times`, url.hostname);
+    const next = new URL(location, url);
     const asGet = status === 303 || ((status === 301 || status === 302) && current.method !== undefined && current.method !== 'GET' && current.method !== 'HEAD');
-    current = { ...current, headers, ...(asGet ? { method: 'GET', body: undefined } : {}) };
+    current = { ...current, headers: redirectedHeaders(current.headers ?? {}, next.origin !== url.origin, asGet), ...(asGet ? { method: 'GET', body: undefined } : {}) };
     url = next;
   }
+}
+
+/**
+ * Headers that describe the request rather than whom it is from: the only ones carried to another
+ * origin. Whatever else a request has — its auth, a tool's sealed headers, cookies, any header a
+ * tenant configured — is for the origin it was given for.
+ */
+const ACROSS_ORIGINS = new Set(['accept', 'accept-encoding', 'accept-language', 'content-type', 'content-language', 'content-length', 'user-agent', 'cache-control', 'pragma', 'a2a-version', 'mcp-protocol-version']);
+const BODY_HEADERS = new Set(['content-type', 'content-language', 'content-length', 'content-encoding']);
+
+/** A request's headers on the way to where it was redirected: only the descriptive ones to another origin; none of its body's once it goes as a GET. */
+function redirectedHeaders(headers: Record<string, string>, crossOrigin: boolean, asGet: boolean): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => (!crossOrigin || ACROSS_ORIGINS.has(name.toLowerCase())) && !(asGet && BODY_HEADERS.has(name.toLowerCase()))));
 }
 
 function deadlineOf(request: OutboundRequest): AbortSignal {

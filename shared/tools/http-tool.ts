@@ -1,6 +1,6 @@
 import { ToolFailure } from '../errors';
 import { outboundRequest } from '../net/outbound';
-import { templateText } from '../templates';
+import { templateText, urlComponent } from '../templates';
 import { PLACEHOLDER, type HttpDefinition, type Stored } from './definitions';
 import { toolAuthorization, type ToolAuthorization } from './tool-auth';
 import { type ToolContext, type ToolKind } from './tool-kind';
@@ -12,8 +12,15 @@ import { type ToolContext, type ToolKind } from './tool-kind';
 
 type HttpTool = Stored<HttpDefinition>;
 
-/** `{{name}}` in a URL: the argument, URL-encoded (it cannot change the path or the host). */
-const renderUrl = (template: string, args: Record<string, unknown>) => template.replace(PLACEHOLDER, (_, name: string) => encodeURIComponent(templateText(args[name])));
+/** `{{name}}` in a URL: the argument, URL-encoded (it cannot change the path or the host; `.` and `..` are invalid arguments). */
+const renderUrl = (template: string, args: Record<string, unknown>) => template.replace(PLACEHOLDER, (_, name: string) => urlArgument(name, templateText(args[name])));
+
+/** An argument as it goes in a URL, or the invalid-arguments failure the model is told of. */
+export function urlArgument(name: string, value: string): string {
+  const encoded = urlComponent(value);
+  if (encoded === undefined) throw new ToolFailure(`invalid arguments: ${name} cannot be "${value}" (it would move along the URL's path)`, { invalidArguments: true });
+  return encoded;
+}
 
 /** `{{name}}` in a header value: the argument, refused if it could start another header. */
 function renderHeader(template: string, args: Record<string, unknown>): string {

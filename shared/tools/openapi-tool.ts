@@ -1,7 +1,7 @@
 import { AppError, ValidationError, OpenApiProblem, ToolFailure } from '../errors';
 import { outboundRequest } from '../net/outbound';
 import { templateText } from '../templates';
-import { sendToolRequest } from './http-tool';
+import { sendToolRequest, urlArgument } from './http-tool';
 import { compileOpenApi, type OpenApiOperation } from './openapi-operations';
 import { MAX_EXPOSED, MAX_STORED_BYTES, type OpenApiDefinition, type Stored } from './definitions';
 import { toolAuthorization } from './tool-auth';
@@ -63,7 +63,7 @@ function urlOf(operation: OpenApiOperation, args: Record<string, unknown>): stri
   for (const param of operation.params) {
     const value = args[param.arg];
     if (value === undefined) continue;
-    if (param.in === 'path') path = path.split(`{${param.name}}`).join(encodeURIComponent(templateText(value)));
+    if (param.in === 'path') path = path.split(`{${param.name}}`).join(urlArgument(param.arg, templateText(value)));
     else if (param.in === 'query') for (const item of Array.isArray(value) ? value : [value]) query.append(param.name, templateText(item));
   }
   const search = query.toString();

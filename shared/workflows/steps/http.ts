@@ -1,9 +1,9 @@
 import { z } from '@hono/zod-openapi';
-import { UpstreamError } from '../../errors';
+import { AppError, UpstreamError } from '../../errors';
 import { outboundRequest } from '../../net/outbound';
 import { integerBetween } from '../../schema-helpers';
 import { assertCallAllowed, authInput, toolAuthorization, policyInput, policyIssues, sealAuth, showAuth, type StoredAuth } from '../../tools';
-import { renderDeep, renderTemplate, TEMPLATE, templateText, type TemplateScope } from '../../templates';
+import { renderDeep, renderTemplate, TEMPLATE, templateText, urlComponent, type TemplateScope } from '../../templates';
 import type { WorkKind } from './step-kind';
 import { endUserOfView, userView } from '../../identity';
 
@@ -39,9 +39,12 @@ type StoredConfig = Omit<Config, 'auth'> & { auth?: StoredAuth };
 
 /** A value placed in the URL is encoded, unless its template starts the URL (it then gives the origin). */
 function renderUrl(template: string, vars: TemplateScope): string {
-  return template.replace(TEMPLATE, (match, _expr: string, offset: number) => {
+  return template.replace(TEMPLATE, (match, expr: string, offset: number) => {
     const value = renderTemplate(match, vars);
-    return offset === 0 ? value : encodeURIComponent(value);
+    if (offset === 0) return value;
+    const encoded = urlComponent(value);
+    if (encoded === undefined) throw new AppError('UNPROCESSABLE', `url: {{${expr}}} rendered as "${value}", which would move along the URL's path`, { field: 'url' }, { retryable: false });
+    return encoded;
   });
 }
 
