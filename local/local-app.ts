@@ -16,7 +16,8 @@ import type { Runtime } from '../shared/runtime';
 import { consoleSite } from './console-site';
 
 interface Fetchable {
-  fetch(request: Request): Response | Promise<Response>;
+  /** `env`: what the adapter gives (the Node server's incoming request: where it arrived). */
+  fetch(request: Request, env?: unknown): Response | Promise<Response>;
 }
 
 /**
@@ -46,7 +47,7 @@ export function createLocalApp(rt: Runtime, options: Partial<GroupOptions> = {})
   root.get('/console/*', (c) => site.fetch(c.req.raw));
   root.all('*', (c) => {
     const group = routeGroupOf(c.req.path);
-    return (group ? apps[group] : fallback).fetch(c.req.raw);
+    return (group ? apps[group] : fallback).fetch(c.req.raw, c.env);
   });
   return root;
 }

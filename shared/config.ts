@@ -108,6 +108,12 @@ const variables = {
   TOOL_ALLOW_PRIVATE_NETWORKS: withDefault('false', () => z.enum(['true', 'false'])),
   /** Set by Lambda: its runtime API's host:port, which no tenant's URL may reach. */
   AWS_LAMBDA_RUNTIME_API: optional(() => z.string()),
+  /**
+   * This API's public base URL (scheme, host, any path prefix such as a stage), for URLs handed to
+   * others: OAuth redirect URIs, A2A endpoints. Unset: API Gateway's own domain and stage in AWS,
+   * `http://localhost:<port>` locally — never a header a client sends.
+   */
+  PUBLIC_BASE_URL: optional(() => z.url({ protocol: /^https?$/ }).max(2000).transform((url) => url.replace(/\/+$/, ''))),
   /** Browser origins allowed to call the API: a comma-separated list, or `*`; empty (the default): no browser access. */
   CORS_ORIGINS: withDefault('', () => z.string()),
   /** SQS queue of ingestion work (AWS); unset: local mode's queue stored in the table. */
@@ -249,6 +255,7 @@ export function loadConfig(source: Record<string, string | undefined>) {
     toolAllowPrivateNetworks: env.TOOL_ALLOW_PRIVATE_NETWORKS === 'true',
     lambdaRuntimeApi: env.AWS_LAMBDA_RUNTIME_API,
     corsOrigins: env.CORS_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean),
+    publicBaseUrl: env.PUBLIC_BASE_URL,
     defaultModelProvider: env.DEFAULT_MODEL_PROVIDER,
     docsAssetsDir: env.DOCS_ASSETS_DIR,
     ingestionQueueUrl: env.INGESTION_QUEUE_URL,

@@ -87,10 +87,14 @@ describe('serving A2A', () => {
   it('publishes a card without a key, only for agents with a2a enabled', async () => {
     const card = await new DefaultAgentCardResolver().resolve(`${base}/a2a/${agentId}/`);
     expect(card).toMatchObject({ name: 'Support', description: 'Answers questions about returns', capabilities: { streaming: true, pushNotifications: true } });
+    // The endpoint is named from where the server listens (localhost and its port), not from the Host a client sends.
+    const endpoint = `http://localhost:${portOf(server)}/a2a/${agentId}`;
     expect(card.supportedInterfaces.map((i) => [i.protocolBinding, i.protocolVersion, i.url])).toEqual([
-      ['JSONRPC', '1.0', `${base}/a2a/${agentId}`],
-      ['HTTP+JSON', '1.0', `${base}/a2a/${agentId}`],
+      ['JSONRPC', '1.0', endpoint],
+      ['HTTP+JSON', '1.0', endpoint],
     ]);
+    const forged = await fetch(`${base}/a2a/${agentId}/.well-known/agent-card.json`, { headers: { host: 'evil.example', 'x-forwarded-proto': 'https' } });
+    expect(JSON.stringify(await forged.json())).not.toContain('evil.example');
     expect(card.skills.map((s) => s.id)).toEqual(['chat', 'knowledge']);
     // A client given the card's own URL finds it too (the SDK resolves the card against what it is given).
     expect((await new DefaultAgentCardResolver().resolve(`${base}/a2a/${agentId}/.well-known/agent-card.json`)).name).toBe('Support');

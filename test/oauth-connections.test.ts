@@ -1,4 +1,6 @@
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startHttpServer } from '../local/http-server';
 import { createLocalApp } from '../local/local-app';
 import { accessTokenFor } from '../shared/identity';
 import { call } from './helpers/http';
@@ -147,5 +149,54 @@ describe('an end user’s connection', () => {
     const deleted = await api('DELETE', '/v1/oauth-providers/calendar');
     expect(deleted.body.data).toMatchObject({ name: 'calendar', deleted: true, connectionsRemoved: 2 }); // u-fay and u-dee
     expect((await api('GET', '/v1/end-users/u-fay/connections')).body.data).toEqual([]);
+  });
+});
+
+describe('what an attacker tries against connections', () => {
+  const diary = () => ({ ...calendar(), name: 'diary' });
+  const start = (userId: string) => api('POST', `/v1/end-users/${encodeURIComponent(userId)}/connections/diary`, {});
+  beforeAll(async () => {
+    expect((await api('POST', '/v1/oauth-providers', diary())).status).toBe(201);
+  });
+
+  it('refuses a callback whose iss names another authorization server (RFC 9207), and one without iss from a provider that always sends it', async () => {
+    const started = await start('u-mix');
+    const back = await idp.login(started.body.data.url, 'u-mix');
+    // oidc-provider names itself in its authorization responses, and says so in its discovery document.
+    expect(back.searchParams.get('iss')).toBe(idp.issuer);
+    const forged = new URL(back);
+    forged.searchParams.set('iss', 'https://evil.example');
+    const landed = await call(app, 'GET', `${forged.pathname}${forged.search}`);
+    expect(landed.body).toContain('issuer_mismatch');
+    const again = await idp.login((await start('u-mix')).body.data.url, 'u-mix');
+    again.searchParams.delete('iss');
+    expect((await call(app, 'GET', `${again.pathname}${again.search}`)).body).toContain('issuer_missing');
+    expect((await api('GET', '/v1/end-users/u-mix/connections')).body.data).toEqual([]);
+    // Its own iss connects.
+    const honest = await idp.login((await start('u-mix')).body.data.url, 'u-mix');
+    expect((await call(app, 'GET', `${honest.pathname}${honest.search}`)).body).toContain('Account connected');
+  });
+
+  it('lists and exports exactly one user’s connections, not those of a user whose id begins with theirs', async () => {
+    for (const userId of ['u-gil', 'u-gil#x']) {
+      const back = await idp.login((await start(userId)).body.data.url, userId);
+      expect((await call(app, 'GET', `${back.pathname}${back.search}`)).body).toContain('Account connected');
+    }
+    expect((await api('GET', '/v1/end-users/u-gil/connections')).body.data).toHaveLength(1);
+    expect((await api('GET', '/v1/end-users/u-gil/export')).body.data.connections).toHaveLength(1);
+    expect((await api('GET', `/v1/end-users/${encodeURIComponent('u-gil#x')}/connections`)).body.data).toHaveLength(1);
+  });
+
+  it('builds the redirect URI from where the server listens, never from the Host header a client sends', async () => {
+    const server = await startHttpServer(app.fetch, { port: 0, hostname: '127.0.0.1', clock: testRt.clock });
+    try {
+      const port = (server.address() as AddressInfo).port;
+      const res = await fetch(`http://127.0.0.1:${port}/v1/end-users/u-host/connections/diary`, { method: 'POST', headers: { 'x-api-key': t.apiKey, 'content-type': 'application/json', host: 'evil.example', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https' }, body: '{}' });
+      const body = (await res.json()) as { data: { url: string } };
+      expect(res.status, JSON.stringify(body)).toBe(201);
+      expect(new URL(body.data.url).searchParams.get('redirect_uri')).toBe(`http://localhost:${port}/v1/oauth/callback`);
+    } finally {
+      server.close();
+    }
   });
 });

@@ -1,8 +1,9 @@
 import type { MiddlewareHandler } from 'hono';
+import { publishedAgentTenant } from '../../shared/a2a/published-agents';
 import { AppError } from '../../shared/errors';
 import type { AppEnv } from '../../shared/http/context';
 import { apiKeyAuth } from '../../shared/http/middleware/api-key-auth';
-import { addLogContext } from '../../shared/log';
+import { tenantIdentity } from '../../shared/http/middleware/tenant-identity';
 import type { Runtime } from '../../shared/runtime';
 
 // The card at /a2a/{agentId}/.well-known/agent-card.json, and wherever below the agent a client
@@ -18,15 +19,15 @@ const CARD_PATH = /^\/a2a\/([^/]+)\/(?:[^?]*\/)?\.well-known\/agent-card\.json$/
  */
 export function a2aAuth(rt: Runtime): MiddlewareHandler<AppEnv> {
   const byKey = apiKeyAuth(rt);
-  return async (c, next) => {
-    const card = c.req.method === 'GET' ? CARD_PATH.exec(c.req.path) : null;
-    if (!card) return byKey(c, next);
-    const agentId = card[1]!;
-    const scope = await rt.store.publishedAgents.find(agentId);
-    const tenant = scope && (await rt.store.apiKeys.recentTenant(scope));
-    if (!scope || !tenant) throw new AppError('NOT_FOUND', `A2A agent ${JSON.stringify(agentId)} not found`, { resource: 'A2A agent', id: agentId });
-    c.set('identity', { keyId: `a2a-card:${agentId}`, scope, plan: tenant.plan });
-    addLogContext({ tenantId: scope.tenantId });
-    await next();
-  };
+  const agentId = (path: string) => CARD_PATH.exec(path)?.[1];
+  const byCard = tenantIdentity(
+    rt,
+    async (c) => {
+      const id = agentId(c.req.path)!;
+      const scope = await publishedAgentTenant(rt, id);
+      return scope && { scope, keyId: `a2a-card:${id}` };
+    },
+    (c) => new AppError('NOT_FOUND', `A2A agent ${JSON.stringify(agentId(c.req.path))} not found`, { resource: 'A2A agent', id: agentId(c.req.path) }),
+  );
+  return (c, next) => (c.req.method === 'GET' && agentId(c.req.path) !== undefined ? byCard(c, next) : byKey(c, next));
 }

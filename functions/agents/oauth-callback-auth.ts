@@ -1,8 +1,8 @@
 import type { MiddlewareHandler } from 'hono';
 import { ValidationError } from '../../shared/errors';
 import type { AppEnv } from '../../shared/http/context';
+import { tenantIdentity } from '../../shared/http/middleware/tenant-identity';
 import { tenantOfState } from '../../shared/identity';
-import { addLogContext } from '../../shared/log';
 import type { Runtime } from '../../shared/runtime';
 
 /**
@@ -11,13 +11,13 @@ import type { Runtime } from '../../shared/runtime';
  * state unknown, used or expired is a 400 before anything else is read.
  */
 export function oauthCallbackAuth(rt: Runtime): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
-    const state = c.req.query('state') ?? '';
-    const scope = /^[A-Za-z0-9_-]{20,100}$/.test(state) ? await tenantOfState(rt, state) : undefined;
-    const tenant = scope && (await rt.store.apiKeys.recentTenant(scope));
-    if (!scope || !tenant) throw new ValidationError('state', 'is unknown, used already or expired: start connecting again');
-    c.set('identity', { keyId: 'oauth-callback', scope, plan: tenant.plan });
-    addLogContext({ tenantId: scope.tenantId });
-    await next();
-  };
+  return tenantIdentity(
+    rt,
+    async (c) => {
+      const state = c.req.query('state') ?? '';
+      const scope = /^[A-Za-z0-9_-]{20,100}$/.test(state) ? await tenantOfState(rt, state) : undefined;
+      return scope && { scope, keyId: 'oauth-callback' };
+    },
+    () => new ValidationError('state', 'is unknown, used already or expired: start connecting again'),
+  );
 }

@@ -98,7 +98,7 @@ export function registerOAuthRoutes(app: OpenAPIHono<AppEnv>, rt: Runtime) {
     }),
     async (c) => {
       const query = c.req.valid('query');
-      const done = await completeAuthorization(rt, { state: query.state, ...(query.code ? { code: query.code } : {}), ...(query.error ? { error: query.error } : {}) });
+      const done = await completeAuthorization(rt, { state: query.state, ...(query.code ? { code: query.code } : {}), ...(query.error ? { error: query.error } : {}), ...(query.iss !== undefined ? { iss: query.iss } : {}) });
       // A background run that waited for this account goes on by itself (a session's turn is resumed by its client).
       const { waiter } = done;
       if (done.connected && waiter?.runId) {

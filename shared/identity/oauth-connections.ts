@@ -4,9 +4,11 @@ import { UpstreamError, ValidationError } from '../errors';
 import { log } from '../log';
 import { outboundRequest } from '../net/outbound';
 import type { Runtime } from '../runtime';
-import type { SealedSecret } from '../secrets/secret-box';
 import { scopeOf, type TenantScope } from '../tenancy';
-import { clientSecretOf, getProvider, removeProvider, type StoredOAuthProvider } from './oauth-providers';
+import { clientSecretOf, getProvider, removeProvider } from './oauth-providers';
+import { connectionRecord, providerRecord, readRecord, stateRecord, type AuthorizationWaiter, type StoredConnection, type StoredOAuthProvider, type StoredState } from './oauth-records';
+
+export type { AuthorizationWaiter } from './oauth-records';
 
 /**
  * End users' connections to OAuth providers: the authorization code flow with PKCE (S256) and a
@@ -20,40 +22,6 @@ const STATE_SECONDS = 600;
 const EXPIRY_MARGIN_MS = 60_000;
 const REFRESH_LEASE_MS = 15_000;
 const TOKEN_TIMEOUT_MS = 10_000;
-
-export interface StoredConnection {
-  userId: string;
-  provider: string;
-  scopes: string[];
-  connectedAt: string;
-  refreshedAt?: string;
-  /** When the access token expires, epoch ms; absent when the provider gave no lifetime. (Not `expiresAt`: that name is the table's TTL.) */
-  accessExpiresAt?: number;
-  sealedAccess: SealedSecret;
-  sealedRefresh?: SealedSecret;
-  version: number;
-  refreshingUntil?: number;
-}
-
-/** What waits for an authorization: a paused turn of a session (and the run it belongs to). */
-export interface AuthorizationWaiter {
-  agentId: string;
-  sessionId: string;
-  runId?: string;
-}
-
-interface StoredState {
-  tenantId: string;
-  userId: string;
-  provider: string;
-  scopes: string[];
-  sealedVerifier: SealedSecret;
-  redirectUri: string;
-  redirectAfter?: string;
-  waiter?: AuthorizationWaiter;
-  /** Epoch seconds (the table's TTL removes it). */
-  expiresAt: number;
-}
 
 export const connectionShown = z
   .object({
@@ -101,7 +69,7 @@ export async function startAuthorization(
     ...(request.waiter ? { waiter: request.waiter } : {}),
     expiresAt,
   };
-  await rt.store.oauth.putState(state, stored as unknown as Record<string, unknown>);
+  await rt.store.oauth.putState(state, stored);
   const url = new URL(provider.authorizationUrl);
   for (const [k, v] of Object.entries(provider.extraAuthorizeParams ?? {})) url.searchParams.set(k, v);
   url.searchParams.set('response_type', 'code');
@@ -143,13 +111,18 @@ async function tokenRequest(rt: Runtime, scope: TenantScope, provider: StoredOAu
  * The callback: the state taken (once), the code exchanged with its PKCE verifier, the tokens
  * sealed as the user's connection. What waited for it and where the browser goes next are answered.
  */
-export async function completeAuthorization(rt: Runtime, given: { state: string; code?: string; error?: string }) {
-  const taken = (await rt.store.oauth.takeState(given.state)) as StoredState | undefined;
+export async function completeAuthorization(rt: Runtime, given: { state: string; code?: string; error?: string; iss?: string }) {
+  const taken = readRecord(stateRecord, await rt.store.oauth.takeState(given.state), 'OAuth state');
   if (!taken || taken.expiresAt * 1000 < rt.clock.now()) throw new ValidationError('state', 'is unknown, used already or expired: start connecting again');
   const scope = scopeOf(taken.tenantId);
   const done = { scope, userId: taken.userId, provider: taken.provider, redirectAfter: taken.redirectAfter, waiter: taken.waiter };
   if (given.error || !given.code) return { ...done, connected: false as const, reason: given.error ?? 'no code' };
   const provider = await getProvider(rt, scope, taken.provider);
+  const mixedUp = issuerRefusal(provider, given.iss);
+  if (mixedUp) {
+    log.warn('oauth callback refused: issuer', { tenantId: scope.tenantId, provider: provider.name, reason: mixedUp });
+    return { ...done, connected: false as const, reason: mixedUp };
+  }
   const verifier = await rt.secrets.open(taken.sealedVerifier, verifierContext(taken.tenantId, given.state));
   const tokens = await tokenRequest(rt, scope, provider, { grant_type: 'authorization_code', code: given.code, redirect_uri: taken.redirectUri, code_verifier: verifier });
   if (!tokens.ok) {
@@ -157,7 +130,7 @@ export async function completeAuthorization(rt: Runtime, given: { state: string;
     return { ...done, connected: false as const, reason: tokens.error };
   }
   const now = rt.clock.now();
-  const previous = (await rt.store.oauth.getConnection(scope, taken.userId, provider.name)) as StoredConnection | undefined;
+  const previous = readRecord(connectionRecord, await rt.store.oauth.getConnection(scope, taken.userId, provider.name), 'OAuth connection');
   const context = tokenContext(scope, provider.name, taken.userId);
   const connection: StoredConnection = {
     userId: taken.userId,
@@ -169,9 +142,21 @@ export async function completeAuthorization(rt: Runtime, given: { state: string;
     ...(tokens.refreshToken ? { sealedRefresh: await rt.secrets.seal(tokens.refreshToken, context) } : {}),
     version: (previous?.version ?? 0) + 1,
   };
-  await rt.store.oauth.putConnection(scope, taken.userId, provider.name, connection as unknown as Record<string, unknown>);
+  await rt.store.oauth.putConnection(scope, taken.userId, provider.name, connection);
   log.info('end user connected', { tenantId: scope.tenantId, provider: provider.name, audit: 'oauth-connect' });
   return { ...done, connected: true as const };
+}
+
+/**
+ * Why a callback's `iss` (RFC 9207) shows the response came from another authorization server
+ * than the one asked (a mix-up attack), or undefined: an `iss` given must be the provider's
+ * issuer, and one the provider says it always sends must be there. Providers configured without an
+ * issuer have none to compare.
+ */
+function issuerRefusal(provider: StoredOAuthProvider, iss: string | undefined): string | undefined {
+  if (!provider.issuer) return undefined;
+  if (iss === undefined) return provider.issParameterSupported ? 'issuer_missing' : undefined;
+  return iss.replace(/\/+$/, '') === provider.issuer.replace(/\/+$/, '') ? undefined : 'issuer_mismatch';
 }
 
 /**
@@ -182,7 +167,7 @@ export async function completeAuthorization(rt: Runtime, given: { state: string;
 export async function accessTokenFor(rt: Runtime, scope: TenantScope, providerName: string, userId: string, options: { stale?: string } = {}): Promise<string | undefined> {
   const context = tokenContext(scope, providerName, userId);
   for (let attempt = 0; attempt < 25; attempt++) {
-    const connection = (await rt.store.oauth.getConnection(scope, userId, providerName)) as StoredConnection | undefined;
+    const connection = readRecord(connectionRecord, await rt.store.oauth.getConnection(scope, userId, providerName), 'OAuth connection');
     if (!connection) return undefined;
     const now = rt.clock.now();
     const access = await rt.secrets.open(connection.sealedAccess, context);
@@ -216,14 +201,14 @@ export async function accessTokenFor(rt: Runtime, scope: TenantScope, providerNa
       version: connection.version + 1,
     };
     if (next.accessExpiresAt === undefined) delete next.accessExpiresAt;
-    if (await rt.store.oauth.replaceConnection(scope, userId, providerName, connection.version, next as unknown as Record<string, unknown>)) return tokens.accessToken;
+    if (await rt.store.oauth.replaceConnection(scope, userId, providerName, connection.version, next)) return tokens.accessToken;
   }
   throw new UpstreamError(`The end user’s ${providerName} token could not be refreshed in time`, { provider: providerName }, { retryable: true });
 }
 
 /** The tenant an authorization under way belongs to (the callback's, before it takes the state). */
 export async function tenantOfState(rt: Runtime, state: string): Promise<TenantScope | undefined> {
-  const found = (await rt.store.oauth.peekState(state)) as StoredState | undefined;
+  const found = readRecord(stateRecord, await rt.store.oauth.peekState(state), 'OAuth state');
   return found && found.expiresAt * 1000 >= rt.clock.now() ? scopeOf(found.tenantId) : undefined;
 }
 
@@ -231,14 +216,14 @@ export async function tenantOfState(rt: Runtime, state: string): Promise<TenantS
 export const deleteProvider = (rt: Runtime, scope: TenantScope, name: string) => removeProvider(rt, scope, name, (userId) => disconnect(rt, scope, userId, name));
 
 export async function listConnections(rt: Runtime, scope: TenantScope, userId: string): Promise<StoredConnection[]> {
-  return ((await rt.store.oauth.listConnections(scope, userId)) as unknown as StoredConnection[]).sort((a, b) => a.provider.localeCompare(b.provider));
+  return (await rt.store.oauth.listConnections(scope, userId)).map((item) => readRecord(connectionRecord, item, 'OAuth connection')!).sort((a, b) => a.provider.localeCompare(b.provider));
 }
 
 /** Removes a connection, revoking its tokens at the provider when it has a revocation endpoint (best effort: the connection goes either way). */
 export async function disconnect(rt: Runtime, scope: TenantScope, userId: string, providerName: string): Promise<{ removed: boolean; revoked: boolean }> {
-  const connection = (await rt.store.oauth.deleteConnection(scope, userId, providerName)) as StoredConnection | undefined;
+  const connection = readRecord(connectionRecord, await rt.store.oauth.deleteConnection(scope, userId, providerName), 'OAuth connection');
   if (!connection) return { removed: false, revoked: false };
-  const provider = (await rt.store.oauth.getProvider(scope, providerName)) as StoredOAuthProvider | undefined;
+  const provider = readRecord(providerRecord, await rt.store.oauth.getProvider(scope, providerName), 'OAuth provider');
   let revoked = false;
   if (provider?.revocationUrl) {
     const context = tokenContext(scope, providerName, userId);

@@ -3,7 +3,9 @@ import { ConflictError, NotFoundError, UpstreamError, ValidationError } from '..
 import { outboundRequest, urlRefusal } from '../net/outbound';
 import type { Runtime } from '../runtime';
 import { httpUrl } from '../schema-helpers';
-import type { SealedSecret } from '../secrets/secret-box';
+import { providerRecord, readRecord, type StoredOAuthProvider } from './oauth-records';
+
+export type { StoredOAuthProvider } from './oauth-records';
 import type { TenantScope } from '../tenancy';
 
 /**
@@ -41,21 +43,6 @@ export const oauthProviderInput = providerFields.superRefine(endpointsGiven).ope
 export const oauthProviderReplacement = providerFields.extend({ name: providerFields.shape.name.optional() }).superRefine(endpointsGiven).openapi('OAuthProviderReplacement', { example });
 export type OAuthProviderInput = z.infer<typeof oauthProviderInput>;
 
-export interface StoredOAuthProvider {
-  name: string;
-  issuer?: string;
-  authorizationUrl: string;
-  tokenUrl: string;
-  revocationUrl?: string;
-  clientId: string;
-  sealedSecret?: SealedSecret;
-  scopes: string[];
-  extraAuthorizeParams?: Record<string, string>;
-  redirectUri?: string;
-  createdAt: string;
-  updatedAt: string;
-}
-
 export const oauthProviderShown = z
   .object({
     name: z.string(),
@@ -81,7 +68,7 @@ export function showProvider(provider: StoredOAuthProvider): z.infer<typeof oaut
 }
 
 /** The endpoints an issuer publishes (OpenID Connect discovery, through the outbound guard); its `issuer` must be the one given. */
-async function discovered(rt: Runtime, issuer: string): Promise<{ authorizationUrl?: string; tokenUrl?: string; revocationUrl?: string }> {
+async function discovered(rt: Runtime, issuer: string): Promise<{ authorizationUrl?: string; tokenUrl?: string; revocationUrl?: string; issParameterSupported?: boolean }> {
   const url = `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
   let body: Record<string, unknown>;
   try {
@@ -97,17 +84,17 @@ async function discovered(rt: Runtime, issuer: string): Promise<{ authorizationU
     throw new ValidationError('issuer', `names itself ${JSON.stringify(body.issuer)} in its discovery document, not ${issuer}`);
   }
   const text = (v: unknown) => (typeof v === 'string' ? v : undefined);
-  return { authorizationUrl: text(body.authorization_endpoint), tokenUrl: text(body.token_endpoint), revocationUrl: text(body.revocation_endpoint) };
+  return { authorizationUrl: text(body.authorization_endpoint), tokenUrl: text(body.token_endpoint), revocationUrl: text(body.revocation_endpoint), ...(body.authorization_response_iss_parameter_supported === true ? { issParameterSupported: true } : {}) };
 }
 
 export async function getProvider(rt: Runtime, scope: TenantScope, name: string): Promise<StoredOAuthProvider> {
-  const stored = (await rt.store.oauth.getProvider(scope, name)) as StoredOAuthProvider | undefined;
+  const stored = readRecord(providerRecord, await rt.store.oauth.getProvider(scope, name), 'OAuth provider');
   if (!stored) throw new NotFoundError('OAuth provider', name);
   return stored;
 }
 
 export async function listProviders(rt: Runtime, scope: TenantScope): Promise<StoredOAuthProvider[]> {
-  return ((await rt.store.oauth.listProviders(scope)) as unknown as StoredOAuthProvider[]).sort((a, b) => a.name.localeCompare(b.name));
+  return (await rt.store.oauth.listProviders(scope)).map((item) => readRecord(providerRecord, item, 'OAuth provider')!).sort((a, b) => a.name.localeCompare(b.name));
 }
 
 /** Creates (`create`) or replaces a provider; 409 when creating a name taken, 404 when replacing one that is not. */
@@ -129,6 +116,7 @@ export async function putProvider(rt: Runtime, scope: TenantScope, input: OAuthP
   const stored: StoredOAuthProvider = {
     name: input.name,
     ...(input.issuer ? { issuer: input.issuer } : {}),
+    ...(found.issParameterSupported ? { issParameterSupported: true } : {}),
     authorizationUrl,
     tokenUrl,
     ...(revocationUrl ? { revocationUrl } : {}),
@@ -140,7 +128,7 @@ export async function putProvider(rt: Runtime, scope: TenantScope, input: OAuthP
     createdAt: before?.createdAt ?? now,
     updatedAt: now,
   };
-  if (!(await rt.store.oauth.putProvider(scope, input.name, stored as unknown as Record<string, unknown>, create))) throw new ConflictError(`An OAuth provider named ${input.name} exists already`, { name: input.name });
+  if (!(await rt.store.oauth.putProvider(scope, input.name, stored, create))) throw new ConflictError(`An OAuth provider named ${input.name} exists already`, { name: input.name });
   return stored;
 }
 

@@ -8,7 +8,7 @@ import { keys } from './keys';
 /**
  * OAuth for end users: a tenant's providers (by name), each end user's connection to a provider
  * (its tokens sealed by the caller), and the authorizations under way (by their state, single-use).
- * Items are stored as the identity room gives them; it parses what it reads.
+ * Items are stored as the identity room gives them; it parses what it reads (identity/oauth-records.ts).
  */
 export function oauthStore(db: Db) {
   const { queryAll } = batchOps(db);
@@ -25,7 +25,7 @@ export function oauthStore(db: Db) {
       return (await query(keys.oauthPartition(scope), 'PROVIDER#')).map(strip);
     },
     /** Writes a provider; `create`: only when none has the name (false when one does). */
-    async putProvider(scope: TenantScope, name: string, provider: Record<string, unknown>, create: boolean): Promise<boolean> {
+    async putProvider(scope: TenantScope, name: string, provider: object, create: boolean): Promise<boolean> {
       const put = await ifConditionHolds(db.client.send(new PutCommand({ TableName: db.table, Item: { ...keys.oauthProvider(scope, name), ...provider }, ...(create ? { ConditionExpression: 'attribute_not_exists(pk)' } : {}) })));
       return put !== undefined;
     },
@@ -38,15 +38,20 @@ export function oauthStore(db: Db) {
       const out = await db.client.send(new GetCommand({ TableName: db.table, Key: keys.oauthConnection(scope, userId, provider), ConsistentRead: true }));
       return out.Item ? strip(out.Item) : undefined;
     },
-    /** One end user's connections; without a user, every connection of the tenant. */
+    /**
+     * One end user's connections; without a user, every connection of the tenant. The key's prefix
+     * also matches users whose id continues past this one's (`alice#x` after `alice`): the user id
+     * each connection holds decides.
+     */
     async listConnections(scope: TenantScope, userId?: string): Promise<Array<Record<string, unknown>>> {
-      return (await query(keys.oauthPartition(scope), userId === undefined ? 'CONN#' : `CONN#${userId}#`)).map(strip);
+      const items = (await query(keys.oauthPartition(scope), userId === undefined ? 'CONN#' : `CONN#${userId}#`)).map(strip);
+      return userId === undefined ? items : items.filter((item) => item.userId === userId);
     },
-    async putConnection(scope: TenantScope, userId: string, provider: string, connection: Record<string, unknown>): Promise<void> {
+    async putConnection(scope: TenantScope, userId: string, provider: string, connection: object): Promise<void> {
       await db.client.send(new PutCommand({ TableName: db.table, Item: { ...keys.oauthConnection(scope, userId, provider), ...connection } }));
     },
     /** Replaces a connection's tokens only if it is still at `version` (one refresh wins). */
-    async replaceConnection(scope: TenantScope, userId: string, provider: string, version: number, connection: Record<string, unknown>): Promise<boolean> {
+    async replaceConnection(scope: TenantScope, userId: string, provider: string, version: number, connection: object): Promise<boolean> {
       const put = await ifConditionHolds(db.client.send(new PutCommand({ TableName: db.table, Item: { ...keys.oauthConnection(scope, userId, provider), ...connection }, ConditionExpression: 'version = :v', ExpressionAttributeValues: { ':v': version } })));
       return put !== undefined;
     },
@@ -70,7 +75,7 @@ export function oauthStore(db: Db) {
       return out.Attributes ? strip(out.Attributes) : undefined;
     },
 
-    async putState(state: string, record: Record<string, unknown>): Promise<void> {
+    async putState(state: string, record: object): Promise<void> {
       await db.client.send(new PutCommand({ TableName: db.table, Item: { ...keys.oauthState(state), ...record }, ConditionExpression: 'attribute_not_exists(pk)' }));
     },
     /** The authorization under way, left in place (the callback's tenant, before it is taken). */
