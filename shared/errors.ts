@@ -103,7 +103,7 @@ export class ValidationError extends AppError {
 }
 
 /** Why an end user's token was refused; the message says it in words. */
-export type EndUserTokenReason = 'malformed' | 'signature' | 'expired' | 'not_yet_valid' | 'issuer' | 'audience' | 'user_claim' | 'groups_claim' | 'not_configured' | 'required' | 'user_mismatch';
+export type EndUserTokenReason = 'malformed' | 'signature' | 'expired' | 'no_expiry' | 'lifetime' | 'not_yet_valid' | 'issuer' | 'audience' | 'user_claim' | 'groups_claim' | 'not_configured' | 'required' | 'user_mismatch';
 
 /** An end user's token that Cairn cannot accept (401): `details.reason` is machine-readable. */
 export class EndUserTokenError extends AppError {

@@ -5,7 +5,7 @@ import { SendMessageRequest, StreamResponse, TaskState, type Task } from '@a2a-j
 import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory, RestTransportFactory, type Client } from '@a2a-js/sdk/client';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setEndUserAuth } from '../shared/identity';
+import { endUserAuthInput, setEndUserAuth } from '../shared/identity';
 import { createLocalApp } from '../local/local-app';
 import { call } from './helpers/http';
 import { testLocal, testRt } from './helpers/runtime';
@@ -234,7 +234,7 @@ describe('A2A tasks per end user, and the protocol’s rules on requests', () =>
   const send = (text: string, token?: string, extra: Record<string, unknown> = {}) =>
     rpcAs({ jsonrpc: '2.0', id: 'send', method: 'SendMessage', params: { message: { messageId: `m-${Math.random()}`, role: 'ROLE_USER', parts: [{ text }], ...extra }, configuration: { returnImmediately: true } } }, token);
   beforeAll(async () => {
-    await setEndUserAuth(testRt, t.scope, { issuer: 'https://id.example.test/', audience: 'cairn', hs256Secret: SECRET, userIdClaim: 'sub', groupsClaim: 'groups', required: false, clockSkewSeconds: 60 });
+    await setEndUserAuth(testRt, t.scope, endUserAuthInput.parse({ issuer: 'https://id.example.test/', audience: 'cairn', hs256Secret: SECRET }));
   });
 
   it('gives a task to the end user who started it: another gets, lists, cancels and configures nothing of it', async () => {

@@ -76,6 +76,24 @@ describe('end-user identity: settings', () => {
     expect(short.status).toBe(400);
   });
 
+  it('refuses private key material in an inline key set, and a key set fetched over plain http from a host the operator did not allow', async () => {
+    const privateJwk = await exportJWK((await generateKeyPair('RS256', { extractable: true })).privateKey);
+    const leaked = await setAuth({ issuer: ISSUER, audience: AUDIENCE, jwks: { keys: [first.jwk, { ...privateJwk, kid: 'oops' }] } });
+    expect(leaked.status).toBe(400);
+    expect(leaked.body.error.details.field).toBe('jwks.keys[1]');
+    expect(leaked.body.error.message).toMatch(/private key material \(d, p, q, dp, dq, qi\)/);
+    const symmetric = await setAuth({ issuer: ISSUER, audience: AUDIENCE, jwks: { keys: [{ kty: 'oct', k: 'c2VjcmV0', kid: 's' }] } });
+    expect(symmetric.body.error.details.field).toBe('jwks.keys[0]');
+    const plain = await setAuth({ issuer: ISSUER, audience: AUDIENCE, jwksUri: 'http://login.example.com/jwks' });
+    expect(plain.status).toBe(400);
+    expect(plain.body.error.details.field).toBe('jwksUri');
+    // localhost is an operator-allowed host in the tests (TOOL_ALLOWED_HOSTS): its http key set is taken.
+    expect((await setAuth({ issuer: ISSUER, audience: AUDIENCE, jwksUri })).status).toBe(200);
+    const longer = await setAuth({ issuer: ISSUER, audience: AUDIENCE, jwksUri, maxTokenLifetimeSeconds: 7 * 86_400 });
+    expect(longer.body.data.endUserAuth.maxTokenLifetimeSeconds).toBe(7 * 86_400);
+    expect((await setAuth({ issuer: ISSUER, audience: AUDIENCE, jwksUri })).body.data.endUserAuth.maxTokenLifetimeSeconds).toBe(86_400);
+  });
+
   it('keeps an HS256 secret sealed: never answered, kept when a later PUT leaves it out', async () => {
     const secret = 'an-hs256-secret-of-forty-characters-long!';
     const set = await setAuth({ issuer: ISSUER, audience: AUDIENCE, hs256Secret: secret });
@@ -135,6 +153,10 @@ describe('end-user identity: tokens', () => {
       ['not-a-jwt', 'malformed'],
       [await token(first, { sub: 'has space' }), 'user_claim'],
       [await token(first, { groups: 'a'.repeat(300) }), 'groups_claim'],
+      // A token without exp would be good for ever; one valid for more than the tenant's bound (24 h by default) is refused too.
+      [await new SignJWT({}).setProtectedHeader({ alg: 'RS256', kid: first.kid }).setSubject('u-ana').setIssuer(ISSUER).setAudience(AUDIENCE).setIssuedAt().sign(first.privateKey), 'no_expiry'],
+      [await token(first, {}, { expiresIn: '25h' }), 'lifetime'],
+      [await new SignJWT({}).setProtectedHeader({ alg: 'RS256', kid: first.kid }).setSubject('u-ana').setIssuer(ISSUER).setAudience(AUDIENCE).setExpirationTime('30d').sign(first.privateKey), 'lifetime'],
     ];
     for (const [jwt, reason] of cases) {
       const res = await api('POST', `/v1/agents/${agentId}/converse`, { message: 'Hi' }, asUser(jwt));

@@ -9,6 +9,10 @@ import type { TenantScope } from '../tenancy';
  * which keys (a JWKS URL, an inline JWKS, or a shared HS256 secret, sealed and never returned), and
  * which claims name the user and their groups. Read once per 30 s per warm instance.
  */
+/** A token valid for longer than this is refused unless the tenant allows longer. */
+export const DEFAULT_MAX_LIFETIME_SECONDS = 86_400;
+/** JWK members that hold private or symmetric key material (RFC 7518 §6). */
+const PRIVATE_KEY_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'k', 'oth'];
 const claimPath = z.string().regex(/^[A-Za-z0-9_:/.-]{1,200}$/, { error: 'must be a claim name (a dotted path for a nested claim), 1–200 characters' });
 const audience = z.string().min(1).max(500);
 
@@ -23,10 +27,21 @@ export const endUserAuthInput = z
     groupsClaim: claimPath.default('groups'),
     required: z.boolean().default(false).describe('true: a `context.userId` without a token is refused (401)'),
     clockSkewSeconds: z.int().min(0).max(600).default(60),
+    maxTokenLifetimeSeconds: z
+      .int()
+      .min(60)
+      .max(30 * 86_400)
+      .default(DEFAULT_MAX_LIFETIME_SECONDS)
+      .describe('The longest a token may be valid for (from its iat, or from now without one): a longer-lived token is refused (401, reason lifetime). Tokens must carry exp'),
   })
   .superRefine((body, ctx) => {
     const given = (['jwksUri', 'jwks', 'hs256Secret'] as const).filter((k) => body[k] !== undefined);
     if (given.length > 1) ctx.addIssue({ code: 'custom', path: [given[1]!], message: `must not be given with ${given[0]}: one source of keys` });
+    // Signing keys are public: a private or symmetric key here would be stored in the clear and answered by GET.
+    body.jwks?.keys.forEach((key, i) => {
+      const secret = PRIVATE_KEY_MEMBERS.filter((member) => member in key);
+      if (secret.length > 0) ctx.addIssue({ code: 'custom', path: ['jwks', 'keys', i], message: `holds private key material (${secret.join(', ')}): give the public keys only (a shared secret goes in hs256Secret)` });
+    });
   })
   .openapi('EndUserAuthInput', { example: { issuer: 'https://login.example.com/', audience: 'cairn', jwksUri: 'https://login.example.com/.well-known/jwks.json', groupsClaim: 'groups' } });
 export type EndUserAuthInput = z.infer<typeof endUserAuthInput>;
@@ -41,6 +56,8 @@ export interface StoredEndUserAuth {
   groupsClaim: string;
   required: boolean;
   clockSkewSeconds: number;
+  /** Absent on settings stored before it existed: the default. */
+  maxTokenLifetimeSeconds?: number;
   updatedAt: string;
 }
 
@@ -54,6 +71,7 @@ export const endUserAuthShown = z.object({
   groupsClaim: z.string(),
   required: z.boolean(),
   clockSkewSeconds: z.int(),
+  maxTokenLifetimeSeconds: z.int(),
   updatedAt: z.string(),
 }).openapi('EndUserAuth');
 
@@ -62,7 +80,7 @@ const cacheKey = (scope: TenantScope) => `${scope.tenantId}#${scope.schema}`;
 
 export function showEndUserAuth(stored: StoredEndUserAuth): z.infer<typeof endUserAuthShown> {
   const { sealedSecret, jwksUri, jwks, ...rest } = stored;
-  return { ...rest, keys: sealedSecret ? 'hs256Secret' : jwksUri ? 'jwksUri' : 'jwks', ...(jwksUri ? { jwksUri } : {}), ...(jwks ? { jwks } : {}) };
+  return { ...rest, maxTokenLifetimeSeconds: rest.maxTokenLifetimeSeconds ?? DEFAULT_MAX_LIFETIME_SECONDS, keys: sealedSecret ? 'hs256Secret' : jwksUri ? 'jwksUri' : 'jwks', ...(jwksUri ? { jwksUri } : {}), ...(jwks ? { jwks } : {}) };
 }
 
 /** The tenant's settings, or undefined: this instance reads them at most once per 30 s. */
@@ -77,6 +95,10 @@ export async function endUserAuthOf(rt: Runtime, scope: TenantScope): Promise<St
 /** Sets the tenant's settings: the HS256 secret sealed (or the stored one kept when left out). */
 export async function setEndUserAuth(rt: Runtime, scope: TenantScope, input: EndUserAuthInput): Promise<StoredEndUserAuth> {
   const { hs256Secret, jwksUri, jwks, ...rest } = input;
+  // Keys fetched over plain HTTP could be swapped on the way: https, unless the operator allowed the host (a test or on-premises provider).
+  if (jwksUri && new URL(jwksUri).protocol !== 'https:' && !operatorAllowed(rt, new URL(jwksUri))) {
+    throw new ValidationError('jwksUri', `must be an https URL (http only for a host the operator allows in TOOL_ALLOWED_HOSTS)`);
+  }
   let sealedSecret: SealedSecret | undefined;
   if (hs256Secret !== undefined) sealedSecret = await rt.secrets.seal(hs256Secret, sealContext(scope));
   else if (jwksUri === undefined && jwks === undefined) {
@@ -87,6 +109,13 @@ export async function setEndUserAuth(rt: Runtime, scope: TenantScope, input: End
   await rt.store.tenantSettings.setEndUserAuth(scope, stored);
   rt.caches.endUserAuth.forget(cacheKey(scope));
   return stored;
+}
+
+/** Whether the operator allowed the URL's host by name (TOOL_ALLOWED_HOSTS), on any port or on its own. */
+function operatorAllowed(rt: Runtime, url: URL): boolean {
+  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  const port = url.port || '80';
+  return rt.outbound.allowedHosts.has(host) || rt.outbound.allowedHosts.has(`${host}:${port}`) || rt.outbound.allowedHosts.has(`[${host}]:${port}`);
 }
 
 export async function removeEndUserAuth(rt: Runtime, scope: TenantScope): Promise<boolean> {

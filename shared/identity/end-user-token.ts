@@ -5,7 +5,7 @@ import { outboundFetch } from '../net/outbound';
 import type { Runtime } from '../runtime';
 import type { TenantScope } from '../tenancy';
 import { END_USER_ID, GROUP_NAME, MAX_GROUPS, type EndUser } from './end-user';
-import { endUserAuthOf, openHs256Secret, type StoredEndUserAuth } from './end-user-auth';
+import { DEFAULT_MAX_LIFETIME_SECONDS, endUserAuthOf, openHs256Secret, type StoredEndUserAuth } from './end-user-auth';
 
 /** Signature algorithms a JWKS key may use; an HS256 secret verifies HS256 only (never `none`). */
 const ASYMMETRIC = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
@@ -52,6 +52,7 @@ function claimOf(payload: JWTPayload, path: string): unknown {
 function refusal({ errors }: Jose, error: unknown, settings: StoredEndUserAuth): EndUserTokenError | undefined {
   if (error instanceof errors.JWTExpired) return new EndUserTokenError('expired', 'The end user’s token has expired');
   if (error instanceof errors.JWTClaimValidationFailed) {
+    if (error.claim === 'exp' && error.reason === 'missing') return new EndUserTokenError('no_expiry', 'The end user’s token has no exp claim: tokens must expire');
     if (error.claim === 'iss') return new EndUserTokenError('issuer', `The end user’s token was not issued by ${settings.issuer}`);
     if (error.claim === 'aud') return new EndUserTokenError('audience', 'The end user’s token is not meant for this audience');
     if (error.claim === 'nbf') return new EndUserTokenError('not_yet_valid', 'The end user’s token is not valid yet (nbf)');
@@ -75,6 +76,8 @@ export async function verifyEndUserToken(rt: Runtime, scope: TenantScope, settin
     audience: settings.audience,
     clockTolerance: settings.clockSkewSeconds,
     currentDate: new Date(rt.clock.now()),
+    // A token without an expiry would be good for ever.
+    requiredClaims: ['exp'],
   };
   const jose = await loadJose();
   const { jwtVerify, createLocalJWKSet, errors } = jose;
@@ -96,9 +99,21 @@ export async function verifyEndUserToken(rt: Runtime, scope: TenantScope, settin
     }
     throw error;
   }
+  const lifetime = lifetimeRefusal(payload, settings, rt.clock.now());
+  if (lifetime) throw lifetime;
   const id = claimOf(payload, settings.userIdClaim);
   if (typeof id !== 'string' || !END_USER_ID.test(id)) throw new EndUserTokenError('user_claim', `The end user’s token has no usable ${settings.userIdClaim} claim (1–200 characters, no slash or space)`);
   return { id, groups: groupsOf(claimOf(payload, settings.groupsClaim), settings.groupsClaim), verified: true };
+}
+
+/** A token valid for longer than the tenant allows (from its iat, else from now), or undefined. */
+function lifetimeRefusal(payload: JWTPayload, settings: StoredEndUserAuth, now: number): EndUserTokenError | undefined {
+  const max = settings.maxTokenLifetimeSeconds ?? DEFAULT_MAX_LIFETIME_SECONDS;
+  const from = typeof payload.iat === 'number' ? payload.iat : Math.floor(now / 1000);
+  if (typeof payload.exp === 'number' && payload.exp - from > max + settings.clockSkewSeconds) {
+    return new EndUserTokenError('lifetime', `The end user’s token is valid for longer than this tenant allows (${max} s): ask the identity provider for shorter-lived tokens, or raise maxTokenLifetimeSeconds`);
+  }
+  return undefined;
 }
 
 /** Groups as providers give them: an array of names, or one space-separated string. */
