@@ -1,7 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createLocalApp } from '../local/local-app';
 import { codeRunsIsolated, localCodeRunner } from '../shared/code/local-code-runner';
-import type { CodeJob } from '../shared/code/code-job';
+import { CODE_LIMITS, type CodeJob } from '../shared/code/code-job';
+import { runJavaScript } from '../shared/code/javascript-sandbox';
 import { call, type TestResponse } from './helpers/http';
 import { newTenant, type TestTenant } from './helpers/tenant';
 import { testLocal, testRt } from './helpers/runtime';
@@ -112,6 +113,26 @@ describe('the JavaScript sandbox', () => {
     expect(await run('export default function main() { const f = () => f(); return f(); }')).toMatchObject({ ok: false, error: { kind: 'error', message: 'InternalError: stack overflow' } });
     expect(await run('export default () => [1, 2, 3].map((n) => n * 2)')).toMatchObject({ ok: true, value: [2, 4, 6] });
   });
+
+  it('counts logging against the time limit, does nothing once the logs are full, and fails a value nested too deep as the code’s error', async () => {
+    const logLoop = 'export default function main() { const big = "x".repeat(20_000_000); for (;;) { try { console.log(big, { big }); } catch {} } }';
+    const deep = 'export default function main() { let o = {}; for (let i = 0; i < 100000; i++) o = { o }; return o; }';
+    const deepLog = 'export default function main() { let o = {}; for (let i = 0; i < 100000; i++) o = { o }; console.log(o); return 1; }';
+    // In a worker, and in this thread as the Lambda code runner runs it.
+    for (const runner of [run, (source: string, extra: Partial<CodeJob> = {}) => runJavaScript(job(source, extra))]) {
+      const logged = await runner(logLoop, { timeoutMs: 1000, memoryMb: 128 });
+      expect(logged).toMatchObject({ ok: false, error: { kind: 'timeout' } });
+      expect(logged.ms).toBeLessThan(5_000);
+      expect(logged.logs.join('\n').length).toBeLessThanOrEqual(CODE_LIMITS.logBytes + 100);
+      expect(logged.logs.at(-1)).toMatch(/logs cut/);
+      // QuickJS's own stack check or the host's, whichever runs out first (a worker's stack is not this thread's): the job's error either way.
+      expect(await runner(deep, { memoryMb: 128, timeoutMs: 15_000 })).toMatchObject({ ok: false, error: { message: /stack overflow/ } });
+      // Logged, it ends as a result (QuickJS's check caught inside console.log, which then logs what it can) or as the error.
+      const deepLogged = await runner(deepLog, { memoryMb: 128, timeoutMs: 15_000 });
+      expect(deepLogged.ok ? String(deepLogged.value) : deepLogged.error.message).toMatch(/^1$|stack overflow/);
+      expect(await runner('export default () => { console.log("a", 1, { b: [2] }); return 42 }')).toMatchObject({ ok: true, value: 42, logs: ['a 1 {"b":[2]}'] });
+    }
+  }, 60_000);
 
   it('reaches nothing of the host: no process, require, fetch, timers, modules; pollution stays in its run', async () => {
     const escapes = [

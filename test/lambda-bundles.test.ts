@@ -150,6 +150,12 @@ describe('Lambda bundles', () => {
       const job = { op: 'run', language: 'javascript', form: 'module', source: 'export default ({ input }) => { console.log("got", input); return input.length }', args: { input: 'four' }, timeoutMs: 1000, memoryMb: 16 };
       expect(await handler(job)).toMatchObject({ ok: true, value: 4, logs: ['got four'] });
       await expect(handler({ ...job, timeoutMs: 60_000 })).rejects.toThrow();
+      // Its time limit holds for logging too (Lambda has no worker pool to stop a job), and a value nested too deep is the job's error.
+      const started = performance.now();
+      expect(await handler({ ...job, source: 'export default () => { const big = "x".repeat(20_000_000); for (;;) console.log(big) }', memoryMb: 128 })).toMatchObject({ ok: false, error: { kind: 'timeout' } });
+      expect(performance.now() - started).toBeLessThan(5_000);
+      expect(await handler({ ...job, source: 'export default () => { let o = {}; for (let i = 0; i < 100000; i++) o = { o }; return o }', memoryMb: 128 })).toMatchObject({ ok: false, error: { kind: 'error', message: expect.stringMatching(/stack overflow/) } });
+      expect(await handler(job)).toMatchObject({ ok: true, value: 4 });
     } finally {
       if (root === undefined) delete process.env.LAMBDA_TASK_ROOT;
       else process.env.LAMBDA_TASK_ROOT = root;

@@ -36,6 +36,7 @@ export async function runJavaScript(job: CodeJob): Promise<CodeResult> {
 }
 
 const FILE = 'main.js';
+const TIMED_OUT: CodeFailure = { kind: 'timeout', message: 'The code ran past its time limit (timeoutMs) and was stopped' };
 /** A script's body goes inside an async function: its line numbers are one more than the source's. */
 const SCRIPT_PREFIX = '(async () => {\n';
 
@@ -60,7 +61,7 @@ function runIn(QuickJS: QuickJSWASMModule, job: CodeJob, spoiled: () => void): C
       compiled.value.dispose();
       return done({ value: null });
     }
-    installConsole(vm, logs);
+    installConsole(vm, logs, deadline);
     const evaluated = vm.evalCode(code, FILE, { type: asModule ? 'module' : 'global' });
     if (evaluated.error) return done({ error: failureOf(vm, evaluated.error, shift, false) });
     // A module evaluates to a promise of its namespace; a script to the promise of its body's return.
@@ -83,7 +84,16 @@ function runIn(QuickJS: QuickJSWASMModule, job: CodeJob, spoiled: () => void): C
       if ('error' in returned) return done({ error: failureOf(vm, returned.error, shift, false) });
       result = returned.value;
     }
-    return done(jsonOf(vm, result));
+    const outcome = jsonOf(vm, result);
+    // Work done past the deadline (a host call's, or one the code caught its interruption of) does not count as done.
+    if (Date.now() > deadline) return done({ error: TIMED_OUT });
+    return done(outcome);
+  } catch (error) {
+    // The host's own stack ran out inside WebAssembly (a value nested too deep for a C routine):
+    // the job fails as the code's error, and the module, left mid-call, is not used again.
+    if (!(error instanceof RangeError)) throw error;
+    spoiled();
+    return done({ error: { kind: 'error', message: 'RangeError: the code nested a value too deeply (stack overflow)' } });
   } finally {
     try {
       vm.dispose();
@@ -94,40 +104,56 @@ function runIn(QuickJS: QuickJSWASMModule, job: CodeJob, spoiled: () => void): C
   }
 }
 
-/** `console.log` (and its kin) as lines, each argument as text or JSON, up to CODE_LIMITS.logBytes. */
+/** `console.log` (and its kin) as lines, up to CODE_LIMITS.logBytes. */
 class LogLines {
   lines: string[] = [];
   private bytes = 0;
-  private cut = false;
-  add(line: string) {
-    if (this.cut) return;
-    const size = Buffer.byteLength(line) + 1;
-    if (this.bytes + size > CODE_LIMITS.logBytes) {
-      this.cut = true;
-      this.lines.push(`… (logs cut at ${CODE_LIMITS.logBytes / 1024} KB)`);
-      return;
-    }
-    this.bytes += size;
+  /** Characters a line may still have (a character takes up to 4 bytes, so this never passes the bytes left). */
+  get room(): number {
+    return Math.max(0, Math.floor((CODE_LIMITS.logBytes - this.bytes) / 4));
+  }
+  add(line: string, cut: boolean) {
+    if (this.room === 0) return;
+    this.bytes += Buffer.byteLength(line) + 1;
     this.lines.push(line);
+    if (cut || this.room === 0) {
+      this.bytes = CODE_LIMITS.logBytes;
+      this.lines.push(`… (logs cut at ${CODE_LIMITS.logBytes / 1024} KB)`);
+    }
   }
 }
 
-function installConsole(vm: QuickJSContext, logs: LogLines) {
-  const console = vm.newObject();
-  const log = vm.newFunction('log', (...args: QuickJSHandle[]) => {
-    logs.add(
-      args
-        .map((a) => {
-          const value: unknown = vm.dump(a);
-          return typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
-        })
-        .join(' '),
-    );
+/**
+ * `console` is written in the sandbox's own JavaScript: arguments are formatted there (under its
+ * time, memory and stack limits) and cut to the room the logs have left before one string crosses
+ * to the host, which only keeps it. Past the cap a call does nothing; past the deadline the host
+ * refuses the call as an interruption, so a loop of logging cannot outrun the time limit.
+ */
+const CONSOLE = `(emit) => {
+  let room = emit(undefined, false);
+  const text = (a) => { if (typeof a === 'string') return a; try { const json = JSON.stringify(a); return json === undefined ? String(a) : json; } catch (e) { return String(a); } };
+  const log = (...args) => {
+    if (room <= 0) return;
+    let line = '';
+    for (const a of args) {
+      line += (line ? ' ' : '') + text(a);
+      if (line.length > room) break;
+    }
+    room = line.length > room ? emit(line.slice(0, room), true) : emit(line, false);
+  };
+  return { log, info: log, warn: log, error: log, debug: log };
+}`;
+
+function installConsole(vm: QuickJSContext, logs: LogLines, deadline: number) {
+  const emit = vm.newFunction('emit', (line: QuickJSHandle, cut: QuickJSHandle) => {
+    if (Date.now() > deadline) throw Object.assign(new Error('interrupted'), { name: 'InternalError' });
+    if (vm.typeof(line) === 'string') logs.add(vm.getString(line), vm.dump(cut) === true);
+    return vm.newNumber(logs.room);
   });
-  for (const name of ['log', 'info', 'warn', 'error', 'debug']) vm.setProp(console, name, log);
+  const make = vm.unwrapResult(vm.evalCode(CONSOLE, 'console.js'));
+  const console = vm.unwrapResult(vm.callFunction(make, vm.undefined, emit));
   vm.setProp(vm.global, 'console', console);
-  log.dispose();
-  console.dispose();
+  for (const handle of [emit, make, console]) handle.dispose();
 }
 
 /** The arguments as a value of the context, made by its own JSON.parse (nothing of the host is passed in). */
@@ -185,7 +211,7 @@ function failureOf(vm: QuickJSContext, handle: QuickJSHandle, shift: number, com
   const message = String(error.message ?? dumped);
   const where = new RegExp(`${FILE.replace('.', '\\.')}:(\\d+)(?::(\\d+))?`).exec(error.stack ?? '');
   const position = where ? { line: Math.max(1, Number(where[1]) - shift), ...(where[2] ? { column: Number(where[2]) } : {}) } : {};
-  if (error.name === 'InternalError' && message === 'interrupted') return { kind: 'timeout', message: 'The code ran past its time limit (timeoutMs) and was stopped', ...position };
+  if (error.name === 'InternalError' && message === 'interrupted') return { ...TIMED_OUT, ...position };
   if (error.name === 'InternalError' && /out of memory/.test(message)) return { kind: 'memory', message: 'The code used more memory than its limit (memoryMb) and was stopped', ...position };
   if (error.name === 'SyntaxError' || compiling) return { kind: 'syntax', message: `${error.name ?? 'SyntaxError'}: ${message}`, ...position };
   return { kind: 'error', message: `${error.name ?? 'Error'}: ${message}`, ...position };
