@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalApp } from '../local/local-app';
 import { call } from './helpers/http';
@@ -135,5 +136,34 @@ describe('the /mcp endpoint', () => {
     expect(notJsonRpc.status).toBe(400);
     // A GET for a server-sent stream: this endpoint keeps no session to stream from.
     expect((await fetch(`${base}/mcp`, { headers: { ...headers, accept: 'text/event-stream' } })).status).toBe(405);
+  });
+});
+
+describe('the /mcp endpoint against DNS rebinding', () => {
+  const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } });
+  /** A raw request, so Host and Origin are exactly as a rebinding page's browser would send them. */
+  const post = (headers: Record<string, string>) =>
+    new Promise<number>((resolve, reject) => {
+      const port = (server.address() as AddressInfo).port;
+      const req = request({ host: '127.0.0.1', port, path: '/mcp', method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-api-key': t.apiKey, host: `localhost:${port}`, ...headers } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.end(init);
+    });
+
+  it('answers 403 to an Origin it does not allow and to a Host that is not this server, and serves its own and allowed ones', async () => {
+    const port = (server.address() as AddressInfo).port;
+    expect(await post({ origin: 'https://evil.example' })).toBe(403);
+    expect(await post({ host: `evil.example:${port}` })).toBe(403);
+    expect(await post({ host: `evil.example:${port}`, origin: `http://evil.example:${port}` })).toBe(403);
+    expect(await post({ host: `localhost:${port + 1}` })).toBe(403);
+    expect(await post({})).toBe(200);
+    expect(await post({ host: `127.0.0.1:${port}`, origin: `http://localhost:${port}` })).toBe(200);
+    // CORS_ORIGINS allows https://console.example in the tests.
+    expect(await post({ origin: 'https://console.example' })).toBe(200);
+    // In-process (as API Gateway delivers it) only the Origin is checked.
+    expect((await call(app, 'POST', '/mcp', { key: t.apiKey, headers: { origin: 'https://evil.example', accept: 'application/json, text/event-stream' }, body: JSON.parse(init) })).status).toBe(403);
   });
 });

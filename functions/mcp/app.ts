@@ -10,7 +10,8 @@ import type { RuntimeWith } from '../../shared/runtime';
  * and DELETE are 405s).
  */
 export function createMcpApp(rt: RuntimeWith<'models' | 'secrets' | 'queues'>, options: Partial<GroupOptions> = {}) {
-  const app = createGroupApp(rt, { area: 'agents', maxBodyBytes: DEFAULT_MAX_BODY_BYTES, ...options });
+  // MCP's transport requires servers to check Origin (and, where they listen on a user's machine, Host): DNS rebinding.
+  const app = createGroupApp(rt, { area: 'agents', maxBodyBytes: DEFAULT_MAX_BODY_BYTES, originGuard: true, ...options });
   // The MCP server and the tools behind it load with the first request (lazyRoutes).
   lazyRoutes(app, rt, ['/mcp'], async () => (await import('./mcp-routes')).registerMcpRoutes);
   return app;

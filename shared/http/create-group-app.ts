@@ -9,6 +9,7 @@ import { openApiApp } from './openapi-app';
 import { rateLimit } from './middleware/rate-limit';
 import { requestContext } from './middleware/request-context';
 import { cors } from './middleware/cors';
+import { originGuard } from './middleware/origin-guard';
 import type { MiddlewareHandler } from 'hono';
 
 const openAiErrors: MiddlewareHandler<AppEnv> = async (c, next) => {
@@ -26,6 +27,8 @@ export interface GroupOptions {
   jsonLinesPaths?: RegExp;
   /** JSON-RPC endpoints: a JSON body is left to the route to parse (held to the size limit), which answers a parse error in JSON-RPC's shape. */
   jsonRpcPaths?: RegExp;
+  /** DNS-rebinding protection (an endpoint a browser page could reach on a user's machine: MCP): see origin-guard.ts. */
+  originGuard?: boolean;
   /** Overrides API_KEY_CACHE_SECONDS (tests that revoke keys use 0). */
   apiKeyCacheSeconds?: number;
   /** Paths (and below) that answer errors in OpenAI's shape, authentication errors included. */
@@ -43,6 +46,7 @@ export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 export function createGroupApp(rt: Runtime, options: GroupOptions): OpenAPIHono<AppEnv> {
   const app = openApiApp();
   app.use('*', requestContext(rt.clock));
+  if (options.originGuard) app.use('*', originGuard());
   app.use('*', cors());
   for (const path of options.openAiPaths ?? []) {
     app.use(path, openAiErrors);
