@@ -1,5 +1,5 @@
 import type { MiddlewareHandler } from 'hono';
-import { AppError } from '../../errors';
+import type { AppError } from '../../errors';
 import { addLogContext } from '../../log';
 import type { Runtime } from '../../runtime';
 import type { TenantScope } from '../../tenancy';
