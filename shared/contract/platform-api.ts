@@ -3060,7 +3060,7 @@ export interface components {
                 message?: string;
                 /** @description Template: continue this session (letters, digits, _ or -); a new session each run when absent */
                 sessionId?: string;
-                /** @description Template: whose memory the agent reads and writes */
+                /** @description Template: the end user the agent answers for (their memory and readable documents), in place of the execution’s. Named by the workflow, never verified: their connected accounts are not used, and a tenant that requires verified end users refuses the field */
                 userId?: string;
                 /**
                  * @description Models tried in order when the agent’s model fails with a 429, a 5xx, a time-out or a lost connection; in place of the agent’s own fallbackModels for this step
@@ -3079,7 +3079,7 @@ export interface components {
             message?: string;
             /** @description Template: continue this session (letters, digits, _ or -); a new session each run when absent */
             sessionId?: string;
-            /** @description Template: whose memory the agent reads and writes */
+            /** @description Template: the end user the agent answers for (their memory and readable documents), in place of the execution’s. Named by the workflow, never verified: their connected accounts are not used, and a tenant that requires verified end users refuses the field */
             userId?: string;
             /**
              * @description Models tried in order when the agent’s model fails with a 429, a 5xx, a time-out or a lost connection; in place of the agent’s own fallbackModels for this step
@@ -4377,7 +4377,7 @@ export interface components {
                 message?: string;
                 /** @description Template: continue this session (letters, digits, _ or -); a new session each run when absent */
                 sessionId?: string;
-                /** @description Template: whose memory the agent reads and writes */
+                /** @description Template: the end user the agent answers for (their memory and readable documents), in place of the execution’s. Named by the workflow, never verified: their connected accounts are not used, and a tenant that requires verified end users refuses the field */
                 userId?: string;
                 /**
                  * @description Models tried in order when the agent’s model fails with a 429, a 5xx, a time-out or a lost connection; in place of the agent’s own fallbackModels for this step
@@ -4396,7 +4396,7 @@ export interface components {
             message?: string;
             /** @description Template: continue this session (letters, digits, _ or -); a new session each run when absent */
             sessionId?: string;
-            /** @description Template: whose memory the agent reads and writes */
+            /** @description Template: the end user the agent answers for (their memory and readable documents), in place of the execution’s. Named by the workflow, never verified: their connected accounts are not used, and a tenant that requires verified end users refuses the field */
             userId?: string;
             /**
              * @description Models tried in order when the agent’s model fails with a 429, a 5xx, a time-out or a lost connection; in place of the agent’s own fallbackModels for this step
@@ -4684,6 +4684,7 @@ export interface components {
             groupsClaim: string;
             required: boolean;
             clockSkewSeconds: number;
+            maxTokenLifetimeSeconds: number;
             updatedAt: string;
         } | null;
         /**
@@ -4723,6 +4724,11 @@ export interface components {
             required?: boolean;
             /** @default 60 */
             clockSkewSeconds?: number;
+            /**
+             * @description The longest a token may be valid for (from its iat, or from now without one): a longer-lived token is refused (401, reason lifetime). Tokens must carry exp
+             * @default 86400
+             */
+            maxTokenLifetimeSeconds?: number;
         };
         ModelProviders: {
             /** @description Where bare model names go (DEFAULT_MODEL_PROVIDER) */

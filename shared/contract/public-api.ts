@@ -3937,7 +3937,7 @@ export interface components {
             metadata?: {
                 [key: string]: unknown;
             };
-            /** @description The end user the case asks as (unverified, on the dataset’s word): the documents they may read, their memory and connected accounts. Without it, the case asks for nobody: only documents open to everyone */
+            /** @description The end user the case asks as (named by the dataset, never verified): the documents they may read and their memory, never their connected accounts. Without it, the case asks for nobody: only documents open to everyone. Refused (400) where the tenant requires verified end users */
             context?: {
                 userId: string;
                 groups?: string[];
@@ -4119,6 +4119,8 @@ export interface components {
             model?: string;
             targetVersion?: number | "draft";
             error?: string;
+            /** @description Something the run did otherwise than the case asked, and why (a context.userId not used where the tenant requires verified end users) */
+            note?: string;
             /** @description llm_judge: the grader’s reasoning, model and usage */
             judge?: {
                 reasoning?: string;
@@ -5821,7 +5823,7 @@ export interface components {
                 message?: string;
                 /** @description Template: continue this session (letters, digits, _ or -); a new session each run when absent */
                 sessionId?: string;
-                /** @description Template: whose memory the agent reads and writes */
+                /** @description Template: the end user the agent answers for (their memory and readable documents), in place of the execution’s. Named by the workflow, never verified: their connected accounts are not used, and a tenant that requires verified end users refuses the field */
                 userId?: string;
                 /**
                  * @description Models tried in order when the agent’s model fails with a 429, a 5xx, a time-out or a lost connection; in place of the agent’s own fallbackModels for this step
@@ -5840,7 +5842,7 @@ export interface components {
             message?: string;
             /** @description Template: continue this session (letters, digits, _ or -); a new session each run when absent */
             sessionId?: string;
-            /** @description Template: whose memory the agent reads and writes */
+            /** @description Template: the end user the agent answers for (their memory and readable documents), in place of the execution’s. Named by the workflow, never verified: their connected accounts are not used, and a tenant that requires verified end users refuses the field */
             userId?: string;
             /**
              * @description Models tried in order when the agent’s model fails with a 429, a 5xx, a time-out or a lost connection; in place of the agent’s own fallbackModels for this step
@@ -7125,7 +7127,7 @@ export interface components {
                 message?: string;
                 /** @description Template: continue this session (letters, digits, _ or -); a new session each run when absent */
                 sessionId?: string;
-                /** @description Template: whose memory the agent reads and writes */
+                /** @description Template: the end user the agent answers for (their memory and readable documents), in place of the execution’s. Named by the workflow, never verified: their connected accounts are not used, and a tenant that requires verified end users refuses the field */
                 userId?: string;
                 /**
                  * @description Models tried in order when the agent’s model fails with a 429, a 5xx, a time-out or a lost connection; in place of the agent’s own fallbackModels for this step
@@ -7144,7 +7146,7 @@ export interface components {
             message?: string;
             /** @description Template: continue this session (letters, digits, _ or -); a new session each run when absent */
             sessionId?: string;
-            /** @description Template: whose memory the agent reads and writes */
+            /** @description Template: the end user the agent answers for (their memory and readable documents), in place of the execution’s. Named by the workflow, never verified: their connected accounts are not used, and a tenant that requires verified end users refuses the field */
             userId?: string;
             /**
              * @description Models tried in order when the agent’s model fails with a 429, a 5xx, a time-out or a lost connection; in place of the agent’s own fallbackModels for this step
