@@ -105,6 +105,13 @@ describe(`PostgreSQL sources (${target.kind})`, () => {
     expect(missing.connected.body.error.details.field).toBe('config.titleColumn');
   });
 
+  it('gives a cited row’s title in an agent’s sources, as search does', async () => {
+    const agent = await call(app, 'POST', '/v1/agents', { key: t.apiKey, body: { name: 'Shop', model: 'local/extractive', capabilities: ['chat', 'document-search'], knowledgeSourceIds: [id] } });
+    const reply = await call(app, 'POST', `/v1/agents/${agent.body.data.id}/converse`, { key: t.apiKey, body: { message: 'How fast do express parcels arrive?' } });
+    expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+    expect(reply.body.data.sources).toContainEqual(expect.objectContaining({ rowKey: '2', title: 'Express shipping' }));
+  });
+
   it('names a column before a value only where the value means little alone', () => {
     const shape = { schema: 'public', table: 'orders', idColumn: 'id', textColumns: ['summary', 'status', 'currency'], metadataColumns: [] };
     const row = rowToDocument({ id: 7, summary: 'Two bicycles ordered for the shop in Lyon, paid by card.', status: 'shipped', currency: 'EUR' }, shape);

@@ -2676,6 +2676,8 @@ export interface components {
                 documentId: string;
                 path?: string;
                 rowKey?: string;
+                /** @description The document’s title (a database row’s from its title column), as search results give it */
+                title?: string;
                 chunkId: string;
                 score: number;
                 snippet: string;
@@ -2858,6 +2860,8 @@ export interface components {
                 documentId: string;
                 path?: string;
                 rowKey?: string;
+                /** @description The document’s title (a database row’s from its title column), as search results give it */
+                title?: string;
                 chunkId: string;
                 score: number;
                 snippet: string;
@@ -3051,6 +3055,8 @@ export interface components {
                 documentId: string;
                 path?: string;
                 rowKey?: string;
+                /** @description The document’s title (a database row’s from its title column), as search results give it */
+                title?: string;
                 chunkId: string;
                 score: number;
                 snippet: string;
@@ -3236,6 +3242,8 @@ export interface components {
                     documentId: string;
                     path?: string;
                     rowKey?: string;
+                    /** @description The document’s title (a database row’s from its title column), as search results give it */
+                    title?: string;
                     chunkId: string;
                     score: number;
                     snippet: string;
