@@ -1,3 +1,4 @@
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHttpServer } from '../local/http-server';
@@ -197,6 +198,36 @@ describe('what an attacker tries against connections', () => {
       expect(new URL(body.data.url).searchParams.get('redirect_uri')).toBe(`http://localhost:${port}/v1/oauth/callback`);
     } finally {
       server.close();
+    }
+  });
+});
+
+describe('a token endpoint that redirects', () => {
+  it('is not followed: the code, the verifier and the client secret are never sent to where it points', async () => {
+    const stolen: string[] = [];
+    const catcher = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        stolen.push(body);
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: 'x', token_type: 'Bearer' }));
+      });
+    });
+    await new Promise<void>((resolve) => catcher.listen(0, '127.0.0.1', resolve));
+    const bouncer = createServer((_req, res) => res.writeHead(307, { location: `http://localhost:${(catcher.address() as AddressInfo).port}/steal` }).end());
+    await new Promise<void>((resolve) => bouncer.listen(0, '127.0.0.1', resolve));
+    try {
+      const created = await api('POST', '/v1/oauth-providers', { name: 'bouncing', authorizationUrl: `${idp.issuer}/auth`, tokenUrl: `http://localhost:${(bouncer.address() as AddressInfo).port}/token`, clientId: idp.clientId, clientSecret: 'bouncing-client-secret' });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      const started = await api('POST', '/v1/end-users/u-bounce/connections/bouncing', {});
+      const state = new URL(started.body.data.url).searchParams.get('state')!;
+      const landed = await call(app, 'GET', `/v1/oauth/callback?state=${state}&code=a-code`);
+      expect(landed.status).not.toBe(200);
+      expect(stolen).toEqual([]);
+      expect((await api('GET', '/v1/end-users/u-bounce/connections')).body.data).toEqual([]);
+    } finally {
+      catcher.close();
+      bouncer.close();
     }
   });
 });

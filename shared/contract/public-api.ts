@@ -3742,7 +3742,6 @@ export interface components {
             tokenUrl: string;
             revocationUrl?: string;
             clientId: string;
-            clientSecretConfigured: boolean;
             scopes: string[];
             extraAuthorizeParams?: {
                 [key: string]: string;
@@ -3750,6 +3749,7 @@ export interface components {
             redirectUri?: string;
             createdAt: string;
             updatedAt: string;
+            clientSecretConfigured: boolean;
         };
         /**
          * @example {

@@ -43,27 +43,13 @@ export const oauthProviderInput = providerFields.superRefine(endpointsGiven).ope
 export const oauthProviderReplacement = providerFields.extend({ name: providerFields.shape.name.optional() }).superRefine(endpointsGiven).openapi('OAuthProviderReplacement', { example });
 export type OAuthProviderInput = z.infer<typeof oauthProviderInput>;
 
-export const oauthProviderShown = z
-  .object({
-    name: z.string(),
-    issuer: z.string().optional(),
-    authorizationUrl: z.string(),
-    tokenUrl: z.string(),
-    revocationUrl: z.string().optional(),
-    clientId: z.string(),
-    clientSecretConfigured: z.boolean(),
-    scopes: z.array(z.string()),
-    extraAuthorizeParams: z.record(z.string(), z.string()).optional(),
-    redirectUri: z.string().optional(),
-    createdAt: z.string(),
-    updatedAt: z.string(),
-  })
-  .openapi('OAuthProvider');
+/** A provider as responses show it: as stored, its secret only said to be configured. */
+export const oauthProviderShown = providerRecord.omit({ sealedSecret: true, issParameterSupported: true }).extend({ clientSecretConfigured: z.boolean() }).openapi('OAuthProvider');
 
 const sealContext = (scope: TenantScope, name: string) => ({ tenantId: scope.tenantId, provider: name, purpose: 'oauth-client-secret' });
 
 export function showProvider(provider: StoredOAuthProvider): z.infer<typeof oauthProviderShown> {
-  const { sealedSecret, ...shown } = provider;
+  const { sealedSecret, issParameterSupported: _iss, ...shown } = provider;
   return { ...shown, clientSecretConfigured: sealedSecret !== undefined };
 }
 
