@@ -137,6 +137,12 @@ describe('workflow steps that reach the world', () => {
     const refused = await execute(metadata.id, { parameters: { url: 'http://169.254.169.254/latest/meta-data/' } });
     expect(refused.status).toBe('failed');
     expect(stepOf(refused, 'get').error.message).toMatch(/not a public address/);
+
+    // A value placed in the path stays in its segment: `..` fails the step for good, never calls another path.
+    const dotted = await create({ name: 'refund', steps: [{ id: 'refund', type: 'http', method: 'POST', url: `${base}/orders/{{parameters.orderId}}/refund`, retry: { maxAttempts: 3, backoff: 'fixed', delaySeconds: 0 } }] });
+    const moved = await execute(dotted.id, { parameters: { orderId: '..' } });
+    expect(moved.status).toBe('failed');
+    expect(stepOf(moved, 'refund')).toMatchObject({ status: 'failed', attempt: 1, error: { message: expect.stringContaining('move along the URL') } });
   });
 
   it('transform: JSONata over the request and step outputs; a syntax error is a 400 at write time', async () => {
