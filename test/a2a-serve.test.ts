@@ -256,9 +256,15 @@ describe('A2A tasks per end user, and the protocol’s rules on requests', () =>
     const first = await send('How long do I have to return an item?', alice, { contextId: 'client-chosen-context-1' });
     expect(first.error, JSON.stringify(first)).toBeUndefined();
     expect((first.result!.task as { contextId: string }).contextId).toBe('client-chosen-context-1');
+    // At once, while alice's first task may still run (nothing of it written to the session yet): the context is hers already.
+    expect((await send('Hello', bob, { contextId: 'client-chosen-context-1' })).error).toMatchObject({ code: -32602, message: expect.stringContaining('another end user') });
+    expect((await send('Hello', undefined, { contextId: 'client-chosen-context-1' })).error).toMatchObject({ code: -32602, message: expect.stringContaining('another end user') });
     const again = await send('And with the receipt?', alice, { contextId: 'client-chosen-context-1' });
     expect((again.result!.task as { contextId: string }).contextId).toBe('client-chosen-context-1');
     expect((await send('Hello', bob, { contextId: 'client-chosen-context-1' })).error).toMatchObject({ code: -32602, message: expect.stringContaining('another end user') });
+    // A context of no end user is no user's to take.
+    expect((await send('Hi', undefined, { contextId: 'client-chosen-context-2' })).error).toBeUndefined();
+    expect((await send('Hi', alice, { contextId: 'client-chosen-context-2' })).error?.code).toBe(-32602);
     // An id of Cairn's own making that this agent did not give (another agent's context) is refused.
     expect((await send('Hello', alice, { contextId: 'ses_01jd8x2k3m4n5p6q7r8s9t0v1w' })).error?.code).toBe(-32602);
     expect((await send('Hello', alice, { contextId: 'not a context!' })).error?.code).toBe(-32602);

@@ -161,9 +161,16 @@ export class AgentTasks implements A2ARequestHandler {
    */
   private async context(contextId: string, field: string): Promise<string> {
     if (!SESSION_ID.test(contextId)) throw new RequestMalformedError(`${field} must be 1–128 letters, digits, _ or -`);
-    const session = await this.c.rt.store.sessions.getSession(this.c.scope, this.c.agent.id, contextId);
-    if (!session && isId('session', contextId)) throw new RequestMalformedError(`${field} ${contextId} is not a context of this agent: leave it out to start a new one`);
-    if (session && (session.userId ?? null) !== (this.c.user?.id ?? null)) throw new RequestMalformedError(`${field} ${contextId} belongs to another end user: leave it out to start a new one`);
+    const { rt, scope, agent, user } = this.c;
+    const anotherUser = () => new RequestMalformedError(`${field} ${contextId} belongs to another end user: leave it out to start a new one`);
+    if (isId('session', contextId)) {
+      const session = await rt.store.sessions.getSession(scope, agent.id, contextId);
+      if (!session) throw new RequestMalformedError(`${field} ${contextId} is not a context of this agent: leave it out to start a new one`);
+      if ((session.userId ?? null) !== (user?.id ?? null)) throw anotherUser();
+      return contextId;
+    }
+    // An id the client chose is claimed for its end user now, before the first task in it has written anything.
+    if (!(await rt.store.sessions.claimSession(scope, agent.id, contextId, user?.id ?? null))) throw anotherUser();
     return contextId;
   }
 

@@ -4,6 +4,7 @@ import { config } from '../config';
 import type { TenantScope } from '../tenancy';
 import { batchOps, deleteRequest, putRequest, readPage, type WriteRequest } from './batch';
 import type { Db } from './db';
+import { ifConditionHolds } from './conditional';
 import { keys } from './keys';
 import { readItem } from './item-shape';
 import { z } from 'zod';
@@ -115,6 +116,29 @@ export function sessionsStore(db: Db, clock: Clock) {
         ExpressionAttributeValues: { ':agentId': v.agentId, ':sessionId': v.sessionId, ':userId': v.userId, ':at': v.at, ':expiresAt': v.expiresAt, ':n': s.messages },
       }),
     );
+  }
+
+  /**
+   * Claims a session id a client chose for `userId` (null: for no end user) before its first turn
+   * is written: the index item is made now if it is not there, and the session is this user's when
+   * it was made for them. False when it holds another user's conversation (or one of nobody's,
+   * for a user). Nothing else of the item changes.
+   */
+  async function claimSession(scope: TenantScope, agentId: string, sessionId: string, userId: string | null): Promise<boolean> {
+    const v = indexValues({ agentId, sessionId, userId: userId ?? undefined, at: new Date(clock.now()).toISOString(), messages: 0 });
+    const mine = userId === null ? '(attribute_not_exists(userId) OR attribute_type(userId, :null))' : 'userId = :userId';
+    const claimed = await ifConditionHolds(
+      db.client.send(
+        new UpdateCommand({
+          TableName: db.table,
+          Key: keys.sessionIndex(scope, agentId, sessionId),
+          UpdateExpression: 'SET agentId = :agentId, sessionId = :sessionId, userId = if_not_exists(userId, :userId), createdAt = if_not_exists(createdAt, :at), lastMessageAt = if_not_exists(lastMessageAt, :at), expiresAt = if_not_exists(expiresAt, :expiresAt), messages = if_not_exists(messages, :zero)',
+          ConditionExpression: `attribute_not_exists(pk) OR ${mine}`,
+          ExpressionAttributeValues: { ':agentId': v.agentId, ':sessionId': v.sessionId, ':userId': v.userId, ':at': v.at, ':expiresAt': v.expiresAt, ':zero': 0, ...(userId === null ? { ':null': 'NULL' } : {}) },
+        }),
+      ),
+    );
+    return claimed !== undefined;
   }
 
   /**
@@ -312,7 +336,7 @@ export function sessionsStore(db: Db, clock: Clock) {
     ]);
     return items.length;
   }
-  return { messageWrites, touchSession, openingWrite, recentMessages, listMessages, listSessions, sessionsOf, deleteSession, deleteMessages, getMessage, messageBefore, messageAfter, setFeedback, getVault, putVault, getCompaction, putCompaction, sessionsOfUser, allMessages, getSession };
+  return { messageWrites, touchSession, claimSession, openingWrite, recentMessages, listMessages, listSessions, sessionsOf, deleteSession, deleteMessages, getMessage, messageBefore, messageAfter, setFeedback, getVault, putVault, getCompaction, putCompaction, sessionsOfUser, allMessages, getSession };
 }
 
 export type SessionsStore = ReturnType<typeof sessionsStore>;
