@@ -207,6 +207,16 @@ describe('CDK app', () => {
     expect(() => variant({ modelProviders: { vllm: { type: 'openai-compatible', baseUrl: 'http://x', apiKey: 'sk-1' } } })).toThrow(/apiKey: keep keys out of the template/);
   });
 
+  it('names the API by the publicBaseUrl the context gives (a custom domain), and by API Gateway’s own domain without one', () => {
+    const named = (app: ReturnType<typeof variant>) =>
+      Object.values(Template.fromStack(app.api).findResources('AWS::Lambda::Function')).map((f) => f.Properties.Environment?.Variables?.PUBLIC_BASE_URL as string | undefined);
+    const given = named(variant({ publicBaseUrl: 'https://api.example.com/' })).filter(Boolean);
+    expect(given.length).toBeGreaterThanOrEqual(6);
+    expect(new Set(given)).toEqual(new Set(['https://api.example.com']));
+    expect(named(variant({})).filter(Boolean)).toEqual([]);
+    expect(() => variant({ publicBaseUrl: 'ftp://x' })).toThrow(/publicBaseUrl/);
+  });
+
   it('has a usage plan per plan, scaled like the app limits', () => {
     const plans = Object.values(api.findResources('AWS::ApiGateway::UsagePlan')).map((p) => p.Properties);
     expect(plans.map((p) => p.UsagePlanName).sort()).toEqual(['CairnApi-enterprise', 'CairnApi-free', 'CairnApi-pro', 'CairnApi-unlimited']);

@@ -92,6 +92,7 @@ export class ApiStack extends Stack {
       },
       mcp: {},
     };
+    const publicBaseUrl = this.publicBaseUrl();
     for (const [name, spec] of Object.entries(ROUTE_GROUPS) as Array<[RouteGroupName, RouteGroupSpec]>) {
       const group = new RouteGroup(this, spec.constructId, {
         api: this.api,
@@ -101,6 +102,8 @@ export class ApiStack extends Stack {
         streaming: spec.streaming ?? false,
         function: { entry: `functions/${name}/handler.ts`, ...functions[name] },
       });
+      // URLs handed to others (OAuth redirect URIs, A2A endpoints) name the API as deployed behind a custom domain or proxy.
+      if (publicBaseUrl) group.fn.addEnvironment('PUBLIC_BASE_URL', publicBaseUrl);
       // The docs serve a generated document: they need no data and list nothing.
       if (name !== 'api-docs') {
         props.data.bind(group.fn, 'RW');
@@ -315,6 +318,14 @@ export class ApiStack extends Stack {
     const platform = this.groups.platform!.fn;
     platform.addEnvironment('SECRETS_KMS_KEY_ID', props.secretsKey.keyArn);
     props.secretsKey.grant(platform, 'kms:GenerateDataKey');
+  }
+
+  /** `-c publicBaseUrl=https://api.example.com`: the API's URL behind a custom domain or proxy (default: API Gateway's own domain and stage). */
+  private publicBaseUrl(): string | undefined {
+    const given = this.node.tryGetContext('publicBaseUrl') as unknown;
+    if (given === undefined) return undefined;
+    if (typeof given !== 'string' || !URL.canParse(given) || !/^https?:$/.test(new URL(given).protocol)) throw new Error('publicBaseUrl: must be an http(s) URL');
+    return given.replace(/\/+$/, '');
   }
 
   /**
