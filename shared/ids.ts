@@ -74,3 +74,9 @@ export function isId(kind: IdKind, value: string): boolean {
   const prefix = ID_PREFIXES[kind];
   return value.startsWith(prefix) && ID_BODY.test(value.slice(prefix.length));
 }
+
+/**
+ * A session id as a caller may give it (Cairn's own are `ses_…`; a client may choose its own: an
+ * A2A context, a workflow step's template, a converse request): 1–128 letters, digits, `_` or `-`.
+ */
+export const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;

@@ -12,9 +12,9 @@ import { paginationQuery } from '../../shared/http/pagination';
 import { sseResponse } from '../../shared/http/sse';
 import { setUsageHeaders } from '../../shared/http/usage-headers';
 import { DRAFT, oneRelease, releaseFields } from '../../shared/releases';
+import { SESSION_ID } from '../../shared/ids';
 import type { Runtime } from '../../shared/runtime';
 
-const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
 const security = [{ ApiKeyAuth: [] }];
 
 const forkInput = z.strictObject({ atMessageId: z.string().min(1).max(200).openapi({ description: 'The last message the new session keeps', example: 'msg_01jd8x2k3m4n5p6q7r8s9t0v1w' }) }).openapi('ForkSessionRequest', { example: { atMessageId: 'msg_01jd8x2k3m4n5p6q7r8s9t0v1w' } });

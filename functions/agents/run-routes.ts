@@ -10,12 +10,12 @@ import { paginationQuery } from '../../shared/http/pagination';
 import { sseResponse } from '../../shared/http/sse';
 import { responseFormatInput } from '../../shared/models/response-format';
 import { DRAFT, oneRelease, releaseFields } from '../../shared/releases';
+import { SESSION_ID } from '../../shared/ids';
 import type { Runtime } from '../../shared/runtime';
 import { source } from './conversation-routes';
 
 const security = [{ ApiKeyAuth: [] }];
 const tags = ['Runs'];
-const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
 /** A stream lasts at most this long: follow it again (with Last-Event-ID) for longer. */
 const EVENTS_MAX_MS = 10 * 60_000;
 

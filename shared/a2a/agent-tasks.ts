@@ -5,7 +5,7 @@ import { ExtendedAgentCardNotConfiguredError, RequestMalformedError, TaskNotCanc
 import type { A2ARequestHandler } from '@a2a-js/sdk/server';
 import { approveRun, cancelRun, createRun, getRun, isInterrupted, isTerminal, listRuns, nextRunChange, replyArtifact, statusesOf, taskOf, taskStateOf, textOf, type Agent, type Run } from '../agents';
 import { AppError, ConflictError, NotFoundError, ValidationError } from '../errors';
-import { isId } from '../ids';
+import { isId, SESSION_ID } from '../ids';
 import { urlRefusal } from '../net/outbound';
 import type { Runtime } from '../runtime';
 import { sealDeliverySecret } from '../workflows';
@@ -263,7 +263,6 @@ export class AgentTasks implements A2ARequestHandler {
   }
 }
 
-const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
 const DEFAULT_PAGE_SIZE = 50;
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
 const MAX_PAGE_SIZE = 100;

@@ -4,7 +4,7 @@ import { isPlainObject } from '../json-objects';
 import { workflowInput, createWorkflow, presentWorkflow, removeWorkflow, replaceWorkflow, showWebhook, storedWebhook, storedWorkflow, workflows } from '../workflows';
 import { NotFoundError, ValidationError } from '../errors';
 import { parseInput } from '../validation';
-import { ID_PREFIXES, type IdKind } from '../ids';
+import { ID_PREFIXES, SESSION_ID, type IdKind } from '../ids';
 import { memoryOwner, type MemoryItem } from '../store/memory-graph';
 import type { Runtime } from '../runtime';
 import { unpackExecutionItem } from '../store/executions';
@@ -56,7 +56,6 @@ const num = (description: string, extra: Partial<FieldDef> = {}): FieldDef => ({
 const nullableStr = (description: string): FieldDef => ({ type: 'string', nullable: true, description });
 const READ_ONLY: Operation[] = ['get', 'query', 'count'];
 const idOf = (kind: IdKind) => new RegExp(`^${ID_PREFIXES[kind]}[0-9a-z]{26}$`);
-const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
 const COLLECTION = /^[A-Za-z0-9_-]{1,64}$/;
 const RECORD_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 const DATA_FIELD = /^data\.[A-Za-z_][A-Za-z0-9_]{0,63}$/;

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { AppError } from '../../errors';
-import { isId } from '../../ids';
+import { isId, SESSION_ID } from '../../ids';
 import { parseAddress } from '../../releases';
 import { fallbackModels } from '../../schema-helpers';
 import { assertClaimAllowed, claimsRefused, endUserOfView, turnUser, type EndUser } from '../../identity';
@@ -9,7 +9,6 @@ import { renderTemplate } from '../../templates';
 import type { TenantScope } from '../../tenancy';
 import type { StepKind } from './step-kind';
 
-const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
 /** The agent of `agt_…`, or of a release of it: `agt_…:<alias>`, `agt_…:<version>` or `agt_…:draft`. */
 const agentOf = (address: string) => parseAddress(address)?.id;
