@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { ValidationError } from '../errors';
+import { allowedByName, endpointOf } from '../net/outbound';
 import type { Runtime } from '../runtime';
 import type { SealedSecret } from '../secrets/secret-box';
 import type { TenantScope } from '../tenancy';
@@ -96,7 +97,8 @@ export async function endUserAuthOf(rt: Runtime, scope: TenantScope): Promise<St
 export async function setEndUserAuth(rt: Runtime, scope: TenantScope, input: EndUserAuthInput): Promise<StoredEndUserAuth> {
   const { hs256Secret, jwksUri, jwks, ...rest } = input;
   // Keys fetched over plain HTTP could be swapped on the way: https, unless the operator allowed the host (a test or on-premises provider).
-  if (jwksUri && new URL(jwksUri).protocol !== 'https:' && !operatorAllowed(rt, new URL(jwksUri))) {
+  const plain = jwksUri && new URL(jwksUri).protocol === 'http:' ? endpointOf(jwksUri) : undefined;
+  if (plain && !allowedByName(plain.host, plain.port, rt.outbound)) {
     throw new ValidationError('jwksUri', `must be an https URL (http only for a host the operator allows in TOOL_ALLOWED_HOSTS)`);
   }
   let sealedSecret: SealedSecret | undefined;
@@ -109,13 +111,6 @@ export async function setEndUserAuth(rt: Runtime, scope: TenantScope, input: End
   await rt.store.tenantSettings.setEndUserAuth(scope, stored);
   rt.caches.endUserAuth.forget(cacheKey(scope));
   return stored;
-}
-
-/** Whether the operator allowed the URL's host by name (TOOL_ALLOWED_HOSTS), on any port or on its own. */
-function operatorAllowed(rt: Runtime, url: URL): boolean {
-  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  const port = url.port || '80';
-  return rt.outbound.allowedHosts.has(host) || rt.outbound.allowedHosts.has(`${host}:${port}`) || rt.outbound.allowedHosts.has(`[${host}]:${port}`);
 }
 
 export async function removeEndUserAuth(rt: Runtime, scope: TenantScope): Promise<boolean> {

@@ -92,7 +92,7 @@ function isOwnService(address: string, port: number, policy: OutboundPolicy): bo
 const hostPort = (host: string, port: number) => (host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`);
 
 /** Whether the operator allowed this host by name, on any port or on this one. */
-const allowedByName = (host: string, port: number, policy: OutboundPolicy) =>
+export const allowedByName = (host: string, port: number, policy: OutboundPolicy) =>
   policy.allowedHosts.has(host) || policy.allowedHosts.has(hostPort(host, port)) || policy.allowedHosts.has(`${host}:${port}`);
 
 /**
