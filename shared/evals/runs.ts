@@ -16,7 +16,7 @@ import type { EvalResultRecord } from '../store/eval-results';
 import { inSpan } from '../telemetry';
 import { scopeOf, type TenantScope } from '../tenancy';
 import { costOfTokens, totalCost } from '../usage';
-import { claimsRefused, turnUser, type EndUser } from '../identity';
+import { namedUser, turnUser, type EndUser } from '../identity';
 import { datasets, deleteDataset, sourcePaths } from './datasets';
 import { judgeInput, judgeModel, judgeReply, type Judgement } from './judge';
 import { scoreCase, SCORER_NAMES, type Observed, type Score, type ScorerName } from './scorers';
@@ -231,9 +231,8 @@ type Outcome = { observed: Observed; extra: Extra } | { refused: string; latency
 type CaseUser = { user?: EndUser; note?: string };
 async function caseUser(rt: Runtime, scope: TenantScope, found: Found): Promise<CaseUser> {
   if (!found.context) return {};
-  const refused = await claimsRefused(rt, scope);
-  if (refused) return { note: `Asked for nobody, not the case's context.userId: ${refused}` };
-  return { user: { id: found.context.userId, groups: found.context.groups ?? [], verified: false, named: true } };
+  const { user, refused } = await namedUser(rt, scope, found.context.userId, found.context.groups);
+  return refused ? { note: `Asked for nobody, not the case's context.userId: ${refused}` } : { user };
 }
 
 /** The case asked of an agent, in one turn. */

@@ -33,6 +33,12 @@ export async function admittedUser(rt: Runtime, scope: TenantScope, user: EndUse
   return refused ? { refused: `acted for nobody, not the claimed end user: ${refused}` } : { user };
 }
 
+/** The user work names itself (a step's `userId`, a case's `context`): named, never verified, and only where the tenant takes claims; else nobody, and why. */
+export async function namedUser(rt: Runtime, scope: TenantScope, id: string, groups: string[] = []): Promise<{ user?: EndUser; refused?: string }> {
+  const refused = await claimsRefused(rt, scope);
+  return refused ? { refused } : { user: { id, groups, verified: false, named: true } };
+}
+
 /** Why a call may not use the end user's connected accounts (OAuth tokens), or undefined when it may. */
 export async function connectionsRefused(rt: Runtime, scope: TenantScope, user: EndUser): Promise<string | undefined> {
   if (user.verified) return undefined;

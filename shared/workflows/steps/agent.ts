@@ -3,7 +3,7 @@ import { AppError } from '../../errors';
 import { isId, SESSION_ID } from '../../ids';
 import { parseAddress } from '../../releases';
 import { fallbackModels } from '../../schema-helpers';
-import { assertClaimAllowed, claimsRefused, endUserOfView, turnUser, type EndUser } from '../../identity';
+import { assertClaimAllowed, endUserOfView, namedUser, turnUser, type EndUser } from '../../identity';
 import type { Runtime } from '../../runtime';
 import { renderTemplate } from '../../templates';
 import type { TenantScope } from '../../tenancy';
@@ -38,9 +38,8 @@ const config = z.strictObject({
  */
 async function stepUser(rt: Runtime, scope: TenantScope, named: string | undefined, executionUser: EndUser | undefined): Promise<{ user?: EndUser; note?: string }> {
   if (named === undefined || named === executionUser?.id) return executionUser ? { user: executionUser } : {};
-  const refused = await claimsRefused(rt, scope);
-  if (refused) return { note: `The step's userId was not used (${refused}): the agent answered for nobody` };
-  return { user: { id: named, groups: [], verified: false, named: true } };
+  const { user, refused } = await namedUser(rt, scope, named);
+  return refused ? { note: `The step's userId was not used (${refused}): the agent answered for nobody` } : { user };
 }
 
 /** Replies longer than this are cut in the execution record (DynamoDB items hold 400 KB). */
