@@ -9,7 +9,7 @@ import type { TenantScope } from '../tenancy';
 import type { Agent } from './agent-schema';
 import { callableTools, runTool, toolContext, type CallableTool } from './agent-tools';
 import { decideCall, type CallDecision, type RequiredAction, type ToolReply, type ToolResume, type ToolWait } from '../tools';
-import { admittedUser, startAuthorization, turnUser, userOfTurn, userView, type EndUser } from '../identity';
+import { admittedUser, startAuthorization, turnUser, userOfTurn, userView } from '../identity';
 import { budgetAfter, modelTally, recordUsage, resolveForTenant, tallied, talliesSince, type TokenBudget } from '../usage';
 import { AppError, ConflictError, NotFoundError, ToolFailure, ValidationError } from '../errors';
 import { meteringSearches } from '../search/search-meter';
@@ -309,8 +309,7 @@ const turnModel = (resolved: ResolvedModel, progress: Progress, guard: Guard | u
 
 /** The end user a turn acts for, as its input and its kept state carry it (nothing without one). */
 type EndUserFields = Pick<ConverseInput, 'userId' | 'userGroups' | 'userVerified' | 'userNamed'>;
-const endUserOfTurn: (from: EndUserFields) => EndUser | undefined = userOfTurn;
-const endUserFields = (from: EndUserFields) => turnUser(endUserOfTurn(from));
+const endUserFields = (from: EndUserFields) => turnUser(userOfTurn(from));
 
 /**
  * A new turn's input with the end user the tenant admits: whoever started it (a request's edge, a
@@ -318,7 +317,7 @@ const endUserFields = (from: EndUserFields) => turnUser(endUserOfTurn(from));
  * verified ones, and the turn runs for nobody (logged, since nothing else may say so).
  */
 async function withAdmittedUser(rt: Runtime, scope: TenantScope, input: ConverseInput): Promise<ConverseInput> {
-  const { user, refused } = await admittedUser(rt, scope, endUserOfTurn(input));
+  const { user, refused } = await admittedUser(rt, scope, userOfTurn(input));
   if (!refused) return input;
   log.warn('turn runs for nobody', { tenantId: scope.tenantId, reason: refused });
   const { userId: _id, userGroups: _groups, userVerified: _verified, userNamed: _named, ...rest } = input;
@@ -334,7 +333,7 @@ async function decisionOf(scope: TenantScope, turn: Pick<Turn, 'agent' | 'agentV
   return decideCall(tool.policy, tool.requireApproval, {
     arguments: call.arguments ?? {},
     // Always there, id null without an end user: `user.id != 'U'` then holds, as it should.
-    user: userView(endUserOfTurn(turn)),
+    user: userView(userOfTurn(turn)),
     tenant: { id: scope.tenantId },
     agent: { id: turn.agent.id, version: turn.agentVersion },
     tool: call.name,
@@ -383,12 +382,12 @@ async function newTurn(rt: Runtime, scope: TenantScope, agentId: string, input: 
   // With a knowledge_search tool the model decides when to search; without, every turn is grounded.
   const [grounded, resolved, memory, callables, guard, transfers] = await Promise.all([
     agent.capabilities.includes('document-search') && agent.knowledgeSourceIds.length > 0 && !tools.some((t) => t.type === 'knowledge_search')
-      ? ground(rt, scope, agent, input.message, asked, endUserOfTurn(input))
+      ? ground(rt, scope, agent, input.message, asked, userOfTurn(input))
       : undefined,
     resolveForTenant(rt, scope, agent.model, input.fallbackModels ?? agent.fallbackModels, input.keyId),
     input.userId && input.history === undefined && agent.memory.mode !== 'off' ? rememberedFacts(rt, scope, agentId, input.userId) : Promise.resolve(undefined),
     // Listing an MCP server's tools is a network call: only when the model may call tools this turn.
-    tools.length > 0 && input.toolChoice !== 'none' ? callableTools(toolContext(rt, scope, agent, { user: endUserOfTurn(input) })) : [],
+    tools.length > 0 && input.toolChoice !== 'none' ? callableTools(toolContext(rt, scope, agent, { user: userOfTurn(input) })) : [],
     guardOf(rt, scope, agent, { owner: agentId, sessionId }, input.sessionId !== undefined && input.history === undefined),
     input.toolChoice !== 'none' && agent.handoffs.length > 0 ? transferTools(rt, scope, agent, visitedBy(agent, handoffs)) : [],
   ]);
@@ -477,7 +476,7 @@ async function resumedTurn(rt: Runtime, scope: TenantScope, agentId: string, inp
   const approvals = new Map(input.toolApprovals.map((a) => [a.id, a]));
   // `resume`: the accounts the turn waited for are connected — each call that waited for one goes on (and waits again if still not).
   if (input.resume) for (const c of waiting.pendingCalls) if (waiting.waitingRound?.waits[c.id]?.actions?.length && !approvals.has(c.id)) approvals.set(c.id, { id: c.id, approved: true });
-  const [tools, guard] = await Promise.all([callableTools(toolContext(rt, scope, agent, { user: endUserOfTurn(waiting) })), guardOf(rt, scope, agent, { owner: agentId, sessionId: input.sessionId }, true)]);
+  const [tools, guard] = await Promise.all([callableTools(toolContext(rt, scope, agent, { user: userOfTurn(waiting) })), guardOf(rt, scope, agent, { owner: agentId, sessionId: input.sessionId }, true)]);
   // Calls kept with tokens are judged on, and act on, the values again (the model's round keeps its own tokens).
   const restored = (calls: ToolCall[]) => (guard ? calls.map((c) => ({ ...c, ...(c.arguments ? { arguments: guard.restoreArgs(c.arguments) } : {}) })) : calls);
   const asking = { agent, agentVersion: waiting.agentVersion, tools, ...endUserFields(waiting) };
@@ -554,7 +553,7 @@ async function continuedTurn(
 export async function turnFromCheckpoint(rt: Runtime, scope: TenantScope, agentId: string, sessionId: string, checkpoint: TurnCheckpoint, options: { model: boolean } = { model: true }): Promise<Turn> {
   const running = checkpoint.holder ? agentAddress(checkpoint.holder, 'handoffs').agentId : agentId;
   const { agent } = await agentForTurn(rt, scope, running, checkpoint.agentVersion === DRAFT ? {} : { version: checkpoint.agentVersion }, { id: sessionId });
-  const [tools, guard] = await Promise.all([callableTools(toolContext(rt, scope, agent, { user: endUserOfTurn(checkpoint) })), guardOf(rt, scope, agent, { owner: agentId, sessionId }, true)]);
+  const [tools, guard] = await Promise.all([callableTools(toolContext(rt, scope, agent, { user: userOfTurn(checkpoint) })), guardOf(rt, scope, agent, { owner: agentId, sessionId }, true)]);
   return continuedTurn(rt, scope, { agent, tools, guard, owner: agentId }, checkpoint, sessionId, options);
 }
 
@@ -608,7 +607,7 @@ export async function runToolRound(
   options: { approvals?: Map<string, ToolApproval>; idempotencyKeyOf?: (call: ToolCall) => string; runId?: string } = {},
 ): Promise<{ records: ToolCallRecord[]; waiting?: ToolCall[] }> {
   const { approvals, idempotencyKeyOf } = options;
-  const user = endUserOfTurn(turn);
+  const user = userOfTurn(turn);
   // An end user connects an account at the URL a call waits with; coming back, the state names what waits (this session, its run).
   const { callbackUrl } = turn;
   const authorize = user

@@ -124,8 +124,7 @@ export function runsStore(db: Db, clock: Clock) {
     return out.Item ? strip(out.Item) : undefined;
   }
 
-  /** An agent's runs, newest first, optionally of one status or session. */
-  /** `userId`: only the runs of this end user; null, only those of no end user. */
+  /** An agent's runs, newest first, optionally of one status or session, and of one end user (`userId`; null: of no end user). */
   async function listRuns(scope: TenantScope, agentId: string, page: { limit: number; cursor?: string; status?: RunStatus; sessionId?: string; userId?: string | null }): Promise<{ items: RunRecord[]; nextCursor: string | null }> {
     const pk = keys.runPartition(scope, agentId);
     const after = db.cursors.decode(pk, page.cursor);

@@ -1,4 +1,4 @@
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import type { AppError } from '../../errors';
 import { addLogContext } from '../../log';
 import type { Runtime } from '../../runtime';
@@ -11,7 +11,7 @@ import type { AppEnv } from '../context';
  * rate-limits it as its own, and `refused` is what a request whose tenant cannot be found (or no
  * longer exists) is told. `keyId` names the requests in usage and logs.
  */
-export function tenantIdentity(rt: Runtime, find: (c: Parameters<MiddlewareHandler<AppEnv>>[0]) => Promise<{ scope: TenantScope; keyId: string } | undefined>, refused: (c: Parameters<MiddlewareHandler<AppEnv>>[0]) => AppError): MiddlewareHandler<AppEnv> {
+export function tenantIdentity(rt: Runtime, find: (c: Context<AppEnv>) => Promise<{ scope: TenantScope; keyId: string } | undefined>, refused: (c: Context<AppEnv>) => AppError): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const found = await find(c);
     const tenant = found && (await rt.store.apiKeys.recentTenant(found.scope));
